@@ -1,0 +1,104 @@
+// CPU kernels of the graph dialect's ops, forward and backward, in fp32.
+//
+// Conventions shared with the compiler (docs/architecture.md):
+//  - Images are NCHW, convolution filters OIHW (as in PyTorch and ONNX).
+//  - Every kernel fully overwrites its outputs (never accumulates into them), so buffer reuse
+//    cannot change results, and never allocates: scratch comes in as a planned workspace.
+//  - Optimizer updates are in place on the parameter and its state.
+//  - Results must not depend on buffer addresses (reuse and --no-reuse are bit-identical).
+#pragma once
+
+#include <cstdint>
+
+#include "graphc/runtime/program.h"
+
+namespace graphc::rt {
+
+/// C[m,n] = op(A) * op(B), op(A) is [m,k], op(B) is [k,n]; A is stored [k,m] when transA,
+/// B is stored [n,k] when transB. Row-major. C is overwritten.
+void matmul(const float *a, const float *b, float *c, int64_t m, int64_t n, int64_t k,
+            bool transA, bool transB);
+
+/// y[n,out] = x[n,in] * W + bias. W is stored [in,out], or [out,in] when transposeW
+/// (PyTorch/ONNX Gemm with transB=1). bias may be null.
+void dense(const float *x, const float *w, const float *bias, float *y, int64_t n, int64_t in,
+           int64_t out, bool transposeW);
+
+/// db[c] = sum over o < outer, i < inner of dy[(o * channels + c) * inner + i].
+/// Dense bias gradient: outer=n, channels=out, inner=1. Conv bias: outer=N, channels=K, inner=OH*OW.
+void biasGrad(const float *dy, float *db, int64_t outer, int64_t channels, int64_t inner);
+
+struct Conv2dShape {
+  int64_t n, c, h, w;       // input
+  int64_t k, r, s;          // filter: k output channels, r x s window
+  int64_t oh, ow;           // output spatial size
+  int64_t strideH, strideW;
+  int64_t padTop, padLeft;  // bottom/right padding is implied by oh/ow
+  int64_t dilationH, dilationW;
+};
+
+/// y[N,K,OH,OW] = conv(x[N,C,H,W], w[K,C,R,S]) + bias[K] (bias may be null).
+/// workspace: conv2dWorkspaceBytes(c, r, s, oh, ow) bytes.
+void conv2d(const float *x, const float *w, const float *bias, float *y, const Conv2dShape &shape,
+            float *workspace);
+/// dx[N,C,H,W] from dy[N,K,OH,OW] and w. Same workspace size as conv2d.
+void conv2dBackwardData(const float *dy, const float *w, float *dx, const Conv2dShape &shape,
+                        float *workspace);
+/// dw[K,C,R,S] from dy and x. Same workspace size as conv2d.
+void conv2dBackwardFilter(const float *dy, const float *x, float *dw, const Conv2dShape &shape,
+                          float *workspace);
+
+struct Pool2dShape {
+  int64_t n, c, h, w;
+  int64_t oh, ow;
+  int64_t kernelH, kernelW;
+  int64_t strideH, strideW;
+  int64_t padTop, padLeft; // padded cells never win the max
+};
+
+void maxPool2d(const float *x, float *y, const Pool2dShape &shape);
+/// Routes each dy to the first position (row-major within the window) holding the window's max
+/// of x, as PyTorch does. dx is overwritten (zeros elsewhere).
+void maxPool2dBackward(const float *dy, const float *x, float *dx, const Pool2dShape &shape);
+
+// Elementwise activations over n elements, and their backward from the forward *output* y.
+void relu(const float *x, float *y, int64_t n);
+void reluBackward(const float *dy, const float *y, float *dx, int64_t n);   // dy * (y > 0)
+void sigmoid(const float *x, float *y, int64_t n);
+void sigmoidBackward(const float *dy, const float *y, float *dx, int64_t n); // dy*y*(1-y)
+void tanhForward(const float *x, float *y, int64_t n);
+void tanhBackward(const float *dy, const float *y, float *dx, int64_t n);    // dy*(1-y^2)
+
+/// Softmax over the middle axis of x viewed as [outer, dim, inner], max-subtracted.
+void softmax(const float *x, float *y, int64_t outer, int64_t dim, int64_t inner);
+/// dx = y * (dy - sum_axis(dy * y)).
+void softmaxBackward(const float *dy, const float *y, float *dx, int64_t outer, int64_t dim,
+                     int64_t inner);
+
+/// Mean loss over the batch, written to loss[0].
+/// pred is [batch, classes] (classes = product of the non-batch dims).
+/// labels: int64 [batch] class indices for SparseCategoricalCrossentropy, otherwise f32 with the
+/// shape of pred.
+/// fromLogits: pred holds logits; the loss applies log-softmax (categorical) or log-sigmoid
+/// (binary) itself, stably. Otherwise pred holds probabilities, clipped to [1e-7, 1 - 1e-7] as
+/// Keras does. MeanSquaredError ignores fromLogits.
+/// Reductions: categorical losses average over the batch; binary crossentropy and MSE average
+/// over all batch * classes elements (PyTorch's BCELoss/MSELoss with reduction='mean').
+void lossForward(LossKind kind, bool fromLogits, const float *pred, const void *labels,
+                 float *loss, int64_t batch, int64_t classes);
+/// d(mean loss)/d(pred), same shape as pred, overwritten.
+void lossBackward(LossKind kind, bool fromLogits, const float *pred, const void *labels,
+                  float *dpred, int64_t batch, int64_t classes);
+
+/// p -= lr * g
+void sgdUpdate(float *param, const float *grad, int64_t n, float lr);
+/// PyTorch SGD(momentum): v = momentum * v + g; p -= lr * v.
+void momentumUpdate(float *param, const float *grad, float *velocity, int64_t n, float lr,
+                    float momentum);
+/// PyTorch Adam (no weight decay, no amsgrad), step = 1-based step number:
+/// m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2;
+/// p -= (lr / (1 - b1^step)) * m / (sqrt(v) / sqrt(1 - b2^step) + eps).
+void adamUpdate(float *param, const float *grad, float *m, float *v, int64_t n, float lr,
+                float beta1, float beta2, float eps, float step);
+
+} // namespace graphc::rt

@@ -1,0 +1,75 @@
+// The contract between a compiled training step and the runtime that drives it.
+//
+// graphc emits one C++ (or CUDA) source file per model. That file defines `graphc_program`, a
+// constant `Program` describing the arena, the tensors the runtime must touch (parameters,
+// optimizer state, the data and label inputs, the step counter, the loss) and a function that
+// runs one training step on the arena. The runtime (train_main.cpp) owns everything else: the
+// command line, the one arena allocation, data loading, the loop, and saving weights.
+#pragma once
+
+#include <cstdint>
+
+namespace graphc::rt {
+
+/// What a tensor is for; mirrors the "kind" field of the plan JSON.
+enum class TensorKind : uint8_t {
+  Parameter = 0,
+  Gradient = 1,
+  OptimizerState = 2,
+  Activation = 3,
+  Temporary = 4,
+  Workspace = 5,
+  Input = 6,
+};
+
+enum class DType : uint8_t { F32 = 0, I64 = 1 };
+
+/// What the runtime does with a tensor before and after each step.
+enum class TensorRole : uint8_t {
+  None = 0,       // internal: listed for --describe only
+  Parameter = 1,  // initialised from the init blob (or --init-weights), saved by --save-weights
+  State = 2,      // optimizer state: zero at start, persists across steps
+  Data = 3,       // the runtime copies the batch of --data here before each step
+  Labels = 4,     // the runtime copies the batch of --labels here before each step
+  Step = 5,       // f32 scalar: the 1-based step number (Adam's bias correction)
+  Loss = 6,       // f32 scalar: the mean loss of the step, read after it
+};
+
+constexpr int kMaxRank = 8;
+
+struct TensorInfo {
+  const char *name;       // ONNX initializer / input name for parameters and inputs
+  TensorKind kind;
+  TensorRole role;
+  DType dtype;
+  int32_t rank;
+  int64_t dims[kMaxRank];
+  uint64_t offset;        // byte offset in the arena
+  uint64_t bytes;         // exact byte size (product of dims * element size)
+  int64_t initOffset;     // byte offset of the initial value in the init blob, or -1
+};
+
+enum class LossKind : uint8_t {
+  SparseCategoricalCrossentropy = 0,
+  CategoricalCrossentropy = 1,
+  BinaryCrossentropy = 2,
+  MeanSquaredError = 3,
+};
+
+struct Program {
+  const char *modelName;
+  uint64_t arenaBytes;        // the single allocation, exactly the planned size
+  uint64_t alignment;         // every offset is a multiple of this
+  int64_t batch;
+  LossKind loss;
+  const TensorInfo *tensors;
+  int32_t numTensors;
+  const unsigned char *initBlob; // concatenated initial parameter values (little endian)
+  uint64_t initBlobBytes;
+  void (*trainStep)(unsigned char *arena); // runs one step; never allocates
+};
+
+} // namespace graphc::rt
+
+/// Defined by the generated source of each model.
+extern "C" const graphc::rt::Program graphc_program;
