@@ -1,0 +1,398 @@
+// Unit tests for the planner core (planner/Planner.h) and the plan dump formats
+// (planner/PlanIO.h). Small hand-written problems spell out the expected offsets in comments;
+// a property test then checks best-fit plans on random problems against the verifier, and the
+// verifier against a brute-force O(n^2) pairwise check.
+#include "planner/PlanIO.h"
+#include "planner/Planner.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+using namespace graphc::plan;
+
+namespace {
+
+Buffer buf(std::string name, uint64_t bytes, int64_t first, int64_t last, uint64_t offset = 0) {
+  Buffer b;
+  b.name = std::move(name);
+  b.bytes = bytes;
+  b.first = first;
+  b.last = last;
+  b.offset = offset;
+  return b;
+}
+
+Plan makePlan(std::vector<Buffer> buffers, uint64_t alignment, uint64_t arena = 0) {
+  Plan p;
+  p.buffers = std::move(buffers);
+  p.alignment = alignment;
+  p.arenaBytes = arena;
+  return p;
+}
+
+// The obvious O(n^2) check, written independently of verifyPlan: any two buffers with
+// intersecting live ranges and intersecting (exact) byte ranges.
+bool bruteForceOverlap(const Plan &p) {
+  for (size_t i = 0; i < p.buffers.size(); ++i)
+    for (size_t j = i + 1; j < p.buffers.size(); ++j) {
+      const Buffer &a = p.buffers[i], &b = p.buffers[j];
+      bool time = a.first <= b.last && b.first <= a.last;
+      bool space = a.offset < b.offset + b.bytes && b.offset < a.offset + a.bytes;
+      if (time && space && a.bytes && b.bytes)
+        return true;
+    }
+  return false;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Planner
+//===----------------------------------------------------------------------===//
+
+TEST(Planner, AlignTo) {
+  EXPECT_EQ(alignTo(0, 256), 0u);
+  EXPECT_EQ(alignTo(1, 256), 256u);
+  EXPECT_EQ(alignTo(256, 256), 256u);
+  EXPECT_EQ(alignTo(257, 256), 512u);
+  EXPECT_EQ(alignTo(7, 1), 7u);
+}
+
+TEST(Planner, ChainReusesDeadSpace) {
+  // a -> b -> c, each live for two steps: a and c never meet, so c takes a's bytes.
+  Plan plan = makePlan({buf("a", 1000, 0, 1), buf("b", 1000, 1, 2), buf("c", 1000, 2, 3)}, 256);
+  planBestFit(plan);
+  // All three are 1024 after alignment; ties go to the earlier first step: a, b, c.
+  EXPECT_EQ(plan.buffers[0].offset, 0u);    // a: first placed, bottom
+  EXPECT_EQ(plan.buffers[1].offset, 1024u); // b: meets a at step 1, goes on top of a's 1024
+  EXPECT_EQ(plan.buffers[2].offset, 0u);    // c: meets only b; the gap [0, 1024) below b fits
+  EXPECT_EQ(plan.arenaBytes, 2048u);
+  EXPECT_EQ(lowerBound(plan.buffers, 256), 2048u); // steps 1 and 2: two 1024-byte buffers
+  EXPECT_EQ(verifyPlan(plan), "");
+}
+
+TEST(Planner, BestFitTakesTheSmallerGap) {
+  // g1 and g2 live only at step 0 and leave holes; x (150 bytes, steps 5..9) fits both holes
+  // and must take the smaller one. Alignment 1 so that sizes are exact.
+  Plan plan = makePlan({buf("g1", 300, 0, 0), buf("w1", 250, 0, 9), buf("g2", 200, 0, 0),
+                        buf("w2", 190, 0, 9), buf("x", 150, 5, 9)},
+                       1);
+  planBestFit(plan);
+  // Order by size: g1 300, w1 250, g2 200, w2 190, x 150.
+  EXPECT_EQ(plan.buffers[0].offset, 0u);   // g1 [0, 300)
+  EXPECT_EQ(plan.buffers[1].offset, 300u); // w1 [300, 550): on top of g1
+  EXPECT_EQ(plan.buffers[2].offset, 550u); // g2 [550, 750): on top of w1
+  EXPECT_EQ(plan.buffers[3].offset, 750u); // w2 [750, 940): on top of g2
+  // x meets only w1 and w2: gaps [0, 300) (300 bytes) and [550, 750) (200 bytes); best fit
+  // takes the 200-byte gap, first fit would have taken offset 0.
+  EXPECT_EQ(plan.buffers[4].offset, 550u);
+  EXPECT_EQ(plan.arenaBytes, 940u);
+  EXPECT_EQ(lowerBound(plan.buffers, 1), 940u); // step 0: 300 + 250 + 200 + 190
+  EXPECT_EQ(verifyPlan(plan), "");
+}
+
+TEST(Planner, AlignmentRounding) {
+  // All live together; sizes rounded up to 256: a 100 -> 256, b 100 -> 256, c 300 -> 512.
+  Plan plan = makePlan({buf("a", 100, 0, 1), buf("b", 100, 0, 1), buf("c", 300, 0, 1)}, 256);
+  planBestFit(plan);
+  EXPECT_EQ(plan.buffers[2].offset, 0u);   // c: largest (512), placed first
+  EXPECT_EQ(plan.buffers[0].offset, 512u); // a: +512 (c's 300 aligned to 256)
+  EXPECT_EQ(plan.buffers[1].offset, 768u); // b: +256 (a's 100 aligned to 256)
+  EXPECT_EQ(plan.arenaBytes, 1024u);
+  EXPECT_EQ(lowerBound(plan.buffers, 256), 1024u);
+  EXPECT_EQ(lowerBound(plan.buffers, 1), 500u); // exact sizes
+  for (const Buffer &b : plan.buffers)
+    EXPECT_EQ(b.offset % 256, 0u) << b.name;
+  EXPECT_EQ(verifyPlan(plan), "");
+}
+
+TEST(Planner, LowerBound) {
+  // Live bytes by step (alignment 1): 0:100 1:150 2:150 3:120 4:70. a ends at 2 and c starts
+  // at 3, so they are never counted together (releases come before acquisitions).
+  std::vector<Buffer> bs = {buf("a", 100, 0, 2), buf("b", 50, 1, 3), buf("c", 70, 3, 4)};
+  EXPECT_EQ(lowerBound(bs, 1), 150u);
+  bs.push_back(buf("d", 40, 3, 3)); // step 3: 50 + 70 + 40 = 160
+  EXPECT_EQ(lowerBound(bs, 1), 160u);
+  // Aligned to 64: a 128, b 64, c 128, d 64; step 3 holds b + c + d = 256 (steps 1, 2: 192).
+  EXPECT_EQ(lowerBound(bs, 64), 256u);
+  EXPECT_EQ(lowerBound({}, 256), 0u);
+}
+
+TEST(Planner, NoReuse) {
+  Plan plan = makePlan({buf("a", 100, 0, 0), buf("b", 300, 5, 5), buf("c", 1, 9, 9)}, 256);
+  planNoReuse(plan);
+  EXPECT_EQ(plan.buffers[0].offset, 0u);   // a [0, 256)
+  EXPECT_EQ(plan.buffers[1].offset, 256u); // b: +256 (100 aligned to 256)
+  EXPECT_EQ(plan.buffers[2].offset, 768u); // c: +512 (300 aligned to 256)
+  EXPECT_EQ(plan.arenaBytes, 1024u);       // + 256 (1 aligned to 256)
+  EXPECT_EQ(verifyPlan(plan), "");
+}
+
+TEST(Planner, ZeroByteBuffersTakeNoSpace) {
+  Plan plan = makePlan({buf("empty", 0, 0, 9), buf("a", 256, 0, 9)}, 256);
+  planBestFit(plan);
+  EXPECT_EQ(plan.buffers[0].offset, 0u);
+  EXPECT_EQ(plan.buffers[1].offset, 0u);
+  EXPECT_EQ(plan.arenaBytes, 256u);
+  EXPECT_EQ(verifyPlan(plan), "");
+}
+
+//===----------------------------------------------------------------------===//
+// Verifier
+//===----------------------------------------------------------------------===//
+
+TEST(Verifier, AcceptsValidPlans) {
+  // Touching byte ranges and touching live ranges are both fine.
+  Plan plan = makePlan({buf("a", 256, 0, 3, 0), buf("b", 256, 0, 3, 256), buf("c", 512, 4, 5, 0)},
+                       256, 512);
+  EXPECT_EQ(verifyPlan(plan), "");
+  // Exact bytes count against the arena, not aligned ones: 100 bytes at 256 fit in 356.
+  Plan exact = makePlan({buf("a", 100, 0, 0, 256)}, 256, 356);
+  EXPECT_EQ(verifyPlan(exact), "");
+  EXPECT_EQ(verifyPlan(makePlan({}, 256, 0)), "");
+}
+
+TEST(Verifier, RejectsOverlap) {
+  Plan plan = makePlan({buf("a", 256, 0, 3, 0), buf("b", 256, 2, 5, 128)}, 128, 512);
+  EXPECT_EQ(verifyPlan(plan),
+            "plan: buffers \"a\" [0, 256) live 0..3 and \"b\" [128, 384) live 2..5 overlap at "
+            "step 2");
+  // The newer buffer starting below the older one is found too (successor check).
+  Plan below = makePlan({buf("a", 256, 0, 3, 128), buf("b", 256, 1, 1, 0)}, 128, 512);
+  EXPECT_EQ(verifyPlan(below),
+            "plan: buffers \"a\" [128, 384) live 0..3 and \"b\" [0, 256) live 1..1 overlap at "
+            "step 1");
+  // Overlap with a buffer that is not the most recent one, after another one expired.
+  Plan later = makePlan({buf("long", 100, 0, 9, 0), buf("short", 100, 0, 1, 100),
+                         buf("late", 100, 5, 6, 50)},
+                        1, 300);
+  EXPECT_EQ(verifyPlan(later), "plan: buffers \"long\" [0, 100) live 0..9 and \"late\" [50, 150) "
+                               "live 5..6 overlap at step 5");
+  // Same offset, both live.
+  Plan same = makePlan({buf("a", 8, 3, 3, 64), buf("b", 8, 0, 7, 64)}, 1, 128);
+  EXPECT_NE(verifyPlan(same).find("overlap at step 3"), std::string::npos) << verifyPlan(same);
+}
+
+TEST(Verifier, RejectsOutOfArena) {
+  Plan plan = makePlan({buf("a", 256, 0, 0, 0), buf("big", 300, 0, 0, 256)}, 256, 512);
+  EXPECT_EQ(verifyPlan(plan),
+            "plan: buffer \"big\" [256, 556) live 0..0 ends past the arena of 512 bytes");
+  // No wrap-around at the top of uint64_t.
+  Plan huge = makePlan({buf("h", 512, 0, 0, UINT64_MAX - 255)}, 256, 1024);
+  EXPECT_NE(verifyPlan(huge).find("ends past the arena"), std::string::npos);
+}
+
+TEST(Verifier, RejectsMisaligned) {
+  Plan plan = makePlan({buf("a", 64, 0, 0, 100)}, 256, 1024);
+  EXPECT_EQ(verifyPlan(plan), "plan: buffer \"a\" [100, 164) live 0..0 offset 100 is not a "
+                              "multiple of the alignment 256");
+}
+
+TEST(Verifier, RejectsBadLiveRanges) {
+  Plan empty = makePlan({buf("a", 64, 5, 4, 0)}, 1, 64);
+  EXPECT_EQ(verifyPlan(empty), "plan: buffer \"a\" [0, 64) live 5..4 has an empty live range");
+  Plan negative = makePlan({buf("a", 64, -1, 4, 0)}, 1, 64);
+  EXPECT_EQ(verifyPlan(negative),
+            "plan: buffer \"a\" [0, 64) live -1..4 starts at negative step -1");
+  EXPECT_EQ(verifyPlan(makePlan({}, 0, 0)), "plan: alignment is 0");
+}
+
+// Property test: on random problems, best-fit plans verify, respect the lower bound and the
+// no-reuse arena, and any buffer moved onto a live-overlapping neighbour's offset is caught.
+// Also cross-checks the verifier against the brute-force pairwise check on random offsets.
+TEST(Verifier, RandomProblems) {
+  std::mt19937_64 rng(20240611);
+  auto uniform = [&](uint64_t lo, uint64_t hi) {
+    return std::uniform_int_distribution<uint64_t>(lo, hi)(rng);
+  };
+  const uint64_t alignments[] = {1, 8, 64, 256};
+  for (int trial = 0; trial < 200; ++trial) {
+    SCOPED_TRACE("trial " + std::to_string(trial));
+    size_t n = uniform(1, 60);
+    int64_t steps = static_cast<int64_t>(uniform(1, 40));
+    std::vector<Buffer> bs;
+    for (size_t i = 0; i < n; ++i) {
+      int64_t first = static_cast<int64_t>(uniform(0, steps - 1));
+      int64_t last = first + static_cast<int64_t>(uniform(0, steps - 1 - first));
+      bs.push_back(buf("t" + std::to_string(i), uniform(1, 5000), first, last));
+    }
+    uint64_t alignment = alignments[uniform(0, 3)];
+    Plan plan = makePlan(bs, alignment);
+    planBestFit(plan);
+    ASSERT_EQ(verifyPlan(plan), "");
+    uint64_t lower = lowerBound(plan.buffers, alignment);
+    EXPECT_GE(plan.arenaBytes, lower);
+    Plan noReuse = makePlan(bs, alignment);
+    planNoReuse(noReuse);
+    EXPECT_EQ(verifyPlan(noReuse), "");
+    EXPECT_LE(plan.arenaBytes, noReuse.arenaBytes);
+
+    // Move i onto the offset of some j whose live range meets i's: must be rejected as an
+    // overlap (the arena is grown so that the move cannot be caught as out-of-arena instead).
+    for (size_t i = 0; i < n; ++i)
+      for (size_t j = 0; j < n; ++j) {
+        const Buffer &a = plan.buffers[i], &b = plan.buffers[j];
+        if (i == j || a.last < b.first || b.last < a.first)
+          continue;
+        Plan moved = plan;
+        moved.buffers[i].offset = b.offset;
+        moved.arenaBytes = std::max(plan.arenaBytes, b.offset + alignTo(a.bytes, alignment));
+        std::string err = verifyPlan(moved);
+        EXPECT_NE(err.find("overlap"), std::string::npos) << i << " onto " << j << ": " << err;
+        i = n; // one pair per trial is enough
+        break;
+      }
+
+    // Random offsets (aligned, in the arena): verifier agrees with the brute force.
+    Plan shuffled = plan;
+    for (Buffer &b : shuffled.buffers)
+      b.offset = uniform(0, plan.arenaBytes / alignment) * alignment;
+    shuffled.arenaBytes = plan.arenaBytes + alignTo(5000, alignment);
+    EXPECT_EQ(verifyPlan(shuffled).empty(), !bruteForceOverlap(shuffled)) << verifyPlan(shuffled);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// PlanIO
+//===----------------------------------------------------------------------===//
+
+TEST(PlanIO, HumanBytes) {
+  EXPECT_EQ(humanBytes(0), "0 B");
+  EXPECT_EQ(humanBytes(1023), "1023 B");
+  EXPECT_EQ(humanBytes(1024), "1.00 KiB");
+  EXPECT_EQ(humanBytes(1536 * 1024), "1.50 MiB");
+  EXPECT_EQ(humanBytes(3ull << 30), "3.00 GiB");
+}
+
+TEST(PlanIO, CsvWriteAndRead) {
+  Plan plan = makePlan({buf("a,odd name", 100, 0, 1, 0), buf("b", 300, 2, 4, 256)}, 256, 768);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  writePlanCsv(os, plan);
+  // id = index, upper = last + 1, size = aligned size.
+  EXPECT_EQ(text, "id,lower,upper,size,offset\n0,0,2,256,0\n1,2,5,512,256\n");
+
+  CsvProblem back;
+  ASSERT_EQ(parseMiniMallocCsv(text, "x.csv", back), "");
+  ASSERT_TRUE(back.hasOffsets);
+  ASSERT_EQ(back.buffers.size(), 2u);
+  EXPECT_EQ(back.buffers[1].name, "1");
+  EXPECT_EQ(back.buffers[1].first, 2);
+  EXPECT_EQ(back.buffers[1].last, 4);
+  EXPECT_EQ(back.buffers[1].bytes, 512u);
+  EXPECT_EQ(back.buffers[1].offset, 256u);
+
+  std::string named;
+  llvm::raw_string_ostream nos(named);
+  writePlanCsv(nos, makePlan({buf("b1", 4, 0, 2, 8)}, 1), CsvIds::Name);
+  EXPECT_EQ(named, "id,lower,upper,size,offset\nb1,0,3,4,8\n");
+}
+
+TEST(PlanIO, CsvProblemWithoutOffsets) {
+  CsvProblem p;
+  ASSERT_EQ(parseMiniMallocCsv("id,lower,upper,size\r\n\nb1,0,3,4\r\n  b2 , 3 ,9,4\n\n", "p.csv", p),
+            "");
+  EXPECT_FALSE(p.hasOffsets);
+  ASSERT_EQ(p.buffers.size(), 2u);
+  EXPECT_EQ(p.buffers[1].name, "b2");
+  EXPECT_EQ(p.buffers[1].first, 3);
+  EXPECT_EQ(p.buffers[1].last, 8);
+  EXPECT_EQ(p.buffers[1].bytes, 4u);
+}
+
+TEST(PlanIO, CsvErrors) {
+  CsvProblem p;
+  EXPECT_EQ(parseMiniMallocCsv("", "e.csv", p),
+            "e.csv:1: missing header row id,lower,upper,size[,offset]");
+  EXPECT_EQ(parseMiniMallocCsv("0,0,3,4\n", "e.csv", p),
+            "e.csv:1: unknown column '0' in header (expected id,lower,upper,size[,offset])");
+  EXPECT_EQ(parseMiniMallocCsv("id,lower,size\n", "e.csv", p),
+            "e.csv:1: header lacks column 'upper' (expected id,lower,upper,size[,offset])");
+  EXPECT_EQ(parseMiniMallocCsv("id,lower,upper,size\n\nb1,0,3\n", "e.csv", p),
+            "e.csv:3: expected 4 fields, found 3");
+  EXPECT_EQ(parseMiniMallocCsv("id,lower,upper,size\nb1,0,x3,4\n", "e.csv", p),
+            "e.csv:2: 'upper' is not a valid integer: 'x3'");
+  EXPECT_EQ(parseMiniMallocCsv("id,lower,upper,size\nb1,0,3,-4\n", "e.csv", p),
+            "e.csv:2: 'size' is not a valid integer: '-4'");
+  EXPECT_EQ(parseMiniMallocCsv("id,lower,upper,size\nb1,3,3,4\n", "e.csv", p),
+            "e.csv:2: empty interval: upper 3 <= lower 3");
+  EXPECT_EQ(parseMiniMallocCsv("id,lower,upper,size\nb1,-1,3,4\n", "e.csv", p),
+            "e.csv:2: negative lower -1");
+  EXPECT_EQ(parseMiniMallocCsv("id,lower,upper,size\nb1,0,3,4\nb1,0,3,4\n", "e.csv", p),
+            "e.csv:3: duplicate id 'b1'");
+  EXPECT_EQ(parseMiniMallocCsv("id,lower,upper,size\nb1,0,99999999999999999999,4\n", "e.csv", p),
+            "e.csv:2: 'upper' is not a valid integer: '99999999999999999999'");
+  EXPECT_EQ(readMiniMallocCsv("/nonexistent/graphc/p.csv", p).rfind("/nonexistent/graphc/p.csv: ", 0),
+            0u);
+}
+
+TEST(PlanIO, JsonRoundTrip) {
+  Plan plan = makePlan({buf("w", 1000, 0, 3, 0), buf("g", 24, 2, 3, 1024)}, 256, 1280);
+  plan.buffers[0].kind = "parameter";
+  plan.buffers[1].kind = "gradient";
+  std::vector<Step> steps = {{0, "graph.matmul", "model.onnx:3"}, {1, "graph.relu", "loc(\"x\")"}};
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  writePlanJson(os, plan, steps, uint64_t(4096));
+  EXPECT_NE(text.find("\"lower_bound_bytes\": 1280"), std::string::npos) << text;
+  EXPECT_NE(text.find("\"budget_bytes\": 4096"), std::string::npos) << text;
+
+  JsonPlan back;
+  ASSERT_EQ(parsePlanJson(text, "p.json", back), "");
+  EXPECT_EQ(back.plan.arenaBytes, 1280u);
+  EXPECT_EQ(back.plan.alignment, 256u);
+  EXPECT_EQ(back.lowerBoundBytes, 1280u);
+  ASSERT_TRUE(back.budget.has_value());
+  EXPECT_EQ(*back.budget, 4096u);
+  ASSERT_EQ(back.steps.size(), 2u);
+  EXPECT_EQ(back.steps[1].loc, "loc(\"x\")");
+  ASSERT_EQ(back.plan.buffers.size(), 2u);
+  EXPECT_EQ(back.plan.buffers[1].name, "g");
+  EXPECT_EQ(back.plan.buffers[1].offset, 1024u);
+  EXPECT_EQ(back.plan.buffers[1].kind, "gradient");
+  EXPECT_EQ(verifyPlan(back.plan), "");
+
+  std::string noBudget;
+  llvm::raw_string_ostream nos(noBudget);
+  writePlanJson(nos, plan, {}, std::nullopt);
+  EXPECT_NE(noBudget.find("\"budget_bytes\": null"), std::string::npos) << noBudget;
+  ASSERT_EQ(parsePlanJson(noBudget, "p.json", back), "");
+  EXPECT_FALSE(back.budget.has_value());
+}
+
+TEST(PlanIO, JsonErrors) {
+  JsonPlan p;
+  EXPECT_EQ(parsePlanJson("[]", "p.json", p), "p.json: expected a JSON object at the top level");
+  EXPECT_EQ(parsePlanJson("{\"alignment\": 1, \"buffers\": []}", "p.json", p),
+            "p.json: missing 'arena_bytes'");
+  EXPECT_EQ(parsePlanJson("{\"arena_bytes\": 1, \"alignment\": 1, \"buffers\": [{\"name\": \"a\", "
+                          "\"bytes\": 1, \"offset\": -1, \"first\": 0, \"last\": 0}]}",
+                          "p.json", p),
+            "p.json: 'buffers[0].offset' is not a non-negative integer");
+  EXPECT_EQ(parsePlanJson("{\"arena_bytes\": 1, \"alignment\": 1}", "p.json", p),
+            "p.json: missing 'buffers'");
+  std::string syntax = parsePlanJson("{\"arena_bytes\": 1,,}", "p.json", p);
+  EXPECT_EQ(syntax.rfind("p.json: [1:", 0), 0u) << syntax;
+}
+
+TEST(PlanIO, TextTable) {
+  Plan plan = makePlan({buf("late", 100, 4, 5, 0), buf("w", 1000, 0, 3, 0), buf("g", 24, 2, 3, 1024)},
+                       256, 1280);
+  plan.buffers[1].kind = "parameter";
+  plan.buffers[1].op = "graph.param";
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  writePlanText(os, plan, std::nullopt);
+  EXPECT_NE(text.find("arena:       1280 (1.25 KiB)"), std::string::npos) << text;
+  EXPECT_NE(text.find("budget:      none"), std::string::npos) << text;
+  EXPECT_NE(text.find("parameter"), std::string::npos) << text;
+  // Rows sorted by offset then first: w (0, 0..3), late (0, 4..5), g (1024).
+  size_t w = text.find("graph.param"), late = text.find("late"), g = text.find("  g ");
+  ASSERT_NE(w, std::string::npos);
+  ASSERT_NE(late, std::string::npos);
+  ASSERT_NE(g, std::string::npos) << text;
+  EXPECT_LT(w, late);
+  EXPECT_LT(late, g);
+  EXPECT_NE(text.find("offset   end  size  live"), std::string::npos) << text;
+}
