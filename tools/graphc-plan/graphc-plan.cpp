@@ -85,8 +85,6 @@ int solve(const Options &opts) {
                 " > capacity " + llvm::Twine(uint64_t(opts.capacity)) + " (lower bound " +
                 llvm::Twine(lower) + ")");
   }
-  if (hasCapacity)
-    plan.arenaBytes = opts.capacity; // the solution is for the given arena
   if (!opts.output.empty())
     if (std::string err = writePlanFile(opts.output, plan, {}, std::nullopt, CsvIds::Name);
         !err.empty())
