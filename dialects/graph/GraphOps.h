@@ -1,0 +1,36 @@
+// The graph dialect: declarations of the dialect and its ops (generated from GraphOps.td).
+#pragma once
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+
+#include "dialects/graph/GraphDialect.h.inc"
+#include "dialects/graph/GraphEnums.h.inc"
+
+#define GET_OP_CLASSES
+#include "dialects/graph/GraphOps.h.inc"
+
+namespace graphc::graph {
+
+/// The function-argument and result attributes that carry a tensor's role through the pipeline.
+constexpr llvm::StringLiteral kKindAttr = "graph.kind";   // parameter|optimizer_state|input|...
+constexpr llvm::StringLiteral kNameAttr = "graph.name";   // user-visible name (ONNX name)
+constexpr llvm::StringLiteral kRoleAttr = "graph.role";   // data|labels|step (inputs only)
+constexpr llvm::StringLiteral kInitAttr = "graph.init";   // initial value of a parameter
+constexpr llvm::StringLiteral kTiedArgAttr = "graph.tied_to_arg"; // result i updates arg j
+
+/// Output spatial size of a convolution or pooling window along one axis.
+int64_t convOutputSize(int64_t in, int64_t window, int64_t stride, int64_t padBegin,
+                       int64_t padEnd, int64_t dilation);
+
+/// The logits behind `prediction` when a loss of `kind` can absorb the activation that made
+/// it (softmax over classes for the categorical losses, sigmoid for binary crossentropy), so
+/// that the loss works in log space; null otherwise.
+mlir::Value getLossLogits(LossKind kind, mlir::Value prediction);
+
+} // namespace graphc::graph

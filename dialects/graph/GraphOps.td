@@ -1,0 +1,295 @@
+//===- GraphOps.td - the graph dialect's ops ----------------------------------===//
+//
+// Ops of one training step on ranked tensors with value semantics: the forward layers, the
+// losses, the backward op of each, and the optimizer updates. Layout: images are NCHW and
+// convolution filters OIHW, as in PyTorch and ONNX (docs/architecture.md). Every op has a
+// verifier whose messages print the offending shapes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GRAPHC_GRAPH_OPS
+#define GRAPHC_GRAPH_OPS
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/CommonTypeConstraints.td"
+include "mlir/IR/BuiltinAttributes.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+
+def Graph_Dialect : Dialect {
+  let name = "graph";
+  let cppNamespace = "::graphc::graph";
+  let summary = "Training-step ops on ranked tensors";
+  let description = [{
+    The graph dialect holds a model's forward function and, after autodiff, its whole training
+    step: forward ops, a loss, backward ops and optimizer updates. Everything is a ranked tensor
+    value; memory appears only when the planner assigns arena offsets.
+  }];
+  let hasConstantMaterializer = 0;
+}
+
+class Graph_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Graph_Dialect, mnemonic, traits>;
+
+def GraphF32Tensor : RankedTensorOf<[F32]>;
+def GraphLabelTensor : RankedTensorOf<[F32, I64]>;
+def GraphF32Scalar : 0DTensorOf<[F32]>;
+
+def Graph_LossKind : I32EnumAttr<"LossKind", "training loss", [
+    I32EnumAttrCase<"sparse_categorical_crossentropy", 0>,
+    I32EnumAttrCase<"categorical_crossentropy", 1>,
+    I32EnumAttrCase<"binary_crossentropy", 2>,
+    I32EnumAttrCase<"mse", 3>,
+  ]> {
+  let cppNamespace = "::graphc::graph";
+}
+
+//===----------------------------------------------------------------------===//
+// Dense and matmul
+//===----------------------------------------------------------------------===//
+
+def Graph_DenseOp : Graph_Op<"dense", [Pure]> {
+  let summary = "fully connected layer: x * W + b";
+  let description = [{
+    `x` is [N, In]. `weight` is [In, Out], or [Out, In] with `transpose_weight` (the layout of
+    PyTorch's Linear and of ONNX Gemm with transB = 1). `bias`, when present, is [Out].
+
+    ```mlir
+    %y = graph.dense %x, %w, %b {transpose_weight} : (tensor<32x10xf32>, tensor<100x10xf32>, tensor<100xf32>) -> tensor<32x100xf32>
+    ```
+  }];
+  let arguments = (ins GraphF32Tensor:$input, GraphF32Tensor:$weight, Optional<GraphF32Tensor>:$bias,
+                       UnitAttr:$transpose_weight);
+  let results = (outs GraphF32Tensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Graph_MatmulOp : Graph_Op<"matmul", [Pure]> {
+  let summary = "2-D matrix product with optional transposes";
+  let description = [{
+    `result = op(lhs) * op(rhs)`; used by the backward of dense.
+  }];
+  let arguments = (ins GraphF32Tensor:$lhs, GraphF32Tensor:$rhs, UnitAttr:$transpose_lhs,
+                       UnitAttr:$transpose_rhs);
+  let results = (outs GraphF32Tensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Graph_BiasGradOp : Graph_Op<"bias_grad", [Pure]> {
+  let summary = "sum over every axis but `axis`";
+  let description = [{
+    The gradient of a bias added along `axis` (1 for both dense [N, Out] and conv NCHW).
+  }];
+  let arguments = (ins GraphF32Tensor:$grad, I64Attr:$axis);
+  let results = (outs GraphF32Tensor:$result);
+  let assemblyFormat = "$grad attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Convolution and pooling (NCHW, OIHW)
+//===----------------------------------------------------------------------===//
+
+
+def Graph_Conv2dOp : Graph_Op<"conv2d", [Pure]> {
+  let summary = "2-D convolution, NCHW input, OIHW filter";
+  let description = [{
+    `padding` is [top, left, bottom, right]; `strides` and `dilations` are [h, w].
+    Output size: (H + top + bottom - dilation * (R - 1) - 1) / stride + 1.
+
+    ```mlir
+    %y = graph.conv2d %x, %w, %b {strides = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>}
+        : (tensor<32x3x28x28xf32>, tensor<32x3x3x3xf32>, tensor<32xf32>) -> tensor<32x32x26x26xf32>
+    ```
+  }];
+  let arguments = (ins GraphF32Tensor:$input, GraphF32Tensor:$filter, Optional<GraphF32Tensor>:$bias,
+                       DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$padding,
+                       DenseI64ArrayAttr:$dilations);
+  let results = (outs GraphF32Tensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Graph_Conv2dBackwardDataOp : Graph_Op<"conv2d_backward_data", [Pure]> {
+  let summary = "gradient of conv2d with respect to its input";
+  let description = [{
+    The result type is the conv2d input type; it cannot be inferred because strides drop rows.
+  }];
+  let arguments = (ins GraphF32Tensor:$grad, GraphF32Tensor:$filter, DenseI64ArrayAttr:$strides,
+                       DenseI64ArrayAttr:$padding, DenseI64ArrayAttr:$dilations);
+  let results = (outs GraphF32Tensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Graph_Conv2dBackwardFilterOp : Graph_Op<"conv2d_backward_filter", [Pure]> {
+  let summary = "gradient of conv2d with respect to its filter";
+  let description = [{
+    `grad` is the output gradient [N, K, OH, OW], `input` the conv2d input [N, C, H, W];
+    the result is [K, C, R, S].
+  }];
+  let arguments = (ins GraphF32Tensor:$grad, GraphF32Tensor:$input, DenseI64ArrayAttr:$strides,
+                       DenseI64ArrayAttr:$padding, DenseI64ArrayAttr:$dilations);
+  let results = (outs GraphF32Tensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Graph_MaxPool2dOp : Graph_Op<"max_pool2d", [Pure]> {
+  let summary = "2-D max pooling, NCHW";
+  let description = [{
+    `kernel` and `strides` are [h, w]; `padding` is [top, left, bottom, right].
+  }];
+  let arguments = (ins GraphF32Tensor:$input, DenseI64ArrayAttr:$kernel,
+                       DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$padding);
+  let results = (outs GraphF32Tensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Graph_MaxPool2dBackwardOp : Graph_Op<"max_pool2d_backward", [Pure]> {
+  let summary = "gradient of max_pool2d, routed to the first max of each window";
+  let arguments = (ins GraphF32Tensor:$grad, GraphF32Tensor:$input, DenseI64ArrayAttr:$kernel,
+                       DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$padding);
+  let results = (outs GraphF32Tensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Shape
+//===----------------------------------------------------------------------===//
+
+def Graph_ReshapeOp : Graph_Op<"reshape", [Pure]> {
+  let summary = "same elements, new shape (flatten is a reshape)";
+  let description = [{
+    A view: the planner gives the result the operand's buffer.
+  }];
+  let arguments = (ins GraphF32Tensor:$input);
+  let results = (outs GraphF32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+  let hasCanonicalizer = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Activations
+//===----------------------------------------------------------------------===//
+
+class Graph_UnaryOp<string mnemonic, string doc>
+    : Graph_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
+  let summary = doc;
+  let arguments = (ins GraphF32Tensor:$input);
+  let results = (outs GraphF32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def Graph_ReluOp : Graph_UnaryOp<"relu", "max(x, 0)">;
+def Graph_SigmoidOp : Graph_UnaryOp<"sigmoid", "1 / (1 + exp(-x))">;
+def Graph_TanhOp : Graph_UnaryOp<"tanh", "hyperbolic tangent">;
+
+def Graph_SoftmaxOp : Graph_Op<"softmax", [Pure, SameOperandsAndResultType]> {
+  let summary = "softmax along `axis`, max-subtracted";
+  let arguments = (ins GraphF32Tensor:$input, I64Attr:$axis);
+  let results = (outs GraphF32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+class Graph_ActivationBackwardOp<string mnemonic, string doc>
+    : Graph_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
+  let summary = doc;
+  let description = [{
+    Takes the output gradient and the forward *output*, so the forward input can die early.
+  }];
+  let arguments = (ins GraphF32Tensor:$grad, GraphF32Tensor:$output);
+  let results = (outs GraphF32Tensor:$result);
+  let assemblyFormat = "operands attr-dict `:` type($result)";
+}
+
+def Graph_ReluBackwardOp : Graph_ActivationBackwardOp<"relu_backward", "grad * (y > 0)">;
+def Graph_SigmoidBackwardOp
+    : Graph_ActivationBackwardOp<"sigmoid_backward", "grad * y * (1 - y)">;
+def Graph_TanhBackwardOp : Graph_ActivationBackwardOp<"tanh_backward", "grad * (1 - y^2)">;
+
+def Graph_SoftmaxBackwardOp : Graph_Op<"softmax_backward", [Pure, SameOperandsAndResultType]> {
+  let summary = "y * (grad - sum_axis(grad * y))";
+  let arguments = (ins GraphF32Tensor:$grad, GraphF32Tensor:$output, I64Attr:$axis);
+  let results = (outs GraphF32Tensor:$result);
+  let assemblyFormat = "operands attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Losses
+//===----------------------------------------------------------------------===//
+
+def Graph_LossOp : Graph_Op<"loss", [Pure]> {
+  let summary = "mean training loss of a batch";
+  let description = [{
+    `prediction` is [N, ...]. `labels` are int64 class indices [N] for
+    sparse_categorical_crossentropy, otherwise f32 with the prediction's shape.
+    With `from_logits`, the prediction holds logits and the loss applies log-softmax or
+    log-sigmoid itself (stable); without it, probabilities are clipped to [1e-7, 1 - 1e-7]
+    as Keras does. Canonicalization folds a preceding softmax or sigmoid into `from_logits`.
+    Categorical losses average over N; binary crossentropy and mse over all elements.
+
+    ```mlir
+    %l = graph.loss sparse_categorical_crossentropy %logits, %labels {from_logits}
+        : (tensor<32x10xf32>, tensor<32xi64>) -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Graph_LossKind:$kind, GraphF32Tensor:$prediction, GraphLabelTensor:$labels,
+                       UnitAttr:$from_logits);
+  let results = (outs GraphF32Scalar:$result);
+  let assemblyFormat = "$kind $prediction `,` $labels attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let hasCanonicalizer = 1;
+}
+
+def Graph_LossBackwardOp : Graph_Op<"loss_backward", [Pure]> {
+  let summary = "gradient of the mean loss with respect to the prediction";
+  let arguments = (ins Graph_LossKind:$kind, GraphF32Tensor:$prediction, GraphLabelTensor:$labels,
+                       UnitAttr:$from_logits);
+  let results = (outs GraphF32Tensor:$result);
+  let assemblyFormat = "$kind $prediction `,` $labels attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Optimizer updates (in place on their parameter and state in the plan)
+//===----------------------------------------------------------------------===//
+
+def Graph_SgdUpdateOp : Graph_Op<"sgd_update", [Pure, SameOperandsAndResultType]> {
+  let summary = "param - lr * grad";
+  let arguments = (ins GraphF32Tensor:$param, GraphF32Tensor:$grad, F32Attr:$lr);
+  let results = (outs GraphF32Tensor:$new_param);
+  let assemblyFormat = "operands attr-dict `:` type($new_param)";
+}
+
+def Graph_MomentumUpdateOp : Graph_Op<"momentum_update", [Pure, AllTypesMatch<["param", "grad", "velocity", "new_param", "new_velocity"]>]> {
+  let summary = "PyTorch SGD with momentum: v = mu v + g; p -= lr v";
+  let arguments = (ins GraphF32Tensor:$param, GraphF32Tensor:$grad, GraphF32Tensor:$velocity, F32Attr:$lr,
+                       F32Attr:$momentum);
+  let results = (outs GraphF32Tensor:$new_param, GraphF32Tensor:$new_velocity);
+  let assemblyFormat = "operands attr-dict `:` type($param)";
+}
+
+def Graph_AdamUpdateOp : Graph_Op<"adam_update", [Pure, AllTypesMatch<["param", "grad", "m", "v", "new_param", "new_m", "new_v"]>]> {
+  let summary = "PyTorch Adam with bias correction";
+  let description = [{
+    `step` is the 1-based step number as an f32 scalar, fed by the runtime.
+  }];
+  let arguments = (ins GraphF32Tensor:$param, GraphF32Tensor:$grad, GraphF32Tensor:$m, GraphF32Tensor:$v,
+                       GraphF32Scalar:$step, F32Attr:$lr, F32Attr:$beta1, F32Attr:$beta2,
+                       F32Attr:$epsilon);
+  let results = (outs GraphF32Tensor:$new_param, GraphF32Tensor:$new_m, GraphF32Tensor:$new_v);
+  let assemblyFormat = "$param `,` $grad `,` $m `,` $v `,` $step attr-dict `:` type($param) `,` type($step)";
+}
+
+#endif // GRAPHC_GRAPH_OPS

@@ -1,0 +1,508 @@
+// ONNX importer: protobuf graph -> graph dialect forward function.
+//
+// One pass over the nodes in file order (ONNX requires topological order). Values are tracked
+// by name: SSA values for activations, and host-side constant tensors (initializers and
+// Constant nodes) for weights and shape operands. An initializer that feeds a layer's weight or
+// bias becomes a function argument (a parameter, with its initial value attached); one that
+// feeds a shape operand (Reshape) is read at import time. Anything outside the supported op
+// set stops the import with a line naming the node.
+#include "importers/onnx/OnnxImporter.h"
+
+#include <fstream>
+#include <map>
+#include <numeric>
+#include <sstream>
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/Verifier.h"
+#include "onnx/onnx_pb.h"
+
+#include "dialects/graph/GraphOps.h"
+
+using namespace mlir;
+using namespace graphc;
+using namespace graphc::graph;
+
+namespace {
+
+constexpr const char *kSupportedOps =
+    "Constant, Conv, Flatten, Gemm, Identity, MatMul (+Add bias), MaxPool, Relu, Reshape, "
+    "Sigmoid, Softmax, Tanh";
+
+/// A constant tensor read from an initializer or a Constant node.
+struct HostTensor {
+  std::vector<int64_t> dims;
+  int32_t dataType = 0;
+  std::vector<float> floats;
+  std::vector<int64_t> ints;
+};
+
+struct ImportError {
+  std::string message;
+};
+
+class Importer {
+public:
+  Importer(MLIRContext &ctx, std::string path, const OnnxImportOptions &options)
+      : ctx(ctx), b(&ctx), path(std::move(path)), options(options) {}
+
+  OwningOpRef<ModuleOp> run(const onnx::ModelProto &model, std::string &error) {
+    try {
+      return build(model);
+    } catch (const ImportError &e) {
+      error = path + ": " + e.message;
+      return nullptr;
+    }
+  }
+
+private:
+  [[noreturn]] void fail(const std::string &message) { throw ImportError{message}; }
+
+  std::string nodeLabel(const onnx::NodeProto &node) {
+    return "node \"" + (node.name().empty() ? node.output_size() ? node.output(0) : "?" : node.name()) +
+           "\" (" + node.op_type() + ")";
+  }
+
+  HostTensor readTensor(const onnx::TensorProto &t) {
+    HostTensor h;
+    h.dims.assign(t.dims().begin(), t.dims().end());
+    h.dataType = t.data_type();
+    int64_t count = 1;
+    for (int64_t d : h.dims) {
+      if (d < 0)
+        fail("tensor \"" + t.name() + "\" has a negative dimension");
+      count *= d;
+    }
+    if (t.data_location() == onnx::TensorProto::EXTERNAL)
+      fail("tensor \"" + t.name() + "\" uses external data, which is not supported; re-export "
+           "with the weights inside the .onnx file");
+    const std::string &raw = t.raw_data();
+    switch (t.data_type()) {
+    case onnx::TensorProto::FLOAT:
+      if (!raw.empty()) {
+        if (raw.size() != size_t(count) * 4)
+          fail("tensor \"" + t.name() + "\" holds " + std::to_string(raw.size()) +
+               " bytes but its shape needs " + std::to_string(count * 4) +
+               " (the file may be truncated)");
+        h.floats.resize(count);
+        std::memcpy(h.floats.data(), raw.data(), raw.size());
+      } else {
+        if (t.float_data_size() != count)
+          fail("tensor \"" + t.name() + "\" has " + std::to_string(t.float_data_size()) +
+               " values but its shape needs " + std::to_string(count));
+        h.floats.assign(t.float_data().begin(), t.float_data().end());
+      }
+      break;
+    case onnx::TensorProto::INT64:
+      if (!raw.empty()) {
+        if (raw.size() != size_t(count) * 8)
+          fail("tensor \"" + t.name() + "\" holds " + std::to_string(raw.size()) +
+               " bytes but its shape needs " + std::to_string(count * 8));
+        h.ints.resize(count);
+        std::memcpy(h.ints.data(), raw.data(), raw.size());
+      } else {
+        if (t.int64_data_size() != count)
+          fail("tensor \"" + t.name() + "\" has " + std::to_string(t.int64_data_size()) +
+               " values but its shape needs " + std::to_string(count));
+        h.ints.assign(t.int64_data().begin(), t.int64_data().end());
+      }
+      break;
+    default:
+      fail("tensor \"" + t.name() + "\" has ONNX data type " + std::to_string(t.data_type()) +
+           "; only float32 weights and int64 shapes are supported");
+    }
+    return h;
+  }
+
+  const onnx::AttributeProto *findAttr(const onnx::NodeProto &node, const std::string &name) {
+    for (const auto &a : node.attribute())
+      if (a.name() == name)
+        return &a;
+    return nullptr;
+  }
+  int64_t intAttr(const onnx::NodeProto &node, const std::string &name, int64_t dflt) {
+    auto *a = findAttr(node, name);
+    return a ? a->i() : dflt;
+  }
+  float floatAttr(const onnx::NodeProto &node, const std::string &name, float dflt) {
+    auto *a = findAttr(node, name);
+    return a ? a->f() : dflt;
+  }
+  std::vector<int64_t> intsAttr(const onnx::NodeProto &node, const std::string &name,
+                                std::vector<int64_t> dflt) {
+    auto *a = findAttr(node, name);
+    return a ? std::vector<int64_t>(a->ints().begin(), a->ints().end()) : dflt;
+  }
+  void refuseAttr(const onnx::NodeProto &node, const std::string &name, const std::string &why) {
+    fail(nodeLabel(node) + ": attribute " + name + " " + why);
+  }
+
+  Value valueOf(const onnx::NodeProto &node, int index) {
+    if (index >= node.input_size() || node.input(index).empty())
+      fail(nodeLabel(node) + " is missing input " + std::to_string(index));
+    const std::string &name = node.input(index);
+    if (auto it = values.find(name); it != values.end())
+      return it->second;
+    if (constants.count(name))
+      fail(nodeLabel(node) + ": input \"" + name +
+           "\" is a constant where graphc needs a computed tensor");
+    fail(nodeLabel(node) + " reads \"" + name +
+         "\", which no earlier node or graph input defines (the file may be truncated)");
+  }
+
+  const HostTensor &constantOf(const onnx::NodeProto &node, int index) {
+    if (index >= node.input_size())
+      fail(nodeLabel(node) + " is missing input " + std::to_string(index));
+    auto it = constants.find(node.input(index));
+    if (it == constants.end())
+      fail(nodeLabel(node) + ": input \"" + node.input(index) +
+           "\" must be an initializer or a constant");
+    return it->second;
+  }
+
+  /// The parameter argument for initializer input `index` of `node`, created on first use.
+  Value parameterOf(const onnx::NodeProto &node, int index) {
+    const std::string &name = node.input(index);
+    if (auto it = values.find(name); it != values.end())
+      return it->second;
+    const HostTensor &h = constantOf(node, index);
+    if (h.dataType != onnx::TensorProto::FLOAT)
+      fail(nodeLabel(node) + ": parameter \"" + name + "\" must be float32");
+    auto type = RankedTensorType::get(h.dims, b.getF32Type());
+    auto blob = HeapAsmResourceBlob::allocateAndCopyInferAlign<float>(h.floats);
+    auto init = DenseResourceElementsAttr::get(type, name, std::move(blob));
+    SmallVector<NamedAttribute> attrs = {
+        b.getNamedAttr(kKindAttr, b.getStringAttr("parameter")),
+        b.getNamedAttr(kNameAttr, b.getStringAttr(name)),
+        b.getNamedAttr(kInitAttr, init)};
+    unsigned argIndex = func.getNumArguments();
+    func.insertArgument(argIndex, type, b.getDictionaryAttr(attrs), b.getUnknownLoc());
+    Value arg = func.getArgument(argIndex);
+    values[name] = arg;
+    return arg;
+  }
+
+  static std::vector<int64_t> shapeOf(Value v) {
+    auto s = cast<RankedTensorType>(v.getType()).getShape();
+    return {s.begin(), s.end()};
+  }
+  RankedTensorType f32(ArrayRef<int64_t> shape) {
+    return RankedTensorType::get(shape, b.getF32Type());
+  }
+
+  OwningOpRef<ModuleOp> build(const onnx::ModelProto &model) {
+    if (!model.has_graph())
+      fail("the model has no graph (the file may be truncated or not an ONNX model)");
+    int64_t opset = 0;
+    for (const auto &o : model.opset_import())
+      if (o.domain().empty() || o.domain() == "ai.onnx")
+        opset = o.version();
+    if (opset < 11 || opset > 17)
+      fail("opset " + std::to_string(opset) +
+           " is not supported; export with opset_version between 11 and 17");
+    this->opset = opset;
+    const onnx::GraphProto &graph = model.graph();
+
+    for (const auto &init : graph.initializer())
+      constants[init.name()] = readTensor(init);
+
+    OwningOpRef<ModuleOp> module = ModuleOp::create(b.getUnknownLoc());
+    b.setInsertionPointToEnd(module->getBody());
+    func = b.create<func::FuncOp>(NameLoc::get(b.getStringAttr(path)), "forward",
+                                  b.getFunctionType({}, {}));
+    Block *entry = func.addEntryBlock();
+
+    // Data inputs: graph inputs without an initializer.
+    int dataInputs = 0;
+    for (const auto &input : graph.input()) {
+      if (constants.count(input.name()))
+        continue;
+      if (++dataInputs > 1)
+        fail("graph input \"" + input.name() +
+             "\" is a second data input; graphc trains models with one data input");
+      const auto &tensorType = input.type().tensor_type();
+      if (tensorType.elem_type() != onnx::TensorProto::FLOAT)
+        fail("graph input \"" + input.name() + "\" must be float32");
+      std::vector<int64_t> dims;
+      for (int i = 0; i < tensorType.shape().dim_size(); ++i) {
+        const auto &d = tensorType.shape().dim(i);
+        if (i == 0 && options.batch > 0) {
+          dims.push_back(options.batch);
+        } else if (d.has_dim_value() && d.dim_value() > 0) {
+          dims.push_back(d.dim_value());
+        } else if (i == 0) {
+          fail("graph input \"" + input.name() +
+               "\" has a dynamic batch dimension; pass --batch=N");
+        } else {
+          fail("graph input \"" + input.name() + "\" has a dynamic dimension " +
+               std::to_string(i) + "; graphc needs static shapes");
+        }
+      }
+      SmallVector<NamedAttribute> attrs = {
+          b.getNamedAttr(kKindAttr, b.getStringAttr("input")),
+          b.getNamedAttr(kNameAttr, b.getStringAttr(input.name()))};
+      func.insertArgument(0, f32(dims), b.getDictionaryAttr(attrs), b.getUnknownLoc());
+      values[input.name()] = func.getArgument(0);
+    }
+    if (dataInputs == 0)
+      fail("the graph has no data input");
+
+    b.setInsertionPointToEnd(entry);
+    for (int i = 0; i < graph.node_size(); ++i)
+      importNode(graph.node(i), i);
+
+    if (graph.output_size() != 1)
+      fail("the graph has " + std::to_string(graph.output_size()) +
+           " outputs; graphc trains models with one output");
+    auto out = values.find(graph.output(0).name());
+    if (out == values.end())
+      fail("graph output \"" + graph.output(0).name() + "\" is not computed by any node");
+    b.create<func::ReturnOp>(b.getUnknownLoc(), out->second);
+    func.setType(b.getFunctionType(func.getArgumentTypes(), {out->second.getType()}));
+    if (failed(mlir::verify(*module)))
+      fail("the imported graph does not verify (see the diagnostic above)");
+    return module;
+  }
+
+  void define(const onnx::NodeProto &node, Value v) {
+    if (node.output_size() < 1)
+      fail(nodeLabel(node) + " has no output");
+    values[node.output(0)] = v;
+  }
+
+  void importNode(const onnx::NodeProto &node, int index) {
+    std::string name = node.name().empty() ? node.op_type() + "_" + std::to_string(index)
+                                           : node.name();
+    Location loc = NameLoc::get(b.getStringAttr(name));
+    const std::string &op = node.op_type();
+    if (!node.domain().empty() && node.domain() != "ai.onnx")
+      fail(nodeLabel(node) + " is in domain \"" + node.domain() +
+           "\", which is not supported; supported ops: " + kSupportedOps);
+
+    if (op == "Constant") {
+      auto *value = findAttr(node, "value");
+      if (!value || !value->has_t())
+        fail(nodeLabel(node) + ": only the 'value' tensor form of Constant is supported");
+      constants[node.output(0)] = readTensor(value->t());
+      return;
+    }
+    if (op == "Identity") {
+      if (constants.count(node.input(0))) {
+        constants[node.output(0)] = constants[node.input(0)];
+        return;
+      }
+      define(node, valueOf(node, 0));
+      return;
+    }
+    if (op == "Gemm") {
+      Value x = valueOf(node, 0);
+      if (intAttr(node, "transA", 0) != 0)
+        refuseAttr(node, "transA", "= 1 is not supported");
+      if (floatAttr(node, "alpha", 1.f) != 1.f || floatAttr(node, "beta", 1.f) != 1.f)
+        refuseAttr(node, "alpha/beta", "other than 1 is not supported");
+      bool transB = intAttr(node, "transB", 0) != 0;
+      Value w = parameterOf(node, 1);
+      Value bias = node.input_size() > 2 && !node.input(2).empty() ? parameterOf(node, 2) : Value();
+      auto xs = shapeOf(x), ws = shapeOf(w);
+      if (xs.size() != 2 || ws.size() != 2)
+        fail(nodeLabel(node) + ": expects rank-2 input and weight");
+      int64_t out = transB ? ws[0] : ws[1];
+      define(node, b.create<DenseOp>(loc, f32({xs[0], out}), x, w, bias, transB));
+      return;
+    }
+    if (op == "MatMul") {
+      Value x = valueOf(node, 0);
+      Value w = parameterOf(node, 1);
+      auto xs = shapeOf(x), ws = shapeOf(w);
+      if (xs.size() != 2 || ws.size() != 2)
+        fail(nodeLabel(node) + ": only [N, K] x [K, M] with a constant right-hand side is supported");
+      define(node, b.create<DenseOp>(loc, f32({xs[0], ws[1]}), x, w, Value(), false));
+      return;
+    }
+    if (op == "Add") {
+      // The bias of MatMul + Add, as exported for Linear layers on some paths.
+      auto it = values.find(node.input(0));
+      DenseOp dense = it != values.end() ? it->second.getDefiningOp<DenseOp>() : DenseOp();
+      if (dense && !dense.getBias() && node.input_size() == 2 && constants.count(node.input(1)) &&
+          constants[node.input(1)].dims.size() == 1) {
+        Value bias = parameterOf(node, 1);
+        define(node, b.create<DenseOp>(loc, dense.getType(), dense.getInput(), dense.getWeight(),
+                                       bias, dense.getTransposeWeight()));
+        return;
+      }
+      fail(nodeLabel(node) + " is supported only as the bias of a MatMul; supported ops: " +
+           kSupportedOps);
+    }
+    if (op == "Conv") {
+      Value x = valueOf(node, 0);
+      Value w = parameterOf(node, 1);
+      Value bias = node.input_size() > 2 && !node.input(2).empty() ? parameterOf(node, 2) : Value();
+      if (intAttr(node, "group", 1) != 1)
+        refuseAttr(node, "group", "other than 1 is not supported yet");
+      if (auto *a = findAttr(node, "auto_pad"); a && a->s() != "NOTSET")
+        refuseAttr(node, "auto_pad", "= " + a->s() + " is not supported; export explicit pads");
+      auto xs = shapeOf(x), ws = shapeOf(w);
+      if (xs.size() != 4 || ws.size() != 4)
+        fail(nodeLabel(node) + ": only 2-D convolution (rank-4 NCHW input) is supported");
+      auto strides = intsAttr(node, "strides", {1, 1});
+      auto pads = intsAttr(node, "pads", {0, 0, 0, 0});
+      auto dilations = intsAttr(node, "dilations", {1, 1});
+      if (strides.size() != 2 || pads.size() != 4 || dilations.size() != 2)
+        fail(nodeLabel(node) + ": expects 2 strides, 4 pads and 2 dilations");
+      int64_t oh = convOutputSize(xs[2], ws[2], strides[0], pads[0], pads[2], dilations[0]);
+      int64_t ow = convOutputSize(xs[3], ws[3], strides[1], pads[1], pads[3], dilations[1]);
+      if (oh <= 0 || ow <= 0 || xs[1] != ws[1])
+        fail(nodeLabel(node) + ": filter does not fit its input");
+      define(node, b.create<Conv2dOp>(loc, f32({xs[0], ws[0], oh, ow}), x, w, bias,
+                                      b.getDenseI64ArrayAttr(strides),
+                                      b.getDenseI64ArrayAttr(pads),
+                                      b.getDenseI64ArrayAttr(dilations)));
+      return;
+    }
+    if (op == "MaxPool") {
+      Value x = valueOf(node, 0);
+      if (node.output_size() > 1 && !node.output(1).empty())
+        fail(nodeLabel(node) + ": the Indices output is not supported");
+      if (intAttr(node, "ceil_mode", 0) != 0)
+        refuseAttr(node, "ceil_mode", "= 1 is not supported");
+      if (intAttr(node, "storage_order", 0) != 0)
+        refuseAttr(node, "storage_order", "= 1 is not supported");
+      auto dil = intsAttr(node, "dilations", {1, 1});
+      if (dil != std::vector<int64_t>{1, 1})
+        refuseAttr(node, "dilations", "other than 1 is not supported");
+      if (auto *a = findAttr(node, "auto_pad"); a && a->s() != "NOTSET")
+        refuseAttr(node, "auto_pad", "= " + a->s() + " is not supported; export explicit pads");
+      auto kernel = intsAttr(node, "kernel_shape", {});
+      auto strides = intsAttr(node, "strides", {1, 1});
+      auto pads = intsAttr(node, "pads", {0, 0, 0, 0});
+      auto xs = shapeOf(x);
+      if (xs.size() != 4 || kernel.size() != 2 || strides.size() != 2 || pads.size() != 4)
+        fail(nodeLabel(node) + ": only 2-D max pooling on NCHW input is supported");
+      int64_t oh = convOutputSize(xs[2], kernel[0], strides[0], pads[0], pads[2], 1);
+      int64_t ow = convOutputSize(xs[3], kernel[1], strides[1], pads[1], pads[3], 1);
+      if (oh <= 0 || ow <= 0)
+        fail(nodeLabel(node) + ": window does not fit its input");
+      define(node, b.create<MaxPool2dOp>(loc, f32({xs[0], xs[1], oh, ow}), x,
+                                         b.getDenseI64ArrayAttr(kernel),
+                                         b.getDenseI64ArrayAttr(strides),
+                                         b.getDenseI64ArrayAttr(pads)));
+      return;
+    }
+    if (op == "Flatten") {
+      Value x = valueOf(node, 0);
+      auto xs = shapeOf(x);
+      int64_t axis = intAttr(node, "axis", 1);
+      if (axis < 0)
+        axis += xs.size();
+      if (axis < 0 || axis > int64_t(xs.size()))
+        refuseAttr(node, "axis", "is out of range");
+      int64_t outer = std::accumulate(xs.begin(), xs.begin() + axis, int64_t{1}, std::multiplies<>());
+      int64_t inner = std::accumulate(xs.begin() + axis, xs.end(), int64_t{1}, std::multiplies<>());
+      define(node, b.create<ReshapeOp>(loc, f32({outer, inner}), x));
+      return;
+    }
+    if (op == "Reshape") {
+      Value x = valueOf(node, 0);
+      const HostTensor &shape = constantOf(node, 1);
+      if (shape.dataType != onnx::TensorProto::INT64)
+        fail(nodeLabel(node) + ": the shape must be int64");
+      if (intAttr(node, "allowzero", 0) != 0)
+        refuseAttr(node, "allowzero", "= 1 is not supported");
+      auto xs = shapeOf(x);
+      int64_t total = std::accumulate(xs.begin(), xs.end(), int64_t{1}, std::multiplies<>());
+      std::vector<int64_t> dims;
+      int64_t known = 1, inferred = -1;
+      for (size_t i = 0; i < shape.ints.size(); ++i) {
+        int64_t d = shape.ints[i];
+        if (d == 0) {
+          if (i >= xs.size())
+            fail(nodeLabel(node) + ": shape copies a dimension the input does not have");
+          d = xs[i];
+        }
+        if (d == -1) {
+          if (inferred >= 0)
+            fail(nodeLabel(node) + ": shape has more than one -1");
+          inferred = i;
+        } else if (d <= 0) {
+          fail(nodeLabel(node) + ": shape has an invalid dimension " + std::to_string(d));
+        } else {
+          known *= d;
+        }
+        dims.push_back(d);
+      }
+      if (inferred >= 0)
+        dims[inferred] = known ? total / known : 0;
+      int64_t count = std::accumulate(dims.begin(), dims.end(), int64_t{1}, std::multiplies<>());
+      if (count != total)
+        fail(nodeLabel(node) + ": cannot reshape " + std::to_string(total) + " elements to " +
+             std::to_string(count));
+      define(node, b.create<ReshapeOp>(loc, f32(dims), x));
+      return;
+    }
+    if (op == "Relu") {
+      Value x = valueOf(node, 0);
+      define(node, b.create<ReluOp>(loc, x.getType(), x));
+      return;
+    }
+    if (op == "Sigmoid") {
+      Value x = valueOf(node, 0);
+      define(node, b.create<SigmoidOp>(loc, x.getType(), x));
+      return;
+    }
+    if (op == "Tanh") {
+      Value x = valueOf(node, 0);
+      define(node, b.create<TanhOp>(loc, x.getType(), x));
+      return;
+    }
+    if (op == "Softmax") {
+      Value x = valueOf(node, 0);
+      int64_t rank = shapeOf(x).size();
+      int64_t axis = intAttr(node, "axis", opset >= 13 ? -1 : 1);
+      if (axis < 0)
+        axis += rank;
+      // Before opset 13 Softmax flattens to 2-D at `axis`; that equals a softmax over `axis`
+      // only when it is the last axis.
+      if (axis < 0 || axis >= rank || (opset < 13 && axis != rank - 1))
+        refuseAttr(node, "axis", "= " + std::to_string(axis) + " is not supported for rank " +
+                                     std::to_string(rank));
+      define(node, b.create<SoftmaxOp>(loc, x.getType(), x, b.getI64IntegerAttr(axis)));
+      return;
+    }
+    fail(nodeLabel(node) + " is not supported; supported ops: " + kSupportedOps);
+  }
+
+  MLIRContext &ctx;
+  OpBuilder b;
+  std::string path;
+  OnnxImportOptions options;
+  int64_t opset = 0;
+  func::FuncOp func;
+  std::map<std::string, Value> values;
+  std::map<std::string, HostTensor> constants;
+};
+
+} // namespace
+
+OwningOpRef<ModuleOp> graphc::importOnnxFile(const std::string &path, MLIRContext &context,
+                                             const OnnxImportOptions &options,
+                                             std::string &error) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    error = path + ": cannot open the file";
+    return nullptr;
+  }
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  std::string bytes = buffer.str();
+  onnx::ModelProto model;
+  if (bytes.empty() || !model.ParseFromString(bytes)) {
+    error = path + ": not a valid ONNX model (protobuf parsing failed; the file may be "
+                   "truncated or corrupted)";
+    return nullptr;
+  }
+  context.loadDialect<GraphDialect, func::FuncDialect>();
+  return Importer(context, path, options).run(model, error);
+}

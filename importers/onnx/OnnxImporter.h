@@ -1,0 +1,24 @@
+// Imports an ONNX model (as PyTorch exports it) into a graph-dialect forward function.
+#pragma once
+
+#include <string>
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+
+namespace graphc {
+
+struct OnnxImportOptions {
+  int64_t batch = 0; // > 0 overrides the data input's first dimension
+};
+
+/// Reads `path` and builds `func.func @forward`. Parameters (initializers) become arguments
+/// tagged graph.kind = "parameter" with their ONNX name and initial value (graph.init, a
+/// dense_resource). On failure returns null and sets `error` to one line naming the file and
+/// the node, e.g. `model.onnx: node "Conv_3" (LeakyRelu) is not supported; ...`.
+mlir::OwningOpRef<mlir::ModuleOp> importOnnxFile(const std::string &path,
+                                                 mlir::MLIRContext &context,
+                                                 const OnnxImportOptions &options,
+                                                 std::string &error);
+
+} // namespace graphc

@@ -1,0 +1,364 @@
+// graphc-build-train-step: reverse-mode autodiff of the forward function, plus the loss and
+// the optimizer updates, into one @train_step function.
+//
+// The forward ops are cloned, then walked once in reverse (O(ops)): each op whose result has
+// a gradient emits its backward ops. A parameter's update is emitted right after its gradient
+// is complete, so gradients die early and the update can overwrite the parameter in place
+// (the weight's last reader, the op's own backward, has already run).
+#include "passes/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+namespace graphc {
+#define GEN_PASS_DEF_BUILDTRAINSTEP
+#include "passes/Passes.h.inc"
+} // namespace graphc
+
+using namespace mlir;
+using namespace graphc;
+using namespace graphc::graph;
+
+namespace {
+
+enum class Optimizer { Sgd, Momentum, Adam };
+
+/// `<forward op name>.<suffix>` so that backward buffers are recognisable in plan dumps.
+Location gradLoc(Operation *forward, StringRef suffix) {
+  MLIRContext *ctx = forward->getContext();
+  std::string base;
+  if (auto name = dyn_cast<NameLoc>(forward->getLoc()))
+    base = name.getName().str();
+  else
+    base = forward->getName().stripDialect().str();
+  return NameLoc::get(StringAttr::get(ctx, base + "." + suffix.str()), forward->getLoc());
+}
+
+struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass> {
+  using BuildTrainStepBase::BuildTrainStepBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (failed(build(module)))
+      signalPassFailure();
+  }
+
+  LogicalResult build(ModuleOp module) {
+    auto loss = symbolizeLossKind(this->loss);
+    if (!loss)
+      return module.emitError() << "unknown loss '" << this->loss
+                                << "'; expected sparse_categorical_crossentropy, "
+                                   "categorical_crossentropy, binary_crossentropy or mse";
+    Optimizer opt;
+    if (optimizer == "sgd")
+      opt = Optimizer::Sgd;
+    else if (optimizer == "momentum")
+      opt = Optimizer::Momentum;
+    else if (optimizer == "adam")
+      opt = Optimizer::Adam;
+    else
+      return module.emitError() << "unknown optimizer '" << optimizer
+                                << "'; expected sgd, momentum or adam";
+
+    SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
+    if (funcs.size() != 1)
+      return module.emitError() << "expected exactly one forward function, found "
+                                << funcs.size();
+    func::FuncOp forward = funcs.front();
+    if (forward.getNumResults() != 1)
+      return forward.emitError() << "the forward function must return one prediction, it returns "
+                                 << forward.getNumResults() << " values";
+
+    // Classify the forward arguments.
+    SmallVector<BlockArgument> params, inputs;
+    for (BlockArgument arg : forward.getArguments()) {
+      auto kind = forward.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kKindAttr);
+      if (kind && kind.getValue() == "parameter")
+        params.push_back(arg);
+      else
+        inputs.push_back(arg);
+    }
+    if (inputs.size() != 1)
+      return forward.emitError() << "expected exactly one data input, found " << inputs.size()
+                                 << " (tag parameters with graph.kind = \"parameter\")";
+
+    OpBuilder b(module.getContext());
+    Type predType = forward.getResultTypes()[0];
+    auto pred = cast<RankedTensorType>(predType);
+    Type labelType = predType;
+    if (*loss == LossKind::sparse_categorical_crossentropy)
+      labelType = RankedTensorType::get({pred.getDimSize(0)}, b.getI64Type());
+    Type scalar = RankedTensorType::get({}, b.getF32Type());
+
+    // Signature: params, optimizer state, data, labels, [step].
+    unsigned statesPerParam = opt == Optimizer::Sgd ? 0 : opt == Optimizer::Momentum ? 1 : 2;
+    SmallVector<Type> argTypes, resultTypes;
+    for (BlockArgument p : params)
+      argTypes.push_back(p.getType());
+    for (unsigned s = 0; s < statesPerParam; ++s)
+      for (BlockArgument p : params)
+        argTypes.push_back(p.getType());
+    argTypes.push_back(inputs[0].getType());
+    argTypes.push_back(labelType);
+    if (opt == Optimizer::Adam)
+      argTypes.push_back(scalar);
+    resultTypes.push_back(scalar);
+    for (unsigned i = 0; i < params.size() * (1 + statesPerParam); ++i)
+      resultTypes.push_back(argTypes[i]);
+
+    b.setInsertionPoint(forward);
+    auto step = b.create<func::FuncOp>(forward.getLoc(), "train_step",
+                                       b.getFunctionType(argTypes, resultTypes));
+    Block *entry = step.addEntryBlock();
+    auto nameOf = [&](BlockArgument a) {
+      auto name = forward.getArgAttrOfType<StringAttr>(a.getArgNumber(), kNameAttr);
+      return name ? name.str() : "arg" + std::to_string(a.getArgNumber());
+    };
+    auto setArg = [&](unsigned i, StringRef kind, StringRef name, StringRef role = "") {
+      step.setArgAttr(i, kKindAttr, b.getStringAttr(kind));
+      step.setArgAttr(i, kNameAttr, b.getStringAttr(name));
+      if (!role.empty())
+        step.setArgAttr(i, kRoleAttr, b.getStringAttr(role));
+    };
+    static const char *stateSuffix[2][2] = {{".velocity", ""}, {".m", ".v"}};
+    for (auto [i, p] : llvm::enumerate(params)) {
+      setArg(i, "parameter", nameOf(p));
+      if (auto init = forward.getArgAttr(p.getArgNumber(), kInitAttr))
+        step.setArgAttr(i, kInitAttr, init);
+      for (unsigned s = 0; s < statesPerParam; ++s)
+        setArg(params.size() * (1 + s) + i, "optimizer_state",
+               nameOf(p) + stateSuffix[opt == Optimizer::Adam][s]);
+    }
+    unsigned dataIndex = params.size() * (1 + statesPerParam);
+    setArg(dataIndex, "input", nameOf(inputs[0]), "data");
+    setArg(dataIndex + 1, "input", "labels", "labels");
+    if (opt == Optimizer::Adam)
+      setArg(dataIndex + 2, "input", "step", "step");
+    for (unsigned i = 0; i < params.size() * (1 + statesPerParam); ++i) {
+      step.setResultAttr(i + 1, kTiedArgAttr, b.getI64IntegerAttr(i));
+      step.setResultAttr(i + 1, kNameAttr, step.getArgAttr(i, kNameAttr));
+    }
+
+    // Clone the forward body.
+    IRMapping map;
+    for (auto [i, p] : llvm::enumerate(params))
+      map.map(p, entry->getArgument(i));
+    map.map(inputs[0], entry->getArgument(dataIndex));
+    b.setInsertionPointToEnd(entry);
+    SmallVector<Operation *> forwardOps;
+    Value prediction;
+    for (Operation &op : forward.getBody().front()) {
+      if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+        prediction = map.lookup(ret.getOperand(0));
+        continue;
+      }
+      forwardOps.push_back(b.clone(op, map));
+    }
+
+    // Which values depend on a parameter (only those need gradients).
+    llvm::DenseSet<Value> needsGrad;
+    llvm::DenseMap<Value, unsigned> paramIndex;
+    for (unsigned i = 0; i < params.size(); ++i) {
+      needsGrad.insert(entry->getArgument(i));
+      paramIndex[entry->getArgument(i)] = i;
+    }
+    for (Operation *op : forwardOps) {
+      if (llvm::any_of(op->getOperands(), [&](Value v) { return needsGrad.contains(v); }))
+        for (Value r : op->getResults())
+          needsGrad.insert(r);
+      for (Value operand : op->getOperands())
+        if (needsGrad.contains(operand) && !operand.hasOneUse())
+          return op->emitError() << "value '" << valueNameForError(operand)
+                                 << "' is used more than once; gradient accumulation for "
+                                    "shared values is not supported yet";
+    }
+
+    // A softmax (sigmoid) right before a categorical (binary) loss folds into the loss, which
+    // then works on logits in log space; the activation and its backward disappear.
+    Location lossLoc = NameLoc::get(b.getStringAttr("loss"), forward.getLoc());
+    Value labels = entry->getArgument(dataIndex + 1);
+    Value lossInput = prediction;
+    bool fromLogits = false;
+    if (Value logits = getLossLogits(*loss, prediction)) {
+      lossInput = logits;
+      fromLogits = true;
+    }
+    Value lossValue = b.create<LossOp>(lossLoc, scalar, *loss, lossInput, labels, fromLogits);
+    Value stepValue = opt == Optimizer::Adam ? entry->getArgument(dataIndex + 2) : Value();
+
+    llvm::DenseMap<Value, Value> grad;
+    grad[lossInput] = b.create<LossBackwardOp>(
+        NameLoc::get(b.getStringAttr("loss.grad"), lossLoc), lossInput.getType(), *loss,
+        lossInput, labels, fromLogits);
+    SmallVector<Value> newParams(params.size()), newStates(params.size() * statesPerParam);
+
+    auto update = [&](Value param, Value g, Operation *fwd) {
+      unsigned i = paramIndex.at(param);
+      Location loc = NameLoc::get(b.getStringAttr(nameOf(params[i]) + ".update"), fwd->getLoc());
+      FloatAttr lr = b.getF32FloatAttr(learningRate);
+      switch (opt) {
+      case Optimizer::Sgd:
+        newParams[i] = b.create<SgdUpdateOp>(loc, param.getType(), param, g, lr);
+        break;
+      case Optimizer::Momentum: {
+        Value velocity = entry->getArgument(params.size() + i);
+        auto op = b.create<MomentumUpdateOp>(loc, param.getType(), param.getType(), param, g,
+                                             velocity, lr, b.getF32FloatAttr(momentum));
+        newParams[i] = op.getNewParam();
+        newStates[i] = op.getNewVelocity();
+        break;
+      }
+      case Optimizer::Adam: {
+        Value m = entry->getArgument(params.size() + i);
+        Value v = entry->getArgument(2 * params.size() + i);
+        auto op = b.create<AdamUpdateOp>(loc, param.getType(), param.getType(), param.getType(),
+                                         param, g, m, v, stepValue, lr, b.getF32FloatAttr(beta1),
+                                         b.getF32FloatAttr(beta2), b.getF32FloatAttr(epsilon));
+        newParams[i] = op.getNewParam();
+        newStates[i] = op.getNewM();
+        newStates[params.size() + i] = op.getNewV();
+        break;
+      }
+      }
+    };
+    // Records the gradient of `operand`, updating it at once when it is a parameter.
+    auto setGrad = [&](Value operand, Value g, Operation *fwd) {
+      if (paramIndex.count(operand))
+        update(operand, g, fwd);
+      else
+        grad[operand] = g;
+    };
+
+    for (Operation *op : llvm::reverse(forwardOps)) {
+      Value dy = op->getNumResults() == 1 ? grad.lookup(op->getResult(0)) : Value();
+      if (!dy)
+        continue;
+      auto wants = [&](Value v) { return needsGrad.contains(v); };
+      LogicalResult result =
+          llvm::TypeSwitch<Operation *, LogicalResult>(op)
+              .Case([&](DenseOp dense) {
+                Value x = dense.getInput(), w = dense.getWeight();
+                bool t = dense.getTransposeWeight();
+                if (wants(x))
+                  setGrad(x, b.create<MatmulOp>(gradLoc(op, "grad_input"), x.getType(), dy, w,
+                                                false, !t),
+                          op);
+                Value dw = t ? b.create<MatmulOp>(gradLoc(op, "grad_weight"), w.getType(), dy,
+                                                  x, true, false)
+                             : b.create<MatmulOp>(gradLoc(op, "grad_weight"), w.getType(), x,
+                                                  dy, true, false);
+                Value db;
+                if (Value bias = dense.getBias())
+                  db = b.create<BiasGradOp>(gradLoc(op, "grad_bias"), bias.getType(), dy, 1);
+                setGrad(w, dw, op);
+                if (db)
+                  setGrad(dense.getBias(), db, op);
+                return success();
+              })
+              .Case([&](Conv2dOp conv) {
+                Value x = conv.getInput(), w = conv.getFilter();
+                if (wants(x))
+                  setGrad(x, b.create<Conv2dBackwardDataOp>(
+                                 gradLoc(op, "grad_input"), x.getType(), dy, w,
+                                 conv.getStridesAttr(), conv.getPaddingAttr(),
+                                 conv.getDilationsAttr()),
+                          op);
+                Value dw = b.create<Conv2dBackwardFilterOp>(
+                    gradLoc(op, "grad_filter"), w.getType(), dy, x, conv.getStridesAttr(),
+                    conv.getPaddingAttr(), conv.getDilationsAttr());
+                Value db;
+                if (Value bias = conv.getBias())
+                  db = b.create<BiasGradOp>(gradLoc(op, "grad_bias"), bias.getType(), dy, 1);
+                setGrad(w, dw, op);
+                if (db)
+                  setGrad(conv.getBias(), db, op);
+                return success();
+              })
+              .Case([&](MaxPool2dOp pool) {
+                if (wants(pool.getInput()))
+                  setGrad(pool.getInput(),
+                          b.create<MaxPool2dBackwardOp>(
+                              gradLoc(op, "grad_input"), pool.getInput().getType(), dy,
+                              pool.getInput(), pool.getKernelAttr(), pool.getStridesAttr(),
+                              pool.getPaddingAttr()),
+                          op);
+                return success();
+              })
+              .Case([&](ReshapeOp reshape) {
+                if (wants(reshape.getInput()))
+                  setGrad(reshape.getInput(),
+                          b.create<ReshapeOp>(gradLoc(op, "grad_input"),
+                                              reshape.getInput().getType(), dy),
+                          op);
+                return success();
+              })
+              .Case([&](ReluOp relu) {
+                if (wants(relu.getInput()))
+                  setGrad(relu.getInput(),
+                          b.create<ReluBackwardOp>(gradLoc(op, "grad_input"), dy.getType(), dy,
+                                                   relu.getResult()),
+                          op);
+                return success();
+              })
+              .Case([&](SigmoidOp sigmoid) {
+                if (wants(sigmoid.getInput()))
+                  setGrad(sigmoid.getInput(),
+                          b.create<SigmoidBackwardOp>(gradLoc(op, "grad_input"), dy.getType(),
+                                                      dy, sigmoid.getResult()),
+                          op);
+                return success();
+              })
+              .Case([&](TanhOp tanh) {
+                if (wants(tanh.getInput()))
+                  setGrad(tanh.getInput(),
+                          b.create<TanhBackwardOp>(gradLoc(op, "grad_input"), dy.getType(), dy,
+                                                   tanh.getResult()),
+                          op);
+                return success();
+              })
+              .Case([&](SoftmaxOp softmax) {
+                if (wants(softmax.getInput()))
+                  setGrad(softmax.getInput(),
+                          b.create<SoftmaxBackwardOp>(gradLoc(op, "grad_input"), dy.getType(),
+                                                      dy, softmax.getResult(),
+                                                      softmax.getAxisAttr()),
+                          op);
+                return success();
+              })
+              .Default([&](Operation *other) {
+                return other->emitError()
+                       << "graphc-build-train-step has no gradient for '" << other->getName()
+                       << "'";
+              });
+      if (failed(result))
+        return failure();
+    }
+
+    for (auto [i, p] : llvm::enumerate(newParams))
+      if (!p)
+        return forward.emitError() << "parameter '" << nameOf(params[i])
+                                   << "' does not influence the loss; remove it or mark it "
+                                      "frozen";
+    SmallVector<Value> results = {lossValue};
+    results.append(newParams.begin(), newParams.end());
+    results.append(newStates.begin(), newStates.end());
+    b.create<func::ReturnOp>(forward.getLoc(), results);
+    // Forward ops nothing reads any more (a softmax folded into the loss).
+    for (Operation *op : llvm::reverse(forwardOps))
+      if (op->use_empty())
+        op->erase();
+    forward.erase();
+    return success();
+  }
+
+  static std::string valueNameForError(Value v) {
+    if (auto arg = dyn_cast<BlockArgument>(v))
+      return "argument " + std::to_string(arg.getArgNumber());
+    if (auto name = dyn_cast<NameLoc>(v.getDefiningOp()->getLoc()))
+      return name.getName().str();
+    return v.getDefiningOp()->getName().getStringRef().str();
+  }
+};
+
+} // namespace

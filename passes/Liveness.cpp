@@ -1,0 +1,168 @@
+// Buffer liveness over the op order of a training step; see Liveness.h.
+#include "passes/Liveness.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include "dialects/graph/GraphOps.h"
+#include "graphc/runtime/workspace.h"
+
+using namespace mlir;
+using namespace graphc;
+using namespace graphc::graph;
+
+uint64_t graphc::tensorBytes(Type type) {
+  auto ranked = cast<RankedTensorType>(type);
+  return static_cast<uint64_t>(ranked.getNumElements()) *
+         static_cast<uint64_t>(ranked.getElementTypeBitWidth() / 8);
+}
+
+uint64_t graphc::workspaceBytes(Operation *op) {
+  auto shape = [](Value v) { return cast<RankedTensorType>(v.getType()).getShape(); };
+  // All three conv kernels stage one image's im2col matrix: C*R*S x OH*OW.
+  return llvm::TypeSwitch<Operation *, uint64_t>(op)
+      .Case([&](Conv2dOp conv) {
+        auto x = shape(conv.getInput()), w = shape(conv.getFilter()), y = shape(conv.getResult());
+        return rt::conv2dWorkspaceBytes(x[1], w[2], w[3], y[2], y[3]);
+      })
+      .Case([&](Conv2dBackwardDataOp conv) {
+        auto w = shape(conv.getFilter()), dy = shape(conv.getGrad());
+        return rt::conv2dWorkspaceBytes(w[1], w[2], w[3], dy[2], dy[3]);
+      })
+      .Case([&](Conv2dBackwardFilterOp conv) {
+        auto w = shape(conv.getResult()), dy = shape(conv.getGrad());
+        return rt::conv2dWorkspaceBytes(w[1], w[2], w[3], dy[2], dy[3]);
+      })
+      .Default([](Operation *) { return uint64_t{0}; });
+}
+
+int64_t graphc::inPlaceOperandOf(Operation *op, unsigned resultIndex) {
+  return llvm::TypeSwitch<Operation *, int64_t>(op)
+      .Case([&](ReshapeOp) { return 0; })
+      .Case([&](SgdUpdateOp) { return 0; })
+      .Case([&](MomentumUpdateOp) { return resultIndex == 0 ? 0 : 2; })
+      .Case([&](AdamUpdateOp) { return resultIndex == 0 ? 0 : int64_t(resultIndex) + 1; })
+      .Default([](Operation *) { return int64_t{-1}; });
+}
+
+std::string graphc::valueName(Value value, int64_t step) {
+  if (auto arg = dyn_cast<BlockArgument>(value)) {
+    auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
+    if (func)
+      if (auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kNameAttr))
+        return name.str();
+    return "arg" + std::to_string(arg.getArgNumber());
+  }
+  Operation *op = value.getDefiningOp();
+  std::string base;
+  if (auto loc = dyn_cast<NameLoc>(op->getLoc()))
+    base = loc.getName().str();
+  else
+    base = op->getName().stripDialect().str() + "_" + std::to_string(step);
+  if (op->getNumResults() > 1)
+    base += "#" + std::to_string(cast<OpResult>(value).getResultNumber());
+  return base;
+}
+
+/// Forward layers produce activations; everything autodiff adds is a temporary, except the
+/// parameter gradients consumed by optimizer updates.
+static std::string resultKind(Value value) {
+  for (OpOperand &use : value.getUses())
+    if (isa<SgdUpdateOp, MomentumUpdateOp, AdamUpdateOp>(use.getOwner()) &&
+        use.getOperandNumber() == 1)
+      return "gradient";
+  Operation *op = value.getDefiningOp();
+  if (isa<MatmulOp, BiasGradOp, Conv2dBackwardDataOp, Conv2dBackwardFilterOp,
+          MaxPool2dBackwardOp, ReluBackwardOp, SigmoidBackwardOp, TanhBackwardOp,
+          SoftmaxBackwardOp, LossBackwardOp>(op))
+    return "temporary";
+  return "activation";
+}
+
+FailureOr<StepLiveness> graphc::computeStepLiveness(func::FuncOp func) {
+  StepLiveness live;
+  if (!func.getBody().hasOneBlock())
+    return func.emitError("graphc plans single-block functions only"), failure();
+  Block &body = func.getBody().front();
+  for (Operation &op : body.without_terminator())
+    live.steps.push_back(&op);
+  int64_t lastStep = std::max<int64_t>(0, int64_t(live.steps.size()) - 1);
+  llvm::DenseMap<Operation *, int64_t> stepOf;
+  for (auto [i, op] : llvm::enumerate(live.steps))
+    stepOf[op] = int64_t(i);
+
+  auto newBuffer = [&](Value v, std::string kind, std::string opName, int64_t first) {
+    if (auto ranked = dyn_cast<RankedTensorType>(v.getType()); !ranked || !ranked.hasStaticShape())
+      return false;
+    LiveBuffer buffer;
+    buffer.name = valueName(v, first);
+    buffer.kind = std::move(kind);
+    buffer.op = std::move(opName);
+    buffer.bytes = tensorBytes(v.getType());
+    buffer.first = buffer.last = first;
+    buffer.values.push_back(v);
+    live.bufferOf[v] = live.buffers.size();
+    live.buffers.push_back(std::move(buffer));
+    return true;
+  };
+
+  for (BlockArgument arg : func.getArguments()) {
+    auto kind = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kKindAttr);
+    std::string k = kind ? kind.str() : "input";
+    if (!newBuffer(arg, k, "arg", 0))
+      return func.emitError() << "argument " << arg.getArgNumber() << " needs a static shape, got "
+                              << arg.getType(), failure();
+    if (k == "parameter" || k == "optimizer_state")
+      live.buffers.back().last = lastStep; // persists across training steps
+  }
+
+  for (auto [step, op] : llvm::enumerate(live.steps)) {
+    for (OpResult result : op->getResults()) {
+      int64_t source = inPlaceOperandOf(op, result.getResultNumber());
+      if (source >= 0) {
+        Value operand = op->getOperand(source);
+        unsigned id = live.bufferOf.at(operand);
+        // Writing in place is only sound when nothing reads the old value afterwards.
+        for (Value alias : live.buffers[id].values)
+          for (Operation *user : alias.getUsers())
+            if (user != op && user->getBlock() == &body && stepOf.lookup(user) > int64_t(step) &&
+                !isa<ReshapeOp>(op))
+              return op->emitError() << "in-place update of '" << live.buffers[id].name
+                                     << "' while it is still used by a later op",
+                     failure();
+        live.bufferOf[result] = id;
+        live.buffers[id].values.push_back(result);
+        continue;
+      }
+      if (!newBuffer(result, resultKind(result), op->getName().stripDialect().str(), step))
+        return op->emitError() << "result needs a static shape, got " << result.getType(),
+               failure();
+    }
+    if (uint64_t bytes = workspaceBytes(op)) {
+      LiveBuffer ws;
+      ws.name = valueName(op->getResult(0), step) + ".workspace";
+      ws.kind = "workspace";
+      ws.op = op->getName().stripDialect().str();
+      ws.bytes = bytes;
+      ws.first = ws.last = step;
+      ws.workspaceOf = op;
+      live.workspaceBufferOf[op] = live.buffers.size();
+      live.buffers.push_back(std::move(ws));
+    }
+  }
+
+  // Extend each buffer to its last use; returned values live to the end of the step.
+  for (Operation *op : live.steps)
+    for (Value operand : op->getOperands()) {
+      auto it = live.bufferOf.find(operand);
+      if (it != live.bufferOf.end())
+        live.buffers[it->second].last = std::max(live.buffers[it->second].last, stepOf[op]);
+    }
+  for (Value operand : body.getTerminator()->getOperands()) {
+    auto it = live.bufferOf.find(operand);
+    if (it != live.bufferOf.end())
+      live.buffers[it->second].last = lastStep;
+  }
+  return live;
+}

@@ -1,0 +1,57 @@
+// Liveness of a scheduled training step: which bytes each step needs.
+//
+// The schedule is the op order of the function body (the terminator is not a step). A
+// "buffer" is a set of values that share storage: a reshape result is a view of its operand,
+// and an optimizer update writes its parameter and state in place. Each buffer is live from
+// the step that defines its first value to the last step that uses any of its values;
+// parameters and optimizer state persist across training steps and so are live throughout,
+// and the returned values live to the end. Kernels that need scratch space add a workspace
+// buffer live at their step only. O(ops + uses).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Value.h"
+#include "llvm/ADT/DenseMap.h"
+
+namespace graphc {
+
+struct LiveBuffer {
+  std::string name;
+  std::string kind;     // parameter|gradient|optimizer_state|activation|temporary|workspace|input
+  std::string op;       // mnemonic of the defining op ("arg" for function arguments)
+  uint64_t bytes = 0;
+  int64_t first = 0;
+  int64_t last = 0;
+  llvm::SmallVector<mlir::Value, 2> values; // empty for workspaces
+  mlir::Operation *workspaceOf = nullptr;   // the op whose scratch this is
+};
+
+struct StepLiveness {
+  llvm::SmallVector<mlir::Operation *> steps;
+  std::vector<LiveBuffer> buffers;
+  llvm::DenseMap<mlir::Value, unsigned> bufferOf;
+  llvm::DenseMap<mlir::Operation *, unsigned> workspaceBufferOf;
+};
+
+/// Computes the buffers of a single-block function. Fails (with a diagnostic) on IR it cannot
+/// plan: dynamic shapes, or an in-place update whose operand is still used after it.
+mlir::FailureOr<StepLiveness> computeStepLiveness(mlir::func::FuncOp func);
+
+/// Bytes of a statically shaped tensor type.
+uint64_t tensorBytes(mlir::Type type);
+
+/// Scratch bytes the CPU and CUDA kernels of `op` need (0 for most ops).
+uint64_t workspaceBytes(mlir::Operation *op);
+
+/// For an op that writes some results in place: the operand index that result `i` reuses,
+/// or -1. Reshape is a view; optimizer updates overwrite their parameter and state.
+int64_t inPlaceOperandOf(mlir::Operation *op, unsigned resultIndex);
+
+/// A readable name for a value: the function argument's graph.name, or the defining op's
+/// location name (with #i for the i-th of several results), or mnemonic_step.
+std::string valueName(mlir::Value value, int64_t step);
+
+} // namespace graphc

@@ -1,0 +1,96 @@
+// Adapter between IR and the planner core; see MemoryPlan.h.
+#include "passes/MemoryPlan.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace graphc;
+
+plan::Plan graphc::planProblemFromLiveness(const StepLiveness &live, uint64_t alignment) {
+  plan::Plan plan;
+  plan.alignment = alignment;
+  for (const LiveBuffer &buffer : live.buffers) {
+    plan::Buffer b;
+    b.name = buffer.name;
+    b.bytes = buffer.bytes;
+    b.first = buffer.first;
+    b.last = buffer.last;
+    b.kind = buffer.kind;
+    b.op = buffer.op;
+    plan.buffers.push_back(std::move(b));
+  }
+  return plan;
+}
+
+void graphc::annotatePlan(func::FuncOp func, const StepLiveness &live, const plan::Plan &plan) {
+  Builder b(func.getContext());
+  for (BlockArgument arg : func.getArguments())
+    func.setArgAttr(arg.getArgNumber(), kOffsetAttr,
+                    b.getI64IntegerAttr(plan.buffers[live.bufferOf.at(arg)].offset));
+  for (Operation *op : live.steps) {
+    if (op->getNumResults()) {
+      SmallVector<int64_t> offsets;
+      for (Value result : op->getResults())
+        offsets.push_back(plan.buffers[live.bufferOf.at(result)].offset);
+      op->setAttr(kOffsetsAttr, b.getDenseI64ArrayAttr(offsets));
+    }
+    if (auto it = live.workspaceBufferOf.find(op); it != live.workspaceBufferOf.end())
+      op->setAttr(kWorkspaceOffsetAttr, b.getI64IntegerAttr(plan.buffers[it->second].offset));
+  }
+  func->setAttr(kArenaBytesAttr, b.getI64IntegerAttr(plan.arenaBytes));
+  func->setAttr(kLowerBoundAttr,
+                b.getI64IntegerAttr(plan::lowerBound(plan.buffers, plan.alignment)));
+  func->setAttr(kAlignmentAttr, b.getI64IntegerAttr(plan.alignment));
+}
+
+int64_t graphc::plannedOffset(Value value) {
+  if (auto arg = dyn_cast<BlockArgument>(value)) {
+    auto func = cast<func::FuncOp>(arg.getOwner()->getParentOp());
+    auto attr = func.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(), kOffsetAttr);
+    return attr ? attr.getInt() : -1;
+  }
+  auto offsets = value.getDefiningOp()->getAttrOfType<DenseI64ArrayAttr>(kOffsetsAttr);
+  unsigned index = cast<OpResult>(value).getResultNumber();
+  return offsets && index < offsets.size() ? offsets[index] : -1;
+}
+
+static std::string locationString(Location loc) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (auto name = dyn_cast<NameLoc>(loc))
+    os << name.getName().str();
+  else if (auto file = dyn_cast<FileLineColLoc>(loc))
+    os << file.getFilename().str() << ":" << file.getLine() << ":" << file.getColumn();
+  else
+    loc.print(os);
+  return text;
+}
+
+FailureOr<PlannedStep> graphc::readPlannedStep(func::FuncOp func) {
+  auto arena = func->getAttrOfType<IntegerAttr>(kArenaBytesAttr);
+  auto alignment = func->getAttrOfType<IntegerAttr>(kAlignmentAttr);
+  if (!arena || !alignment)
+    return func.emitError("function has not been planned (run graphc-plan-memory)"), failure();
+  auto live = computeStepLiveness(func);
+  if (failed(live))
+    return failure();
+  PlannedStep planned;
+  planned.plan = planProblemFromLiveness(*live, alignment.getInt());
+  planned.plan.arenaBytes = arena.getInt();
+  for (auto [i, buffer] : llvm::enumerate(live->buffers)) {
+    int64_t offset = buffer.workspaceOf
+                         ? buffer.workspaceOf->getAttrOfType<IntegerAttr>(kWorkspaceOffsetAttr).getInt()
+                         : plannedOffset(buffer.values.front());
+    if (offset < 0)
+      return func.emitError() << "buffer '" << buffer.name << "' has no planned offset",
+             failure();
+    planned.plan.buffers[i].offset = offset;
+  }
+  for (auto [i, op] : llvm::enumerate(live->steps))
+    planned.steps.push_back({int64_t(i), op->getName().getStringRef().str(),
+                             locationString(op->getLoc())});
+  planned.lowerBound = plan::lowerBound(planned.plan.buffers, planned.plan.alignment);
+  return planned;
+}

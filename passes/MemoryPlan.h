@@ -1,0 +1,47 @@
+// The thin adapter between a training step's IR and the MLIR-free planner core: turns
+// liveness into a planner problem, writes the chosen offsets onto the IR as attributes, and
+// reads them back for plan dumps and the fit report.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include "passes/Liveness.h"
+#include "planner/Planner.h"
+
+namespace graphc {
+
+constexpr llvm::StringLiteral kArenaBytesAttr = "graph.arena_bytes";
+constexpr llvm::StringLiteral kLowerBoundAttr = "graph.lower_bound_bytes";
+constexpr llvm::StringLiteral kAlignmentAttr = "graph.alignment";
+constexpr llvm::StringLiteral kOffsetAttr = "graph.offset";           // on arguments
+constexpr llvm::StringLiteral kOffsetsAttr = "graph.offsets";         // on ops, one per result
+constexpr llvm::StringLiteral kWorkspaceOffsetAttr = "graph.workspace_offset";
+
+/// One planner buffer per live buffer, in the same order.
+plan::Plan planProblemFromLiveness(const StepLiveness &live, uint64_t alignment);
+
+/// Writes plan offsets (same order as live.buffers) and arena figures onto the function.
+void annotatePlan(mlir::func::FuncOp func, const StepLiveness &live, const plan::Plan &plan);
+
+/// Offset of a value in a planned function (argument attribute or op attribute), or -1.
+int64_t plannedOffset(mlir::Value value);
+
+struct PlanStep {
+  int64_t index;
+  std::string op;
+  std::string loc;
+};
+
+struct PlannedStep {
+  plan::Plan plan;
+  std::vector<PlanStep> steps;
+  uint64_t lowerBound = 0;
+};
+
+/// Reads a function planned by graphc-plan-memory back into planner form for dumps.
+mlir::FailureOr<PlannedStep> readPlannedStep(mlir::func::FuncOp func);
+
+} // namespace graphc

@@ -1,0 +1,103 @@
+//===- Passes.td - graphc's passes ------------------------------------------===//
+//
+// The passes of graphc's pipeline, in pipeline order: build the training step, then plan its
+// memory, then verify the plan independently. Test printers for the analyses come last.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GRAPHC_PASSES
+#define GRAPHC_PASSES
+
+include "mlir/Pass/PassBase.td"
+
+def BuildTrainStep : Pass<"graphc-build-train-step", "mlir::ModuleOp"> {
+  let summary = "Turn the forward function into a whole training step (autodiff + loss + optimizer)";
+  let description = [{
+    Takes the module's forward function, whose arguments are tagged `graph.kind = "input"` or
+    `"parameter"`, and replaces it with `@train_step`: parameters, optimizer state, the data
+    batch, the labels and (for Adam) the step number in; the loss and the updated parameters
+    and state out. Reverse-mode autodiff walks the forward ops backwards and emits each op's
+    backward op; gradients of a value used twice are not summed yet (such graphs are refused).
+
+    Before:
+    ```mlir
+    func.func @forward(%x: tensor<4x3xf32> {graph.kind = "input", graph.name = "x"},
+                       %w: tensor<2x3xf32> {graph.kind = "parameter", graph.name = "fc.weight"})
+        -> tensor<4x2xf32> {
+      %y = graph.dense %x, %w {transpose_weight} : (tensor<4x3xf32>, tensor<2x3xf32>) -> tensor<4x2xf32>
+      return %y : tensor<4x2xf32>
+    }
+    ```
+    After (`loss=mse optimizer=sgd`):
+    ```mlir
+    func.func @train_step(%w: tensor<2x3xf32> {graph.kind = "parameter", graph.name = "fc.weight"},
+                          %x: tensor<4x3xf32> {graph.kind = "input", graph.role = "data", ...},
+                          %labels: tensor<4x2xf32> {graph.kind = "input", graph.role = "labels", ...})
+        -> (tensor<f32>, tensor<2x3xf32> {graph.tied_to_arg = 0 : i64}) {
+      %y = graph.dense %x, %w {transpose_weight} : ...
+      %loss = graph.loss mse %y, %labels : ...
+      %dy = graph.loss_backward mse %y, %labels : ...
+      %dw = graph.matmul %dy, %x {transpose_lhs} : ...
+      %w1 = graph.sgd_update %w, %dw {lr = 0.01 : f32} : tensor<2x3xf32>
+      return %loss, %w1 : tensor<f32>, tensor<2x3xf32>
+    }
+    ```
+  }];
+  let options = [
+    Option<"loss", "loss", "std::string", "\"sparse_categorical_crossentropy\"",
+           "sparse_categorical_crossentropy|categorical_crossentropy|binary_crossentropy|mse">,
+    Option<"optimizer", "optimizer", "std::string", "\"sgd\"", "sgd|momentum|adam">,
+    Option<"learningRate", "lr", "double", "0.01", "learning rate">,
+    Option<"momentum", "momentum", "double", "0.9", "momentum factor (optimizer=momentum)">,
+    Option<"beta1", "beta1", "double", "0.9", "Adam beta1">,
+    Option<"beta2", "beta2", "double", "0.999", "Adam beta2">,
+    Option<"epsilon", "epsilon", "double", "1e-8", "Adam epsilon">,
+  ];
+  let dependentDialects = ["::graphc::graph::GraphDialect", "::mlir::func::FuncDialect"];
+}
+
+def PlanMemory : Pass<"graphc-plan-memory", "mlir::func::FuncOp"> {
+  let summary = "Assign every tensor of the training step a static offset in one arena";
+  let description = [{
+    Computes liveness over the op order of the function, groups values that share storage
+    (a reshape is a view of its operand; an optimizer update writes its parameter and state in
+    place), adds the scratch workspace each kernel needs, and runs the MLIR-free planner core
+    (planner/Planner.h). The offsets land as attributes that the emitters read.
+
+    Before:
+    ```mlir
+    %y = graph.relu %x : tensor<4x4xf32>
+    ```
+    After:
+    ```mlir
+    func.func @train_step(%x: tensor<4x4xf32> {graph.offset = 0 : i64, ...}) attributes
+        {graph.arena_bytes = 512 : i64, graph.lower_bound_bytes = 512 : i64, graph.alignment = 256 : i64}
+    %y = graph.relu %x {graph.offsets = array<i64: 256>} : tensor<4x4xf32>
+    ```
+  }];
+  let options = [
+    Option<"alignment", "alignment", "int64_t", "256", "byte alignment of every offset">,
+    Option<"noReuse", "no-reuse", "bool", "false",
+           "give every buffer its own bytes (for testing the planner against itself)">,
+  ];
+}
+
+def VerifyPlan : Pass<"graphc-verify-plan", "mlir::func::FuncOp"> {
+  let summary = "Independently check the offsets of a planned training step";
+  let description = [{
+    Re-derives every value's live range from the IR with its own simple walk (not the
+    planner's liveness code), applies the same storage-sharing rules, and checks that no two
+    values live at the same op share a byte unless they share storage, and that every byte is
+    inside `graph.arena_bytes`. Runs on every compile; a violation is an error naming both
+    values.
+  }];
+}
+
+def TestPrintLiveness : Pass<"graphc-test-print-liveness", "mlir::func::FuncOp"> {
+  let summary = "Print the live range and byte size of every buffer (test only)";
+  let description = [{
+    Prints one line per buffer: `name kind bytes first..last`, in definition order, for lit.
+  }];
+}
+
+#endif // GRAPHC_PASSES

@@ -1,0 +1,34 @@
+// graphc-plan-memory: liveness -> planner core -> offsets as attributes. A thin adapter; the
+// placement algorithms live in planner/Planner.cpp.
+#include "passes/MemoryPlan.h"
+#include "passes/Passes.h"
+
+namespace graphc {
+#define GEN_PASS_DEF_PLANMEMORY
+#include "passes/Passes.h.inc"
+} // namespace graphc
+
+using namespace mlir;
+using namespace graphc;
+
+namespace {
+struct PlanMemoryPass : graphc::impl::PlanMemoryBase<PlanMemoryPass> {
+  using PlanMemoryBase::PlanMemoryBase;
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (alignment <= 0 || (alignment & (alignment - 1)) != 0) {
+      func.emitError() << "alignment must be a positive power of two, got " << alignment;
+      return signalPassFailure();
+    }
+    auto live = computeStepLiveness(func);
+    if (failed(live))
+      return signalPassFailure();
+    plan::Plan plan = planProblemFromLiveness(*live, alignment);
+    if (noReuse)
+      plan::planNoReuse(plan);
+    else
+      plan::planBestFit(plan);
+    annotatePlan(func, *live, plan);
+  }
+};
+} // namespace

@@ -1,0 +1,125 @@
+// graphc-verify-plan: an independent check of a planned training step.
+//
+// It does not reuse the planner's liveness code: it walks the IR itself, giving each value the
+// range [defining step, last using step] (arguments start at 0; parameters, optimizer state
+// and returned values live to the end), merges values that share storage after checking that
+// they were given the same offset, adds one workspace range per kernel that needs scratch, and
+// hands the result to plan::verifyPlan, whose sweep is itself independent of the planner's
+// best-fit search. Any overlap of simultaneously live bytes, or any byte outside the arena,
+// fails the compile with the names of the buffers involved.
+#include "passes/MemoryPlan.h"
+#include "passes/Passes.h"
+
+namespace graphc {
+#define GEN_PASS_DEF_VERIFYPLAN
+#include "passes/Passes.h.inc"
+} // namespace graphc
+
+using namespace mlir;
+using namespace graphc;
+
+namespace {
+struct Range {
+  int64_t first, last;
+  int64_t offset;
+  uint64_t bytes;
+  std::string name, kind;
+};
+
+struct VerifyPlanPass : graphc::impl::VerifyPlanBase<VerifyPlanPass> {
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    auto arena = func->getAttrOfType<IntegerAttr>(kArenaBytesAttr);
+    auto alignment = func->getAttrOfType<IntegerAttr>(kAlignmentAttr);
+    if (!arena || !alignment) {
+      func.emitError("graphc-verify-plan: function has no plan (graph.arena_bytes and "
+                     "graph.alignment attributes)");
+      return signalPassFailure();
+    }
+    Block &body = func.getBody().front();
+    int64_t numSteps = 0;
+    llvm::DenseMap<Operation *, int64_t> step;
+    for (Operation &op : body.without_terminator())
+      step[&op] = numSteps++;
+    int64_t end = std::max<int64_t>(numSteps - 1, 0);
+
+    // Union of storage-sharing values: each value maps to the index of its range.
+    llvm::DenseMap<Value, unsigned> rangeOf;
+    std::vector<Range> ranges;
+    bool ok = true;
+    auto addValue = [&](Value v, int64_t first, StringRef kind, int64_t root) {
+      int64_t offset = plannedOffset(v);
+      if (offset < 0) {
+        emitError(v.getLoc()) << "value has no planned offset";
+        ok = false;
+        return;
+      }
+      if (root >= 0) {
+        Range &r = ranges[root];
+        if (r.offset != offset) {
+          emitError(v.getLoc()) << "value shares storage with '" << r.name
+                                << "' but is planned at offset " << offset << " instead of "
+                                << r.offset;
+          ok = false;
+        }
+        rangeOf[v] = root;
+        return;
+      }
+      rangeOf[v] = ranges.size();
+      ranges.push_back({first, first, offset, tensorBytes(v.getType()), valueName(v, first),
+                        kind.str()});
+    };
+    for (BlockArgument arg : func.getArguments()) {
+      auto kind = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), graph::kKindAttr);
+      StringRef k = kind ? kind.getValue() : "input";
+      addValue(arg, 0, k, -1);
+      if (ok && (k == "parameter" || k == "optimizer_state"))
+        ranges.back().last = end;
+    }
+    for (Operation &op : body.without_terminator()) {
+      for (OpResult result : op.getResults()) {
+        int64_t source = inPlaceOperandOf(&op, result.getResultNumber());
+        addValue(result, step[&op], "value",
+                 source >= 0 ? int64_t(rangeOf.lookup(op.getOperand(source))) : -1);
+      }
+      if (uint64_t bytes = workspaceBytes(&op)) {
+        auto attr = op.getAttrOfType<IntegerAttr>(kWorkspaceOffsetAttr);
+        if (!attr) {
+          op.emitError("kernel needs a workspace but has no graph.workspace_offset");
+          ok = false;
+          continue;
+        }
+        ranges.push_back({step[&op], step[&op], attr.getInt(), bytes,
+                          valueName(op.getResult(0), step[&op]) + ".workspace", "workspace"});
+      }
+    }
+    if (!ok)
+      return signalPassFailure();
+    for (Operation &op : body)
+      for (Value operand : op.getOperands())
+        if (auto it = rangeOf.find(operand); it != rangeOf.end()) {
+          Range &r = ranges[it->second];
+          r.last = std::max(r.last, op.hasTrait<OpTrait::IsTerminator>() ? end : step[&op]);
+        }
+
+    plan::Plan plan;
+    plan.alignment = alignment.getInt();
+    plan.arenaBytes = arena.getInt();
+    for (Range &r : ranges) {
+      plan::Buffer b;
+      b.name = r.name;
+      b.bytes = r.bytes;
+      b.first = r.first;
+      b.last = r.last;
+      b.offset = r.offset;
+      b.kind = r.kind;
+      plan.buffers.push_back(std::move(b));
+    }
+    std::string error = plan::verifyPlan(plan);
+    if (!error.empty()) {
+      func.emitError() << "memory plan is invalid: " << error;
+      return signalPassFailure();
+    }
+  }
+};
+} // namespace
