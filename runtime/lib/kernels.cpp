@@ -1,0 +1,489 @@
+// CPU implementations of the kernels declared in kernels.h: fp32, NCHW, GEMM and convolution
+// through OpenBLAS's cblas_sgemm, everything else as plain loops. Each kernel fully overwrites
+// its outputs, never allocates (convolutions use the caller's planned im2col workspace) and
+// sums in a fixed order, so results never depend on where the buffers live. The numerics follow
+// PyTorch's CPU kernels where the header says so (optimizers, max-pool tie-breaking, reductions)
+// and Keras' probability clipping for the losses that take probabilities.
+#include "graphc/runtime/kernels.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+
+namespace graphc::rt {
+
+namespace {
+
+// Keras' epsilon: probabilities are clipped to [kProbEps, 1 - kProbEps] before the log.
+constexpr float kProbEps = 1e-7f;
+
+// BLAS takes int dimensions; the planner never produces a GEMM dimension beyond that.
+inline int blasInt(int64_t v) { return static_cast<int>(v); }
+
+void fillZero(float *p, int64_t n) {
+  if (n > 0)
+    std::memset(p, 0, static_cast<size_t>(n) * sizeof(float));
+}
+
+// C[m,n] = alpha * op(A) * op(B) + beta * C, row-major, with the degenerate shapes handled here
+// because BLAS implementations differ on them (k == 0 must still overwrite C when beta == 0).
+void gemm(const float *a, const float *b, float *c, int64_t m, int64_t n, int64_t k, bool transA,
+          bool transB, float beta) {
+  if (m <= 0 || n <= 0)
+    return;
+  if (k <= 0) {
+    if (beta == 0.0f)
+      fillZero(c, m * n);
+    else
+      for (int64_t i = 0; i < m * n; ++i)
+        c[i] *= beta;
+    return;
+  }
+  cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans,
+              blasInt(m), blasInt(n), blasInt(k), 1.0f, a, blasInt(transA ? m : k), b,
+              blasInt(transB ? k : n), beta, c, blasInt(n));
+}
+
+// Unfolds one image x[C,H,W] into col[(c*R + r)*S + s][oh*OW + ow]; out-of-image taps are 0.
+void im2col(const float *x, float *col, const Conv2dShape &sh) {
+  const int64_t ohw = sh.oh * sh.ow;
+  for (int64_t c = 0; c < sh.c; ++c)
+    for (int64_t r = 0; r < sh.r; ++r)
+      for (int64_t s = 0; s < sh.s; ++s) {
+        float *row = col + ((c * sh.r + r) * sh.s + s) * ohw;
+        const float *img = x + c * sh.h * sh.w;
+        for (int64_t oy = 0; oy < sh.oh; ++oy) {
+          const int64_t iy = oy * sh.strideH - sh.padTop + r * sh.dilationH;
+          float *out = row + oy * sh.ow;
+          if (iy < 0 || iy >= sh.h) {
+            fillZero(out, sh.ow);
+            continue;
+          }
+          const float *in = img + iy * sh.w;
+          for (int64_t ox = 0; ox < sh.ow; ++ox) {
+            const int64_t ix = ox * sh.strideW - sh.padLeft + s * sh.dilationW;
+            out[ox] = (ix >= 0 && ix < sh.w) ? in[ix] : 0.0f;
+          }
+        }
+      }
+}
+
+// The adjoint of im2col: overwrites dx[C,H,W] with the sum of the column entries that read each
+// pixel, always in the same (c, r, s, oy, ox) order.
+void col2im(const float *col, float *dx, const Conv2dShape &sh) {
+  const int64_t ohw = sh.oh * sh.ow;
+  fillZero(dx, sh.c * sh.h * sh.w);
+  for (int64_t c = 0; c < sh.c; ++c)
+    for (int64_t r = 0; r < sh.r; ++r)
+      for (int64_t s = 0; s < sh.s; ++s) {
+        const float *row = col + ((c * sh.r + r) * sh.s + s) * ohw;
+        float *img = dx + c * sh.h * sh.w;
+        for (int64_t oy = 0; oy < sh.oh; ++oy) {
+          const int64_t iy = oy * sh.strideH - sh.padTop + r * sh.dilationH;
+          if (iy < 0 || iy >= sh.h)
+            continue;
+          const float *in = row + oy * sh.ow;
+          float *out = img + iy * sh.w;
+          for (int64_t ox = 0; ox < sh.ow; ++ox) {
+            const int64_t ix = ox * sh.strideW - sh.padLeft + s * sh.dilationW;
+            if (ix >= 0 && ix < sh.w)
+              out[ix] += in[ox];
+          }
+        }
+      }
+}
+
+// Visits every pooling window; fn(outIndex, windowArgmaxIndexInX or -1).
+template <typename Fn> void forEachPoolWindow(const float *x, const Pool2dShape &sh, Fn fn) {
+  for (int64_t nc = 0; nc < sh.n * sh.c; ++nc) {
+    const float *img = x + nc * sh.h * sh.w;
+    for (int64_t oy = 0; oy < sh.oh; ++oy)
+      for (int64_t ox = 0; ox < sh.ow; ++ox) {
+        const int64_t y0 = oy * sh.strideH - sh.padTop;
+        const int64_t x0 = ox * sh.strideW - sh.padLeft;
+        const int64_t yBegin = std::max<int64_t>(y0, 0), yEnd = std::min(y0 + sh.kernelH, sh.h);
+        const int64_t xBegin = std::max<int64_t>(x0, 0), xEnd = std::min(x0 + sh.kernelW, sh.w);
+        int64_t best = -1;
+        float bestVal = -std::numeric_limits<float>::infinity();
+        // Row-major scan with a strict '>' keeps the first maximum, as PyTorch does; a NaN
+        // always wins so that it propagates like PyTorch's max_pool2d.
+        for (int64_t iy = yBegin; iy < yEnd; ++iy)
+          for (int64_t ix = xBegin; ix < xEnd; ++ix) {
+            const float v = img[iy * sh.w + ix];
+            if (best < 0 || v > bestVal || std::isnan(v)) {
+              best = iy * sh.w + ix;
+              bestVal = v;
+            }
+          }
+        fn((nc * sh.oh + oy) * sh.ow + ox, best < 0 ? -1 : nc * sh.h * sh.w + best);
+      }
+  }
+}
+
+inline float stableSigmoid(float x) {
+  if (x >= 0.0f)
+    return 1.0f / (1.0f + std::exp(-x));
+  const float e = std::exp(x);
+  return e / (1.0f + e);
+}
+
+// Returns (max, log(sum(exp(row - max)))) of one row of logits, accumulated in double.
+inline double logSumExp(const float *row, int64_t n) {
+  float mx = -std::numeric_limits<float>::infinity();
+  for (int64_t j = 0; j < n; ++j)
+    mx = std::max(mx, row[j]);
+  if (std::isinf(mx))
+    return mx; // all -inf (or +inf present): the result is that infinity
+  double sum = 0.0;
+  for (int64_t j = 0; j < n; ++j)
+    sum += std::exp(static_cast<double>(row[j]) - mx);
+  return mx + std::log(sum);
+}
+
+inline float clipProb(float p) { return std::min(std::max(p, kProbEps), 1.0f - kProbEps); }
+// Derivative of the clip: gradients only flow through probabilities inside the range (like
+// tf.clip_by_value, which Keras' loss uses).
+inline bool probInRange(float p) { return p >= kProbEps && p <= 1.0f - kProbEps; }
+
+// The compiler hands hyperparameters over as float, but PyTorch holds them as Python doubles
+// (0.9, not 0.89999997615814209). The shortest decimal that round-trips the float recovers the
+// double the user wrote, so the double-precision bias corrections match PyTorch's bit for bit.
+double intendedDouble(float f) {
+  if (!std::isfinite(f))
+    return f;
+  char buf[64];
+  auto res = std::to_chars(buf, buf + sizeof(buf) - 1, f);
+  if (res.ec != std::errc())
+    return f;
+  *res.ptr = '\0';
+  return std::strtod(buf, nullptr);
+}
+
+} // namespace
+
+void matmul(const float *a, const float *b, float *c, int64_t m, int64_t n, int64_t k,
+            bool transA, bool transB) {
+  gemm(a, b, c, m, n, k, transA, transB, 0.0f);
+}
+
+void dense(const float *x, const float *w, const float *bias, float *y, int64_t n, int64_t in,
+           int64_t out, bool transposeW) {
+  gemm(x, w, y, n, out, in, false, transposeW, 0.0f);
+  if (bias)
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < out; ++j)
+        y[i * out + j] += bias[j];
+}
+
+void biasGrad(const float *dy, float *db, int64_t outer, int64_t channels, int64_t inner) {
+  for (int64_t c = 0; c < channels; ++c) {
+    double sum = 0.0;
+    for (int64_t o = 0; o < outer; ++o) {
+      const float *p = dy + (o * channels + c) * inner;
+      for (int64_t i = 0; i < inner; ++i)
+        sum += p[i];
+    }
+    db[c] = static_cast<float>(sum);
+  }
+}
+
+void conv2d(const float *x, const float *w, const float *bias, float *y, const Conv2dShape &sh,
+            float *workspace) {
+  const int64_t crs = sh.c * sh.r * sh.s, ohw = sh.oh * sh.ow;
+  for (int64_t img = 0; img < sh.n; ++img) {
+    float *yImg = y + img * sh.k * ohw;
+    im2col(x + img * sh.c * sh.h * sh.w, workspace, sh);
+    gemm(w, workspace, yImg, sh.k, ohw, crs, false, false, 0.0f);
+    if (bias)
+      for (int64_t k = 0; k < sh.k; ++k)
+        for (int64_t i = 0; i < ohw; ++i)
+          yImg[k * ohw + i] += bias[k];
+  }
+}
+
+void conv2dBackwardData(const float *dy, const float *w, float *dx, const Conv2dShape &sh,
+                        float *workspace) {
+  const int64_t crs = sh.c * sh.r * sh.s, ohw = sh.oh * sh.ow;
+  for (int64_t img = 0; img < sh.n; ++img) {
+    // col[crs, ohw] = W^T[crs, k] * dy[k, ohw]
+    gemm(w, dy + img * sh.k * ohw, workspace, crs, ohw, sh.k, true, false, 0.0f);
+    col2im(workspace, dx + img * sh.c * sh.h * sh.w, sh);
+  }
+}
+
+void conv2dBackwardFilter(const float *dy, const float *x, float *dw, const Conv2dShape &sh,
+                          float *workspace) {
+  const int64_t crs = sh.c * sh.r * sh.s, ohw = sh.oh * sh.ow;
+  if (sh.n <= 0)
+    fillZero(dw, sh.k * crs);
+  for (int64_t img = 0; img < sh.n; ++img) {
+    im2col(x + img * sh.c * sh.h * sh.w, workspace, sh);
+    // dw[k, crs] (+)= dy[k, ohw] * col^T[ohw, crs]; beta = 0 on the first image overwrites dw.
+    gemm(dy + img * sh.k * ohw, workspace, dw, sh.k, crs, ohw, false, true,
+         img == 0 ? 0.0f : 1.0f);
+  }
+}
+
+void maxPool2d(const float *x, float *y, const Pool2dShape &sh) {
+  forEachPoolWindow(x, sh, [&](int64_t o, int64_t arg) {
+    y[o] = arg < 0 ? -std::numeric_limits<float>::infinity() : x[arg];
+  });
+}
+
+void maxPool2dBackward(const float *dy, const float *x, float *dx, const Pool2dShape &sh) {
+  fillZero(dx, sh.n * sh.c * sh.h * sh.w);
+  forEachPoolWindow(x, sh, [&](int64_t o, int64_t arg) {
+    if (arg >= 0)
+      dx[arg] += dy[o];
+  });
+}
+
+void relu(const float *x, float *y, int64_t n) {
+  // NaN passes through, as with PyTorch's relu.
+  for (int64_t i = 0; i < n; ++i)
+    y[i] = x[i] < 0.0f ? 0.0f : x[i];
+}
+
+void reluBackward(const float *dy, const float *y, float *dx, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    dx[i] = y[i] > 0.0f ? dy[i] : 0.0f;
+}
+
+void sigmoid(const float *x, float *y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    y[i] = stableSigmoid(x[i]);
+}
+
+void sigmoidBackward(const float *dy, const float *y, float *dx, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    dx[i] = dy[i] * y[i] * (1.0f - y[i]);
+}
+
+void tanhForward(const float *x, float *y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    y[i] = std::tanh(x[i]);
+}
+
+void tanhBackward(const float *dy, const float *y, float *dx, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    dx[i] = dy[i] * (1.0f - y[i] * y[i]);
+}
+
+void softmax(const float *x, float *y, int64_t outer, int64_t dim, int64_t inner) {
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      const float *xs = x + o * dim * inner + i;
+      float *ys = y + o * dim * inner + i;
+      float mx = -std::numeric_limits<float>::infinity();
+      for (int64_t d = 0; d < dim; ++d)
+        mx = std::max(mx, xs[d * inner]);
+      double sum = 0.0;
+      for (int64_t d = 0; d < dim; ++d) {
+        const float e = std::exp(xs[d * inner] - mx);
+        ys[d * inner] = e;
+        sum += e;
+      }
+      const float inv = static_cast<float>(1.0 / sum);
+      for (int64_t d = 0; d < dim; ++d)
+        ys[d * inner] *= inv;
+    }
+}
+
+void softmaxBackward(const float *dy, const float *y, float *dx, int64_t outer, int64_t dim,
+                     int64_t inner) {
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      const int64_t base = o * dim * inner + i;
+      double dot = 0.0;
+      for (int64_t d = 0; d < dim; ++d)
+        dot += static_cast<double>(dy[base + d * inner]) * y[base + d * inner];
+      const float fdot = static_cast<float>(dot);
+      for (int64_t d = 0; d < dim; ++d)
+        dx[base + d * inner] = y[base + d * inner] * (dy[base + d * inner] - fdot);
+    }
+}
+
+void lossForward(LossKind kind, bool fromLogits, const float *pred, const void *labels,
+                 float *loss, int64_t batch, int64_t classes) {
+  const float *target = static_cast<const float *>(labels);
+  double total = 0.0;
+  double count = static_cast<double>(batch);
+  switch (kind) {
+  case LossKind::SparseCategoricalCrossentropy: {
+    const int64_t *idx = static_cast<const int64_t *>(labels);
+    for (int64_t b = 0; b < batch; ++b) {
+      const float *row = pred + b * classes;
+      const int64_t y = idx[b];
+      if (y < 0 || y >= classes) {
+        // An out-of-range label has no defined loss; NaN makes the driver stop with an error
+        // instead of reading outside the row.
+        total = std::numeric_limits<double>::quiet_NaN();
+        continue;
+      }
+      if (fromLogits)
+        total += logSumExp(row, classes) - row[y];
+      else
+        total -= std::log(static_cast<double>(clipProb(row[y])));
+    }
+    break;
+  }
+  case LossKind::CategoricalCrossentropy:
+    for (int64_t b = 0; b < batch; ++b) {
+      const float *row = pred + b * classes;
+      const float *t = target + b * classes;
+      if (fromLogits) {
+        // -sum_j t_j * (x_j - lse), written so that labels need not sum to one.
+        const double lse = logSumExp(row, classes);
+        for (int64_t j = 0; j < classes; ++j)
+          total += static_cast<double>(t[j]) * (lse - row[j]);
+      } else {
+        for (int64_t j = 0; j < classes; ++j)
+          total -= static_cast<double>(t[j]) * std::log(static_cast<double>(clipProb(row[j])));
+      }
+    }
+    break;
+  case LossKind::BinaryCrossentropy:
+    count = static_cast<double>(batch) * static_cast<double>(classes);
+    for (int64_t i = 0; i < batch * classes; ++i) {
+      const double x = pred[i], y = target[i];
+      if (fromLogits) {
+        // log(1 + exp(-|x|)) never overflows; max(x, 0) - x*y supplies the rest.
+        total += std::max(x, 0.0) - x * y + std::log1p(std::exp(-std::fabs(x)));
+      } else {
+        const double p = clipProb(pred[i]);
+        total -= y * std::log(p) + (1.0 - y) * std::log(1.0 - p);
+      }
+    }
+    break;
+  case LossKind::MeanSquaredError:
+    count = static_cast<double>(batch) * static_cast<double>(classes);
+    for (int64_t i = 0; i < batch * classes; ++i) {
+      const double d = static_cast<double>(pred[i]) - target[i];
+      total += d * d;
+    }
+    break;
+  }
+  loss[0] = count > 0 ? static_cast<float>(total / count) : 0.0f;
+}
+
+void lossBackward(LossKind kind, bool fromLogits, const float *pred, const void *labels,
+                  float *dpred, int64_t batch, int64_t classes) {
+  const float *target = static_cast<const float *>(labels);
+  const int64_t n = batch * classes;
+  switch (kind) {
+  case LossKind::SparseCategoricalCrossentropy: {
+    const int64_t *idx = static_cast<const int64_t *>(labels);
+    const double scale = 1.0 / static_cast<double>(batch);
+    for (int64_t b = 0; b < batch; ++b) {
+      const float *row = pred + b * classes;
+      float *drow = dpred + b * classes;
+      const int64_t y = idx[b];
+      if (y < 0 || y >= classes) {
+        for (int64_t j = 0; j < classes; ++j)
+          drow[j] = std::numeric_limits<float>::quiet_NaN();
+        continue;
+      }
+      if (fromLogits) {
+        const double lse = logSumExp(row, classes);
+        for (int64_t j = 0; j < classes; ++j)
+          drow[j] = static_cast<float>((std::exp(row[j] - lse) - (j == y ? 1.0 : 0.0)) * scale);
+      } else {
+        fillZero(drow, classes);
+        if (probInRange(row[y]))
+          drow[y] = static_cast<float>(-scale / row[y]);
+      }
+    }
+    break;
+  }
+  case LossKind::CategoricalCrossentropy: {
+    const double scale = 1.0 / static_cast<double>(batch);
+    for (int64_t b = 0; b < batch; ++b) {
+      const float *row = pred + b * classes;
+      const float *t = target + b * classes;
+      float *drow = dpred + b * classes;
+      if (fromLogits) {
+        const double lse = logSumExp(row, classes);
+        double tsum = 0.0;
+        for (int64_t j = 0; j < classes; ++j)
+          tsum += t[j];
+        for (int64_t j = 0; j < classes; ++j)
+          drow[j] = static_cast<float>((std::exp(row[j] - lse) * tsum - t[j]) * scale);
+      } else {
+        for (int64_t j = 0; j < classes; ++j)
+          drow[j] = probInRange(row[j]) ? static_cast<float>(-t[j] * scale / row[j]) : 0.0f;
+      }
+    }
+    break;
+  }
+  case LossKind::BinaryCrossentropy: {
+    const double scale = n > 0 ? 1.0 / static_cast<double>(n) : 0.0;
+    for (int64_t i = 0; i < n; ++i) {
+      const double y = target[i];
+      if (fromLogits) {
+        const double x = pred[i];
+        const double s = x >= 0 ? 1.0 / (1.0 + std::exp(-x)) : std::exp(x) / (1.0 + std::exp(x));
+        dpred[i] = static_cast<float>((s - y) * scale);
+      } else {
+        const double p = pred[i];
+        dpred[i] = probInRange(pred[i]) ? static_cast<float>((-y / p + (1.0 - y) / (1.0 - p)) * scale)
+                                        : 0.0f;
+      }
+    }
+    break;
+  }
+  case LossKind::MeanSquaredError: {
+    const double scale = n > 0 ? 2.0 / static_cast<double>(n) : 0.0;
+    for (int64_t i = 0; i < n; ++i)
+      dpred[i] = static_cast<float>((static_cast<double>(pred[i]) - target[i]) * scale);
+    break;
+  }
+  }
+}
+
+void sgdUpdate(float *param, const float *grad, int64_t n, float lr) {
+  // PyTorch: param.add_(grad, alpha=-lr).
+  const float alpha = -lr;
+  for (int64_t i = 0; i < n; ++i)
+    param[i] = param[i] + alpha * grad[i];
+}
+
+void momentumUpdate(float *param, const float *grad, float *velocity, int64_t n, float lr,
+                    float momentum) {
+  // PyTorch: buf.mul_(momentum).add_(grad); param.add_(buf, alpha=-lr). The first step's
+  // buf = grad equals momentum * 0 + grad because the state starts at zero.
+  const float alpha = -lr;
+  for (int64_t i = 0; i < n; ++i) {
+    velocity[i] = velocity[i] * momentum + grad[i];
+    param[i] = param[i] + alpha * velocity[i];
+  }
+}
+
+void adamUpdate(float *param, const float *grad, float *m, float *v, int64_t n, float lr,
+                float beta1, float beta2, float eps, float step) {
+  // Scalars in double as PyTorch's Python-side code computes them, then rounded to float the way
+  // PyTorch's CPU kernels round a Python scalar for a float tensor.
+  const double b1 = intendedDouble(beta1), b2 = intendedDouble(beta2);
+  const double bc1 = 1.0 - std::pow(b1, static_cast<double>(step));
+  const double bc2 = 1.0 - std::pow(b2, static_cast<double>(step));
+  const float negStepSize = static_cast<float>(-(intendedDouble(lr) / bc1));
+  const float bc2Sqrt = static_cast<float>(std::sqrt(bc2));
+  const float oneMinusB1 = static_cast<float>(1.0 - b1), oneMinusB2 = static_cast<float>(1.0 - b2);
+  const float fb1 = beta1, fb2 = beta2, feps = eps;
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = grad[i];
+    // exp_avg.mul_(b1).add_(g, alpha=1-b1); exp_avg_sq.mul_(b2).addcmul_(g, g, value=1-b2)
+    m[i] = m[i] * fb1 + oneMinusB1 * g;
+    v[i] = v[i] * fb2 + oneMinusB2 * g * g;
+    // denom = sqrt(v) / bc2_sqrt + eps; param.addcdiv_(m, denom, value=-step_size), whose CPU
+    // kernel evaluates self + value * m / denom left to right.
+    const float denom = std::sqrt(v[i]) / bc2Sqrt + feps;
+    param[i] = param[i] + negStepSize * m[i] / denom;
+  }
+}
+
+} // namespace graphc::rt
