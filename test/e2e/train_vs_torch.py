@@ -1,0 +1,280 @@
+#!/usr/bin/env python3
+"""End-to-end check: a graphc-compiled training binary against PyTorch.
+
+  train_vs_torch.py --model mlp|cnn|cnn_bce --optimizer adam|sgd|momentum --steps 20 \
+                    --workdir DIR --graphc PATH [--check-no-reuse]
+
+1. exports the model (test/e2e/models.py) to DIR/model.onnx (batch 32, Softmax/Sigmoid kept);
+2. writes fixed random data DIR/x.npy (N(0,1), float32) and DIR/y.npy (int64 classes for the
+   sparse CE models, float32 {0,1} of shape [N,1] for cnn_bce), N = steps * 32 samples;
+3. builds DIR/train with graphc (--batch=32, --lr=0.01 for sgd/momentum, --lr=0.001 for adam)
+   and runs it with --steps, --save-weights DIR/w;
+4. trains the same model in PyTorch (float32, same initial weights = the ONNX initializers, same
+   batches: step t uses samples [(t-1)*32, t*32), in order) with the same optimizer, on the logits:
+   F.cross_entropy (mean over the batch) or F.binary_cross_entropy_with_logits (mean);
+5. compares each of the per-step losses and each final weight tensor (DIR/w/<name>.npy, <name> the
+   ONNX initializer name, which is the state_dict key; verified by models.initializer_map).
+
+Error measure (one number per compared quantity):
+
+    relative error of a tensor a against the reference b = max|a - b| / max(max|b|, 1e-12)
+
+(for a scalar loss: |a - b| / max(|b|, 1e-12)).  Every quantity must be <= 1e-4 (--tol).
+
+With --check-no-reuse the model is also built with --no-reuse; both builds write a memory plan
+(--plan-out=DIR/plan.json and DIR/plan-no-reuse.json).  The two binaries must print identical loss
+strings and write byte-identical weight files, and for the CNN models the reuse arena must be
+strictly smaller than the no-reuse arena.
+
+Prints one line per failed quantity, a few informational lines, and a final PASS or FAIL line;
+exits 1 on failure.
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+sys.dont_write_bytecode = True  # keep the source tree clean when lit runs this
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import models  # noqa: E402
+
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+B = models.BATCH
+LR = {"sgd": 0.01, "momentum": 0.01, "adam": 0.001}
+DATA_SEED = {"mlp": 101, "cnn": 202, "cnn_bce": 303}
+STEP_RE = re.compile(r"^step (\d+)/(\d+) loss (\S+)\s*$")
+
+
+def sanitize(name):
+    return re.sub(r"[^A-Za-z0-9._:-]", "_", name)
+
+
+def rel_err(a, b):
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    return float(np.max(np.abs(a - b)) / max(float(np.max(np.abs(b))), 1e-12))
+
+
+def make_data(name, n):
+    rng = np.random.RandomState(DATA_SEED[name])
+    x = rng.standard_normal((n,) + models.input_shape(name)[1:]).astype(np.float32)
+    if models.LOSSES[name] == "binary_crossentropy":
+        y = rng.randint(0, 2, size=(n, 1)).astype(np.float32)
+    else:
+        y = rng.randint(0, 10, size=(n,)).astype(np.int64)
+    return x, y
+
+
+def run(cmd, what, timeout=900):
+    t0 = time.time()
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       timeout=timeout)
+    dt = time.time() - t0
+    if p.returncode != 0:
+        print("FAIL: %s exited with %d: %s" % (what, p.returncode, " ".join(cmd)))
+        sys.stdout.write(p.stdout[-4000:])
+        sys.stdout.write(p.stderr[-4000:])
+        print("FAIL")
+        sys.exit(1)
+    return p.stdout, dt
+
+
+def parse_losses(out, steps):
+    lines, losses = [], []
+    for line in out.splitlines():
+        m = STEP_RE.match(line)
+        if m:
+            lines.append(line.strip())
+            losses.append((int(m.group(1)), int(m.group(2)), m.group(3)))
+    if [s for s, _, _ in losses] != list(range(1, steps + 1)) or any(t != steps for _, t, _ in losses):
+        print("FAIL: expected lines 'step t/%d loss L' for t = 1..%d, got:" % (steps, steps))
+        sys.stdout.write(out[-4000:])
+        print("FAIL")
+        sys.exit(1)
+    return lines, [float(l) for _, _, l in losses]
+
+
+def torch_reference(name, optimizer, steps, x, y, init, dtype):
+    """Per-step losses and final state_dict of the PyTorch reference training."""
+    model = models.build(name)
+    model.load_state_dict({k: torch.from_numpy(v.copy()) for k, v in init.items()})
+    model = model.to(dtype)
+    model.head = False  # train on the logits; the loss folds the Softmax/Sigmoid
+    model.train()
+    params = list(model.parameters())
+    if optimizer == "sgd":
+        opt = torch.optim.SGD(params, lr=LR[optimizer])
+    elif optimizer == "momentum":
+        opt = torch.optim.SGD(params, lr=LR[optimizer], momentum=0.9)
+    else:
+        opt = torch.optim.Adam(params, lr=LR[optimizer], betas=(0.9, 0.999), eps=1e-8)
+    n = x.shape[0]
+    assert n % B == 0
+    losses = []
+    for t in range(1, steps + 1):
+        idx = (np.arange(B) + (t - 1) * B) % n
+        xb = torch.from_numpy(x[idx]).to(dtype)
+        yb = torch.from_numpy(y[idx])
+        logits = model(xb)
+        if models.LOSSES[name] == "binary_crossentropy":
+            loss = F.binary_cross_entropy_with_logits(logits, yb.to(dtype))
+        else:
+            loss = F.cross_entropy(logits, yb)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(float(loss.item()))
+    return losses, {k: v.detach().cpu().numpy() for k, v in model.state_dict().items()}
+
+
+def load_weights(wdir, mapping):
+    out = {}
+    for onnx_name in mapping:
+        p = os.path.join(wdir, sanitize(onnx_name) + ".npy")
+        out[onnx_name] = np.load(p) if os.path.exists(p) else None
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--model", required=True, choices=["mlp", "cnn", "cnn_bce"])
+    ap.add_argument("--optimizer", required=True, choices=["adam", "sgd", "momentum"])
+    ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--workdir", required=True)
+    ap.add_argument("--graphc", required=True)
+    ap.add_argument("--check-no-reuse", action="store_true")
+    ap.add_argument("--tol", type=float, default=1e-4)
+    args = ap.parse_args()
+
+    if not (os.path.isfile(args.graphc) and os.access(args.graphc, os.X_OK)):
+        print("FAIL: graphc not found or not executable: %s" % args.graphc)
+        print("FAIL")
+        return 1
+    torch.set_num_threads(1)
+    torch.use_deterministic_algorithms(True)
+    name, steps, wd = args.model, args.steps, args.workdir
+    if os.path.exists(wd):
+        shutil.rmtree(wd)
+    os.makedirs(wd)
+    failures = []
+
+    def fail(msg):
+        failures.append(msg)
+        print("FAIL: " + msg)
+
+    # 1. model and data.
+    onnx_path = os.path.join(wd, "model.onnx")
+    model = models.export(name, onnx_path)
+    mapping = models.initializer_map(onnx_path, model)  # ONNX initializer name -> state_dict key
+    inits = models.onnx_initializers(onnx_path)
+    init = {mapping[k]: v for k, v in inits.items()}
+    x, y = make_data(name, steps * B)
+    xp, yp = os.path.join(wd, "x.npy"), os.path.join(wd, "y.npy")
+    np.save(xp, x)
+    np.save(yp, y)
+    print("model %s, optimizer %s, lr %g, %d steps of batch %d; initializers: %s"
+          % (name, args.optimizer, LR[args.optimizer], steps, B,
+             ", ".join("%s%s" % (k, list(v.shape)) for k, v in inits.items())))
+
+    # 2. graphc build(s) and run(s).
+    def build_and_run(tag, extra):
+        exe = os.path.join(wd, "train" + tag)
+        cmd = [args.graphc, onnx_path, "-o", exe, "--loss=" + models.LOSSES[name],
+               "--optimizer=" + args.optimizer, "--lr=%g" % LR[args.optimizer], "--batch=%d" % B] + extra
+        _, tb = run(cmd, "graphc" + tag)
+        wdir = os.path.join(wd, "w" + tag)
+        out, tr = run([exe, "--data", xp, "--labels", yp, "--steps", str(steps),
+                       "--save-weights", wdir], "training binary" + tag)
+        print("graphc%s build %.1fs, %d steps %.2fs" % (tag, tb, steps, tr))
+        lines, losses = parse_losses(out, steps)
+        return lines, losses, wdir
+
+    plan = os.path.join(wd, "plan.json")
+    plan_nr = os.path.join(wd, "plan-no-reuse.json")
+    lines, losses, wdir = build_and_run("", ["--plan-out=" + plan] if args.check_no_reuse else [])
+    weights = load_weights(wdir, mapping)
+
+    # 3. PyTorch reference (float32; float64 only to show the inherent float32 noise).
+    ref_losses, ref_sd = torch_reference(name, args.optimizer, steps, x, y, init, torch.float32)
+    r64_losses, r64_sd = torch_reference(name, args.optimizer, steps, x, y, init, torch.float64)
+
+    # 4. Compare losses and weights.
+    loss_errs = [abs(a - b) / max(abs(b), 1e-12) for a, b in zip(losses, ref_losses)]
+    first_bad = None
+    for t, (a, b, e) in enumerate(zip(losses, ref_losses, loss_errs), 1):
+        if not e <= args.tol:
+            first_bad = first_bad or t
+            fail("loss step %d: graphc %.9g torch %.9g rel err %.3g" % (t, a, b, e))
+    if first_bad:
+        print("      losses first diverge at step %d" % first_bad)
+    print("losses: max rel err %.3g (torch f32 vs f64: %.3g); first %.9g last %.9g"
+          % (max(loss_errs), max(abs(a - b) / max(abs(b), 1e-12) for a, b in zip(ref_losses, r64_losses)),
+             ref_losses[0], ref_losses[-1]))
+
+    for oname, key in mapping.items():
+        a, b = weights[oname], ref_sd[key]
+        path = os.path.join(wdir, sanitize(oname) + ".npy")
+        if a is None:
+            fail("weight %s: %s not written" % (oname, path))
+            continue
+        if a.shape != b.shape:
+            fail("weight %s: shape %s, torch %s" % (oname, list(a.shape), list(b.shape)))
+            continue
+        if a.dtype != np.float32:
+            fail("weight %s: dtype %s, expected float32" % (oname, a.dtype))
+        e = rel_err(a, b)
+        e64 = rel_err(b, r64_sd[key])
+        moved = rel_err(b, init[key])
+        if not e <= args.tol:
+            i = np.unravel_index(np.argmax(np.abs(a.astype(np.float64) - b)), a.shape)
+            fail("weight %s: rel err %.3g at %s: graphc %.9g torch %.9g (init %.9g)"
+                 % (oname, e, list(i), a[i], b[i], init[key][i]))
+        print("weight %-12s rel err %.3g (torch f32 vs f64 %.3g; moved %.3g from init)"
+              % (oname, e, e64, moved))
+
+    # 5. --no-reuse: bit-identical results, and a larger arena.
+    if args.check_no_reuse:
+        lines_nr, _, wdir_nr = build_and_run("-no-reuse", ["--no-reuse", "--plan-out=" + plan_nr])
+        if lines_nr != lines:
+            for t, (a, b) in enumerate(zip(lines, lines_nr), 1):
+                if a != b:
+                    fail("no-reuse loss differs at step %d: %r vs %r" % (t, b, a))
+                    break
+        for oname in mapping:
+            f = sanitize(oname) + ".npy"
+            pa, pb = os.path.join(wdir, f), os.path.join(wdir_nr, f)
+            if not os.path.exists(pb):
+                fail("no-reuse weight %s: %s not written" % (oname, pb))
+            elif os.path.exists(pa) and open(pa, "rb").read() != open(pb, "rb").read():
+                fail("no-reuse weight %s: %s differs from %s" % (oname, pb, pa))
+        arenas = {}
+        for tag, p in (("reuse", plan), ("no-reuse", plan_nr)):
+            try:
+                with open(p) as fh:
+                    j = json.load(fh)
+                arenas[tag] = int(j["arena_bytes"])
+                print("plan %-8s: arena_bytes %d lower_bound_bytes %s buffers %d steps %d"
+                      % (tag, arenas[tag], j.get("lower_bound_bytes"), len(j.get("buffers", [])),
+                         len(j.get("steps", []))))
+                if "lower_bound_bytes" in j and arenas[tag] < int(j["lower_bound_bytes"]):
+                    fail("plan %s: arena %d below its lower bound %d" % (tag, arenas[tag], j["lower_bound_bytes"]))
+            except Exception as ex:  # missing file, bad JSON, missing key
+                fail("plan %s: cannot read arena_bytes from %s: %s" % (tag, p, ex))
+        if len(arenas) == 2 and name.startswith("cnn") and not arenas["reuse"] < arenas["no-reuse"]:
+            fail("reuse arena %d is not smaller than no-reuse arena %d" % (arenas["reuse"], arenas["no-reuse"]))
+
+    print("FAIL" if failures else "PASS")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
