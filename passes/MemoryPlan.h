@@ -9,6 +9,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include "passes/Liveness.h"
+#include "planner/PlanIO.h"
 #include "planner/Planner.h"
 
 namespace graphc {
@@ -29,15 +30,9 @@ void annotatePlan(mlir::func::FuncOp func, const StepLiveness &live, const plan:
 /// Offset of a value in a planned function (argument attribute or op attribute), or -1.
 int64_t plannedOffset(mlir::Value value);
 
-struct PlanStep {
-  int64_t index;
-  std::string op;
-  std::string loc;
-};
-
 struct PlannedStep {
   plan::Plan plan;
-  std::vector<PlanStep> steps;
+  std::vector<plan::Step> steps;
   uint64_t lowerBound = 0;
 };
 
