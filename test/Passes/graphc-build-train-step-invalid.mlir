@@ -1,0 +1,106 @@
+// RUN: graphc-opt %s --split-input-file --verify-diagnostics --graphc-build-train-step
+// RUN: not graphc-opt %s --split-input-file --graphc-build-train-step=loss=hinge 2>&1 | FileCheck %s --check-prefix=LOSS
+// RUN: not graphc-opt %s --split-input-file --graphc-build-train-step=optimizer=rmsprop 2>&1 | FileCheck %s --check-prefix=OPT
+
+// An unknown loss option is refused before anything is built (every split fails the same way).
+// LOSS: error: unknown loss 'hinge'; expected sparse_categorical_crossentropy, categorical_crossentropy, binary_crossentropy or mse
+// LOSS-NOT: func.func @train_step
+
+// An unknown optimizer option is refused before anything is built.
+// OPT: error: unknown optimizer 'rmsprop'; expected sgd, momentum or adam
+// OPT-NOT: func.func @train_step
+
+// Two untagged/input arguments: the pass needs exactly one data batch.
+// expected-error @+1 {{expected exactly one data input, found 2 (tag parameters with graph.kind = "parameter")}}
+func.func @two_inputs(%x: tensor<4x3xf32> {graph.kind = "input", graph.name = "x"},
+                      %mask: tensor<4x3xf32>,
+                      %w: tensor<3x2xf32> {graph.kind = "parameter", graph.name = "w"}) -> tensor<4x2xf32> {
+  %y = graph.dense %x, %w : (tensor<4x3xf32>, tensor<3x2xf32>) -> tensor<4x2xf32>
+  return %y : tensor<4x2xf32>
+}
+
+// -----
+
+// An activation read by two ops would need its gradients summed, which is not supported.
+func.func @activation_used_twice(%x: tensor<4x3xf32> {graph.kind = "input", graph.name = "x"},
+                                 %w: tensor<3x3xf32> {graph.kind = "parameter", graph.name = "w"},
+                                 %w2: tensor<3x3xf32> {graph.kind = "parameter", graph.name = "w2"}) -> tensor<4x3xf32> {
+  %y = graph.dense %x, %w : (tensor<4x3xf32>, tensor<3x3xf32>) -> tensor<4x3xf32> loc("fc")
+  // expected-error @+1 {{value 'fc' is used more than once; gradient accumulation for shared values is not supported yet}}
+  %r = graph.relu %y : tensor<4x3xf32>
+  %s = graph.tanh %y : tensor<4x3xf32>
+  %z = graph.dense %s, %w2 : (tensor<4x3xf32>, tensor<3x3xf32>) -> tensor<4x3xf32>
+  return %r : tensor<4x3xf32>
+}
+
+// -----
+
+// A parameter shared by two layers (weight tying) is refused for the same reason; the error
+// lands on the first reader. (The message names the value "argument 0", the train_step
+// argument number, not the parameter name "w": see the report.)
+func.func @parameter_used_twice(%x: tensor<4x3xf32> {graph.kind = "input", graph.name = "x"},
+                                %w: tensor<3x3xf32> {graph.kind = "parameter", graph.name = "w"}) -> tensor<4x3xf32> {
+  // expected-error @+1 {{is used more than once; gradient accumulation for shared values is not supported yet}}
+  %y = graph.dense %x, %w : (tensor<4x3xf32>, tensor<3x3xf32>) -> tensor<4x3xf32>
+  %z = graph.dense %y, %w : (tensor<4x3xf32>, tensor<3x3xf32>) -> tensor<4x3xf32>
+  return %z : tensor<4x3xf32>
+}
+
+// -----
+
+// A parameter that no op reads has no gradient and no update.
+// expected-error @+1 {{parameter 'unused' does not influence the loss; remove it or mark it frozen}}
+func.func @unused_parameter(%x: tensor<4x3xf32> {graph.kind = "input", graph.name = "x"},
+                            %w: tensor<3x2xf32> {graph.kind = "parameter", graph.name = "w"},
+                            %u: tensor<3x2xf32> {graph.kind = "parameter", graph.name = "unused"}) -> tensor<4x2xf32> {
+  %y = graph.dense %x, %w : (tensor<4x3xf32>, tensor<3x2xf32>) -> tensor<4x2xf32>
+  return %y : tensor<4x2xf32>
+}
+
+// -----
+
+// A parameter read only by a dead side branch does not influence the loss either.
+// expected-error @+1 {{parameter 'side.weight' does not influence the loss; remove it or mark it frozen}}
+func.func @dead_branch_parameter(%x: tensor<4x3xf32> {graph.kind = "input", graph.name = "x"},
+                                 %w: tensor<3x2xf32> {graph.kind = "parameter", graph.name = "w"},
+                                 %u: tensor<3x2xf32> {graph.kind = "parameter", graph.name = "side.weight"}) -> tensor<4x2xf32> {
+  %y = graph.dense %x, %w : (tensor<4x3xf32>, tensor<3x2xf32>) -> tensor<4x2xf32>
+  %z = graph.dense %x, %u : (tensor<4x3xf32>, tensor<3x2xf32>) -> tensor<4x2xf32>
+  return %y : tensor<4x2xf32>
+}
+
+// -----
+
+// An op on the gradient path without a backward rule (matmul is a backward-only op) is refused.
+func.func @no_gradient_rule(%x: tensor<4x3xf32> {graph.kind = "input", graph.name = "x"},
+                            %w: tensor<3x2xf32> {graph.kind = "parameter", graph.name = "w"}) -> tensor<4x2xf32> {
+  // expected-error @+1 {{graphc-build-train-step has no gradient for 'graph.matmul'}}
+  %y = graph.matmul %x, %w : (tensor<4x3xf32>, tensor<3x2xf32>) -> tensor<4x2xf32>
+  return %y : tensor<4x2xf32>
+}
+
+// -----
+
+// The forward function returns exactly one prediction.
+// expected-error @+1 {{the forward function must return one prediction, it returns 2 values}}
+func.func @two_results(%x: tensor<4x3xf32> {graph.kind = "input", graph.name = "x"},
+                       %w: tensor<3x2xf32> {graph.kind = "parameter", graph.name = "w"}) -> (tensor<4x2xf32>, tensor<4x2xf32>) {
+  %y = graph.dense %x, %w : (tensor<4x3xf32>, tensor<3x2xf32>) -> tensor<4x2xf32>
+  %r = graph.relu %y : tensor<4x2xf32>
+  return %y, %r : tensor<4x2xf32>, tensor<4x2xf32>
+}
+
+// -----
+
+// The module holds exactly one forward function.
+// expected-error @+1 {{expected exactly one forward function, found 2}}
+module {
+  func.func @a(%x: tensor<4x3xf32>, %w: tensor<3x2xf32> {graph.kind = "parameter"}) -> tensor<4x2xf32> {
+    %y = graph.dense %x, %w : (tensor<4x3xf32>, tensor<3x2xf32>) -> tensor<4x2xf32>
+    return %y : tensor<4x2xf32>
+  }
+  func.func @b(%x: tensor<4x3xf32>, %w: tensor<3x2xf32> {graph.kind = "parameter"}) -> tensor<4x2xf32> {
+    %y = graph.dense %x, %w : (tensor<4x3xf32>, tensor<3x2xf32>) -> tensor<4x2xf32>
+    return %y : tensor<4x2xf32>
+  }
+}
