@@ -230,6 +230,14 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
         grad[operand] = g;
     };
 
+    // Elementwise activations: dx = backward(dy, y), from the forward output y.
+    auto activationGradient = [&](Operation *op, Value dy, auto makeBackward) {
+      Value x = op->getOperand(0);
+      if (needsGrad.contains(x))
+        setGrad(x, makeBackward(gradLoc(op, "grad_input"), dy, op->getResult(0)), op);
+      return success();
+    };
+
     for (Operation *op : llvm::reverse(forwardOps)) {
       Value dy = op->getNumResults() == 1 ? grad.lookup(op->getResult(0)) : Value();
       if (!dy)
@@ -293,29 +301,14 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
                           op);
                 return success();
               })
-              .Case([&](ReluOp relu) {
-                if (wants(relu.getInput()))
-                  setGrad(relu.getInput(),
-                          b.create<ReluBackwardOp>(gradLoc(op, "grad_input"), dy.getType(), dy,
-                                                   relu.getResult()),
-                          op);
-                return success();
-              })
-              .Case([&](SigmoidOp sigmoid) {
-                if (wants(sigmoid.getInput()))
-                  setGrad(sigmoid.getInput(),
-                          b.create<SigmoidBackwardOp>(gradLoc(op, "grad_input"), dy.getType(),
-                                                      dy, sigmoid.getResult()),
-                          op);
-                return success();
-              })
-              .Case([&](TanhOp tanh) {
-                if (wants(tanh.getInput()))
-                  setGrad(tanh.getInput(),
-                          b.create<TanhBackwardOp>(gradLoc(op, "grad_input"), dy.getType(), dy,
-                                                   tanh.getResult()),
-                          op);
-                return success();
+              .Case<ReluOp, SigmoidOp, TanhOp>([&](Operation *act) {
+                return activationGradient(act, dy, [&](Location loc, Value g, Value y) -> Value {
+                  if (isa<ReluOp>(act))
+                    return b.create<ReluBackwardOp>(loc, g.getType(), g, y);
+                  if (isa<SigmoidOp>(act))
+                    return b.create<SigmoidBackwardOp>(loc, g.getType(), g, y);
+                  return b.create<TanhBackwardOp>(loc, g.getType(), g, y);
+                });
               })
               .Case([&](SoftmaxOp softmax) {
                 if (wants(softmax.getInput()))
