@@ -39,6 +39,49 @@ uint64_t lowerBound(const std::vector<Buffer> &buffers, uint64_t alignment);
 /// top. Fills Buffer::offset and Plan::arenaBytes. O(n^2).
 void planBestFit(Plan &plan);
 
+/// Options of planNearOptimal.
+struct PlanOptions {
+  /// Wall-clock budget of the exact search (the heuristics always run to completion). A search
+  /// cut by time returns the best plan found so far, so only then can the result depend on the
+  /// machine's speed; everything else is deterministic.
+  double timeLimitSeconds = 1.0;
+  /// 0: minimise the arena height. Otherwise: stop as soon as a plan fits in `capacity` bytes
+  /// (the search only runs when the heuristics do not fit).
+  uint64_t capacity = 0;
+  /// Upper bound on search nodes over the whole call; 0 = no limit besides the time. A node
+  /// limit makes the result independent of the machine.
+  uint64_t nodeLimit = 0;
+  /// Run only the multi-order best-fit heuristic (the baseline of the benchmarks).
+  bool heuristicOnly = false;
+  /// The exact search keeps O(n^2) overlap lists; above this many buffers it is skipped.
+  size_t maxSearchBuffers = 4000;
+};
+
+/// What planNearOptimal did.
+struct PlanStats {
+  uint64_t lowerBound = 0;      // lowerBound(buffers, alignment)
+  uint64_t heuristicHeight = 0; // best height of the best-fit orders
+  std::string heuristic;        // the order that gave it (size, duration, area, first, conflict)
+  uint64_t height = 0;          // the returned plan's arenaBytes
+  bool optimal = false;         // height proven minimal (it equals the lower bound, or the
+                                // search exhausted every canonical plan below it)
+  bool fits = true;             // capacity == 0 or height <= capacity
+  bool infeasible = false;      // capacity != 0 and proven impossible (below the lower bound,
+                                // or the search exhausted every canonical plan)
+  bool searched = false;        // the exact search ran
+  uint64_t nodes = 0;           // search nodes visited
+  double seconds = 0;           // wall time of the whole call
+};
+
+/// A planner near the lower bound (docs in planner/PlanSearch.cpp):
+///  1. best fit under five orders (size, duration, area, first step, conflict), keeping the
+///     lowest; O(n^2) per order with a sweep over placed buffers sorted by offset;
+///  2. when that misses the lower bound (or `capacity`), MiniMalloc's search over canonical
+///     plans (Moffitt, ASPLOS 2023) with section-sum pruning, dominance, inference of section
+///     floors and dynamic decomposition, inside a binary search on the height.
+/// Never returns a plan worse than step 1. Fills Buffer::offset and Plan::arenaBytes.
+PlanStats planNearOptimal(Plan &plan, const PlanOptions &options = {});
+
 /// Every buffer gets its own bytes, in input order (for testing the planner against itself).
 void planNoReuse(Plan &plan);
 

@@ -2,9 +2,13 @@
 // compared on MiniMalloc's benchmark problems without the rest of the compiler.
 //
 //   graphc-plan --input=problem.csv [--capacity=N] [--output=solution.csv] [--alignment=A]
-//       solves the problem (best-fit for now), prints a one-line summary, and writes the
-//       solution (.csv, or a .json/.txt dump) unless it does not fit the capacity: then it exits
-//       1 with a message and leaves no output file behind.
+//       [--time-limit=SECONDS] [--node-limit=N] [--heuristic-only] [--search-stats]
+//       solves the problem with planNearOptimal (multi-order best fit, then a MiniMalloc-style
+//       exact search within the time limit when that misses the lower bound or the capacity),
+//       prints a one-line summary, and writes the solution (.csv, or a .json/.txt dump) unless
+//       it does not fit the capacity: then it exits 1 with a message and leaves no output file
+//       behind. With --capacity the search stops at the first plan that fits; without, it
+//       minimises the height. --heuristic-only gives the best-fit baseline.
 //   graphc-plan --verify=solution.csv [--capacity=N] [--alignment=A]
 //   graphc-plan --verify=plan.json [--capacity=N]
 //       checks a finished solution with the planner's independent verifier.
@@ -40,6 +44,18 @@ struct Options {
   cl::opt<uint64_t> alignment{"alignment",
                               cl::desc("offset alignment in bytes (MiniMalloc sizes are exact: 1)"),
                               cl::init(1), cl::cat(category)};
+  cl::opt<double> timeLimit{"time-limit",
+                            cl::desc("seconds the exact search may take (default 10)"),
+                            cl::value_desc("seconds"), cl::init(10.0), cl::cat(category)};
+  cl::opt<uint64_t> nodeLimit{"node-limit",
+                              cl::desc("search nodes the exact search may visit (0: no limit)"),
+                              cl::init(0), cl::cat(category)};
+  cl::opt<bool> heuristicOnly{"heuristic-only",
+                              cl::desc("only the multi-order best-fit heuristic (no search)"),
+                              cl::cat(category)};
+  cl::opt<bool> stats{"search-stats",
+                      cl::desc("print a second line with the planner's statistics"),
+                      cl::cat(category)};
   cl::opt<std::string> verify{"verify",
                               cl::desc("verify a solution CSV or a JSON plan instead of solving"),
                               cl::value_desc("file"), cl::cat(category)};
@@ -60,22 +76,41 @@ int solve(const Options &opts) {
   plan.buffers = std::move(problem.buffers);
   plan.alignment = opts.alignment;
 
+  if (!(opts.timeLimit >= 0))
+    return fail("--time-limit must be at least 0");
+  bool hasCapacity = opts.capacity.getNumOccurrences() > 0;
+  PlanOptions options;
+  options.timeLimitSeconds = opts.timeLimit;
+  options.nodeLimit = opts.nodeLimit;
+  options.heuristicOnly = opts.heuristicOnly;
+  // Capacity 0 means "minimise" to the planner; a zero capacity only fits an empty problem,
+  // which the heuristic alone decides.
+  options.capacity = hasCapacity ? opts.capacity : 0;
+  if (hasCapacity && opts.capacity == 0)
+    options.heuristicOnly = true;
+
   auto start = std::chrono::steady_clock::now();
-  uint64_t lower = lowerBound(plan.buffers, plan.alignment);
-  planBestFit(plan);
+  PlanStats stats = planNearOptimal(plan, options);
+  uint64_t lower = stats.lowerBound;
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
                   .count();
   // The planner's own result is checked too: a wrong solution must never be written.
   if (std::string err = verifyPlan(plan); !err.empty())
     return fail(opts.input + ": internal error: planner produced an invalid plan: " + err);
 
-  bool hasCapacity = opts.capacity.getNumOccurrences() > 0;
   bool fits = !hasCapacity || plan.arenaBytes <= opts.capacity;
   llvm::outs() << "buffers=" << plan.buffers.size() << " lower_bound=" << lower
                << " height=" << plan.arenaBytes << " capacity="
                << (hasCapacity ? std::to_string(opts.capacity) : std::string("none"))
                << " fit=" << (fits ? "yes" : "no") << " time_ms=" << llvm::format("%.3f", ms)
                << "\n";
+  if (opts.stats)
+    llvm::outs() << "stats: heuristic=" << stats.heuristic
+                 << " heuristic_height=" << stats.heuristicHeight
+                 << " searched=" << (stats.searched ? "yes" : "no")
+                 << " optimal=" << (stats.optimal ? "yes" : "no")
+                 << " infeasible=" << (stats.infeasible ? "yes" : "no")
+                 << " nodes=" << stats.nodes << "\n";
   llvm::outs().flush();
   if (!fits) {
     // Remove a stale solution from an earlier run so that no file claims a fit.

@@ -1,0 +1,671 @@
+// planNearOptimal: the offset planner that aims at the liveness lower bound. It runs in two
+// stages. First a cheap heuristic, best fit under several buffer orders (the "greedy by size"
+// family of Pisarchyk & Lee, 2020, as in TFLite's and XLA's planners), keeping the lowest arena.
+// When that misses the lower bound (or the requested capacity), an exact branch-and-bound search
+// in the style of MiniMalloc (Moffitt, "MiniMalloc: A Lightweight Memory Allocator for
+// Hardware-Accelerated Machine Learning", ASPLOS 2023) takes over:
+//
+//  * Canonical plans: buffers are placed one at a time, each at its lowest available offset
+//    (the "skyline": 0 or the end of the highest already-placed buffer it meets in time), and in
+//    non-decreasing (offset, preorder index) order. Every feasible plan can be pushed down into
+//    such a canonical one, so searching only these is complete.
+//  * Branching: on which unplaced buffer comes next, in order of skyline offset then a static
+//    preorder (max section sum, area, width in three variations tried round robin with doubling
+//    node limits, as MiniMalloc does).
+//  * Pruning: (a) section bound: time is cut into sections (the maximal cliques of the interval
+//    graph); in every section the floor (max of the current offset, the highest placed top and
+//    the lowest skyline of its unplaced buffers) plus the sum of its unplaced sizes must fit the
+//    capacity; (b) dominance: a buffer whose offset is at or above the top some other unplaced
+//    buffer could reach is skipped, because that one could be slid under it first; (c) inference:
+//    a section's floor is raised to the lowest skyline offset of its unplaced buffers.
+//  * Dynamic decomposition: when the placed buffers cut the unplaced ones into groups that share
+//    no section, each group is solved on its own (no backtracking across groups).
+//
+// The feasibility search answers "is there a plan of height <= C"; minimising wraps it in a
+// binary search between the lower bound and the best known height. Each node costs
+// O(n log n) (re-sorting the candidates) plus O(overlaps + section members) for the incremental
+// updates; memory is O(n^2) in the worst case for the overlap lists, so the search is skipped
+// above PlanOptions::maxSearchBuffers. All choices are made in a fixed order (ties broken by
+// buffer index), so the result depends only on the input and the node budget; the wall-clock
+// limit only matters when it cuts a search short.
+#include "planner/Planner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <utility>
+
+namespace graphc::plan {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr uint64_t kUnplaced = std::numeric_limits<uint64_t>::max();
+
+// The part of the problem the planners work on: buffers that occupy bytes at some step.
+struct Item {
+  uint64_t size;       // aligned size
+  int64_t first, last; // inclusive live range
+  size_t buffer;       // index into Plan::buffers
+};
+
+//===----------------------------------------------------------------------===//
+// Stage 1: best fit under several orders.
+//===----------------------------------------------------------------------===//
+
+// One placed buffer as the sweep sees it; kept in a vector sorted by (offset, item) so that a
+// new buffer's gaps come out of a single left-to-right pass without sorting its conflicts.
+struct Placed {
+  uint64_t offset, end;
+  int64_t first, last;
+  uint32_t item;
+};
+
+// Best fit in the given order: each buffer goes into the smallest gap between the placed
+// buffers that meet it in time, else on top of them (same rule as planBestFit). O(n) per buffer
+// for the sweep and the sorted insert, O(n^2) in all. Returns the height.
+uint64_t bestFitInOrder(const std::vector<Item> &items, const std::vector<uint32_t> &order,
+                        std::vector<uint64_t> &offsets) {
+  std::vector<Placed> placed;
+  placed.reserve(items.size());
+  offsets.assign(items.size(), 0);
+  uint64_t height = 0;
+  for (uint32_t i : order) {
+    const Item &it = items[i];
+    uint64_t top = 0, bestOffset = 0, bestGap = kUnplaced;
+    bool found = false;
+    for (const Placed &p : placed) {
+      if (p.first > it.last || it.first > p.last)
+        continue;
+      if (p.offset > top) {
+        uint64_t gap = p.offset - top;
+        if (gap >= it.size && gap < bestGap) {
+          bestGap = gap;
+          bestOffset = top;
+          found = true;
+        }
+      }
+      top = std::max(top, p.end);
+    }
+    uint64_t offset = found ? bestOffset : top;
+    offsets[i] = offset;
+    height = std::max(height, offset + it.size);
+    Placed p{offset, offset + it.size, it.first, it.last, i};
+    auto pos = std::upper_bound(placed.begin(), placed.end(), p, [](const Placed &a, const Placed &b) {
+      return a.offset != b.offset ? a.offset < b.offset : a.item < b.item;
+    });
+    placed.insert(pos, p);
+  }
+  return height;
+}
+
+// Max over each item's live steps of the total size live at that step ("conflict" weight:
+// buffers in the most crowded times go first). O(n log n) sweep plus O(n log n) queries on a
+// sparse table of step totals.
+std::vector<uint64_t> crowdedness(const std::vector<Item> &items) {
+  std::vector<int64_t> steps;
+  for (const Item &it : items) {
+    steps.push_back(it.first);
+    steps.push_back(it.last + 1);
+  }
+  std::sort(steps.begin(), steps.end());
+  steps.erase(std::unique(steps.begin(), steps.end()), steps.end());
+  auto index = [&](int64_t s) {
+    return size_t(std::lower_bound(steps.begin(), steps.end(), s) - steps.begin());
+  };
+  std::vector<int64_t> delta(steps.size() + 1, 0);
+  for (const Item &it : items) {
+    delta[index(it.first)] += int64_t(it.size);
+    delta[index(it.last + 1)] -= int64_t(it.size);
+  }
+  // live[k] = bytes live over [steps[k], steps[k+1]); sparse table for range maxima.
+  size_t m = steps.size();
+  std::vector<std::vector<uint64_t>> table(1, std::vector<uint64_t>(m, 0));
+  int64_t run = 0;
+  for (size_t k = 0; k < m; ++k) {
+    run += delta[k];
+    table[0][k] = uint64_t(run);
+  }
+  for (size_t w = 1; (size_t(1) << w) <= m; ++w) {
+    table.emplace_back(m, 0);
+    for (size_t k = 0; k + (size_t(1) << w) <= m; ++k)
+      table[w][k] = std::max(table[w - 1][k], table[w - 1][k + (size_t(1) << (w - 1))]);
+  }
+  std::vector<uint64_t> out(items.size());
+  for (size_t i = 0; i < items.size(); ++i) {
+    size_t lo = index(items[i].first), hi = index(items[i].last + 1); // [lo, hi)
+    size_t w = 0;
+    while ((size_t(2) << w) <= hi - lo)
+      ++w;
+    out[i] = std::max(table[w][lo], table[w][hi - (size_t(1) << w)]);
+  }
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// Stage 2: MiniMalloc-style search over canonical plans.
+//===----------------------------------------------------------------------===//
+
+enum class Outcome { Found, Infeasible, Aborted };
+
+class SkylineSearch {
+public:
+  explicit SkylineSearch(const std::vector<Item> &items) : items(items) { sweep(); }
+
+  // Looks for a plan of height <= capacity. On Found, `offsets` holds it. Stops (Aborted) at
+  // `deadline` or after `nodeBudget` nodes; `nodesUsed` is increased by the nodes visited.
+  Outcome solve(uint64_t capacity, Clock::time_point deadline, uint64_t nodeBudget,
+                std::vector<uint64_t> &offsets, uint64_t &nodesUsed) {
+    cap = capacity;
+    this->deadline = deadline;
+    // Round robin over the preorders with a node limit that doubles each round: one of them
+    // often finishes fast where another wanders (MiniMalloc's default portfolio).
+    uint64_t limit = std::max<uint64_t>(items.size(), 16);
+    for (;;) {
+      limit *= 2;
+      for (int h = 0; h < kPreorders; ++h) {
+        heuristic = h;
+        reset();
+        uint64_t budget = std::min(limit, nodeBudget);
+        nodesLeft = budget;
+        timedOut = false;
+        Outcome r = Outcome::Found;
+        for (const Part &part : initialParts) {
+          r = subSolve(part);
+          if (r != Outcome::Found)
+            break;
+        }
+        nodesUsed += budget - nodesLeft;
+        nodeBudget -= budget - nodesLeft;
+        if (r == Outcome::Found) {
+          offsets = sol;
+          return r;
+        }
+        if (r == Outcome::Infeasible || timedOut || nodeBudget == 0)
+          return r;
+      }
+    }
+  }
+
+private:
+  // A group of unplaced buffers and the half-open range of sections they live in.
+  struct Part {
+    std::vector<uint32_t> items;
+    uint32_t lo, hi;
+  };
+  // A candidate: its skyline offset and its index in the current preorder.
+  struct Cand {
+    uint64_t offset;
+    uint32_t pre;
+    bool operator<(const Cand &o) const {
+      return offset != o.offset ? offset < o.offset : pre < o.pre;
+    }
+  };
+  static constexpr int kPreorders = 3;
+
+  const std::vector<Item> &items;
+  // Static structure (sweep()).
+  std::vector<uint32_t> secLo, secHi;           // item -> its sections [secLo, secHi)
+  std::vector<std::vector<uint32_t>> members;   // section -> items live in it
+  std::vector<std::vector<uint32_t>> overlaps;  // item -> items it meets in time
+  std::vector<uint64_t> initialTotal;           // section -> sum of sizes
+  std::vector<uint32_t> initialCuts;            // boundary s|s+1 -> items spanning it
+  std::vector<Part> initialParts;
+  // Search state.
+  uint64_t cap = 0;
+  Clock::time_point deadline;
+  uint64_t nodesLeft = 0, nodeCount = 0;
+  bool timedOut = false;
+  int heuristic = 0;
+  std::vector<uint64_t> off, sol, minOff; // offset (kUnplaced), solution, skyline offset
+  std::vector<uint64_t> floor, total;     // per section
+  std::vector<uint32_t> cuts;
+  std::vector<std::pair<uint32_t, uint64_t>> minTrail, floorTrail; // undo logs
+  std::vector<uint32_t> secStamp, affected;
+  uint32_t stamp = 0;
+
+  // Sections are the maximal cliques of the interval graph: a sweep over range endpoints (ends
+  // before starts at the same step) emits the live set whenever an end follows a start. Each
+  // buffer then spans a contiguous range of sections, and two buffers meet in time iff their
+  // ranges intersect. O(n log n + sum of section sizes + overlaps).
+  void sweep() {
+    size_t n = items.size();
+    std::vector<std::pair<std::pair<int64_t, int>, uint32_t>> ev; // ((step, 0 end/1 start), i)
+    for (uint32_t i = 0; i < n; ++i) {
+      ev.push_back({{items[i].first, 1}, i});
+      ev.push_back({{items[i].last + 1, 0}, i});
+    }
+    std::sort(ev.begin(), ev.end());
+    secLo.assign(n, 0);
+    secHi.assign(n, 0);
+    uint32_t sections = 0;
+    bool rising = false;
+    for (const auto &[key, i] : ev) {
+      if (key.second == 1) {
+        secLo[i] = sections;
+        rising = true;
+      } else {
+        if (rising) {
+          ++sections;
+          rising = false;
+        }
+        secHi[i] = sections;
+      }
+    }
+    members.assign(sections, {});
+    initialTotal.assign(sections, 0);
+    for (uint32_t i = 0; i < n; ++i)
+      for (uint32_t s = secLo[i]; s < secHi[i]; ++s) {
+        members[s].push_back(i);
+        initialTotal[s] += items[i].size;
+      }
+    overlaps.assign(n, {});
+    for (uint32_t i = 0; i < n; ++i)
+      for (uint32_t j = i + 1; j < n; ++j)
+        if (secLo[i] < secHi[j] && secLo[j] < secHi[i]) {
+          overlaps[i].push_back(j);
+          overlaps[j].push_back(i);
+        }
+    initialCuts.assign(sections > 0 ? sections - 1 : 0, 0);
+    for (uint32_t i = 0; i < n; ++i)
+      for (uint32_t s = secLo[i]; s + 1 < secHi[i]; ++s)
+        ++initialCuts[s];
+    // Connected components: split the section line where no buffer crosses.
+    uint32_t start = 0;
+    for (uint32_t s = 0; s < sections; ++s)
+      if (s + 1 == sections || initialCuts[s] == 0) {
+        initialParts.push_back({{}, start, s + 1});
+        start = s + 1;
+      }
+    for (uint32_t i = 0; i < n; ++i) {
+      auto it = std::upper_bound(initialParts.begin(), initialParts.end(), secLo[i],
+                                 [](uint32_t s, const Part &p) { return s < p.hi; });
+      it->items.push_back(i);
+    }
+    secStamp.assign(sections, 0);
+  }
+
+  void reset() {
+    size_t n = items.size();
+    off.assign(n, kUnplaced);
+    sol.assign(n, 0);
+    minOff.assign(n, 0);
+    floor.assign(members.size(), 0);
+    total = initialTotal;
+    cuts = initialCuts;
+    minTrail.clear();
+    floorTrail.clear();
+  }
+
+  // Static preorder of a group, recomputed for every (sub)problem from the current section
+  // sums, like MiniMalloc's: T = largest unplaced sum over the buffer's sections, A = area,
+  // W = width (steps). Orders TAW, WAT, TWA; all descending, ties by item index.
+  std::vector<uint32_t> preorder(const Part &part) const {
+    struct Key {
+      uint64_t t, a, w;
+      uint32_t i;
+    };
+    std::vector<Key> keys;
+    keys.reserve(part.items.size());
+    for (uint32_t i : part.items) {
+      uint64_t t = 0;
+      for (uint32_t s = secLo[i]; s < secHi[i]; ++s)
+        t = std::max(t, total[s]);
+      uint64_t w = uint64_t(items[i].last - items[i].first + 1);
+      keys.push_back({t, items[i].size * w, w, i});
+    }
+    auto cmp = [h = heuristic](const Key &x, const Key &y) {
+      const uint64_t *kx[3], *ky[3];
+      if (h == 0) { // T A W
+        kx[0] = &x.t, kx[1] = &x.a, kx[2] = &x.w, ky[0] = &y.t, ky[1] = &y.a, ky[2] = &y.w;
+      } else if (h == 1) { // W A T
+        kx[0] = &x.w, kx[1] = &x.a, kx[2] = &x.t, ky[0] = &y.w, ky[1] = &y.a, ky[2] = &y.t;
+      } else { // T W A
+        kx[0] = &x.t, kx[1] = &x.w, kx[2] = &x.a, ky[0] = &y.t, ky[1] = &y.w, ky[2] = &y.a;
+      }
+      for (int k = 0; k < 3; ++k)
+        if (*kx[k] != *ky[k])
+          return *kx[k] > *ky[k];
+      return x.i < y.i;
+    };
+    std::sort(keys.begin(), keys.end(), cmp);
+    std::vector<uint32_t> pre;
+    pre.reserve(keys.size());
+    for (const Key &k : keys)
+      pre.push_back(k.i);
+    return pre;
+  }
+
+  Outcome subSolve(const Part &part) {
+    std::vector<uint32_t> pre = preorder(part);
+    std::vector<Cand> cands(pre.size());
+    for (uint32_t p = 0; p < pre.size(); ++p)
+      cands[p] = {0, p};
+    return search(part, pre, cands, 0, 0);
+  }
+
+  // Places item i at offset o: raises the skyline of the unplaced buffers it meets, lifts the
+  // floors of its sections to its top and takes its size out of their sums, then (inference)
+  // lifts each affected section's floor to the lowest skyline offset of its unplaced buffers.
+  // O(overlaps of i + members of the affected sections).
+  void place(uint32_t i, uint64_t o) {
+    off[i] = o;
+    uint64_t top = o + items[i].size;
+    ++stamp;
+    affected.clear();
+    for (uint32_t j : overlaps[i]) {
+      if (off[j] != kUnplaced || minOff[j] >= top)
+        continue;
+      minTrail.push_back({j, minOff[j]});
+      minOff[j] = top;
+      for (uint32_t s = secLo[j]; s < secHi[j]; ++s)
+        if (secStamp[s] != stamp) {
+          secStamp[s] = stamp;
+          affected.push_back(s);
+        }
+    }
+    for (uint32_t s = secLo[i]; s < secHi[i]; ++s) {
+      floorTrail.push_back({s, floor[s]});
+      floor[s] = top;
+      total[s] -= items[i].size;
+    }
+    for (uint32_t s : affected) {
+      uint64_t low = kUnplaced;
+      for (uint32_t j : members[s])
+        if (off[j] == kUnplaced)
+          low = std::min(low, minOff[j]);
+      if (low != kUnplaced && floor[s] < low) {
+        floorTrail.push_back({s, floor[s]});
+        floor[s] = low;
+      }
+    }
+  }
+
+  void unplace(uint32_t i, size_t minMark, size_t floorMark) {
+    while (floorTrail.size() > floorMark) {
+      floor[floorTrail.back().first] = floorTrail.back().second;
+      floorTrail.pop_back();
+    }
+    for (uint32_t s = secLo[i]; s < secHi[i]; ++s)
+      total[s] += items[i].size;
+    while (minTrail.size() > minMark) {
+      minOff[minTrail.back().first] = minTrail.back().second;
+      minTrail.pop_back();
+    }
+    off[i] = kUnplaced;
+  }
+
+  // Section bound (a): later buffers sit at or above `o` (canonical order), so each section
+  // needs max(o, floor) + unplaced sum <= capacity. O(sections of the group).
+  bool check(const Part &part, uint64_t o) const {
+    for (uint32_t s = part.lo; s < part.hi; ++s)
+      if (std::max(o, floor[s]) + total[s] > cap)
+        return false;
+    return true;
+  }
+
+  bool outOfTime() {
+    if (nodesLeft == 0)
+      return true;
+    --nodesLeft;
+    if ((++nodeCount & 255) == 0 && Clock::now() > deadline)
+      timedOut = true;
+    return timedOut;
+  }
+
+  // Depth-first search over canonical placements of the group's unplaced buffers; `prev` is
+  // the parent's candidate list (re-sorted here by current skyline offset), (minOffset, minPre)
+  // the last placement, which every next one must not precede.
+  Outcome search(const Part &part, const std::vector<uint32_t> &pre,
+                 const std::vector<Cand> &prev, uint64_t minOffset, uint32_t minPre) {
+    if (outOfTime())
+      return Outcome::Aborted;
+    std::vector<Cand> cands;
+    cands.reserve(prev.size());
+    for (const Cand &c : prev)
+      if (off[pre[c.pre]] == kUnplaced)
+        cands.push_back({minOff[pre[c.pre]], c.pre});
+    if (cands.empty()) {
+      for (uint32_t i : part.items)
+        sol[i] = off[i];
+      return Outcome::Found;
+    }
+    std::sort(cands.begin(), cands.end());
+    uint64_t minTop = kUnplaced;
+    for (const Cand &c : cands)
+      minTop = std::min(minTop, c.offset + items[pre[c.pre]].size);
+    for (const Cand &c : cands) {
+      // Dominance (b): candidates are sorted by offset, so from here on every one would leave
+      // room below it for the buffer that reaches minTop.
+      if (c.offset >= minTop)
+        break;
+      // Canonical order: placements never go back in (offset, preorder).
+      if (c.offset < minOffset || (c.offset == minOffset && c.pre < minPre))
+        continue;
+      uint32_t i = pre[c.pre];
+      if (c.offset + items[i].size > cap)
+        continue;
+      size_t minMark = minTrail.size(), floorMark = floorTrail.size();
+      place(i, c.offset);
+      Outcome r = Outcome::Infeasible;
+      if (check(part, c.offset))
+        r = decompose(part, pre, cands, c, i);
+      unplace(i, minMark, floorMark);
+      if (r != Outcome::Infeasible)
+        return r;
+    }
+    return Outcome::Infeasible;
+  }
+
+  // Dynamic decomposition: placing i may leave no unplaced buffer across some section
+  // boundaries inside its range; then the groups on either side are independent and are
+  // solved one after the other. O(group size) to split.
+  Outcome decompose(const Part &part, const std::vector<uint32_t> &pre,
+                    const std::vector<Cand> &cands, const Cand &c, uint32_t i) {
+    sol[i] = off[i];
+    std::vector<uint32_t> cutpoints;
+    for (uint32_t s = secLo[i]; s + 1 < secHi[i]; ++s)
+      if (--cuts[s] == 0)
+        cutpoints.push_back(s + 1);
+    Outcome r = Outcome::Found;
+    if (cutpoints.empty()) {
+      r = search(part, pre, cands, c.offset, c.pre);
+    } else {
+      cutpoints.insert(cutpoints.begin(), part.lo);
+      cutpoints.push_back(part.hi);
+      for (size_t k = 1; k < cutpoints.size() && r == Outcome::Found; ++k) {
+        Part sub{{}, cutpoints[k - 1], cutpoints[k]};
+        for (uint32_t j : part.items)
+          if (off[j] == kUnplaced && secLo[j] < sub.hi && sub.lo < secHi[j])
+            sub.items.push_back(j);
+        if (!sub.items.empty())
+          r = subSolve(sub);
+      }
+    }
+    for (uint32_t s = secLo[i]; s + 1 < secHi[i]; ++s)
+      ++cuts[s];
+    return r;
+  }
+};
+
+} // namespace
+
+PlanStats planNearOptimal(Plan &plan, const PlanOptions &options) {
+  auto start = Clock::now();
+  PlanStats stats;
+  const uint64_t alignment = plan.alignment == 0 ? 1 : plan.alignment;
+  stats.lowerBound = lowerBound(plan.buffers, alignment);
+
+  // Buffers that occupy no bytes at any step go to offset 0 and take no further part.
+  std::vector<Item> items;
+  for (size_t b = 0; b < plan.buffers.size(); ++b) {
+    Buffer &buf = plan.buffers[b];
+    uint64_t size = alignTo(buf.bytes, alignment);
+    if (size == 0 || buf.last < buf.first) {
+      buf.offset = 0;
+      continue;
+    }
+    items.push_back({size, buf.first, buf.last, b});
+  }
+  const size_t n = items.size();
+  std::vector<uint64_t> best(n, 0);
+  uint64_t bestHeight = 0;
+  auto finish = [&]() {
+    for (size_t i = 0; i < n; ++i)
+      plan.buffers[items[i].buffer].offset = best[i];
+    plan.arenaBytes = bestHeight;
+    stats.height = bestHeight;
+    stats.fits = options.capacity == 0 || bestHeight <= options.capacity;
+    stats.optimal = stats.optimal || bestHeight == stats.lowerBound;
+    stats.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    return stats;
+  };
+
+  // Stage 1: best fit under each order, ties between orders going to the earlier one. Every
+  // order ends with the buffer index, so it is total and the result deterministic.
+  if (n > 0) {
+    std::vector<uint64_t> crowd = crowdedness(items);
+    auto dur = [&](uint32_t i) { return uint64_t(items[i].last - items[i].first + 1); };
+    struct Order {
+      const char *name;
+      std::function<bool(uint32_t, uint32_t)> less;
+    };
+    // "size" reproduces planBestFit's order (size, first step, name), so that plans which
+    // already hit the lower bound do not change.
+    const Order orders[] = {
+        {"size",
+         [&](uint32_t a, uint32_t b) {
+           const Item &x = items[a], &y = items[b];
+           if (x.size != y.size)
+             return x.size > y.size;
+           if (x.first != y.first)
+             return x.first < y.first;
+           const std::string &nx = plan.buffers[x.buffer].name, &ny = plan.buffers[y.buffer].name;
+           if (nx != ny)
+             return nx < ny;
+           return a < b;
+         }},
+        {"duration",
+         [&](uint32_t a, uint32_t b) {
+           if (dur(a) != dur(b))
+             return dur(a) > dur(b);
+           if (items[a].size != items[b].size)
+             return items[a].size > items[b].size;
+           return a < b;
+         }},
+        {"area",
+         [&](uint32_t a, uint32_t b) {
+           // size * duration may exceed 64 bits for huge inputs; compare in 128 bits.
+           unsigned __int128 x = (unsigned __int128)items[a].size * dur(a);
+           unsigned __int128 y = (unsigned __int128)items[b].size * dur(b);
+           if (x != y)
+             return x > y;
+           return a < b;
+         }},
+        {"first",
+         [&](uint32_t a, uint32_t b) {
+           if (items[a].first != items[b].first)
+             return items[a].first < items[b].first;
+           if (dur(a) != dur(b))
+             return dur(a) > dur(b);
+           if (items[a].size != items[b].size)
+             return items[a].size > items[b].size;
+           return a < b;
+         }},
+        {"conflict",
+         [&](uint32_t a, uint32_t b) {
+           if (crowd[a] != crowd[b])
+             return crowd[a] > crowd[b];
+           if (items[a].size != items[b].size)
+             return items[a].size > items[b].size;
+           if (dur(a) != dur(b))
+             return dur(a) > dur(b);
+           return a < b;
+         }},
+    };
+    std::vector<uint32_t> order(n);
+    std::vector<uint64_t> offsets;
+    bool first = true;
+    for (const Order &o : orders) {
+      for (uint32_t i = 0; i < n; ++i)
+        order[i] = i;
+      std::sort(order.begin(), order.end(), o.less);
+      uint64_t h = bestFitInOrder(items, order, offsets);
+      if (first || h < bestHeight) {
+        bestHeight = h;
+        best = offsets;
+        stats.heuristic = o.name;
+        first = false;
+      }
+      if (bestHeight == stats.lowerBound)
+        break; // cannot do better
+    }
+  }
+  stats.heuristicHeight = bestHeight;
+
+  // Stage 2: the search, unless the heuristic is already good enough.
+  const uint64_t cap = options.capacity;
+  if (cap != 0 && cap < stats.lowerBound)
+    stats.infeasible = true;
+  bool done = options.heuristicOnly || n == 0 || bestHeight == stats.lowerBound ||
+              (cap != 0 && (bestHeight <= cap || stats.infeasible)) ||
+              n > options.maxSearchBuffers;
+  if (done)
+    return finish();
+
+  stats.searched = true;
+  SkylineSearch search(items);
+  const auto deadline = start + std::chrono::duration_cast<Clock::duration>(
+                                    std::chrono::duration<double>(options.timeLimitSeconds));
+  uint64_t nodeBudget = options.nodeLimit == 0 ? std::numeric_limits<uint64_t>::max()
+                                               : options.nodeLimit;
+  auto run = [&](uint64_t target, Clock::time_point until) {
+    std::vector<uint64_t> offsets;
+    uint64_t used = 0;
+    Outcome r = search.solve(target, until, nodeBudget, offsets, used);
+    stats.nodes += used;
+    nodeBudget -= std::min(nodeBudget, used);
+    if (r == Outcome::Found) {
+      uint64_t h = 0;
+      for (size_t i = 0; i < n; ++i)
+        h = std::max(h, offsets[i] + items[i].size);
+      if (h < bestHeight) {
+        bestHeight = h;
+        best = std::move(offsets);
+      }
+    }
+    return r;
+  };
+
+  if (cap != 0) {
+    Outcome r = run(cap, deadline);
+    stats.infeasible = r == Outcome::Infeasible;
+    return finish();
+  }
+
+  // Minimise: binary search on the height in [lo, hi], hi the best height found (feasible),
+  // lo the lowest height not yet ruled out. The lower bound is tried first (often tight), and
+  // each probe may use half of the time left so that a hard probe cannot starve the others.
+  // A probe cut short only moves lo for the search, not the proof (`proven`).
+  uint64_t lo = stats.lowerBound, proven = stats.lowerBound;
+  bool firstProbe = true;
+  while (lo < bestHeight && nodeBudget > 0) {
+    auto now = Clock::now();
+    if (now >= deadline)
+      break;
+    uint64_t target = firstProbe ? lo : lo + (bestHeight - 1 - lo) / 2;
+    firstProbe = false;
+    Outcome r = run(target, now + (deadline - now) / 2);
+    if (r == Outcome::Infeasible) {
+      proven = std::max(proven, target + 1); // no plan of height <= target exists
+      lo = target + 1;
+    } else if (r == Outcome::Aborted) {
+      lo = target + 1;
+    }
+  }
+  stats.optimal = proven >= bestHeight;
+  return finish();
+}
+
+} // namespace graphc::plan
