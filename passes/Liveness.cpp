@@ -124,9 +124,14 @@ FailureOr<StepLiveness> graphc::computeStepLiveness(func::FuncOp func) {
         Value operand = op->getOperand(source);
         unsigned id = live.bufferOf.at(operand);
         // Writing in place is only sound when nothing reads the old value afterwards.
+        // The terminator counts as a use after every step.
+        auto userStep = [&](Operation *user) {
+          return user->hasTrait<OpTrait::IsTerminator>() ? int64_t(live.steps.size())
+                                                         : stepOf.lookup(user);
+        };
         for (Value alias : live.buffers[id].values)
           for (Operation *user : alias.getUsers())
-            if (user != op && user->getBlock() == &body && stepOf.lookup(user) > int64_t(step) &&
+            if (user != op && user->getBlock() == &body && userStep(user) > int64_t(step) &&
                 !isa<ReshapeOp>(op))
               return op->emitError() << "in-place update of '" << live.buffers[id].name
                                      << "' while it is still used by a later op",

@@ -17,7 +17,7 @@ struct PlanMemoryPass : graphc::impl::PlanMemoryBase<PlanMemoryPass> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     if (alignment <= 0 || (alignment & (alignment - 1)) != 0) {
-      func.emitError() << "alignment must be a positive power of two, got " << alignment;
+      func.emitError() << "alignment must be a positive power of two, got " << static_cast<int64_t>(alignment);
       return signalPassFailure();
     }
     auto live = computeStepLiveness(func);

@@ -31,9 +31,9 @@ struct VerifyPlanPass : graphc::impl::VerifyPlanBase<VerifyPlanPass> {
     func::FuncOp func = getOperation();
     auto arena = func->getAttrOfType<IntegerAttr>(kArenaBytesAttr);
     auto alignment = func->getAttrOfType<IntegerAttr>(kAlignmentAttr);
-    if (!arena || !alignment) {
-      func.emitError("graphc-verify-plan: function has no plan (graph.arena_bytes and "
-                     "graph.alignment attributes)");
+    if (!arena || !alignment || arena.getInt() < 0 || alignment.getInt() <= 0) {
+      func.emitError("graphc-verify-plan: function has no valid plan (non-negative "
+                     "graph.arena_bytes and positive graph.alignment attributes)");
       return signalPassFailure();
     }
     Block &body = func.getBody().front();
@@ -93,6 +93,21 @@ struct VerifyPlanPass : graphc::impl::VerifyPlanBase<VerifyPlanPass> {
                           valueName(op.getResult(0), step[&op]) + ".workspace", "workspace"});
       }
     }
+    // An op that overwrites its operand in place must be the operand's last reader.
+    for (Operation &op : body.without_terminator())
+      for (OpResult result : op.getResults()) {
+        int64_t source = inPlaceOperandOf(&op, result.getResultNumber());
+        if (source < 0 || isa<graph::ReshapeOp>(op))
+          continue;
+        for (Operation *user : op.getOperand(source).getUsers()) {
+          int64_t at = user->hasTrait<OpTrait::IsTerminator>() ? numSteps : step.lookup(user);
+          if (user != &op && at > step[&op]) {
+            op.emitError() << "overwrites '" << valueName(op.getOperand(source), step[&op])
+                           << "' in place, but a later op still reads the old value";
+            ok = false;
+          }
+        }
+      }
     if (!ok)
       return signalPassFailure();
     for (Operation &op : body)

@@ -38,6 +38,10 @@ except Exception:
 if config.nvcc_executable or shutil.which("nvcc") or os.path.exists("/usr/local/cuda/bin/nvcc"):
     config.available_features.add("nvcc")
 
+# `valgrind`: counts heap allocations of training binaries.
+if shutil.which("valgrind"):
+    config.available_features.add("valgrind")
+
 # `chromium`: headless browser for checking HTML plan pictures.
 if shutil.which("chromium"):
     config.available_features.add("chromium")

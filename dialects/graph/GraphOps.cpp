@@ -162,9 +162,10 @@ LogicalResult MatmulOp::verify() {
 
 LogicalResult BiasGradOp::verify() {
   auto g = tensorType(getGrad());
-  if (getAxis() < 0 || getAxis() >= g.getRank())
-    return emitOpError() << "axis " << getAxis() << " is out of range for " << g;
-  return expectShape(*this, "result", getType(), {g.getDimSize(getAxis())});
+  int64_t axis = static_cast<int64_t>(getAxis()); // I64Attr's getter is unsigned
+  if (axis < 0 || axis >= g.getRank())
+    return emitOpError() << "axis " << axis << " is out of range for " << g;
+  return expectShape(*this, "result", getType(), {g.getDimSize(axis)});
 }
 
 //===----------------------------------------------------------------------===//
@@ -278,17 +279,17 @@ void ReshapeOp::getCanonicalizationPatterns(RewritePatternSet &patterns, MLIRCon
 
 LogicalResult SoftmaxOp::verify() {
   int64_t rank = tensorType(getInput()).getRank();
-  if (getAxis() < 0 || getAxis() >= rank)
-    return emitOpError() << "axis " << getAxis() << " is out of range for "
-                         << getInput().getType();
+  int64_t axis = static_cast<int64_t>(getAxis()); // I64Attr's getter is unsigned
+  if (axis < 0 || axis >= rank)
+    return emitOpError() << "axis " << axis << " is out of range for " << getInput().getType();
   return success();
 }
 
 LogicalResult SoftmaxBackwardOp::verify() {
   int64_t rank = tensorType(getGrad()).getRank();
-  if (getAxis() < 0 || getAxis() >= rank)
-    return emitOpError() << "axis " << getAxis() << " is out of range for "
-                         << getGrad().getType();
+  int64_t axis = static_cast<int64_t>(getAxis()); // I64Attr's getter is unsigned
+  if (axis < 0 || axis >= rank)
+    return emitOpError() << "axis " << axis << " is out of range for " << getGrad().getType();
   return success();
 }
 

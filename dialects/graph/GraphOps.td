@@ -33,8 +33,8 @@ def Graph_Dialect : Dialect {
 class Graph_Op<string mnemonic, list<Trait> traits = []>
     : Op<Graph_Dialect, mnemonic, traits>;
 
-def GraphF32Tensor : RankedTensorOf<[F32]>;
-def GraphLabelTensor : RankedTensorOf<[F32, I64]>;
+def GraphF32Tensor : StaticShapeTensorOf<[F32]>;
+def GraphLabelTensor : StaticShapeTensorOf<[F32, I64]>;
 def GraphF32Scalar : 0DTensorOf<[F32]>;
 
 def Graph_LossKind : I32EnumAttr<"LossKind", "training loss", [

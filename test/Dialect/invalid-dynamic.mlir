@@ -6,7 +6,7 @@
 
 // Relu: a dynamic batch is refused.
 func.func @relu_dynamic(%x: tensor<?x3xf32>) -> tensor<?x3xf32> {
-  // expected-error @+1 {{'graph.relu' op needs static shapes, got 'tensor<?x3xf32>'}}
+  // expected-error @+1 {{must be statically shaped tensor of 32-bit float values, but got 'tensor<?x3xf32>'}}
   %y = graph.relu %x : tensor<?x3xf32>
   return %y : tensor<?x3xf32>
 }
@@ -15,7 +15,7 @@ func.func @relu_dynamic(%x: tensor<?x3xf32>) -> tensor<?x3xf32> {
 
 // Softmax: a dynamic batch is refused.
 func.func @softmax_dynamic(%x: tensor<?x3xf32>) -> tensor<?x3xf32> {
-  // expected-error @+1 {{'graph.softmax' op needs static shapes, got 'tensor<?x3xf32>'}}
+  // expected-error @+1 {{must be statically shaped tensor of 32-bit float values, but got 'tensor<?x3xf32>'}}
   %y = graph.softmax %x {axis = 1} : tensor<?x3xf32>
   return %y : tensor<?x3xf32>
 }
@@ -24,7 +24,7 @@ func.func @softmax_dynamic(%x: tensor<?x3xf32>) -> tensor<?x3xf32> {
 
 // bias_grad: a dynamic kept axis is refused (today ? == ? makes the shape check pass).
 func.func @bias_grad_dynamic(%g: tensor<4x?xf32>) -> tensor<?xf32> {
-  // expected-error @+1 {{'graph.bias_grad' op needs static shapes, got 'tensor<4x?xf32>'}}
+  // expected-error @+1 {{must be statically shaped tensor of 32-bit float values, but got 'tensor<4x?xf32>'}}
   %b = graph.bias_grad %g {axis = 1} : (tensor<4x?xf32>) -> tensor<?xf32>
   return %b : tensor<?xf32>
 }
@@ -33,7 +33,7 @@ func.func @bias_grad_dynamic(%g: tensor<4x?xf32>) -> tensor<?xf32> {
 
 // sgd_update: a dynamic parameter is refused.
 func.func @sgd_update_dynamic(%p: tensor<?x3xf32>, %g: tensor<?x3xf32>) -> tensor<?x3xf32> {
-  // expected-error @+1 {{'graph.sgd_update' op needs static shapes, got 'tensor<?x3xf32>'}}
+  // expected-error @+1 {{must be statically shaped tensor of 32-bit float values, but got 'tensor<?x3xf32>'}}
   %y = graph.sgd_update %p, %g {lr = 0.5 : f32} : tensor<?x3xf32>
   return %y : tensor<?x3xf32>
 }

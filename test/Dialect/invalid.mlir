@@ -50,7 +50,7 @@ func.func @dense_rank(%x: tensor<4x3x1xf32>, %w: tensor<3x2xf32>) -> tensor<4x2x
 
 // Dynamic shapes are refused: graphc plans bytes ahead of time.
 func.func @dense_dynamic(%x: tensor<?x3xf32>, %w: tensor<3x2xf32>) -> tensor<?x2xf32> {
-  // expected-error @+1 {{'graph.dense' op needs static shapes, got 'tensor<?x3xf32>'}}
+  // expected-error @+1 {{must be statically shaped tensor of 32-bit float values, but got 'tensor<?x3xf32>'}}
   %y = graph.dense %x, %w : (tensor<?x3xf32>, tensor<3x2xf32>) -> tensor<?x2xf32>
   return %y : tensor<?x2xf32>
 }
@@ -59,7 +59,7 @@ func.func @dense_dynamic(%x: tensor<?x3xf32>, %w: tensor<3x2xf32>) -> tensor<?x2
 
 // A dynamic result type is refused too, even when every operand is static.
 func.func @reshape_dynamic_result(%x: tensor<4x3xf32>) -> tensor<?xf32> {
-  // expected-error @+1 {{'graph.reshape' op needs static shapes, got 'tensor<?xf32>'}}
+  // expected-error @+1 {{must be statically shaped tensor of 32-bit float values, but got 'tensor<?xf32>'}}
   %y = graph.reshape %x : (tensor<4x3xf32>) -> tensor<?xf32>
   return %y : tensor<?xf32>
 }
@@ -393,7 +393,7 @@ func.func @loss_scalar_prediction(%p: tensor<f32>, %l: tensor<f32>) -> tensor<f3
 
 // Loss: dynamic shapes are refused.
 func.func @loss_dynamic(%p: tensor<?x3xf32>, %l: tensor<?x3xf32>) -> tensor<f32> {
-  // expected-error @+1 {{'graph.loss' op needs static shapes}}
+  // expected-error @+1 {{'graph.loss' op operand #0 must be statically shaped tensor of 32-bit float values, but got 'tensor<?x3xf32>'}}
   %0 = graph.loss mse %p, %l : (tensor<?x3xf32>, tensor<?x3xf32>) -> tensor<f32>
   return %0 : tensor<f32>
 }

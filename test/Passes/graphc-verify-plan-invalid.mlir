@@ -191,7 +191,7 @@ func.func @missing_workspace_backward_data(%dy: tensor<1x2x3x3xf32> {graph.kind 
 // -----
 
 // (g) A function that was never planned.
-// expected-error @+1 {{graphc-verify-plan: function has no plan (graph.arena_bytes and graph.alignment attributes)}}
+// expected-error @+1 {{graphc-verify-plan: function has no valid plan (non-negative graph.arena_bytes and positive graph.alignment attributes)}}
 func.func @unplanned(%a: tensor<16xf32>) -> tensor<16xf32> {
   %b = graph.relu %a : tensor<16xf32>
   return %b : tensor<16xf32>
@@ -200,7 +200,7 @@ func.func @unplanned(%a: tensor<16xf32>) -> tensor<16xf32> {
 // -----
 
 // (g) Offsets without the function's graph.alignment are not a plan either.
-// expected-error @+1 {{graphc-verify-plan: function has no plan (graph.arena_bytes and graph.alignment attributes)}}
+// expected-error @+1 {{graphc-verify-plan: function has no valid plan (non-negative graph.arena_bytes and positive graph.alignment attributes)}}
 func.func @no_alignment(%a: tensor<16xf32> {graph.offset = 0 : i64}) -> tensor<16xf32>
     attributes {graph.arena_bytes = 256 : i64} {
   %b = graph.relu %a {graph.offsets = array<i64: 64>} : tensor<16xf32>
