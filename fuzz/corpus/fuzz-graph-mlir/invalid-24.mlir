@@ -1,0 +1,4 @@
+func.func @conv_backward_data_channels(%dy: tensor<2x4x6x6xf32>, %f: tensor<4x3x3x3xf32>) -> tensor<2x5x8x8xf32> {
+  %dx = graph.conv2d_backward_data %dy, %f {strides = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<2x4x6x6xf32>, tensor<4x3x3x3xf32>) -> tensor<2x5x8x8xf32>
+  return %dx : tensor<2x5x8x8xf32>
+}

@@ -1,0 +1,5 @@
+func.func @conv2d_backward(%dy: tensor<2x4x4x4xf32>, %f: tensor<4x3x3x3xf32>, %x: tensor<2x3x8x8xf32>) {
+  %0 = graph.conv2d_backward_data %dy, %f {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : (tensor<2x4x4x4xf32>, tensor<4x3x3x3xf32>) -> tensor<2x3x8x8xf32>
+  %1 = graph.conv2d_backward_filter %dy, %x {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : (tensor<2x4x4x4xf32>, tensor<2x3x8x8xf32>) -> tensor<4x3x3x3xf32>
+  return
+}
