@@ -17,7 +17,8 @@
 //    the lowest skyline of its unplaced buffers) plus the sum of its unplaced sizes must fit the
 //    capacity; (b) dominance: a buffer whose offset is at or above the top some other unplaced
 //    buffer could reach is skipped, because that one could be slid under it first; (c) inference:
-//    a section's floor is raised to the lowest skyline offset of its unplaced buffers.
+//    a section's floor is raised to the lowest skyline offset of its unplaced buffers, kept
+//    incrementally with a count of the buffers at it.
 //  * Dynamic decomposition: when the placed buffers cut the unplaced ones into groups that share
 //    no section, each group is solved on its own (no backtracking across groups).
 //
@@ -219,11 +220,17 @@ private:
   bool timedOut = false;
   int heuristic = 0;
   std::vector<uint64_t> off, sol, minOff; // offset (kUnplaced), solution, skyline offset
-  std::vector<uint64_t> floor, total;     // per section
-  std::vector<uint32_t> cuts;
-  std::vector<std::pair<uint32_t, uint64_t>> minTrail, floorTrail; // undo logs
-  std::vector<uint32_t> secStamp, affected;
-  uint32_t stamp = 0;
+  // Per section: top of the placed buffers, sum of the unplaced sizes, and the lowest skyline
+  // offset of the unplaced buffers (kUnplaced if none) with the number of them at it.
+  std::vector<uint64_t> floor, total, low;
+  std::vector<uint32_t> lowCount, cuts;
+  // Undo logs: (item, old minOff), (section, old floor), (section, old low, old count).
+  std::vector<std::pair<uint32_t, uint64_t>> minTrail, floorTrail;
+  struct LowChange {
+    uint32_t section, count;
+    uint64_t low;
+  };
+  std::vector<LowChange> lowTrail;
 
   // Sections are the maximal cliques of the interval graph: a sweep over range endpoints (ends
   // before starts at the same step) emits the live set whenever an end follows a start. Each
@@ -283,7 +290,6 @@ private:
                                  [](uint32_t s, const Part &p) { return s < p.hi; });
       it->items.push_back(i);
     }
-    secStamp.assign(sections, 0);
   }
 
   void reset() {
@@ -293,9 +299,14 @@ private:
     minOff.assign(n, 0);
     floor.assign(members.size(), 0);
     total = initialTotal;
+    low.assign(members.size(), 0);
+    lowCount.assign(members.size(), 0);
+    for (size_t s = 0; s < members.size(); ++s)
+      lowCount[s] = uint32_t(members[s].size());
     cuts = initialCuts;
     minTrail.clear();
     floorTrail.clear();
+    lowTrail.clear();
   }
 
   // Static preorder of a group, recomputed for every (sub)problem from the current section
@@ -345,44 +356,61 @@ private:
     return search(part, pre, cands, 0, 0);
   }
 
-  // Places item i at offset o: raises the skyline of the unplaced buffers it meets, lifts the
-  // floors of its sections to its top and takes its size out of their sums, then (inference)
-  // lifts each affected section's floor to the lowest skyline offset of its unplaced buffers.
-  // O(overlaps of i + members of the affected sections).
+  // Inference (c): keeps low[s], the lowest skyline offset among section s's unplaced
+  // buffers, when item j (already updated or removed) held it. Counting the holders means the
+  // section is rescanned, O(members), only when the last of them goes.
+  void dropLowHolder(uint32_t s, uint64_t old) {
+    if (low[s] != old)
+      return;
+    lowTrail.push_back({s, lowCount[s], low[s]});
+    if (--lowCount[s] > 0)
+      return;
+    uint64_t m = kUnplaced;
+    uint32_t count = 0;
+    for (uint32_t j : members[s]) {
+      if (off[j] != kUnplaced)
+        continue;
+      if (minOff[j] < m) {
+        m = minOff[j];
+        count = 1;
+      } else if (minOff[j] == m) {
+        ++count;
+      }
+    }
+    low[s] = m;
+    lowCount[s] = count;
+  }
+
+  // Places item i at offset o: lifts the floors of its sections to its top and takes its size
+  // out of their sums, then raises the skyline of the unplaced buffers it meets (keeping the
+  // sections' lowest skyline, see dropLowHolder). O(overlaps of i x their sections).
   void place(uint32_t i, uint64_t o) {
     off[i] = o;
     uint64_t top = o + items[i].size;
-    ++stamp;
-    affected.clear();
-    for (uint32_t j : overlaps[i]) {
-      if (off[j] != kUnplaced || minOff[j] >= top)
-        continue;
-      minTrail.push_back({j, minOff[j]});
-      minOff[j] = top;
-      for (uint32_t s = secLo[j]; s < secHi[j]; ++s)
-        if (secStamp[s] != stamp) {
-          secStamp[s] = stamp;
-          affected.push_back(s);
-        }
-    }
     for (uint32_t s = secLo[i]; s < secHi[i]; ++s) {
       floorTrail.push_back({s, floor[s]});
       floor[s] = top;
       total[s] -= items[i].size;
+      dropLowHolder(s, minOff[i]);
     }
-    for (uint32_t s : affected) {
-      uint64_t low = kUnplaced;
-      for (uint32_t j : members[s])
-        if (off[j] == kUnplaced)
-          low = std::min(low, minOff[j]);
-      if (low != kUnplaced && floor[s] < low) {
-        floorTrail.push_back({s, floor[s]});
-        floor[s] = low;
-      }
+    for (uint32_t j : overlaps[i]) {
+      if (off[j] != kUnplaced || minOff[j] >= top)
+        continue;
+      uint64_t old = minOff[j];
+      minTrail.push_back({j, old});
+      minOff[j] = top;
+      for (uint32_t s = secLo[j]; s < secHi[j]; ++s)
+        dropLowHolder(s, old);
     }
   }
 
-  void unplace(uint32_t i, size_t minMark, size_t floorMark) {
+  void unplace(uint32_t i, size_t minMark, size_t floorMark, size_t lowMark) {
+    while (lowTrail.size() > lowMark) {
+      const LowChange &c = lowTrail.back();
+      low[c.section] = c.low;
+      lowCount[c.section] = c.count;
+      lowTrail.pop_back();
+    }
     while (floorTrail.size() > floorMark) {
       floor[floorTrail.back().first] = floorTrail.back().second;
       floorTrail.pop_back();
@@ -396,11 +424,27 @@ private:
     off[i] = kUnplaced;
   }
 
-  // Section bound (a): later buffers sit at or above `o` (canonical order), so each section
-  // needs max(o, floor) + unplaced sum <= capacity. O(sections of the group).
-  bool check(const Part &part, uint64_t o) const {
-    for (uint32_t s = part.lo; s < part.hi; ++s)
-      if (std::max(o, floor[s]) + total[s] > cap)
+  // Section bound (a): the unplaced buffers of a section are live together, so they stack
+  // above its floor: the placed top, `o` (canonical order: later buffers do not go lower) and,
+  // by inference (c), the lowest skyline offset among them. floor + unplaced sum must fit the
+  // capacity.
+  bool fits(uint32_t s, uint64_t o) const {
+    uint64_t f = std::max(o, floor[s]);
+    if (total[s] != 0)
+      f = std::max(f, low[s]);
+    return f + total[s] <= cap;
+  }
+
+  // The bound after placing item i at o. Its `o` term for every section of the group was
+  // checked before placing (search's maxTotal), so only the sections whose floor, sum or
+  // lowest skyline changed need a look: i's own and those in the low trail since `lowMark`.
+  // O(sections of i + low changes).
+  bool check(uint32_t i, uint64_t o, size_t lowMark) const {
+    for (uint32_t s = secLo[i]; s < secHi[i]; ++s)
+      if (!fits(s, o))
+        return false;
+    for (size_t k = lowMark; k < lowTrail.size(); ++k)
+      if (!fits(lowTrail[k].section, o))
         return false;
     return true;
   }
@@ -432,13 +476,20 @@ private:
       return Outcome::Found;
     }
     std::sort(cands.begin(), cands.end());
-    uint64_t minTop = kUnplaced;
+    uint64_t minTop = kUnplaced, maxTotal = 0;
     for (const Cand &c : cands)
       minTop = std::min(minTop, c.offset + items[pre[c.pre]].size);
+    for (uint32_t s = part.lo; s < part.hi; ++s)
+      maxTotal = std::max(maxTotal, total[s]);
     for (const Cand &c : cands) {
       // Dominance (b): candidates are sorted by offset, so from here on every one would leave
       // room below it for the buffer that reaches minTop.
       if (c.offset >= minTop)
+        break;
+      // Section bound (a), `o` term: after placing at c.offset, every later buffer of the
+      // fullest section sits at or above it (for the candidate's own sections, its top plus
+      // the rest gives the same sum). Candidates only go up from here.
+      if (c.offset + maxTotal > cap)
         break;
       // Canonical order: placements never go back in (offset, preorder).
       if (c.offset < minOffset || (c.offset == minOffset && c.pre < minPre))
@@ -446,12 +497,12 @@ private:
       uint32_t i = pre[c.pre];
       if (c.offset + items[i].size > cap)
         continue;
-      size_t minMark = minTrail.size(), floorMark = floorTrail.size();
+      size_t minMark = minTrail.size(), floorMark = floorTrail.size(), lowMark = lowTrail.size();
       place(i, c.offset);
       Outcome r = Outcome::Infeasible;
-      if (check(part, c.offset))
+      if (check(i, c.offset, lowMark))
         r = decompose(part, pre, cands, c, i);
-      unplace(i, minMark, floorMark);
+      unplace(i, minMark, floorMark, lowMark);
       if (r != Outcome::Infeasible)
         return r;
     }

@@ -1,12 +1,16 @@
 // Unit tests for the planner core (planner/Planner.h) and the plan dump formats
 // (planner/PlanIO.h). Small hand-written problems spell out the expected offsets in comments;
 // a property test then checks best-fit plans on random problems against the verifier, and the
-// verifier against a brute-force O(n^2) pairwise check.
+// verifier against a brute-force O(n^2) pairwise check. planNearOptimal is checked on problems
+// where every best-fit order misses the optimum, and on random ones against best fit, the
+// lower bound and (tiny ones) an exhaustive search.
 #include "planner/PlanIO.h"
 #include "planner/Planner.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <functional>
 #include <random>
 
 using namespace graphc::plan;
@@ -251,6 +255,252 @@ TEST(Verifier, RandomProblems) {
     shuffled.arenaBytes = plan.arenaBytes + alignTo(5000, alignment);
     EXPECT_EQ(verifyPlan(shuffled).empty(), !bruteForceOverlap(shuffled)) << verifyPlan(shuffled);
   }
+}
+
+//===----------------------------------------------------------------------===//
+// planNearOptimal
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+PlanOptions heuristicOnly() {
+  PlanOptions o;
+  o.heuristicOnly = true;
+  return o;
+}
+
+// Independent brute force for tiny problems: pushing every buffer down until it rests on 0 or
+// on a buffer it meets in time does not raise the height, so some optimal plan has every
+// offset, and the height, equal to a sum of a subset of the (aligned) sizes. Tries heights in
+// increasing order among those sums (from the lower bound up), each by a depth-first search
+// over subset-sum offsets in input order. Exponential; n <= 7.
+uint64_t bruteForceOptimum(const std::vector<Buffer> &bs, uint64_t alignment) {
+  const size_t n = bs.size();
+  std::vector<uint64_t> size(n);
+  for (size_t i = 0; i < n; ++i)
+    size[i] = alignTo(bs[i].bytes, alignment);
+  std::vector<uint64_t> sums;
+  for (size_t mask = 0; mask < (size_t(1) << n); ++mask) {
+    uint64_t sum = 0;
+    for (size_t i = 0; i < n; ++i)
+      if (mask >> i & 1)
+        sum += size[i];
+    sums.push_back(sum);
+  }
+  std::sort(sums.begin(), sums.end());
+  sums.erase(std::unique(sums.begin(), sums.end()), sums.end());
+  std::vector<uint64_t> off(n);
+  std::function<bool(size_t, uint64_t)> place = [&](size_t i, uint64_t height) {
+    if (i == n)
+      return true;
+    for (uint64_t o : sums) {
+      if (o + size[i] > height)
+        break;
+      bool ok = true;
+      for (size_t j = 0; j < i && ok; ++j) {
+        bool time = bs[i].first <= bs[j].last && bs[j].first <= bs[i].last;
+        bool space = o < off[j] + size[j] && off[j] < o + size[i];
+        ok = !(time && space && size[i] && size[j]);
+      }
+      if (ok) {
+        off[i] = o;
+        if (place(i + 1, height))
+          return true;
+      }
+    }
+    return false;
+  };
+  uint64_t lower = lowerBound(bs, alignment);
+  for (uint64_t h : sums)
+    if (h >= lower && place(0, h))
+      return h;
+  ADD_FAILURE() << "brute force found no plan";
+  return 0;
+}
+
+} // namespace
+
+TEST(NearOptimal, HeuristicAtLowerBoundKeepsBestFitPlan) {
+  // The gaps problem of BestFitTakesTheSmallerGap: best fit by size reaches the lower bound,
+  // so planNearOptimal returns exactly its plan and never searches.
+  Plan plan = makePlan({buf("g1", 300, 0, 0), buf("w1", 250, 0, 9), buf("g2", 200, 0, 0),
+                        buf("w2", 190, 0, 9), buf("x", 150, 5, 9)},
+                       1);
+  PlanStats st = planNearOptimal(plan);
+  EXPECT_EQ(plan.buffers[0].offset, 0u);   // g1 [0, 300)
+  EXPECT_EQ(plan.buffers[1].offset, 300u); // w1: +300 on g1
+  EXPECT_EQ(plan.buffers[2].offset, 550u); // g2: +250 on w1
+  EXPECT_EQ(plan.buffers[3].offset, 750u); // w2: +200 on g2
+  EXPECT_EQ(plan.buffers[4].offset, 550u); // x: the 200-byte hole left by g2
+  EXPECT_EQ(plan.arenaBytes, 940u);
+  EXPECT_EQ(st.lowerBound, 940u);
+  EXPECT_EQ(st.height, 940u);
+  EXPECT_EQ(st.heuristic, "size");
+  EXPECT_TRUE(st.optimal);
+  EXPECT_FALSE(st.searched);
+  EXPECT_EQ(verifyPlan(plan), "");
+}
+
+TEST(NearOptimal, AlignmentRounding) {
+  // Alignment 16: x 100 -> 112, y 50 -> 64, z 40 -> 48; all live at step 1, z not with x.
+  Plan plan = makePlan({buf("x", 100, 0, 1), buf("y", 50, 1, 2), buf("z", 40, 2, 3)}, 16);
+  PlanStats st = planNearOptimal(plan);
+  EXPECT_EQ(plan.buffers[0].offset, 0u);   // x [0, 112): largest first
+  EXPECT_EQ(plan.buffers[1].offset, 112u); // y: +112 (100 align 16)
+  EXPECT_EQ(plan.buffers[2].offset, 0u);   // z: meets only y; x's bytes are free again
+  EXPECT_EQ(plan.arenaBytes, 176u);        // 112 + 64 (50 align 16)
+  EXPECT_EQ(st.lowerBound, 176u);
+  EXPECT_TRUE(st.optimal);
+  EXPECT_EQ(verifyPlan(plan), "");
+}
+
+TEST(NearOptimal, SearchBeatsEveryBestFitOrder) {
+  // Live bytes by step: 0: b 80; 1: b + c = 120; 2, 3: a + c + d = 130; 4: a + d = 90.
+  Plan problem = makePlan(
+      {buf("a", 70, 2, 4), buf("b", 80, 0, 1), buf("c", 40, 1, 3), buf("d", 20, 2, 4)}, 1);
+  // Best fit by size: b @0, a @0 (never meets b), c @80 (on b, above a), d: the 10-byte hole
+  // [70, 80) between a and c is too small, so d goes on top of c @120: height 140. The other
+  // orders (duration, area, first step, conflict) do no better.
+  Plan heuristic = problem;
+  PlanStats hs = planNearOptimal(heuristic, heuristicOnly());
+  EXPECT_EQ(hs.heuristicHeight, 140u);
+  EXPECT_EQ(hs.height, 140u);
+  EXPECT_EQ(hs.heuristic, "size");
+  EXPECT_EQ(heuristic.buffers[3].offset, 120u);
+  EXPECT_FALSE(hs.searched);
+  EXPECT_FALSE(hs.optimal);
+
+  // The search puts d on a and c on d: a [0, 70), d [70, 90), c [90, 130), b [0, 80) below c.
+  Plan plan = problem;
+  PlanStats st = planNearOptimal(plan);
+  EXPECT_EQ(plan.buffers[0].offset, 0u);  // a
+  EXPECT_EQ(plan.buffers[1].offset, 0u);  // b
+  EXPECT_EQ(plan.buffers[2].offset, 90u); // c: +20 on d
+  EXPECT_EQ(plan.buffers[3].offset, 70u); // d: +70 on a
+  EXPECT_EQ(plan.arenaBytes, 130u);
+  EXPECT_EQ(st.lowerBound, 130u);
+  EXPECT_EQ(st.heuristicHeight, 140u);
+  EXPECT_EQ(st.height, 130u);
+  EXPECT_TRUE(st.searched);
+  EXPECT_TRUE(st.optimal);
+  EXPECT_GT(st.nodes, 0u);
+  EXPECT_EQ(verifyPlan(plan), "");
+  EXPECT_EQ(bruteForceOptimum(problem.buffers, 1), 130u);
+}
+
+TEST(NearOptimal, SearchClosesALargeGap) {
+  // Best fit by size (a, b, c, d, e) reaches 180; the optimum is the lower bound 130:
+  // step 1 holds c 50 + d 50 + e 30. Search: a @0, b @50, c @0, d @80, e @50.
+  Plan plan = makePlan({buf("a", 80, 2, 2), buf("b", 80, 0, 0), buf("c", 50, 0, 1),
+                        buf("d", 50, 1, 2), buf("e", 30, 1, 1)},
+                       1);
+  Plan heuristic = plan;
+  EXPECT_EQ(planNearOptimal(heuristic, heuristicOnly()).height, 180u);
+  PlanStats st = planNearOptimal(plan);
+  EXPECT_EQ(st.height, 130u);
+  EXPECT_TRUE(st.optimal);
+  EXPECT_EQ(plan.buffers[2].offset, 0u);  // c [0, 50)
+  EXPECT_EQ(plan.buffers[4].offset, 50u); // e: +50 on c
+  EXPECT_EQ(plan.buffers[3].offset, 80u); // d: +30 on e
+  EXPECT_EQ(plan.buffers[0].offset, 0u);  // a: below d at step 2
+  EXPECT_EQ(plan.buffers[1].offset, 50u); // b: on c at step 0
+  EXPECT_EQ(verifyPlan(plan), "");
+}
+
+TEST(NearOptimal, Capacity) {
+  Plan problem = makePlan(
+      {buf("a", 70, 2, 4), buf("b", 80, 0, 1), buf("c", 40, 1, 3), buf("d", 20, 2, 4)}, 1);
+  // Below the lower bound: proven impossible without searching; the heuristic plan is kept.
+  Plan below = problem;
+  PlanOptions o;
+  o.capacity = 129;
+  PlanStats st = planNearOptimal(below, o);
+  EXPECT_FALSE(st.fits);
+  EXPECT_TRUE(st.infeasible);
+  EXPECT_FALSE(st.searched);
+  EXPECT_EQ(st.height, 140u);
+  EXPECT_EQ(verifyPlan(below), "");
+  // The heuristic fits 150: no search.
+  Plan loose = problem;
+  o.capacity = 150;
+  st = planNearOptimal(loose, o);
+  EXPECT_TRUE(st.fits);
+  EXPECT_FALSE(st.searched);
+  EXPECT_EQ(st.height, 140u);
+  // 135 needs the search, which stops at the first plan that fits (here the optimum).
+  Plan tight = problem;
+  o.capacity = 135;
+  st = planNearOptimal(tight, o);
+  EXPECT_TRUE(st.fits);
+  EXPECT_TRUE(st.searched);
+  EXPECT_LE(st.height, 135u);
+  EXPECT_EQ(verifyPlan(tight), "");
+}
+
+TEST(NearOptimal, EmptyAndZeroByteBuffers) {
+  Plan empty = makePlan({}, 256);
+  PlanStats st = planNearOptimal(empty);
+  EXPECT_EQ(st.height, 0u);
+  EXPECT_EQ(empty.arenaBytes, 0u);
+  EXPECT_TRUE(st.optimal);
+  Plan zero = makePlan({buf("z", 0, 0, 9), buf("a", 300, 0, 9)}, 256);
+  st = planNearOptimal(zero);
+  EXPECT_EQ(zero.buffers[0].offset, 0u);
+  EXPECT_EQ(zero.buffers[1].offset, 0u);
+  EXPECT_EQ(zero.arenaBytes, 512u); // 300 align 256
+  EXPECT_EQ(verifyPlan(zero), "");
+}
+
+// Property test: on random problems the plan verifies, its height lies between the lower
+// bound and best fit's (and the multi-order heuristic's), the search proves optimality on
+// these small problems, and on tiny ones the height equals the brute-force optimum.
+TEST(NearOptimal, RandomProblems) {
+  std::mt19937_64 rng(20261122);
+  auto uniform = [&](uint64_t lo, uint64_t hi) {
+    return std::uniform_int_distribution<uint64_t>(lo, hi)(rng);
+  };
+  const uint64_t alignments[] = {1, 8, 64};
+  int beaten = 0;
+  for (int trial = 0; trial < 1200; ++trial) {
+    SCOPED_TRACE("trial " + std::to_string(trial));
+    bool tiny = trial % 4 != 0;
+    size_t n = tiny ? uniform(1, 7) : uniform(8, 40);
+    int64_t steps = static_cast<int64_t>(uniform(1, tiny ? 6 : 20));
+    std::vector<Buffer> bs;
+    for (size_t i = 0; i < n; ++i) {
+      int64_t first = static_cast<int64_t>(uniform(0, steps - 1));
+      int64_t last = first + static_cast<int64_t>(uniform(0, steps - 1 - first));
+      bs.push_back(buf("t" + std::to_string(i), uniform(1, tiny ? 100 : 5000), first, last));
+    }
+    uint64_t alignment = alignments[uniform(0, 2)];
+    Plan plan = makePlan(bs, alignment);
+    PlanOptions options;
+    options.nodeLimit = 200000; // deterministic, and ample for these sizes
+    options.timeLimitSeconds = 10;
+    PlanStats st = planNearOptimal(plan, options);
+    ASSERT_EQ(verifyPlan(plan), "");
+    EXPECT_FALSE(bruteForceOverlap(plan));
+    EXPECT_EQ(st.height, plan.arenaBytes);
+    EXPECT_GE(st.height, st.lowerBound);
+    EXPECT_EQ(st.lowerBound, lowerBound(bs, alignment));
+    EXPECT_LE(st.height, st.heuristicHeight);
+    Plan bestFit = makePlan(bs, alignment);
+    planBestFit(bestFit);
+    EXPECT_LE(st.height, bestFit.arenaBytes);
+    Plan heuristic = makePlan(bs, alignment);
+    EXPECT_EQ(planNearOptimal(heuristic, heuristicOnly()).height, st.heuristicHeight);
+    if (tiny) {
+      EXPECT_TRUE(st.optimal);
+      EXPECT_EQ(st.height, bruteForceOptimum(bs, alignment));
+    }
+    beaten += st.height < st.heuristicHeight;
+    // Same input, same budget: same plan.
+    Plan again = makePlan(bs, alignment);
+    planNearOptimal(again, options);
+    for (size_t i = 0; i < n; ++i)
+      EXPECT_EQ(again.buffers[i].offset, plan.buffers[i].offset);
+  }
+  EXPECT_GT(beaten, 10); // the search must matter on some of them
 }
 
 //===----------------------------------------------------------------------===//
