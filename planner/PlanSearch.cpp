@@ -698,7 +698,8 @@ PlanStats planNearOptimal(Plan &plan, const PlanOptions &options) {
   // Minimise: binary search on the height in [lo, hi], hi the best height found (feasible),
   // lo the lowest height not yet ruled out. The lower bound is tried first (often tight), and
   // each probe may use half of the time left so that a hard probe cannot starve the others.
-  // A probe cut short only moves lo for the search, not the proof (`proven`).
+  // A probe cut short only moves lo for the search, not the proof (`proven`). (Splitting the
+  // time evenly over the log2(hi - lo) probes instead did worse on MiniMalloc's D.)
   uint64_t lo = stats.lowerBound, proven = stats.lowerBound;
   bool firstProbe = true;
   while (lo < bestHeight && nodeBudget > 0) {
