@@ -167,12 +167,8 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
       if (llvm::any_of(op->getOperands(), [&](Value v) { return needsGrad.contains(v); }))
         for (Value r : op->getResults())
           needsGrad.insert(r);
-      for (Value operand : op->getOperands())
-        if (needsGrad.contains(operand) && !operand.hasOneUse())
-          return op->emitError() << "value '" << valueNameForError(operand)
-                                 << "' is used more than once; gradient accumulation for "
-                                    "shared values is not supported yet";
     }
+
 
     // A softmax (sigmoid) right before a categorical (binary) loss folds into the loss, which
     // then works on logits in log space; the activation and its backward disappear.
@@ -223,11 +219,28 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
       }
     };
     // Records the gradient of `operand`, updating it at once when it is a parameter.
+    // A value read by several ops gets the sum of their gradients; a parameter is updated
+    // once the last of its readers has contributed (weight tying).
+    llvm::DenseSet<Operation *> onPath; // forward ops whose results reach the loss
+    {
+      llvm::DenseSet<Value> reaches = {lossInput};
+      for (Operation *op : llvm::reverse(forwardOps))
+        if (llvm::any_of(op->getResults(), [&](Value r) { return reaches.contains(r); })) {
+          onPath.insert(op);
+          reaches.insert(op->operand_begin(), op->operand_end());
+        }
+    }
+    llvm::DenseMap<Value, unsigned> pendingContributions;
+    for (Operation *op : onPath)
+      for (Value operand : op->getOperands())
+        if (paramIndex.count(operand))
+          ++pendingContributions[operand];
     auto setGrad = [&](Value operand, Value g, Operation *fwd) {
-      if (paramIndex.count(operand))
+      if (Value previous = grad.lookup(operand))
+        g = b.create<AddOp>(gradLoc(fwd, "accumulate"), g.getType(), previous, g);
+      grad[operand] = g;
+      if (paramIndex.count(operand) && --pendingContributions[operand] == 0)
         update(operand, g, fwd);
-      else
-        grad[operand] = g;
     };
 
     // Elementwise activations: dx = backward(dy, y), from the forward output y.
@@ -299,6 +312,12 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
                           b.create<ReshapeOp>(gradLoc(op, "grad_input"),
                                               reshape.getInput().getType(), dy),
                           op);
+                return success();
+              })
+              .Case([&](AddOp add) {
+                for (Value operand : add->getOperands())
+                  if (wants(operand))
+                    setGrad(operand, dy, op);
                 return success();
               })
               .Case<ReluOp, SigmoidOp, TanhOp>([&](Operation *act) {

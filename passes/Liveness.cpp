@@ -65,19 +65,14 @@ std::string graphc::valueName(Value value, int64_t step) {
   return base;
 }
 
-/// Forward layers produce activations; everything autodiff adds is a temporary, except the
-/// parameter gradients consumed by optimizer updates.
-static std::string resultKind(Value value) {
+/// Forward values are activations; values derived from the loss gradient are temporaries,
+/// except the parameter gradients consumed by optimizer updates.
+static std::string resultKind(Value value, const llvm::DenseSet<Operation *> &backward) {
   for (OpOperand &use : value.getUses())
     if (isa<SgdUpdateOp, MomentumUpdateOp, AdamUpdateOp>(use.getOwner()) &&
         use.getOperandNumber() == 1)
       return "gradient";
-  Operation *op = value.getDefiningOp();
-  if (isa<MatmulOp, BiasGradOp, Conv2dBackwardDataOp, Conv2dBackwardFilterOp,
-          MaxPool2dBackwardOp, ReluBackwardOp, SigmoidBackwardOp, TanhBackwardOp,
-          SoftmaxBackwardOp, LossBackwardOp>(op))
-    return "temporary";
-  return "activation";
+  return backward.contains(value.getDefiningOp()) ? "temporary" : "activation";
 }
 
 FailureOr<StepLiveness> graphc::computeStepLiveness(func::FuncOp func) {
@@ -117,6 +112,15 @@ FailureOr<StepLiveness> graphc::computeStepLiveness(func::FuncOp func) {
       live.buffers.back().last = lastStep; // persists across training steps
   }
 
+  // The backward region: every op that (transitively) reads the loss gradient.
+  llvm::DenseSet<Operation *> backward;
+  for (Operation *op : live.steps)
+    if (isa<LossBackwardOp>(op) || llvm::any_of(op->getOperands(), [&](Value v) {
+          Operation *def = v.getDefiningOp();
+          return def && backward.contains(def);
+        }))
+      backward.insert(op);
+
   for (auto [step, op] : llvm::enumerate(live.steps)) {
     for (OpResult result : op->getResults()) {
       int64_t source = inPlaceOperandOf(op, result.getResultNumber());
@@ -140,7 +144,8 @@ FailureOr<StepLiveness> graphc::computeStepLiveness(func::FuncOp func) {
         live.buffers[id].values.push_back(result);
         continue;
       }
-      if (!newBuffer(result, resultKind(result), op->getName().stripDialect().str(), step))
+      if (!newBuffer(result, resultKind(result, backward), op->getName().stripDialect().str(),
+                     step))
         return op->emitError() << "result needs a static shape, got " << result.getType(),
                failure();
     }

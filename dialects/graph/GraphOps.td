@@ -189,6 +189,21 @@ class Graph_UnaryOp<string mnemonic, string doc>
   let assemblyFormat = "$input attr-dict `:` type($input)";
 }
 
+def Graph_AddOp : Graph_Op<"add", [Pure, Commutative, SameOperandsAndResultType]> {
+  let summary = "elementwise sum of two tensors of the same type";
+  let description = [{
+    Residual connections in the forward pass, and the sum of the gradients of a value that
+    has several users in the backward pass. No broadcasting.
+
+    ```mlir
+    %s = graph.add %a, %b : tensor<32x100xf32>
+    ```
+  }];
+  let arguments = (ins GraphF32Tensor:$lhs, GraphF32Tensor:$rhs);
+  let results = (outs GraphF32Tensor:$result);
+  let assemblyFormat = "operands attr-dict `:` type($result)";
+}
+
 def Graph_ReluOp : Graph_UnaryOp<"relu", "max(x, 0)">;
 def Graph_SigmoidOp : Graph_UnaryOp<"sigmoid", "1 / (1 + exp(-x))">;
 def Graph_TanhOp : Graph_UnaryOp<"tanh", "hyperbolic tangent">;

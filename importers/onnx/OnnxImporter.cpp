@@ -29,7 +29,7 @@ using namespace graphc::graph;
 namespace {
 
 constexpr const char *kSupportedOps =
-    "Constant, Conv, Flatten, Gemm, Identity, MatMul (+Add bias), MaxPool, Relu, Reshape, "
+    "Add, Constant, Conv, Flatten, Gemm, Identity, MatMul, MaxPool, Relu, Reshape, "
     "Sigmoid, Softmax, Tanh";
 
 /// A constant tensor read from an initializer or a Constant node.
@@ -185,6 +185,13 @@ private:
     return arg;
   }
 
+  static std::string typeString(Type t) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    t.print(os);
+    return text;
+  }
+
   static std::vector<int64_t> shapeOf(Value v) {
     auto s = cast<RankedTensorType>(v.getType()).getShape();
     return {s.begin(), s.end()};
@@ -333,8 +340,17 @@ private:
                                        bias, dense.getTransposeWeight()));
         return;
       }
-      fail(nodeLabel(node) + " is supported only as the bias of a MatMul; supported ops: " +
-           kSupportedOps);
+      // A residual connection: two computed tensors of the same shape.
+      if (node.input_size() == 2 && values.count(node.input(0)) && values.count(node.input(1))) {
+        Value lhs = valueOf(node, 0), rhs = valueOf(node, 1);
+        if (lhs.getType() != rhs.getType())
+          fail(nodeLabel(node) + ": broadcasting Add is not supported (" +
+               typeString(lhs.getType()) + " + " + typeString(rhs.getType()) + ")");
+        define(node, b.create<AddOp>(loc, lhs.getType(), lhs, rhs));
+        return;
+      }
+      fail(nodeLabel(node) + " is supported between two computed tensors of the same shape, "
+           "or as the bias of a MatMul; supported ops: " + kSupportedOps);
     }
     if (op == "Conv") {
       Value x = valueOf(node, 0);

@@ -243,6 +243,11 @@ void maxPool2dBackward(const float *dy, const float *x, float *dx, const Pool2dS
   });
 }
 
+void add(const float *a, const float *b, float *y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    y[i] = a[i] + b[i];
+}
+
 void relu(const float *x, float *y, int64_t n) {
   // NaN passes through, as with PyTorch's relu.
   for (int64_t i = 0; i < n; ++i)

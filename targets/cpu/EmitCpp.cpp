@@ -228,6 +228,11 @@ private:
           s << "  // a view: no code\n";
           return success();
         })
+        .Case([&](AddOp a) {
+          s << "  add(" << ptr(a.getLhs()) << ", " << ptr(a.getRhs()) << ", " << ptr(a.getResult())
+            << ", " << numElements(a.getResult()) << ");\n";
+          return success();
+        })
         .Case([&](ReluOp u) { return unary(s, "relu", u.getInput(), u.getResult()); })
         .Case([&](SigmoidOp u) { return unary(s, "sigmoid", u.getInput(), u.getResult()); })
         .Case([&](TanhOp u) { return unary(s, "tanhForward", u.getInput(), u.getResult()); })

@@ -189,3 +189,13 @@ func.func @updates(%p: tensor<3x2xf32>, %g: tensor<3x2xf32>, %v: tensor<3x2xf32>
   %2:3 = graph.adam_update %p, %g, %m, %v, %s {lr = 0.25 : f32, beta1 = 0.5 : f32, beta2 = 0.75 : f32, epsilon = 0.125 : f32} : tensor<3x2xf32>, tensor<f32>
   return %0, %1#0, %1#1, %2#0, %2#1, %2#2 : tensor<3x2xf32>, tensor<3x2xf32>, tensor<3x2xf32>, tensor<3x2xf32>, tensor<3x2xf32>, tensor<3x2xf32>
 }
+
+// -----
+
+// The elementwise add (residual connections, gradient sums) round-trips.
+// CHECK-LABEL: func.func @add
+// CHECK: %{{.*}} = graph.add %arg0, %arg1 : tensor<4x3xf32>
+func.func @add(%a: tensor<4x3xf32>, %b: tensor<4x3xf32>) -> tensor<4x3xf32> {
+  %0 = graph.add %a, %b : tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}

@@ -21,33 +21,6 @@ func.func @two_inputs(%x: tensor<4x3xf32> {graph.kind = "input", graph.name = "x
 
 // -----
 
-// An activation read by two ops would need its gradients summed, which is not supported.
-func.func @activation_used_twice(%x: tensor<4x3xf32> {graph.kind = "input", graph.name = "x"},
-                                 %w: tensor<3x3xf32> {graph.kind = "parameter", graph.name = "w"},
-                                 %w2: tensor<3x3xf32> {graph.kind = "parameter", graph.name = "w2"}) -> tensor<4x3xf32> {
-  %y = graph.dense %x, %w : (tensor<4x3xf32>, tensor<3x3xf32>) -> tensor<4x3xf32> loc("fc")
-  // expected-error @+1 {{value 'fc' is used more than once; gradient accumulation for shared values is not supported yet}}
-  %r = graph.relu %y : tensor<4x3xf32>
-  %s = graph.tanh %y : tensor<4x3xf32>
-  %z = graph.dense %s, %w2 : (tensor<4x3xf32>, tensor<3x3xf32>) -> tensor<4x3xf32>
-  return %r : tensor<4x3xf32>
-}
-
-// -----
-
-// A parameter shared by two layers (weight tying) is refused for the same reason; the error
-// lands on the first reader. (The message names the value "argument 0", the train_step
-// argument number, not the parameter name "w": see the report.)
-func.func @parameter_used_twice(%x: tensor<4x3xf32> {graph.kind = "input", graph.name = "x"},
-                                %w: tensor<3x3xf32> {graph.kind = "parameter", graph.name = "w"}) -> tensor<4x3xf32> {
-  // expected-error @+1 {{is used more than once; gradient accumulation for shared values is not supported yet}}
-  %y = graph.dense %x, %w : (tensor<4x3xf32>, tensor<3x3xf32>) -> tensor<4x3xf32>
-  %z = graph.dense %y, %w : (tensor<4x3xf32>, tensor<3x3xf32>) -> tensor<4x3xf32>
-  return %z : tensor<4x3xf32>
-}
-
-// -----
-
 // A parameter that no op reads has no gradient and no update.
 // expected-error @+1 {{parameter 'unused' does not influence the loss; remove it or mark it frozen}}
 func.func @unused_parameter(%x: tensor<4x3xf32> {graph.kind = "input", graph.name = "x"},

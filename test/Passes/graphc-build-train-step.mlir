@@ -245,3 +245,43 @@ func.func @forward(%w: tensor<3x2xf32> {graph.kind = "parameter"}, %x: tensor<4x
   %t = graph.tanh %y : tensor<4x2xf32>
   return %t : tensor<4x2xf32>
 }
+
+// -----
+
+// A residual connection: the activation read by two ops gets the sum of both gradients, and
+// the gradient of the add flows unchanged to both of its operands.
+// MSE-LABEL: func.func @train_step
+// MSE: %[[Y:.*]] = graph.dense
+// MSE: %[[R:.*]] = graph.relu %[[Y]]
+// MSE: %[[S:.*]] = graph.add %[[R]], %[[Y]]
+// MSE: %[[DS:.*]] = graph.loss_backward mse
+// MSE: %[[DR:.*]] = graph.relu_backward %[[DS]], %[[R]]
+// MSE: %[[DY:.*]] = graph.add %[[DS]], %[[DR]]
+// MSE: graph.matmul %{{.*}}, %[[DY]] {transpose_lhs}
+// MSE: graph.sgd_update
+func.func @residual(%x: tensor<4x3xf32> {graph.kind = "input", graph.name = "x"},
+                    %w: tensor<3x3xf32> {graph.kind = "parameter", graph.name = "w"}) -> tensor<4x3xf32> {
+  %y = graph.dense %x, %w : (tensor<4x3xf32>, tensor<3x3xf32>) -> tensor<4x3xf32> loc("fc")
+  %r = graph.relu %y : tensor<4x3xf32> loc("relu")
+  %s = graph.add %r, %y : tensor<4x3xf32> loc("residual")
+  return %s : tensor<4x3xf32>
+}
+
+// -----
+
+// Weight tying: a parameter read by two layers is updated once, after both gradients are
+// summed.
+// MSE-LABEL: func.func @train_step
+// MSE: graph.loss_backward mse
+// MSE: %[[DW2:.*]] = graph.matmul {{.*}}transpose_lhs
+// MSE: %[[DW1:.*]] = graph.matmul {{.*}}transpose_lhs
+// MSE: %[[SUM:.*]] = graph.add %[[DW2]], %[[DW1]]
+// MSE: graph.sgd_update %{{.*}}, %[[SUM]]
+// MSE-NOT: graph.sgd_update
+// MSE: return
+func.func @tied(%x: tensor<4x3xf32> {graph.kind = "input", graph.name = "x"},
+                %w: tensor<3x3xf32> {graph.kind = "parameter", graph.name = "w"}) -> tensor<4x3xf32> {
+  %y = graph.dense %x, %w : (tensor<4x3xf32>, tensor<3x3xf32>) -> tensor<4x3xf32> loc("fc1")
+  %z = graph.dense %y, %w : (tensor<4x3xf32>, tensor<3x3xf32>) -> tensor<4x3xf32> loc("fc2")
+  return %z : tensor<4x3xf32>
+}

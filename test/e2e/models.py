@@ -5,6 +5,8 @@ Models (all NCHW float32, fixed seeds so every export is bit-identical):
   cnn     : input 3x28x28 -> Conv2d(3,32,3) -> ReLU -> MaxPool2d(2) -> Flatten
             -> Linear(5408,10) -> Softmax                                     (sparse categorical CE)
   cnn_bce : the same CNN with a Linear(5408,1) -> Sigmoid head                (binary CE)
+  resmlp  : input 10 -> Linear(10,32) -> ReLU -> h + ReLU(Linear(32,32)(h))
+            -> Linear(32,10) -> Softmax: a residual connection            (sparse categorical CE)
 
 The exported ONNX graph keeps the final Softmax/Sigmoid (graphc folds it into the loss).
 The PyTorch reference training works on the logits instead (``model.head = False``):
@@ -25,13 +27,14 @@ BATCH = 32
 OPSET = 13
 
 # One seed per model, so the initial weights of each model do not depend on what else was built.
-SEEDS = {"mlp": 1, "cnn": 2, "cnn_bce": 3}
+SEEDS = {"mlp": 1, "cnn": 2, "cnn_bce": 3, "resmlp": 4}
 
 # Which loss graphc is asked to use for each model.
 LOSSES = {
     "mlp": "sparse_categorical_crossentropy",
     "cnn": "sparse_categorical_crossentropy",
     "cnn_bce": "binary_crossentropy",
+    "resmlp": "sparse_categorical_crossentropy",
 }
 
 
@@ -44,6 +47,21 @@ class MLP(nn.Module):
 
     def forward(self, x):
         x = self.fc2(F.relu(self.fc1(x)))
+        return torch.softmax(x, dim=1) if self.head else x
+
+
+class ResMLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(10, 32)
+        self.block = nn.Linear(32, 32)
+        self.fc2 = nn.Linear(32, 10)
+        self.head = True
+
+    def forward(self, x):
+        h = F.relu(self.fc1(x))
+        h = h + F.relu(self.block(h))  # the residual Add: h has two readers
+        x = self.fc2(h)
         return torch.softmax(x, dim=1) if self.head else x
 
 
@@ -64,7 +82,7 @@ class CNN(nn.Module):
 
 
 def input_shape(name, batch=BATCH):
-    return (batch, 10) if name == "mlp" else (batch, 3, 28, 28)
+    return (batch, 10) if name in ("mlp", "resmlp") else (batch, 3, 28, 28)
 
 
 def build(name):
@@ -72,6 +90,8 @@ def build(name):
     torch.manual_seed(SEEDS[name])
     if name == "mlp":
         return MLP()
+    if name == "resmlp":
+        return ResMLP()
     if name == "cnn":
         return CNN(10)
     if name == "cnn_bce":
@@ -132,7 +152,7 @@ if __name__ == "__main__":
     import tempfile
     import onnx
     out = sys.argv[1] if len(sys.argv) > 1 else tempfile.mkdtemp()
-    for n in ("mlp", "cnn", "cnn_bce"):
+    for n in ("mlp", "cnn", "cnn_bce", "resmlp"):
         p = os.path.join(out, n + ".onnx")
         mdl = export(n, p)
         onnx.checker.check_model(onnx.load(p))

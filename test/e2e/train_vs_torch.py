@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """End-to-end check: a graphc-compiled training binary against PyTorch.
 
-  train_vs_torch.py --model mlp|cnn|cnn_bce --optimizer adam|sgd|momentum --steps 20 \
+  train_vs_torch.py --model mlp|cnn|cnn_bce|resmlp --optimizer adam|sgd|momentum --steps 20 \
                     --workdir DIR --graphc PATH [--check-no-reuse]
 
 1. exports the model (test/e2e/models.py) to DIR/model.onnx (batch 32, Softmax/Sigmoid kept);
@@ -50,7 +50,7 @@ import torch.nn.functional as F  # noqa: E402
 
 B = models.BATCH
 LR = {"sgd": 0.01, "momentum": 0.01, "adam": 0.001}
-DATA_SEED = {"mlp": 101, "cnn": 202, "cnn_bce": 303}
+DATA_SEED = {"mlp": 101, "cnn": 202, "cnn_bce": 303, "resmlp": 404}
 STEP_RE = re.compile(r"^step (\d+)/(\d+) loss (\S+)\s*$")
 
 
@@ -146,7 +146,7 @@ def load_weights(wdir, mapping):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--model", required=True, choices=["mlp", "cnn", "cnn_bce"])
+    ap.add_argument("--model", required=True, choices=["mlp", "cnn", "cnn_bce", "resmlp"])
     ap.add_argument("--optimizer", required=True, choices=["adam", "sgd", "momentum"])
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--workdir", required=True)

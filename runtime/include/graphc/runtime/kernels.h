@@ -61,6 +61,9 @@ void maxPool2d(const float *x, float *y, const Pool2dShape &shape);
 /// of x, as PyTorch does. dx is overwritten (zeros elsewhere).
 void maxPool2dBackward(const float *dy, const float *x, float *dx, const Pool2dShape &shape);
 
+/// y = a + b over n elements (residual connections, gradient accumulation). y may alias a or b.
+void add(const float *a, const float *b, float *y, int64_t n);
+
 // Elementwise activations over n elements, and their backward from the forward *output* y.
 void relu(const float *x, float *y, int64_t n);
 void reluBackward(const float *dy, const float *y, float *dx, int64_t n);   // dy * (y > 0)
