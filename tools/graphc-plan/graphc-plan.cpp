@@ -5,13 +5,14 @@
 //       [--time-limit=SECONDS] [--node-limit=N] [--heuristic-only] [--search-stats]
 //       solves the problem with planNearOptimal (multi-order best fit, then a MiniMalloc-style
 //       exact search within the time limit when that misses the lower bound or the capacity),
-//       prints a one-line summary, and writes the solution (.csv, or a .json/.txt dump) unless
-//       it does not fit the capacity: then it exits 1 with a message and leaves no output file
-//       behind. With --capacity the search stops at the first plan that fits; without, it
-//       minimises the height. --heuristic-only gives the best-fit baseline.
+//       prints a one-line summary, and writes the solution (.csv, a .json/.txt dump or an .html
+//       picture) unless it does not fit the capacity: then it exits 1 with a message and leaves
+//       no output file behind. With --capacity the search stops at the first plan that fits;
+//       without, it minimises the height. --heuristic-only gives the best-fit baseline.
 //   graphc-plan --verify=solution.csv [--capacity=N] [--alignment=A]
 //   graphc-plan --verify=plan.json [--capacity=N]
 //       checks a finished solution with the planner's independent verifier.
+#include "planner/PlanHtml.h"
 #include "planner/PlanIO.h"
 #include "planner/Planner.h"
 
@@ -37,7 +38,7 @@ struct Options {
   cl::opt<std::string> input{"input", cl::desc("MiniMalloc problem CSV (id,lower,upper,size)"),
                              cl::value_desc("file"), cl::cat(category)};
   cl::opt<std::string> output{"output",
-                              cl::desc("where to write the solution (.csv, .json or .txt)"),
+                              cl::desc("where to write the solution (.csv, .json, .txt or .html)"),
                               cl::value_desc("file"), cl::cat(category)};
   cl::opt<uint64_t> capacity{"capacity", cl::desc("arena capacity in bytes the solution must fit"),
                              cl::value_desc("bytes"), cl::cat(category)};
@@ -120,10 +121,27 @@ int solve(const Options &opts) {
                 " > capacity " + llvm::Twine(uint64_t(opts.capacity)) + " (lower bound " +
                 llvm::Twine(lower) + ")");
   }
-  if (!opts.output.empty())
+  if (!opts.output.empty() && llvm::sys::path::extension(opts.output) == ".html") {
+    // The picture of the plan; the capacity, when given, is drawn as the budget line.
+    std::error_code ec;
+    llvm::raw_fd_ostream os(opts.output, ec, llvm::sys::fs::OF_Text);
+    if (ec)
+      return fail(opts.output + ": " + ec.message());
+    std::optional<uint64_t> budget;
+    if (hasCapacity)
+      budget = opts.capacity;
+    writePlanHtml(os, plan, {}, budget, lower, llvm::sys::path::filename(opts.input));
+    os.close();
+    if (os.has_error()) {
+      std::string msg = opts.output + ": " + os.error().message();
+      os.clear_error();
+      return fail(msg);
+    }
+  } else if (!opts.output.empty()) {
     if (std::string err = writePlanFile(opts.output, plan, {}, std::nullopt, CsvIds::Name);
         !err.empty())
       return fail(err);
+  }
   return 0;
 }
 
