@@ -1,0 +1,43 @@
+#!/usr/bin/env python3
+"""Writes the hand-made ONNX reproducers in this directory (see ../README.md).
+
+    /usr/bin/python3 fuzz/crashes/onnx/make_reproducers.py
+Each model is well-formed protobuf but breaks an arity or size assumption of the importer.
+"""
+import os
+
+import onnx
+from onnx import TensorProto, helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def vi(name, shape):
+    return helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+
+
+def save(name, nodes, inits=()):
+    g = helper.make_graph(nodes, name, [vi("x", [2, 3])], [vi("y", [2, 3])],
+                          initializer=list(inits))
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    onnx.save(m, os.path.join(HERE, name + ".onnx"))
+
+
+shape = helper.make_tensor("s", TensorProto.INT64, [2], [1, -1])
+# A Constant node with no outputs: importNode reads node.output(0).
+save("constant-no-output", [helper.make_node("Constant", [], [], value=shape),
+                            helper.make_node("Relu", ["x"], ["y"])])
+# An Identity node with no inputs: importNode reads node.input(0).
+save("identity-no-input", [helper.make_node("Identity", [], ["y"])])
+# An Add node with no inputs: importNode reads node.input(0).
+save("add-no-input", [helper.make_node("Add", [], ["y"])])
+# A Gemm node with one input: parameterOf(node, 1) reads node.input(1) before any check.
+save("gemm-one-input", [helper.make_node("Gemm", ["x"], ["y"])])
+# An initializer whose dims multiply past INT64_MAX (2^32 * 2^32): readTensor's element count
+# overflows (signed overflow, UB), wraps to 0, and the empty tensor is accepted with that shape.
+t = TensorProto()
+t.name = "w"
+t.data_type = TensorProto.FLOAT
+t.dims.extend([1 << 32, 1 << 32])
+save("initializer-dims-overflow", [helper.make_node("MatMul", ["x", "w"], ["y"])], [t])
