@@ -164,11 +164,16 @@ function str(i){return i>=0?S[i]:'';}
 function shade(hex,f){
   var n=parseInt(hex.slice(1),16),c=[(n>>16)&255,(n>>8)&255,n&255];
   for(var k=0;k<3;k++)c[k]=Math.round(f>=0?c[k]+(255-c[k])*f:c[k]*(1+f));
-  return 'rgb('+c[0]+','+c[1]+','+c[2]+')';
+  return c;
 }
 var SHADES=[0,0.16,-0.12,0.30], NS=SHADES.length, NK=D.kinds.length;
-var fills=[];
-for(var k=0;k<NK;k++)for(var s=0;s<NS;s++)fills.push(shade(D.colors[k],SHADES[s]));
+var fills=[],inks=[];
+for(var k=0;k<NK;k++)for(var s=0;s<NS;s++){
+  var c=shade(D.colors[k],SHADES[s]);
+  fills.push('rgb('+c[0]+','+c[1]+','+c[2]+')');
+  // names drawn inside rectangles: white on dark fills, near-black on light ones
+  inks.push(0.299*c[0]+0.587*c[1]+0.114*c[2]<140?'#fff':'#1f2328');
+}
 // Buffers grouped by fill, so that one pass sets each fillStyle once.
 var groupStart=new Int32Array(NK*NS+1), order=new Int32Array(N);
 (function(){
@@ -292,6 +297,7 @@ if(D.budget!==null)LINES.push({v:D.budget,label:'budget',color:'#d62728',dash:[7
 LINES.push({v:D.lower,label:'lower bound',color:'#2b5d8a',dash:[4,3],w:1.5});
 LINES.push({v:D.arena,label:'arena top',color:'#111',dash:[],w:1.5});
 var FONT='12px system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",Arial,sans-serif';
+var NAMEFONT='11px system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",Arial,sans-serif';
 function draw(){
   ctx.setTransform(dpr,0,0,dpr,0,0);
   ctx.clearRect(0,0,W,H);
@@ -325,6 +331,27 @@ function draw(){
     }
   }
   if(nOut){ctx.strokeStyle='rgba(0,0,0,0.38)';ctx.lineWidth=1;ctx.stroke(outline);}
+  // names inside rectangles tall and wide enough for them (at most 600 per draw)
+  ctx.font=NAMEFONT;ctx.textAlign='left';ctx.textBaseline='middle';
+  var nNames=0;
+  for(var g=0;g<NK*NS&&nNames<600;g++){
+    ctx.fillStyle=inks[g];
+    for(var r=groupStart[g];r<groupStart[g+1]&&nNames<600;r++){
+      var i=order[r],nm=D.name[i];
+      if(!nm)continue;
+      var x0=Math.max(L,L+(FIRST[i]-view.x0)*kx),x1=Math.min(R,L+(LAST[i]+1-view.x0)*kx);
+      var y0=Math.max(T,B-(OFF[i]+SIZE[i]-view.y0)*ky),y1=Math.min(B,B-(OFF[i]-view.y0)*ky);
+      if(y1-y0<14||x1-x0<36)continue;
+      var room=x1-x0-8,w=ctx.measureText(nm).width;
+      if(w>room){
+        var keep=Math.floor(nm.length*room/w)-1;
+        if(keep<3)continue;
+        nm=nm.slice(0,keep)+'\u2026';
+      }
+      ctx.fillText(nm,x0+4,(y0+y1)/2);nNames++;
+    }
+  }
+  ctx.font=FONT;
   // budget, lower bound and arena top
   LINES.forEach(function(l){
     var y=Math.round(Y(l.v))+0.5;l.y=y;
