@@ -4,7 +4,12 @@
 // straight from the user's command line.
 #include "graphc/runtime/npy.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
 
 #include <cerrno>
 #include <cstdio>
@@ -276,10 +281,13 @@ std::string formatShape(const std::vector<int64_t> &shape) {
   return s + "]";
 }
 
-bool parseNpy(const unsigned char *bytes, size_t size, const std::string &name, NpyArray &out,
-              std::string &error) {
+bool parseNpyHeader(const unsigned char *bytes, size_t available, uint64_t totalSize,
+                    const std::string &name, NpyArray &out, uint64_t &dataOffset,
+                    std::string &error) {
   out = NpyArray();
-  if (size < 10 || std::memcmp(bytes, kMagic, sizeof(kMagic)) != 0) {
+  if (available > totalSize)
+    available = static_cast<size_t>(totalSize);
+  if (available < 10 || std::memcmp(bytes, kMagic, sizeof(kMagic)) != 0) {
     error = name + ": not a .npy file (bad magic)";
     return false;
   }
@@ -289,7 +297,7 @@ bool parseNpy(const unsigned char *bytes, size_t size, const std::string &name, 
     headerLen = bytes[8] | (static_cast<size_t>(bytes[9]) << 8);
     headerStart = 10;
   } else if (major == 2 || major == 3) {
-    if (size < 12) {
+    if (available < 12) {
       error = name + ": truncated .npy header";
       return false;
     }
@@ -302,9 +310,9 @@ bool parseNpy(const unsigned char *bytes, size_t size, const std::string &name, 
             std::to_string(minor);
     return false;
   }
-  if (headerLen > size - headerStart) {
+  if (headerLen > available - headerStart) {
     error = name + ": truncated .npy header (" + std::to_string(headerLen) + " bytes declared, " +
-            std::to_string(size - headerStart) + " present)";
+            std::to_string(totalSize - headerStart) + " present)";
     return false;
   }
   const std::string header(reinterpret_cast<const char *>(bytes + headerStart), headerLen);
@@ -315,11 +323,11 @@ bool parseNpy(const unsigned char *bytes, size_t size, const std::string &name, 
   if (!parseHeader(header, name, out, error))
     return false;
 
-  const size_t item = npyItemSize(out.dtype);
-  const size_t dataStart = headerStart + headerLen;
-  const size_t available = size - dataStart;
+  const uint64_t item = npyItemSize(out.dtype);
+  const uint64_t dataStart = headerStart + headerLen;
+  const uint64_t present = totalSize - dataStart;
   // Multiply with overflow checks: a garbage header may claim an absurd shape.
-  size_t need = item;
+  uint64_t need = item;
   for (int64_t d : out.shape) {
     const uint64_t ud = static_cast<uint64_t>(d);
     if (ud != 0 && need > std::numeric_limits<size_t>::max() / ud) {
@@ -328,12 +336,22 @@ bool parseNpy(const unsigned char *bytes, size_t size, const std::string &name, 
     }
     need *= ud;
   }
-  if (need > available) {
+  if (need > present) {
     error = name + ": truncated data (shape " + formatShape(out.shape) + " " +
             npyDTypeName(out.dtype) + " needs " + std::to_string(need) + " bytes, file has " +
-            std::to_string(available) + ")";
+            std::to_string(present) + ")";
     return false;
   }
+  dataOffset = dataStart;
+  return true;
+}
+
+bool parseNpy(const unsigned char *bytes, size_t size, const std::string &name, NpyArray &out,
+              std::string &error) {
+  uint64_t dataStart = 0;
+  if (!parseNpyHeader(bytes, size, size, name, out, dataStart, error))
+    return false;
+  const size_t need = static_cast<size_t>(out.numElements()) * npyItemSize(out.dtype);
   out.data.assign(bytes + dataStart, bytes + dataStart + need);
   return true;
 }
@@ -411,36 +429,40 @@ bool writeNpy(const std::string &path, NpyDType dtype, const std::vector<int64_t
   return true;
 }
 
-bool npyToF32(const NpyArray &array, std::vector<float> &out) {
-  const size_t n = static_cast<size_t>(array.numElements());
-  const unsigned char *p = array.data.data();
-  out.resize(n);
-  switch (array.dtype) {
-  case NpyDType::F32:
-    if (n)
-      std::memcpy(out.data(), p, n * sizeof(float));
-    return true;
-  case NpyDType::F64:
+bool convertToF32(NpyDType dtype, const unsigned char *p, size_t n, float *out) {
+  auto convert = [&](auto tag) {
+    using T = decltype(tag);
     for (size_t i = 0; i < n; ++i) {
-      double d;
-      std::memcpy(&d, p + 8 * i, 8);
-      out[i] = static_cast<float>(d);
+      T v;
+      std::memcpy(&v, p + sizeof(T) * i, sizeof(T));
+      out[i] = static_cast<float>(v);
     }
     return true;
+  };
+  switch (dtype) {
+  case NpyDType::F32:
+    if (n)
+      std::memcpy(out, p, n * sizeof(float));
+    return true;
+  case NpyDType::F64: return convert(double());
   case NpyDType::F16:
     for (size_t i = 0; i < n; ++i)
       out[i] = halfToFloat(static_cast<uint16_t>(p[2 * i] | (p[2 * i + 1] << 8)));
     return true;
-  default:
-    out.clear();
-    return false;
+  case NpyDType::I8: return convert(int8_t());
+  case NpyDType::I16: return convert(int16_t());
+  case NpyDType::I32: return convert(int32_t());
+  case NpyDType::I64: return convert(int64_t());
+  case NpyDType::U8: return convert(uint8_t());
+  case NpyDType::U16: return convert(uint16_t());
+  case NpyDType::U32: return convert(uint32_t());
+  case NpyDType::U64: return convert(uint64_t());
+  case NpyDType::Bool: return false;
   }
+  return false;
 }
 
-bool npyToI64(const NpyArray &array, std::vector<int64_t> &out) {
-  const size_t n = static_cast<size_t>(array.numElements());
-  const unsigned char *p = array.data.data();
-  out.resize(n);
+bool convertToI64(NpyDType dtype, const unsigned char *p, size_t n, int64_t *out) {
   auto convert = [&](auto tag) {
     using T = decltype(tag);
     for (size_t i = 0; i < n; ++i) {
@@ -450,7 +472,7 @@ bool npyToI64(const NpyArray &array, std::vector<int64_t> &out) {
     }
     return true;
   };
-  switch (array.dtype) {
+  switch (dtype) {
   case NpyDType::I8: return convert(int8_t());
   case NpyDType::I16: return convert(int16_t());
   case NpyDType::I32: return convert(int32_t());
@@ -460,10 +482,155 @@ bool npyToI64(const NpyArray &array, std::vector<int64_t> &out) {
   case NpyDType::U16: return convert(uint16_t());
   case NpyDType::U32: return convert(uint32_t());
   case NpyDType::U64: return convert(uint64_t()); // values above INT64_MAX wrap negative
-  default:
+  default: return false;
+  }
+}
+
+bool npyToF32(const NpyArray &array, std::vector<float> &out) {
+  if (array.dtype != NpyDType::F32 && array.dtype != NpyDType::F64 &&
+      array.dtype != NpyDType::F16) {
     out.clear();
     return false;
   }
+  out.resize(static_cast<size_t>(array.numElements()));
+  return convertToF32(array.dtype, array.data.data(), out.size(), out.data());
+}
+
+bool npyToI64(const NpyArray &array, std::vector<int64_t> &out) {
+  out.resize(static_cast<size_t>(array.numElements()));
+  if (!convertToI64(array.dtype, array.data.data(), out.size(), out.data())) {
+    out.clear();
+    return false;
+  }
+  return true;
+}
+
+NpyFile::~NpyFile() {
+  unmapAll();
+  if (fd_ >= 0)
+    ::close(fd_);
+}
+
+void NpyFile::unmapAll() {
+  for (Window &w : windows_) {
+    if (w.base)
+      ::munmap(w.base, w.length);
+    w = Window();
+  }
+}
+
+bool NpyFile::open(const std::string &path, std::string &error, size_t windowBytes) {
+  unmapAll();
+  if (fd_ >= 0)
+    ::close(fd_);
+  fd_ = -1;
+  path_ = path;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    error = path + ": " + std::strerror(errno);
+    return false;
+  }
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    error = path + (S_ISDIR(st.st_mode) ? ": is a directory" : ": not a regular file");
+    ::close(fd);
+    return false;
+  }
+  fd_ = fd;
+  fileSize_ = static_cast<uint64_t>(st.st_size);
+  // The header: the 12-byte prefix, then the declared length (bounded: NumPy itself refuses
+  // headers over 10000 bytes by default).
+  std::vector<unsigned char> head(12);
+  const ssize_t got = ::pread(fd_, head.data(), head.size(), 0);
+  if (got < 0) {
+    error = path + ": read error: " + std::strerror(errno);
+    return false;
+  }
+  head.resize(static_cast<size_t>(got));
+  size_t want = head.size();
+  if (head.size() >= 10 && std::memcmp(head.data(), kMagic, sizeof(kMagic)) == 0) {
+    if (head[6] == 1)
+      want = 10 + (head[8] | (static_cast<size_t>(head[9]) << 8));
+    else if (head.size() >= 12 && (head[6] == 2 || head[6] == 3))
+      want = 12 + (head[8] | (static_cast<size_t>(head[9]) << 8) |
+                   (static_cast<size_t>(head[10]) << 16) | (static_cast<size_t>(head[11]) << 24));
+  }
+  constexpr size_t kMaxHeader = size_t(1) << 20;
+  if (want > kMaxHeader + 12) {
+    error = path + ": malformed .npy header: " + std::to_string(want) + " bytes is too long";
+    return false;
+  }
+  want = static_cast<size_t>(std::min<uint64_t>(want, fileSize_));
+  if (want > head.size()) {
+    head.resize(want);
+    size_t done = 0;
+    while (done < want) {
+      const ssize_t n = ::pread(fd_, head.data() + done, want - done, static_cast<off_t>(done));
+      if (n <= 0) {
+        error = path + ": read error" + (n < 0 ? std::string(": ") + std::strerror(errno) : "");
+        return false;
+      }
+      done += static_cast<size_t>(n);
+    }
+  }
+  NpyArray header;
+  if (!parseNpyHeader(head.data(), head.size(), fileSize_, path, header, dataOffset_, error))
+    return false;
+  shape_ = header.shape;
+  dtype_ = header.dtype;
+  rows_ = shape_.empty() ? 1 : shape_[0];
+  rowBytes_ = npyItemSize(dtype_);
+  for (size_t i = 1; i < shape_.size(); ++i)
+    rowBytes_ *= static_cast<uint64_t>(shape_[i]);
+  const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  windowBytes_ = std::max<uint64_t>((windowBytes + page - 1) / page * page, page);
+  return true;
+}
+
+const unsigned char *NpyFile::rowsAt(int64_t first, int64_t count, std::string &error) {
+  static const unsigned char kEmpty[1] = {0};
+  if (first < 0 || count < 0 || first > rows_ || count > rows_ - first) {
+    error = path_ + ": rows [" + std::to_string(first) + ", " + std::to_string(first + count) +
+            ") out of range";
+    return nullptr;
+  }
+  const uint64_t begin = dataOffset_ + static_cast<uint64_t>(first) * rowBytes_;
+  const uint64_t length = static_cast<uint64_t>(count) * rowBytes_;
+  if (length == 0)
+    return kEmpty;
+  ++clock_;
+  for (Window &w : windows_)
+    if (w.base && begin >= w.offset && begin + length <= w.offset + w.length) {
+      w.lastUse = clock_;
+      return w.base + (begin - w.offset);
+    }
+  Window &victim = windows_[0].lastUse <= windows_[1].lastUse ? windows_[0] : windows_[1];
+  if (victim.base)
+    ::munmap(victim.base, victim.length);
+  victim = Window();
+  const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  // A window starts at the page holding the first byte and spans windowBytes (more if the rows
+  // need it), clipped to the file: a file smaller than a window is mapped once, whole.
+  uint64_t offset = begin / page * page;
+  uint64_t span = std::max(windowBytes_, begin + length - offset);
+  if (fileSize_ <= windowBytes_) {
+    offset = 0;
+    span = fileSize_;
+  } else if (offset + span > fileSize_) {
+    span = fileSize_ - offset;
+  }
+  void *p = ::mmap(nullptr, static_cast<size_t>(span), PROT_READ, MAP_PRIVATE, fd_,
+                   static_cast<off_t>(offset));
+  if (p == MAP_FAILED) {
+    error = path_ + ": cannot map " + std::to_string(span) + " bytes at offset " +
+            std::to_string(offset) + ": " + std::strerror(errno);
+    return nullptr;
+  }
+  victim.base = static_cast<unsigned char *>(p);
+  victim.offset = offset;
+  victim.length = span;
+  victim.lastUse = clock_;
+  return victim.base + (begin - offset);
 }
 
 } // namespace graphc::rt

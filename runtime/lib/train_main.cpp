@@ -1,25 +1,43 @@
 // main() of every training binary graphc produces. The generated code contributes only
 // `graphc_program` (program.h); this file owns the rest: the command line, the one arena
-// allocation, parameter initialisation (init blob, glorot-uniform or --init-weights), loading
-// and validating --data/--labels before any step runs, the step loop with per-step or per-epoch
-// loss lines on stdout, and --save-weights. Exit codes: 0 success (also --help and --describe),
-// 2 bad command line or input files, 3 internal or I/O failure (inconsistent program, arena
-// allocation, writing weights), 4 a non-finite loss.
+// allocation, parameter initialisation (init blob, glorot-uniform or --init-weights), opening
+// and validating the data before any step runs, a prefetch thread that gathers and converts the
+// next batch from memory-mapped .npy files while the current step runs, the step loop with
+// progress output (a redrawn bar on a terminal, plain lines otherwise) and --log-json records,
+// held-out evaluation, checkpoints and --resume, and --save-weights.
+//
+// Exit codes: 0 success (also --help and --describe), 2 bad command line, input files or
+// checkpoint, 3 internal or I/O failure (inconsistent program, arena allocation, writing weights
+// or checkpoints), 4 a non-finite loss.
+//
+// Allocation discipline: everything is allocated before step 1 (the arena, two staging buffers,
+// the snapshot buffer for evaluation, the permutation); the loop itself allocates nothing unless
+// --log-json (one small JSON record per step) or --checkpoint (the encoded checkpoint) is given.
+#include "graphc/runtime/checkpoint.h"
 #include "graphc/runtime/npy.h"
 #include "graphc/runtime/program.h"
 
+#include <nlohmann/json.hpp>
+
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cinttypes>
 #include <cmath>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <random>
+#include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace graphc::rt;
@@ -32,16 +50,29 @@ constexpr int kExitNonFinite = 4;
 
 const char *kUsage =
     "usage: %s --data X.npy --labels Y.npy [--epochs N | --steps N] [--seed S] [--shuffle]\n"
-    "          [--save-weights DIR] [--init-weights DIR] [--describe] [--help]\n"
+    "          [--last-batch=drop|pad] [--validation-split F | --validation-data X.npy\n"
+    "          --validation-labels Y.npy] [--checkpoint DIR [--checkpoint-every N] [--keep K]\n"
+    "          [--resume]] [--log-json FILE] [--save-weights DIR] [--init-weights DIR]\n"
+    "          [--describe] [--help]\n"
     "\n"
     "Trains model '%s' (batch %" PRId64 ") with its compiled training step.\n"
-    "  --data X.npy         float32 samples [N, ...sample dims] (float64/float16 converted)\n"
+    "  --data X.npy         samples [N, ...sample dims]: float32, or float16/float64/int64/\n"
+    "                       int32/uint8 converted per batch; memory-mapped, never read whole\n"
     "  --labels Y.npy       labels with N rows: class indices (int64/int32/uint8) or targets\n"
-    "  --epochs N           run N passes over floor(N_samples / batch) batches (default 1);\n"
-    "                       prints 'epoch E/N loss L' with the mean step loss of each epoch\n"
+    "  --epochs N           run N passes over the data (default 1); one line (or a progress\n"
+    "                       bar on a terminal) per epoch\n"
     "  --steps N            run exactly N steps instead; prints 'step T/N loss L'\n"
     "  --seed S             seed of glorot initialisation and --shuffle (default 0)\n"
-    "  --shuffle            visit the samples of each epoch in a random order\n"
+    "  --shuffle            visit the samples of each epoch in a random order (else file order)\n"
+    "  --last-batch=MODE    drop (default): skip a partial last batch; pad: fill it with samples\n"
+    "                       from the start of the epoch (they count in the loss)\n"
+    "  --validation-split F hold out the last fraction F of the samples; evaluated per epoch\n"
+    "  --validation-data X.npy, --validation-labels Y.npy   a separate held-out set instead\n"
+    "  --checkpoint DIR     write checkpoints to DIR (after every epoch, and at the end)\n"
+    "  --checkpoint-every N ...every N steps instead\n"
+    "  --keep K             keep the newest K checkpoints (default 3)\n"
+    "  --resume             continue from the newest valid checkpoint in DIR\n"
+    "  --log-json FILE      append one JSON record per step, epoch and checkpoint to FILE\n"
     "  --save-weights DIR   write every parameter to DIR/<name>.npy after training\n"
     "  --init-weights DIR   read every parameter from DIR/<name>.npy instead of the defaults\n"
     "  --describe           print the arena layout and exit\n"
@@ -49,8 +80,10 @@ const char *kUsage =
 
 struct Options {
   std::string data, labels, saveDir, initDir;
-  int64_t epochs = 1, steps = 0;
-  bool stepsMode = false, epochsGiven = false;
+  std::string valData, valLabels, checkpointDir, logJson;
+  int64_t epochs = 1, steps = 0, checkpointEvery = 0, keep = 3;
+  double valSplit = 0.0;
+  bool stepsMode = false, epochsGiven = false, padLastBatch = false, resume = false;
   uint64_t seed = 0;
   bool shuffle = false, describe = false, help = false;
 };
@@ -82,7 +115,23 @@ bool parsePositive(const std::string &flag, const std::string &text, int64_t &ou
   return true;
 }
 
+/// A fraction strictly between 0 and 1, as plain decimal text ("0.2", ".25").
+bool parseFraction(const std::string &text, double &out) {
+  if (text.empty() || text.size() > 32)
+    return false;
+  for (char c : text)
+    if (!((c >= '0' && c <= '9') || c == '.'))
+      return false;
+  char *end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (!end || *end != '\0' || !(v > 0.0 && v < 1.0))
+    return false;
+  out = v;
+  return true;
+}
+
 bool parseArgs(int argc, char **argv, Options &opt, std::string &error) {
+  bool everyGiven = false, keepGiven = false;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i], value;
     bool hasInlineValue = false;
@@ -125,6 +174,46 @@ bool parseArgs(int argc, char **argv, Options &opt, std::string &error) {
     } else if (arg == "--labels") {
       if (!needValue(opt.labels))
         return false;
+    } else if (arg == "--validation-data") {
+      if (!needValue(opt.valData))
+        return false;
+    } else if (arg == "--validation-labels") {
+      if (!needValue(opt.valLabels))
+        return false;
+    } else if (arg == "--validation-split") {
+      if (!needValue(v))
+        return false;
+      if (!parseFraction(v, opt.valSplit)) {
+        error = "--validation-split expects a fraction between 0 and 1 (exclusive), got '" + v +
+                "'";
+        return false;
+      }
+    } else if (arg == "--last-batch") {
+      if (!needValue(v))
+        return false;
+      if (v != "drop" && v != "pad") {
+        error = "--last-batch expects 'drop' or 'pad', got '" + v + "'";
+        return false;
+      }
+      opt.padLastBatch = v == "pad";
+    } else if (arg == "--checkpoint") {
+      if (!needValue(opt.checkpointDir))
+        return false;
+    } else if (arg == "--checkpoint-every") {
+      if (!needValue(v) || !parsePositive(arg, v, opt.checkpointEvery, error))
+        return false;
+      everyGiven = true;
+    } else if (arg == "--keep") {
+      if (!needValue(v) || !parsePositive(arg, v, opt.keep, error))
+        return false;
+      keepGiven = true;
+    } else if (arg == "--resume") {
+      if (!noValue())
+        return false;
+      opt.resume = true;
+    } else if (arg == "--log-json") {
+      if (!needValue(opt.logJson))
+        return false;
     } else if (arg == "--save-weights") {
       if (!needValue(opt.saveDir))
         return false;
@@ -166,6 +255,20 @@ bool parseArgs(int argc, char **argv, Options &opt, std::string &error) {
     error = "--epochs and --steps are mutually exclusive";
     return false;
   }
+  if (opt.valSplit > 0 && (!opt.valData.empty() || !opt.valLabels.empty())) {
+    error = "--validation-split and --validation-data/--validation-labels are mutually exclusive";
+    return false;
+  }
+  if (opt.valData.empty() != opt.valLabels.empty()) {
+    error = opt.valData.empty() ? "--validation-labels needs --validation-data"
+                                : "--validation-data needs --validation-labels";
+    return false;
+  }
+  if (opt.checkpointDir.empty() && (everyGiven || keepGiven || opt.resume)) {
+    error = std::string(opt.resume ? "--resume" : everyGiven ? "--checkpoint-every" : "--keep") +
+            " needs --checkpoint DIR";
+    return false;
+  }
   return true;
 }
 
@@ -191,10 +294,10 @@ const char *roleName(TensorRole r) {
   case TensorRole::Labels: return "labels";
   case TensorRole::Step: return "step";
   case TensorRole::Loss: return "loss";
+  case TensorRole::Prediction: return "prediction";
   }
   return "?";
 }
-
 const char *lossName(LossKind k) {
   switch (k) {
   case LossKind::SparseCategoricalCrossentropy: return "sparse_categorical_crossentropy";
@@ -343,18 +446,6 @@ void glorotUniform(const TensorInfo &t, float *dst, std::mt19937_64 &gen) {
   }
 }
 
-/// The samples of --data or --labels, converted to the tensor's dtype.
-struct HostArray {
-  int64_t samples = 0;
-  size_t sampleBytes = 0;
-  std::vector<float> f32;
-  std::vector<int64_t> i64;
-  const unsigned char *row(int64_t i) const {
-    const unsigned char *base = f32.empty() ? reinterpret_cast<const unsigned char *>(i64.data())
-                                            : reinterpret_cast<const unsigned char *>(f32.data());
-    return base + static_cast<size_t>(i) * sampleBytes;
-  }
-};
 
 std::string expectedShape(const std::vector<int64_t> &dims) {
   std::string s = "[*";
@@ -363,58 +454,557 @@ std::string expectedShape(const std::vector<int64_t> &dims) {
   return s + "]";
 }
 
-/// Loads a float tensor's samples: file shape [N, ...dims[1:]], float32 (float64/float16
-/// converted; float16 only where allowF16).
-bool loadFloatSamples(const std::string &flag, const std::string &path, const TensorInfo &t,
-                      bool allowF16, HostArray &out, std::string &error) {
-  NpyArray arr;
-  if (!readNpy(path, arr, error)) {
+// ---------------------------------------------------------------------------------------------
+// Data: one memory-mapped .npy file per source, converted row by row into the tensor's dtype.
+
+struct Source {
+  NpyFile file;
+  std::string flag;       // "--data", "--labels", "--validation-data", "--validation-labels"
+  bool toI64 = false;     // class-index labels; otherwise float32
+  int64_t rowElems = 0;   // elements per sample in the tensor
+  size_t dstRowBytes = 0; // bytes per sample in the tensor
+  std::string display() const { return flag + " " + file.path(); }
+};
+
+bool isFloatCompatible(NpyDType d) {
+  return d == NpyDType::F32 || d == NpyDType::F16 || d == NpyDType::F64 || d == NpyDType::I64 ||
+         d == NpyDType::I32 || d == NpyDType::U8;
+}
+
+/// Opens a float source: file shape [N, ...dims[1:]] of a dtype that converts to float32.
+bool openFloatSource(const std::string &flag, const std::string &path, const TensorInfo &t,
+                     Source &out, std::string &error) {
+  out.flag = flag;
+  if (!out.file.open(path, error)) {
     error = flag + " " + error;
     return false;
   }
   const std::vector<int64_t> dims = dimsOf(t);
-  bool ok = arr.shape.size() == dims.size() && !dims.empty();
+  const std::vector<int64_t> &shape = out.file.shape();
+  bool ok = shape.size() == dims.size() && !dims.empty();
   for (size_t i = 1; ok && i < dims.size(); ++i)
-    ok = arr.shape[i] == dims[i];
-  ok = ok && (arr.dtype == NpyDType::F32 || arr.dtype == NpyDType::F64 ||
-              (allowF16 && arr.dtype == NpyDType::F16));
-  if (!ok) {
+    ok = shape[i] == dims[i];
+  if (!ok || !isFloatCompatible(out.file.dtype())) {
     error = flag + " " + path + ": expected shape " + expectedShape(dims) + " float32, got " +
-            formatShape(arr.shape) + " " + npyDTypeName(arr.dtype);
+            formatShape(shape) + " " + npyDTypeName(out.file.dtype());
     return false;
   }
-  npyToF32(arr, out.f32);
-  out.samples = arr.shape[0];
-  out.sampleBytes = static_cast<size_t>(product(dims, 1)) * sizeof(float);
+  out.rowElems = product(dims, 1);
+  out.dstRowBytes = static_cast<size_t>(out.rowElems) * sizeof(float);
   return true;
 }
 
-/// Loads class-index labels: file shape [N] or [N,1], int64/int32/uint8, converted to int64.
-bool loadIndexLabels(const std::string &path, const TensorInfo &t, HostArray &out,
-                     std::string &error) {
-  NpyArray arr;
-  if (!readNpy(path, arr, error)) {
-    error = "--labels " + error;
+/// Opens class-index labels: file shape [N] or [N,1], int64/int32/uint8.
+bool openIndexSource(const std::string &flag, const std::string &path, const TensorInfo &t,
+                     Source &out, std::string &error) {
+  out.flag = flag;
+  out.toI64 = true;
+  if (!out.file.open(path, error)) {
+    error = flag + " " + error;
     return false;
   }
-  const bool shapeOk = arr.shape.size() == 1 || (arr.shape.size() == 2 && arr.shape[1] == 1);
-  const bool dtypeOk =
-      arr.dtype == NpyDType::I64 || arr.dtype == NpyDType::I32 || arr.dtype == NpyDType::U8;
+  const std::vector<int64_t> &shape = out.file.shape();
+  const NpyDType d = out.file.dtype();
+  const bool shapeOk = shape.size() == 1 || (shape.size() == 2 && shape[1] == 1);
+  const bool dtypeOk = d == NpyDType::I64 || d == NpyDType::I32 || d == NpyDType::U8;
   if (!shapeOk || !dtypeOk || product(dimsOf(t), 1) != 1) {
-    error = "--labels " + path + ": expected shape [*] or [*,1] int64 (or int32/uint8), got " +
-            formatShape(arr.shape) + " " + npyDTypeName(arr.dtype);
+    error = flag + " " + path + ": expected shape [*] or [*,1] int64 (or int32/uint8), got " +
+            formatShape(shape) + " " + npyDTypeName(d);
     return false;
   }
-  npyToI64(arr, out.i64);
-  for (size_t i = 0; i < out.i64.size(); ++i)
-    if (out.i64[i] < 0) {
-      error = "--labels " + path + ": label " + std::to_string(out.i64[i]) + " at index " +
-              std::to_string(i) + " is negative";
+  out.rowElems = 1;
+  out.dstRowBytes = sizeof(int64_t);
+  return true;
+}
+
+/// Converts one sample of src into dst (dstRowBytes bytes).
+bool convertRow(Source &src, int64_t row, unsigned char *dst, std::string &error) {
+  const unsigned char *p = src.file.rowsAt(row, 1, error);
+  if (!p)
+    return false;
+  const size_t n = static_cast<size_t>(src.rowElems);
+  const bool ok = src.toI64 ? convertToI64(src.file.dtype(), p, n, reinterpret_cast<int64_t *>(dst))
+                            : convertToF32(src.file.dtype(), p, n, reinterpret_cast<float *>(dst));
+  if (!ok)
+    error = src.display() + ": cannot convert " + npyDTypeName(src.file.dtype());
+  return ok;
+}
+
+/// Every class index must lie in [0, classes) (classes <= 0: only the lower bound is known).
+bool checkLabelRange(Source &src, int64_t classes, std::string &error) {
+  const int64_t rows = src.file.rows();
+  constexpr int64_t kChunk = 1 << 16;
+  std::vector<int64_t> values(static_cast<size_t>(std::min(rows, kChunk)));
+  for (int64_t first = 0; first < rows; first += kChunk) {
+    const int64_t count = std::min(kChunk, rows - first);
+    const unsigned char *p = src.file.rowsAt(first, count, error);
+    if (!p)
+      return false;
+    convertToI64(src.file.dtype(), p, static_cast<size_t>(count), values.data());
+    for (int64_t i = 0; i < count; ++i) {
+      const int64_t v = values[static_cast<size_t>(i)];
+      if (v < 0) {
+        error = src.display() + ": label " + std::to_string(v) + " at index " +
+                std::to_string(first + i) + " is negative";
+        return false;
+      }
+      if (classes > 0 && v >= classes) {
+        error = src.display() + ": label " + std::to_string(v) + " at index " +
+                std::to_string(first + i) + " is out of range: expected 0 <= label < " +
+                std::to_string(classes) + " (the model predicts " + std::to_string(classes) +
+                " classes)";
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+/// A contiguous range of rows of a data and a labels source.
+struct Split {
+  Source *x = nullptr, *y = nullptr;
+  int64_t first = 0, count = 0;
+};
+
+/// The order of epoch E of a --shuffle run: Fisher-Yates with an explicit modulo (the same on
+/// every standard library) drawing from mt19937_64(seed + E). Returns the generator afterwards.
+std::mt19937_64 drawOrder(uint64_t seed, int64_t epoch, std::vector<int64_t> &order) {
+  std::mt19937_64 gen(seed + static_cast<uint64_t>(epoch));
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = static_cast<int64_t>(i);
+  for (size_t i = order.size(); i-- > 1;)
+    std::swap(order[i], order[gen() % (i + 1)]);
+  return gen;
+}
+
+std::string rngText(const std::mt19937_64 &gen) {
+  std::ostringstream s;
+  s << gen;
+  return s.str();
+}
+
+// ---------------------------------------------------------------------------------------------
+// The batch sequence and the prefetch thread.
+
+/// What the run does, in order: training batch t = 1..T, and after the last batch of each epoch
+/// the validation batches of that epoch. A pure function of these numbers (and the seed), so
+/// the main thread and the prefetch thread walk it in lockstep.
+struct Schedule {
+  int64_t batch = 0;
+  int64_t trainCount = 0, valCount = 0;
+  int64_t stepsPerEpoch = 0, valBatches = 0, totalSteps = 0;
+  bool shuffle = false;
+  uint64_t seed = 0;
+  int64_t epochOf(int64_t t) const { return (t - 1) / stepsPerEpoch + 1; }
+  int64_t batchOf(int64_t t) const { return (t - 1) % stepsPerEpoch; }
+  bool endsEpoch(int64_t t) const { return batchOf(t) == stepsPerEpoch - 1; }
+};
+
+/// A staged batch: converted samples in the tensors' layout, and where they belong.
+struct Slot {
+  unsigned char *data = nullptr, *labels = nullptr;
+  bool ready = false;
+  bool isValidation = false;
+  int64_t step = 0; // the training step (for validation: the step it follows)
+  std::mt19937_64 orderGen; // data-order generator after drawing this epoch (with --shuffle)
+  std::string error;        // set if the batch could not be read (the run stops, exit 3)
+};
+
+/// Fills two pinned (mlock'ed where RLIMIT_MEMLOCK allows) staging buffers, allocated at
+/// start-up, one batch ahead of the step that runs: gathering the batch's rows from the mapped
+/// files, shuffled or not, padded or not, and converting them to the tensors' dtypes.
+class Prefetcher {
+public:
+  Prefetcher(const Schedule &s, const Split &train, const Split &val, size_t dataBytes,
+             size_t labelsBytes)
+      : s_(s), train_(train), val_(val), dataBytes_(dataBytes), labelsBytes_(labelsBytes) {}
+  ~Prefetcher() { stop(); }
+
+  bool allocate(std::string &error) {
+    const size_t bytes = (dataBytes_ + labelsBytes_ + 4095) / 4096 * 4096 + 4096;
+    for (int i = 0; i < 2; ++i) {
+      staging_[i].reset(static_cast<unsigned char *>(std::aligned_alloc(4096, bytes)));
+      if (!staging_[i]) {
+        error = "cannot allocate a staging buffer of " + std::to_string(bytes) + " bytes";
+        return false;
+      }
+      std::memset(staging_[i].get(), 0, bytes);
+      (void)::mlock(staging_[i].get(), bytes); // best effort: "pinned" where allowed
+      slots_[i].data = staging_[i].get();
+      slots_[i].labels = staging_[i].get() + (dataBytes_ + 63) / 64 * 64;
+    }
+    if (s_.shuffle)
+      order_.resize(static_cast<size_t>(train_.count));
+    return true;
+  }
+
+  /// Starts producing the items that follow step `done` (0: from the beginning).
+  void start(int64_t done) {
+    thread_ = std::thread([this, done] { run(done); });
+  }
+
+  /// The next item in schedule order; blocks until it is staged.
+  Slot &acquire() {
+    Slot &slot = slots_[consumed_ % 2];
+    std::unique_lock<std::mutex> lock(mutex_);
+    cv_.wait(lock, [&] { return slot.ready; });
+    return slot;
+  }
+  /// Hands the slot of acquire() back for refilling.
+  void release() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      slots_[consumed_ % 2].ready = false;
+    }
+    ++consumed_;
+    cv_.notify_all();
+  }
+
+  void stop() {
+    if (!thread_.joinable())
+      return;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+
+private:
+  struct FreeDeleter {
+    void operator()(unsigned char *p) const { std::free(p); }
+  };
+
+  // Waits for slot k%2 to be free, fills it with fill(slot), publishes it. False on stop.
+  template <typename Fill> bool produce(Fill fill) {
+    Slot &slot = slots_[produced_ % 2];
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      cv_.wait(lock, [&] { return stopping_ || !slot.ready; });
+      if (stopping_)
+        return false;
+    }
+    fill(slot);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      slot.ready = true;
+    }
+    ++produced_;
+    cv_.notify_all();
+    return true;
+  }
+
+  // Gathers rows of a split: position p of the batch is sample (b*B + p) mod count of the
+  // epoch's order, so a padded last batch repeats samples from the start of the order.
+  bool gather(const Split &split, const int64_t *order, int64_t b, Slot &slot) {
+    for (int64_t j = 0; j < s_.batch; ++j) {
+      const int64_t pos = (b * s_.batch + j) % split.count;
+      const int64_t row = split.first + (order ? order[pos] : pos);
+      if (!convertRow(*split.x, row, slot.data + j * split.x->dstRowBytes, slot.error) ||
+          !convertRow(*split.y, row, slot.labels + j * split.y->dstRowBytes, slot.error))
+        return false;
+    }
+    return true;
+  }
+
+  void run(int64_t done) {
+    std::mt19937_64 gen;
+    int64_t orderEpoch = 0;
+    for (int64_t t = done + 1; t <= s_.totalSteps; ++t) {
+      const int64_t epoch = s_.epochOf(t), b = s_.batchOf(t);
+      if (s_.shuffle && orderEpoch != epoch) {
+        gen = drawOrder(s_.seed, epoch, order_);
+        orderEpoch = epoch;
+      }
+      bool ok = true;
+      if (!produce([&](Slot &slot) {
+            slot.error.clear();
+            slot.isValidation = false;
+            slot.step = t;
+            slot.orderGen = gen;
+            ok = gather(train_, s_.shuffle ? order_.data() : nullptr, b, slot);
+          }))
+        return;
+      if (!ok)
+        return; // the main thread reports slot.error and stops
+      if (s_.valBatches > 0 && s_.endsEpoch(t))
+        for (int64_t vb = 0; vb < s_.valBatches; ++vb) {
+          if (!produce([&](Slot &slot) {
+                slot.error.clear();
+                slot.isValidation = true;
+                slot.step = t;
+                ok = gather(val_, nullptr, vb, slot);
+              }))
+            return;
+          if (!ok)
+            return;
+        }
+    }
+  }
+
+  const Schedule &s_;
+  Split train_, val_;
+  size_t dataBytes_, labelsBytes_;
+  std::unique_ptr<unsigned char, FreeDeleter> staging_[2];
+  Slot slots_[2];
+  std::vector<int64_t> order_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool stopping_ = false;
+  int64_t produced_ = 0, consumed_ = 0;
+  std::thread thread_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Accuracy, from the Prediction tensor (if the program has one).
+
+struct AccuracyCounter {
+  LossKind loss;
+  int64_t batch = 0, predElems = 0; // per sample
+  /// Adds the correct and counted predictions of one batch.
+  void add(const float *pred, const unsigned char *labels, double &correct, double &seen) const {
+    auto argmax = [](const float *v, int64_t n) {
+      int64_t best = 0;
+      for (int64_t i = 1; i < n; ++i)
+        if (v[i] > v[best])
+          best = i;
+      return best;
+    };
+    for (int64_t j = 0; j < batch; ++j) {
+      const float *p = pred + j * predElems;
+      switch (loss) {
+      case LossKind::SparseCategoricalCrossentropy: {
+        int64_t label;
+        std::memcpy(&label, labels + j * sizeof(int64_t), sizeof(label));
+        correct += argmax(p, predElems) == label;
+        seen += 1;
+        break;
+      }
+      case LossKind::CategoricalCrossentropy: {
+        const float *y = reinterpret_cast<const float *>(labels) + j * predElems;
+        correct += argmax(p, predElems) == argmax(y, predElems);
+        seen += 1;
+        break;
+      }
+      case LossKind::BinaryCrossentropy: {
+        // The prediction is a logit: p > 0 is probability > 0.5.
+        const float *y = reinterpret_cast<const float *>(labels) + j * predElems;
+        for (int64_t k = 0; k < predElems; ++k)
+          correct += (p[k] > 0.0f) == (y[k] > 0.5f);
+        seen += static_cast<double>(predElems);
+        break;
+      }
+      case LossKind::MeanSquaredError:
+        break;
+      }
+    }
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+// Progress output: a Keras-like bar redrawn with '\r' on a terminal, plain lines otherwise.
+
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+/// "12s", "3:07", "1:02:03".
+void formatDuration(double seconds, char *buf, size_t size) {
+  const long long s = static_cast<long long>(seconds + 0.5);
+  if (s >= 3600)
+    std::snprintf(buf, size, "%lld:%02lld:%02lld", s / 3600, (s / 60) % 60, s % 60);
+  else if (s >= 60)
+    std::snprintf(buf, size, "%lld:%02lld", s / 60, s % 60);
+  else
+    std::snprintf(buf, size, "%llds", s);
+}
+
+class Progress {
+public:
+  Progress(bool tty, bool stepsMode, bool hasAccuracy, int64_t batch)
+      : tty_(tty), stepsMode_(stepsMode), hasAccuracy_(hasAccuracy), batch_(batch) {}
+
+  /// Starts a bar of `total` units with `done` already behind it (a resumed epoch).
+  void begin(const char *title, int64_t done, int64_t total) {
+    done0_ = done;
+    total_ = total;
+    start_ = Clock::now();
+    lastDraw_ = start_ - std::chrono::seconds(1);
+    lastWidth_ = 0;
+    if (tty_ && title && *title) {
+      std::printf("%s\n", title);
+      std::fflush(stdout);
+    }
+  }
+
+  /// One unit done; on a terminal redraws at most every 0.1 s (and always at the end).
+  void update(int64_t done, double loss, double accuracy) {
+    if (!tty_ || (done == total_ && !stepsMode_)) // an epoch's last frame is epochEnd's
+      return;
+    const Clock::time_point now = Clock::now();
+    if (done != total_ && std::chrono::duration<double>(now - lastDraw_).count() < 0.1)
+      return;
+    lastDraw_ = now;
+    const double elapsed = secondsSince(start_);
+    const int64_t ran = done - done0_;
+    char eta[32] = "";
+    if (done < total_ && ran > 0)
+      formatDuration(elapsed / static_cast<double>(ran) * static_cast<double>(total_ - done),
+                     eta, sizeof(eta));
+    char line[512];
+    int n = drawBar(line, sizeof(line), done);
+    if (done < total_)
+      n += std::snprintf(line + n, sizeof(line) - n, " - ETA: %s", ran > 0 ? eta : "?");
+    appendMetrics(line, sizeof(line), n, loss, accuracy, elapsed, ran);
+    redraw(line, n);
+    if (done == total_ && stepsMode_)
+      finishLine();
+  }
+
+  /// The epoch's summary: the finished bar on a terminal, one plain line otherwise.
+  void epochEnd(int64_t epoch, int64_t epochs, double loss, double accuracy, bool hasVal,
+                double valLoss, double valAccuracy) {
+    const double elapsed = secondsSince(start_);
+    const int64_t ran = total_ - done0_;
+    char line[512];
+    int n;
+    if (tty_) {
+      n = drawBar(line, sizeof(line), total_);
+      char took[32];
+      formatDuration(elapsed, took, sizeof(took));
+      n += std::snprintf(line + n, sizeof(line) - n, " - %s", took);
+      n += std::snprintf(line + n, sizeof(line) - n, " - loss: %.4f", loss);
+      if (hasAccuracy_)
+        n += std::snprintf(line + n, sizeof(line) - n, " - accuracy: %.4f", accuracy);
+      if (hasVal) {
+        n += std::snprintf(line + n, sizeof(line) - n, " - val_loss: %.4f", valLoss);
+        if (hasAccuracy_)
+          n += std::snprintf(line + n, sizeof(line) - n, " - val_accuracy: %.4f", valAccuracy);
+      }
+      n += std::snprintf(line + n, sizeof(line) - n, " - %.0f samples/s", rate(elapsed, ran));
+      redraw(line, n);
+      finishLine();
+      return;
+    }
+    n = std::snprintf(line, sizeof(line), "epoch %" PRId64 "/%" PRId64 " loss %.9g", epoch,
+                      epochs, loss);
+    if (hasAccuracy_)
+      n += std::snprintf(line + n, sizeof(line) - n, " accuracy %.4f", accuracy);
+    if (hasVal) {
+      n += std::snprintf(line + n, sizeof(line) - n, " val_loss %.9g", valLoss);
+      if (hasAccuracy_)
+        n += std::snprintf(line + n, sizeof(line) - n, " val_accuracy %.4f", valAccuracy);
+    }
+    std::snprintf(line + n, sizeof(line) - n, " - %.1fs %.0f samples/s", elapsed,
+                  rate(elapsed, ran));
+    std::printf("%s\n", line);
+    std::fflush(stdout);
+  }
+
+  /// A line of its own (validation in --steps mode); on a terminal the bar is redrawn after it.
+  void message(const char *text) {
+    if (tty_ && lastWidth_ > 0) {
+      std::printf("\r%*s\r", lastWidth_, "");
+      lastWidth_ = 0;
+      lastDraw_ = Clock::now() - std::chrono::seconds(1);
+    }
+    std::printf("%s\n", text);
+    std::fflush(stdout);
+  }
+
+  void finishLine() {
+    if (tty_ && lastWidth_ > 0) {
+      std::printf("\n");
+      std::fflush(stdout);
+      lastWidth_ = 0;
+    }
+  }
+
+  double samplesPerSecond() const {
+    return rate(secondsSince(start_), total_ - done0_);
+  }
+
+private:
+  double rate(double elapsed, int64_t units) const {
+    return elapsed > 0 ? static_cast<double>(units * batch_) / elapsed : 0.0;
+  }
+
+  int drawBar(char *line, size_t size, int64_t done) const {
+    constexpr int kWidth = 30;
+    char bar[kWidth + 1];
+    const int filled = total_ > 0 ? static_cast<int>(kWidth * done / total_) : kWidth;
+    for (int i = 0; i < kWidth; ++i)
+      bar[i] = i < filled ? '=' : '.';
+    if (filled > 0 && done < total_)
+      bar[filled - 1] = '>';
+    else if (filled == 0 && done < total_)
+      bar[0] = '>';
+    bar[kWidth] = '\0';
+    const int digits = std::snprintf(nullptr, 0, "%" PRId64, total_);
+    return std::snprintf(line, size, "%*" PRId64 "/%" PRId64 " [%s]", digits, done, total_, bar);
+  }
+
+  void appendMetrics(char *line, size_t size, int &n, double loss, double accuracy,
+                     double elapsed, int64_t ran) const {
+    n += std::snprintf(line + n, size - n, " - loss: %.4f", loss);
+    if (hasAccuracy_)
+      n += std::snprintf(line + n, size - n, " - accuracy: %.4f", accuracy);
+    n += std::snprintf(line + n, size - n, " - %.0f samples/s", rate(elapsed, ran));
+  }
+
+  void redraw(const char *line, int n) {
+    // '\r', the new text, and blanks over whatever the previous, longer frame left.
+    const int pad = lastWidth_ > n ? lastWidth_ - n : 0;
+    std::printf("\r%s%*s", line, pad, "");
+    std::fflush(stdout);
+    lastWidth_ = n;
+  }
+
+  bool tty_, stepsMode_, hasAccuracy_;
+  int64_t batch_;
+  int64_t done0_ = 0, total_ = 0;
+  Clock::time_point start_, lastDraw_;
+  int lastWidth_ = 0;
+};
+
+// ---------------------------------------------------------------------------------------------
+// --log-json: JSON Lines, one record per step, epoch and checkpoint, flushed as written.
+
+class JsonLog {
+public:
+  bool open(const std::string &path, bool append, std::string &error) {
+    if (path.empty())
+      return true;
+    file_ = std::fopen(path.c_str(), append ? "ab" : "wb");
+    if (!file_) {
+      error = "--log-json " + path + ": " + std::strerror(errno);
       return false;
     }
-  out.samples = arr.shape[0];
-  out.sampleBytes = sizeof(int64_t);
-  return true;
+    return true;
+  }
+  ~JsonLog() {
+    if (file_)
+      std::fclose(file_);
+  }
+  bool enabled() const { return file_ != nullptr; }
+  void write(const nlohmann::json &record) {
+    if (!file_)
+      return;
+    const std::string text = record.dump() + "\n";
+    std::fwrite(text.data(), 1, text.size(), file_);
+    std::fflush(file_);
+  }
+
+private:
+  FILE *file_ = nullptr;
+};
+
+/// A float as JSON: the number, or null if it is not finite (JSON has no NaN).
+nlohmann::json jsonNumber(double v) {
+  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
 }
 
 const TensorInfo *findRole(const Program &prog, TensorRole role, int &count) {
@@ -458,21 +1048,34 @@ int main(int argc, char **argv) {
                  error.c_str());
     return kExitInternal;
   }
-  int nData, nLabels, nLoss, nStep;
+  int nData, nLabels, nLoss, nStep, nPred;
   const TensorInfo *dataT = findRole(prog, TensorRole::Data, nData);
   const TensorInfo *labelsT = findRole(prog, TensorRole::Labels, nLabels);
   const TensorInfo *lossT = findRole(prog, TensorRole::Loss, nLoss);
   const TensorInfo *stepT = findRole(prog, TensorRole::Step, nStep);
-  if (nData != 1 || nLabels != 1 || nLoss != 1 || nStep > 1 || dataT->rank < 1 ||
+  const TensorInfo *predT = findRole(prog, TensorRole::Prediction, nPred);
+  if (nData != 1 || nLabels != 1 || nLoss != 1 || nStep > 1 || nPred > 1 || dataT->rank < 1 ||
       labelsT->rank < 1 || dataT->dtype != DType::F32 || lossT->dtype != DType::F32 ||
-      lossT->bytes < sizeof(float) || dataT->dims[0] != labelsT->dims[0] || dataT->dims[0] < 1) {
+      lossT->bytes < sizeof(float) || dataT->dims[0] != labelsT->dims[0] || dataT->dims[0] < 1 ||
+      (predT && (predT->dtype != DType::F32 || predT->rank < 1 ||
+                 predT->dims[0] != dataT->dims[0]))) {
     std::fprintf(stderr,
                  "error: program '%s' is inconsistent: it needs exactly one float32 data tensor, "
-                 "one labels tensor with the same batch, one float32 loss and at most one step\n",
+                 "one labels tensor with the same batch, one float32 loss, at most one step and "
+                 "at most one float32 prediction with the same batch\n",
                  prog.modelName);
     return kExitInternal;
   }
   const int64_t batch = dataT->dims[0];
+  const bool indexLabels = labelsT->dtype == DType::I64;
+  // Accuracy needs the predictions; class counts come from them too.
+  AccuracyCounter accuracy{prog.loss, batch, predT ? product(dimsOf(*predT), 1) : 0};
+  const bool hasAccuracy =
+      predT && prog.loss != LossKind::MeanSquaredError &&
+      (indexLabels ? product(dimsOf(*labelsT), 1) == 1
+                   : product(dimsOf(*labelsT), 1) == accuracy.predElems);
+  const int64_t numClasses =
+      predT && prog.loss == LossKind::SparseCategoricalCrossentropy ? accuracy.predElems : 0;
 
   if (opt.data.empty() || opt.labels.empty()) {
     std::fprintf(stderr, "error: %s is required (see --help)\n",
@@ -497,26 +1100,76 @@ int main(int argc, char **argv) {
     }
   }
 
-  // Load and validate the inputs before touching the arena or running anything.
-  HostArray data, labels;
-  if (!loadFloatSamples("--data", opt.data, *dataT, /*allowF16=*/true, data, error) ||
-      !(labelsT->dtype == DType::I64
-            ? loadIndexLabels(opt.labels, *labelsT, labels, error)
-            : loadFloatSamples("--labels", opt.labels, *labelsT, /*allowF16=*/true, labels,
-                               error))) {
+  // Open and check every input before touching the arena or running anything: shapes, dtypes,
+  // sample counts and class indices, each with the expected and the actual value.
+  Source data, labels, valData, valLabels;
+  auto openPair = [&](const std::string &dflag, const std::string &dpath,
+                      const std::string &lflag, const std::string &lpath, Source &d,
+                      Source &l) {
+    if (!openFloatSource(dflag, dpath, *dataT, d, error) ||
+        !(indexLabels ? openIndexSource(lflag, lpath, *labelsT, l, error)
+                      : openFloatSource(lflag, lpath, *labelsT, l, error)))
+      return false;
+    if (l.file.rows() != d.file.rows()) {
+      error = lflag + " " + lpath + ": " + std::to_string(l.file.rows()) + " samples, but " +
+              dflag + " " + dpath + " has " + std::to_string(d.file.rows());
+      return false;
+    }
+    return !indexLabels || checkLabelRange(l, numClasses, error);
+  };
+  const bool separateVal = !opt.valData.empty();
+  if (!openPair("--data", opt.data, "--labels", opt.labels, data, labels) ||
+      (separateVal && !openPair("--validation-data", opt.valData, "--validation-labels",
+                                opt.valLabels, valData, valLabels))) {
     std::fprintf(stderr, "error: %s\n", error.c_str());
     return kExitUsage;
   }
-  if (labels.samples != data.samples) {
-    std::fprintf(stderr, "error: --labels %s: %" PRId64 " samples, but --data %s has %" PRId64 "\n",
-                 opt.labels.c_str(), labels.samples, opt.data.c_str(), data.samples);
+  const int64_t samples = data.file.rows();
+  Split train{&data, &labels, 0, samples}, val;
+  if (separateVal) {
+    val = Split{&valData, &valLabels, 0, valData.file.rows()};
+  } else if (opt.valSplit > 0) {
+    const int64_t held = static_cast<int64_t>(std::floor(opt.valSplit * static_cast<double>(samples)));
+    if (held < 1 || held >= samples) {
+      std::fprintf(stderr, "error: --validation-split %g of %" PRId64 " samples leaves %s\n",
+                   opt.valSplit, samples, held < 1 ? "no validation sample" : "no training sample");
+      return kExitUsage;
+    }
+    train.count = samples - held;
+    val = Split{&data, &labels, samples - held, held};
+  }
+  const bool hasVal = val.count > 0;
+  if (!opt.padLastBatch && train.count < batch) {
+    if (train.count == samples)
+      std::fprintf(stderr, "error: --data %s: %" PRId64 " samples, fewer than the batch size %" PRId64
+                   "\n", opt.data.c_str(), samples, batch);
+    else
+      std::fprintf(stderr, "error: --data %s: %" PRId64 " training samples after "
+                   "--validation-split, fewer than the batch size %" PRId64
+                   " (or use --last-batch=pad)\n", opt.data.c_str(), train.count, batch);
     return kExitUsage;
   }
-  if (data.samples < batch) {
-    std::fprintf(stderr, "error: --data %s: %" PRId64 " samples, fewer than the batch size %" PRId64
-                 "\n", opt.data.c_str(), data.samples, batch);
+  if (train.count < 1 || (hasVal && !opt.padLastBatch && val.count < batch)) {
+    std::fprintf(stderr, "error: %s: %" PRId64 " validation samples, fewer than the batch size %"
+                 PRId64 " (or use --last-batch=pad)\n",
+                 separateVal ? ("--validation-data " + opt.valData).c_str() : "--validation-split",
+                 val.count, batch);
     return kExitUsage;
   }
+
+  Schedule sched;
+  sched.batch = batch;
+  sched.trainCount = train.count;
+  sched.valCount = val.count;
+  sched.shuffle = opt.shuffle;
+  sched.seed = opt.seed;
+  sched.stepsPerEpoch = opt.padLastBatch ? (train.count + batch - 1) / batch : train.count / batch;
+  sched.valBatches = !hasVal ? 0 : opt.padLastBatch ? (val.count + batch - 1) / batch
+                                                    : val.count / batch;
+  sched.totalSteps = opt.stepsMode ? opt.steps : opt.epochs * sched.stepsPerEpoch;
+  const int64_t epochs =
+      opt.stepsMode ? (sched.totalSteps + sched.stepsPerEpoch - 1) / sched.stepsPerEpoch
+                    : opt.epochs;
 
   // The one arena allocation; everything after this reuses it.
   const uint64_t arenaSize = (std::max<uint64_t>(prog.arenaBytes, 1) + 4095) / 4096 * 4096;
@@ -559,69 +1212,325 @@ int main(int argc, char **argv) {
     }
   }
 
-  const int64_t stepsPerEpoch = data.samples / batch;
-  const int64_t totalSteps = opt.stepsMode ? opt.steps : opt.epochs * stepsPerEpoch;
-  // Allocated once here: the loop itself only copies.
-  std::vector<int64_t> order(opt.shuffle ? static_cast<size_t>(data.samples) : 0);
+  // Where a run continues: --resume takes the newest checkpoint that verifies; a torn or
+  // corrupted one is reported and skipped, one of another model or run is refused.
+  int64_t done = 0; // steps completed
+  double epochLossSum = 0.0, epochCorrect = 0.0, epochSeen = 0.0;
+  const uint64_t fingerprint = programFingerprint(prog);
+  std::string resumedFrom;
+  if (!opt.checkpointDir.empty()) {
+    if (!makeDirs(opt.checkpointDir, error)) {
+      std::fprintf(stderr, "error: --checkpoint %s\n", error.c_str());
+      return kExitInternal;
+    }
+    removeStaleTemporaries(opt.checkpointDir);
+  }
+  if (opt.resume) {
+    std::vector<uint8_t> bytes;
+    CheckpointState st;
+    std::vector<CheckpointTensor> tensors;
+    bool found = false;
+    for (const auto &candidate : listCheckpoints(opt.checkpointDir)) {
+      const int64_t step = candidate.first;
+      const std::string &path = candidate.second;
+      if (!readWholeFile(path, bytes, error)) {
+        std::fprintf(stderr, "warning: --resume: skipping %s\n", error.c_str());
+        continue;
+      }
+      if (!decodeCheckpoint(bytes.data(), bytes.size(), st, tensors, error)) {
+        std::fprintf(stderr, "warning: --resume: skipping %s: %s\n", path.c_str(), error.c_str());
+        continue;
+      }
+      if (st.step != step) {
+        std::fprintf(stderr, "warning: --resume: skipping %s: it holds step %" PRId64
+                     ", not the step of its name\n", path.c_str(), st.step);
+        continue;
+      }
+      if (!checkpointMatchesProgram(st, tensors, prog, error)) {
+        std::fprintf(stderr, "error: --resume: %s belongs to a different model or plan: %s\n",
+                     path.c_str(), error.c_str());
+        return kExitUsage;
+      }
+      // The data order must be the same for the continued run to be the same run.
+      auto mismatch = [&](const std::string &what, const std::string &in,
+                          const std::string &here) {
+        std::fprintf(stderr, "error: --resume: %s was written with %s %s, this run has %s\n",
+                     path.c_str(), what.c_str(), in.c_str(), here.c_str());
+        return kExitUsage;
+      };
+      auto yesNo = [](bool b) { return std::string(b ? "on" : "off"); };
+      if (st.shuffle != opt.shuffle)
+        return mismatch("--shuffle", yesNo(st.shuffle), yesNo(opt.shuffle));
+      if (st.shuffle && st.seed != opt.seed)
+        return mismatch("--seed", std::to_string(st.seed), std::to_string(opt.seed));
+      if (st.padLastBatch != opt.padLastBatch)
+        return mismatch("--last-batch", st.padLastBatch ? "pad" : "drop",
+                        opt.padLastBatch ? "pad" : "drop");
+      if (st.trainSamples != train.count)
+        return mismatch("training samples", std::to_string(st.trainSamples),
+                        std::to_string(train.count));
+      if (st.validationSamples != val.count)
+        return mismatch("validation samples", std::to_string(st.validationSamples),
+                        std::to_string(val.count));
+      if (st.stepsPerEpoch != sched.stepsPerEpoch || st.step < 0 ||
+          st.nextEpoch != st.step / sched.stepsPerEpoch + 1 ||
+          st.nextBatchInEpoch != st.step % sched.stepsPerEpoch)
+        return mismatch("steps per epoch", std::to_string(st.stepsPerEpoch),
+                        std::to_string(sched.stepsPerEpoch));
+      if (st.shuffle && st.step > 0) {
+        // Re-derive the order of the checkpoint's last epoch: the generator must land in the
+        // stored state, or this binary orders the data differently from the one that wrote it.
+        std::vector<int64_t> order(static_cast<size_t>(train.count));
+        const std::string state = rngText(drawOrder(opt.seed, sched.epochOf(st.step), order));
+        if (state != st.dataOrderRng) {
+          std::fprintf(stderr, "error: --resume: %s: the data-order generator state differs "
+                       "from the one this binary derives for epoch %" PRId64 "\n",
+                       path.c_str(), sched.epochOf(st.step));
+          return kExitUsage;
+        }
+      }
+      restoreCheckpointTensors(tensors, prog, arena);
+      done = st.step;
+      epochLossSum = st.epochLossSum;
+      epochCorrect = st.epochCorrect;
+      epochSeen = st.epochSeen;
+      resumedFrom = path;
+      found = true;
+      std::fprintf(stderr, "resuming from %s (step %" PRId64 ", epoch %" PRId64 ")\n",
+                   path.c_str(), done, st.nextEpoch);
+      break;
+    }
+    if (!found)
+      std::fprintf(stderr, "note: --resume: no usable checkpoint in %s; starting from step 1\n",
+                   opt.checkpointDir.c_str());
+  }
+  const int64_t checkpointEvery =
+      opt.checkpointEvery > 0 ? opt.checkpointEvery : sched.stepsPerEpoch;
+
+  // Everything the loop needs, allocated now: staging buffers (in the prefetcher), the snapshot
+  // of parameters and optimizer state for evaluation, and the labels of the running batch.
+  Prefetcher prefetch(sched, train, val, static_cast<size_t>(dataT->bytes),
+                      static_cast<size_t>(labelsT->bytes));
+  if (!prefetch.allocate(error)) {
+    std::fprintf(stderr, "error: %s\n", error.c_str());
+    return kExitInternal;
+  }
+  struct Range {
+    uint64_t offset, bytes;
+  };
+  std::vector<Range> persistent;
+  uint64_t persistentBytes = 0;
+  for (int i = 0; i < prog.numTensors; ++i)
+    if (prog.tensors[i].role == TensorRole::Parameter || prog.tensors[i].role == TensorRole::State) {
+      persistent.push_back({prog.tensors[i].offset, prog.tensors[i].bytes});
+      persistentBytes += prog.tensors[i].bytes;
+    }
+  std::vector<unsigned char> snapshot(hasVal ? static_cast<size_t>(persistentBytes) : 0);
+  std::vector<unsigned char> batchLabels(static_cast<size_t>(labelsT->bytes));
+  std::vector<uint8_t> checkpointBytes;
+
+  JsonLog log;
+  if (!log.open(opt.logJson, !resumedFrom.empty(), error)) {
+    std::fprintf(stderr, "error: %s\n", error.c_str());
+    return kExitUsage;
+  }
+
   unsigned char *dataDst = arena + dataT->offset;
   unsigned char *labelsDst = arena + labelsT->offset;
   const float *lossPtr = reinterpret_cast<const float *>(arena + lossT->offset);
-  double epochSum = 0.0;
-
-  for (int64_t t = 1; t <= totalSteps; ++t) {
-    const int64_t epoch = (t - 1) / stepsPerEpoch + 1; // 1-based, as printed
-    const int64_t b = (t - 1) % stepsPerEpoch;
-    if (opt.shuffle && b == 0) {
-      // Fisher-Yates with an explicit modulo so the order is the same on every standard
-      // library; epoch E draws from mt19937_64(seed + E).
-      std::mt19937_64 gen(opt.seed + static_cast<uint64_t>(epoch));
-      for (size_t i = 0; i < order.size(); ++i)
-        order[i] = static_cast<int64_t>(i);
-      for (size_t i = order.size() - 1; i > 0; --i)
-        std::swap(order[i], order[gen() % (i + 1)]);
-    }
-    if (opt.shuffle) {
-      for (int64_t j = 0; j < batch; ++j) {
-        const int64_t src = order[static_cast<size_t>(b * batch + j)];
-        std::memcpy(dataDst + j * data.sampleBytes, data.row(src), data.sampleBytes);
-        std::memcpy(labelsDst + j * labels.sampleBytes, labels.row(src), labels.sampleBytes);
-      }
+  const float *predPtr = predT ? reinterpret_cast<const float *>(arena + predT->offset) : nullptr;
+  auto setStep = [&](int64_t t) {
+    if (!stepT)
+      return;
+    if (stepT->dtype == DType::F32) {
+      const float step = static_cast<float>(t);
+      std::memcpy(arena + stepT->offset, &step, sizeof(step));
     } else {
-      std::memcpy(dataDst, data.row(b * batch), batch * data.sampleBytes);
-      std::memcpy(labelsDst, labels.row(b * batch), batch * labels.sampleBytes);
+      std::memcpy(arena + stepT->offset, &t, sizeof(t));
     }
-    if (stepT) {
-      if (stepT->dtype == DType::F32) {
-        const float step = static_cast<float>(t);
-        std::memcpy(arena + stepT->offset, &step, sizeof(step));
-      } else {
-        std::memcpy(arena + stepT->offset, &t, sizeof(t));
-      }
+  };
+  auto loadBatch = [&](Slot &slot) {
+    std::memcpy(dataDst, slot.data, dataT->bytes);
+    std::memcpy(labelsDst, slot.labels, labelsT->bytes);
+    std::memcpy(batchLabels.data(), slot.labels, labelsT->bytes);
+  };
+
+  const bool tty = ::isatty(STDOUT_FILENO) == 1;
+  Progress progress(tty, opt.stepsMode, hasAccuracy, batch);
+  const int64_t T = sched.totalSteps, S = sched.stepsPerEpoch;
+  if (opt.stepsMode)
+    progress.begin(nullptr, done, T);
+  std::mt19937_64 currentOrderGen;
+  bool haveOrderGen = false;
+
+  auto writeCheckpoint = [&](int64_t t) -> bool {
+    CheckpointState st;
+    st.modelName = prog.modelName ? prog.modelName : "";
+    st.fingerprint = fingerprint;
+    st.batch = batch;
+    st.step = t;
+    st.epoch = t / S;
+    st.seed = opt.seed;
+    st.shuffle = opt.shuffle;
+    st.padLastBatch = opt.padLastBatch;
+    st.trainSamples = train.count;
+    st.validationSamples = val.count;
+    st.stepsPerEpoch = S;
+    st.nextEpoch = t / S + 1;
+    st.nextBatchInEpoch = t % S;
+    st.dataOrderRng = opt.shuffle && haveOrderGen ? rngText(currentOrderGen) : "";
+    st.lossScale = 1.0f;
+    st.epochLossSum = epochLossSum;
+    st.epochCorrect = epochCorrect;
+    st.epochSeen = epochSeen;
+    const std::string leaf = checkpointFileName(t);
+    if (!encodeCheckpoint(prog, arena, st, checkpointBytes, error) ||
+        !writeFileAtomic(opt.checkpointDir, leaf, checkpointBytes.data(), checkpointBytes.size(),
+                         error) ||
+        !pruneCheckpoints(opt.checkpointDir, opt.keep, error)) {
+      std::fprintf(stderr, "error: --checkpoint %s\n", error.c_str());
+      return false;
     }
+    if (log.enabled())
+      log.write({{"event", "checkpoint"}, {"step", t}, {"path", opt.checkpointDir + "/" + leaf},
+                 {"bytes", checkpointBytes.size()}});
+    return true;
+  };
+
+  if (log.enabled())
+    log.write({{"event", "start"}, {"model", prog.modelName ? prog.modelName : ""},
+               {"batch", batch}, {"steps", T}, {"epochs", epochs}, {"steps_per_epoch", S},
+               {"train_samples", train.count}, {"validation_samples", val.count},
+               {"seed", opt.seed}, {"shuffle", opt.shuffle}, {"resumed_from_step", done}});
+  if (done >= T)
+    std::fprintf(stderr, "note: the checkpoint is at step %" PRId64 " of %" PRId64
+                 "; nothing left to train\n", done, T);
+
+  prefetch.start(done);
+  const Clock::time_point runStart = Clock::now();
+  for (int64_t t = done + 1; t <= T; ++t) {
+    const int64_t epoch = sched.epochOf(t), b = sched.batchOf(t);
+    if (!opt.stepsMode && (b == 0 || t == done + 1)) {
+      char title[64];
+      std::snprintf(title, sizeof(title), "Epoch %" PRId64 "/%" PRId64, epoch, epochs);
+      progress.begin(title, b, S);
+    }
+    Slot &slot = prefetch.acquire();
+    if (!slot.error.empty()) {
+      std::fprintf(stderr, "error: %s\n", slot.error.c_str());
+      return kExitInternal;
+    }
+    loadBatch(slot);
+    currentOrderGen = slot.orderGen;
+    haveOrderGen = true;
+    prefetch.release();
+    setStep(t);
 
     prog.trainStep(arena);
 
     const float loss = *lossPtr;
     const bool finite = std::isfinite(loss);
+    double correct = 0.0, seen = 0.0;
+    if (hasAccuracy)
+      accuracy.add(predPtr, batchLabels.data(), correct, seen);
+    epochLossSum += loss;
+    epochCorrect += correct;
+    epochSeen += seen;
+    const double epochLoss = epochLossSum / static_cast<double>(b + 1);
+    const double epochAcc = epochSeen > 0 ? epochCorrect / epochSeen : 0.0;
     if (opt.stepsMode) {
-      std::printf("step %" PRId64 "/%" PRId64 " loss %.9g\n", t, totalSteps,
-                  static_cast<double>(loss));
-      std::fflush(stdout);
-    } else {
-      epochSum += loss;
-      if (b == stepsPerEpoch - 1 || !finite) {
-        // On a non-finite loss the epoch's line still comes out (its mean is then non-finite).
-        std::printf("epoch %" PRId64 "/%" PRId64 " loss %.9g\n", epoch, opt.epochs,
-                    epochSum / static_cast<double>(b + 1));
+      if (!tty) {
+        std::printf("step %" PRId64 "/%" PRId64 " loss %.9g\n", t, T, static_cast<double>(loss));
         std::fflush(stdout);
-        epochSum = 0.0;
+      } else {
+        progress.update(t, loss, seen > 0 ? correct / seen : 0.0);
       }
+    } else {
+      progress.update(b + 1, epochLoss, epochAcc);
+    }
+    if (log.enabled()) {
+      nlohmann::json rec = {{"event", "step"}, {"step", t}, {"epoch", epoch}, {"batch", b},
+                            {"loss", jsonNumber(loss)},
+                            {"time_s", secondsSince(runStart)}};
+      if (hasAccuracy)
+        rec["accuracy"] = seen > 0 ? correct / seen : 0.0;
+      log.write(rec);
     }
     if (!finite) {
+      if (!opt.stepsMode) // the epoch's line still comes out (its mean is then non-finite)
+        progress.epochEnd(epoch, epochs, epochLoss, epochAcc, false, 0.0, 0.0);
+      else
+        progress.finishLine();
       std::fprintf(stderr, "error: loss became non-finite at step %" PRId64 "\n", t);
       return kExitNonFinite;
     }
+
+    if (sched.endsEpoch(t)) {
+      // Held-out evaluation. The program has only a training step, so: snapshot parameters and
+      // optimizer state, run the step on each validation batch, read its loss (computed before
+      // the update), and restore the snapshot, which undoes the update exactly.
+      double valLossSum = 0.0, valCorrect = 0.0, valSeen = 0.0;
+      if (hasVal) {
+        size_t pos = 0;
+        for (const Range &r : persistent) {
+          std::memcpy(snapshot.data() + pos, arena + r.offset, r.bytes);
+          pos += r.bytes;
+        }
+        for (int64_t vb = 0; vb < sched.valBatches; ++vb) {
+          Slot &vslot = prefetch.acquire();
+          if (!vslot.error.empty()) {
+            std::fprintf(stderr, "error: %s\n", vslot.error.c_str());
+            return kExitInternal;
+          }
+          loadBatch(vslot);
+          prefetch.release();
+          setStep(t + 1);
+          prog.trainStep(arena);
+          valLossSum += *lossPtr;
+          if (hasAccuracy)
+            accuracy.add(predPtr, batchLabels.data(), valCorrect, valSeen);
+          pos = 0;
+          for (const Range &r : persistent) {
+            std::memcpy(arena + r.offset, snapshot.data() + pos, r.bytes);
+            pos += r.bytes;
+          }
+        }
+      }
+      const double valLoss = hasVal ? valLossSum / static_cast<double>(sched.valBatches) : 0.0;
+      const double valAcc = valSeen > 0 ? valCorrect / valSeen : 0.0;
+      if (!opt.stepsMode) {
+        progress.epochEnd(epoch, epochs, epochLoss, epochAcc, hasVal, valLoss, valAcc);
+      } else if (hasVal) {
+        char line[256];
+        int n = std::snprintf(line, sizeof(line), "validation after step %" PRId64 "/%" PRId64
+                              " val_loss %.9g", t, T, valLoss);
+        if (hasAccuracy)
+          std::snprintf(line + n, sizeof(line) - n, " val_accuracy %.4f", valAcc);
+        progress.message(line);
+      }
+      if (log.enabled()) {
+        nlohmann::json rec = {{"event", "epoch"}, {"epoch", epoch}, {"step", t},
+                              {"loss", jsonNumber(epochLoss)},
+                              {"samples_per_s", progress.samplesPerSecond()},
+                              {"time_s", secondsSince(runStart)}};
+        if (hasAccuracy)
+          rec["accuracy"] = epochAcc;
+        if (hasVal) {
+          rec["val_loss"] = jsonNumber(valLoss);
+          if (hasAccuracy)
+            rec["val_accuracy"] = valAcc;
+        }
+        log.write(rec);
+      }
+      epochLossSum = epochCorrect = epochSeen = 0.0;
+    }
+
+    if (!opt.checkpointDir.empty() && (t % checkpointEvery == 0 || t == T) &&
+        !writeCheckpoint(t))
+      return kExitInternal;
   }
+  prefetch.stop();
+  progress.finishLine();
 
   if (!opt.saveDir.empty()) {
     if (!makeDirs(opt.saveDir, error)) {

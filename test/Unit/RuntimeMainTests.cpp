@@ -96,6 +96,9 @@ protected:
     return r;
   }
 
+  /// A plain epoch line without its timing: "epoch 1/2 loss L accuracy A".
+  static std::string untimed(const std::string &line) { return line.substr(0, line.find(" - ")); }
+
   static double lossOf(const std::string &line) {
     const size_t pos = line.rfind(" loss ");
     return pos == std::string::npos ? NAN : std::strtod(line.c_str() + pos + 6, nullptr);
@@ -146,10 +149,16 @@ TEST_F(RuntimeMain, EpochsModeAveragesStepLosses) {
   EXPECT_EQ(e[0].rfind("epoch 1/2 loss ", 0), 0u) << e[0];
   EXPECT_EQ(e[1].rfind("epoch 2/2 loss ", 0), 0u) << e[1];
   // 10 samples, batch 4: two steps per epoch; epoch E is the mean of its steps.
-  EXPECT_NEAR(lossOf(e[0]), (lossOf(s[0]) + lossOf(s[1])) / 2, 1e-7);
-  EXPECT_NEAR(lossOf(e[1]), (lossOf(s[2]) + lossOf(s[3])) / 2, 1e-7);
+  EXPECT_NEAR(lossOf(untimed(e[0])), (lossOf(s[0]) + lossOf(s[1])) / 2, 1e-7);
+  EXPECT_NEAR(lossOf(untimed(e[1])), (lossOf(s[2]) + lossOf(s[3])) / 2, 1e-7);
+  // The smoke program exposes its logits as the Prediction: the line has the accuracy, then
+  // the time and throughput.
+  EXPECT_NE(e[0].find(" accuracy "), std::string::npos) << e[0];
+  EXPECT_NE(e[0].find(" samples/s"), std::string::npos) << e[0];
   // The default is one epoch.
-  EXPECT_EQ(run("--data x.npy --labels y.npy").lines(), std::vector<std::string>{e[0].substr(0, 6) + "1/1" + e[0].substr(9)});
+  const auto one = run("--data x.npy --labels y.npy").lines();
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(untimed(one[0]), "epoch 1/1" + untimed(e[0]).substr(9));
 }
 
 TEST_F(RuntimeMain, UsageErrorsExit2WithOneLine) {
@@ -162,6 +171,13 @@ TEST_F(RuntimeMain, UsageErrorsExit2WithOneLine) {
       {"--data x.npy --labels y.npy --steps 2 --epochs 2", "error: --epochs and --steps are mutually exclusive\n"},
       {"--data x.npy --labels y.npy --seed", "error: --seed needs a value\n"},
       {"--data nothere.npy --labels y.npy", "error: --data nothere.npy: No such file or directory\n"},
+      {"--data x.npy --labels y.npy --last-batch=keep", "error: --last-batch expects 'drop' or 'pad', got 'keep'\n"},
+      {"--data x.npy --labels y.npy --validation-split 1", "error: --validation-split expects a fraction between 0 and 1 (exclusive), got '1'\n"},
+      {"--data x.npy --labels y.npy --validation-split 0.2 --validation-data x.npy --validation-labels y.npy", "error: --validation-split and --validation-data/--validation-labels are mutually exclusive\n"},
+      {"--data x.npy --labels y.npy --validation-data x.npy", "error: --validation-data needs --validation-labels\n"},
+      {"--data x.npy --labels y.npy --resume", "error: --resume needs --checkpoint DIR\n"},
+      {"--data x.npy --labels y.npy --checkpoint c --checkpoint-every 0", "error: --checkpoint-every expects a positive integer, got '0'\n"},
+      {"--data x.npy --labels y.npy --keep 2", "error: --keep needs --checkpoint DIR\n"},
   };
   for (const Case &c : cases) {
     const Result r = run(c.args);
@@ -174,7 +190,8 @@ TEST_F(RuntimeMain, UsageErrorsExit2WithOneLine) {
 TEST_F(RuntimeMain, InputMismatchesAreReportedBeforeStep1) {
   writeF32("x5.npy", {10, 5}, std::vector<float>(50, 0.0f));
   writeF32("x3d.npy", {10, 4, 1}, std::vector<float>(40, 0.0f));
-  writeI64("x_i64.npy", {10, 4}, std::vector<int64_t>(40, 0));
+  writeRaw("x_i16.npy", NpyDType::I16, {10, 4}, std::vector<int16_t>(40, 0));
+  writeI64("y_class3.npy", {10}, {0, 1, 2, 0, 1, 2, 3, 0, 0, 0});
   writeF32("y_f32.npy", {10}, std::vector<float>(10, 0.0f));
   writeI64("y9.npy", {9}, std::vector<int64_t>(9, 0));
   writeF32("x3.npy", {3, 4}, std::vector<float>(12, 0.0f));
@@ -183,11 +200,19 @@ TEST_F(RuntimeMain, InputMismatchesAreReportedBeforeStep1) {
   struct Case { std::string args, message; } cases[] = {
       {"--data x5.npy --labels y.npy", "error: --data x5.npy: expected shape [*,4] float32, got [10,5] float32\n"},
       {"--data x3d.npy --labels y.npy", "error: --data x3d.npy: expected shape [*,4] float32, got [10,4,1] float32\n"},
-      {"--data x_i64.npy --labels y.npy", "error: --data x_i64.npy: expected shape [*,4] float32, got [10,4] int64\n"},
+      {"--data x_i16.npy --labels y.npy", "error: --data x_i16.npy: expected shape [*,4] float32, got [10,4] int16\n"},
       {"--data x.npy --labels y_f32.npy", "error: --labels y_f32.npy: expected shape [*] or [*,1] int64 (or int32/uint8), got [10] float32\n"},
       {"--data x.npy --labels y9.npy", "error: --labels y9.npy: 9 samples, but --data x.npy has 10\n"},
       {"--data x3.npy --labels y3.npy", "error: --data x3.npy: 3 samples, fewer than the batch size 4\n"},
       {"--data x.npy --labels yneg.npy", "error: --labels yneg.npy: label -1 at index 4 is negative\n"},
+      // The program's Prediction has 3 classes per sample.
+      {"--data x.npy --labels y_class3.npy", "error: --labels y_class3.npy: label 3 at index 6 is out of range: expected 0 <= label < 3 (the model predicts 3 classes)\n"},
+      {"--data x.npy --labels y.npy --validation-data x.npy --validation-labels y_class3.npy", "error: --validation-labels y_class3.npy: label 3 at index 6 is out of range: expected 0 <= label < 3 (the model predicts 3 classes)\n"},
+      {"--data x.npy --labels y.npy --validation-data x5.npy --validation-labels y.npy", "error: --validation-data x5.npy: expected shape [*,4] float32, got [10,5] float32\n"},
+      {"--data x.npy --labels y.npy --validation-data x.npy --validation-labels y9.npy", "error: --validation-labels y9.npy: 9 samples, but --validation-data x.npy has 10\n"},
+      {"--data x.npy --labels y.npy --validation-split 0.7", "error: --data x.npy: 3 training samples after --validation-split, fewer than the batch size 4 (or use --last-batch=pad)\n"},
+      {"--data x.npy --labels y.npy --validation-split 0.15", "error: --validation-split: 1 validation samples, fewer than the batch size 4 (or use --last-batch=pad)\n"},
+      {"--data x.npy --labels y.npy --validation-split 0.05", "error: --validation-split 0.05 of 10 samples leaves no validation sample\n"},
   };
   for (const Case &c : cases) {
     const Result r = run(c.args + " --steps 1");
@@ -210,6 +235,112 @@ TEST_F(RuntimeMain, ConvertedInputsGiveTheSameRun) {
   EXPECT_EQ(run("--data=x.npy --labels=y8.npy --steps=3").out, base.out);
 }
 
+TEST_F(RuntimeMain, IntegerAndHalfDataAreConvertedPerBatch) {
+  // Integer-valued samples: the same run from float32, float16, int64, int32 and uint8 files.
+  std::vector<float> xf;
+  for (float v : x_)
+    xf.push_back(std::round(v * 4.0f));
+  writeF32("xf.npy", {10, 4}, xf);
+  writeRaw("xi64.npy", NpyDType::I64, {10, 4}, std::vector<int64_t>(xf.begin(), xf.end()));
+  writeRaw("xi32.npy", NpyDType::I32, {10, 4}, std::vector<int32_t>(xf.begin(), xf.end()));
+  writeRaw("xu8.npy", NpyDType::U8, {10, 4}, std::vector<uint8_t>(xf.begin(), xf.end()));
+  std::vector<uint16_t> half;
+  for (float v : xf) { // small integers are exact in float16: sign 0, exponent, mantissa
+    uint16_t h = 0;
+    if (v != 0.0f) {
+      int e = static_cast<int>(std::floor(std::log2(v)));
+      h = static_cast<uint16_t>(((e + 15) << 10) | static_cast<int>((v / std::ldexp(1.0f, e) - 1.0f) * 1024));
+    }
+    half.push_back(h);
+  }
+  writeRaw("xf16.npy", NpyDType::F16, {10, 4}, half);
+  const Result base = run("--data xf.npy --labels y.npy --steps 3");
+  ASSERT_EQ(base.code, 0) << base.err;
+  for (const char *file : {"xi64.npy", "xi32.npy", "xu8.npy", "xf16.npy"}) {
+    const Result r = run(std::string("--data ") + file + " --labels y.npy --steps 3");
+    EXPECT_EQ(r.code, 0) << file << r.err;
+    EXPECT_EQ(r.out, base.out) << file;
+  }
+}
+
+TEST_F(RuntimeMain, PaddedLastBatchRepeatsTheFirstSamples) {
+  // 10 samples, batch 4, --last-batch=pad: three steps per epoch, the third on samples
+  // 8, 9, 0, 1. The same as dropping on a 12-sample file that spells it out.
+  std::vector<float> x12 = x_;
+  x12.insert(x12.end(), x_.begin(), x_.begin() + 8);
+  std::vector<int64_t> y12 = y_;
+  y12.insert(y12.end(), y_.begin(), y_.begin() + 2);
+  writeF32("x12.npy", {12, 4}, x12);
+  writeI64("y12.npy", {12}, y12);
+  const Result pad = run("--data x.npy --labels y.npy --steps 6 --last-batch=pad");
+  const Result spelled = run("--data x12.npy --labels y12.npy --steps 6");
+  ASSERT_EQ(pad.code, 0) << pad.err;
+  EXPECT_EQ(pad.out, spelled.out);
+  const Result epochs = run("--data x.npy --labels y.npy --epochs 2 --last-batch=pad");
+  ASSERT_EQ(epochs.lines().size(), 2u) << epochs.out;
+  EXPECT_NEAR(lossOf(untimed(epochs.lines()[1])),
+              (lossOf(pad.lines()[3]) + lossOf(pad.lines()[4]) + lossOf(pad.lines()[5])) / 3,
+              1e-7);
+  // Fewer samples than a batch train with pad (each batch repeats them).
+  writeF32("x3.npy", {3, 4}, std::vector<float>(x_.begin(), x_.begin() + 12));
+  writeI64("y3.npy", {3}, std::vector<int64_t>(y_.begin(), y_.begin() + 3));
+  EXPECT_EQ(run("--data x3.npy --labels y3.npy --steps 2 --last-batch=pad").code, 0);
+}
+
+TEST_F(RuntimeMain, ValidationLeavesTrainingUnchanged) {
+  // Evaluation runs the training step on a snapshot and restores it: the training losses are
+  // bit-identical with and without it, shuffled or not.
+  for (const std::string extra : {"", " --shuffle --seed 5"}) {
+    const Result plain = run("--data x.npy --labels y.npy --steps 7" + extra);
+    const Result withVal = run("--data x.npy --labels y.npy --steps 7 --validation-data x.npy "
+                               "--validation-labels y.npy" + extra);
+    ASSERT_EQ(withVal.code, 0) << withVal.err;
+    std::vector<std::string> steps;
+    int validations = 0;
+    for (const std::string &l : withVal.lines()) {
+      if (l.rfind("validation after step ", 0) == 0)
+        ++validations;
+      else
+        steps.push_back(l);
+    }
+    EXPECT_EQ(steps, plain.lines()) << extra;
+    EXPECT_EQ(validations, 3) << withVal.out; // after steps 2, 4 and 6 (two steps per epoch)
+  }
+}
+
+TEST_F(RuntimeMain, ValidationLossIsTheLossOfTheTrainedWeights) {
+  // val_loss after epoch 1 (two steps) is the forward loss of the weights after step 2 on the
+  // validation batch: the first step loss of a run that starts from those weights.
+  std::vector<float> xv(x_.begin() + 8 * 4 - 16, x_.begin() + 8 * 4); // samples 4..7
+  std::vector<int64_t> yv(y_.begin() + 4, y_.begin() + 8);
+  writeF32("xv.npy", {4, 4}, xv);
+  writeI64("yv.npy", {4}, yv);
+  const Result withVal = run("--data x.npy --labels y.npy --epochs 1 --validation-data xv.npy "
+                             "--validation-labels yv.npy --save-weights w");
+  ASSERT_EQ(withVal.code, 0) << withVal.err;
+  const Result direct = run("--data xv.npy --labels yv.npy --steps 1 --init-weights w");
+  ASSERT_EQ(direct.code, 0) << direct.err;
+  const std::string line = withVal.lines().at(0);
+  const size_t pos = line.find(" val_loss ");
+  ASSERT_NE(pos, std::string::npos) << line;
+  EXPECT_EQ(std::strtod(line.c_str() + pos + 10, nullptr), lossOf(direct.lines().at(0))) << line;
+  EXPECT_NE(line.find(" val_accuracy "), std::string::npos) << line;
+
+  // --validation-split holds out the last samples: the same as a separate file with them.
+  writeF32("x8.npy", {8, 4}, std::vector<float>(x_.begin(), x_.begin() + 32));
+  writeI64("y8.npy", {8}, std::vector<int64_t>(y_.begin(), y_.begin() + 8));
+  writeF32("xlast.npy", {2, 4}, std::vector<float>(x_.begin() + 32, x_.end()));
+  writeI64("ylast.npy", {2}, std::vector<int64_t>(y_.begin() + 8, y_.end()));
+  const Result split = run("--data x.npy --labels y.npy --epochs 2 --validation-split 0.2 "
+                           "--last-batch=pad");
+  const Result separate = run("--data x8.npy --labels y8.npy --epochs 2 --validation-data "
+                              "xlast.npy --validation-labels ylast.npy --last-batch=pad");
+  ASSERT_EQ(split.code, 0) << split.err;
+  ASSERT_EQ(split.lines().size(), 2u);
+  for (size_t i = 0; i < 2; ++i)
+    EXPECT_EQ(untimed(split.lines()[i]), untimed(separate.lines()[i]));
+}
+
 TEST_F(RuntimeMain, NonFiniteLossExits4AfterPrintingTheLine) {
   std::vector<float> x = x_;
   x[5 * 4 + 1] = NAN; // sample 5 is in the second batch
@@ -227,6 +358,7 @@ TEST_F(RuntimeMain, NonFiniteLossExits4AfterPrintingTheLine) {
   lines = r.lines();
   ASSERT_EQ(lines.size(), 1u) << r.out;
   EXPECT_EQ(lines[0].rfind("epoch 1/3 loss ", 0), 0u);
+  EXPECT_TRUE(std::isnan(lossOf(untimed(lines[0])))) << lines[0];
   EXPECT_EQ(r.err, "error: loss became non-finite at step 2\n");
 }
 

@@ -3,7 +3,8 @@
 // compiler would. Linked with the real train_main.cpp it lets RuntimeMainTests check the command
 // line, input validation, output lines and weight files without the compiler. Two parameters
 // that the step never reads exercise glorot initialisation, and a State counter checks that
-// state starts at zero and that the Step tensor holds the 1-based step number.
+// state starts at zero and that the Step tensor holds the 1-based step number. The logits are the
+// Prediction (accuracy, class-index range check).
 #include "graphc/runtime/kernels.h"
 #include "graphc/runtime/program.h"
 
@@ -33,7 +34,7 @@ const TensorInfo kTensors[] = {
     {"y", TensorKind::Input, TensorRole::Labels, DType::I64, 1, {kBatch}, kY, 32, -1},
     {"step", TensorKind::Input, TensorRole::Step, DType::F32, 0, {}, kStep, 4, -1},
     {"loss", TensorKind::Activation, TensorRole::Loss, DType::F32, 0, {}, kLoss, 4, -1},
-    {"logits", TensorKind::Activation, TensorRole::None, DType::F32, 2, {kBatch, kOut}, kLogits, 48, -1},
+    {"logits", TensorKind::Activation, TensorRole::Prediction, DType::F32, 2, {kBatch, kOut}, kLogits, 48, -1},
     {"dlogits", TensorKind::Gradient, TensorRole::None, DType::F32, 2, {kBatch, kOut}, kDLogits, 48, -1},
     {"fc/weight.grad", TensorKind::Gradient, TensorRole::None, DType::F32, 2, {kOut, kIn}, kDW, 48, -1},
     {"fc.bias.grad", TensorKind::Gradient, TensorRole::None, DType::F32, 1, {kOut}, kDB, 12, -1},

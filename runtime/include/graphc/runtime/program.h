@@ -33,6 +33,10 @@ enum class TensorRole : uint8_t {
   Labels = 4,     // the runtime copies the batch of --labels here before each step
   Step = 5,       // f32 scalar: the 1-based step number (Adam's bias correction)
   Loss = 6,       // f32 scalar: the mean loss of the step, read after it
+  // f32 [batch, ...]: what the loss compared with the labels (the logits, before the folded
+  // Softmax/Sigmoid), still valid when the step returns. Optional; with it the runtime reports
+  // accuracy and checks class indices against the number of classes (product of dims[1:]).
+  Prediction = 7,
 };
 
 constexpr int kMaxRank = 8;
