@@ -46,6 +46,14 @@ int64_t graphc::inPlaceOperandOf(Operation *op, unsigned resultIndex) {
       .Default([](Operation *) { return int64_t{-1}; });
 }
 
+llvm::SmallVector<unsigned, 2> graphc::reusableOperandsOf(Operation *op) {
+  if (isa<ReluOp, SigmoidOp, TanhOp>(op))
+    return {0};
+  if (isa<AddOp, ReluBackwardOp, SigmoidBackwardOp, TanhBackwardOp>(op))
+    return {0, 1};
+  return {};
+}
+
 std::string graphc::valueName(Value value, int64_t step) {
   if (auto arg = dyn_cast<BlockArgument>(value)) {
     auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
@@ -75,7 +83,8 @@ static std::string resultKind(Value value, const llvm::DenseSet<Operation *> &ba
   return backward.contains(value.getDefiningOp()) ? "temporary" : "activation";
 }
 
-FailureOr<StepLiveness> graphc::computeStepLiveness(func::FuncOp func) {
+FailureOr<StepLiveness> graphc::computeStepLiveness(func::FuncOp func,
+                                                    bool reuseDyingOperands) {
   StepLiveness live;
   if (!func.getBody().hasOneBlock())
     return func.emitError("graphc plans single-block functions only"), failure();
@@ -121,7 +130,42 @@ FailureOr<StepLiveness> graphc::computeStepLiveness(func::FuncOp func) {
         }))
       backward.insert(op);
 
+  // Last reading step of every value (the terminator reads after the last step).
+  llvm::DenseMap<Value, int64_t> lastRead;
+  for (auto [step, op] : llvm::enumerate(live.steps))
+    for (Value operand : op->getOperands())
+      lastRead[operand] = std::max(lastRead.lookup(operand), int64_t(step));
+  for (Value operand : body.getTerminator()->getOperands())
+    lastRead[operand] = int64_t(live.steps.size());
+  auto bufferDiesAt = [&](unsigned id, int64_t step) {
+    for (Value v : live.buffers[id].values)
+      if (lastRead.lookup(v) != step && !(lastRead.lookup(v) < step))
+        return false;
+    return true;
+  };
+
   for (auto [step, op] : llvm::enumerate(live.steps)) {
+    if (reuseDyingOperands && op->getNumResults() == 1) {
+      // An elementwise op whose operand dies here takes over the operand's buffer.
+      bool reused = false;
+      for (unsigned index : reusableOperandsOf(op)) {
+        Value operand = op->getOperand(index);
+        auto it = live.bufferOf.find(operand);
+        if (it == live.bufferOf.end() || lastRead.lookup(operand) != int64_t(step))
+          continue;
+        LiveBuffer &buffer = live.buffers[it->second];
+        if (buffer.kind == "parameter" || buffer.kind == "optimizer_state" ||
+            buffer.kind == "input" || buffer.bytes != tensorBytes(op->getResult(0).getType()) ||
+            !bufferDiesAt(it->second, step))
+          continue;
+        live.bufferOf[op->getResult(0)] = it->second;
+        buffer.values.push_back(op->getResult(0));
+        reused = true;
+        break;
+      }
+      if (reused)
+        continue;
+    }
     for (OpResult result : op->getResults()) {
       int64_t source = inPlaceOperandOf(op, result.getResultNumber());
       if (source >= 0) {

@@ -38,7 +38,15 @@ struct StepLiveness {
 
 /// Computes the buffers of a single-block function. Fails (with a diagnostic) on IR it cannot
 /// plan: dynamic shapes, or an in-place update whose operand is still used after it.
-mlir::FailureOr<StepLiveness> computeStepLiveness(mlir::func::FuncOp func);
+/// With `reuseDyingOperands`, an elementwise op whose operand dies at that op writes its result
+/// into the operand's buffer (see reusableOperandsOf).
+mlir::FailureOr<StepLiveness> computeStepLiveness(mlir::func::FuncOp func,
+                                                  bool reuseDyingOperands = true);
+
+/// Operands whose buffer an elementwise op may overwrite with its result when they die at that
+/// op: the kernels (add, activations, activation backwards) read and write element i together,
+/// so output aliasing any input is safe. Same type as the result by construction.
+llvm::SmallVector<unsigned, 2> reusableOperandsOf(mlir::Operation *op);
 
 /// Bytes of a statically shaped tensor type.
 uint64_t tensorBytes(mlir::Type type);

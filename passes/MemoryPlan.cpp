@@ -24,7 +24,8 @@ plan::Plan graphc::planProblemFromLiveness(const StepLiveness &live, uint64_t al
   return plan;
 }
 
-void graphc::annotatePlan(func::FuncOp func, const StepLiveness &live, const plan::Plan &plan) {
+void graphc::annotatePlan(func::FuncOp func, const StepLiveness &live, const plan::Plan &plan,
+                          bool inPlace) {
   Builder b(func.getContext());
   for (BlockArgument arg : func.getArguments())
     func.setArgAttr(arg.getArgNumber(), kOffsetAttr,
@@ -43,6 +44,10 @@ void graphc::annotatePlan(func::FuncOp func, const StepLiveness &live, const pla
   func->setAttr(kLowerBoundAttr,
                 b.getI64IntegerAttr(plan::lowerBound(plan.buffers, plan.alignment)));
   func->setAttr(kAlignmentAttr, b.getI64IntegerAttr(plan.alignment));
+  if (inPlace)
+    func->setAttr(kInPlaceAttr, b.getUnitAttr());
+  else
+    func->removeAttr(kInPlaceAttr);
 }
 
 int64_t graphc::plannedOffset(Value value) {
@@ -73,7 +78,7 @@ FailureOr<PlannedStep> graphc::readPlannedStep(func::FuncOp func) {
   auto alignment = func->getAttrOfType<IntegerAttr>(kAlignmentAttr);
   if (!arena || !alignment)
     return func.emitError("function has not been planned (run graphc-plan-memory)"), failure();
-  auto live = computeStepLiveness(func);
+  auto live = computeStepLiveness(func, func->hasAttr(kInPlaceAttr));
   if (failed(live))
     return failure();
   PlannedStep planned;

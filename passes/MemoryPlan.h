@@ -20,12 +20,14 @@ constexpr llvm::StringLiteral kAlignmentAttr = "graph.alignment";
 constexpr llvm::StringLiteral kOffsetAttr = "graph.offset";           // on arguments
 constexpr llvm::StringLiteral kOffsetsAttr = "graph.offsets";         // on ops, one per result
 constexpr llvm::StringLiteral kWorkspaceOffsetAttr = "graph.workspace_offset";
+constexpr llvm::StringLiteral kInPlaceAttr = "graph.in_place"; // dying operands were reused
 
 /// One planner buffer per live buffer, in the same order.
 plan::Plan planProblemFromLiveness(const StepLiveness &live, uint64_t alignment);
 
 /// Writes plan offsets (same order as live.buffers) and arena figures onto the function.
-void annotatePlan(mlir::func::FuncOp func, const StepLiveness &live, const plan::Plan &plan);
+void annotatePlan(mlir::func::FuncOp func, const StepLiveness &live, const plan::Plan &plan,
+                  bool inPlace);
 
 /// Offset of a value in a planned function (argument attribute or op attribute), or -1.
 int64_t plannedOffset(mlir::Value value);

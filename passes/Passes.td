@@ -61,8 +61,9 @@ def PlanMemory : Pass<"graphc-plan-memory", "mlir::func::FuncOp"> {
   let description = [{
     Computes liveness over the op order of the function, groups values that share storage
     (a reshape is a view of its operand; an optimizer update writes its parameter and state in
-    place), adds the scratch workspace each kernel needs, and runs the MLIR-free planner core
-    (planner/Planner.h). The offsets land as attributes that the emitters read.
+    place; an elementwise op whose operand dies at that op writes over it), adds the scratch workspace each kernel needs, and runs the MLIR-free planner core
+    (planner/Planner.h): several best-fit orders, then a MiniMalloc-style search when they miss the
+    lower bound. The offsets land as attributes that the emitters read.
 
     Before:
     ```mlir
@@ -79,6 +80,10 @@ def PlanMemory : Pass<"graphc-plan-memory", "mlir::func::FuncOp"> {
     Option<"alignment", "alignment", "int64_t", "256", "byte alignment of every offset">,
     Option<"noReuse", "no-reuse", "bool", "false",
            "give every buffer its own bytes (for testing the planner against itself)">,
+    Option<"timeLimit", "time-limit", "double", "2.0",
+           "seconds the offset search may spend when the heuristics miss the lower bound">,
+    Option<"inPlace", "in-place", "bool", "true",
+           "let an elementwise op write its result over an operand that dies at that op">,
   ];
 }
 

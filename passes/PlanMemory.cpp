@@ -20,15 +20,19 @@ struct PlanMemoryPass : graphc::impl::PlanMemoryBase<PlanMemoryPass> {
       func.emitError() << "alignment must be a positive power of two, got " << static_cast<int64_t>(alignment);
       return signalPassFailure();
     }
-    auto live = computeStepLiveness(func);
+    bool reuseDyingOperands = inPlace && !noReuse;
+    auto live = computeStepLiveness(func, reuseDyingOperands);
     if (failed(live))
       return signalPassFailure();
     plan::Plan plan = planProblemFromLiveness(*live, alignment);
-    if (noReuse)
+    if (noReuse) {
       plan::planNoReuse(plan);
-    else
-      plan::planBestFit(plan);
-    annotatePlan(func, *live, plan);
+    } else {
+      plan::PlanOptions options;
+      options.timeLimitSeconds = timeLimit;
+      plan::planNearOptimal(plan, options);
+    }
+    annotatePlan(func, *live, plan, reuseDyingOperands);
   }
 };
 } // namespace

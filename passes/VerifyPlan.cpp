@@ -76,11 +76,38 @@ struct VerifyPlanPass : graphc::impl::VerifyPlanBase<VerifyPlanPass> {
       if (ok && (k == "parameter" || k == "optimizer_state"))
         ranges.back().last = end;
     }
+    // Last reading step of each value (the terminator reads after every step), so that an
+    // elementwise result planned over one of its operands can be checked: that is only sound
+    // when every value in the operand's storage is dead after this op.
+    llvm::DenseMap<Value, int64_t> lastRead;
+    for (Operation &op : body)
+      for (Value operand : op.getOperands())
+        lastRead[operand] = std::max(lastRead.lookup(operand),
+                                     op.hasTrait<OpTrait::IsTerminator>() ? numSteps : step[&op]);
+    std::vector<llvm::SmallVector<Value>> members(ranges.size());
+    for (auto [v, index] : rangeOf)
+      members[index].push_back(v);
+    auto diesAt = [&](unsigned index, int64_t at) {
+      return llvm::all_of(members[index], [&](Value v) { return lastRead.lookup(v) <= at; });
+    };
     for (Operation &op : body.without_terminator()) {
       for (OpResult result : op.getResults()) {
         int64_t source = inPlaceOperandOf(&op, result.getResultNumber());
-        addValue(result, step[&op], "value",
-                 source >= 0 ? int64_t(rangeOf.lookup(op.getOperand(source))) : -1);
+        int64_t root = source >= 0 ? int64_t(rangeOf.lookup(op.getOperand(source))) : -1;
+        if (root < 0 && op.getNumResults() == 1)
+          for (unsigned index : reusableOperandsOf(&op)) {
+            auto it = rangeOf.find(op.getOperand(index));
+            if (it != rangeOf.end() && ranges[it->second].offset == plannedOffset(result) &&
+                diesAt(it->second, step[&op])) {
+              root = it->second;
+              break;
+            }
+          }
+        addValue(result, step[&op], "value", root);
+        if (ok) {
+          members.resize(ranges.size());
+          members[rangeOf.lookup(result)].push_back(result);
+        }
       }
       if (uint64_t bytes = workspaceBytes(&op)) {
         auto attr = op.getAttrOfType<IntegerAttr>(kWorkspaceOffsetAttr);

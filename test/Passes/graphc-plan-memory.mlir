@@ -1,8 +1,10 @@
-// RUN: graphc-opt %s --split-input-file --graphc-plan-memory | FileCheck %s
+// RUN: graphc-opt %s --split-input-file --graphc-plan-memory=in-place=false | FileCheck %s
+// RUN: graphc-opt %s --split-input-file --graphc-plan-memory | FileCheck %s --check-prefix=INPLACE
 // RUN: graphc-opt %s --split-input-file --graphc-plan-memory=no-reuse=true | FileCheck %s --check-prefix=NOREUSE
-// RUN: graphc-opt %s --split-input-file --graphc-plan-memory=alignment=64 | FileCheck %s --check-prefix=A64
-// RUN: graphc-opt %s --split-input-file --graphc-plan-memory=alignment=1 | FileCheck %s --check-prefix=A1
-// RUN: graphc-opt %s --split-input-file --graphc-plan-memory | graphc-opt --split-input-file --graphc-verify-plan | FileCheck %s
+// RUN: graphc-opt %s --split-input-file --graphc-plan-memory="alignment=64 in-place=false" | FileCheck %s --check-prefix=A64
+// RUN: graphc-opt %s --split-input-file --graphc-plan-memory="alignment=1 in-place=false" | FileCheck %s --check-prefix=A1
+// RUN: graphc-opt %s --split-input-file --graphc-plan-memory=in-place=false | graphc-opt --split-input-file --graphc-verify-plan | FileCheck %s
+// RUN: graphc-opt %s --split-input-file --graphc-plan-memory | graphc-opt --split-input-file --graphc-verify-plan | FileCheck %s --check-prefix=INPLACE
 // RUN: graphc-opt %s --split-input-file --graphc-plan-memory=no-reuse=true | graphc-opt --split-input-file --graphc-verify-plan | FileCheck %s --check-prefix=NOREUSE
 
 // A chain whose intermediate values die one step after they are made, planned best-fit
@@ -24,6 +26,16 @@
 //  CHECK-NEXT:   graph.tanh %{{.*}} {graph.offsets = array<i64: 0>}
 // s: +256 (80 bytes align 256; the rest of a's hole above t)
 //  CHECK-NEXT:   graph.sigmoid %{{.*}} {graph.offsets = array<i64: 256>}
+//
+// With in-place reuse (the default), each elementwise op whose operand dies at that op writes
+// over it: relu over x is not allowed (x is an input), but tanh over h and sigmoid over t are,
+// so h, t and s share one buffer at +1024 and the function is marked graph.in_place.
+// INPLACE-LABEL: func.func @chain(
+//  INPLACE-SAME:   graph.in_place
+//  INPLACE-NEXT:   graph.relu %{{.*}} {graph.offsets = array<i64: [[A:[0-9]+]]>}
+//  INPLACE-NEXT:   graph.dense %{{.*}} {graph.offsets = array<i64: [[H:[0-9]+]]>}
+//  INPLACE-NEXT:   graph.tanh %{{.*}} {graph.offsets = array<i64: [[H]]>}
+//  INPLACE-NEXT:   graph.sigmoid %{{.*}} {graph.offsets = array<i64: [[H]]>}
 //
 // Without reuse every buffer gets its own bytes in definition order, and the arena grows
 // from 1536 to 2304 (the lower bound is unchanged).

@@ -50,3 +50,16 @@ func.func @exact_fit(%a: tensor<16xf32> {graph.kind = "input", graph.name = "a",
   %c = graph.tanh %b {graph.offsets = array<i64: 0>} : tensor<16xf32>
   return %c : tensor<16xf32>
 }
+
+// -----
+
+// An elementwise op writes its result over an operand that dies at that op (in place): the
+// verifier accepts the shared offset because %a has no reader after the relu.
+// CHECK-LABEL: func.func @elementwise_in_place
+// CHECK: graph.relu %{{.*}} {graph.offsets = array<i64: 64>}
+func.func @elementwise_in_place(%x: tensor<16xf32> {graph.kind = "input", graph.name = "x", graph.offset = 0 : i64}) -> tensor<16xf32>
+    attributes {graph.arena_bytes = 128 : i64, graph.alignment = 64 : i64} {
+  %a = graph.tanh %x {graph.offsets = array<i64: 64>} : tensor<16xf32> loc("a")
+  %b = graph.relu %a {graph.offsets = array<i64: 64>} : tensor<16xf32> loc("b")
+  return %b : tensor<16xf32>
+}
