@@ -273,4 +273,73 @@ TEST(RuntimeNpy, FileErrorsNameTheFile) {
   EXPECT_NE(error.find("sub/x.npy"), std::string::npos) << error;
 }
 
+TEST(RuntimeNpyFile, MapsRowsThroughSmallWindows) {
+  // 1000 rows of 7 float32 values (28 bytes: rows straddle page boundaries), read through
+  // one-page windows in a scattered order, and through the default (whole-file) window.
+  const std::string p = tempPath("rows.npy");
+  std::vector<float> v(7000);
+  for (size_t i = 0; i < v.size(); ++i)
+    v[i] = static_cast<float>(i) * 0.5f;
+  std::string error;
+  ASSERT_TRUE(writeNpyF32(p, {1000, 7}, v.data(), error)) << error;
+  for (size_t window : {size_t(4096), NpyFile::kDefaultWindowBytes}) {
+    NpyFile f;
+    ASSERT_TRUE(f.open(p, error, window)) << error;
+    EXPECT_EQ(f.rows(), 1000);
+    EXPECT_EQ(f.rowBytes(), 28u);
+    EXPECT_EQ(f.shape(), (std::vector<int64_t>{1000, 7}));
+    for (int64_t k = 0; k < 1000; ++k) {
+      const int64_t row = (k * 389) % 1000;
+      const unsigned char *bytes = f.rowsAt(row, 1, error);
+      ASSERT_NE(bytes, nullptr) << error;
+      float got[7];
+      ASSERT_TRUE(convertToF32(f.dtype(), bytes, 7, got));
+      EXPECT_EQ(std::memcmp(got, v.data() + row * 7, sizeof(got)), 0) << row;
+    }
+    // More rows than a window: the mapping grows to hold them.
+    const unsigned char *all = f.rowsAt(0, 1000, error);
+    ASSERT_NE(all, nullptr) << error;
+    EXPECT_EQ(std::memcmp(all, v.data(), v.size() * 4), 0);
+    EXPECT_EQ(f.rowsAt(999, 2, error), nullptr);
+    EXPECT_NE(error.find("out of range"), std::string::npos) << error;
+  }
+  std::remove(p.c_str());
+}
+
+TEST(RuntimeNpyFile, HeaderErrorsMatchReadNpy) {
+  const std::string p = tempPath("bad.npy");
+  std::string error, expected;
+  NpyArray a;
+  NpyFile f;
+  // Version 3.0 with uint8: read and converted both ways.
+  const std::vector<uint8_t> u8 = {0, 9, 255, 1};
+  writeBytes(p, makeNpy(3, "{'descr': '|u1', 'fortran_order': False, 'shape': (2, 2), }",
+                        bytesOf(u8)));
+  ASSERT_TRUE(f.open(p, error)) << error;
+  const unsigned char *row = f.rowsAt(1, 1, error);
+  ASSERT_NE(row, nullptr);
+  int64_t i[2];
+  float x[2];
+  ASSERT_TRUE(convertToI64(f.dtype(), row, 2, i));
+  ASSERT_TRUE(convertToF32(f.dtype(), row, 2, x));
+  EXPECT_EQ(i[0], 255);
+  EXPECT_EQ(x[1], 1.0f);
+  // Truncated data, bad magic, Fortran order, a missing file: the errors readNpy gives.
+  std::vector<unsigned char> bytes = makeNpy(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }",
+                                             std::vector<unsigned char>(15, 0));
+  for (const auto &image :
+       {bytes, std::vector<unsigned char>{'n', 'o', 'p', 'e'},
+        makeNpy(1, "{'descr': '<f4', 'fortran_order': True, 'shape': (1,), }",
+                std::vector<unsigned char>(4, 0))}) {
+    writeBytes(p, image);
+    EXPECT_FALSE(readNpy(p, a, expected));
+    EXPECT_FALSE(f.open(p, error));
+    EXPECT_EQ(error, expected);
+  }
+  EXPECT_FALSE(f.open(p + ".missing", error));
+  EXPECT_NE(error.find("No such file"), std::string::npos) << error;
+  EXPECT_FALSE(f.open(testing::TempDir(), error));
+  std::remove(p.c_str());
+}
+
 } // namespace
