@@ -9,6 +9,7 @@ PACKAGES=(
   libflatbuffers-dev flatbuffers-compiler
   libonnx-dev libprotobuf-dev protobuf-compiler
   libopenblas-dev
+  chromium
   libhdf5-dev
   coinor-libcbc-dev
   python3-torch python3-onnx python3-numpy

@@ -32,6 +32,7 @@
 #include "importers/onnx/OnnxImporter.h"
 #include "passes/MemoryPlan.h"
 #include "passes/Passes.h"
+#include "planner/PlanHtml.h"
 #include "planner/PlanIO.h"
 #include "targets/cpu/EmitCpp.h"
 
@@ -145,8 +146,8 @@ public:
       fail(kBadInput, "a training binary needs an output path: pass -o OUT (or --compile-to=source)");
     for (const std::string &p : opts.planOut) {
       llvm::StringRef ext = llvm::sys::path::extension(p);
-      if (ext != ".txt" && ext != ".json" && ext != ".csv")
-        fail(kBadInput, "--plan-out=" + p + ": unknown format; use .txt, .json or .csv");
+      if (ext != ".txt" && ext != ".json" && ext != ".csv" && ext != ".html")
+        fail(kBadInput, "--plan-out=" + p + ": unknown format; use .txt, .json, .csv or .html");
     }
 
     MLIRContext context;
@@ -353,6 +354,9 @@ private:
         plan::writePlanJson(os, planned.plan, planned.steps, budget);
       else if (ext == ".csv")
         plan::writePlanCsv(os, planned.plan);
+      else if (ext == ".html")
+        plan::writePlanHtml(os, planned.plan, planned.steps, budget, planned.lowerBound,
+                            llvm::sys::path::filename(opts.model).str() + " training step");
       else
         plan::writePlanText(os, planned.plan, budget);
       os.flush();
