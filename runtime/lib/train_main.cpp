@@ -34,6 +34,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <random>
 #include <sstream>
 #include <string>
@@ -633,8 +634,15 @@ public:
       slots_[i].data = staging_[i].get();
       slots_[i].labels = staging_[i].get() + (dataBytes_ + 63) / 64 * 64;
     }
-    if (s_.shuffle)
-      order_.resize(static_cast<size_t>(train_.count));
+    if (s_.shuffle) {
+      try {
+        order_.resize(static_cast<size_t>(train_.count));
+      } catch (const std::bad_alloc &) {
+        error = "--shuffle: cannot allocate the permutation of " + std::to_string(train_.count) +
+                " samples (" + std::to_string(train_.count * 8) + " bytes)";
+        return false;
+      }
+    }
     return true;
   }
 
@@ -1280,7 +1288,14 @@ int main(int argc, char **argv) {
       if (st.shuffle && st.step > 0) {
         // Re-derive the order of the checkpoint's last epoch: the generator must land in the
         // stored state, or this binary orders the data differently from the one that wrote it.
-        std::vector<int64_t> order(static_cast<size_t>(train.count));
+        std::vector<int64_t> order;
+        try {
+          order.resize(static_cast<size_t>(train.count));
+        } catch (const std::bad_alloc &) {
+          std::fprintf(stderr, "error: --shuffle: cannot allocate the permutation of %" PRId64
+                       " samples\n", train.count);
+          return kExitInternal;
+        }
         const std::string state = rngText(drawOrder(opt.seed, sched.epochOf(st.step), order));
         if (state != st.dataOrderRng) {
           std::fprintf(stderr, "error: --resume: %s: the data-order generator state differs "
