@@ -74,7 +74,10 @@ private:
     for (int64_t d : h.dims) {
       if (d < 0)
         fail("tensor \"" + t.name() + "\" has a negative dimension");
-      count *= d;
+      // 2^40 elements is far beyond any weight graphc can hold; it also keeps count from
+      // overflowing.
+      if (__builtin_mul_overflow(count, d, &count) || count > (int64_t{1} << 40))
+        fail("tensor \"" + t.name() + "\" has an impossibly large shape");
     }
     if (t.data_location() == onnx::TensorProto::EXTERNAL)
       fail("tensor \"" + t.name() + "\" uses external data, which is not supported; re-export "
@@ -165,6 +168,8 @@ private:
 
   /// The parameter argument for initializer input `index` of `node`, created on first use.
   Value parameterOf(const onnx::NodeProto &node, int index) {
+    if (index >= node.input_size() || node.input(index).empty())
+      fail(nodeLabel(node) + " is missing input " + std::to_string(index));
     const std::string &name = node.input(index);
     if (auto it = values.find(name); it != values.end())
       return it->second;
@@ -285,6 +290,8 @@ private:
                                            : node.name();
     Location loc = NameLoc::get(b.getStringAttr(name));
     const std::string &op = node.op_type();
+    if (node.output_size() < 1 || node.output(0).empty())
+      fail(nodeLabel(node) + " has no output");
     if (!node.domain().empty() && node.domain() != "ai.onnx")
       fail(nodeLabel(node) + " is in domain \"" + node.domain() +
            "\", which is not supported; supported ops: " + kSupportedOps);
@@ -297,6 +304,8 @@ private:
       return;
     }
     if (op == "Identity") {
+      if (node.input_size() < 1)
+        fail(nodeLabel(node) + " is missing input 0");
       if (constants.count(node.input(0))) {
         constants[node.output(0)] = constants[node.input(0)];
         return;
@@ -331,6 +340,8 @@ private:
     }
     if (op == "Add") {
       // The bias of MatMul + Add, as exported for Linear layers on some paths.
+      if (node.input_size() != 2)
+        fail(nodeLabel(node) + " needs two inputs");
       auto it = values.find(node.input(0));
       DenseOp dense = it != values.end() ? it->second.getDefiningOp<DenseOp>() : DenseOp();
       if (dense && !dense.getBias() && node.input_size() == 2 && constants.count(node.input(1)) &&

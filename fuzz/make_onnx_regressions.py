@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes the hand-made ONNX reproducers in this directory (see ../README.md).
 
-    /usr/bin/python3 fuzz/crashes/onnx/make_reproducers.py
+    /usr/bin/python3 fuzz/make_onnx_regressions.py
 Each model is well-formed protobuf but breaks an arity or size assumption of the importer.
 """
 import os
@@ -9,7 +9,7 @@ import os
 import onnx
 from onnx import TensorProto, helper
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus", "fuzz-onnx-import")
 
 
 def vi(name, shape):
