@@ -580,8 +580,15 @@ bool NpyFile::open(const std::string &path, std::string &error, size_t windowByt
   dtype_ = header.dtype;
   rows_ = shape_.empty() ? 1 : shape_[0];
   rowBytes_ = npyItemSize(dtype_);
-  for (size_t i = 1; i < shape_.size(); ++i)
-    rowBytes_ *= static_cast<uint64_t>(shape_[i]);
+  for (size_t i = 1; i < shape_.size(); ++i) {
+    // With no rows the header check cannot bound the rest of the shape.
+    const uint64_t d = static_cast<uint64_t>(shape_[i]);
+    if (d != 0 && rowBytes_ > fileSize_ / d) {
+      error = path + ": shape " + formatShape(shape_) + " is too large (one row exceeds the file)";
+      return false;
+    }
+    rowBytes_ *= d;
+  }
   const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
   windowBytes_ = std::max<uint64_t>((windowBytes + page - 1) / page * page, page);
   return true;
