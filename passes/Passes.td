@@ -56,6 +56,34 @@ def BuildTrainStep : Pass<"graphc-build-train-step", "mlir::ModuleOp"> {
   let dependentDialects = ["::graphc::graph::GraphDialect", "::mlir::func::FuncDialect"];
 }
 
+def ScheduleOps : Pass<"graphc-schedule-ops", "mlir::func::FuncOp"> {
+  let summary = "Reorder the training step's ops to lower its peak live bytes";
+  let description = [{
+    Greedy list scheduling: among the ops whose inputs are ready, run the one that grows the
+    live bytes least (new buffers minus buffers read for the last time). In-place updates wait
+    for every other reader of the buffer they overwrite. The new order is kept only when it
+    lowers the liveness lower bound; `graph.schedule_bound_before` and `_after` record both.
+
+    Before (two large activations live at once):
+    ```mlir
+    %a = graph.relu %x : tensor<64x64xf32>
+    %b = graph.tanh %x : tensor<64x64xf32>
+    %c = graph.dense %a, %w1 : ... -> tensor<64x1xf32>
+    %d = graph.dense %b, %w2 : ... -> tensor<64x1xf32>
+    ```
+    After (each large activation dies before the next is made):
+    ```mlir
+    %a = graph.relu %x : tensor<64x64xf32>
+    %c = graph.dense %a, %w1 : ... -> tensor<64x1xf32>
+    %b = graph.tanh %x : tensor<64x64xf32>
+    %d = graph.dense %b, %w2 : ... -> tensor<64x1xf32>
+    ```
+  }];
+  let options = [
+    Option<"alignment", "alignment", "int64_t", "256", "alignment used for the lower bound">,
+  ];
+}
+
 def PlanMemory : Pass<"graphc-plan-memory", "mlir::func::FuncOp"> {
   let summary = "Assign every tensor of the training step a static offset in one arena";
   let description = [{

@@ -6,7 +6,7 @@ set -euo pipefail
 PACKAGES=(
   cmake ninja-build ccache g++ pkg-config
   llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools clang-19 lld-19 libclang-rt-19-dev
-  libflatbuffers-dev flatbuffers-compiler
+  libflatbuffers-dev flatbuffers-compiler nlohmann-json3-dev
   libonnx-dev libprotobuf-dev protobuf-compiler
   libopenblas-dev
   chromium

@@ -50,7 +50,7 @@ struct Options {
   double lr = 0.01, momentum = 0.9;
   int64_t batch = 0;
   std::vector<std::string> planOut;
-  bool noReuse = false, quiet = false, printPlan = false;
+  bool noReuse = false, quiet = false, printPlan = false, noSchedule = false;
 };
 
 /// A failure already explained to the user in one line.
@@ -189,6 +189,8 @@ public:
     PassManager plan(&context);
     PlanMemoryOptions planOptions;
     planOptions.noReuse = opts.noReuse;
+    if (!opts.noSchedule)
+      plan.addNestedPass<func::FuncOp>(createScheduleOps());
     plan.addNestedPass<func::FuncOp>(createPlanMemory(planOptions));
     plan.addNestedPass<func::FuncOp>(createVerifyPlan());
     if (failed(plan.run(*module)))
@@ -197,6 +199,9 @@ public:
     auto planned = readPlannedStep(step);
     if (failed(planned))
       fail(kBadInput, opts.model + ": cannot read the memory plan back");
+    if (auto before = step->getAttrOfType<IntegerAttr>("graph.schedule_bound_before"))
+      scheduleBounds = {uint64_t(before.getInt()),
+                        uint64_t(step->getAttrOfType<IntegerAttr>("graph.schedule_bound_after").getInt())};
     checkBudget(*planned, budget);
     report(*planned, budget);
     writePlanDumps(*planned, budget);
@@ -326,6 +331,10 @@ private:
                         plan::humanBytes(p.arenaBytes), p.arenaBytes, p.buffers.size(),
                         planned.steps.size());
     os << llvm::formatv("  lower bound  {0,12} (gap {1:F1}%)\n", plan::humanBytes(planned.lowerBound), gap);
+    if (scheduleBounds)
+      os << llvm::formatv("  schedule     lower bound {0} before reordering, {1} after\n",
+                          plan::humanBytes(scheduleBounds->first),
+                          plan::humanBytes(scheduleBounds->second));
     os << llvm::formatv("  no reuse     {0,12} (reuse saves {1:F1}%)\n",
                         plan::humanBytes(separate.arenaBytes),
                         separate.arenaBytes ? 100.0 * (1.0 - double(p.arenaBytes) /
@@ -454,6 +463,7 @@ private:
   }
 
   Options opts;
+  std::optional<std::pair<uint64_t, uint64_t>> scheduleBounds;
 };
 
 } // namespace
@@ -486,6 +496,9 @@ int runGraphcDriver(int argc, char **argv) {
                                 cl::cat(category));
   cl::opt<bool> noReuse("no-reuse", cl::desc("give every buffer its own bytes (testing)"),
                         cl::cat(category));
+  cl::opt<bool> noSchedule("no-schedule", cl::desc("keep the autodiff op order (no memory-aware "
+                                                  "reordering)"),
+                           cl::cat(category));
   cl::opt<bool> printPlan("print-plan", cl::desc("print the plan table after the fit report"),
                           cl::cat(category));
   cl::opt<bool> quiet("quiet", cl::desc("no fit report"), cl::cat(category));
@@ -509,6 +522,7 @@ int runGraphcDriver(int argc, char **argv) {
   opts.planOut.assign(planOut.begin(), planOut.end());
   opts.noReuse = noReuse;
   opts.printPlan = printPlan;
+  opts.noSchedule = noSchedule;
   opts.quiet = quiet;
   try {
     return Driver(std::move(opts)).run();
