@@ -70,12 +70,19 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
       return forward.emitError() << "the forward function must return one prediction, it returns "
                                  << forward.getNumResults() << " values";
 
-    // Classify the forward arguments.
-    SmallVector<BlockArgument> params, inputs;
+    // Classify the forward arguments: trained parameters, persistent untrained state
+    // (BatchNorm running statistics, kind batch_stats), the step number dropout reads, data.
+    SmallVector<BlockArgument> params, stats, inputs;
+    BlockArgument forwardStep;
     for (BlockArgument arg : forward.getArguments()) {
       auto kind = forward.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kKindAttr);
+      auto role = forward.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kRoleAttr);
       if (kind && kind.getValue() == "parameter")
         params.push_back(arg);
+      else if (kind && kind.getValue() == "batch_stats")
+        stats.push_back(arg);
+      else if (role && role.getValue() == "step" && !forwardStep)
+        forwardStep = arg;
       else
         inputs.push_back(arg);
     }
@@ -91,20 +98,24 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
       labelType = RankedTensorType::get({pred.getDimSize(0)}, b.getI64Type());
     Type scalar = RankedTensorType::get({}, b.getF32Type());
 
-    // Signature: params, optimizer state, data, labels, [step].
+    // Signature: params, optimizer state, batch statistics, data, labels, [step].
     unsigned statesPerParam = opt == Optimizer::Sgd ? 0 : opt == Optimizer::Momentum ? 1 : 2;
+    bool hasStep = opt == Optimizer::Adam || forwardStep;
     SmallVector<Type> argTypes, resultTypes;
     for (BlockArgument p : params)
       argTypes.push_back(p.getType());
     for (unsigned s = 0; s < statesPerParam; ++s)
       for (BlockArgument p : params)
         argTypes.push_back(p.getType());
+    for (BlockArgument st : stats)
+      argTypes.push_back(st.getType());
     argTypes.push_back(inputs[0].getType());
     argTypes.push_back(labelType);
-    if (opt == Optimizer::Adam)
+    if (hasStep)
       argTypes.push_back(scalar);
+    unsigned numPersistent = params.size() * (1 + statesPerParam) + stats.size();
     resultTypes.push_back(scalar);
-    for (unsigned i = 0; i < params.size() * (1 + statesPerParam); ++i)
+    for (unsigned i = 0; i < numPersistent; ++i)
       resultTypes.push_back(argTypes[i]);
 
     b.setInsertionPoint(forward);
@@ -130,12 +141,18 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
         setArg(params.size() * (1 + s) + i, "optimizer_state",
                nameOf(p) + stateSuffix[opt == Optimizer::Adam][s]);
     }
-    unsigned dataIndex = params.size() * (1 + statesPerParam);
+    unsigned statsIndex = params.size() * (1 + statesPerParam);
+    for (auto [i, st] : llvm::enumerate(stats)) {
+      setArg(statsIndex + i, "batch_stats", nameOf(st));
+      if (auto init = forward.getArgAttr(st.getArgNumber(), kInitAttr))
+        step.setArgAttr(statsIndex + i, kInitAttr, init);
+    }
+    unsigned dataIndex = numPersistent;
     setArg(dataIndex, "input", nameOf(inputs[0]), "data");
     setArg(dataIndex + 1, "input", "labels", "labels");
-    if (opt == Optimizer::Adam)
+    if (hasStep)
       setArg(dataIndex + 2, "input", "step", "step");
-    for (unsigned i = 0; i < params.size() * (1 + statesPerParam); ++i) {
+    for (unsigned i = 0; i < numPersistent; ++i) {
       step.setResultAttr(i + 1, kTiedArgAttr, b.getI64IntegerAttr(i));
       step.setResultAttr(i + 1, kNameAttr, step.getArgAttr(i, kNameAttr));
     }
@@ -144,7 +161,11 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
     IRMapping map;
     for (auto [i, p] : llvm::enumerate(params))
       map.map(p, entry->getArgument(i));
+    for (auto [i, st] : llvm::enumerate(stats))
+      map.map(st, entry->getArgument(statsIndex + i));
     map.map(inputs[0], entry->getArgument(dataIndex));
+    if (forwardStep)
+      map.map(forwardStep, entry->getArgument(dataIndex + 2));
     b.setInsertionPointToEnd(entry);
     SmallVector<Operation *> forwardOps;
     Value prediction;
@@ -181,7 +202,7 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
       fromLogits = true;
     }
     Value lossValue = b.create<LossOp>(lossLoc, scalar, *loss, lossInput, labels, fromLogits);
-    Value stepValue = opt == Optimizer::Adam ? entry->getArgument(dataIndex + 2) : Value();
+    Value stepValue = hasStep ? entry->getArgument(dataIndex + 2) : Value();
 
     llvm::DenseMap<Value, Value> grad;
     grad[lossInput] = b.create<LossBackwardOp>(
@@ -252,7 +273,8 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
     };
 
     for (Operation *op : llvm::reverse(forwardOps)) {
-      Value dy = op->getNumResults() == 1 ? grad.lookup(op->getResult(0)) : Value();
+      // Result 0 is the only differentiable result (batch_norm's others are statistics).
+      Value dy = op->getNumResults() >= 1 ? grad.lookup(op->getResult(0)) : Value();
       if (!dy)
         continue;
       auto wants = [&](Value v) { return needsGrad.contains(v); };
@@ -283,11 +305,11 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
                   setGrad(x, b.create<Conv2dBackwardDataOp>(
                                  gradLoc(op, "grad_input"), x.getType(), dy, w,
                                  conv.getStridesAttr(), conv.getPaddingAttr(),
-                                 conv.getDilationsAttr()),
+                                 conv.getDilationsAttr(), conv.getGroupsAttr()),
                           op);
                 Value dw = b.create<Conv2dBackwardFilterOp>(
                     gradLoc(op, "grad_filter"), w.getType(), dy, x, conv.getStridesAttr(),
-                    conv.getPaddingAttr(), conv.getDilationsAttr());
+                    conv.getPaddingAttr(), conv.getDilationsAttr(), conv.getGroupsAttr());
                 Value db;
                 if (Value bias = conv.getBias())
                   db = b.create<BiasGradOp>(gradLoc(op, "grad_bias"), bias.getType(), dy, 1);
@@ -303,6 +325,60 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
                               gradLoc(op, "grad_input"), pool.getInput().getType(), dy,
                               pool.getInput(), pool.getKernelAttr(), pool.getStridesAttr(),
                               pool.getPaddingAttr()),
+                          op);
+                return success();
+              })
+              .Case([&](AvgPool2dOp pool) {
+                if (wants(pool.getInput()))
+                  setGrad(pool.getInput(),
+                          b.create<AvgPool2dBackwardOp>(
+                              gradLoc(op, "grad_input"), pool.getInput().getType(), dy,
+                              pool.getKernelAttr(), pool.getStridesAttr(), pool.getPaddingAttr(),
+                              pool.getCountIncludePadAttr()),
+                          op);
+                return success();
+              })
+              .Case([&](BatchNormOp bn) {
+                Value x = bn.getInput();
+                auto back = b.create<BatchNormBackwardOp>(
+                    gradLoc(op, "grad"),
+                    TypeRange{x.getType(), bn.getScale().getType(), bn.getBias().getType()}, dy,
+                    x, bn.getScale(), bn.getSavedMean(), bn.getSavedInvstd(), bn.getTrainingAttr());
+                if (wants(x))
+                  setGrad(x, back.getGradInput(), op);
+                if (wants(bn.getScale()))
+                  setGrad(bn.getScale(), back.getGradScale(), op);
+                if (wants(bn.getBias()))
+                  setGrad(bn.getBias(), back.getGradBias(), op);
+                return success();
+              })
+              .Case([&](ConcatOp concat) {
+                int64_t axis = concat.getAxis(), offset = 0;
+                for (Value in : concat.getInputs()) {
+                  if (wants(in))
+                    setGrad(in,
+                            b.create<SliceOp>(gradLoc(op, "grad_input"), in.getType(), dy,
+                                              concat.getAxisAttr(), b.getI64IntegerAttr(offset)),
+                            op);
+                  offset += cast<RankedTensorType>(in.getType()).getDimSize(axis);
+                }
+                return success();
+              })
+              .Case([&](DropoutOp drop) {
+                if (wants(drop.getInput()))
+                  setGrad(drop.getInput(),
+                          b.create<DropoutBackwardOp>(gradLoc(op, "grad_input"), dy.getType(),
+                                                      dy, drop.getStep(), drop.getRatioAttr(),
+                                                      drop.getOpIdAttr()),
+                          op);
+                return success();
+              })
+              .Case([&](ClipOp clip) {
+                if (wants(clip.getInput()))
+                  setGrad(clip.getInput(),
+                          b.create<ClipBackwardOp>(gradLoc(op, "grad_input"), dy.getType(), dy,
+                                                   clip.getResult(), clip.getMinAttr(),
+                                                   clip.getMaxAttr()),
                           op);
                 return success();
               })
@@ -355,6 +431,20 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
     SmallVector<Value> results = {lossValue};
     results.append(newParams.begin(), newParams.end());
     results.append(newStates.begin(), newStates.end());
+    // Each batch_stats argument is returned as the new value its one batch_norm computed.
+    for (auto [i, st] : llvm::enumerate(stats)) {
+      Value arg = entry->getArgument(statsIndex + i), updated;
+      for (OpOperand &use : arg.getUses()) {
+        auto bn = dyn_cast<BatchNormOp>(use.getOwner());
+        if (!bn || updated || use.getOperandNumber() < 3)
+          return forward.emitError() << "batch statistics '" << nameOf(st)
+                                     << "' must be read by exactly one batch_norm";
+        updated = use.getOperandNumber() == 3 ? bn.getNewRunningMean() : bn.getNewRunningVar();
+      }
+      if (!updated)
+        return forward.emitError() << "batch statistics '" << nameOf(st) << "' are never read";
+      results.push_back(updated);
+    }
     b.create<func::ReturnOp>(forward.getLoc(), results);
     // Forward ops nothing reads any more (a softmax folded into the loss).
     for (Operation *op : llvm::reverse(forwardOps))

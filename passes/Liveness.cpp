@@ -24,7 +24,8 @@ uint64_t graphc::workspaceBytes(Operation *op) {
   return llvm::TypeSwitch<Operation *, uint64_t>(op)
       .Case([&](Conv2dOp conv) {
         auto x = shape(conv.getInput()), w = shape(conv.getFilter()), y = shape(conv.getResult());
-        return rt::conv2dWorkspaceBytes(x[1], w[2], w[3], y[2], y[3]);
+        (void)x; // one group's channels: the filter's C / groups
+        return rt::conv2dWorkspaceBytes(w[1], w[2], w[3], y[2], y[3]);
       })
       .Case([&](Conv2dBackwardDataOp conv) {
         auto w = shape(conv.getFilter()), dy = shape(conv.getGrad());
@@ -43,13 +44,17 @@ int64_t graphc::inPlaceOperandOf(Operation *op, unsigned resultIndex) {
       .Case([&](SgdUpdateOp) { return 0; })
       .Case([&](MomentumUpdateOp) { return resultIndex == 0 ? 0 : 2; })
       .Case([&](AdamUpdateOp) { return resultIndex == 0 ? 0 : int64_t(resultIndex) + 1; })
+      // The running statistics (results 1, 2) overwrite operands 3, 4.
+      .Case([&](BatchNormOp) {
+        return resultIndex == 1 || resultIndex == 2 ? int64_t(resultIndex) + 2 : int64_t{-1};
+      })
       .Default([](Operation *) { return int64_t{-1}; });
 }
 
 llvm::SmallVector<unsigned, 2> graphc::reusableOperandsOf(Operation *op) {
-  if (isa<ReluOp, SigmoidOp, TanhOp>(op))
+  if (isa<ReluOp, SigmoidOp, TanhOp, ClipOp, DropoutOp, DropoutBackwardOp>(op))
     return {0};
-  if (isa<AddOp, ReluBackwardOp, SigmoidBackwardOp, TanhBackwardOp>(op))
+  if (isa<AddOp, ReluBackwardOp, SigmoidBackwardOp, TanhBackwardOp, ClipBackwardOp>(op))
     return {0, 1};
   return {};
 }
@@ -117,7 +122,7 @@ FailureOr<StepLiveness> graphc::computeStepLiveness(func::FuncOp func,
     if (!newBuffer(arg, k, "arg", 0))
       return func.emitError() << "argument " << arg.getArgNumber() << " needs a static shape, got "
                               << arg.getType(), failure();
-    if (k == "parameter" || k == "optimizer_state")
+    if (k == "parameter" || k == "optimizer_state" || k == "batch_stats")
       live.buffers.back().last = lastStep; // persists across training steps
   }
 
@@ -155,7 +160,7 @@ FailureOr<StepLiveness> graphc::computeStepLiveness(func::FuncOp func,
           continue;
         LiveBuffer &buffer = live.buffers[it->second];
         if (buffer.kind == "parameter" || buffer.kind == "optimizer_state" ||
-            buffer.kind == "input" || buffer.bytes != tensorBytes(op->getResult(0).getType()) ||
+            buffer.kind == "batch_stats" || buffer.kind == "input" || buffer.bytes != tensorBytes(op->getResult(0).getType()) ||
             !bufferDiesAt(it->second, step))
           continue;
         live.bufferOf[op->getResult(0)] = it->second;

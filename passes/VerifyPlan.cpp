@@ -73,7 +73,7 @@ struct VerifyPlanPass : graphc::impl::VerifyPlanBase<VerifyPlanPass> {
       auto kind = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), graph::kKindAttr);
       StringRef k = kind ? kind.getValue() : "input";
       addValue(arg, 0, k, -1);
-      if (ok && (k == "parameter" || k == "optimizer_state"))
+      if (ok && (k == "parameter" || k == "optimizer_state" || k == "batch_stats"))
         ranges.back().last = end;
     }
     // Last reading step of each value (the terminator reads after every step), so that an

@@ -69,15 +69,24 @@ FailureOr<SmallVector<int64_t>> conv2dOutputShape(Operation *op, ArrayRef<int64_
                                                   ArrayRef<int64_t> filter,
                                                   ArrayRef<int64_t> strides,
                                                   ArrayRef<int64_t> padding,
-                                                  ArrayRef<int64_t> dilations) {
+                                                  ArrayRef<int64_t> dilations,
+                                                  int64_t groups) {
   if (input.size() != 4 || filter.size() != 4) {
     op->emitOpError() << "expects a rank-4 NCHW input and OIHW filter, got ranks "
                       << input.size() << " and " << filter.size();
     return failure();
   }
-  if (input[1] != filter[1]) {
-    op->emitOpError() << "input channels " << input[1] << " do not match filter channels "
-                      << filter[1] << " (filter is OIHW)";
+  if (groups < 1 || filter[0] % groups != 0) {
+    op->emitOpError() << "groups " << groups << " must be positive and divide the "
+                      << filter[0] << " output channels";
+    return failure();
+  }
+  if (input[1] != filter[1] * groups) {
+    auto diag = op->emitOpError() << "input channels " << input[1]
+                                  << " do not match filter channels " << filter[1];
+    if (groups != 1)
+      diag << " x groups " << groups;
+    diag << " (filter is OIHW)";
     return failure();
   }
   int64_t oh = convOutputSize(input[2], filter[2], strides[0], padding[0], padding[2],
@@ -178,7 +187,7 @@ LogicalResult Conv2dOp::verify() {
     return failure();
   auto shape = conv2dOutputShape(*this, tensorType(getInput()).getShape(),
                                  tensorType(getFilter()).getShape(), getStrides(), getPadding(),
-                                 getDilations());
+                                 getDilations(), static_cast<int64_t>(getGroups()));
   if (failed(shape))
     return failure();
   if (getBias() && failed(expectShape(*this, "bias", getBias().getType(), {(*shape)[1]})))
@@ -192,7 +201,7 @@ LogicalResult Conv2dBackwardDataOp::verify() {
     return failure();
   auto shape = conv2dOutputShape(*this, tensorType(getResult()).getShape(),
                                  tensorType(getFilter()).getShape(), getStrides(), getPadding(),
-                                 getDilations());
+                                 getDilations(), static_cast<int64_t>(getGroups()));
   if (failed(shape))
     return failure();
   return expectShape(*this, "grad", getGrad().getType(), *shape);
@@ -204,7 +213,7 @@ LogicalResult Conv2dBackwardFilterOp::verify() {
     return failure();
   auto shape = conv2dOutputShape(*this, tensorType(getInput()).getShape(),
                                  tensorType(getResult()).getShape(), getStrides(), getPadding(),
-                                 getDilations());
+                                 getDilations(), static_cast<int64_t>(getGroups()));
   if (failed(shape))
     return failure();
   return expectShape(*this, "grad", getGrad().getType(), *shape);
@@ -232,6 +241,96 @@ LogicalResult MaxPool2dBackwardOp::verify() {
   if (failed(shape) || failed(expectShape(*this, "grad", getGrad().getType(), *shape)))
     return failure();
   return expectShape(*this, "result", getType(), tensorType(getInput()).getShape());
+}
+
+LogicalResult AvgPool2dOp::verify() {
+  SmallVector<int64_t> ones = {1, 1};
+  if (failed(requireStatic(*this)) ||
+      failed(verifyWindowAttrs(*this, getStrides(), getPadding(), ones)))
+    return failure();
+  auto shape = pool2dOutputShape(*this, tensorType(getInput()).getShape(), getKernel(),
+                                 getStrides(), getPadding());
+  if (failed(shape))
+    return failure();
+  return expectShape(*this, "result", getType(), *shape);
+}
+
+LogicalResult AvgPool2dBackwardOp::verify() {
+  SmallVector<int64_t> ones = {1, 1};
+  if (failed(requireStatic(*this)) ||
+      failed(verifyWindowAttrs(*this, getStrides(), getPadding(), ones)))
+    return failure();
+  auto shape = pool2dOutputShape(*this, tensorType(getResult()).getShape(), getKernel(),
+                                 getStrides(), getPadding());
+  if (failed(shape))
+    return failure();
+  return expectShape(*this, "grad", getGrad().getType(), *shape);
+}
+
+//===----------------------------------------------------------------------===//
+// Batch normalization and dropout
+//===----------------------------------------------------------------------===//
+
+/// input [N, C, ...] and the [C] per-channel operands/results.
+static LogicalResult verifyPerChannel(Operation *op, Value input, ValueRange perChannel) {
+  if (failed(requireStatic(op)))
+    return failure();
+  auto x = tensorType(input);
+  if (x.getRank() < 2)
+    return op->emitOpError() << "expects an [N, C, ...] input, got " << x;
+  for (Value v : perChannel)
+    if (failed(expectShape(op, "per-channel tensor", v.getType(), {x.getDimSize(1)})))
+      return failure();
+  return success();
+}
+
+LogicalResult BatchNormOp::verify() {
+  if (failed(verifyPerChannel(*this, getInput(),
+                              {getScale(), getBias(), getRunningMean(), getRunningVar(),
+                               getNewRunningMean(), getNewRunningVar(), getSavedMean(),
+                               getSavedInvstd()})))
+    return failure();
+  if (getResult().getType() != getInput().getType())
+    return emitOpError() << "result " << getResult().getType() << " must match the input "
+                         << getInput().getType();
+  if (!(getEpsilon().convertToFloat() >= 0.f))
+    return emitOpError() << "epsilon must be non-negative";
+  float m = getMomentum().convertToFloat();
+  if (!(m >= 0.f && m <= 1.f))
+    return emitOpError() << "momentum must be in [0, 1], got " << m;
+  if (getTraining()) {
+    auto x = tensorType(getInput());
+    if (x.getNumElements() / x.getDimSize(1) < 2)
+      return emitOpError() << "training needs more than one value per channel, got " << x;
+  }
+  return success();
+}
+
+LogicalResult BatchNormBackwardOp::verify() {
+  if (failed(verifyPerChannel(*this, getInput(),
+                              {getScale(), getSavedMean(), getSavedInvstd(), getGradScale(),
+                               getGradBias()})))
+    return failure();
+  if (getGrad().getType() != getInput().getType() ||
+      getGradInput().getType() != getInput().getType())
+    return emitOpError() << "grad and grad_input must match the input " << getInput().getType();
+  return success();
+}
+
+static LogicalResult verifyRatio(Operation *op, float ratio, Type in, Type out) {
+  if (!(ratio >= 0.f && ratio < 1.f))
+    return op->emitOpError() << "ratio must be in [0, 1), got " << ratio;
+  if (in != out)
+    return op->emitOpError() << "result " << out << " must match the operand " << in;
+  return requireStatic(op);
+}
+
+LogicalResult DropoutOp::verify() {
+  return verifyRatio(*this, getRatio().convertToFloat(), getInput().getType(), getType());
+}
+
+LogicalResult DropoutBackwardOp::verify() {
+  return verifyRatio(*this, getRatio().convertToFloat(), getGrad().getType(), getType());
 }
 
 //===----------------------------------------------------------------------===//
@@ -274,8 +373,70 @@ void ReshapeOp::getCanonicalizationPatterns(RewritePatternSet &patterns, MLIRCon
 }
 
 //===----------------------------------------------------------------------===//
+// Concat and slice
+//===----------------------------------------------------------------------===//
+
+LogicalResult ConcatOp::verify() {
+  if (failed(requireStatic(*this)))
+    return failure();
+  if (getInputs().empty())
+    return emitOpError() << "needs at least one input";
+  auto out = tensorType(getResult());
+  int64_t axis = static_cast<int64_t>(getAxis());
+  if (axis < 0 || axis >= out.getRank())
+    return emitOpError() << "axis " << axis << " is out of range for " << out;
+  int64_t total = 0;
+  for (Value v : getInputs()) {
+    auto t = tensorType(v);
+    if (t.getRank() != out.getRank())
+      return emitOpError() << "input " << t << " has a different rank from the result " << out;
+    for (int64_t d = 0; d < out.getRank(); ++d)
+      if (d != axis && t.getDimSize(d) != out.getDimSize(d))
+        return emitOpError() << "input " << t << " differs from the result " << out
+                             << " outside axis " << axis;
+    total += t.getDimSize(axis);
+  }
+  if (total != out.getDimSize(axis))
+    return emitOpError() << "inputs add up to " << total << " along axis " << axis
+                         << " but the result " << out << " has " << out.getDimSize(axis);
+  return success();
+}
+
+LogicalResult SliceOp::verify() {
+  if (failed(requireStatic(*this)))
+    return failure();
+  auto in = tensorType(getInput()), out = tensorType(getResult());
+  int64_t axis = static_cast<int64_t>(getAxis()), offset = static_cast<int64_t>(getOffset());
+  if (axis < 0 || axis >= in.getRank() || in.getRank() != out.getRank())
+    return emitOpError() << "axis " << axis << " is out of range for " << in << " -> " << out;
+  for (int64_t d = 0; d < in.getRank(); ++d)
+    if (d != axis && in.getDimSize(d) != out.getDimSize(d))
+      return emitOpError() << "result " << out << " differs from the input " << in
+                           << " outside axis " << axis;
+  if (offset < 0 || offset + out.getDimSize(axis) > in.getDimSize(axis))
+    return emitOpError() << "slice [" << offset << ", " << offset + out.getDimSize(axis)
+                         << ") is outside the input's " << in.getDimSize(axis) << " along axis "
+                         << axis;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // Activations
 //===----------------------------------------------------------------------===//
+
+LogicalResult ClipOp::verify() {
+  if (!(getMin().convertToFloat() <= getMax().convertToFloat()))
+    return emitOpError() << "min " << getMin().convertToFloat() << " must not exceed max "
+                         << getMax().convertToFloat();
+  return success();
+}
+
+LogicalResult ClipBackwardOp::verify() {
+  if (!(getMin().convertToFloat() <= getMax().convertToFloat()))
+    return emitOpError() << "min " << getMin().convertToFloat() << " must not exceed max "
+                         << getMax().convertToFloat();
+  return success();
+}
 
 LogicalResult SoftmaxOp::verify() {
   int64_t rank = tensorType(getInput()).getRank();

@@ -99,6 +99,8 @@ def Graph_Conv2dOp : Graph_Op<"conv2d", [Pure]> {
   let summary = "2-D convolution, NCHW input, OIHW filter";
   let description = [{
     `padding` is [top, left, bottom, right]; `strides` and `dilations` are [h, w].
+    With `groups` = G (default 1) the filter is [K, C / G, R, S] and output channels
+    [g K/G, (g+1) K/G) read input channels [g C/G, (g+1) C/G) only (depthwise: G = C).
     Output size: (H + top + bottom - dilation * (R - 1) - 1) / stride + 1.
 
     ```mlir
@@ -108,7 +110,7 @@ def Graph_Conv2dOp : Graph_Op<"conv2d", [Pure]> {
   }];
   let arguments = (ins GraphF32Tensor:$input, GraphF32Tensor:$filter, Optional<GraphF32Tensor>:$bias,
                        DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$padding,
-                       DenseI64ArrayAttr:$dilations);
+                       DenseI64ArrayAttr:$dilations, DefaultValuedAttr<I64Attr, "1">:$groups);
   let results = (outs GraphF32Tensor:$result);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
@@ -120,7 +122,8 @@ def Graph_Conv2dBackwardDataOp : Graph_Op<"conv2d_backward_data", [Pure]> {
     The result type is the conv2d input type; it cannot be inferred because strides drop rows.
   }];
   let arguments = (ins GraphF32Tensor:$grad, GraphF32Tensor:$filter, DenseI64ArrayAttr:$strides,
-                       DenseI64ArrayAttr:$padding, DenseI64ArrayAttr:$dilations);
+                       DenseI64ArrayAttr:$padding, DenseI64ArrayAttr:$dilations,
+                       DefaultValuedAttr<I64Attr, "1">:$groups);
   let results = (outs GraphF32Tensor:$result);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
@@ -130,10 +133,11 @@ def Graph_Conv2dBackwardFilterOp : Graph_Op<"conv2d_backward_filter", [Pure]> {
   let summary = "gradient of conv2d with respect to its filter";
   let description = [{
     `grad` is the output gradient [N, K, OH, OW], `input` the conv2d input [N, C, H, W];
-    the result is [K, C, R, S].
+    the result is [K, C / groups, R, S].
   }];
   let arguments = (ins GraphF32Tensor:$grad, GraphF32Tensor:$input, DenseI64ArrayAttr:$strides,
-                       DenseI64ArrayAttr:$padding, DenseI64ArrayAttr:$dilations);
+                       DenseI64ArrayAttr:$padding, DenseI64ArrayAttr:$dilations,
+                       DefaultValuedAttr<I64Attr, "1">:$groups);
   let results = (outs GraphF32Tensor:$result);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
@@ -160,6 +164,119 @@ def Graph_MaxPool2dBackwardOp : Graph_Op<"max_pool2d_backward", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Graph_AvgPool2dOp : Graph_Op<"avg_pool2d", [Pure]> {
+  let summary = "2-D average pooling, NCHW";
+  let description = [{
+    `kernel` and `strides` are [h, w]; `padding` is [top, left, bottom, right]. With
+    `count_include_pad` the divisor is the window size clipped to the padded input (PyTorch's
+    rule), otherwise the number of input cells in the window. GlobalAveragePool is an
+    avg_pool2d whose kernel is the whole image.
+
+    ```mlir
+    %y = graph.avg_pool2d %x {kernel = array<i64: 4, 4>, strides = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>}
+        : (tensor<2x8x4x4xf32>) -> tensor<2x8x1x1xf32>
+    ```
+  }];
+  let arguments = (ins GraphF32Tensor:$input, DenseI64ArrayAttr:$kernel,
+                       DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$padding,
+                       UnitAttr:$count_include_pad);
+  let results = (outs GraphF32Tensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Graph_AvgPool2dBackwardOp : Graph_Op<"avg_pool2d_backward", [Pure]> {
+  let summary = "gradient of avg_pool2d: each dy spread evenly over its window";
+  let description = [{
+    The result type is the avg_pool2d input type.
+  }];
+  let arguments = (ins GraphF32Tensor:$grad, DenseI64ArrayAttr:$kernel,
+                       DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$padding,
+                       UnitAttr:$count_include_pad);
+  let results = (outs GraphF32Tensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Batch normalization
+//===----------------------------------------------------------------------===//
+
+def Graph_BatchNormOp : Graph_Op<"batch_norm", [Pure]> {
+  let summary = "batch normalization over every axis but 1 (channels)";
+  let description = [{
+    `input` is [N, C, ...]; `scale`, `bias`, `running_mean` and `running_var` are [C].
+
+    With `training`, the batch mean and biased variance over N and the spatial axes
+    normalise the input, `y = scale (x - mean) / sqrt(var + epsilon) + bias`, and the running
+    statistics are updated as PyTorch does, with the *unbiased* batch variance:
+    `new_mean = (1 - momentum) running_mean + momentum mean`,
+    `new_var = (1 - momentum) running_var + momentum var * M / (M - 1)` (M = N * spatial).
+    `momentum` is PyTorch's (ONNX's momentum attribute is 1 - this).
+
+    Without `training` (inference form) the running statistics normalise the input and are
+    returned unchanged: the op is a fixed per-channel affine map whose scale and bias still
+    train.
+
+    `saved_mean` and `saved_invstd` ([C]) are what the backward op needs:
+    the statistics used and 1 / sqrt(var + epsilon).
+    The new running statistics are written in place over the old ones.
+  }];
+  let arguments = (ins GraphF32Tensor:$input, GraphF32Tensor:$scale, GraphF32Tensor:$bias,
+                       GraphF32Tensor:$running_mean, GraphF32Tensor:$running_var,
+                       F32Attr:$epsilon, F32Attr:$momentum, UnitAttr:$training);
+  let results = (outs GraphF32Tensor:$result, GraphF32Tensor:$new_running_mean,
+                      GraphF32Tensor:$new_running_var, GraphF32Tensor:$saved_mean,
+                      GraphF32Tensor:$saved_invstd);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Graph_BatchNormBackwardOp : Graph_Op<"batch_norm_backward", [Pure]> {
+  let summary = "gradients of batch_norm with respect to input, scale and bias";
+  let description = [{
+    With xhat = (x - saved_mean) saved_invstd and sums over every axis but 1:
+    `grad_bias = sum dy`, `grad_scale = sum dy xhat`, and with `training`
+    `grad_input = scale invstd / M (M dy - grad_bias - xhat grad_scale)` (the batch statistics
+    depend on x); without it `grad_input = scale invstd dy`.
+  }];
+  let arguments = (ins GraphF32Tensor:$grad, GraphF32Tensor:$input, GraphF32Tensor:$scale,
+                       GraphF32Tensor:$saved_mean, GraphF32Tensor:$saved_invstd,
+                       UnitAttr:$training);
+  let results = (outs GraphF32Tensor:$grad_input, GraphF32Tensor:$grad_scale,
+                      GraphF32Tensor:$grad_bias);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Dropout
+//===----------------------------------------------------------------------===//
+
+def Graph_DropoutOp : Graph_Op<"dropout", [Pure]> {
+  let summary = "training-mode dropout with a counter-based mask";
+  let description = [{
+    `y = x * keep / (1 - ratio)`, where keep for element i is a pure function of (the
+    program's seed, `op_id`, the step number `step`, i): a splitmix64 hash compared with
+    `ratio`. A recomputed dropout (and the backward op) reproduces the same mask. `step` is
+    the runtime's f32 step counter.
+  }];
+  let arguments = (ins GraphF32Tensor:$input, GraphF32Scalar:$step, F32Attr:$ratio,
+                       I64Attr:$op_id);
+  let results = (outs GraphF32Tensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Graph_DropoutBackwardOp : Graph_Op<"dropout_backward", [Pure]> {
+  let summary = "dx = dy * keep / (1 - ratio), the forward mask regenerated";
+  let arguments = (ins GraphF32Tensor:$grad, GraphF32Scalar:$step, F32Attr:$ratio,
+                       I64Attr:$op_id);
+  let results = (outs GraphF32Tensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Shape
 //===----------------------------------------------------------------------===//
@@ -175,6 +292,30 @@ def Graph_ReshapeOp : Graph_Op<"reshape", [Pure]> {
   let hasVerifier = 1;
   let hasFolder = 1;
   let hasCanonicalizer = 1;
+}
+
+def Graph_ConcatOp : Graph_Op<"concat", [Pure]> {
+  let summary = "concatenation along `axis`";
+  let description = [{
+    ```mlir
+    %y = graph.concat %a, %b {axis = 1 : i64} : (tensor<2x3x4x4xf32>, tensor<2x5x4x4xf32>) -> tensor<2x8x4x4xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<GraphF32Tensor>:$inputs, I64Attr:$axis);
+  let results = (outs GraphF32Tensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Graph_SliceOp : Graph_Op<"slice", [Pure]> {
+  let summary = "the slice [offset, offset + result size) of `input` along `axis`";
+  let description = [{
+    Every other dimension is whole. The backward of concat.
+  }];
+  let arguments = (ins GraphF32Tensor:$input, I64Attr:$axis, I64Attr:$offset);
+  let results = (outs GraphF32Tensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -207,6 +348,34 @@ def Graph_AddOp : Graph_Op<"add", [Pure, Commutative, SameOperandsAndResultType]
 def Graph_ReluOp : Graph_UnaryOp<"relu", "max(x, 0)">;
 def Graph_SigmoidOp : Graph_UnaryOp<"sigmoid", "1 / (1 + exp(-x))">;
 def Graph_TanhOp : Graph_UnaryOp<"tanh", "hyperbolic tangent">;
+
+def Graph_ClipOp : Graph_Op<"clip", [Pure, SameOperandsAndResultType]> {
+  let summary = "min(max(x, min), max) (ReLU6 is clip 0, 6)";
+  let description = [{
+    An absent bound of ONNX Clip is -inf or +inf.
+
+    ```mlir
+    %y = graph.clip %x {min = 0.0 : f32, max = 6.0 : f32} : tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins GraphF32Tensor:$input, F32Attr:$min, F32Attr:$max);
+  let results = (outs GraphF32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def Graph_ClipBackwardOp : Graph_Op<"clip_backward", [Pure, SameOperandsAndResultType]> {
+  let summary = "grad * (min < y < max)";
+  let description = [{
+    PyTorch's hardtanh backward: the gradient passes only strictly inside the bounds (zero at
+    a bound). Takes the forward output y: min < y < max exactly when min < x < max.
+  }];
+  let arguments = (ins GraphF32Tensor:$grad, GraphF32Tensor:$output, F32Attr:$min,
+                       F32Attr:$max);
+  let results = (outs GraphF32Tensor:$result);
+  let assemblyFormat = "operands attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
 
 def Graph_SoftmaxOp : Graph_Op<"softmax", [Pure, SameOperandsAndResultType]> {
   let summary = "softmax along `axis`, max-subtracted";

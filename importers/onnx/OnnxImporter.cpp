@@ -8,7 +8,12 @@
 // set stops the import with a line naming the node.
 #include "importers/onnx/OnnxImporter.h"
 
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <sstream>
@@ -29,8 +34,9 @@ using namespace graphc::graph;
 namespace {
 
 constexpr const char *kSupportedOps =
-    "Add, Constant, Conv, Flatten, Gemm, Identity, MatMul, MaxPool, Relu, Reshape, "
-    "Sigmoid, Softmax, Tanh";
+    "Add, AveragePool, BatchNormalization, Clip, Concat, Constant, Conv, Dropout, Flatten, "
+    "Gather, Gemm, GlobalAveragePool, Identity, MatMul, MaxPool, Relu, Reshape, Shape, "
+    "Sigmoid, Softmax, Squeeze, Tanh, Unsqueeze";
 
 /// A constant tensor read from an initializer or a Constant node.
 struct HostTensor {
@@ -38,6 +44,7 @@ struct HostTensor {
   int32_t dataType = 0;
   std::vector<float> floats;
   std::vector<int64_t> ints;
+  std::vector<bool> bools;
 };
 
 struct ImportError {
@@ -111,6 +118,21 @@ private:
           fail("tensor \"" + t.name() + "\" has " + std::to_string(t.int64_data_size()) +
                " values but its shape needs " + std::to_string(count));
         h.ints.assign(t.int64_data().begin(), t.int64_data().end());
+      }
+      break;
+    case onnx::TensorProto::BOOL:
+      if (!raw.empty()) {
+        if (raw.size() != size_t(count))
+          fail("tensor \"" + t.name() + "\" holds " + std::to_string(raw.size()) +
+               " bytes but its shape needs " + std::to_string(count));
+        for (char c : raw)
+          h.bools.push_back(c != 0);
+      } else {
+        if (t.int32_data_size() != count)
+          fail("tensor \"" + t.name() + "\" has " + std::to_string(t.int32_data_size()) +
+               " values but its shape needs " + std::to_string(count));
+        for (int32_t v : t.int32_data())
+          h.bools.push_back(v != 0);
       }
       break;
     default:
@@ -188,6 +210,103 @@ private:
     Value arg = func.getArgument(argIndex);
     values[name] = arg;
     return arg;
+  }
+
+  /// The persistent, untrained state argument (kind "batch_stats": BatchNormalization's
+  /// running statistics) for initializer input `index` of `node`, created on first use.
+  Value stateOf(const onnx::NodeProto &node, int index) {
+    const std::string &name = node.input(index);
+    if (auto it = values.find(name); it != values.end())
+      return it->second;
+    const HostTensor &h = constantOf(node, index);
+    if (h.dataType != onnx::TensorProto::FLOAT)
+      fail(nodeLabel(node) + ": \"" + name + "\" must be float32");
+    auto type = RankedTensorType::get(h.dims, b.getF32Type());
+    auto blob = HeapAsmResourceBlob::allocateAndCopyInferAlign<float>(h.floats);
+    auto init = DenseResourceElementsAttr::get(type, name, std::move(blob));
+    SmallVector<NamedAttribute> attrs = {
+        b.getNamedAttr(kKindAttr, b.getStringAttr("batch_stats")),
+        b.getNamedAttr(kNameAttr, b.getStringAttr(name)),
+        b.getNamedAttr(kInitAttr, init)};
+    unsigned argIndex = func.getNumArguments();
+    func.insertArgument(argIndex, type, b.getDictionaryAttr(attrs), b.getUnknownLoc());
+    Value arg = func.getArgument(argIndex);
+    values[name] = arg;
+    return arg;
+  }
+
+  /// The f32 scalar step-number input that training-mode dropout reads (graph.role = "step"),
+  /// created on first use; graphc-build-train-step feeds it from the runtime's step counter.
+  Value stepInput() {
+    if (stepArg)
+      return stepArg;
+    SmallVector<NamedAttribute> attrs = {
+        b.getNamedAttr(kKindAttr, b.getStringAttr("input")),
+        b.getNamedAttr(kNameAttr, b.getStringAttr("step")),
+        b.getNamedAttr(kRoleAttr, b.getStringAttr("step"))};
+    unsigned argIndex = func.getNumArguments();
+    func.insertArgument(argIndex, f32({}), b.getDictionaryAttr(attrs), b.getUnknownLoc());
+    stepArg = func.getArgument(argIndex);
+    return stepArg;
+  }
+
+  /// A host constant's value as one float (Clip bounds, Dropout ratio); `dflt` when the input
+  /// is absent.
+  float scalarInput(const onnx::NodeProto &node, int index, float dflt) {
+    if (index >= node.input_size() || node.input(index).empty())
+      return dflt;
+    const HostTensor &h = constantOf(node, index);
+    if (h.dataType == onnx::TensorProto::FLOAT && h.floats.size() == 1)
+      return h.floats[0];
+    if (h.dataType == onnx::TensorProto::INT64 && h.ints.size() == 1)
+      return float(h.ints[0]);
+    fail(nodeLabel(node) + ": input " + std::to_string(index) + " must be a scalar constant");
+  }
+  bool boolInput(const onnx::NodeProto &node, int index, bool dflt) {
+    if (index >= node.input_size() || node.input(index).empty())
+      return dflt;
+    auto it = constants.find(node.input(index));
+    if (it == constants.end())
+      fail(nodeLabel(node) + ": input " + std::to_string(index) + " must be a constant");
+    const HostTensor &h = it->second;
+    if (!h.ints.empty())
+      return h.ints[0] != 0;
+    if (!h.floats.empty())
+      return h.floats[0] != 0.f;
+    if (!h.bools.empty())
+      return h.bools[0];
+    fail(nodeLabel(node) + ": input " + std::to_string(index) + " must be a scalar constant");
+  }
+  bool isConstant(const std::string &name) { return constants.count(name) != 0; }
+
+  /// A host int64 tensor (shape arithmetic folded at import).
+  HostTensor intTensor(std::vector<int64_t> dims, std::vector<int64_t> ints) {
+    HostTensor h;
+    h.dims = std::move(dims);
+    h.dataType = onnx::TensorProto::INT64;
+    h.ints = std::move(ints);
+    return h;
+  }
+
+  /// Output spatial size and the bottom/right padding that makes floor division give it;
+  /// with ceil_mode, PyTorch's rule (the last window must start inside the input or the
+  /// top/left padding), realised as extra bottom/right padding.
+  std::pair<int64_t, int64_t> poolExtent(int64_t in, int64_t kernel, int64_t stride,
+                                         int64_t padBegin, int64_t padEnd, bool ceilMode) {
+    int64_t span = in + padBegin + padEnd - kernel;
+    if (span < 0 || stride <= 0)
+      return {-1, padEnd};
+    int64_t out = span / stride + 1;
+    if (ceilMode) {
+      int64_t ceilOut = (span + stride - 1) / stride + 1;
+      if ((ceilOut - 1) * stride >= in + padBegin)
+        --ceilOut;
+      if (ceilOut > out) {
+        int64_t need = (ceilOut - 1) * stride + kernel - (in + padBegin);
+        return {ceilOut, std::max(padEnd, need)};
+      }
+    }
+    return {out, padEnd};
   }
 
   static std::string typeString(Type t) {
@@ -367,8 +486,7 @@ private:
       Value x = valueOf(node, 0);
       Value w = parameterOf(node, 1);
       Value bias = node.input_size() > 2 && !node.input(2).empty() ? parameterOf(node, 2) : Value();
-      if (intAttr(node, "group", 1) != 1)
-        refuseAttr(node, "group", "other than 1 is not supported yet");
+      int64_t groups = intAttr(node, "group", 1);
       if (auto *a = findAttr(node, "auto_pad"); a && a->s() != "NOTSET")
         refuseAttr(node, "auto_pad", "= " + a->s() + " is not supported; export explicit pads");
       auto xs = shapeOf(x), ws = shapeOf(w);
@@ -381,20 +499,24 @@ private:
         fail(nodeLabel(node) + ": expects 2 strides, 4 pads and 2 dilations");
       int64_t oh = convOutputSize(xs[2], ws[2], strides[0], pads[0], pads[2], dilations[0]);
       int64_t ow = convOutputSize(xs[3], ws[3], strides[1], pads[1], pads[3], dilations[1]);
-      if (oh <= 0 || ow <= 0 || xs[1] != ws[1])
+      if (groups < 1 || ws[0] % groups != 0 || xs[1] != ws[1] * groups)
+        refuseAttr(node, "group", "= " + std::to_string(groups) + " does not fit input channels " +
+                                      std::to_string(xs[1]) + " and filter " +
+                                      typeString(w.getType()));
+      if (oh <= 0 || ow <= 0)
         fail(nodeLabel(node) + ": filter does not fit its input");
       define(node, b.create<Conv2dOp>(loc, f32({xs[0], ws[0], oh, ow}), x, w, bias,
                                       b.getDenseI64ArrayAttr(strides),
                                       b.getDenseI64ArrayAttr(pads),
-                                      b.getDenseI64ArrayAttr(dilations)));
+                                      b.getDenseI64ArrayAttr(dilations),
+                                      b.getI64IntegerAttr(groups)));
       return;
     }
     if (op == "MaxPool") {
       Value x = valueOf(node, 0);
       if (node.output_size() > 1 && !node.output(1).empty())
         fail(nodeLabel(node) + ": the Indices output is not supported");
-      if (intAttr(node, "ceil_mode", 0) != 0)
-        refuseAttr(node, "ceil_mode", "= 1 is not supported");
+      bool ceilMode = intAttr(node, "ceil_mode", 0) != 0;
       if (intAttr(node, "storage_order", 0) != 0)
         refuseAttr(node, "storage_order", "= 1 is not supported");
       auto dil = intsAttr(node, "dilations", {1, 1});
@@ -408,8 +530,11 @@ private:
       auto xs = shapeOf(x);
       if (xs.size() != 4 || kernel.size() != 2 || strides.size() != 2 || pads.size() != 4)
         fail(nodeLabel(node) + ": only 2-D max pooling on NCHW input is supported");
-      int64_t oh = convOutputSize(xs[2], kernel[0], strides[0], pads[0], pads[2], 1);
-      int64_t ow = convOutputSize(xs[3], kernel[1], strides[1], pads[1], pads[3], 1);
+      // ceil_mode = 1 becomes extra bottom/right padding: padded cells never win the max.
+      auto [oh, padBottom] = poolExtent(xs[2], kernel[0], strides[0], pads[0], pads[2], ceilMode);
+      auto [ow, padRight] = poolExtent(xs[3], kernel[1], strides[1], pads[1], pads[3], ceilMode);
+      pads[2] = padBottom;
+      pads[3] = padRight;
       if (oh <= 0 || ow <= 0)
         fail(nodeLabel(node) + ": window does not fit its input");
       define(node, b.create<MaxPool2dOp>(loc, f32({xs[0], xs[1], oh, ow}), x,
@@ -469,6 +594,224 @@ private:
       define(node, b.create<ReshapeOp>(loc, f32(dims), x));
       return;
     }
+    if (op == "BatchNormalization") {
+      Value x = valueOf(node, 0);
+      auto xs = shapeOf(x);
+      if (xs.size() < 2)
+        fail(nodeLabel(node) + ": expects an [N, C, ...] input");
+      // Training mode: opset >= 14 says so with training_mode; before, the exporter marks it by
+      // the extra outputs (running mean/var, saved mean/var).
+      bool training = opset >= 14 ? intAttr(node, "training_mode", 0) != 0
+                                  : node.output_size() > 1;
+      // Outputs 3 and 4 (saved mean/var, opset < 14) are not produced; exported graphs never
+      // read them, and a node that does fails as reading an undefined input.
+      Value scale = parameterOf(node, 1), bias = parameterOf(node, 2);
+      Value mean = stateOf(node, 3), var = stateOf(node, 4);
+      for (Value v : {scale, bias, mean, var})
+        if (shapeOf(v) != std::vector<int64_t>{xs[1]})
+          fail(nodeLabel(node) + ": scale, bias, mean and var must be [" +
+               std::to_string(xs[1]) + "]");
+      // ONNX's momentum weighs the old statistic; PyTorch's the batch one. Recover the decimal
+      // the exporter wrote (0.9 -> 0.1) rather than 1 - 0.89999998.
+      char text[32];
+      std::snprintf(text, sizeof(text), "%.7g", floatAttr(node, "momentum", 0.9f));
+      float momentum = float(1.0 - std::strtod(text, nullptr));
+      float epsilon = floatAttr(node, "epsilon", 1e-5f);
+      Type c = f32({xs[1]});
+      auto bn = b.create<BatchNormOp>(loc, TypeRange{x.getType(), c, c, c, c}, x, scale, bias,
+                                      mean, var, b.getF32FloatAttr(epsilon),
+                                      b.getF32FloatAttr(momentum),
+                                      training ? b.getUnitAttr() : UnitAttr());
+      define(node, bn.getResult());
+      if (training && node.output_size() > 1 && !node.output(1).empty())
+        values[node.output(1)] = bn.getNewRunningMean();
+      if (training && node.output_size() > 2 && !node.output(2).empty())
+        values[node.output(2)] = bn.getNewRunningVar();
+      return;
+    }
+    if (op == "Clip") {
+      Value x = valueOf(node, 0);
+      float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
+      if (opset >= 11) {
+        lo = scalarInput(node, 1, lo);
+        hi = scalarInput(node, 2, hi);
+      } else {
+        lo = floatAttr(node, "min", lo);
+        hi = floatAttr(node, "max", hi);
+      }
+      if (!(lo <= hi))
+        fail(nodeLabel(node) + ": min exceeds max");
+      define(node, b.create<ClipOp>(loc, x.getType(), x, b.getF32FloatAttr(lo),
+                                    b.getF32FloatAttr(hi)));
+      return;
+    }
+    if (op == "GlobalAveragePool" || op == "AveragePool") {
+      Value x = valueOf(node, 0);
+      auto xs = shapeOf(x);
+      if (xs.size() != 4)
+        fail(nodeLabel(node) + ": only 2-D pooling on NCHW input is supported");
+      std::vector<int64_t> kernel = {xs[2], xs[3]}, strides = {1, 1}, pads = {0, 0, 0, 0};
+      bool countIncludePad = false;
+      if (op == "AveragePool") {
+        kernel = intsAttr(node, "kernel_shape", {});
+        strides = intsAttr(node, "strides", {1, 1});
+        pads = intsAttr(node, "pads", {0, 0, 0, 0});
+        countIncludePad = intAttr(node, "count_include_pad", 0) != 0;
+        if (intAttr(node, "ceil_mode", 0) != 0)
+          refuseAttr(node, "ceil_mode", "= 1 is not supported for AveragePool");
+        if (auto *a = findAttr(node, "auto_pad"); a && a->s() != "NOTSET")
+          refuseAttr(node, "auto_pad", "= " + a->s() + " is not supported; export explicit pads");
+        if (kernel.size() != 2 || strides.size() != 2 || pads.size() != 4)
+          fail(nodeLabel(node) + ": expects a 2-D kernel, 2 strides and 4 pads");
+      }
+      int64_t oh = convOutputSize(xs[2], kernel[0], strides[0], pads[0], pads[2], 1);
+      int64_t ow = convOutputSize(xs[3], kernel[1], strides[1], pads[1], pads[3], 1);
+      if (oh <= 0 || ow <= 0)
+        fail(nodeLabel(node) + ": window does not fit its input");
+      define(node, b.create<AvgPool2dOp>(loc, f32({xs[0], xs[1], oh, ow}), x,
+                                         b.getDenseI64ArrayAttr(kernel),
+                                         b.getDenseI64ArrayAttr(strides),
+                                         b.getDenseI64ArrayAttr(pads),
+                                         countIncludePad ? b.getUnitAttr() : UnitAttr()));
+      return;
+    }
+    if (op == "Dropout") {
+      Value x = valueOf(node, 0);
+      float ratio = opset >= 12 ? scalarInput(node, 1, 0.5f) : floatAttr(node, "ratio", 0.5f);
+      bool training = opset >= 12 ? boolInput(node, 2, false) : intAttr(node, "is_test", 0) == 0;
+      // The mask output is not produced; a node reading it fails as an undefined input.
+      if (!(ratio >= 0.f && ratio < 1.f))
+        fail(nodeLabel(node) + ": ratio must be in [0, 1)");
+      if (!training || ratio == 0.f) {
+        define(node, x); // inference, or nothing dropped: the identity
+        return;
+      }
+      define(node, b.create<DropoutOp>(loc, x.getType(), x, stepInput(),
+                                       b.getF32FloatAttr(ratio), b.getI64IntegerAttr(index)));
+      return;
+    }
+    if (op == "Concat") {
+      int64_t axis = intAttr(node, "axis", 0);
+      bool allConstant = node.input_size() > 0;
+      for (const auto &in : node.input())
+        allConstant = allConstant && isConstant(in);
+      if (allConstant) {
+        // Shape arithmetic: 1-D int64 host tensors.
+        std::vector<int64_t> ints;
+        for (int i = 0; i < node.input_size(); ++i) {
+          const HostTensor &h = constantOf(node, i);
+          if (h.dataType != onnx::TensorProto::INT64 || h.dims.size() != 1)
+            fail(nodeLabel(node) + ": only 1-D int64 constants are concatenated at import");
+          ints.insert(ints.end(), h.ints.begin(), h.ints.end());
+        }
+        constants[node.output(0)] = intTensor({int64_t(ints.size())}, ints);
+        return;
+      }
+      SmallVector<Value> inputs;
+      for (int i = 0; i < node.input_size(); ++i)
+        inputs.push_back(valueOf(node, i));
+      auto shape = shapeOf(inputs[0]);
+      int64_t rank = shape.size();
+      if (axis < 0)
+        axis += rank;
+      if (axis < 0 || axis >= rank)
+        refuseAttr(node, "axis", "is out of range");
+      shape[axis] = 0;
+      for (Value v : inputs) {
+        auto vs = shapeOf(v);
+        if (int64_t(vs.size()) != rank)
+          fail(nodeLabel(node) + ": inputs of different ranks");
+        shape[axis] += vs[axis];
+      }
+      define(node, b.create<ConcatOp>(loc, f32(shape), inputs, b.getI64IntegerAttr(axis)));
+      return;
+    }
+    if (op == "Shape") {
+      // Static shapes: the shape is a host constant, and so is the arithmetic on it.
+      std::vector<int64_t> dims;
+      if (isConstant(node.input(0)))
+        dims = constantOf(node, 0).dims;
+      else
+        dims = shapeOf(valueOf(node, 0));
+      int64_t rank = dims.size();
+      int64_t start = intAttr(node, "start", 0), end = intAttr(node, "end", rank);
+      if (start < 0)
+        start += rank;
+      if (end < 0)
+        end += rank;
+      start = std::clamp<int64_t>(start, 0, rank);
+      end = std::clamp<int64_t>(end, start, rank);
+      std::vector<int64_t> out(dims.begin() + start, dims.begin() + end);
+      constants[node.output(0)] = intTensor({int64_t(out.size())}, out);
+      return;
+    }
+    if (op == "Gather") {
+      const HostTensor &data = constantOf(node, 0);
+      const HostTensor &indices = constantOf(node, 1);
+      if (data.dataType != onnx::TensorProto::INT64 || data.dims.size() != 1 ||
+          indices.dataType != onnx::TensorProto::INT64 || indices.dims.size() > 1 ||
+          intAttr(node, "axis", 0) != 0)
+        fail(nodeLabel(node) + ": only Gather of 1-D int64 constants (shape arithmetic) is "
+                               "supported");
+      std::vector<int64_t> out;
+      for (int64_t i : indices.ints) {
+        int64_t n = data.ints.size();
+        if (i < -n || i >= n)
+          fail(nodeLabel(node) + ": index " + std::to_string(i) + " is out of range");
+        out.push_back(data.ints[i < 0 ? i + n : i]);
+      }
+      constants[node.output(0)] =
+          intTensor(indices.dims.empty() ? std::vector<int64_t>{} : std::vector<int64_t>{int64_t(out.size())},
+                    out);
+      return;
+    }
+    if (op == "Unsqueeze" || op == "Squeeze") {
+      std::vector<int64_t> axes;
+      if (opset >= 13) {
+        if (node.input_size() > 1 && !node.input(1).empty())
+          axes = constantOf(node, 1).ints;
+      } else {
+        axes = intsAttr(node, "axes", {});
+      }
+      bool host = isConstant(node.input(0));
+      std::vector<int64_t> dims = host ? constantOf(node, 0).dims : shapeOf(valueOf(node, 0));
+      std::vector<int64_t> out;
+      if (op == "Unsqueeze") {
+        int64_t rank = dims.size() + axes.size();
+        std::vector<bool> inserted(rank, false);
+        for (int64_t a : axes) {
+          if (a < 0)
+            a += rank;
+          if (a < 0 || a >= rank || inserted[a])
+            refuseAttr(node, "axes", "is out of range or repeated");
+          inserted[a] = true;
+        }
+        size_t next = 0;
+        for (int64_t d = 0; d < rank; ++d)
+          out.push_back(inserted[d] ? 1 : dims[next++]);
+      } else {
+        int64_t rank = dims.size();
+        std::vector<bool> removed(rank, axes.empty());
+        for (int64_t a : axes) {
+          if (a < 0)
+            a += rank;
+          if (a < 0 || a >= rank || dims[a] != 1)
+            refuseAttr(node, "axes", "must name dimensions of size 1");
+          removed[a] = true;
+        }
+        for (int64_t d = 0; d < rank; ++d)
+          if (!(removed[d] && dims[d] == 1))
+            out.push_back(dims[d]);
+      }
+      if (host) {
+        HostTensor h = constantOf(node, 0);
+        h.dims = out;
+        constants[node.output(0)] = h;
+      } else {
+        define(node, b.create<ReshapeOp>(loc, f32(out), valueOf(node, 0)));
+      }
+      return;
+    }
     if (op == "Relu") {
       Value x = valueOf(node, 0);
       define(node, b.create<ReluOp>(loc, x.getType(), x));
@@ -507,6 +850,7 @@ private:
   OnnxImportOptions options;
   int64_t opset = 0;
   func::FuncOp func;
+  Value stepArg;
   std::map<std::string, Value> values;
   std::map<std::string, HostTensor> constants;
 };

@@ -192,13 +192,32 @@ void biasGrad(const float *dy, float *db, int64_t outer, int64_t channels, int64
   }
 }
 
+// The convolution of one group: channels [g cg, (g+1) cg) of each image, filters
+// [g kg, (g+1) kg), as a dense convolution with c = cg, k = kg on offset pointers.
+namespace {
+Conv2dShape groupShape(const Conv2dShape &sh) {
+  Conv2dShape g = sh;
+  const int64_t groups = sh.groups > 1 ? sh.groups : 1;
+  g.c = sh.c / groups;
+  g.k = sh.k / groups;
+  g.groups = 1;
+  return g;
+}
+inline int64_t groupsOf(const Conv2dShape &sh) { return sh.groups > 1 ? sh.groups : 1; }
+} // namespace
+
 void conv2d(const float *x, const float *w, const float *bias, float *y, const Conv2dShape &sh,
             float *workspace) {
-  const int64_t crs = sh.c * sh.r * sh.s, ohw = sh.oh * sh.ow;
+  const Conv2dShape g = groupShape(sh);
+  const int64_t groups = groupsOf(sh);
+  const int64_t crs = g.c * sh.r * sh.s, ohw = sh.oh * sh.ow;
   for (int64_t img = 0; img < sh.n; ++img) {
     float *yImg = y + img * sh.k * ohw;
-    im2col(x + img * sh.c * sh.h * sh.w, workspace, sh);
-    gemm(w, workspace, yImg, sh.k, ohw, crs, false, false, 0.0f);
+    for (int64_t grp = 0; grp < groups; ++grp) {
+      im2col(x + (img * sh.c + grp * g.c) * sh.h * sh.w, workspace, g);
+      gemm(w + grp * g.k * crs, workspace, yImg + grp * g.k * ohw, g.k, ohw, crs, false, false,
+           0.0f);
+    }
     if (bias)
       for (int64_t k = 0; k < sh.k; ++k)
         for (int64_t i = 0; i < ohw; ++i)
@@ -208,25 +227,32 @@ void conv2d(const float *x, const float *w, const float *bias, float *y, const C
 
 void conv2dBackwardData(const float *dy, const float *w, float *dx, const Conv2dShape &sh,
                         float *workspace) {
-  const int64_t crs = sh.c * sh.r * sh.s, ohw = sh.oh * sh.ow;
-  for (int64_t img = 0; img < sh.n; ++img) {
-    // col[crs, ohw] = W^T[crs, k] * dy[k, ohw]
-    gemm(w, dy + img * sh.k * ohw, workspace, crs, ohw, sh.k, true, false, 0.0f);
-    col2im(workspace, dx + img * sh.c * sh.h * sh.w, sh);
-  }
+  const Conv2dShape g = groupShape(sh);
+  const int64_t groups = groupsOf(sh);
+  const int64_t crs = g.c * sh.r * sh.s, ohw = sh.oh * sh.ow;
+  for (int64_t img = 0; img < sh.n; ++img)
+    for (int64_t grp = 0; grp < groups; ++grp) {
+      // col[crs, ohw] = W_g^T[crs, kg] * dy_g[kg, ohw]
+      gemm(w + grp * g.k * crs, dy + (img * sh.k + grp * g.k) * ohw, workspace, crs, ohw, g.k,
+           true, false, 0.0f);
+      col2im(workspace, dx + (img * sh.c + grp * g.c) * sh.h * sh.w, g);
+    }
 }
 
 void conv2dBackwardFilter(const float *dy, const float *x, float *dw, const Conv2dShape &sh,
                           float *workspace) {
-  const int64_t crs = sh.c * sh.r * sh.s, ohw = sh.oh * sh.ow;
+  const Conv2dShape g = groupShape(sh);
+  const int64_t groups = groupsOf(sh);
+  const int64_t crs = g.c * sh.r * sh.s, ohw = sh.oh * sh.ow;
   if (sh.n <= 0)
     fillZero(dw, sh.k * crs);
-  for (int64_t img = 0; img < sh.n; ++img) {
-    im2col(x + img * sh.c * sh.h * sh.w, workspace, sh);
-    // dw[k, crs] (+)= dy[k, ohw] * col^T[ohw, crs]; beta = 0 on the first image overwrites dw.
-    gemm(dy + img * sh.k * ohw, workspace, dw, sh.k, crs, ohw, false, true,
-         img == 0 ? 0.0f : 1.0f);
-  }
+  for (int64_t img = 0; img < sh.n; ++img)
+    for (int64_t grp = 0; grp < groups; ++grp) {
+      im2col(x + (img * sh.c + grp * g.c) * sh.h * sh.w, workspace, g);
+      // dw_g[kg, crs] (+)= dy_g[kg, ohw] * col^T[ohw, crs]; beta = 0 on the first image.
+      gemm(dy + (img * sh.k + grp * g.k) * ohw, workspace, dw + grp * g.k * crs, g.k, crs, ohw,
+           false, true, img == 0 ? 0.0f : 1.0f);
+    }
 }
 
 void maxPool2d(const float *x, float *y, const Pool2dShape &sh) {
@@ -241,6 +267,216 @@ void maxPool2dBackward(const float *dy, const float *x, float *dx, const Pool2dS
     if (arg >= 0)
       dx[arg] += dy[o];
   });
+}
+
+namespace {
+// The divisor and input range of one average-pooling window (PyTorch's avg_pool2d rule: with
+// count_include_pad the window clipped to the padded input, otherwise to the input).
+struct AvgWindow {
+  int64_t yBegin, yEnd, xBegin, xEnd, divisor;
+};
+AvgWindow avgWindow(const Pool2dShape &sh, int64_t oy, int64_t ox, bool countIncludePad) {
+  // The padded extent: bottom/right padding is implied by oh/ow.
+  const int64_t padBottom = std::max<int64_t>(0, (sh.oh - 1) * sh.strideH + sh.kernelH - sh.h - sh.padTop);
+  const int64_t padRight = std::max<int64_t>(0, (sh.ow - 1) * sh.strideW + sh.kernelW - sh.w - sh.padLeft);
+  int64_t y0 = oy * sh.strideH - sh.padTop, x0 = ox * sh.strideW - sh.padLeft;
+  int64_t y1 = std::min(y0 + sh.kernelH, sh.h + padBottom);
+  int64_t x1 = std::min(x0 + sh.kernelW, sh.w + padRight);
+  const int64_t padded = (y1 - y0) * (x1 - x0);
+  AvgWindow win;
+  win.yBegin = std::max<int64_t>(y0, 0);
+  win.xBegin = std::max<int64_t>(x0, 0);
+  win.yEnd = std::min(y1, sh.h);
+  win.xEnd = std::min(x1, sh.w);
+  win.divisor = countIncludePad ? padded : (win.yEnd - win.yBegin) * (win.xEnd - win.xBegin);
+  return win;
+}
+} // namespace
+
+void avgPool2d(const float *x, float *y, const Pool2dShape &sh, bool countIncludePad) {
+  for (int64_t nc = 0; nc < sh.n * sh.c; ++nc) {
+    const float *img = x + nc * sh.h * sh.w;
+    for (int64_t oy = 0; oy < sh.oh; ++oy)
+      for (int64_t ox = 0; ox < sh.ow; ++ox) {
+        const AvgWindow win = avgWindow(sh, oy, ox, countIncludePad);
+        // PyTorch's CPU avg_pool2d sums in the scalar type, row by row.
+        float sum = 0.0f;
+        for (int64_t iy = win.yBegin; iy < win.yEnd; ++iy)
+          for (int64_t ix = win.xBegin; ix < win.xEnd; ++ix)
+            sum += img[iy * sh.w + ix];
+        y[(nc * sh.oh + oy) * sh.ow + ox] =
+            win.divisor > 0 ? sum / static_cast<float>(win.divisor) : 0.0f;
+      }
+  }
+}
+
+void avgPool2dBackward(const float *dy, float *dx, const Pool2dShape &sh, bool countIncludePad) {
+  fillZero(dx, sh.n * sh.c * sh.h * sh.w);
+  for (int64_t nc = 0; nc < sh.n * sh.c; ++nc) {
+    float *img = dx + nc * sh.h * sh.w;
+    for (int64_t oy = 0; oy < sh.oh; ++oy)
+      for (int64_t ox = 0; ox < sh.ow; ++ox) {
+        const AvgWindow win = avgWindow(sh, oy, ox, countIncludePad);
+        if (win.divisor <= 0)
+          continue;
+        const float g = dy[(nc * sh.oh + oy) * sh.ow + ox] / static_cast<float>(win.divisor);
+        for (int64_t iy = win.yBegin; iy < win.yEnd; ++iy)
+          for (int64_t ix = win.xBegin; ix < win.xEnd; ++ix)
+            img[iy * sh.w + ix] += g;
+      }
+  }
+}
+
+void batchNorm(const float *x, const float *scale, const float *bias, const float *runningMean,
+               const float *runningVar, float *y, float *newRunningMean, float *newRunningVar,
+               float *savedMean, float *savedInvstd, int64_t n, int64_t c, int64_t inner,
+               float epsilon, float momentum, bool training) {
+  const int64_t count = n * inner;
+  for (int64_t ch = 0; ch < c; ++ch) {
+    double mean, var;
+    if (training) {
+      double sum = 0.0;
+      for (int64_t b = 0; b < n; ++b) {
+        const float *p = x + (b * c + ch) * inner;
+        for (int64_t i = 0; i < inner; ++i)
+          sum += p[i];
+      }
+      mean = count > 0 ? sum / static_cast<double>(count) : 0.0;
+      double varSum = 0.0;
+      for (int64_t b = 0; b < n; ++b) {
+        const float *p = x + (b * c + ch) * inner;
+        for (int64_t i = 0; i < inner; ++i) {
+          const double d = p[i] - mean;
+          varSum += d * d;
+        }
+      }
+      var = count > 0 ? varSum / static_cast<double>(count) : 0.0;
+      const double unbiased = count > 1 ? varSum / static_cast<double>(count - 1) : var;
+      const double m = momentum;
+      const double oldMean = runningMean[ch], oldVar = runningVar[ch];
+      newRunningMean[ch] = static_cast<float>(m * mean + (1.0 - m) * oldMean);
+      newRunningVar[ch] = static_cast<float>(m * unbiased + (1.0 - m) * oldVar);
+    } else {
+      mean = runningMean[ch];
+      var = runningVar[ch];
+      newRunningMean[ch] = runningMean[ch];
+      newRunningVar[ch] = runningVar[ch];
+    }
+    const double invstd = 1.0 / std::sqrt(var + static_cast<double>(epsilon));
+    savedMean[ch] = static_cast<float>(mean);
+    savedInvstd[ch] = static_cast<float>(invstd);
+    const float alpha = static_cast<float>(invstd * scale[ch]);
+    const float beta = static_cast<float>(bias[ch] - mean * invstd * scale[ch]);
+    for (int64_t b = 0; b < n; ++b) {
+      const float *p = x + (b * c + ch) * inner;
+      float *q = y + (b * c + ch) * inner;
+      for (int64_t i = 0; i < inner; ++i)
+        q[i] = p[i] * alpha + beta;
+    }
+  }
+}
+
+void batchNormBackward(const float *dy, const float *x, const float *scale,
+                       const float *savedMean, const float *savedInvstd, float *dx,
+                       float *dscale, float *dbias, int64_t n, int64_t c, int64_t inner,
+                       bool training) {
+  const int64_t count = n * inner;
+  for (int64_t ch = 0; ch < c; ++ch) {
+    const double mean = savedMean[ch], invstd = savedInvstd[ch];
+    double sum = 0.0, dot = 0.0;
+    for (int64_t b = 0; b < n; ++b) {
+      const float *g = dy + (b * c + ch) * inner;
+      const float *p = x + (b * c + ch) * inner;
+      for (int64_t i = 0; i < inner; ++i) {
+        sum += g[i];
+        dot += (p[i] - mean) * g[i];
+      }
+    }
+    dbias[ch] = static_cast<float>(sum);
+    dscale[ch] = static_cast<float>(dot * invstd);
+    const double w = scale[ch];
+    if (training && count > 0) {
+      // PyTorch: k = dot invstd^2 / N; dx = (dy - sum/N - (x - mean) k) invstd w.
+      const double k = dot * invstd * invstd / static_cast<double>(count);
+      const double gradMean = sum / static_cast<double>(count);
+      for (int64_t b = 0; b < n; ++b) {
+        const float *g = dy + (b * c + ch) * inner;
+        const float *p = x + (b * c + ch) * inner;
+        float *q = dx + (b * c + ch) * inner;
+        for (int64_t i = 0; i < inner; ++i)
+          q[i] = static_cast<float>((g[i] - gradMean - (p[i] - mean) * k) * invstd * w);
+      }
+    } else {
+      const float f = static_cast<float>(invstd * w);
+      for (int64_t b = 0; b < n; ++b) {
+        const float *g = dy + (b * c + ch) * inner;
+        float *q = dx + (b * c + ch) * inner;
+        for (int64_t i = 0; i < inner; ++i)
+          q[i] = g[i] * f;
+      }
+    }
+  }
+}
+
+void concatInto(const float *src, float *dst, int64_t outer, int64_t part, int64_t total,
+                int64_t offset, int64_t inner) {
+  for (int64_t o = 0; o < outer; ++o)
+    std::memcpy(dst + (o * total + offset) * inner, src + o * part * inner,
+                static_cast<size_t>(part * inner) * sizeof(float));
+}
+
+void sliceFrom(const float *src, float *dst, int64_t outer, int64_t total, int64_t offset,
+               int64_t part, int64_t inner) {
+  for (int64_t o = 0; o < outer; ++o)
+    std::memcpy(dst + o * part * inner, src + (o * total + offset) * inner,
+                static_cast<size_t>(part * inner) * sizeof(float));
+}
+
+namespace {
+inline uint64_t splitmix64(uint64_t z) {
+  z += 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+inline uint64_t dropoutKey(uint64_t seed, uint64_t opId, int64_t step) {
+  return splitmix64(splitmix64(splitmix64(seed) ^ opId) ^ static_cast<uint64_t>(step));
+}
+inline bool keepFromKey(uint64_t key, int64_t index, float ratio) {
+  // 24 random bits -> a float in [0, 1) exactly.
+  const uint64_t h = splitmix64(key ^ static_cast<uint64_t>(index));
+  const float u = static_cast<float>(h >> 40) * (1.0f / 16777216.0f);
+  return u >= ratio;
+}
+} // namespace
+
+bool dropoutKeep(uint64_t seed, uint64_t opId, int64_t step, int64_t index, float ratio) {
+  return keepFromKey(dropoutKey(seed, opId, step), index, ratio);
+}
+
+void dropout(const float *x, float *y, int64_t n, float ratio, uint64_t seed, uint64_t opId,
+             float step) {
+  const uint64_t key = dropoutKey(seed, opId, static_cast<int64_t>(step));
+  const float scale = 1.0f / (1.0f - ratio);
+  for (int64_t i = 0; i < n; ++i)
+    y[i] = keepFromKey(key, i, ratio) ? x[i] * scale : 0.0f;
+}
+
+void dropoutBackward(const float *dy, float *dx, int64_t n, float ratio, uint64_t seed,
+                     uint64_t opId, float step) {
+  dropout(dy, dx, n, ratio, seed, opId, step);
+}
+
+void clip(const float *x, float *y, int64_t n, float lo, float hi) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = x[i];
+    y[i] = std::isnan(v) ? v : std::min(std::max(v, lo), hi);
+  }
+}
+
+void clipBackward(const float *dy, const float *y, float *dx, int64_t n, float lo, float hi) {
+  for (int64_t i = 0; i < n; ++i)
+    dx[i] = (y[i] > lo && y[i] < hi) ? dy[i] : 0.0f;
 }
 
 void add(const float *a, const float *b, float *y, int64_t n) {

@@ -27,7 +27,19 @@ BATCH = 32
 OPSET = 13
 
 # One seed per model, so the initial weights of each model do not depend on what else was built.
-SEEDS = {"mlp": 1, "cnn": 2, "cnn_bce": 3, "resmlp": 4}
+SEEDS = {"mlp": 1, "cnn": 2, "cnn_bce": 3, "resmlp": 4,
+         "resnet18": 5, "mobilenet_v2": 6, "squeezenet1_1": 7, "vgg11": 8}
+
+# torchvision models (issue #6), small so that a test takes seconds: 10 classes, 32x32 images,
+# batch 4, exported in training mode (BatchNormalization with batch statistics and running-stat
+# outputs). Dropout is set to 0 so that PyTorch's RNG does not enter the comparison.
+TORCHVISION = ("resnet18", "mobilenet_v2", "squeezenet1_1", "vgg11")
+BATCHES = {name: 4 for name in TORCHVISION}
+IMAGE = {"resnet18": 64, "mobilenet_v2": 32, "squeezenet1_1": 32, "vgg11": 32}
+if os.environ.get("GRAPHC_E2E_IMAGE"):  # exploration: e.g. GRAPHC_E2E_IMAGE=64 GRAPHC_E2E_BATCH=8
+    IMAGE = {name: int(os.environ["GRAPHC_E2E_IMAGE"]) for name in TORCHVISION}
+if os.environ.get("GRAPHC_E2E_BATCH"):
+    BATCHES = {name: int(os.environ["GRAPHC_E2E_BATCH"]) for name in TORCHVISION}
 
 # Which loss graphc is asked to use for each model.
 LOSSES = {
@@ -36,6 +48,43 @@ LOSSES = {
     "cnn_bce": "binary_crossentropy",
     "resmlp": "sparse_categorical_crossentropy",
 }
+LOSSES.update({name: "sparse_categorical_crossentropy" for name in TORCHVISION})
+
+
+def batch_of(name):
+    return BATCHES.get(name, BATCH)
+
+
+class Classifier(nn.Module):
+    """A torchvision network with an optional Softmax head (as the models above)."""
+
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+        self.head = True
+
+    def forward(self, x):
+        x = self.net(x)
+        return torch.softmax(x, dim=1) if self.head else x
+
+
+def torchvision_net(name):
+    import torchvision
+    if name == "resnet18":
+        return torchvision.models.resnet18(weights=None, num_classes=10)
+    if name == "mobilenet_v2":
+        return torchvision.models.mobilenet_v2(weights=None, num_classes=10, dropout=0.0)
+    if name == "squeezenet1_1":
+        return torchvision.models.squeezenet1_1(weights=None, num_classes=10, dropout=0.0)
+    if name == "vgg11":
+        net = torchvision.models.vgg11(weights=None, num_classes=10, dropout=0.0)
+        # 32x32 inputs reach the classifier as 1x1: pool to 1x1 (a GlobalAveragePool) and
+        # shrink the classifier accordingly.
+        net.avgpool = nn.AdaptiveAvgPool2d((1, 1))
+        net.classifier = nn.Sequential(nn.Linear(512, 64), nn.ReLU(True), nn.Dropout(0.0),
+                                       nn.Linear(64, 10))
+        return net
+    raise ValueError(name)
 
 
 class MLP(nn.Module):
@@ -81,7 +130,10 @@ class CNN(nn.Module):
         return torch.sigmoid(x) if self.outputs == 1 else torch.softmax(x, dim=1)
 
 
-def input_shape(name, batch=BATCH):
+def input_shape(name, batch=None):
+    batch = batch or batch_of(name)
+    if name in TORCHVISION:
+        return (batch, 3, IMAGE[name], IMAGE[name])
     return (batch, 10) if name in ("mlp", "resmlp") else (batch, 3, 28, 28)
 
 
@@ -96,19 +148,33 @@ def build(name):
         return CNN(10)
     if name == "cnn_bce":
         return CNN(1)
+    if name in TORCHVISION:
+        return Classifier(torchvision_net(name))
     raise ValueError("unknown model %r" % name)
 
 
-def export(name, path, batch=BATCH):
-    """Export model `name` (with its Softmax/Sigmoid head) to ONNX at `path`; returns the model."""
+def export(name, path, batch=None, training=None):
+    """Export model `name` (with its Softmax/Sigmoid head) to ONNX at `path`; returns the model.
+
+    training: export in training mode (torch.onnx.TrainingMode.TRAINING: BatchNormalization
+    with batch statistics); the default is training mode for the torchvision models. An
+    eval-mode export of a model with BatchNorm has the BatchNorm folded into the convolutions
+    by the exporter (torch 1.13 does so even without constant folding).
+    """
+    if training is None:
+        training = name in TORCHVISION
     model = build(name)
-    model.eval()
+    model.train(training)
     model.head = True
     dummy = torch.zeros(input_shape(name, batch))
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    mode = torch.onnx.TrainingMode.TRAINING if training else torch.onnx.TrainingMode.EVAL
+    # Tracing in training mode updates the running statistics of `model`; the initializers
+    # hold the updated values, and the reference training starts from the initializers.
     with torch.no_grad():
-        torch.onnx.export(model, dummy, path, export_params=True, do_constant_folding=False,
-                          opset_version=OPSET, input_names=["input"], output_names=["output"])
+        torch.onnx.export(model, dummy, path, export_params=True,
+                          do_constant_folding=False, training=mode, opset_version=OPSET,
+                          input_names=["input"], output_names=["output"])
     return model
 
 
@@ -141,7 +207,8 @@ def initializer_map(path, model):
             raise RuntimeError("ONNX initializer %r (shape %s) matches %d state_dict entries"
                                % (name, arr.shape, len(cands)))
         mapping[name] = cands[0]
-    missing = set(sd) - set(mapping.values())
+    # BatchNorm's step counter is not exported (momentum is fixed, so it changes nothing).
+    missing = set(k for k in sd if not k.endswith("num_batches_tracked")) - set(mapping.values())
     if missing:
         raise RuntimeError("state_dict entries not exported as initializers: %s" % sorted(missing))
     return mapping

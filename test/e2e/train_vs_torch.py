@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """End-to-end check: a graphc-compiled training binary against PyTorch.
 
-  train_vs_torch.py --model mlp|cnn|cnn_bce|resmlp --optimizer adam|sgd|momentum --steps 20 \
-                    --workdir DIR --graphc PATH [--check-no-reuse]
+  train_vs_torch.py --model mlp|cnn|cnn_bce|resmlp|resnet18|mobilenet_v2|squeezenet1_1|vgg11
+                    --optimizer adam|sgd|momentum --steps 20 --workdir DIR --graphc PATH
+                    [--check-no-reuse] [--eval-export]
 
-1. exports the model (test/e2e/models.py) to DIR/model.onnx (batch 32, Softmax/Sigmoid kept);
+1. exports the model (test/e2e/models.py) to DIR/model.onnx (batch 32, or 4 for the torchvision
+   models, which are exported in training mode; Softmax/Sigmoid kept);
 2. writes fixed random data DIR/x.npy (N(0,1), float32) and DIR/y.npy (int64 classes for the
    sparse CE models, float32 {0,1} of shape [N,1] for cnn_bce), N = steps * 32 samples;
 3. builds DIR/train with graphc (--batch=32, --lr=0.01 for sgd/momentum, --lr=0.001 for adam)
@@ -13,7 +15,13 @@
    batches: step t uses samples [(t-1)*32, t*32), in order) with the same optimizer, on the logits:
    F.cross_entropy (mean over the batch) or F.binary_cross_entropy_with_logits (mean);
 5. compares each of the per-step losses and each final weight tensor (DIR/w/<name>.npy, <name> the
-   ONNX initializer name, which is the state_dict key; verified by models.initializer_map).
+   ONNX initializer name, which is the state_dict key; verified by models.initializer_map),
+   BatchNorm running means and variances included (graphc saves them with the weights).
+
+With --eval-export the model is exported in eval mode instead (torch 1.13 folds BatchNorm into
+the convolutions, renaming the weights), so PyTorch trains a different parametrisation: only the
+first step's loss (computed before any update) is compared, against the eval-mode PyTorch model,
+and the other losses must be finite.
 
 Error measure (one number per compared quantity):
 
@@ -48,9 +56,10 @@ import models  # noqa: E402
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-B = models.BATCH
 LR = {"sgd": 0.01, "momentum": 0.01, "adam": 0.001}
-DATA_SEED = {"mlp": 101, "cnn": 202, "cnn_bce": 303, "resmlp": 404}
+DATA_SEED = {"mlp": 101, "cnn": 202, "cnn_bce": 303, "resmlp": 404, "resnet18": 505,
+             "mobilenet_v2": 606, "squeezenet1_1": 707, "vgg11": 808}
+B = models.BATCH  # set per model in main()
 STEP_RE = re.compile(r"^step (\d+)/(\d+) loss (\S+)\s*$")
 
 
@@ -106,7 +115,9 @@ def parse_losses(out, steps):
 def torch_reference(name, optimizer, steps, x, y, init, dtype):
     """Per-step losses and final state_dict of the PyTorch reference training."""
     model = models.build(name)
-    model.load_state_dict({k: torch.from_numpy(v.copy()) for k, v in init.items()})
+    state = model.state_dict()
+    state.update({k: torch.from_numpy(v.copy()) for k, v in init.items()})
+    model.load_state_dict(state)
     model = model.to(dtype)
     model.head = False  # train on the logits; the loss folds the Softmax/Sigmoid
     model.train()
@@ -144,9 +155,39 @@ def load_weights(wdir, mapping):
     return out
 
 
+def eval_export_check(args, name, model, onnx_path, wd):
+    """--eval-export: graphc trains the folded model; step 1's loss must match PyTorch's
+    eval-mode loss on the same batch, and every loss must be finite."""
+    steps = args.steps
+    x, y = make_data(name, steps * B)
+    xp, yp = os.path.join(wd, "x.npy"), os.path.join(wd, "y.npy")
+    np.save(xp, x)
+    np.save(yp, y)
+    exe = os.path.join(wd, "train")
+    run([args.graphc, onnx_path, "-o", exe, "--loss=" + models.LOSSES[name],
+         "--optimizer=" + args.optimizer, "--lr=%g" % LR[args.optimizer], "--batch=%d" % B],
+        "graphc")
+    out, _ = run([exe, "--data", xp, "--labels", yp, "--steps", str(steps)], "training binary")
+    _, losses = parse_losses(out, steps)
+    model.eval()
+    model.head = False
+    with torch.no_grad():
+        ref = float(F.cross_entropy(model(torch.from_numpy(x[:B])), torch.from_numpy(y[:B])))
+    err = abs(losses[0] - ref) / max(abs(ref), 1e-12)
+    ok = err <= args.tol and all(np.isfinite(losses))
+    print("eval export: step 1 loss graphc %.9g torch %.9g rel err %.3g; losses %s"
+          % (losses[0], ref, err, " ".join("%.6g" % l for l in losses)))
+    print("PASS" if ok else "FAIL")
+    return 0 if ok else 1
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--model", required=True, choices=["mlp", "cnn", "cnn_bce", "resmlp"])
+    ap.add_argument("--model", required=True,
+                    choices=["mlp", "cnn", "cnn_bce", "resmlp"] + list(models.TORCHVISION))
+    ap.add_argument("--eval-export", action="store_true")
+    ap.add_argument("--lr", type=float, help="learning rate (default: 0.01 for sgd/momentum, "
+                    "0.001 for adam)")
     ap.add_argument("--optimizer", required=True, choices=["adam", "sgd", "momentum"])
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--workdir", required=True)
@@ -162,6 +203,10 @@ def main():
     torch.set_num_threads(1)
     torch.use_deterministic_algorithms(True)
     name, steps, wd = args.model, args.steps, args.workdir
+    global B
+    B = models.batch_of(name)
+    if args.lr:
+        LR[args.optimizer] = args.lr
     if os.path.exists(wd):
         shutil.rmtree(wd)
     os.makedirs(wd)
@@ -173,7 +218,9 @@ def main():
 
     # 1. model and data.
     onnx_path = os.path.join(wd, "model.onnx")
-    model = models.export(name, onnx_path)
+    model = models.export(name, onnx_path, training=False if args.eval_export else None)
+    if args.eval_export:
+        return eval_export_check(args, name, model, onnx_path, wd)
     mapping = models.initializer_map(onnx_path, model)  # ONNX initializer name -> state_dict key
     inits = models.onnx_initializers(onnx_path)
     init = {mapping[k]: v for k, v in inits.items()}

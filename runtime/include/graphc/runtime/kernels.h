@@ -35,10 +35,13 @@ struct Conv2dShape {
   int64_t strideH, strideW;
   int64_t padTop, padLeft;  // bottom/right padding is implied by oh/ow
   int64_t dilationH, dilationW;
+  // c and k are totals; output channel group g (k / groups channels) reads input channels
+  // [g c/groups, (g+1) c/groups) through filter channels [0, c/groups): w is [K, C/groups, R, S].
+  int64_t groups = 1;
 };
 
-/// y[N,K,OH,OW] = conv(x[N,C,H,W], w[K,C,R,S]) + bias[K] (bias may be null).
-/// workspace: conv2dWorkspaceBytes(c, r, s, oh, ow) bytes.
+/// y[N,K,OH,OW] = conv(x[N,C,H,W], w[K,C/groups,R,S]) + bias[K] (bias may be null).
+/// workspace: conv2dWorkspaceBytes(c / groups, r, s, oh, ow) bytes.
 void conv2d(const float *x, const float *w, const float *bias, float *y, const Conv2dShape &shape,
             float *workspace);
 /// dx[N,C,H,W] from dy[N,K,OH,OW] and w. Same workspace size as conv2d.
@@ -61,6 +64,49 @@ void maxPool2d(const float *x, float *y, const Pool2dShape &shape);
 /// of x, as PyTorch does. dx is overwritten (zeros elsewhere).
 void maxPool2dBackward(const float *dy, const float *x, float *dx, const Pool2dShape &shape);
 
+/// Average pooling; the divisor is the number of input cells in the window, or with
+/// countIncludePad the window clipped to the padded input (PyTorch's avg_pool2d rule).
+void avgPool2d(const float *x, float *y, const Pool2dShape &shape, bool countIncludePad);
+/// Spreads each dy over its window with the forward divisor. dx is overwritten.
+void avgPool2dBackward(const float *dy, float *dx, const Pool2dShape &shape,
+                       bool countIncludePad);
+
+/// Batch normalization of x viewed as [n, c, inner] per channel c, as PyTorch's CPU kernel
+/// computes it (sums in double). training: batch mean and biased variance normalise; the
+/// running statistics become (1 - momentum) old + momentum batch, with the unbiased variance
+/// (n * inner / (n * inner - 1)) for the running variance. Otherwise the running statistics
+/// normalise and are copied unchanged. y = x * alpha + beta with alpha = scale * invstd,
+/// beta = bias - mean * alpha. savedMean/savedInvstd get the statistics used.
+/// newRunningMean/Var may alias runningMean/Var.
+void batchNorm(const float *x, const float *scale, const float *bias, const float *runningMean,
+               const float *runningVar, float *y, float *newRunningMean, float *newRunningVar,
+               float *savedMean, float *savedInvstd, int64_t n, int64_t c, int64_t inner,
+               float epsilon, float momentum, bool training);
+/// dscale = sum dy xhat, dbias = sum dy; training: dx = (dy - mean(dy) - xhat mean(dy xhat))
+/// invstd scale (PyTorch's formula); otherwise dx = dy invstd scale.
+void batchNormBackward(const float *dy, const float *x, const float *scale,
+                       const float *savedMean, const float *savedInvstd, float *dx,
+                       float *dscale, float *dbias, int64_t n, int64_t c, int64_t inner,
+                       bool training);
+
+/// Copies src, viewed as [outer, part, inner], into dst viewed as [outer, total, inner] at
+/// [*, offset, *] (one input of a concat).
+void concatInto(const float *src, float *dst, int64_t outer, int64_t part, int64_t total,
+                int64_t offset, int64_t inner);
+/// dst[outer, part, inner] = src[outer, offset : offset + part, inner] (src has total).
+void sliceFrom(const float *src, float *dst, int64_t outer, int64_t total, int64_t offset,
+               int64_t part, int64_t inner);
+
+/// Whether dropout keeps element `index`: a splitmix64 hash of (seed, opId, step, index)
+/// mapped to [0, 1) and compared with ratio. Pure, so a recomputed mask is identical.
+bool dropoutKeep(uint64_t seed, uint64_t opId, int64_t step, int64_t index, float ratio);
+/// y = keep ? x / (1 - ratio) : 0, step the runtime's f32 step counter.
+void dropout(const float *x, float *y, int64_t n, float ratio, uint64_t seed, uint64_t opId,
+             float step);
+/// dx = keep ? dy / (1 - ratio) : 0 with the forward's mask.
+void dropoutBackward(const float *dy, float *dx, int64_t n, float ratio, uint64_t seed,
+                     uint64_t opId, float step);
+
 /// y = a + b over n elements (residual connections, gradient accumulation). y may alias a or b.
 void add(const float *a, const float *b, float *y, int64_t n);
 
@@ -71,6 +117,11 @@ void sigmoid(const float *x, float *y, int64_t n);
 void sigmoidBackward(const float *dy, const float *y, float *dx, int64_t n); // dy*y*(1-y)
 void tanhForward(const float *x, float *y, int64_t n);
 void tanhBackward(const float *dy, const float *y, float *dx, int64_t n);    // dy*(1-y^2)
+
+/// y = min(max(x, lo), hi); NaN stays NaN (as torch.clamp / hardtanh).
+void clip(const float *x, float *y, int64_t n, float lo, float hi);
+/// dx = lo < y < hi ? dy : 0 (PyTorch's hardtanh backward: zero at the bounds).
+void clipBackward(const float *dy, const float *y, float *dx, int64_t n, float lo, float hi);
 
 /// Softmax over the middle axis of x viewed as [outer, dim, inner], max-subtracted.
 void softmax(const float *x, float *y, int64_t outer, int64_t dim, int64_t inner);

@@ -71,6 +71,9 @@ struct Program {
   const unsigned char *initBlob; // concatenated initial parameter values (little endian)
   uint64_t initBlobBytes;
   void (*trainStep)(unsigned char *arena); // runs one step; never allocates
+  // Seed of the counter-based dropout masks (kernels.h: dropoutKeep), which the generated
+  // step passes to its dropout kernels. Fixed at compile time for now (0).
+  uint64_t seed;
 };
 
 } // namespace graphc::rt

@@ -1,0 +1,86 @@
+// RUN: graphc-opt %s --split-input-file | graphc-opt --split-input-file | FileCheck %s
+// RUN: graphc-opt %s --split-input-file --mlir-print-op-generic | graphc-opt --split-input-file | FileCheck %s
+
+// Round trip of the ops of issue #6 (torchvision CNNs): custom form, and generic form back.
+
+// A depthwise conv2d (groups = C) and its two backward ops carry groups.
+// CHECK-LABEL: func.func @conv_groups
+//  CHECK-NEXT:   graph.conv2d %{{.*}}, %{{.*}}, %{{.*}} {dilations = array<i64: 1, 1>, groups = 4 : i64, padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<2x4x5x5xf32>, tensor<4x1x3x3xf32>, tensor<4xf32>) -> tensor<2x4x5x5xf32>
+//  CHECK-NEXT:   graph.conv2d_backward_data %{{.*}}, %{{.*}} {dilations = array<i64: 1, 1>, groups = 4 : i64, padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<2x4x5x5xf32>, tensor<4x1x3x3xf32>) -> tensor<2x4x5x5xf32>
+//  CHECK-NEXT:   graph.conv2d_backward_filter %{{.*}}, %{{.*}} {dilations = array<i64: 1, 1>, groups = 4 : i64, padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<2x4x5x5xf32>, tensor<2x4x5x5xf32>) -> tensor<4x1x3x3xf32>
+func.func @conv_groups(%x: tensor<2x4x5x5xf32>, %w: tensor<4x1x3x3xf32>, %b: tensor<4xf32>) {
+  %y = graph.conv2d %x, %w, %b {strides = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, groups = 4} : (tensor<2x4x5x5xf32>, tensor<4x1x3x3xf32>, tensor<4xf32>) -> tensor<2x4x5x5xf32>
+  %dx = graph.conv2d_backward_data %y, %w {strides = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, groups = 4} : (tensor<2x4x5x5xf32>, tensor<4x1x3x3xf32>) -> tensor<2x4x5x5xf32>
+  %dw = graph.conv2d_backward_filter %y, %x {strides = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, groups = 4} : (tensor<2x4x5x5xf32>, tensor<2x4x5x5xf32>) -> tensor<4x1x3x3xf32>
+  return
+}
+
+// -----
+
+// Average pooling with count_include_pad, and its backward.
+// CHECK-LABEL: func.func @avg_pool
+//  CHECK-NEXT:   graph.avg_pool2d %{{.*}} {count_include_pad, kernel = array<i64: 3, 3>, padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x2x6x6xf32>) -> tensor<1x2x3x3xf32>
+//  CHECK-NEXT:   graph.avg_pool2d_backward %{{.*}} {count_include_pad, kernel = array<i64: 3, 3>, padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x2x3x3xf32>) -> tensor<1x2x6x6xf32>
+func.func @avg_pool(%x: tensor<1x2x6x6xf32>) {
+  %y = graph.avg_pool2d %x {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>, count_include_pad} : (tensor<1x2x6x6xf32>) -> tensor<1x2x3x3xf32>
+  %dx = graph.avg_pool2d_backward %y {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>, count_include_pad} : (tensor<1x2x3x3xf32>) -> tensor<1x2x6x6xf32>
+  return
+}
+
+// -----
+
+// Training-mode batch_norm with its five results, and its backward with three.
+// CHECK-LABEL: func.func @batch_norm
+//  CHECK-NEXT:   %{{.*}}, %{{.*}}, %{{.*}}, %[[MEAN:.*]], %[[INVSTD:.*]] = graph.batch_norm %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {epsilon = 9.99999974E-6 : f32, momentum = 1.000000e-01 : f32, training} : (tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
+//  CHECK-NEXT:   %{{.*}}, %{{.*}}, %{{.*}} = graph.batch_norm_backward %{{.*}}, %{{.*}}, %{{.*}}, %[[MEAN]], %[[INVSTD]] {training} : (tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>)
+func.func @batch_norm(%x: tensor<2x3x4x4xf32>, %g: tensor<3xf32>, %b: tensor<3xf32>, %m: tensor<3xf32>, %v: tensor<3xf32>) {
+  %y:5 = graph.batch_norm %x, %g, %b, %m, %v {epsilon = 1.0e-5 : f32, momentum = 0.1 : f32, training} : (tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
+  %d:3 = graph.batch_norm_backward %y#0, %x, %g, %y#3, %y#4 {training} : (tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>)
+  return
+}
+
+// -----
+
+// Inference-form batch_norm (no training attribute) on a rank-2 input.
+// CHECK-LABEL: func.func @batch_norm_inference
+//  CHECK-NEXT:   graph.batch_norm %{{.*}} {epsilon = 1.000000e-03 : f32, momentum = 0.000000e+00 : f32} : (tensor<4x3xf32>
+func.func @batch_norm_inference(%x: tensor<4x3xf32>, %g: tensor<3xf32>, %b: tensor<3xf32>, %m: tensor<3xf32>, %v: tensor<3xf32>) {
+  %y:5 = graph.batch_norm %x, %g, %b, %m, %v {epsilon = 1.0e-3 : f32, momentum = 0.0 : f32} : (tensor<4x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<4x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
+  return
+}
+
+// -----
+
+// Concat of three tensors along channels and a slice back out.
+// CHECK-LABEL: func.func @concat_slice
+//  CHECK-NEXT:   %[[C:.*]] = graph.concat %{{.*}}, %{{.*}}, %{{.*}} {axis = 1 : i64} : (tensor<2x1x3x3xf32>, tensor<2x2x3x3xf32>, tensor<2x1x3x3xf32>) -> tensor<2x4x3x3xf32>
+//  CHECK-NEXT:   graph.slice %[[C]] {axis = 1 : i64, offset = 1 : i64} : (tensor<2x4x3x3xf32>) -> tensor<2x2x3x3xf32>
+func.func @concat_slice(%a: tensor<2x1x3x3xf32>, %b: tensor<2x2x3x3xf32>, %c: tensor<2x1x3x3xf32>) {
+  %y = graph.concat %a, %b, %c {axis = 1 : i64} : (tensor<2x1x3x3xf32>, tensor<2x2x3x3xf32>, tensor<2x1x3x3xf32>) -> tensor<2x4x3x3xf32>
+  %s = graph.slice %y {axis = 1 : i64, offset = 1 : i64} : (tensor<2x4x3x3xf32>) -> tensor<2x2x3x3xf32>
+  return
+}
+
+// -----
+
+// Clip (ReLU6) and its backward from the output.
+// CHECK-LABEL: func.func @clip
+//  CHECK-NEXT:   %[[Y:.*]] = graph.clip %{{.*}} {max = 6.000000e+00 : f32, min = 0.000000e+00 : f32} : tensor<4x8xf32>
+//  CHECK-NEXT:   graph.clip_backward %{{.*}}, %[[Y]] {max = 6.000000e+00 : f32, min = 0.000000e+00 : f32} : tensor<4x8xf32>
+func.func @clip(%x: tensor<4x8xf32>, %g: tensor<4x8xf32>) {
+  %y = graph.clip %x {min = 0.0 : f32, max = 6.0 : f32} : tensor<4x8xf32>
+  %d = graph.clip_backward %g, %y {min = 0.0 : f32, max = 6.0 : f32} : tensor<4x8xf32>
+  return
+}
+
+// -----
+
+// Dropout reads the step counter; its backward regenerates the mask from the same op_id.
+// CHECK-LABEL: func.func @dropout
+//  CHECK-NEXT:   graph.dropout %{{.*}}, %{{.*}} {op_id = 7 : i64, ratio = 2.000000e-01 : f32} : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+//  CHECK-NEXT:   graph.dropout_backward %{{.*}}, %{{.*}} {op_id = 7 : i64, ratio = 2.000000e-01 : f32} : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+func.func @dropout(%x: tensor<4x8xf32>, %step: tensor<f32>) {
+  %y = graph.dropout %x, %step {ratio = 0.2 : f32, op_id = 7} : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  %d = graph.dropout_backward %y, %step {ratio = 0.2 : f32, op_id = 7} : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  return
+}

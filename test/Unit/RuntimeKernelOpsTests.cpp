@@ -1,0 +1,374 @@
+// Unit tests of the CPU kernels added for torchvision CNNs (issue #6): grouped convolution,
+// average pooling, batch normalization, clip, concat/slice and dropout. Forward kernels are
+// compared with naive double-precision references written here, backward kernels with central
+// finite differences of those references (loss = sum(y * r) for a fixed random r), dropout
+// with its own reproducibility and mask statistics. Outputs and workspaces are pre-filled with
+// NaN so that a kernel that reads instead of overwriting them fails.
+#include "graphc/runtime/kernels.h"
+#include "graphc/runtime/workspace.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <random>
+#include <vector>
+
+using namespace graphc::rt;
+
+namespace {
+
+const float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+std::vector<float> randomVec(size_t n, uint64_t seed, double lo = -1.0, double hi = 1.0) {
+  std::mt19937_64 gen(seed);
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = static_cast<float>(lo + (hi - lo) * static_cast<double>(gen() >> 11) * 0x1p-53);
+  return v;
+}
+
+using Ref = std::function<std::vector<double>(const std::vector<double> &)>;
+
+// Max |got - want| <= tol * max(max|want|, 1e-30).
+void expectClose(const float *got, const std::vector<double> &want, double tol) {
+  double maxAbs = 0.0, maxErr = 0.0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    maxAbs = std::max(maxAbs, std::fabs(want[i]));
+    ASSERT_FALSE(std::isnan(got[i])) << "at " << i;
+    maxErr = std::max(maxErr, std::fabs(got[i] - want[i]));
+  }
+  EXPECT_LE(maxErr, tol * std::max(maxAbs, 1e-30));
+}
+
+// d/d(in) of sum(ref(in) * r) by central differences in double.
+std::vector<double> finiteDiff(const Ref &ref, std::vector<double> in, const std::vector<float> &r,
+                               double h = 1e-4) {
+  std::vector<double> g(in.size());
+  auto loss = [&](const std::vector<double> &x) {
+    auto y = ref(x);
+    double s = 0.0;
+    for (size_t i = 0; i < y.size(); ++i)
+      s += y[i] * r[i];
+    return s;
+  };
+  for (size_t i = 0; i < in.size(); ++i) {
+    const double keep = in[i];
+    in[i] = keep + h;
+    const double up = loss(in);
+    in[i] = keep - h;
+    const double down = loss(in);
+    in[i] = keep;
+    g[i] = (up - down) / (2 * h);
+  }
+  return g;
+}
+
+std::vector<double> toDouble(const std::vector<float> &v) { return {v.begin(), v.end()}; }
+
+//===----------------------------------------------------------------------===//
+// Grouped convolution
+//===----------------------------------------------------------------------===//
+
+std::vector<double> convRef(const std::vector<double> &x, const std::vector<double> &w,
+                            const Conv2dShape &sh) {
+  std::vector<double> y(sh.n * sh.k * sh.oh * sh.ow, 0.0);
+  const int64_t cg = sh.c / sh.groups, kg = sh.k / sh.groups;
+  for (int64_t n = 0; n < sh.n; ++n)
+    for (int64_t k = 0; k < sh.k; ++k)
+      for (int64_t oy = 0; oy < sh.oh; ++oy)
+        for (int64_t ox = 0; ox < sh.ow; ++ox) {
+          double s = 0.0;
+          const int64_t g = k / kg;
+          for (int64_t c = 0; c < cg; ++c)
+            for (int64_t r = 0; r < sh.r; ++r)
+              for (int64_t q = 0; q < sh.s; ++q) {
+                int64_t iy = oy * sh.strideH - sh.padTop + r * sh.dilationH;
+                int64_t ix = ox * sh.strideW - sh.padLeft + q * sh.dilationW;
+                if (iy < 0 || iy >= sh.h || ix < 0 || ix >= sh.w)
+                  continue;
+                s += x[((n * sh.c + g * cg + c) * sh.h + iy) * sh.w + ix] *
+                     w[((k * cg + c) * sh.r + r) * sh.s + q];
+              }
+          y[((n * sh.k + k) * sh.oh + oy) * sh.ow + ox] = s;
+        }
+  return y;
+}
+
+class GroupedConv : public ::testing::TestWithParam<int64_t> {};
+
+TEST_P(GroupedConv, ForwardAndBackwardMatchDoubleReference) {
+  const int64_t groups = GetParam();
+  // 4 input and 8 output channels, 5x5 image, 3x3 window, stride 2, padding 1.
+  Conv2dShape sh{2, 4, 5, 5, 8, 3, 3, 3, 3, 2, 2, 1, 1, 1, 1, groups};
+  const int64_t cg = sh.c / groups;
+  auto x = randomVec(sh.n * sh.c * sh.h * sh.w, 1);
+  auto w = randomVec(sh.k * cg * sh.r * sh.s, 2);
+  auto bias = randomVec(sh.k, 3);
+  auto r = randomVec(sh.n * sh.k * sh.oh * sh.ow, 4);
+  std::vector<float> ws(conv2dWorkspaceBytes(cg, sh.r, sh.s, sh.oh, sh.ow) / 4, kNaN);
+
+  std::vector<float> y(r.size(), kNaN);
+  conv2d(x.data(), w.data(), bias.data(), y.data(), sh, ws.data());
+  auto want = convRef(toDouble(x), toDouble(w), sh);
+  for (int64_t i = 0; i < int64_t(want.size()); ++i)
+    want[i] += bias[(i / (sh.oh * sh.ow)) % sh.k];
+  expectClose(y.data(), want, 1e-5);
+
+  std::vector<float> dx(x.size(), kNaN), dw(w.size(), kNaN);
+  std::fill(ws.begin(), ws.end(), kNaN);
+  conv2dBackwardData(r.data(), w.data(), dx.data(), sh, ws.data());
+  std::fill(ws.begin(), ws.end(), kNaN);
+  conv2dBackwardFilter(r.data(), x.data(), dw.data(), sh, ws.data());
+  auto wd = toDouble(w), xd = toDouble(x);
+  expectClose(dx.data(), finiteDiff([&](const std::vector<double> &v) { return convRef(v, wd, sh); }, xd, r), 1e-6);
+  expectClose(dw.data(), finiteDiff([&](const std::vector<double> &v) { return convRef(xd, v, sh); }, wd, r), 1e-6);
+}
+
+// Dense, two groups, and depthwise (groups = C = 4; 2 filters per channel).
+INSTANTIATE_TEST_SUITE_P(Groups, GroupedConv, ::testing::Values(1, 2, 4));
+
+//===----------------------------------------------------------------------===//
+// Average pooling
+//===----------------------------------------------------------------------===//
+
+std::vector<double> avgPoolRef(const std::vector<double> &x, const Pool2dShape &sh,
+                               bool includePad) {
+  std::vector<double> y(sh.n * sh.c * sh.oh * sh.ow);
+  for (int64_t nc = 0; nc < sh.n * sh.c; ++nc)
+    for (int64_t oy = 0; oy < sh.oh; ++oy)
+      for (int64_t ox = 0; ox < sh.ow; ++ox) {
+        double s = 0.0;
+        int64_t cells = 0, padded = 0;
+        for (int64_t ky = 0; ky < sh.kernelH; ++ky)
+          for (int64_t kx = 0; kx < sh.kernelW; ++kx) {
+            int64_t iy = oy * sh.strideH - sh.padTop + ky, ix = ox * sh.strideW - sh.padLeft + kx;
+            // The padded input here: padTop/padLeft on every side (symmetric test shapes).
+            if (iy < -sh.padTop || iy >= sh.h + sh.padTop || ix < -sh.padLeft || ix >= sh.w + sh.padLeft)
+              continue;
+            ++padded;
+            if (iy < 0 || iy >= sh.h || ix < 0 || ix >= sh.w)
+              continue;
+            ++cells;
+            s += x[(nc * sh.h + iy) * sh.w + ix];
+          }
+        y[(nc * sh.oh + oy) * sh.ow + ox] = s / double(includePad ? padded : cells);
+      }
+  return y;
+}
+
+class AvgPool : public ::testing::TestWithParam<bool> {};
+
+TEST_P(AvgPool, ForwardAndBackwardMatchDoubleReference) {
+  const bool includePad = GetParam();
+  // 6x6 input, 3x3 window, stride 2, padding 1 on every side: 3x3 output, border windows
+  // overlap the padding.
+  Pool2dShape sh{2, 3, 6, 6, 3, 3, 3, 3, 2, 2, 1, 1};
+  auto x = randomVec(sh.n * sh.c * sh.h * sh.w, 5);
+  auto r = randomVec(sh.n * sh.c * sh.oh * sh.ow, 6);
+  std::vector<float> y(r.size(), kNaN), dx(x.size(), kNaN);
+  avgPool2d(x.data(), y.data(), sh, includePad);
+  expectClose(y.data(), avgPoolRef(toDouble(x), sh, includePad), 1e-6);
+  avgPool2dBackward(r.data(), dx.data(), sh, includePad);
+  expectClose(dx.data(),
+              finiteDiff([&](const std::vector<double> &v) { return avgPoolRef(v, sh, includePad); },
+                         toDouble(x), r),
+              1e-6);
+}
+
+INSTANTIATE_TEST_SUITE_P(CountIncludePad, AvgPool, ::testing::Bool());
+
+TEST(AvgPoolGlobal, IsTheMeanOfEachChannel) {
+  Pool2dShape sh{1, 2, 3, 4, 1, 1, 3, 4, 1, 1, 0, 0};
+  std::vector<float> x(24);
+  for (int i = 0; i < 24; ++i)
+    x[i] = float(i);
+  float y[2] = {kNaN, kNaN};
+  avgPool2d(x.data(), y, sh, false);
+  EXPECT_FLOAT_EQ(y[0], 5.5f);
+  EXPECT_FLOAT_EQ(y[1], 17.5f);
+}
+
+//===----------------------------------------------------------------------===//
+// Batch normalization
+//===----------------------------------------------------------------------===//
+
+// Training-mode batch norm of x [n, c, inner] in double.
+std::vector<double> batchNormRef(const std::vector<double> &x, const std::vector<double> &g,
+                                 const std::vector<double> &b, int64_t n, int64_t c,
+                                 int64_t inner, double eps) {
+  std::vector<double> y(x.size());
+  for (int64_t ch = 0; ch < c; ++ch) {
+    double mean = 0, var = 0;
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < inner; ++j)
+        mean += x[(i * c + ch) * inner + j];
+    mean /= double(n * inner);
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < inner; ++j)
+        var += std::pow(x[(i * c + ch) * inner + j] - mean, 2);
+    var /= double(n * inner);
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < inner; ++j) {
+        int64_t k = (i * c + ch) * inner + j;
+        y[k] = g[ch] * (x[k] - mean) / std::sqrt(var + eps) + b[ch];
+      }
+  }
+  return y;
+}
+
+TEST(BatchNorm, TrainingForwardRunningStatsAndBackward) {
+  const int64_t n = 3, c = 2, inner = 5;
+  const float eps = 1e-5f, momentum = 0.1f;
+  auto x = randomVec(n * c * inner, 7, -2.0, 3.0);
+  auto g = randomVec(c, 8, 0.5, 1.5), b = randomVec(c, 9);
+  std::vector<float> rm = {0.25f, -0.5f}, rv = {1.0f, 2.0f};
+  std::vector<float> y(x.size(), kNaN), sm(c, kNaN), si(c, kNaN);
+  std::vector<float> nm = rm, nv = rv; // updated in place, as the plan does
+  batchNorm(x.data(), g.data(), b.data(), nm.data(), nv.data(), y.data(), nm.data(), nv.data(),
+            sm.data(), si.data(), n, c, inner, eps, momentum, true);
+  auto xd = toDouble(x), gd = toDouble(g), bd = toDouble(b);
+  expectClose(y.data(), batchNormRef(xd, gd, bd, n, c, inner, eps), 1e-6);
+  for (int64_t ch = 0; ch < c; ++ch) {
+    double mean = 0, ss = 0;
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < inner; ++j)
+        mean += xd[(i * c + ch) * inner + j];
+    mean /= double(n * inner);
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < inner; ++j)
+        ss += std::pow(xd[(i * c + ch) * inner + j] - mean, 2);
+    // PyTorch: the running variance takes the unbiased batch variance.
+    EXPECT_NEAR(nm[ch], 0.9 * rm[ch] + 0.1 * mean, 1e-6);
+    EXPECT_NEAR(nv[ch], 0.9 * rv[ch] + 0.1 * ss / double(n * inner - 1), 1e-6);
+    EXPECT_NEAR(sm[ch], mean, 1e-6);
+    EXPECT_NEAR(si[ch], 1.0 / std::sqrt(ss / double(n * inner) + eps), 1e-5);
+  }
+
+  auto r = randomVec(x.size(), 10);
+  std::vector<float> dx(x.size(), kNaN), dg(c, kNaN), db(c, kNaN);
+  batchNormBackward(r.data(), x.data(), g.data(), sm.data(), si.data(), dx.data(), dg.data(),
+                    db.data(), n, c, inner, true);
+  expectClose(dx.data(), finiteDiff([&](const std::vector<double> &v) { return batchNormRef(v, gd, bd, n, c, inner, eps); }, xd, r), 1e-5);
+  expectClose(dg.data(), finiteDiff([&](const std::vector<double> &v) { return batchNormRef(xd, v, bd, n, c, inner, eps); }, gd, r), 1e-5);
+  expectClose(db.data(), finiteDiff([&](const std::vector<double> &v) { return batchNormRef(xd, gd, v, n, c, inner, eps); }, bd, r), 1e-5);
+}
+
+TEST(BatchNorm, InferenceUsesRunningStatsAndLeavesThem) {
+  const int64_t n = 2, c = 2, inner = 3;
+  auto x = randomVec(n * c * inner, 11);
+  std::vector<float> g = {2.0f, 0.5f}, b = {0.1f, -0.2f}, rm = {0.3f, -0.4f}, rv = {4.0f, 0.25f};
+  std::vector<float> y(x.size(), kNaN), nm(c, kNaN), nv(c, kNaN), sm(c, kNaN), si(c, kNaN);
+  batchNorm(x.data(), g.data(), b.data(), rm.data(), rv.data(), y.data(), nm.data(), nv.data(),
+            sm.data(), si.data(), n, c, inner, 0.0f, 0.1f, false);
+  EXPECT_EQ(nm, rm);
+  EXPECT_EQ(nv, rv);
+  for (int64_t i = 0; i < n * c * inner; ++i) {
+    int64_t ch = (i / inner) % c;
+    EXPECT_NEAR(y[i], g[ch] * (x[i] - rm[ch]) / std::sqrt(rv[ch]) + b[ch], 1e-6);
+  }
+  // A fixed affine map: dx = dy * scale * invstd.
+  auto r = randomVec(x.size(), 12);
+  std::vector<float> dx(x.size(), kNaN), dg(c, kNaN), db(c, kNaN);
+  batchNormBackward(r.data(), x.data(), g.data(), sm.data(), si.data(), dx.data(), dg.data(),
+                    db.data(), n, c, inner, false);
+  for (int64_t i = 0; i < n * c * inner; ++i) {
+    int64_t ch = (i / inner) % c;
+    EXPECT_NEAR(dx[i], r[i] * g[ch] / std::sqrt(rv[ch]), 1e-6);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Clip, concat, slice
+//===----------------------------------------------------------------------===//
+
+TEST(Clip, ForwardAndHardtanhBackwardAtTheBounds) {
+  std::vector<float> x = {-1.0f, 0.0f, 3.0f, 6.0f, 7.0f, kNaN};
+  std::vector<float> y(6, kNaN), dx(6, kNaN), dy(6, 1.0f);
+  clip(x.data(), y.data(), 6, 0.0f, 6.0f);
+  EXPECT_EQ(y[0], 0.0f);
+  EXPECT_EQ(y[1], 0.0f);
+  EXPECT_EQ(y[2], 3.0f);
+  EXPECT_EQ(y[3], 6.0f);
+  EXPECT_EQ(y[4], 6.0f);
+  EXPECT_TRUE(std::isnan(y[5]));
+  clipBackward(dy.data(), y.data(), dx.data(), 6, 0.0f, 6.0f);
+  // PyTorch's hardtanh_backward: zero at and beyond the bounds, pass strictly inside.
+  EXPECT_EQ(dx[0], 0.0f);
+  EXPECT_EQ(dx[1], 0.0f);
+  EXPECT_EQ(dx[2], 1.0f);
+  EXPECT_EQ(dx[3], 0.0f);
+  EXPECT_EQ(dx[4], 0.0f);
+  EXPECT_EQ(dx[5], 0.0f);
+}
+
+TEST(Concat, IntoAndSliceBackAlongTheMiddleAxis) {
+  // a [2, 1, 3] and b [2, 2, 3] -> y [2, 3, 3]; slicing y gives a and b back.
+  auto a = randomVec(6, 13), b = randomVec(12, 14);
+  std::vector<float> y(18, kNaN), a2(6, kNaN), b2(12, kNaN);
+  concatInto(a.data(), y.data(), 2, 1, 3, 0, 3);
+  concatInto(b.data(), y.data(), 2, 2, 3, 1, 3);
+  for (int o = 0; o < 2; ++o)
+    for (int i = 0; i < 3; ++i) {
+      EXPECT_EQ(y[(o * 3 + 0) * 3 + i], a[o * 3 + i]);
+      for (int d = 0; d < 2; ++d)
+        EXPECT_EQ(y[(o * 3 + 1 + d) * 3 + i], b[(o * 2 + d) * 3 + i]);
+    }
+  sliceFrom(y.data(), a2.data(), 2, 3, 0, 1, 3);
+  sliceFrom(y.data(), b2.data(), 2, 3, 1, 2, 3);
+  EXPECT_EQ(a2, a);
+  EXPECT_EQ(b2, b);
+}
+
+//===----------------------------------------------------------------------===//
+// Dropout
+//===----------------------------------------------------------------------===//
+
+TEST(Dropout, MaskIsAPureFunctionOfSeedOpStepAndIndex) {
+  const int64_t n = 4096;
+  std::vector<float> x(n, 1.0f), y1(n, kNaN), y2(n, kNaN), y3(n, kNaN), y4(n, kNaN);
+  dropout(x.data(), y1.data(), n, 0.25f, 7, 3, 5.0f);
+  dropout(x.data(), y2.data(), n, 0.25f, 7, 3, 5.0f);
+  EXPECT_EQ(y1, y2); // recomputation reproduces the mask
+  dropout(x.data(), y3.data(), n, 0.25f, 7, 3, 6.0f);
+  dropout(x.data(), y4.data(), n, 0.25f, 7, 4, 5.0f);
+  EXPECT_NE(y1, y3); // another step
+  EXPECT_NE(y1, y4); // another op
+  for (int64_t i = 0; i < n; ++i) {
+    EXPECT_TRUE(y1[i] == 0.0f || y1[i] == 1.0f / 0.75f);
+    EXPECT_EQ(y1[i] != 0.0f, dropoutKeep(7, 3, 5, i, 0.25f));
+  }
+  // The backward applies the same mask and scale.
+  std::vector<float> dx(n, kNaN);
+  dropoutBackward(x.data(), dx.data(), n, 0.25f, 7, 3, 5.0f);
+  EXPECT_EQ(dx, y1);
+}
+
+TEST(Dropout, KeepsAboutOneMinusRatio) {
+  // Over 2^18 elements the kept fraction is within 4 standard deviations of 1 - ratio, and
+  // neighbouring elements are uncorrelated.
+  const int64_t n = 1 << 18;
+  for (float ratio : {0.1f, 0.5f, 0.9f}) {
+    int64_t kept = 0, bothKept = 0;
+    bool previous = false;
+    for (int64_t i = 0; i < n; ++i) {
+      bool k = dropoutKeep(1234, 0, 1, i, ratio);
+      kept += k;
+      bothKept += k && previous;
+      previous = k;
+    }
+    const double p = 1.0 - ratio, sd = std::sqrt(p * (1 - p) / n);
+    EXPECT_NEAR(double(kept) / n, p, 4 * sd) << "ratio " << ratio;
+    EXPECT_NEAR(double(bothKept) / (n - 1), p * p, 4 * std::sqrt(p * p * (1 - p * p) / n) + 1e-3)
+        << "ratio " << ratio;
+  }
+}
+
+TEST(Dropout, RatioZeroKeepsEverything) {
+  std::vector<float> x = randomVec(100, 15), y(100, kNaN);
+  dropout(x.data(), y.data(), 100, 0.0f, 0, 0, 1.0f);
+  EXPECT_EQ(y, x);
+}
+
+} // namespace
