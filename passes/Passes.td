@@ -84,6 +84,36 @@ def ScheduleOps : Pass<"graphc-schedule-ops", "mlir::func::FuncOp"> {
   ];
 }
 
+def FitBudget : Pass<"graphc-fit-budget", "mlir::func::FuncOp"> {
+  let summary = "Rematerialize forward activations until the step fits a byte budget";
+  let description = [{
+    Tries, most bytes saved per recomputed FLOP first, to recompute a forward activation right
+    before its first backward reader instead of keeping it alive; keeps each remat that lowers
+    the liveness lower bound and stops at the first heuristic plan within `budget`. Pure ops
+    that write nothing in place are the only ones recomputed, so side effects never repeat.
+    Records `graph.fit_peak_before`, `graph.fit_peak_after`, `graph.fit_remat_ops` and
+    `graph.fit_extra_flops` (a fraction of the step's FLOPs) for the fit report.
+
+    Before (the relu output lives from the forward to the backward pass):
+    ```mlir
+    %r = graph.relu %c : tensor<32x32x26x26xf32>
+    ...
+    %dr = graph.relu_backward %g, %r : tensor<32x32x26x26xf32>
+    ```
+    After:
+    ```mlir
+    %r = graph.relu %c : tensor<32x32x26x26xf32>
+    ...
+    %r2 = graph.relu %c : tensor<32x32x26x26xf32>
+    %dr = graph.relu_backward %g, %r2 : tensor<32x32x26x26xf32>
+    ```
+  }];
+  let options = [
+    Option<"budget", "budget", "int64_t", "0", "bytes the plan may use (0: do nothing)">,
+    Option<"alignment", "alignment", "int64_t", "256", "alignment of every offset">,
+  ];
+}
+
 def PlanMemory : Pass<"graphc-plan-memory", "mlir::func::FuncOp"> {
   let summary = "Assign every tensor of the training step a static offset in one arena";
   let description = [{

@@ -30,6 +30,7 @@
 
 #include "dialects/graph/GraphOps.h"
 #include "importers/onnx/OnnxImporter.h"
+#include "passes/CostModel.h"
 #include "passes/MemoryPlan.h"
 #include "passes/Passes.h"
 #include "planner/PlanHtml.h"
@@ -50,7 +51,9 @@ struct Options {
   double lr = 0.01, momentum = 0.9;
   int64_t batch = 0;
   std::vector<std::string> planOut;
-  bool noReuse = false, quiet = false, printPlan = false, noSchedule = false;
+  bool noReuse = false, quiet = false, printPlan = false, noSchedule = false, noRemat = false,
+       maxBatch = false;
+  std::string device;
 };
 
 /// A failure already explained to the user in one line.
@@ -142,7 +145,7 @@ public:
       fail(kBadInput, "--target=" + opts.target + " is unknown; use cpu or cuda");
     if (opts.target == "cuda")
       fail(kBadInput, "--target=cuda is not implemented yet in this build; use --target=cpu");
-    if (phase == Phase::Binary && opts.output.empty())
+    if (phase == Phase::Binary && opts.output.empty() && !opts.maxBatch)
       fail(kBadInput, "a training binary needs an output path: pass -o OUT (or --compile-to=source)");
     for (const std::string &p : opts.planOut) {
       llvm::StringRef ext = llvm::sys::path::extension(p);
@@ -150,11 +153,19 @@ public:
         fail(kBadInput, "--plan-out=" + p + ": unknown format; use .txt, .json, .csv or .html");
     }
 
+    if (opts.maxBatch && !budget)
+      fail(kBadInput, "--max-batch needs --budget=SIZE: the budget the batch has to fit");
+    device = findDeviceProfile(opts.device.empty() ? (opts.target == "cuda" ? "h100" : "cpu")
+                                                   : llvm::StringRef(opts.device));
+    if (!device)
+      fail(kBadInput, "--device=" + opts.device + " is unknown; use h100, h200, a100-80gb or cpu");
+
     MLIRContext context;
     context.loadDialect<graph::GraphDialect, func::FuncDialect>();
     // Diagnostics from passes become one line each: graphc: error: <location>: <message>.
+    // Trial compiles (--max-batch, suggestions) stay silent.
     ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
-      if (diag.getSeverity() != DiagnosticSeverity::Error)
+      if (diag.getSeverity() != DiagnosticSeverity::Error || silent)
         return success();
       std::string loc;
       llvm::raw_string_ostream los(loc);
@@ -169,41 +180,18 @@ public:
       return success();
     });
 
-    OwningOpRef<ModuleOp> module = importModel(context);
-    if (phase == Phase::Import)
-      return emitIR(*module);
+    if (opts.maxBatch)
+      return printMaxBatch(context, *budget);
 
-    PassManager pm(&context);
-    pm.addPass(createCanonicalizerPass());
-    BuildTrainStepOptions trainOptions;
-    trainOptions.loss = opts.loss;
-    trainOptions.optimizer = opts.optimizer;
-    trainOptions.learningRate = opts.lr;
-    trainOptions.momentum = opts.momentum;
-    pm.addPass(createBuildTrainStep(trainOptions));
-    if (failed(pm.run(*module)))
-      fail(kBadInput, opts.model + ": building the training step failed (see above)");
-    if (phase == Phase::Training)
-      return emitIR(*module);
-
-    PassManager plan(&context);
-    PlanMemoryOptions planOptions;
-    planOptions.noReuse = opts.noReuse;
-    if (!opts.noSchedule)
-      plan.addNestedPass<func::FuncOp>(createScheduleOps());
-    plan.addNestedPass<func::FuncOp>(createPlanMemory(planOptions));
-    plan.addNestedPass<func::FuncOp>(createVerifyPlan());
-    if (failed(plan.run(*module)))
-      fail(kBadInput, opts.model + ": memory planning failed (see above)");
-    func::FuncOp step = module->lookupSymbol<func::FuncOp>("train_step");
-    auto planned = readPlannedStep(step);
-    if (failed(planned))
-      fail(kBadInput, opts.model + ": cannot read the memory plan back");
-    if (auto before = step->getAttrOfType<IntegerAttr>("graph.schedule_bound_before"))
-      scheduleBounds = {uint64_t(before.getInt()),
-                        uint64_t(step->getAttrOfType<IntegerAttr>("graph.schedule_bound_after").getInt())};
-    checkBudget(*planned, budget);
-    report(*planned, budget);
+    Compiled compiled = compile(context, opts.batch, budget, phase, /*trial=*/false);
+    if (phase == Phase::Import || phase == Phase::Training)
+      return emitIR(*compiled.module);
+    OwningOpRef<ModuleOp> &module = compiled.module;
+    func::FuncOp step = compiled.step;
+    const PlannedStep *planned = &compiled.planned;
+    if (budget && planned->plan.arenaBytes > *budget)
+      reportInfeasible(context, compiled, *budget);
+    report(compiled, budget);
     writePlanDumps(*planned, budget);
     if (phase == Phase::Planned)
       return emitIR(*module);
@@ -224,6 +212,216 @@ public:
   }
 
 private:
+  /// What one run of the pipeline produced.
+  struct Compiled {
+    OwningOpRef<ModuleOp> module;
+    func::FuncOp step;
+    PlannedStep planned;
+    int64_t batch = 0;
+    uint64_t rematOps = 0;
+    double extraFlops = 0; // fraction of the step's FLOPs added by rematerialization
+    uint64_t peakBeforeRemat = 0;
+    std::optional<std::pair<uint64_t, uint64_t>> scheduleBounds;
+  };
+
+  /// Runs the pipeline up to `stopAfter` (at most the plan). With a budget, and unless
+  /// --no-remat, rematerialization tries to bring the plan under it. A trial compile returns
+  /// nullopt instead of failing, and prints nothing.
+  std::optional<Compiled> tryCompile(MLIRContext &context, int64_t batch,
+                                     std::optional<uint64_t> budget, Phase stopAfter, bool trial) {
+    silent = trial;
+    Compiled out;
+    out.module = importModel(context, batch, trial);
+    if (!out.module)
+      return std::nullopt;
+    if (stopAfter == Phase::Import)
+      return out;
+    PassManager pm(&context);
+    pm.addPass(createCanonicalizerPass());
+    BuildTrainStepOptions trainOptions;
+    trainOptions.loss = opts.loss;
+    trainOptions.optimizer = opts.optimizer;
+    trainOptions.learningRate = opts.lr;
+    trainOptions.momentum = opts.momentum;
+    pm.addPass(createBuildTrainStep(trainOptions));
+    if (failed(pm.run(*out.module))) {
+      if (trial)
+        return std::nullopt;
+      fail(kBadInput, opts.model + ": building the training step failed (see above)");
+    }
+    if (stopAfter == Phase::Training)
+      return out;
+
+    PassManager plan(&context);
+    if (!opts.noSchedule)
+      plan.addNestedPass<func::FuncOp>(createScheduleOps());
+    if (budget && !opts.noRemat && !opts.noReuse) {
+      FitBudgetOptions fitOptions;
+      fitOptions.budget = int64_t(*budget);
+      plan.addNestedPass<func::FuncOp>(createFitBudget(fitOptions));
+    }
+    PlanMemoryOptions planOptions;
+    planOptions.noReuse = opts.noReuse;
+    if (trial)
+      planOptions.timeLimit = 0.2;
+    plan.addNestedPass<func::FuncOp>(createPlanMemory(planOptions));
+    plan.addNestedPass<func::FuncOp>(createVerifyPlan());
+    if (failed(plan.run(*out.module))) {
+      if (trial)
+        return std::nullopt;
+      fail(kBadInput, opts.model + ": memory planning failed (see above)");
+    }
+    out.step = out.module->lookupSymbol<func::FuncOp>("train_step");
+    auto planned = readPlannedStep(out.step);
+    if (failed(planned)) {
+      if (trial)
+        return std::nullopt;
+      fail(kBadInput, opts.model + ": cannot read the memory plan back");
+    }
+    out.planned = std::move(*planned);
+    out.batch = batch;
+    auto intAttr = [&](llvm::StringRef name) -> std::optional<uint64_t> {
+      if (auto a = out.step->getAttrOfType<IntegerAttr>(name))
+        return uint64_t(a.getInt());
+      return std::nullopt;
+    };
+    if (auto before = intAttr("graph.schedule_bound_before"))
+      out.scheduleBounds = {*before, *intAttr("graph.schedule_bound_after")};
+    out.rematOps = intAttr("graph.fit_remat_ops").value_or(0);
+    out.peakBeforeRemat = intAttr("graph.fit_peak_before").value_or(0);
+    if (auto extra = out.step->getAttrOfType<FloatAttr>("graph.fit_extra_flops"))
+      out.extraFlops = extra.getValueAsDouble();
+    silent = false;
+    return out;
+  }
+
+  Compiled compile(MLIRContext &context, int64_t batch, std::optional<uint64_t> budget,
+                   Phase stopAfter, bool trial) {
+    Phase until = stopAfter == Phase::Import || stopAfter == Phase::Training ? stopAfter
+                                                                             : Phase::Planned;
+    auto compiled = tryCompile(context, batch, budget, until, trial);
+    if (!compiled)
+      fail(kBadInput, opts.model + ": compilation failed");
+    return std::move(*compiled);
+  }
+
+  /// The batch of the model as imported (for searches around it).
+  int64_t modelBatch(const Compiled &compiled) {
+    func::FuncOp step = compiled.step;
+    for (BlockArgument arg : step.getArguments())
+      if (auto role = step.getArgAttrOfType<StringAttr>(arg.getArgNumber(), graph::kRoleAttr);
+          role && role.getValue() == "data")
+        return cast<RankedTensorType>(arg.getType()).getDimSize(0);
+    return 0;
+  }
+
+  /// Largest batch whose plan fits `budget` (0 if none), by exponential then binary search
+  /// over trial compiles; never by running anything.
+  int64_t largestBatch(MLIRContext &context, uint64_t budget, bool remat, int64_t start) {
+    bool saved = opts.noRemat;
+    opts.noRemat = !remat;
+    auto fits = [&](int64_t batch) {
+      auto c = tryCompile(context, batch, budget, Phase::Planned, /*trial=*/true);
+      return c && c->planned.plan.arenaBytes <= budget;
+    };
+    int64_t lo = 0, hi = 0; // lo fits (or 0), hi does not (or 0 = unknown)
+    for (int64_t b = std::max<int64_t>(start, 1); b <= (int64_t{1} << 24); b *= 2) {
+      if (fits(b)) {
+        lo = b;
+      } else {
+        hi = b;
+        break;
+      }
+    }
+    if (lo == 0 && hi > 1) { // even the starting batch fails: search below it
+      for (int64_t b = hi / 2; b >= 1; b /= 2)
+        if (fits(b)) {
+          lo = b;
+          break;
+        } else {
+          hi = b;
+        }
+    }
+    while (lo > 0 && hi > lo + 1) {
+      int64_t mid = lo + (hi - lo) / 2;
+      (fits(mid) ? lo : hi) = mid;
+    }
+    opts.noRemat = saved;
+    silent = false;
+    return lo;
+  }
+
+  double predictedStepSeconds(func::FuncOp step) {
+    double seconds = 0;
+    for (Operation &op : step.getBody().front().without_terminator())
+      seconds += predictSeconds(estimateOpCost(&op), *device);
+    return seconds;
+  }
+
+  int printMaxBatch(MLIRContext &context, uint64_t budget) {
+    if (llvm::sys::path::extension(opts.model) != ".onnx")
+      fail(kBadInput, "--max-batch changes the batch of an ONNX model's data input; " + opts.model +
+                          " is not an ONNX model");
+    Compiled base = compile(context, opts.batch, std::nullopt, Phase::Planned, false);
+    int64_t start = modelBatch(base);
+    llvm::raw_ostream &os = llvm::outs();
+    os << "largest batch of " << llvm::sys::path::filename(opts.model) << " within "
+       << plan::humanBytes(budget) << " (" << device->name << " cost model):\n";
+    struct Row {
+      const char *label;
+      bool remat;
+    } rows[] = {{"reuse only", false}, {"+ rematerialization", true}};
+    for (const Row &row : rows) {
+      if (row.remat && opts.noRemat)
+        continue;
+      int64_t batch = largestBatch(context, budget, row.remat, start);
+      if (batch == 0) {
+        os << llvm::formatv("  {0,-22} none: even --batch=1 needs more than the budget\n",
+                            row.label);
+        continue;
+      }
+      opts.noRemat = !row.remat;
+      Compiled c = compile(context, batch, budget, Phase::Planned, false);
+      opts.noRemat = false;
+      double seconds = predictedStepSeconds(c.step);
+      os << llvm::formatv("  {0,-22} --batch={1,-6} arena {2}, +{3:F1}% FLOPs, predicted "
+                          "{4:F2} ms/step, {5:F1} us/sample\n",
+                          row.label, batch, plan::humanBytes(c.planned.plan.arenaBytes),
+                          100.0 * c.extraFlops, seconds * 1e3, seconds * 1e6 / double(batch));
+    }
+    os << "  (bf16 and micro-batching are not implemented yet)\n";
+    return kOk;
+  }
+
+  /// The budget cannot be met: say why and what would fit, then exit with code 3.
+  [[noreturn]] void reportInfeasible(MLIRContext &context, const Compiled &compiled,
+                                     uint64_t budget) {
+    const plan::Plan &p = compiled.planned.plan;
+    uint64_t persistent = 0;
+    for (const plan::Buffer &b : p.buffers)
+      if (b.kind == "parameter" || b.kind == "optimizer_state")
+        persistent += b.bytes;
+    std::string fitsAt;
+    if (llvm::sys::path::extension(opts.model) == ".onnx") {
+      int64_t batch = largestBatch(context, budget, !opts.noRemat, modelBatch(compiled));
+      fitsAt = batch > 0 ? llvm::formatv("; fits at --batch={0}", batch).str()
+                         : "; no batch fits: the parameters and optimizer state alone take " +
+                               plan::humanBytes(persistent);
+    }
+    fail(kOverBudget,
+         llvm::formatv("{0}: the training step needs {1} ({2} bytes) but --budget is {3} ({4} "
+                       "bytes); by kind: {5}; lower bound {6}{7}. Needs --budget >= {2}{8}.",
+                       opts.model, plan::humanBytes(p.arenaBytes), p.arenaBytes,
+                       plan::humanBytes(budget), budget, kindSummary(p),
+                       plan::humanBytes(compiled.planned.lowerBound),
+                       compiled.rematOps
+                           ? llvm::formatv(" after rematerializing {0} ops", compiled.rematOps)
+                                 .str()
+                           : std::string(),
+                       fitsAt)
+             .str());
+  }
+
   Phase parsePhase() {
     if (opts.compileTo == "import")
       return Phase::Import;
@@ -245,16 +443,16 @@ private:
     return abs.str().str();
   }
 
-  OwningOpRef<ModuleOp> importModel(MLIRContext &context) {
+  OwningOpRef<ModuleOp> importModel(MLIRContext &context, int64_t batch, bool trial) {
     if (!llvm::sys::fs::exists(opts.model))
       fail(kBadInput, opts.model + ": no such file");
     llvm::StringRef ext = llvm::sys::path::extension(opts.model);
     if (ext == ".onnx") {
       std::string error;
       OnnxImportOptions importOptions;
-      importOptions.batch = opts.batch;
+      importOptions.batch = batch;
       auto module = importOnnxFile(opts.model, context, importOptions, error);
-      if (!module)
+      if (!module && !trial)
         fail(kBadInput, error);
       return module;
     }
@@ -296,30 +494,24 @@ private:
     return s;
   }
 
-  void checkBudget(const PlannedStep &planned, std::optional<uint64_t> budget) {
-    if (!budget || planned.plan.arenaBytes <= *budget)
-      return;
-    fail(kOverBudget,
-         llvm::formatv("{0}: the training step needs {1} ({2} bytes) but --budget is {3} ({4} "
-                       "bytes); by kind: {5}; lower bound {6}. Raise --budget to at least {2} "
-                       "or lower --batch.",
-                       opts.model, plan::humanBytes(planned.plan.arenaBytes),
-                       planned.plan.arenaBytes, plan::humanBytes(*budget), *budget,
-                       kindSummary(planned.plan), plan::humanBytes(planned.lowerBound))
-             .str());
-  }
-
   llvm::raw_ostream &reportStream() {
     // IR and source on stdout must stay clean, so the report goes to stderr then.
     return opts.output.empty() ? llvm::errs() : llvm::outs();
   }
 
-  void report(const PlannedStep &planned, std::optional<uint64_t> budget) {
+  void report(const Compiled &compiled, std::optional<uint64_t> budget) {
     if (opts.quiet)
       return;
+    const PlannedStep &planned = compiled.planned;
     const plan::Plan &p = planned.plan;
-    plan::Plan separate = p;
-    plan::planNoReuse(separate);
+    // The comparison point: every value in its own bytes (no in-place sharing either).
+    func::FuncOp stepFunc = compiled.step;
+    plan::Plan separate;
+    if (auto live = computeStepLiveness(stepFunc, /*reuseDyingOperands=*/false);
+        succeeded(live)) {
+      separate = planProblemFromLiveness(*live, p.alignment);
+      plan::planNoReuse(separate);
+    }
     llvm::raw_ostream &os = reportStream();
     double gap = planned.lowerBound
                      ? 100.0 * (double(p.arenaBytes) - double(planned.lowerBound)) /
@@ -331,10 +523,10 @@ private:
                         plan::humanBytes(p.arenaBytes), p.arenaBytes, p.buffers.size(),
                         planned.steps.size());
     os << llvm::formatv("  lower bound  {0,12} (gap {1:F1}%)\n", plan::humanBytes(planned.lowerBound), gap);
-    if (scheduleBounds)
+    if (compiled.scheduleBounds)
       os << llvm::formatv("  schedule     lower bound {0} before reordering, {1} after\n",
-                          plan::humanBytes(scheduleBounds->first),
-                          plan::humanBytes(scheduleBounds->second));
+                          plan::humanBytes(compiled.scheduleBounds->first),
+                          plan::humanBytes(compiled.scheduleBounds->second));
     os << llvm::formatv("  no reuse     {0,12} (reuse saves {1:F1}%)\n",
                         plan::humanBytes(separate.arenaBytes),
                         separate.arenaBytes ? 100.0 * (1.0 - double(p.arenaBytes) /
@@ -348,7 +540,18 @@ private:
     os << "  by kind:\n";
     for (auto &[kind, bytes] : bytesByKind(p))
       os << llvm::formatv("    {0,-16} {1,12}\n", kind, plan::humanBytes(bytes));
-    os << "  cures applied: none needed (static reuse only)\n";
+    if (compiled.rematOps)
+      os << llvm::formatv("  cures        rematerialized {0} ops: peak {1} -> {2}, +{3:F2}% FLOPs\n",
+                          compiled.rematOps, plan::humanBytes(compiled.peakBeforeRemat),
+                          plan::humanBytes(p.arenaBytes), 100.0 * compiled.extraFlops);
+    else
+      os << "  cures        none needed (static reuse only)\n";
+    double flops = 0;
+    func::FuncOp step = compiled.step;
+    for (Operation &op : step.getBody().front().without_terminator())
+      flops += estimateOpCost(&op).flops;
+    os << llvm::formatv("  cost model   {0:F3} GFLOP/step, predicted {1:F3} ms/step on {2}\n",
+                        flops / 1e9, predictedStepSeconds(step) * 1e3, device->name);
     if (opts.printPlan)
       plan::writePlanText(os, p, budget);
     os.flush();
@@ -463,7 +666,8 @@ private:
   }
 
   Options opts;
-  std::optional<std::pair<uint64_t, uint64_t>> scheduleBounds;
+  const DeviceProfile *device = nullptr;
+  bool silent = false; // trial compiles print no diagnostics
 };
 
 } // namespace
@@ -499,6 +703,14 @@ int runGraphcDriver(int argc, char **argv) {
   cl::opt<bool> noSchedule("no-schedule", cl::desc("keep the autodiff op order (no memory-aware "
                                                   "reordering)"),
                            cl::cat(category));
+  cl::opt<bool> noRemat("no-remat", cl::desc("do not rematerialize to fit --budget"),
+                        cl::cat(category));
+  cl::opt<bool> maxBatch("max-batch", cl::desc("print the largest batch that fits --budget, "
+                                               "with each allowed cure, and exit"),
+                         cl::cat(category));
+  cl::opt<std::string> deviceName("device", cl::desc("cost-model profile: h100 | h200 | "
+                                                     "a100-80gb | cpu (default: by --target)"),
+                                  cl::cat(category));
   cl::opt<bool> printPlan("print-plan", cl::desc("print the plan table after the fit report"),
                           cl::cat(category));
   cl::opt<bool> quiet("quiet", cl::desc("no fit report"), cl::cat(category));
@@ -523,6 +735,9 @@ int runGraphcDriver(int argc, char **argv) {
   opts.noReuse = noReuse;
   opts.printPlan = printPlan;
   opts.noSchedule = noSchedule;
+  opts.noRemat = noRemat;
+  opts.maxBatch = maxBatch;
+  opts.device = deviceName;
   opts.quiet = quiet;
   try {
     return Driver(std::move(opts)).run();

@@ -1,0 +1,96 @@
+// FLOP and byte counts per op, and nominal device profiles; see CostModel.h.
+#include "passes/CostModel.h"
+
+#include <algorithm>
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include "dialects/graph/GraphOps.h"
+
+using namespace mlir;
+using namespace graphc;
+using namespace graphc::graph;
+
+namespace {
+const DeviceProfile kProfiles[] = {
+    {"h100", 67e12, 989e12, 3.35e12, 80e9, "NVIDIA H100 SXM5 datasheet: 67 TFLOPS fp32, 989 TFLOPS dense bf16, 3.35 TB/s HBM3"},
+    {"h200", 67e12, 989e12, 4.8e12, 141e9, "NVIDIA H200 SXM datasheet: 67 TFLOPS fp32, 989 TFLOPS dense bf16, 4.8 TB/s HBM3e"},
+    {"a100-80gb", 19.5e12, 312e12, 2.039e12, 80e9, "NVIDIA A100 80GB SXM datasheet: 19.5 TFLOPS fp32, 312 TFLOPS bf16, 2.039 TB/s HBM2e"},
+    {"cpu", 160e9, 160e9, 20e9, 24e9, "2-core x86 AVX2 at 2.5 GHz: 2 x 2 FMA x 8 lanes x 2 flops x 2.5e9 = 160 GFLOP/s, ~20 GB/s DRAM"},
+};
+
+double elements(Value v) {
+  return double(cast<RankedTensorType>(v.getType()).getNumElements());
+}
+double bytesOf(Value v) {
+  auto t = cast<RankedTensorType>(v.getType());
+  return double(t.getNumElements()) * double(t.getElementTypeBitWidth() / 8);
+}
+} // namespace
+
+llvm::ArrayRef<DeviceProfile> graphc::deviceProfiles() { return kProfiles; }
+
+const DeviceProfile *graphc::findDeviceProfile(llvm::StringRef name) {
+  for (const DeviceProfile &p : kProfiles)
+    if (name == p.name)
+      return &p;
+  return nullptr;
+}
+
+OpCost graphc::estimateOpCost(Operation *op) {
+  OpCost cost;
+  if (isa<ReshapeOp>(op))
+    return cost; // a view
+  for (Value v : op->getOperands())
+    cost.bytes += bytesOf(v);
+  for (Value v : op->getResults())
+    cost.bytes += bytesOf(v);
+  auto shape = [](Value v) { return cast<RankedTensorType>(v.getType()).getShape(); };
+  cost.flops = llvm::TypeSwitch<Operation *, double>(op)
+                   .Case([&](DenseOp d) {
+                     auto x = shape(d.getInput());
+                     return 2.0 * elements(d.getResult()) * double(x[1]);
+                   })
+                   .Case([&](MatmulOp m) {
+                     auto a = shape(m.getLhs());
+                     double k = double(m.getTransposeLhs() ? a[0] : a[1]);
+                     return 2.0 * elements(m.getResult()) * k;
+                   })
+                   .Case([&](Conv2dOp c) {
+                     auto w = shape(c.getFilter());
+                     return 2.0 * elements(c.getResult()) * double(w[1] * w[2] * w[3]);
+                   })
+                   .Case([&](Conv2dBackwardDataOp c) {
+                     auto w = shape(c.getFilter());
+                     return 2.0 * elements(c.getGrad()) * double(w[1] * w[2] * w[3]);
+                   })
+                   .Case([&](Conv2dBackwardFilterOp c) {
+                     auto w = shape(c.getResult());
+                     return 2.0 * elements(c.getGrad()) * double(w[1] * w[2] * w[3]);
+                   })
+                   .Case([&](MaxPool2dOp p) {
+                     auto k = p.getKernel();
+                     return elements(p.getResult()) * double(k[0] * k[1]);
+                   })
+                   .Case([&](MaxPool2dBackwardOp p) {
+                     auto k = p.getKernel();
+                     return elements(p.getGrad()) * double(k[0] * k[1]);
+                   })
+                   .Case<SigmoidOp, TanhOp, SigmoidBackwardOp, TanhBackwardOp>(
+                       [&](Operation *) { return 4.0 * elements(op->getResult(0)); })
+                   .Case<SoftmaxOp, SoftmaxBackwardOp, LossOp, LossBackwardOp>(
+                       [&](Operation *) { return 5.0 * elements(op->getOperand(0)); })
+                   .Case([&](SgdUpdateOp u) { return 2.0 * elements(u.getParam()); })
+                   .Case([&](MomentumUpdateOp u) { return 4.0 * elements(u.getParam()); })
+                   .Case([&](AdamUpdateOp u) { return 12.0 * elements(u.getParam()); })
+                   .Default([&](Operation *) {
+                     // Elementwise and reductions: about one flop per element touched.
+                     return op->getNumResults() ? elements(op->getResult(0)) : 0.0;
+                   });
+  return cost;
+}
+
+double graphc::predictSeconds(const OpCost &cost, const DeviceProfile &device) {
+  return std::max(cost.flops / device.fp32FlopsPerSecond, cost.bytes / device.bytesPerSecond);
+}
