@@ -399,7 +399,7 @@ private:
     const plan::Plan &p = compiled.planned.plan;
     uint64_t persistent = 0;
     for (const plan::Buffer &b : p.buffers)
-      if (b.kind == "parameter" || b.kind == "optimizer_state")
+      if (b.kind == "parameter" || b.kind == "optimizer_state" || b.kind == "batch_stats")
         persistent += b.bytes;
     std::string fitsAt;
     if (llvm::sys::path::extension(opts.model) == ".onnx") {
@@ -471,17 +471,18 @@ private:
                         "'; graphc reads .onnx and .mlir (Keras .json support is planned)");
   }
 
-  /// Bytes of the plan by buffer kind, in schema order.
+  /// Bytes of the plan by buffer kind: the schema's kinds in order, then any other kind.
   static std::vector<std::pair<std::string, uint64_t>> bytesByKind(const plan::Plan &p) {
-    static const char *kinds[] = {"parameter", "gradient", "optimizer_state", "activation",
-                                  "temporary", "workspace", "input"};
     std::vector<std::pair<std::string, uint64_t>> out;
-    for (const char *k : kinds) {
-      uint64_t sum = 0;
-      for (const plan::Buffer &b : p.buffers)
-        if (b.kind == k)
-          sum += b.bytes;
-      out.push_back({k, sum});
+    for (const char *k : {"parameter", "gradient", "optimizer_state", "batch_stats", "activation",
+                          "temporary", "workspace", "input"})
+      out.push_back({k, 0});
+    for (const plan::Buffer &b : p.buffers) {
+      auto it = llvm::find_if(out, [&](const auto &entry) { return entry.first == b.kind; });
+      if (it == out.end())
+        out.push_back({b.kind, b.bytes});
+      else
+        it->second += b.bytes;
     }
     return out;
   }
