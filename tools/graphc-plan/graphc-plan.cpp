@@ -8,7 +8,8 @@
 //       prints a one-line summary, and writes the solution (.csv, a .json/.txt dump or an .html
 //       picture) unless it does not fit the capacity: then it exits 1 with a message and leaves
 //       no output file behind. With --capacity the search stops at the first plan that fits;
-//       without, it minimises the height. --heuristic-only gives the best-fit baseline.
+//       without, it minimises the height. --heuristic-only gives the best-fit baseline;
+//       --order=size only planBestFit (one greedy best fit, largest first: TFLite's order).
 //   graphc-plan --verify=solution.csv [--capacity=N] [--alignment=A]
 //   graphc-plan --verify=plan.json [--capacity=N]
 //       checks a finished solution with the planner's independent verifier.
@@ -54,6 +55,10 @@ struct Options {
   cl::opt<bool> heuristicOnly{"heuristic-only",
                               cl::desc("only the multi-order best-fit heuristic (no search)"),
                               cl::cat(category)};
+  cl::opt<std::string> order{"order",
+                             cl::desc("all: planNearOptimal (default); size: only greedy best "
+                                      "fit, largest buffer first (planBestFit)"),
+                             cl::init("all"), cl::cat(category)};
   cl::opt<bool> stats{"search-stats",
                       cl::desc("print a second line with the planner's statistics"),
                       cl::cat(category)};
@@ -89,9 +94,19 @@ int solve(const Options &opts) {
   options.capacity = hasCapacity ? opts.capacity : 0;
   if (hasCapacity && opts.capacity == 0)
     options.heuristicOnly = true;
+  if (opts.order != "all" && opts.order != "size")
+    return fail("--order must be all or size");
 
   auto start = std::chrono::steady_clock::now();
-  PlanStats stats = planNearOptimal(plan, options);
+  PlanStats stats;
+  if (opts.order == "size") {
+    planBestFit(plan);
+    stats.lowerBound = lowerBound(plan.buffers, plan.alignment);
+    stats.heuristic = "planBestFit";
+    stats.heuristicHeight = stats.height = plan.arenaBytes;
+  } else {
+    stats = planNearOptimal(plan, options);
+  }
   uint64_t lower = stats.lowerBound;
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
                   .count();
