@@ -70,14 +70,19 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
       return forward.emitError() << "the forward function must return one prediction, it returns "
                                  << forward.getNumResults() << " values";
 
-    // Classify the forward arguments: trained parameters, persistent untrained state
-    // (BatchNorm running statistics, kind batch_stats), the step number dropout reads, data.
-    SmallVector<BlockArgument> params, stats, inputs;
+    // Classify the forward arguments: trained parameters, frozen parameters
+    // (graph.trainable = false: read like constants, so no gradient, update or optimizer
+    // state), persistent untrained state (BatchNorm running statistics, kind batch_stats),
+    // the step number dropout reads, data.
+    SmallVector<BlockArgument> params, frozen, stats, inputs;
     BlockArgument forwardStep;
     for (BlockArgument arg : forward.getArguments()) {
       auto kind = forward.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kKindAttr);
       auto role = forward.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kRoleAttr);
-      if (kind && kind.getValue() == "parameter")
+      auto trainable = forward.getArgAttrOfType<BoolAttr>(arg.getArgNumber(), kTrainableAttr);
+      if (kind && kind.getValue() == "parameter" && trainable && !trainable.getValue())
+        frozen.push_back(arg);
+      else if (kind && kind.getValue() == "parameter")
         params.push_back(arg);
       else if (kind && kind.getValue() == "batch_stats")
         stats.push_back(arg);
@@ -98,7 +103,8 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
       labelType = RankedTensorType::get({pred.getDimSize(0)}, b.getI64Type());
     Type scalar = RankedTensorType::get({}, b.getF32Type());
 
-    // Signature: params, optimizer state, batch statistics, data, labels, [step].
+    // Signature: params, optimizer state, batch statistics, frozen params, data, labels,
+    // [step]. Frozen parameters persist but are not results: nothing updates them.
     unsigned statesPerParam = opt == Optimizer::Sgd ? 0 : opt == Optimizer::Momentum ? 1 : 2;
     bool hasStep = opt == Optimizer::Adam || forwardStep;
     SmallVector<Type> argTypes, resultTypes;
@@ -109,6 +115,8 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
         argTypes.push_back(p.getType());
     for (BlockArgument st : stats)
       argTypes.push_back(st.getType());
+    for (BlockArgument f : frozen)
+      argTypes.push_back(f.getType());
     argTypes.push_back(inputs[0].getType());
     argTypes.push_back(labelType);
     if (hasStep)
@@ -147,7 +155,14 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
       if (auto init = forward.getArgAttr(st.getArgNumber(), kInitAttr))
         step.setArgAttr(statsIndex + i, kInitAttr, init);
     }
-    unsigned dataIndex = numPersistent;
+    unsigned frozenIndex = numPersistent;
+    for (auto [i, f] : llvm::enumerate(frozen)) {
+      setArg(frozenIndex + i, "parameter", nameOf(f));
+      step.setArgAttr(frozenIndex + i, kTrainableAttr, b.getBoolAttr(false));
+      if (auto init = forward.getArgAttr(f.getArgNumber(), kInitAttr))
+        step.setArgAttr(frozenIndex + i, kInitAttr, init);
+    }
+    unsigned dataIndex = numPersistent + frozen.size();
     setArg(dataIndex, "input", nameOf(inputs[0]), "data");
     setArg(dataIndex + 1, "input", "labels", "labels");
     if (hasStep)
@@ -161,6 +176,8 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
     IRMapping map;
     for (auto [i, p] : llvm::enumerate(params))
       map.map(p, entry->getArgument(i));
+    for (auto [i, f] : llvm::enumerate(frozen))
+      map.map(f, entry->getArgument(frozenIndex + i));
     for (auto [i, st] : llvm::enumerate(stats))
       map.map(st, entry->getArgument(statsIndex + i));
     map.map(inputs[0], entry->getArgument(dataIndex));
@@ -287,14 +304,16 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
                   setGrad(x, b.create<MatmulOp>(gradLoc(op, "grad_input"), x.getType(), dy, w,
                                                 false, !t),
                           op);
-                Value dw = t ? b.create<MatmulOp>(gradLoc(op, "grad_weight"), w.getType(), dy,
-                                                  x, true, false)
-                             : b.create<MatmulOp>(gradLoc(op, "grad_weight"), w.getType(), x,
-                                                  dy, true, false);
-                Value db;
-                if (Value bias = dense.getBias())
+                Value dw, db; // none for a frozen weight or bias
+                if (wants(w))
+                  dw = t ? b.create<MatmulOp>(gradLoc(op, "grad_weight"), w.getType(), dy, x,
+                                              true, false)
+                         : b.create<MatmulOp>(gradLoc(op, "grad_weight"), w.getType(), x, dy,
+                                              true, false);
+                if (Value bias = dense.getBias(); bias && wants(bias))
                   db = b.create<BiasGradOp>(gradLoc(op, "grad_bias"), bias.getType(), dy, 1);
-                setGrad(w, dw, op);
+                if (dw)
+                  setGrad(w, dw, op);
                 if (db)
                   setGrad(dense.getBias(), db, op);
                 return success();
@@ -307,13 +326,15 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
                                  conv.getStridesAttr(), conv.getPaddingAttr(),
                                  conv.getDilationsAttr(), conv.getGroupsAttr()),
                           op);
-                Value dw = b.create<Conv2dBackwardFilterOp>(
-                    gradLoc(op, "grad_filter"), w.getType(), dy, x, conv.getStridesAttr(),
-                    conv.getPaddingAttr(), conv.getDilationsAttr(), conv.getGroupsAttr());
-                Value db;
-                if (Value bias = conv.getBias())
+                Value dw, db; // none for a frozen filter or bias
+                if (wants(w))
+                  dw = b.create<Conv2dBackwardFilterOp>(
+                      gradLoc(op, "grad_filter"), w.getType(), dy, x, conv.getStridesAttr(),
+                      conv.getPaddingAttr(), conv.getDilationsAttr(), conv.getGroupsAttr());
+                if (Value bias = conv.getBias(); bias && wants(bias))
                   db = b.create<BiasGradOp>(gradLoc(op, "grad_bias"), bias.getType(), dy, 1);
-                setGrad(w, dw, op);
+                if (dw)
+                  setGrad(w, dw, op);
                 if (db)
                   setGrad(conv.getBias(), db, op);
                 return success();

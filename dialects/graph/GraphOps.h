@@ -23,6 +23,7 @@ constexpr llvm::StringLiteral kNameAttr = "graph.name";   // user-visible name (
 constexpr llvm::StringLiteral kRoleAttr = "graph.role";   // data|labels|step (inputs only)
 constexpr llvm::StringLiteral kInitAttr = "graph.init";   // initial value of a parameter
 constexpr llvm::StringLiteral kTiedArgAttr = "graph.tied_to_arg"; // result i updates arg j
+constexpr llvm::StringLiteral kTrainableAttr = "graph.trainable"; // false: a frozen parameter
 
 /// Output spatial size of a convolution or pooling window along one axis.
 int64_t convOutputSize(int64_t in, int64_t window, int64_t stride, int64_t padBegin,
