@@ -98,9 +98,20 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
     OpBuilder b(module.getContext());
     Type predType = forward.getResultTypes()[0];
     auto pred = cast<RankedTensorType>(predType);
-    Type labelType = predType;
+    // With micro-batching the forward function is written for one micro-batch; the step
+    // takes the whole batch (k micro-batches) of data and labels.
+    if (microBatches < 1)
+      return module.emitError() << "micro-batches must be at least 1, got "
+                                << static_cast<int64_t>(microBatches);
+    auto wholeBatch = [&](Type t) -> Type {
+      auto ranked = cast<RankedTensorType>(t);
+      SmallVector<int64_t> shape(ranked.getShape());
+      shape[0] *= microBatches;
+      return RankedTensorType::get(shape, ranked.getElementType());
+    };
+    Type labelType = wholeBatch(predType);
     if (*loss == LossKind::sparse_categorical_crossentropy)
-      labelType = RankedTensorType::get({pred.getDimSize(0)}, b.getI64Type());
+      labelType = RankedTensorType::get({pred.getDimSize(0) * microBatches}, b.getI64Type());
     Type scalar = RankedTensorType::get({}, b.getF32Type());
 
     // Signature: params, optimizer state, batch statistics, frozen params, data, labels,
@@ -117,7 +128,7 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
       argTypes.push_back(st.getType());
     for (BlockArgument f : frozen)
       argTypes.push_back(f.getType());
-    argTypes.push_back(inputs[0].getType());
+    argTypes.push_back(wholeBatch(inputs[0].getType()));
     argTypes.push_back(labelType);
     if (hasStep)
       argTypes.push_back(scalar);
@@ -172,61 +183,13 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
       step.setResultAttr(i + 1, kNameAttr, step.getArgAttr(i, kNameAttr));
     }
 
-    // Clone the forward body.
-    IRMapping map;
-    for (auto [i, p] : llvm::enumerate(params))
-      map.map(p, entry->getArgument(i));
-    for (auto [i, f] : llvm::enumerate(frozen))
-      map.map(f, entry->getArgument(frozenIndex + i));
-    for (auto [i, st] : llvm::enumerate(stats))
-      map.map(st, entry->getArgument(statsIndex + i));
-    map.map(inputs[0], entry->getArgument(dataIndex));
-    if (forwardStep)
-      map.map(forwardStep, entry->getArgument(dataIndex + 2));
-    b.setInsertionPointToEnd(entry);
-    SmallVector<Operation *> forwardOps;
-    Value prediction;
-    for (Operation &op : forward.getBody().front()) {
-      if (auto ret = dyn_cast<func::ReturnOp>(op)) {
-        prediction = map.lookup(ret.getOperand(0));
-        continue;
-      }
-      forwardOps.push_back(b.clone(op, map));
-    }
-
-    // Which values depend on a parameter (only those need gradients).
-    llvm::DenseSet<Value> needsGrad;
+    // Parameters and their updates, shared by every micro-batch.
     llvm::DenseMap<Value, unsigned> paramIndex;
-    for (unsigned i = 0; i < params.size(); ++i) {
-      needsGrad.insert(entry->getArgument(i));
+    for (unsigned i = 0; i < params.size(); ++i)
       paramIndex[entry->getArgument(i)] = i;
-    }
-    for (Operation *op : forwardOps) {
-      if (llvm::any_of(op->getOperands(), [&](Value v) { return needsGrad.contains(v); }))
-        for (Value r : op->getResults())
-          needsGrad.insert(r);
-    }
-
-
-    // A softmax (sigmoid) right before a categorical (binary) loss folds into the loss, which
-    // then works on logits in log space; the activation and its backward disappear.
-    Location lossLoc = NameLoc::get(b.getStringAttr("loss"), forward.getLoc());
-    Value labels = entry->getArgument(dataIndex + 1);
-    Value lossInput = prediction;
-    bool fromLogits = false;
-    if (Value logits = getLossLogits(*loss, prediction)) {
-      lossInput = logits;
-      fromLogits = true;
-    }
-    Value lossValue = b.create<LossOp>(lossLoc, scalar, *loss, lossInput, labels, fromLogits);
-    Value stepValue = hasStep ? entry->getArgument(dataIndex + 2) : Value();
-
-    llvm::DenseMap<Value, Value> grad;
-    grad[lossInput] = b.create<LossBackwardOp>(
-        NameLoc::get(b.getStringAttr("loss.grad"), lossLoc), lossInput.getType(), *loss,
-        lossInput, labels, fromLogits);
     SmallVector<Value> newParams(params.size()), newStates(params.size() * statesPerParam);
-
+    Value stepValue = hasStep ? entry->getArgument(dataIndex + 2) : Value();
+    b.setInsertionPointToEnd(entry);
     auto update = [&](Value param, Value g, Operation *fwd) {
       unsigned i = paramIndex.at(param);
       Location loc = NameLoc::get(b.getStringAttr(nameOf(params[i]) + ".update"), fwd->getLoc());
@@ -258,21 +221,9 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
     };
     // Records the gradient of `operand`, updating it at once when it is a parameter.
     // A value read by several ops gets the sum of their gradients; a parameter is updated
-    // once the last of its readers has contributed (weight tying).
-    llvm::DenseSet<Operation *> onPath; // forward ops whose results reach the loss
-    {
-      llvm::DenseSet<Value> reaches = {lossInput};
-      for (Operation *op : llvm::reverse(forwardOps))
-        if (llvm::any_of(op->getResults(), [&](Value r) { return reaches.contains(r); })) {
-          onPath.insert(op);
-          reaches.insert(op->operand_begin(), op->operand_end());
-        }
-    }
+    // once the last of its readers has contributed (weight tying), in the last micro-batch.
     llvm::DenseMap<Value, unsigned> pendingContributions;
-    for (Operation *op : onPath)
-      for (Value operand : op->getOperands())
-        if (paramIndex.count(operand))
-          ++pendingContributions[operand];
+    llvm::DenseMap<Value, Value> grad;
     auto setGrad = [&](Value operand, Value g, Operation *fwd) {
       if (Value previous = grad.lookup(operand))
         g = b.create<AddOp>(gradLoc(fwd, "accumulate"), g.getType(), previous, g);
@@ -281,168 +232,280 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
         update(operand, g, fwd);
     };
 
-    // Elementwise activations: dx = backward(dy, y), from the forward output y.
-    auto activationGradient = [&](Operation *op, Value dy, auto makeBackward) {
-      Value x = op->getOperand(0);
-      if (needsGrad.contains(x))
-        setGrad(x, makeBackward(gradLoc(op, "grad_input"), dy, op->getResult(0)), op);
-      return success();
-    };
+    // Each micro-batch runs the forward pass on its slice of the batch, then its backward
+    // pass right away (so its activations die before the next micro-batch starts); the loss
+    // gradient is scaled by 1/k so that the summed parameter gradients are those of the full
+    // batch's mean loss. Batch statistics thread from one micro-batch to the next.
+    SmallVector<Value> currentStats;
+    for (unsigned i = 0; i < stats.size(); ++i)
+      currentStats.push_back(entry->getArgument(statsIndex + i));
+    Value lossSum;
+    Location lossLoc = NameLoc::get(b.getStringAttr("loss"), forward.getLoc());
+    SmallVector<Operation *> allForwardOps;
+    int64_t k = microBatches;
+    FloatAttr inverseK = b.getF32FloatAttr(float(1.0 / double(k)));
+    for (int64_t micro = 0; micro < k; ++micro) {
+      IRMapping map;
+      for (auto [i, p] : llvm::enumerate(params))
+        map.map(p, entry->getArgument(i));
+      for (auto [i, f] : llvm::enumerate(frozen))
+        map.map(f, entry->getArgument(frozenIndex + i));
+      for (auto [i, st] : llvm::enumerate(stats))
+        map.map(st, currentStats[i]);
+      Value data = entry->getArgument(dataIndex), labels = entry->getArgument(dataIndex + 1);
+      if (k > 1) {
+        auto slice = [&](Value v, StringRef what) -> Value {
+          auto type = cast<RankedTensorType>(v.getType());
+          SmallVector<int64_t> shape(type.getShape());
+          shape[0] /= k;
+          return b.create<BatchSliceOp>(
+              NameLoc::get(b.getStringAttr(what.str() + ".micro" + std::to_string(micro))),
+              RankedTensorType::get(shape, type.getElementType()), v, micro, k);
+        };
+        data = slice(data, nameOf(inputs[0]));
+        labels = slice(labels, "labels");
+      }
+      map.map(inputs[0], data);
+      if (forwardStep)
+        map.map(forwardStep, entry->getArgument(dataIndex + 2));
+      SmallVector<Operation *> forwardOps;
+      Value prediction;
+      for (Operation &op : forward.getBody().front()) {
+        if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+          prediction = map.lookup(ret.getOperand(0));
+          continue;
+        }
+        forwardOps.push_back(b.clone(op, map));
+      }
 
-    for (Operation *op : llvm::reverse(forwardOps)) {
-      // Result 0 is the only differentiable result (batch_norm's others are statistics).
-      Value dy = op->getNumResults() >= 1 ? grad.lookup(op->getResult(0)) : Value();
-      if (!dy)
-        continue;
-      auto wants = [&](Value v) { return needsGrad.contains(v); };
-      LogicalResult result =
-          llvm::TypeSwitch<Operation *, LogicalResult>(op)
-              .Case([&](DenseOp dense) {
-                Value x = dense.getInput(), w = dense.getWeight();
-                bool t = dense.getTransposeWeight();
-                if (wants(x))
-                  setGrad(x, b.create<MatmulOp>(gradLoc(op, "grad_input"), x.getType(), dy, w,
-                                                false, !t),
-                          op);
-                Value dw, db; // none for a frozen weight or bias
-                if (wants(w))
-                  dw = t ? b.create<MatmulOp>(gradLoc(op, "grad_weight"), w.getType(), dy, x,
-                                              true, false)
-                         : b.create<MatmulOp>(gradLoc(op, "grad_weight"), w.getType(), x, dy,
-                                              true, false);
-                if (Value bias = dense.getBias(); bias && wants(bias))
-                  db = b.create<BiasGradOp>(gradLoc(op, "grad_bias"), bias.getType(), dy, 1);
-                if (dw)
-                  setGrad(w, dw, op);
-                if (db)
-                  setGrad(dense.getBias(), db, op);
-                return success();
-              })
-              .Case([&](Conv2dOp conv) {
-                Value x = conv.getInput(), w = conv.getFilter();
-                if (wants(x))
-                  setGrad(x, b.create<Conv2dBackwardDataOp>(
-                                 gradLoc(op, "grad_input"), x.getType(), dy, w,
-                                 conv.getStridesAttr(), conv.getPaddingAttr(),
-                                 conv.getDilationsAttr(), conv.getGroupsAttr()),
-                          op);
-                Value dw, db; // none for a frozen filter or bias
-                if (wants(w))
-                  dw = b.create<Conv2dBackwardFilterOp>(
-                      gradLoc(op, "grad_filter"), w.getType(), dy, x, conv.getStridesAttr(),
-                      conv.getPaddingAttr(), conv.getDilationsAttr(), conv.getGroupsAttr());
-                if (Value bias = conv.getBias(); bias && wants(bias))
-                  db = b.create<BiasGradOp>(gradLoc(op, "grad_bias"), bias.getType(), dy, 1);
-                if (dw)
-                  setGrad(w, dw, op);
-                if (db)
-                  setGrad(conv.getBias(), db, op);
-                return success();
-              })
-              .Case([&](MaxPool2dOp pool) {
-                if (wants(pool.getInput()))
-                  setGrad(pool.getInput(),
-                          b.create<MaxPool2dBackwardOp>(
-                              gradLoc(op, "grad_input"), pool.getInput().getType(), dy,
-                              pool.getInput(), pool.getKernelAttr(), pool.getStridesAttr(),
-                              pool.getPaddingAttr()),
-                          op);
-                return success();
-              })
-              .Case([&](AvgPool2dOp pool) {
-                if (wants(pool.getInput()))
-                  setGrad(pool.getInput(),
-                          b.create<AvgPool2dBackwardOp>(
-                              gradLoc(op, "grad_input"), pool.getInput().getType(), dy,
-                              pool.getKernelAttr(), pool.getStridesAttr(), pool.getPaddingAttr(),
-                              pool.getCountIncludePadAttr()),
-                          op);
-                return success();
-              })
-              .Case([&](BatchNormOp bn) {
-                Value x = bn.getInput();
-                auto back = b.create<BatchNormBackwardOp>(
-                    gradLoc(op, "grad"),
-                    TypeRange{x.getType(), bn.getScale().getType(), bn.getBias().getType()}, dy,
-                    x, bn.getScale(), bn.getSavedMean(), bn.getSavedInvstd(), bn.getTrainingAttr());
-                if (wants(x))
-                  setGrad(x, back.getGradInput(), op);
-                if (wants(bn.getScale()))
-                  setGrad(bn.getScale(), back.getGradScale(), op);
-                if (wants(bn.getBias()))
-                  setGrad(bn.getBias(), back.getGradBias(), op);
-                return success();
-              })
-              .Case([&](ConcatOp concat) {
-                int64_t axis = concat.getAxis(), offset = 0;
-                for (Value in : concat.getInputs()) {
-                  if (wants(in))
-                    setGrad(in,
-                            b.create<SliceOp>(gradLoc(op, "grad_input"), in.getType(), dy,
-                                              concat.getAxisAttr(), b.getI64IntegerAttr(offset)),
+      // Which values depend on a parameter (only those need gradients).
+      llvm::DenseSet<Value> needsGrad;
+      for (unsigned i = 0; i < params.size(); ++i)
+        needsGrad.insert(entry->getArgument(i));
+      for (Operation *op : forwardOps)
+        if (llvm::any_of(op->getOperands(), [&](Value v) { return needsGrad.contains(v); }))
+          for (Value r : op->getResults())
+            needsGrad.insert(r);
+
+      // A softmax (sigmoid) right before a categorical (binary) loss folds into the loss,
+      // which then works on logits in log space; the activation and its backward disappear.
+      Value lossInput = prediction;
+      bool fromLogits = false;
+      if (Value logits = getLossLogits(*loss, prediction)) {
+        lossInput = logits;
+        fromLogits = true;
+      }
+      Value microLoss = b.create<LossOp>(lossLoc, scalar, *loss, lossInput, labels, fromLogits);
+      lossSum = lossSum ? b.create<AddOp>(lossLoc, scalar, lossSum, microLoss).getResult()
+                        : microLoss;
+      Location gradLossLoc = NameLoc::get(b.getStringAttr("loss.grad"), lossLoc);
+      Value lossGrad = b.create<LossBackwardOp>(gradLossLoc, lossInput.getType(), *loss,
+                                                lossInput, labels, fromLogits);
+      if (k > 1)
+        lossGrad = b.create<ScaleOp>(gradLossLoc, lossInput.getType(), lossGrad, inverseK);
+      grad[lossInput] = lossGrad;
+
+      // Forward ops whose results reach the loss; each of their parameter operands
+      // contributes one gradient per micro-batch.
+      llvm::DenseSet<Operation *> onPath;
+      {
+        llvm::DenseSet<Value> reaches = {lossInput};
+        for (Operation *op : llvm::reverse(forwardOps))
+          if (llvm::any_of(op->getResults(), [&](Value r) { return reaches.contains(r); })) {
+            onPath.insert(op);
+            reaches.insert(op->operand_begin(), op->operand_end());
+          }
+      }
+      if (micro == 0)
+        for (Operation *op : onPath)
+          for (Value operand : op->getOperands())
+            if (paramIndex.count(operand))
+              pendingContributions[operand] += unsigned(k);
+
+      // Elementwise activations: dx = backward(dy, y), from the forward output y.
+      auto activationGradient = [&](Operation *op, Value dy, auto makeBackward) {
+        Value x = op->getOperand(0);
+        if (needsGrad.contains(x))
+          setGrad(x, makeBackward(gradLoc(op, "grad_input"), dy, op->getResult(0)), op);
+        return success();
+      };
+
+      for (Operation *op : llvm::reverse(forwardOps)) {
+        // Result 0 is the only differentiable result (batch_norm's others are statistics).
+        Value dy = op->getNumResults() >= 1 ? grad.lookup(op->getResult(0)) : Value();
+        if (!dy)
+          continue;
+        auto wants = [&](Value v) { return needsGrad.contains(v); };
+        LogicalResult result =
+            llvm::TypeSwitch<Operation *, LogicalResult>(op)
+                .Case([&](DenseOp dense) {
+                  Value x = dense.getInput(), w = dense.getWeight();
+                  bool t = dense.getTransposeWeight();
+                  if (wants(x))
+                    setGrad(x, b.create<MatmulOp>(gradLoc(op, "grad_input"), x.getType(), dy, w,
+                                                  false, !t),
                             op);
-                  offset += cast<RankedTensorType>(in.getType()).getDimSize(axis);
-                }
-                return success();
-              })
-              .Case([&](DropoutOp drop) {
-                if (wants(drop.getInput()))
-                  setGrad(drop.getInput(),
-                          b.create<DropoutBackwardOp>(gradLoc(op, "grad_input"), dy.getType(),
-                                                      dy, drop.getStep(), drop.getRatioAttr(),
-                                                      drop.getOpIdAttr()),
-                          op);
-                return success();
-              })
-              .Case([&](ClipOp clip) {
-                if (wants(clip.getInput()))
-                  setGrad(clip.getInput(),
-                          b.create<ClipBackwardOp>(gradLoc(op, "grad_input"), dy.getType(), dy,
-                                                   clip.getResult(), clip.getMinAttr(),
-                                                   clip.getMaxAttr()),
-                          op);
-                return success();
-              })
-              .Case([&](ReshapeOp reshape) {
-                if (wants(reshape.getInput()))
-                  setGrad(reshape.getInput(),
-                          b.create<ReshapeOp>(gradLoc(op, "grad_input"),
-                                              reshape.getInput().getType(), dy),
-                          op);
-                return success();
-              })
-              .Case([&](AddOp add) {
-                for (Value operand : add->getOperands())
-                  if (wants(operand))
-                    setGrad(operand, dy, op);
-                return success();
-              })
-              .Case<ReluOp, SigmoidOp, TanhOp>([&](Operation *act) {
-                return activationGradient(act, dy, [&](Location loc, Value g, Value y) -> Value {
-                  if (isa<ReluOp>(act))
-                    return b.create<ReluBackwardOp>(loc, g.getType(), g, y);
-                  if (isa<SigmoidOp>(act))
-                    return b.create<SigmoidBackwardOp>(loc, g.getType(), g, y);
-                  return b.create<TanhBackwardOp>(loc, g.getType(), g, y);
+                  Value dw, db; // none for a frozen weight or bias
+                  if (wants(w))
+                    dw = t ? b.create<MatmulOp>(gradLoc(op, "grad_weight"), w.getType(), dy, x,
+                                                true, false)
+                           : b.create<MatmulOp>(gradLoc(op, "grad_weight"), w.getType(), x, dy,
+                                                true, false);
+                  if (Value bias = dense.getBias(); bias && wants(bias))
+                    db = b.create<BiasGradOp>(gradLoc(op, "grad_bias"), bias.getType(), dy, 1);
+                  if (dw)
+                    setGrad(w, dw, op);
+                  if (db)
+                    setGrad(dense.getBias(), db, op);
+                  return success();
+                })
+                .Case([&](Conv2dOp conv) {
+                  Value x = conv.getInput(), w = conv.getFilter();
+                  if (wants(x))
+                    setGrad(x, b.create<Conv2dBackwardDataOp>(
+                                   gradLoc(op, "grad_input"), x.getType(), dy, w,
+                                   conv.getStridesAttr(), conv.getPaddingAttr(),
+                                   conv.getDilationsAttr(), conv.getGroupsAttr()),
+                            op);
+                  Value dw, db; // none for a frozen filter or bias
+                  if (wants(w))
+                    dw = b.create<Conv2dBackwardFilterOp>(
+                        gradLoc(op, "grad_filter"), w.getType(), dy, x, conv.getStridesAttr(),
+                        conv.getPaddingAttr(), conv.getDilationsAttr(), conv.getGroupsAttr());
+                  if (Value bias = conv.getBias(); bias && wants(bias))
+                    db = b.create<BiasGradOp>(gradLoc(op, "grad_bias"), bias.getType(), dy, 1);
+                  if (dw)
+                    setGrad(w, dw, op);
+                  if (db)
+                    setGrad(conv.getBias(), db, op);
+                  return success();
+                })
+                .Case([&](MaxPool2dOp pool) {
+                  if (wants(pool.getInput()))
+                    setGrad(pool.getInput(),
+                            b.create<MaxPool2dBackwardOp>(
+                                gradLoc(op, "grad_input"), pool.getInput().getType(), dy,
+                                pool.getInput(), pool.getKernelAttr(), pool.getStridesAttr(),
+                                pool.getPaddingAttr()),
+                            op);
+                  return success();
+                })
+                .Case([&](AvgPool2dOp pool) {
+                  if (wants(pool.getInput()))
+                    setGrad(pool.getInput(),
+                            b.create<AvgPool2dBackwardOp>(
+                                gradLoc(op, "grad_input"), pool.getInput().getType(), dy,
+                                pool.getKernelAttr(), pool.getStridesAttr(), pool.getPaddingAttr(),
+                                pool.getCountIncludePadAttr()),
+                            op);
+                  return success();
+                })
+                .Case([&](BatchNormOp bn) {
+                  Value x = bn.getInput();
+                  auto back = b.create<BatchNormBackwardOp>(
+                      gradLoc(op, "grad"),
+                      TypeRange{x.getType(), bn.getScale().getType(), bn.getBias().getType()}, dy,
+                      x, bn.getScale(), bn.getSavedMean(), bn.getSavedInvstd(), bn.getTrainingAttr());
+                  if (wants(x))
+                    setGrad(x, back.getGradInput(), op);
+                  if (wants(bn.getScale()))
+                    setGrad(bn.getScale(), back.getGradScale(), op);
+                  if (wants(bn.getBias()))
+                    setGrad(bn.getBias(), back.getGradBias(), op);
+                  return success();
+                })
+                .Case([&](ConcatOp concat) {
+                  int64_t axis = concat.getAxis(), offset = 0;
+                  for (Value in : concat.getInputs()) {
+                    if (wants(in))
+                      setGrad(in,
+                              b.create<SliceOp>(gradLoc(op, "grad_input"), in.getType(), dy,
+                                                concat.getAxisAttr(), b.getI64IntegerAttr(offset)),
+                              op);
+                    offset += cast<RankedTensorType>(in.getType()).getDimSize(axis);
+                  }
+                  return success();
+                })
+                .Case([&](DropoutOp drop) {
+                  if (wants(drop.getInput()))
+                    setGrad(drop.getInput(),
+                            b.create<DropoutBackwardOp>(gradLoc(op, "grad_input"), dy.getType(),
+                                                        dy, drop.getStep(), drop.getRatioAttr(),
+                                                        drop.getOpIdAttr()),
+                            op);
+                  return success();
+                })
+                .Case([&](ClipOp clip) {
+                  if (wants(clip.getInput()))
+                    setGrad(clip.getInput(),
+                            b.create<ClipBackwardOp>(gradLoc(op, "grad_input"), dy.getType(), dy,
+                                                     clip.getResult(), clip.getMinAttr(),
+                                                     clip.getMaxAttr()),
+                            op);
+                  return success();
+                })
+                .Case([&](ReshapeOp reshape) {
+                  if (wants(reshape.getInput()))
+                    setGrad(reshape.getInput(),
+                            b.create<ReshapeOp>(gradLoc(op, "grad_input"),
+                                                reshape.getInput().getType(), dy),
+                            op);
+                  return success();
+                })
+                .Case([&](AddOp add) {
+                  for (Value operand : add->getOperands())
+                    if (wants(operand))
+                      setGrad(operand, dy, op);
+                  return success();
+                })
+                .Case<ReluOp, SigmoidOp, TanhOp>([&](Operation *act) {
+                  return activationGradient(act, dy, [&](Location loc, Value g, Value y) -> Value {
+                    if (isa<ReluOp>(act))
+                      return b.create<ReluBackwardOp>(loc, g.getType(), g, y);
+                    if (isa<SigmoidOp>(act))
+                      return b.create<SigmoidBackwardOp>(loc, g.getType(), g, y);
+                    return b.create<TanhBackwardOp>(loc, g.getType(), g, y);
+                  });
+                })
+                .Case([&](SoftmaxOp softmax) {
+                  if (wants(softmax.getInput()))
+                    setGrad(softmax.getInput(),
+                            b.create<SoftmaxBackwardOp>(gradLoc(op, "grad_input"), dy.getType(),
+                                                        dy, softmax.getResult(),
+                                                        softmax.getAxisAttr()),
+                            op);
+                  return success();
+                })
+                .Default([&](Operation *other) {
+                  return other->emitError()
+                         << "graphc-build-train-step has no gradient for '" << other->getName()
+                         << "'";
                 });
-              })
-              .Case([&](SoftmaxOp softmax) {
-                if (wants(softmax.getInput()))
-                  setGrad(softmax.getInput(),
-                          b.create<SoftmaxBackwardOp>(gradLoc(op, "grad_input"), dy.getType(),
-                                                      dy, softmax.getResult(),
-                                                      softmax.getAxisAttr()),
-                          op);
-                return success();
-              })
-              .Default([&](Operation *other) {
-                return other->emitError()
-                       << "graphc-build-train-step has no gradient for '" << other->getName()
-                       << "'";
-              });
-      if (failed(result))
-        return failure();
+        if (failed(result))
+          return failure();
+      }
+
+
+      // The batch statistics each batch_norm of this micro-batch wrote become the next
+      // micro-batch's (and finally the step's) running statistics.
+      for (auto [i, st] : llvm::enumerate(stats)) {
+        Value updated;
+        for (OpOperand &use : currentStats[i].getUses()) {
+          auto bn = dyn_cast<BatchNormOp>(use.getOwner());
+          if (!bn || updated || use.getOperandNumber() < 3)
+            return forward.emitError() << "batch statistics '" << nameOf(st)
+                                       << "' must be read by exactly one batch_norm";
+          updated = use.getOperandNumber() == 3 ? bn.getNewRunningMean() : bn.getNewRunningVar();
+        }
+        if (!updated)
+          return forward.emitError() << "batch statistics '" << nameOf(st) << "' are never read";
+        currentStats[i] = updated;
+      }
+      allForwardOps.append(forwardOps.begin(), forwardOps.end());
     }
+    Value lossValue = lossSum;
+    if (k > 1)
+      lossValue = b.create<ScaleOp>(lossLoc, scalar, lossSum, inverseK);
 
     for (auto [i, p] : llvm::enumerate(newParams))
       if (!p)
@@ -452,23 +515,10 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
     SmallVector<Value> results = {lossValue};
     results.append(newParams.begin(), newParams.end());
     results.append(newStates.begin(), newStates.end());
-    // Each batch_stats argument is returned as the new value its one batch_norm computed.
-    for (auto [i, st] : llvm::enumerate(stats)) {
-      Value arg = entry->getArgument(statsIndex + i), updated;
-      for (OpOperand &use : arg.getUses()) {
-        auto bn = dyn_cast<BatchNormOp>(use.getOwner());
-        if (!bn || updated || use.getOperandNumber() < 3)
-          return forward.emitError() << "batch statistics '" << nameOf(st)
-                                     << "' must be read by exactly one batch_norm";
-        updated = use.getOperandNumber() == 3 ? bn.getNewRunningMean() : bn.getNewRunningVar();
-      }
-      if (!updated)
-        return forward.emitError() << "batch statistics '" << nameOf(st) << "' are never read";
-      results.push_back(updated);
-    }
+    results.append(currentStats.begin(), currentStats.end());
     b.create<func::ReturnOp>(forward.getLoc(), results);
     // Forward ops nothing reads any more (a softmax folded into the loss).
-    for (Operation *op : llvm::reverse(forwardOps))
+    for (Operation *op : llvm::reverse(allForwardOps))
       if (op->use_empty())
         op->erase();
     forward.erase();

@@ -52,6 +52,9 @@ def BuildTrainStep : Pass<"graphc-build-train-step", "mlir::ModuleOp"> {
     Option<"beta1", "beta1", "double", "0.9", "Adam beta1">,
     Option<"beta2", "beta2", "double", "0.999", "Adam beta2">,
     Option<"epsilon", "epsilon", "double", "1e-8", "Adam epsilon">,
+    Option<"microBatches", "micro-batches", "int64_t", "1",
+           "split the batch into this many micro-batches, each run forward and backward in "
+           "turn with gradients accumulated (the forward function is one micro-batch)">,
   ];
   let dependentDialects = ["::graphc::graph::GraphDialect", "::mlir::func::FuncDialect"];
 }

@@ -538,3 +538,22 @@ struct FoldActivationIntoLoss : OpRewritePattern<LossOp> {
 void LossOp::getCanonicalizationPatterns(RewritePatternSet &patterns, MLIRContext *context) {
   patterns.add<FoldActivationIntoLoss>(context);
 }
+
+//===----------------------------------------------------------------------===//
+// Micro-batching
+//===----------------------------------------------------------------------===//
+
+LogicalResult BatchSliceOp::verify() {
+  auto in = tensorType(getInput()), out = tensorType(getResult());
+  int64_t count = static_cast<int64_t>(getCount()), index = static_cast<int64_t>(getIndex());
+  if (in.getRank() < 1 || count <= 0 || in.getDimSize(0) % count != 0)
+    return emitOpError() << "cannot split " << in << " into " << count << " equal micro-batches";
+  if (index < 0 || index >= count)
+    return emitOpError() << "micro-batch index " << index << " is out of range for " << count
+                         << " micro-batches";
+  SmallVector<int64_t> shape(in.getShape());
+  shape[0] /= count;
+  if (out.getShape() != ArrayRef<int64_t>(shape) || out.getElementType() != in.getElementType())
+    return emitOpError() << "result " << out << " is not one of " << count << " slices of " << in;
+  return success();
+}

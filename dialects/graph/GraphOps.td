@@ -349,6 +349,38 @@ def Graph_ReluOp : Graph_UnaryOp<"relu", "max(x, 0)">;
 def Graph_SigmoidOp : Graph_UnaryOp<"sigmoid", "1 / (1 + exp(-x))">;
 def Graph_TanhOp : Graph_UnaryOp<"tanh", "hyperbolic tangent">;
 
+def Graph_ScaleOp : Graph_Op<"scale", [Pure, SameOperandsAndResultType]> {
+  let summary = "multiply every element by a constant";
+  let description = [{
+    Micro-batching scales each micro-batch's loss gradient (and the summed loss) by 1/k so that
+    the accumulated gradients are those of the full batch's mean loss.
+
+    ```mlir
+    %g = graph.scale %dy {factor = 2.500000e-01 : f32} : tensor<8x10xf32>
+    ```
+  }];
+  let arguments = (ins GraphF32Tensor:$input, F32Attr:$factor);
+  let results = (outs GraphF32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+}
+
+def Graph_BatchSliceOp : Graph_Op<"batch_slice", [Pure]> {
+  let summary = "copy of micro-batch `index` of `count` equal slices along the batch axis";
+  let description = [{
+    Rows [index * B / count, (index + 1) * B / count) of a [B, ...] tensor (f32 data or int64
+    labels), as a new [B / count, ...] tensor. Micro-batching feeds each micro-batch's forward
+    pass with one.
+
+    ```mlir
+    %x1 = graph.batch_slice %x {index = 1 : i64, count = 4 : i64} : (tensor<32x10xf32>) -> tensor<8x10xf32>
+    ```
+  }];
+  let arguments = (ins GraphLabelTensor:$input, I64Attr:$index, I64Attr:$count);
+  let results = (outs GraphLabelTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Graph_ClipOp : Graph_Op<"clip", [Pure, SameOperandsAndResultType]> {
   let summary = "min(max(x, min), max) (ReLU6 is clip 0, 6)";
   let description = [{

@@ -479,6 +479,13 @@ void clipBackward(const float *dy, const float *y, float *dx, int64_t n, float l
     dx[i] = (y[i] > lo && y[i] < hi) ? dy[i] : 0.0f;
 }
 
+void scale(const float *x, float *y, int64_t n, float factor) {
+  for (int64_t i = 0; i < n; ++i)
+    y[i] = factor * x[i];
+}
+
+void copyBytes(const void *src, void *dst, uint64_t bytes) { std::memcpy(dst, src, bytes); }
+
 void add(const float *a, const float *b, float *y, int64_t n) {
   for (int64_t i = 0; i < n; ++i)
     y[i] = a[i] + b[i];

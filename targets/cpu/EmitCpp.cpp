@@ -329,6 +329,17 @@ private:
           s << "  // a view: no code\n";
           return success();
         })
+        .Case([&](ScaleOp a) {
+          s << "  scale(" << ptr(a.getInput()) << ", " << ptr(a.getResult()) << ", "
+            << numElements(a.getResult()) << ", " << floatLiteral(a.getFactor()) << ");\n";
+          return success();
+        })
+        .Case([&](BatchSliceOp a) {
+          uint64_t bytes = tensorBytes(a.getResult().getType());
+          s << "  copyBytes(ANY(" << plannedOffset(a.getInput()) + int64_t(a.getIndex() * bytes)
+            << "), ANY(" << plannedOffset(a.getResult()) << "), " << bytes << "ull);\n";
+          return success();
+        })
         .Case([&](AddOp a) {
           s << "  add(" << ptr(a.getLhs()) << ", " << ptr(a.getRhs()) << ", " << ptr(a.getResult())
             << ", " << numElements(a.getResult()) << ");\n";

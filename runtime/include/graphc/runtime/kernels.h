@@ -107,6 +107,12 @@ void dropout(const float *x, float *y, int64_t n, float ratio, uint64_t seed, ui
 void dropoutBackward(const float *dy, float *dx, int64_t n, float ratio, uint64_t seed,
                      uint64_t opId, float step);
 
+/// y = factor * x over n elements. y may alias x.
+void scale(const float *x, float *y, int64_t n, float factor);
+
+/// Copies `bytes` bytes (a micro-batch slice of data or labels).
+void copyBytes(const void *src, void *dst, uint64_t bytes);
+
 /// y = a + b over n elements (residual connections, gradient accumulation). y may alias a or b.
 void add(const float *a, const float *b, float *y, int64_t n);
 
