@@ -29,6 +29,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include "dialects/graph/GraphOps.h"
+#include "importers/keras/KerasImporter.h"
 #include "importers/onnx/OnnxImporter.h"
 #include "passes/CostModel.h"
 #include "passes/MemoryPlan.h"
@@ -54,6 +55,11 @@ struct Options {
   bool noReuse = false, quiet = false, printPlan = false, noSchedule = false, noRemat = false,
        maxBatch = false;
   std::string device;
+  // Keras (.json): --weights, --input-shape, --seed, --verbose; which training flags were given
+  // (compile_config supplies the others).
+  std::string weights, inputShape;
+  uint64_t seed = 0;
+  bool verbose = false, lossSet = false, optimizerSet = false, lrSet = false, momentumSet = false;
 };
 
 /// A failure already explained to the user in one line.
@@ -443,6 +449,76 @@ private:
     return abs.str().str();
   }
 
+  /// A Keras model JSON with optional --weights. Its compile_config supplies --loss,
+  /// --optimizer, --lr and --momentum where they were not given (--lr and --momentum only
+  /// for the optimizer compile_config names).
+  OwningOpRef<ModuleOp> importKeras(MLIRContext &context, int64_t batch, bool trial) {
+    KerasImportOptions importOptions;
+    importOptions.batch = batch;
+    importOptions.weightsPath = opts.weights;
+    importOptions.seed = opts.seed;
+    importOptions.usesCompileLoss = !opts.lossSet;
+    if (!opts.inputShape.empty()) {
+      llvm::SmallVector<llvm::StringRef> parts;
+      llvm::StringRef(opts.inputShape).split(parts, llvm::any_of(opts.inputShape, [](char c) {
+                                                      return c == 'x';
+                                                    }) ? 'x' : ',');
+      for (llvm::StringRef p : parts) {
+        int64_t d;
+        if (p.trim().getAsInteger(10, d) || d < 1 || d > (int64_t{1} << 31))
+          fail(kBadInput, "--input-shape=" + opts.inputShape +
+                              " is not a list of positive dims after the batch, e.g. "
+                              "--input-shape=32,32,3");
+        importOptions.inputShape.push_back(d);
+      }
+    }
+    if (!opts.weights.empty() && !llvm::sys::fs::exists(opts.weights))
+      fail(kBadInput, opts.weights + ": no such file");
+    KerasTrainingDefaults defaults;
+    std::string error;
+    auto module = importKerasFile(opts.model, context, importOptions, defaults, error);
+    if (!module) {
+      if (trial)
+        return module;
+      if (opts.verbose) {
+        llvm::errs() << "graphc: error: " << error << "\n"
+                     << "graphc: note: supported Keras layers: " << kerasSupportedLayers()
+                     << "\n";
+        throw Failure{kBadInput};
+      }
+      fail(kBadInput, error);
+    }
+    std::string applied;
+    if (!opts.lossSet && defaults.loss) {
+      opts.loss = *defaults.loss;
+      applied += " loss " + opts.loss;
+    } else if (!opts.lossSet && !defaults.lossProblem.empty()) {
+      fail(kBadInput, opts.model + ": " + defaults.lossProblem + "; pass --loss");
+    }
+    if (!opts.optimizerSet && !defaults.optimizerProblem.empty())
+      fail(kBadInput, opts.model + ": " + defaults.optimizerProblem + "; pass --optimizer and --lr");
+    bool sameOptimizer = defaults.optimizer && (!opts.optimizerSet || opts.optimizer == *defaults.optimizer);
+    if (!opts.optimizerSet && defaults.optimizer) {
+      opts.optimizer = *defaults.optimizer;
+      applied += " optimizer " + opts.optimizer;
+    }
+    if (sameOptimizer && !opts.lrSet && defaults.lr) {
+      opts.lr = *defaults.lr;
+      applied += " lr " + std::to_string(opts.lr).erase(std::to_string(opts.lr).find_last_not_of('0') + 1);
+    }
+    if (sameOptimizer && !opts.momentumSet && defaults.momentum) {
+      opts.momentum = *defaults.momentum;
+      applied += " momentum " + std::to_string(opts.momentum).erase(std::to_string(opts.momentum).find_last_not_of('0') + 1);
+    }
+    if (!applied.empty() && !opts.quiet && !trial && !kerasNoted) {
+      llvm::errs() << "graphc: note: from " << llvm::sys::path::filename(opts.model)
+                   << "'s compile_config:" << applied << "\n";
+      kerasNoted = true;
+    }
+    return module;
+  }
+  bool kerasNoted = false;
+
   OwningOpRef<ModuleOp> importModel(MLIRContext &context, int64_t batch, bool trial) {
     if (!llvm::sys::fs::exists(opts.model))
       fail(kBadInput, opts.model + ": no such file");
@@ -467,8 +543,10 @@ private:
         fail(kBadInput, opts.model + ": not a valid graph-dialect MLIR file (see above)");
       return module;
     }
+    if (ext == ".json")
+      return importKeras(context, batch, trial);
     fail(kBadInput, opts.model + ": unknown model format '" + ext +
-                        "'; graphc reads .onnx and .mlir (Keras .json support is planned)");
+                        "'; graphc reads .onnx, .json (Keras) and .mlir");
   }
 
   /// Bytes of the plan by buffer kind: the schema's kinds in order, then any other kind.
@@ -715,6 +793,17 @@ int runGraphcDriver(int argc, char **argv) {
   cl::opt<bool> printPlan("print-plan", cl::desc("print the plan table after the fit report"),
                           cl::cat(category));
   cl::opt<bool> quiet("quiet", cl::desc("no fit report"), cl::cat(category));
+  cl::opt<std::string> weights("weights", cl::desc("Keras weights: model.weights.h5 (Keras 3) or "
+                                                   "a tf.keras 2 .h5"),
+                               cl::value_desc("FILE"), cl::cat(category));
+  cl::opt<std::string> inputShape("input-shape", cl::desc("Keras: the input's dims after the "
+                                                          "batch, channels last (for None dims), "
+                                                          "e.g. 32,32,3"),
+                                  cl::cat(category));
+  cl::opt<uint64_t> seed("seed", cl::desc("Keras without --weights: seed of the initial weights"),
+                         cl::init(0), cl::cat(category));
+  cl::opt<bool> verbose("verbose", cl::desc("Keras: list the supported layers with an error"),
+                        cl::cat(category));
   cl::HideUnrelatedOptions(category);
   if (!cl::ParseCommandLineOptions(argc, argv, "graphc: compile a model's training step for a "
                                                "memory budget\n",
@@ -740,6 +829,14 @@ int runGraphcDriver(int argc, char **argv) {
   opts.maxBatch = maxBatch;
   opts.device = deviceName;
   opts.quiet = quiet;
+  opts.weights = weights;
+  opts.inputShape = inputShape;
+  opts.seed = seed;
+  opts.verbose = verbose;
+  opts.lossSet = loss.getNumOccurrences() > 0;
+  opts.optimizerSet = optimizer.getNumOccurrences() > 0;
+  opts.lrSet = lr.getNumOccurrences() > 0;
+  opts.momentumSet = momentum.getNumOccurrences() > 0;
   try {
     return Driver(std::move(opts)).run();
   } catch (const Failure &f) {

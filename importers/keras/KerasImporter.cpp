@@ -1,0 +1,1741 @@
+// Keras importer: model JSON (llvm::json) + optional HDF5 weights -> graph dialect forward
+// function.
+//
+// Layout. Keras is channels-last (NHWC activations, HWIO kernels); graphc is NCHW/OIHW. An
+// image-shaped (rank 4) model input is declared NCHW, so the training binary reads NCHW data;
+// every Conv2D/DepthwiseConv2D kernel is transposed to OIHW at import. Values carry their
+// Keras meaning alongside (struct Tensor): `image` says the value is NCHW where Keras sees
+// NHWC; a Flatten of an image is a plain reshape in graphc's (C, H, W) order, so it remembers
+// that order (`flat`), and the Dense layer that reads it gets its kernel rows permuted at
+// import (free) so that it computes exactly what Keras computes. A ZeroPadding2D is folded into
+// the padding of the conv or pool that reads it.
+//
+// Weights keep Keras's names (`<layer>/<variable>`, e.g. `conv2d/kernel`) in graphc's layout.
+//
+// Anything outside the supported set stops the import with one line naming the file, the
+// layer and its class or attribute.
+#include "importers/keras/KerasImporter.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <map>
+#include <numeric>
+#include <random>
+#include <set>
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include "dialects/graph/GraphOps.h"
+#include "importers/keras/KerasWeights.h"
+
+using namespace mlir;
+using namespace graphc;
+using namespace graphc::graph;
+namespace json = llvm::json;
+
+namespace {
+
+constexpr const char *kSupported =
+    "InputLayer, Dense, Conv2D, DepthwiseConv2D, MaxPooling2D, AveragePooling2D, "
+    "GlobalAveragePooling2D, GlobalMaxPooling2D, Flatten, Reshape, Activation (relu, sigmoid, "
+    "tanh, softmax, linear, relu6), ReLU, Softmax, Dropout, BatchNormalization, ZeroPadding2D "
+    "(folded into the next Conv2D/DepthwiseConv2D/pooling), Add, Concatenate, and nested "
+    "Sequential/Functional models";
+
+struct ImportError {
+  std::string message;
+};
+
+/// A value with its Keras meaning (see the file comment).
+struct Tensor {
+  Value v;
+  bool image = false;        // v is [N, C, H, W]; Keras sees [N, H, W, C]
+  int64_t flat[3] = {0, 0, 0}; // v is [N, C*H*W] in (C, H, W) order; Keras's is (H, W, C)
+  int64_t pad[4] = {0, 0, 0, 0}; // pending ZeroPadding2D [top, left, bottom, right]
+  bool nonNegative = false;  // relu/relu6/sigmoid/softmax output (zero padding = -inf padding
+                             // for a max pool)
+  bool hasFlat() const { return flat[0] != 0; }
+  bool padded() const { return pad[0] || pad[1] || pad[2] || pad[3]; }
+};
+
+/// One layer entry of a model's "layers" list.
+struct Layer {
+  const json::Object *obj = nullptr;
+  const json::Object *config = nullptr;
+  std::string name, cls;
+  std::string k3path;      // Keras 3 weights group, by class-derived names
+  std::string k3namePath;  // the same with layer names (older writers)
+  std::vector<std::string> legacyPath; // layer names from the top model down to this one
+  std::string scope;       // unique key prefix of the model holding it
+  bool trainable = true;
+};
+
+/// One (layer, node) reference: ["name", node, tensor].
+struct Ref {
+  std::string layer;
+  int64_t node = 0, tensor = 0;
+};
+
+/// Keras's naming.to_snake_case, as the Keras 3 weights file uses it for container paths.
+std::string toSnakeCase(const std::string &name) {
+  std::string s;
+  for (char c : name)
+    if (std::isalnum(static_cast<unsigned char>(c)) || c == '_')
+      s += c;
+  // (.)([A-Z][a-z]+) -> \1_\2
+  std::string a;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (i > 0 && std::isupper(static_cast<unsigned char>(s[i])) && i + 1 < s.size() &&
+        std::islower(static_cast<unsigned char>(s[i + 1])))
+      a += '_';
+    a += s[i];
+  }
+  // ([a-z])([A-Z]) -> \1_\2, then lower
+  std::string b;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (i > 0 && std::isupper(static_cast<unsigned char>(a[i])) &&
+        std::islower(static_cast<unsigned char>(a[i - 1])))
+      b += '_';
+    b += char(std::tolower(static_cast<unsigned char>(a[i])));
+  }
+  return b;
+}
+
+bool isModelClass(llvm::StringRef cls) {
+  return cls == "Sequential" || cls == "Functional" || cls == "Model";
+}
+
+/// Nesting depth of JSON text (outside strings): llvm::json's parser recurses.
+bool tooDeep(llvm::StringRef text, int limit) {
+  int depth = 0;
+  bool inString = false, escape = false;
+  for (char c : text) {
+    if (inString) {
+      if (escape)
+        escape = false;
+      else if (c == '\\')
+        escape = true;
+      else if (c == '"')
+        inString = false;
+      continue;
+    }
+    if (c == '"')
+      inString = true;
+    else if (c == '[' || c == '{') {
+      if (++depth > limit)
+        return true;
+    } else if (c == ']' || c == '}')
+      --depth;
+  }
+  return false;
+}
+
+class Importer {
+public:
+  Importer(MLIRContext &ctx, std::string path, const KerasImportOptions &options,
+           KerasTrainingDefaults &defaults)
+      : ctx(ctx), b(&ctx), path(std::move(path)), options(options), defaults(defaults) {}
+
+  OwningOpRef<ModuleOp> run(const json::Value &root, std::string &error) {
+    try {
+      return build(root);
+    } catch (const ImportError &e) {
+      // Problems of the weights file name that file instead of the model.
+      bool weightsFile = !options.weightsPath.empty() &&
+                         e.message.rfind(options.weightsPath + ": ", 0) == 0;
+      error = weightsFile ? e.message : path + ": " + e.message;
+      return nullptr;
+    }
+  }
+
+private:
+  [[noreturn]] void fail(const std::string &message) { throw ImportError{message}; }
+  static std::string label(const Layer &l) { return "layer \"" + l.name + "\" (" + l.cls + ")"; }
+  [[noreturn]] void failLayer(const Layer &l, const std::string &message) {
+    fail(label(l) + ": " + message);
+  }
+  [[noreturn]] void refuseAttr(const Layer &l, const std::string &attr, const std::string &why) {
+    fail(label(l) + ": attribute " + attr + " " + why);
+  }
+
+  //===--------------------------------------------------------------------===//
+  // JSON accessors
+  //===--------------------------------------------------------------------===//
+
+  static std::string str(const json::Value *v) {
+    if (!v)
+      return "";
+    if (auto s = v->getAsString())
+      return s->str();
+    return "";
+  }
+  static std::optional<int64_t> integer(const json::Value *v) {
+    if (!v)
+      return std::nullopt;
+    if (auto i = v->getAsInteger())
+      return *i;
+    if (auto d = v->getAsNumber(); d && std::isfinite(*d) && *d == std::floor(*d) &&
+                                   std::fabs(*d) < 9e15)
+      return int64_t(*d);
+    return std::nullopt;
+  }
+  static std::string show(const json::Value *v) {
+    if (!v)
+      return "absent";
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << *v;
+    os.flush();
+    if (text.size() > 60)
+      text = text.substr(0, 57) + "...";
+    return text;
+  }
+
+  int64_t intAttr(const Layer &l, llvm::StringRef key, int64_t dflt) {
+    const json::Value *v = l.config->get(key);
+    if (!v || v->getAsNull())
+      return dflt;
+    auto i = integer(v);
+    if (!i)
+      refuseAttr(l, key.str(), "= " + show(v) + " is not an integer");
+    return *i;
+  }
+  double numAttr(const Layer &l, llvm::StringRef key, double dflt) {
+    const json::Value *v = l.config->get(key);
+    if (!v || v->getAsNull())
+      return dflt;
+    auto d = v->getAsNumber();
+    if (!d || !std::isfinite(*d))
+      refuseAttr(l, key.str(), "= " + show(v) + " is not a number");
+    return *d;
+  }
+  bool boolAttr(const Layer &l, llvm::StringRef key, bool dflt) {
+    const json::Value *v = l.config->get(key);
+    if (!v || v->getAsNull())
+      return dflt;
+    auto x = v->getAsBoolean();
+    if (!x)
+      refuseAttr(l, key.str(), "= " + show(v) + " is not true or false");
+    return *x;
+  }
+  std::string strAttr(const Layer &l, llvm::StringRef key, const std::string &dflt) {
+    const json::Value *v = l.config->get(key);
+    if (!v || v->getAsNull())
+      return dflt;
+    auto s = v->getAsString();
+    if (!s)
+      refuseAttr(l, key.str(), "= " + show(v) + " is not a string");
+    return s->str();
+  }
+  /// An int or a list of `n` ints (kernel_size, strides, ...), each at least `min`.
+  std::vector<int64_t> intsAttr(const Layer &l, llvm::StringRef key, size_t n,
+                                std::vector<int64_t> dflt, int64_t min = 1) {
+    const json::Value *v = l.config->get(key);
+    std::vector<int64_t> out;
+    if (!v || v->getAsNull()) {
+      out = dflt;
+    } else if (auto i = integer(v)) {
+      out.assign(n, *i);
+    } else if (auto *a = v->getAsArray()) {
+      for (const json::Value &e : *a) {
+        auto i = integer(&e);
+        if (!i)
+          refuseAttr(l, key.str(), "= " + show(v) + " is not a list of integers");
+        out.push_back(*i);
+      }
+    } else {
+      refuseAttr(l, key.str(), "= " + show(v) + " is not an integer or a list of integers");
+    }
+    if (out.size() != n)
+      refuseAttr(l, key.str(), "= " + show(v) + " must have " + std::to_string(n) + " values");
+    for (int64_t x : out)
+      if (x < min || x > (int64_t{1} << 24))
+        refuseAttr(l, key.str(), "= " + show(v) + " is out of range");
+    return out;
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Types, parameters
+  //===--------------------------------------------------------------------===//
+
+  RankedTensorType f32(ArrayRef<int64_t> shape) {
+    return RankedTensorType::get(shape, b.getF32Type());
+  }
+  static std::vector<int64_t> shapeOf(Value v) {
+    auto s = cast<RankedTensorType>(v.getType()).getShape();
+    return {s.begin(), s.end()};
+  }
+  /// The shape as Keras sees it.
+  static std::vector<int64_t> kerasShape(const Tensor &t) {
+    auto s = shapeOf(t.v);
+    if (t.image)
+      return {s[0], s[2], s[3], s[1]};
+    return s;
+  }
+  static std::string shapeText(const std::vector<int64_t> &s) {
+    std::string text = "(";
+    for (size_t i = 0; i < s.size(); ++i)
+      text += (i ? ", " : "") + (s[i] < 0 ? std::string("None") : std::to_string(s[i]));
+    return text + (s.size() == 1 ? ",)" : ")");
+  }
+  static int64_t product(ArrayRef<int64_t> s) {
+    return std::accumulate(s.begin(), s.end(), int64_t{1}, std::multiplies<>());
+  }
+  void checkSize(const Layer &l, ArrayRef<int64_t> shape) {
+    int64_t count = 1;
+    for (int64_t d : shape)
+      if (d <= 0 || __builtin_mul_overflow(count, d, &count) ||
+          count > options.maxParameterElements)
+        failLayer(l, "weight shape " + shapeText({shape.begin(), shape.end()}) +
+                         " is empty or too large");
+  }
+
+  Value argument(RankedTensorType type, std::vector<NamedAttribute> attrs) {
+    unsigned index = func.getNumArguments();
+    func.insertArgument(index, type, b.getDictionaryAttr(attrs), b.getUnknownLoc());
+    return func.getArgument(index);
+  }
+
+  /// A parameter (or, with kind "batch_stats", persistent state) argument holding `values`
+  /// in `shape` (graphc's layout), named `<layer>/<var>`; created once per layer and var, so
+  /// that a shared layer reads the same argument at every call.
+  Value persistent(const Layer &l, const std::string &var, ArrayRef<int64_t> shape,
+                   const std::vector<float> &values, bool trainable, llvm::StringRef kind) {
+    std::string key = l.scope + l.name + "/" + var;
+    if (auto it = params.find(key); it != params.end())
+      return it->second;
+    std::string name = l.name + "/" + var;
+    if (usedNames.count(name))
+      name = l.scope + name;
+    while (usedNames.count(name))
+      name += "_";
+    usedNames.insert(name);
+    auto type = f32(shape);
+    auto blob = HeapAsmResourceBlob::allocateAndCopyInferAlign<float>(values);
+    auto init = DenseResourceElementsAttr::get(type, name, std::move(blob));
+    std::vector<NamedAttribute> attrs = {b.getNamedAttr(kKindAttr, b.getStringAttr(kind)),
+                                         b.getNamedAttr(kNameAttr, b.getStringAttr(name)),
+                                         b.getNamedAttr(kInitAttr, init)};
+    if (kind == "parameter" && !trainable)
+      attrs.push_back(b.getNamedAttr(kTrainableAttr, b.getBoolAttr(false)));
+    Value arg = argument(type, attrs);
+    params[key] = arg;
+    return arg;
+  }
+
+  Value stepInput() {
+    if (!stepArg)
+      stepArg = argument(f32({}), {b.getNamedAttr(kKindAttr, b.getStringAttr("input")),
+                                   b.getNamedAttr(kNameAttr, b.getStringAttr("step")),
+                                   b.getNamedAttr(kRoleAttr, b.getStringAttr("step"))});
+    return stepArg;
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Weights: read from the file, or initialised as Keras initialises them
+  //===--------------------------------------------------------------------===//
+
+  struct VarSpec {
+    std::string name;            // Keras variable name: kernel, bias, gamma, ...
+    std::vector<int64_t> shape;  // Keras layout
+    std::string initKey;         // config key of its initializer
+    std::string initDefault;     // when the config has none
+    double fanIn = 1, fanOut = 1;
+  };
+
+  std::vector<float> initialise(const Layer &l, const VarSpec &v) {
+    const json::Value *spec = l.config->get(v.initKey);
+    std::string kind = v.initDefault;
+    const json::Object *cfg = nullptr;
+    if (spec && !spec->getAsNull()) {
+      if (auto s = spec->getAsString()) {
+        kind = s->str();
+      } else if (auto *o = spec->getAsObject()) {
+        kind = str(o->get("class_name"));
+        cfg = o->getObject("config");
+      } else {
+        refuseAttr(l, v.initKey, "= " + show(spec) + " is not an initializer");
+      }
+    }
+    std::string k = toSnakeCase(kind);
+    int64_t n = product(v.shape);
+    std::vector<float> out(size_t(n), 0.f);
+    // A stream per parameter: the values do not depend on the order of the layers.
+    uint64_t h = 1469598103934665603ull;
+    for (char c : l.scope + l.name + "/" + v.name)
+      h = (h ^ uint8_t(c)) * 1099511628211ull;
+    std::mt19937_64 gen(options.seed ^ h);
+    auto uniform = [&](double limit) {
+      for (float &x : out)
+        x = float((double(gen() >> 11) * (1.0 / 9007199254740992.0) * 2.0 - 1.0) * limit);
+    };
+    if (k == "zeros")
+      return out;
+    if (k == "ones") {
+      std::fill(out.begin(), out.end(), 1.f);
+      return out;
+    }
+    if (k == "constant") {
+      double value = 0;
+      if (cfg)
+        if (auto d = cfg->getNumber("value"))
+          value = *d;
+      std::fill(out.begin(), out.end(), float(value));
+      return out;
+    }
+    if (k == "glorot_uniform") {
+      uniform(std::sqrt(6.0 / (v.fanIn + v.fanOut)));
+      return out;
+    }
+    if (k == "he_uniform") {
+      uniform(std::sqrt(6.0 / v.fanIn));
+      return out;
+    }
+    if (k == "lecun_uniform") {
+      uniform(std::sqrt(3.0 / v.fanIn));
+      return out;
+    }
+    if (k == "random_uniform") {
+      double lo = -0.05, hi = 0.05;
+      if (cfg) {
+        lo = cfg->getNumber("minval").value_or(lo);
+        hi = cfg->getNumber("maxval").value_or(hi);
+      }
+      for (float &x : out)
+        x = float(lo + (hi - lo) * (double(gen() >> 11) * (1.0 / 9007199254740992.0)));
+      return out;
+    }
+    refuseAttr(l, v.initKey, "= " + kind +
+                                 " is not supported without --weights (supported: "
+                                 "GlorotUniform, HeUniform, LecunUniform, RandomUniform, Zeros, "
+                                 "Ones, Constant)");
+  }
+
+  /// The arrays of `vars` for layer `l`, in Keras layout and in the order of `vars`.
+  std::vector<KerasArray> layerWeights(const Layer &l, const std::vector<VarSpec> &vars) {
+    std::vector<KerasArray> out;
+    if (!weights) {
+      for (const VarSpec &v : vars)
+        out.push_back({v.shape, initialise(l, v)});
+      return out;
+    }
+    std::string error;
+    bool found = false;
+    if (weights->layout() == KerasWeightFile::Layout::Keras3) {
+      std::vector<std::string> candidates = {l.k3path, l.k3namePath};
+      for (const std::string &c : std::vector<std::string>(candidates)) {
+        std::string alt = c;
+        if (alt.rfind("layers", 0) == 0)
+          candidates.push_back("_layer_checkpoint_dependencies" + alt.substr(6));
+      }
+      for (const std::string &candidate : candidates) {
+        if (!weights->readVars(candidate, out, found, error))
+          fail(options.weightsPath + ": " + label(l) + ": " + error);
+        if (found && !out.empty())
+          break;
+      }
+      if (!found || out.empty())
+        fail(options.weightsPath + ": no weights for " + label(l) + " (looked for group " +
+             l.k3path + "/vars)");
+      if (out.size() != vars.size())
+        fail(options.weightsPath + ": " + label(l) + " has " + std::to_string(out.size()) +
+             " variables in " + l.k3path + "/vars, expected " + std::to_string(vars.size()));
+    } else {
+      std::vector<std::pair<std::string, KerasArray>> group;
+      const std::string &top = l.legacyPath.front();
+      if (!weights->readLegacyGroup(top, group, found, error))
+        fail(options.weightsPath + ": " + label(l) + ": " + error);
+      if (!found)
+        fail(options.weightsPath + ": no weights for " + label(l) + " (no group \"" + top +
+             "\")");
+      for (const VarSpec &v : vars) {
+        std::string want = l.name + "/" + v.name;
+        const KerasArray *match = nullptr;
+        for (auto &[name, array] : group)
+          if (name == want || (name.size() > want.size() &&
+                               name.compare(name.size() - want.size() - 1, std::string::npos,
+                                            "/" + want) == 0)) {
+            match = &array;
+            break;
+          }
+        if (!match)
+          fail(options.weightsPath + ": no weight \"" + want + "\" for " + label(l) +
+               " in group \"" + top + "\"");
+        out.push_back(*match);
+      }
+    }
+    for (size_t i = 0; i < vars.size(); ++i)
+      if (out[i].dims != vars[i].shape)
+        fail(options.weightsPath + ": " + label(l) + ": " + vars[i].name + " has shape " +
+             shapeText(out[i].dims) + ", the model needs " + shapeText(vars[i].shape));
+    return out;
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Layers
+  //===--------------------------------------------------------------------===//
+
+  void checkCommon(const Layer &l) {
+    // dtype: a string or a (Keras 3 / mixed precision) policy object.
+    if (const json::Value *d = l.config->get("dtype"); d && !d->getAsNull()) {
+      std::string name = str(d);
+      if (auto *o = d->getAsObject())
+        if (auto *c = o->getObject("config"))
+          name = str(c->get("name"));
+      if (name != "float32")
+        refuseAttr(l, "dtype", "= " + (name.empty() ? show(d) : name) +
+                                   " is not supported; graphc trains float32");
+    }
+    for (const auto &kv : *l.config) {
+      llvm::StringRef key = kv.first;
+      if ((key.ends_with("_regularizer") || key.ends_with("_constraint")) &&
+          !kv.second.getAsNull())
+        refuseAttr(l, key.str(), "= " + show(&kv.second) +
+                                     " is not supported (it changes the loss or the update)");
+    }
+    if (const json::Value *df = l.config->get("data_format");
+        df && !df->getAsNull() && str(df) != "channels_last")
+      refuseAttr(l, "data_format", "= " + show(df) + " is not supported; use channels_last");
+  }
+
+  Tensor needImage(const Layer &l, const Tensor &t) {
+    if (!t.image)
+      failLayer(l, "expects a 4-D (batch, height, width, channels) input, got shape " +
+                       shapeText(kerasShape(t)));
+    return t;
+  }
+  void noPadding(const Layer &l, const Tensor &t) {
+    if (t.padded())
+      failLayer(l, "reads a ZeroPadding2D output; graphc folds ZeroPadding2D only into a "
+                   "following Conv2D, DepthwiseConv2D or pooling layer");
+  }
+  void noFlat(const Layer &l, const Tensor &t) {
+    if (t.hasFlat())
+      failLayer(l, "reads a flattened feature map; graphc keeps it in (channels, height, "
+                   "width) order and only a Dense layer (after Dropout/Activation at most) "
+                   "can read it");
+  }
+
+  Tensor activation(const Layer &l, Tensor t, const std::string &name, Location loc) {
+    Value x = t.v;
+    Tensor out = t;
+    if (name == "linear" || name.empty())
+      return t;
+    if (name == "relu") {
+      out.v = b.create<ReluOp>(loc, x.getType(), x);
+    } else if (name == "relu6") {
+      out.v = b.create<ClipOp>(loc, x.getType(), x, b.getF32FloatAttr(0.f), b.getF32FloatAttr(6.f));
+    } else if (name == "sigmoid") {
+      out.v = b.create<SigmoidOp>(loc, x.getType(), x);
+    } else if (name == "tanh") {
+      out.v = b.create<TanhOp>(loc, x.getType(), x);
+      out.nonNegative = false;
+      return out;
+    } else if (name == "softmax") {
+      noFlat(l, t);
+      int64_t axis = int64_t(shapeOf(x).size()) - 1;
+      if (t.image)
+        axis = 1; // Keras's last axis is the channels
+      out.v = b.create<SoftmaxOp>(loc, x.getType(), x, b.getI64IntegerAttr(axis));
+    } else {
+      refuseAttr(l, "activation", "= " + name +
+                                      " is not supported (supported: relu, sigmoid, tanh, "
+                                      "softmax, linear, relu6)");
+    }
+    out.nonNegative = true;
+    return out;
+  }
+  Tensor layerActivation(const Layer &l, Tensor t, Location loc) {
+    const json::Value *a = l.config->get("activation");
+    if (!a || a->getAsNull())
+      return t;
+    auto s = a->getAsString();
+    if (!s)
+      refuseAttr(l, "activation", "= " + show(a) + " is not supported (only built-in names)");
+    return activation(l, t, s->str(), loc);
+  }
+
+  /// TF's SAME padding along one axis: [before, after].
+  static std::pair<int64_t, int64_t> samePadding(int64_t in, int64_t k, int64_t s, int64_t d) {
+    int64_t effective = (k - 1) * d + 1;
+    int64_t out = (in + s - 1) / s;
+    int64_t total = std::max<int64_t>((out - 1) * s + effective - in, 0);
+    return {total / 2, total - total / 2};
+  }
+
+  /// Padding of a conv or pool: the folded ZeroPadding2D plus SAME padding if asked for.
+  std::vector<int64_t> windowPadding(const Layer &l, const Tensor &t, const std::string &mode,
+                                     ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
+                                     ArrayRef<int64_t> dilations) {
+    auto s = shapeOf(t.v);
+    std::vector<int64_t> pad(t.pad, t.pad + 4);
+    if (mode == "same") {
+      auto [top, bottom] = samePadding(s[2] + pad[0] + pad[2], kernel[0], strides[0], dilations[0]);
+      auto [left, right] = samePadding(s[3] + pad[1] + pad[3], kernel[1], strides[1], dilations[1]);
+      pad[0] += top;
+      pad[1] += left;
+      pad[2] += bottom;
+      pad[3] += right;
+    } else if (mode != "valid") {
+      refuseAttr(l, "padding", "= " + mode + " is not supported (valid or same)");
+    }
+    return pad;
+  }
+
+  Tensor conv(const Layer &l, const Tensor &in, bool depthwise, Location loc) {
+    needImage(l, in);
+    auto xs = shapeOf(in.v); // N C H W
+    int64_t c = xs[1];
+    auto kernel = intsAttr(l, "kernel_size", 2, {});
+    auto strides = intsAttr(l, "strides", 2, {1, 1});
+    auto dilations = intsAttr(l, "dilation_rate", 2, {1, 1});
+    if ((strides[0] > 1 || strides[1] > 1) && (dilations[0] > 1 || dilations[1] > 1))
+      refuseAttr(l, "dilation_rate", "> 1 together with strides > 1 is not supported (Keras "
+                                     "refuses it too)");
+    std::string mode = strAttr(l, "padding", "valid");
+    bool useBias = boolAttr(l, "use_bias", true);
+    int64_t groups, outC;
+    std::vector<VarSpec> vars;
+    double receptive = double(kernel[0] * kernel[1]);
+    if (depthwise) {
+      int64_t mult = intAttr(l, "depth_multiplier", 1);
+      if (mult < 1 || mult > 65536)
+        refuseAttr(l, "depth_multiplier", "must be positive");
+      groups = c;
+      outC = c * mult;
+      vars.push_back({"depthwise_kernel", {kernel[0], kernel[1], c, mult}, "depthwise_initializer",
+                      "glorot_uniform", receptive * c, receptive * mult});
+    } else {
+      int64_t filters = intAttr(l, "filters", 0);
+      groups = intAttr(l, "groups", 1);
+      if (filters < 1 || filters > (int64_t{1} << 24))
+        refuseAttr(l, "filters", "must be positive");
+      if (groups < 1 || c % groups || filters % groups)
+        refuseAttr(l, "groups", "= " + std::to_string(groups) + " must divide the " +
+                                    std::to_string(c) + " input channels and the filters");
+      outC = filters;
+      vars.push_back({"kernel", {kernel[0], kernel[1], c / groups, filters}, "kernel_initializer",
+                      "glorot_uniform", receptive * double(c / groups), receptive * double(filters)});
+    }
+    if (useBias)
+      vars.push_back({"bias", {outC}, "bias_initializer", "zeros"});
+    checkSize(l, vars[0].shape);
+    auto pad = windowPadding(l, in, mode, kernel, strides, dilations);
+    int64_t oh = convOutputSize(xs[2], kernel[0], strides[0], pad[0], pad[2], dilations[0]);
+    int64_t ow = convOutputSize(xs[3], kernel[1], strides[1], pad[1], pad[3], dilations[1]);
+    if (oh <= 0 || ow <= 0)
+      failLayer(l, "the kernel does not fit the input of shape " + shapeText(kerasShape(in)));
+    auto w = layerWeights(l, vars);
+    // HWIO (or H W C M for depthwise) -> OIHW.
+    int64_t inPerGroup = depthwise ? 1 : c / groups;
+    std::vector<float> filter(size_t(outC * inPerGroup * kernel[0] * kernel[1]));
+    const std::vector<float> &k = w[0].values;
+    for (int64_t h = 0; h < kernel[0]; ++h)
+      for (int64_t x = 0; x < kernel[1]; ++x)
+        for (int64_t i = 0; i < (depthwise ? c : inPerGroup); ++i)
+          for (int64_t o = 0; o < (depthwise ? outC / c : outC); ++o) {
+            float value = k[size_t(((h * kernel[1] + x) * (depthwise ? c : inPerGroup) + i) *
+                                       (depthwise ? outC / c : outC) +
+                                   o)];
+            int64_t oo = depthwise ? i * (outC / c) + o : o, ii = depthwise ? 0 : i;
+            filter[size_t(((oo * inPerGroup + ii) * kernel[0] + h) * kernel[1] + x)] = value;
+          }
+    Value f = persistent(l, vars[0].name, {outC, inPerGroup, kernel[0], kernel[1]}, filter,
+                         l.trainable, "parameter");
+    Value bias;
+    if (useBias)
+      bias = persistent(l, "bias", {outC}, w[1].values, l.trainable, "parameter");
+    Tensor out;
+    out.image = true;
+    out.v = b.create<Conv2dOp>(loc, f32({xs[0], outC, oh, ow}), in.v, f, bias,
+                               b.getDenseI64ArrayAttr(strides), b.getDenseI64ArrayAttr(pad),
+                               b.getDenseI64ArrayAttr(dilations), b.getI64IntegerAttr(groups));
+    return layerActivation(l, out, loc);
+  }
+
+  Tensor dense(const Layer &l, const Tensor &in, Location loc) {
+    noPadding(l, in);
+    auto xs = shapeOf(in.v);
+    if (in.image || xs.size() != 2)
+      failLayer(l, "expects a 2-D (batch, features) input, got shape " +
+                       shapeText(kerasShape(in)) +
+                       "; Dense over a higher-rank input is not supported");
+    int64_t units = intAttr(l, "units", 0);
+    if (units < 1 || units > (int64_t{1} << 24))
+      refuseAttr(l, "units", "must be positive");
+    bool useBias = boolAttr(l, "use_bias", true);
+    int64_t inF = xs[1];
+    std::vector<VarSpec> vars = {{"kernel", {inF, units}, "kernel_initializer", "glorot_uniform",
+                                  double(inF), double(units)}};
+    if (useBias)
+      vars.push_back({"bias", {units}, "bias_initializer", "zeros"});
+    checkSize(l, vars[0].shape);
+    // A shared Dense must see the same feature order at every call.
+    std::string order = in.hasFlat() ? std::to_string(in.flat[0]) + "x" + std::to_string(in.flat[1]) +
+                                           "x" + std::to_string(in.flat[2])
+                                     : "";
+    std::string key = l.scope + l.name;
+    if (auto it = denseOrder.find(key); it != denseOrder.end() && it->second != order)
+      failLayer(l, "is shared between a flattened feature map and another input; graphc "
+                   "cannot give one kernel both row orders");
+    denseOrder[key] = order;
+    auto w = layerWeights(l, vars);
+    std::vector<float> kernel = w[0].values;
+    if (in.hasFlat()) {
+      // graphc's row c*H*W + h*W + x is Keras's row (h*W + x)*C + c.
+      int64_t C = in.flat[0], H = in.flat[1], W = in.flat[2];
+      for (int64_t c = 0; c < C; ++c)
+        for (int64_t h = 0; h < H; ++h)
+          for (int64_t x = 0; x < W; ++x) {
+            int64_t g = (c * H + h) * W + x, k = (h * W + x) * C + c;
+            std::copy_n(w[0].values.begin() + k * units, units, kernel.begin() + g * units);
+          }
+    }
+    Value wv = persistent(l, "kernel", {inF, units}, kernel, l.trainable, "parameter");
+    Value bias;
+    if (useBias)
+      bias = persistent(l, "bias", {units}, w[1].values, l.trainable, "parameter");
+    Tensor out;
+    out.v = b.create<DenseOp>(loc, f32({xs[0], units}), in.v, wv, bias, UnitAttr());
+    return layerActivation(l, out, loc);
+  }
+
+  Tensor pool(const Layer &l, const Tensor &in, bool max, Location loc) {
+    needImage(l, in);
+    auto xs = shapeOf(in.v);
+    auto kernel = intsAttr(l, "pool_size", 2, {2, 2});
+    const json::Value *sv = l.config->get("strides");
+    auto strides = (!sv || sv->getAsNull()) ? kernel : intsAttr(l, "strides", 2, kernel);
+    std::string mode = strAttr(l, "padding", "valid");
+    bool countIncludePad = false;
+    if (in.padded()) {
+      if (max && !in.nonNegative)
+        failLayer(l, "reads a ZeroPadding2D output of values that may be negative; folding "
+                     "the zeros into a max pool is exact only after relu, relu6, sigmoid or "
+                     "softmax");
+      if (!max) {
+        if (mode != "valid")
+          failLayer(l, "reads a ZeroPadding2D output with padding = same; only valid pooling "
+                       "can absorb the zeros");
+        countIncludePad = true; // the zeros count in every window, as in Keras
+      }
+    }
+    std::vector<int64_t> ones = {1, 1};
+    auto pad = windowPadding(l, in, mode, kernel, strides, ones);
+    int64_t oh = convOutputSize(xs[2], kernel[0], strides[0], pad[0], pad[2], 1);
+    int64_t ow = convOutputSize(xs[3], kernel[1], strides[1], pad[1], pad[3], 1);
+    if (oh <= 0 || ow <= 0)
+      failLayer(l, "the window does not fit the input of shape " + shapeText(kerasShape(in)));
+    Tensor out;
+    out.image = true;
+    out.nonNegative = in.nonNegative;
+    auto type = f32({xs[0], xs[1], oh, ow});
+    if (max)
+      out.v = b.create<MaxPool2dOp>(loc, type, in.v, b.getDenseI64ArrayAttr(kernel),
+                                    b.getDenseI64ArrayAttr(strides), b.getDenseI64ArrayAttr(pad));
+    else
+      out.v = b.create<AvgPool2dOp>(loc, type, in.v, b.getDenseI64ArrayAttr(kernel),
+                                    b.getDenseI64ArrayAttr(strides), b.getDenseI64ArrayAttr(pad),
+                                    countIncludePad ? b.getUnitAttr() : UnitAttr());
+    return out;
+  }
+
+  Tensor globalPool(const Layer &l, const Tensor &in, bool max, Location loc) {
+    needImage(l, in);
+    noPadding(l, in);
+    auto xs = shapeOf(in.v);
+    std::vector<int64_t> kernel = {xs[2], xs[3]}, strides = {1, 1}, pad = {0, 0, 0, 0};
+    auto type = f32({xs[0], xs[1], 1, 1});
+    Value pooled =
+        max ? b.create<MaxPool2dOp>(loc, type, in.v, b.getDenseI64ArrayAttr(kernel),
+                                    b.getDenseI64ArrayAttr(strides), b.getDenseI64ArrayAttr(pad))
+                  .getResult()
+            : b.create<AvgPool2dOp>(loc, type, in.v, b.getDenseI64ArrayAttr(kernel),
+                                    b.getDenseI64ArrayAttr(strides), b.getDenseI64ArrayAttr(pad),
+                                    UnitAttr())
+                  .getResult();
+    Tensor out;
+    out.nonNegative = in.nonNegative;
+    if (boolAttr(l, "keepdims", false)) {
+      out.image = true;
+      out.v = pooled;
+      return out;
+    }
+    out.v = b.create<ReshapeOp>(loc, f32({xs[0], xs[1]}), pooled);
+    return out;
+  }
+
+  Tensor flatten(const Layer &l, const Tensor &in, Location loc) {
+    noPadding(l, in);
+    auto xs = shapeOf(in.v);
+    Tensor out;
+    out.nonNegative = in.nonNegative;
+    if (xs.size() == 2)
+      return in;
+    int64_t n = xs[0], f = product(xs) / n;
+    out.v = b.create<ReshapeOp>(loc, f32({n, f}), in.v);
+    if (in.image && xs[1] > 1 && xs[2] * xs[3] > 1) {
+      out.flat[0] = xs[1];
+      out.flat[1] = xs[2];
+      out.flat[2] = xs[3];
+    }
+    return out;
+  }
+
+  Tensor reshape(const Layer &l, const Tensor &in, Location loc) {
+    noPadding(l, in);
+    const json::Value *ts = l.config->get("target_shape");
+    const json::Array *arr = ts ? ts->getAsArray() : nullptr;
+    if (!arr || arr->empty() || arr->size() > 3)
+      refuseAttr(l, "target_shape", "= " + show(ts) + " is not supported (1 to 3 dims)");
+    auto ks = kerasShape(in);
+    int64_t n = ks[0], total = product(ks) / n;
+    std::vector<int64_t> target;
+    int64_t known = 1, inferred = -1;
+    for (size_t i = 0; i < arr->size(); ++i) {
+      auto d = integer(&(*arr)[i]);
+      if (!d || (*d < 1 && *d != -1) || *d > (int64_t{1} << 31))
+        refuseAttr(l, "target_shape", "= " + show(ts) + " has an invalid dimension");
+      if (*d == -1) {
+        if (inferred >= 0)
+          refuseAttr(l, "target_shape", "has more than one -1");
+        inferred = int64_t(i);
+      } else {
+        known *= *d;
+      }
+      target.push_back(*d);
+    }
+    if (inferred >= 0)
+      target[size_t(inferred)] = total / known;
+    if (product(target) != total)
+      failLayer(l, "cannot reshape " + shapeText(ks) + " to " + shapeText(target));
+    Tensor out;
+    out.nonNegative = in.nonNegative;
+    if (target.size() == 1) { // a flatten
+      Tensor t = flatten(l, in, loc);
+      t.nonNegative = in.nonNegative;
+      return t;
+    }
+    bool sameOrder = !in.hasFlat() && (!in.image || ks[3] == 1);
+    if (target.size() == 3) {
+      // To a channels-last image: NCHW keeps the same element order only with one channel.
+      if (!sameOrder || target[2] != 1)
+        failLayer(l, "reshaping " + shapeText(ks) + " to " + shapeText(target) +
+                         " needs a transpose to graphc's channels-first layout, which graphc "
+                         "does not have (only one-channel images can be reshaped)");
+      out.image = true;
+      out.v = b.create<ReshapeOp>(loc, f32({n, 1, target[0], target[1]}), in.v);
+      return out;
+    }
+    if (!sameOrder)
+      failLayer(l, "reshaping " + shapeText(ks) + " to " + shapeText(target) +
+                       " needs a transpose to graphc's channels-first layout, which graphc "
+                       "does not have");
+    out.v = b.create<ReshapeOp>(loc, f32({n, target[0], target[1]}), in.v);
+    return out;
+  }
+
+  Tensor batchNorm(const Layer &l, const Tensor &in, Location loc) {
+    noPadding(l, in);
+    noFlat(l, in);
+    auto xs = shapeOf(in.v);
+    int64_t rank = xs.size();
+    const json::Value *av = l.config->get("axis");
+    int64_t axis = -1;
+    if (av) {
+      if (auto *a = av->getAsArray()) {
+        if (a->size() != 1 || !integer(&(*a)[0]))
+          refuseAttr(l, "axis", "= " + show(av) + " is not supported (one axis)");
+        axis = *integer(&(*a)[0]);
+      } else if (auto i = integer(av)) {
+        axis = *i;
+      } else {
+        refuseAttr(l, "axis", "= " + show(av) + " is not an axis");
+      }
+    }
+    if (axis < 0)
+      axis += rank;
+    if (rank < 2 || axis != rank - 1 || (!in.image && rank != 2))
+      refuseAttr(l, "axis", "= " + show(av) + " is not supported: only the channels (last) "
+                                              "axis of a 2-D or 4-D input");
+    if (boolAttr(l, "renorm", false))
+      refuseAttr(l, "renorm", "= true is not supported");
+    if (const json::Value *v = l.config->get("virtual_batch_size"); v && !v->getAsNull())
+      refuseAttr(l, "virtual_batch_size", "is not supported");
+    if (const json::Value *v = l.config->get("adjustment"); v && !v->getAsNull())
+      refuseAttr(l, "adjustment", "is not supported");
+    int64_t c = xs[1];
+    bool center = boolAttr(l, "center", true), scale = boolAttr(l, "scale", true);
+    double momentum = numAttr(l, "momentum", 0.99), epsilon = numAttr(l, "epsilon", 1e-3);
+    if (!(momentum >= 0 && momentum <= 1) || !(epsilon > 0))
+      refuseAttr(l, "momentum", "or epsilon is out of range");
+    std::vector<VarSpec> vars;
+    if (scale)
+      vars.push_back({"gamma", {c}, "gamma_initializer", "ones"});
+    if (center)
+      vars.push_back({"beta", {c}, "beta_initializer", "zeros"});
+    vars.push_back({"moving_mean", {c}, "moving_mean_initializer", "zeros"});
+    vars.push_back({"moving_variance", {c}, "moving_variance_initializer", "ones"});
+    std::string key = l.scope + l.name;
+    if (!bnUsed.insert(key).second)
+      failLayer(l, "is applied more than once; a shared BatchNormalization (two updates of "
+                   "one set of moving statistics) is not supported");
+    auto w = layerWeights(l, vars);
+    size_t i = 0;
+    Value gamma = scale ? persistent(l, "gamma", {c}, w[i++].values, l.trainable, "parameter")
+                        : persistent(l, "gamma", {c}, std::vector<float>(size_t(c), 1.f), false,
+                                     "parameter");
+    Value beta = center ? persistent(l, "beta", {c}, w[i++].values, l.trainable, "parameter")
+                        : persistent(l, "beta", {c}, std::vector<float>(size_t(c), 0.f), false,
+                                     "parameter");
+    Value mean = persistent(l, "moving_mean", {c}, w[i++].values, false, "batch_stats");
+    Value var = persistent(l, "moving_variance", {c}, w[i++].values, false, "batch_stats");
+    // Keras: moving = moving * momentum + batch * (1 - momentum); graphc's momentum weighs the
+    // batch statistic. A frozen BatchNormalization runs in inference mode, as in Keras.
+    Type ct = f32({c});
+    auto bn = b.create<BatchNormOp>(loc, TypeRange{in.v.getType(), ct, ct, ct, ct}, in.v, gamma,
+                                    beta, mean, var, b.getF32FloatAttr(float(epsilon)),
+                                    b.getF32FloatAttr(float(1.0 - momentum)),
+                                    l.trainable ? b.getUnitAttr() : UnitAttr());
+    Tensor out;
+    out.image = in.image;
+    out.v = bn.getResult();
+    return out;
+  }
+
+  Tensor dropout(const Layer &l, const Tensor &in, Location loc) {
+    noPadding(l, in);
+    double rate = numAttr(l, "rate", 0.5);
+    if (!(rate >= 0 && rate < 1))
+      refuseAttr(l, "rate", "must be in [0, 1)");
+    if (const json::Value *v = l.config->get("noise_shape"); v && !v->getAsNull())
+      refuseAttr(l, "noise_shape", "= " + show(v) + " is not supported");
+    if (rate == 0)
+      return in;
+    Tensor out = in;
+    out.v = b.create<DropoutOp>(loc, in.v.getType(), in.v, stepInput(),
+                                b.getF32FloatAttr(float(rate)), b.getI64IntegerAttr(dropoutOps++));
+    return out;
+  }
+
+  Tensor zeroPadding(const Layer &l, const Tensor &in) {
+    needImage(l, in);
+    const json::Value *p = l.config->get("padding");
+    int64_t pad[4]; // top, left, bottom, right
+    auto bad = [&]() { refuseAttr(l, "padding", "= " + show(p) + " is not a padding"); };
+    if (!p) {
+      pad[0] = pad[1] = pad[2] = pad[3] = 1;
+    } else if (auto i = integer(p)) {
+      pad[0] = pad[1] = pad[2] = pad[3] = *i;
+    } else if (auto *a = p->getAsArray(); a && a->size() == 2) {
+      int64_t v[2][2];
+      for (int d = 0; d < 2; ++d) {
+        if (auto i = integer(&(*a)[d])) {
+          v[d][0] = v[d][1] = *i;
+        } else if (auto *pair = (*a)[d].getAsArray(); pair && pair->size() == 2 &&
+                                                      integer(&(*pair)[0]) && integer(&(*pair)[1])) {
+          v[d][0] = *integer(&(*pair)[0]);
+          v[d][1] = *integer(&(*pair)[1]);
+        } else {
+          bad();
+        }
+      }
+      pad[0] = v[0][0];
+      pad[2] = v[0][1];
+      pad[1] = v[1][0];
+      pad[3] = v[1][1];
+    } else {
+      bad();
+    }
+    Tensor out = in;
+    for (int i = 0; i < 4; ++i) {
+      if (pad[i] < 0 || pad[i] > 65536)
+        bad();
+      out.pad[i] += pad[i];
+    }
+    return out;
+  }
+
+  Tensor add(const Layer &l, const std::vector<Tensor> &ins, Location loc) {
+    if (ins.size() < 2)
+      failLayer(l, "needs at least two inputs");
+    Tensor acc = ins[0];
+    for (size_t i = 1; i < ins.size(); ++i) {
+      const Tensor &t = ins[i];
+      noPadding(l, t);
+      noPadding(l, acc);
+      if (t.v.getType() != acc.v.getType() || t.image != acc.image ||
+          !std::equal(t.flat, t.flat + 3, acc.flat))
+        failLayer(l, "adds inputs of different shapes " + shapeText(kerasShape(acc)) + " and " +
+                         shapeText(kerasShape(t)) + " (no broadcasting)");
+      Tensor next = acc;
+      next.v = b.create<AddOp>(loc, acc.v.getType(), acc.v, t.v);
+      next.nonNegative = acc.nonNegative && t.nonNegative;
+      acc = next;
+    }
+    return acc;
+  }
+
+  Tensor concatenate(const Layer &l, const std::vector<Tensor> &ins, Location loc) {
+    if (ins.empty())
+      failLayer(l, "has no inputs");
+    int64_t rank = kerasShape(ins[0]).size();
+    int64_t axis = intAttr(l, "axis", -1);
+    if (axis < 0)
+      axis += rank;
+    if (axis <= 0 || axis >= rank)
+      refuseAttr(l, "axis", "= " + std::to_string(axis) + " is out of range");
+    int64_t graphAxis = axis;
+    if (ins[0].image)
+      graphAxis = axis == 3 ? 1 : axis + 1; // H W C -> C H W
+    SmallVector<Value> values;
+    auto shape = shapeOf(ins[0].v);
+    shape[graphAxis] = 0;
+    bool nonNegative = true;
+    for (const Tensor &t : ins) {
+      noPadding(l, t);
+      noFlat(l, t);
+      auto s = shapeOf(t.v);
+      auto ref = shapeOf(ins[0].v);
+      bool ok = t.image == ins[0].image && s.size() == ref.size();
+      for (size_t d = 0; ok && d < s.size(); ++d)
+        ok = int64_t(d) == graphAxis || s[d] == ref[d];
+      if (!ok)
+        failLayer(l, "concatenates inputs of incompatible shapes " +
+                         shapeText(kerasShape(ins[0])) + " and " + shapeText(kerasShape(t)));
+      shape[graphAxis] += s[graphAxis];
+      values.push_back(t.v);
+      nonNegative = nonNegative && t.nonNegative;
+    }
+    Tensor out;
+    out.image = ins[0].image;
+    out.nonNegative = nonNegative;
+    out.v = b.create<ConcatOp>(loc, f32(shape), values, b.getI64IntegerAttr(graphAxis));
+    return out;
+  }
+
+  static bool isKnownLayer(const std::string &c) {
+    static const std::set<std::string> known = {
+        "Dense", "Conv2D", "Convolution2D", "DepthwiseConv2D", "MaxPooling2D", "MaxPool2D",
+        "AveragePooling2D", "AvgPool2D", "GlobalAveragePooling2D", "GlobalAvgPool2D",
+        "GlobalMaxPooling2D", "GlobalMaxPool2D", "Flatten", "Reshape", "Activation", "ReLU",
+        "Softmax", "Dropout", "BatchNormalization", "ZeroPadding2D", "Add", "Concatenate"};
+    return known.count(c) != 0;
+  }
+
+  [[noreturn]] void refuseLayer(const Layer &l) {
+    static const std::set<std::string> recurrent = {
+        "LSTM", "GRU", "SimpleRNN", "RNN", "Bidirectional", "ConvLSTM1D", "ConvLSTM2D",
+        "ConvLSTM3D", "TimeDistributed", "LSTMCell", "GRUCell", "CuDNNLSTM", "CuDNNGRU"};
+    if (l.cls == "Lambda" || l.cls == "TFOpLambda" || l.cls == "SlicingOpLambda")
+      fail(label(l) + " is not supported: graphc never runs code from a model file");
+    if (recurrent.count(l.cls))
+      fail(label(l) + " is not supported: graphc has no recurrent op yet");
+    if (l.cls == "Embedding")
+      fail(label(l) + " is not supported: graphc has no embedding (gather) op yet");
+    fail(label(l) + " is not supported: graphc has no op for it yet");
+  }
+
+  /// Applies a (non-model) layer to its inputs.
+  Tensor applyLayer(const Layer &l, const std::vector<Tensor> &ins) {
+    Location loc = NameLoc::get(b.getStringAttr(l.name));
+    const std::string &c = l.cls;
+    if (!isKnownLayer(c))
+      refuseLayer(l);
+    checkCommon(l);
+    bool multi = c == "Add" || c == "Concatenate";
+    if (!multi && ins.size() != 1)
+      failLayer(l, "expects one input, got " + std::to_string(ins.size()));
+    if (c == "Add")
+      return add(l, ins, loc);
+    if (c == "Concatenate")
+      return concatenate(l, ins, loc);
+    const Tensor &in = ins[0];
+    if (c != "ZeroPadding2D" && c != "Conv2D" && c != "Convolution2D" && c != "DepthwiseConv2D" &&
+        c != "MaxPooling2D" && c != "MaxPool2D" && c != "AveragePooling2D" && c != "AvgPool2D")
+      noPadding(l, in);
+    if (c != "Dense" && c != "Dropout" && c != "Activation" && c != "ReLU" && c != "Flatten" &&
+        c != "Reshape")
+      noFlat(l, in);
+    if (c == "Dense")
+      return dense(l, in, loc);
+    if (c == "Conv2D" || c == "Convolution2D")
+      return conv(l, in, false, loc);
+    if (c == "DepthwiseConv2D")
+      return conv(l, in, true, loc);
+    if (c == "MaxPooling2D" || c == "MaxPool2D")
+      return pool(l, in, true, loc);
+    if (c == "AveragePooling2D" || c == "AvgPool2D")
+      return pool(l, in, false, loc);
+    if (c == "GlobalAveragePooling2D" || c == "GlobalAvgPool2D")
+      return globalPool(l, in, false, loc);
+    if (c == "GlobalMaxPooling2D" || c == "GlobalMaxPool2D")
+      return globalPool(l, in, true, loc);
+    if (c == "Flatten")
+      return flatten(l, in, loc);
+    if (c == "Reshape")
+      return reshape(l, in, loc);
+    if (c == "Activation")
+      return layerActivation(l, in, loc);
+    if (c == "ReLU") {
+      double maxValue = numAttr(l, "max_value", -1);
+      if (numAttr(l, "negative_slope", 0) != 0)
+        refuseAttr(l, "negative_slope", "!= 0 (leaky relu) is not supported");
+      if (numAttr(l, "threshold", 0) != 0)
+        refuseAttr(l, "threshold", "!= 0 is not supported");
+      if (maxValue < 0)
+        return activation(l, in, "relu", loc);
+      Tensor out = in;
+      out.v = b.create<ClipOp>(loc, in.v.getType(), in.v, b.getF32FloatAttr(0.f),
+                               b.getF32FloatAttr(float(maxValue)));
+      out.nonNegative = true;
+      return out;
+    }
+    if (c == "Softmax") {
+      if (intAttr(l, "axis", -1) != -1 && intAttr(l, "axis", -1) != int64_t(kerasShape(in).size()) - 1)
+        refuseAttr(l, "axis", "must be the last axis");
+      return activation(l, in, "softmax", loc);
+    }
+    if (c == "Dropout")
+      return dropout(l, in, loc);
+    if (c == "BatchNormalization")
+      return batchNorm(l, in, loc);
+    if (c == "ZeroPadding2D")
+      return zeroPadding(l, in);
+    refuseLayer(l);
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Models
+  //===--------------------------------------------------------------------===//
+
+  /// The layers of a model object, with their weight paths.
+  std::vector<Layer> layersOf(const json::Object &model, const Layer *self,
+                              const std::string &k3prefix, const std::string &k3namePrefix,
+                              const std::vector<std::string> &legacyPrefix,
+                              const std::string &scope, bool trainable) {
+    const json::Value *cv = model.get("config");
+    const json::Array *list = nullptr;
+    if (cv && cv->getAsArray())
+      list = cv->getAsArray(); // Keras 2.0-2.2 Sequential: the config is the layer list
+    else if (auto *cfg = cv ? cv->getAsObject() : nullptr)
+      list = cfg->getArray("layers");
+    if (!list)
+      fail((self ? label(*self) + ": " : std::string()) + "the model config has no layers list");
+    std::vector<Layer> out;
+    std::map<std::string, int> used;
+    std::set<std::string> names;
+    for (const json::Value &v : *list) {
+      const json::Object *o = v.getAsObject();
+      if (!o)
+        fail("a layer entry is not an object");
+      Layer l;
+      l.obj = o;
+      l.cls = str(o->get("class_name"));
+      l.config = o->getObject("config");
+      if (l.cls.empty() || !l.config)
+        fail("a layer entry lacks class_name or config");
+      l.name = str(l.config->get("name"));
+      if (l.name.empty())
+        l.name = str(o->get("name"));
+      if (l.name.empty())
+        fail("a " + l.cls + " layer has no name");
+      if (!names.insert(l.name).second)
+        fail("two layers are named \"" + l.name + "\"");
+      std::string snake = toSnakeCase(l.cls == "Model" ? "Functional" : l.cls);
+      auto it = used.find(snake);
+      if (it == used.end()) {
+        used[snake] = 0;
+      } else {
+        snake += "_" + std::to_string(++it->second);
+      }
+      l.k3path = k3prefix + "/" + snake;
+      l.k3namePath = k3namePrefix + "/" + l.name;
+      l.legacyPath = legacyPrefix;
+      l.legacyPath.push_back(l.name);
+      l.scope = scope;
+      l.trainable = trainable;
+      if (const json::Value *t = l.config->get("trainable"))
+        if (auto x = t->getAsBoolean())
+          l.trainable = trainable && *x;
+      // Keras 1 spelled several attributes differently.
+      for (const char *k1 : {"nb_filter", "border_mode", "output_dim", "nb_row", "W_regularizer",
+                             "subsample"})
+        if (l.config->get(k1))
+          fail(label(l) + ": Keras 1 format is not supported (attribute " + k1 +
+               "); re-save the model with Keras 2 or 3");
+      // Refuse an unsupported layer before anything else goes wrong around it.
+      if (!isModelClass(l.cls) && l.cls != "InputLayer" && !isKnownLayer(l.cls))
+        refuseLayer(l);
+      out.push_back(l);
+    }
+    return out;
+  }
+
+  static std::string modelClass(const json::Object &model) { return str(model.get("class_name")); }
+
+  /// Builds the model `model` (a Sequential/Functional object) on `inputs`; at the top level
+  /// `inputs` is empty and the model's input layer defines the data argument.
+  std::vector<Tensor> buildModel(const json::Object &model, const Layer *self,
+                                 std::vector<Tensor> inputs, const std::string &k3prefix,
+                                 const std::string &k3namePrefix,
+                                 const std::vector<std::string> &legacyPrefix,
+                                 const std::string &scope, bool trainable, int depth) {
+    if (depth > 64)
+      fail("models are nested too deeply");
+    std::string cls = modelClass(model);
+    auto layers = layersOf(model, self, k3prefix, k3namePrefix, legacyPrefix, scope, trainable);
+    if (cls == "Sequential") {
+      if (!self) {
+        // The data input: an InputLayer first, or batch_input_shape on the first layer.
+        const json::Value *shape = nullptr;
+        std::string inputName = "input";
+        if (!layers.empty()) {
+          const Layer &first = layers.front();
+          shape = first.config->get("batch_input_shape");
+          if (!shape)
+            shape = first.config->get("batch_shape");
+          inputName = first.cls == "InputLayer" ? first.name : first.name + "_input";
+          if (first.cls == "InputLayer")
+            checkInputDtype(first);
+        }
+        const json::Object *cfg = model.getObject("config");
+        if (!shape && cfg)
+          shape = cfg->get("build_input_shape");
+        if (!shape)
+          if (auto *bc = model.getObject("build_config"))
+            shape = bc->get("input_shape");
+        if (!shape || shape->getAsNull())
+          fail("the Sequential model declares no input shape (no InputLayer, "
+               "batch_input_shape or build_input_shape)");
+        inputs = {dataInput(inputName, shape)};
+      }
+      if (inputs.size() != 1)
+        fail((self ? label(*self) : std::string("the model")) + " is Sequential but gets " +
+             std::to_string(inputs.size()) + " inputs");
+      Tensor t = inputs[0];
+      for (size_t i = 0; i < layers.size(); ++i) {
+        const Layer &l = layers[i];
+        if (l.cls == "InputLayer") {
+          if (i != 0)
+            failLayer(l, "appears after the first layer");
+          continue;
+        }
+        t = applyAny(l, {t}, depth);
+      }
+      return {t};
+    }
+    if (cls != "Functional" && cls != "Model")
+      fail("model class " + cls + " is not supported (Sequential or Functional)");
+    return buildFunctional(model, self, layers, inputs, depth);
+  }
+
+  Tensor applyAny(const Layer &l, std::vector<Tensor> ins, int depth) {
+    if (isModelClass(l.cls)) {
+      auto outs = buildModel(*l.obj, &l, ins, l.k3path + "/layers", l.k3namePath + "/layers",
+                             l.legacyPath, l.scope + l.name + "/", l.trainable, depth + 1);
+      if (outs.size() != 1)
+        failLayer(l, "has " + std::to_string(outs.size()) + " outputs where one is read");
+      return outs[0];
+    }
+    return applyLayer(l, ins);
+  }
+
+  void checkInputDtype(const Layer &l) {
+    std::string dtype = str(l.config->get("dtype"));
+    if (!dtype.empty() && dtype != "float32")
+      refuseAttr(l, "dtype", "= " + dtype + " is not supported; graphc's data input is float32");
+    if (l.config->get("sparse") && l.config->get("sparse")->getAsBoolean().value_or(false))
+      refuseAttr(l, "sparse", "= true is not supported");
+    if (l.config->get("ragged") && l.config->get("ragged")->getAsBoolean().value_or(false))
+      refuseAttr(l, "ragged", "= true is not supported");
+  }
+
+  /// The function's data argument for a Keras input shape (batch first).
+  Tensor dataInput(const std::string &name, const json::Value *shapeValue) {
+    const json::Array *a = shapeValue->getAsArray();
+    if (!a || a->size() < 2 || a->size() > 4)
+      fail("input \"" + name + "\" has shape " + show(shapeValue) +
+           "; graphc supports inputs of rank 2 to 4 (batch first)");
+    std::vector<int64_t> dims;
+    for (const json::Value &d : *a) {
+      if (d.getAsNull()) {
+        dims.push_back(-1);
+        continue;
+      }
+      auto i = integer(&d);
+      if (!i || *i < 1 || *i > (int64_t{1} << 31))
+        fail("input \"" + name + "\" has an invalid dimension in " + show(shapeValue));
+      dims.push_back(*i);
+    }
+    std::vector<int64_t> given(dims.begin() + 1, dims.end());
+    if (!options.inputShape.empty()) {
+      if (options.inputShape.size() != given.size())
+        fail("--input-shape has " + std::to_string(options.inputShape.size()) +
+             " dims but input \"" + name + "\" has " + std::to_string(given.size()) +
+             " after the batch: " + shapeText(dims));
+      for (size_t i = 0; i < given.size(); ++i) {
+        if (given[i] >= 0 && given[i] != options.inputShape[i])
+          fail("--input-shape dim " + std::to_string(i + 1) + " = " +
+               std::to_string(options.inputShape[i]) + " contradicts input \"" + name +
+               "\" of shape " + shapeText(dims));
+        dims[i + 1] = options.inputShape[i];
+      }
+    }
+    for (size_t i = 1; i < dims.size(); ++i)
+      if (dims[i] < 0)
+        fail("input \"" + name + "\" has shape " + shapeText(dims) +
+             " with a variable (None) dimension; pass --input-shape with the " +
+             std::to_string(dims.size() - 1) +
+             " dims after the batch (channels last, as Keras has them), e.g. --input-shape=" +
+             [&] {
+               std::string s;
+               for (size_t j = 1; j < dims.size(); ++j)
+                 s += (j > 1 ? "," : "") + (dims[j] < 0 ? std::string("32") : std::to_string(dims[j]));
+               return s;
+             }());
+    if (options.batch > 0)
+      dims[0] = options.batch;
+    if (dims[0] < 0)
+      fail("input \"" + name + "\" has a variable (None) batch dimension; pass --batch=N");
+    Tensor t;
+    std::vector<int64_t> shape = dims;
+    if (dims.size() == 4) {
+      shape = {dims[0], dims[3], dims[1], dims[2]}; // declared NCHW
+      t.image = true;
+    }
+    int64_t count = 1;
+    for (int64_t d : shape)
+      if (__builtin_mul_overflow(count, d, &count) || count > (int64_t{1} << 34))
+        fail("input \"" + name + "\" is too large");
+    t.v = argument(f32(shape), {b.getNamedAttr(kKindAttr, b.getStringAttr("input")),
+                                b.getNamedAttr(kNameAttr, b.getStringAttr(name))});
+    return t;
+  }
+
+  /// Tensors read by one inbound node (both serialization formats).
+  std::vector<Ref> nodeRefs(const Layer &l, const json::Value &node) {
+    std::vector<Ref> refs;
+    auto refOf = [&](const json::Value &v) -> std::optional<Ref> {
+      // tf.keras 2: ["name", node, tensor, {kwargs}]; Keras 3: keras_history [name, node, tensor].
+      const json::Array *a = v.getAsArray();
+      if (!a || a->size() < 3 || !(*a)[0].getAsString() || !integer(&(*a)[1]) ||
+          !integer(&(*a)[2]))
+        return std::nullopt;
+      return Ref{(*a)[0].getAsString()->str(), *integer(&(*a)[1]), *integer(&(*a)[2])};
+    };
+    std::function<void(const json::Value &, int)> walk = [&](const json::Value &v, int d) {
+      if (d > 16)
+        failLayer(l, "has an inbound node nested too deeply");
+      if (auto *o = v.getAsObject()) {
+        if (str(o->get("class_name")) == "__keras_tensor__") {
+          const json::Object *cfg = o->getObject("config");
+          const json::Value *h = cfg ? cfg->get("keras_history") : nullptr;
+          auto r = h ? refOf(*h) : std::nullopt;
+          if (!r)
+            failLayer(l, "has a __keras_tensor__ input without a valid keras_history");
+          refs.push_back(*r);
+        }
+        return; // other objects (kwargs values, constants) are not tensors
+      }
+      if (auto *a = v.getAsArray())
+        for (const json::Value &e : *a)
+          walk(e, d + 1);
+    };
+    if (auto *o = node.getAsObject()) { // Keras 3: {"args": [...], "kwargs": {...}}
+      if (const json::Value *args = o->get("args"))
+        walk(*args, 0);
+      if (const json::Object *kwargs = o->getObject("kwargs"))
+        for (const auto &kv : *kwargs) {
+          size_t before = refs.size();
+          walk(kv.second, 0);
+          if (refs.size() != before)
+            failLayer(l, "passes a tensor as keyword argument " + kv.first.str() +
+                             ", which is not supported");
+        }
+      return refs;
+    }
+    const json::Array *a = node.getAsArray();
+    if (!a)
+      failLayer(l, "has an inbound node that is neither a list nor an object");
+    for (const json::Value &e : *a) {
+      auto r = refOf(e);
+      if (!r)
+        failLayer(l, "has an inbound node entry " + show(&e) + " that is not [layer, node, tensor]");
+      refs.push_back(*r);
+    }
+    return refs;
+  }
+
+  std::vector<Ref> endpoints(const json::Object &cfg, llvm::StringRef key) {
+    const json::Array *a = cfg.getArray(key);
+    if (!a)
+      fail("the Functional model has no " + key.str());
+    std::vector<Ref> out;
+    auto one = [&](const json::Array &e) {
+      if (e.size() < 3 || !e[0].getAsString() || !integer(&e[1]) || !integer(&e[2]))
+        fail("the Functional model's " + key.str() + " entry is not [layer, node, tensor]");
+      out.push_back({e[0].getAsString()->str(), *integer(&e[1]), *integer(&e[2])});
+    };
+    if (!a->empty() && (*a)[0].getAsString()) { // Keras 3 writes a single one flat
+      one(*a);
+      return out;
+    }
+    for (const json::Value &v : *a) {
+      auto *e = v.getAsArray();
+      if (!e)
+        fail("the Functional model's " + key.str() + " entry is not [layer, node, tensor]");
+      one(*e);
+    }
+    return out;
+  }
+
+  std::vector<Tensor> buildFunctional(const json::Object &model, const Layer *self,
+                                      const std::vector<Layer> &layers, std::vector<Tensor> inputs,
+                                      int depth) {
+    const json::Object *cfg = model.getObject("config");
+    if (!cfg)
+      fail("the Functional model has no config");
+    std::map<std::string, size_t> byName;
+    for (size_t i = 0; i < layers.size(); ++i)
+      byName[layers[i].name] = i;
+    auto ins = endpoints(*cfg, "input_layers");
+    auto outs = endpoints(*cfg, "output_layers");
+    std::string who = self ? label(*self) : std::string("the model");
+    if (!self && ins.size() != 1)
+      fail("the model has " + std::to_string(ins.size()) +
+           " inputs; graphc trains models with one data input");
+    if (self && ins.size() != inputs.size())
+      fail(who + " has " + std::to_string(ins.size()) + " inputs but is called with " +
+           std::to_string(inputs.size()));
+
+    // Values by (layer, node); the input layers' node 0 is the model's input.
+    std::map<std::pair<size_t, int64_t>, std::vector<Tensor>> values;
+    for (size_t i = 0; i < ins.size(); ++i) {
+      auto it = byName.find(ins[i].layer);
+      if (it == byName.end() || layers[it->second].cls != "InputLayer")
+        fail(who + ": input_layers names \"" + ins[i].layer + "\", which is not an InputLayer");
+      const Layer &il = layers[it->second];
+      if (!self) {
+        checkInputDtype(il);
+        const json::Value *shape = il.config->get("batch_input_shape");
+        if (!shape)
+          shape = il.config->get("batch_shape");
+        if (!shape)
+          fail(label(il) + " declares no batch_input_shape / batch_shape");
+        inputs.push_back(dataInput(il.name, shape));
+      }
+      values[{it->second, 0}] = {inputs[i]};
+    }
+
+    // Every (layer, node) to compute, with the ones it reads; Kahn's order.
+    struct Node {
+      size_t layer;
+      int64_t index;
+      std::vector<Ref> refs;
+    };
+    std::vector<Node> nodes;
+    std::map<std::pair<size_t, int64_t>, size_t> nodeId;
+    for (size_t i = 0; i < layers.size(); ++i) {
+      const Layer &l = layers[i];
+      if (l.cls == "InputLayer")
+        continue;
+      const json::Array *inbound = l.obj->getArray("inbound_nodes");
+      if (!inbound)
+        failLayer(l, "has no inbound_nodes");
+      for (size_t n = 0; n < inbound->size(); ++n) {
+        nodeId[{i, int64_t(n)}] = nodes.size();
+        nodes.push_back({i, int64_t(n), nodeRefs(l, (*inbound)[n])});
+      }
+    }
+    std::vector<std::vector<size_t>> dependents(nodes.size());
+    std::vector<size_t> missing(nodes.size(), 0);
+    auto resolve = [&](const Ref &r, const std::string &reader) -> std::pair<size_t, int64_t> {
+      auto it = byName.find(r.layer);
+      if (it == byName.end())
+        fail(reader + " reads layer \"" + r.layer + "\", which the model does not define");
+      return {it->second, r.node};
+    };
+    for (size_t id = 0; id < nodes.size(); ++id)
+      for (const Ref &r : nodes[id].refs) {
+        auto key = resolve(r, label(layers[nodes[id].layer]));
+        if (values.count(key))
+          continue;
+        auto it = nodeId.find(key);
+        if (it == nodeId.end())
+          fail(label(layers[nodes[id].layer]) + " reads node " + std::to_string(r.node) +
+               " of layer \"" + r.layer + "\", which does not exist");
+        dependents[it->second].push_back(id);
+        ++missing[id];
+      }
+    std::vector<size_t> ready;
+    for (size_t id = 0; id < nodes.size(); ++id)
+      if (!missing[id])
+        ready.push_back(id);
+    size_t done = 0;
+    // Process in file order among the ready nodes, so that op order follows the file.
+    std::set<size_t> queue(ready.begin(), ready.end());
+    while (!queue.empty()) {
+      size_t id = *queue.begin();
+      queue.erase(queue.begin());
+      ++done;
+      const Node &node = nodes[id];
+      const Layer &l = layers[node.layer];
+      std::vector<Tensor> args;
+      for (const Ref &r : node.refs) {
+        auto &vals = values[resolve(r, label(l))];
+        if (r.tensor < 0 || r.tensor >= int64_t(vals.size()))
+          failLayer(l, "reads output " + std::to_string(r.tensor) + " of layer \"" + r.layer +
+                           "\", which does not exist");
+        args.push_back(vals[size_t(r.tensor)]);
+      }
+      values[{node.layer, node.index}] = {applyAny(l, args, depth)};
+      for (size_t d : dependents[id])
+        if (--missing[d] == 0)
+          queue.insert(d);
+    }
+    if (done != nodes.size())
+      fail(who + ": the layer graph has a cycle");
+    std::vector<Tensor> result;
+    for (const Ref &r : outs) {
+      auto key = resolve(r, who + "'s output_layers");
+      auto it = values.find(key);
+      if (it == values.end() || r.tensor < 0 || r.tensor >= int64_t(it->second.size()))
+        fail(who + ": output_layers names node " + std::to_string(r.node) + " of \"" + r.layer +
+             "\", which is not computed");
+      result.push_back(it->second[size_t(r.tensor)]);
+    }
+    return result;
+  }
+
+  //===--------------------------------------------------------------------===//
+  // compile_config
+  //===--------------------------------------------------------------------===//
+
+  void readTrainingConfig(const json::Object &root) {
+    const json::Object *cc = root.getObject("compile_config");
+    const json::Value *loss = nullptr, *opt = nullptr;
+    if (cc) {
+      loss = cc->get("loss");
+      opt = cc->get("optimizer");
+    } else if (const json::Object *tc = root.getObject("training_config")) {
+      loss = tc->get("loss");
+      opt = tc->get("optimizer_config");
+    }
+    if (loss && !loss->getAsNull())
+      readLoss(*loss);
+    if (opt && !opt->getAsNull())
+      readOptimizer(*opt);
+  }
+
+  void readLoss(const json::Value &loss) {
+    std::string name;
+    bool fromLogits = false;
+    if (auto s = loss.getAsString()) {
+      name = s->str();
+    } else if (auto *o = loss.getAsObject()) {
+      name = str(o->get("class_name"));
+      if (const json::Object *c = o->getObject("config")) {
+        fromLogits = c->getBoolean("from_logits").value_or(false);
+        if (c->getNumber("label_smoothing").value_or(0) != 0) {
+          defaults.lossProblem = "compile_config's loss uses label_smoothing, which graphc "
+                                 "does not support";
+          return;
+        }
+        if (name == "function")
+          name = str(o->get("config"));
+      } else if (name == "function") {
+        name = str(o->get("config"));
+      }
+    } else {
+      defaults.lossProblem = "compile_config's loss " + show(&loss) +
+                             " is not supported (one loss for one output)";
+      return;
+    }
+    std::string k = toSnakeCase(name);
+    if (k == "mean_squared_error" || k == "mse")
+      k = "mse";
+    if (k != "sparse_categorical_crossentropy" && k != "categorical_crossentropy" &&
+        k != "binary_crossentropy" && k != "mse") {
+      defaults.lossProblem = "compile_config's loss " + name +
+                             " is not supported (sparse_categorical_crossentropy, "
+                             "categorical_crossentropy, binary_crossentropy, mse)";
+      return;
+    }
+    defaults.loss = k;
+    lossFromLogits = fromLogits && k != "mse";
+  }
+
+  void readOptimizer(const json::Value &opt) {
+    std::string name;
+    const json::Object *c = nullptr;
+    if (auto s = opt.getAsString()) {
+      name = s->str();
+    } else if (auto *o = opt.getAsObject()) {
+      name = str(o->get("class_name"));
+      c = o->getObject("config");
+    }
+    std::string k = toSnakeCase(name);
+    auto problem = [&](const std::string &why) {
+      defaults.optimizerProblem = "compile_config's optimizer " + name + ": " + why;
+    };
+    double lr = k == "adam" ? 0.001 : 0.01;
+    if (c) {
+      const json::Value *lv = c->get("learning_rate");
+      if (!lv)
+        lv = c->get("lr");
+      if (lv && lv->getAsNumber())
+        lr = *lv->getAsNumber();
+      else if (lv && !lv->getAsNull())
+        return problem("a learning-rate schedule is not supported; pass --lr");
+      for (const char *key : {"clipnorm", "clipvalue", "global_clipnorm"})
+        if (const json::Value *v = c->get(key); v && !v->getAsNull())
+          return problem(std::string(key) + " is not supported");
+      if (c->getNumber("weight_decay").value_or(0) != 0 || c->getNumber("decay").value_or(0) != 0)
+        return problem("weight decay is not supported");
+      if (c->getBoolean("use_ema").value_or(false))
+        return problem("use_ema is not supported");
+    }
+    if (k == "sgd") {
+      double momentum = c ? c->getNumber("momentum").value_or(0) : 0;
+      if (c && c->getBoolean("nesterov").value_or(false))
+        return problem("nesterov momentum is not supported");
+      if (momentum != 0) {
+        defaults.optimizer = "momentum";
+        defaults.momentum = momentum;
+      } else {
+        defaults.optimizer = "sgd";
+      }
+    } else if (k == "adam") {
+      if (c && (c->getNumber("beta_1").value_or(0.9) != 0.9 ||
+                c->getNumber("beta_2").value_or(0.999) != 0.999))
+        return problem("beta_1/beta_2 other than 0.9/0.999 are not supported");
+      if (c && c->getBoolean("amsgrad").value_or(false))
+        return problem("amsgrad is not supported");
+      defaults.optimizer = "adam";
+    } else {
+      return problem("is not supported (SGD, SGD with momentum, Adam)");
+    }
+    defaults.lr = lr;
+  }
+
+  //===--------------------------------------------------------------------===//
+
+  OwningOpRef<ModuleOp> build(const json::Value &rootValue) {
+    const json::Object *root = rootValue.getAsObject();
+    if (!root)
+      fail("not a Keras model: the JSON is not an object");
+    std::string kv = str(root->get("keras_version"));
+    if (kv.rfind("1.", 0) == 0)
+      fail("Keras 1 format is not supported (keras_version " + kv +
+           "); re-save the model with Keras 2 or 3");
+    std::string cls = modelClass(*root);
+    if (cls.empty())
+      fail("not a Keras model: no class_name at the top level");
+    if (!isModelClass(cls))
+      fail("the top-level object is a " + cls + ", not a Sequential or Functional model");
+    readTrainingConfig(*root);
+
+    if (!options.weightsPath.empty()) {
+      std::string error;
+      weights = KerasWeightFile::open(options.weightsPath, error);
+      if (!weights)
+        fail(options.weightsPath + ": " + error);
+    }
+
+    OwningOpRef<ModuleOp> module = ModuleOp::create(b.getUnknownLoc());
+    b.setInsertionPointToEnd(module->getBody());
+    func = b.create<func::FuncOp>(NameLoc::get(b.getStringAttr(path)), "forward",
+                                  b.getFunctionType({}, {}));
+    Block *entry = func.addEntryBlock();
+    b.setInsertionPointToEnd(entry);
+
+    bool trainable = true;
+    if (const json::Object *cfg = root->getObject("config"))
+      trainable = cfg->getBoolean("trainable").value_or(true);
+    auto outs = buildModel(*root, nullptr, {}, "layers", "layers", {}, "", trainable, 0);
+    if (outs.size() != 1)
+      fail("the model has " + std::to_string(outs.size()) +
+           " outputs; graphc trains models with one output");
+    Tensor out = outs[0];
+    if (out.padded())
+      fail("the model's output is a ZeroPadding2D output, which graphc folds away");
+    if (out.hasFlat())
+      fail("the model's output is a flattened feature map, which graphc keeps in (channels, "
+           "height, width) order, not Keras's");
+    Value result = out.v;
+    // compile_config's loss with from_logits = true: graphc's forward returns probabilities,
+    // and the loss folds the activation back into a stable log-space loss.
+    if (options.usesCompileLoss && lossFromLogits && defaults.loss) {
+      Location loc = NameLoc::get(b.getStringAttr("from_logits"));
+      if (*defaults.loss == "binary_crossentropy")
+        result = b.create<SigmoidOp>(loc, result.getType(), result);
+      else
+        result = b.create<SoftmaxOp>(loc, result.getType(), result,
+                                     b.getI64IntegerAttr(out.image ? 1 : shapeOf(result).size() - 1));
+    }
+    b.create<func::ReturnOp>(b.getUnknownLoc(), result);
+    func.setType(b.getFunctionType(func.getArgumentTypes(), {result.getType()}));
+    // The data input first, as the ONNX importer has it (parameters were appended in order).
+    if (failed(mlir::verify(*module)))
+      fail("the imported graph does not verify (see the diagnostic above)");
+    return module;
+  }
+
+  MLIRContext &ctx;
+  OpBuilder b;
+  std::string path;
+  const KerasImportOptions &options;
+  KerasTrainingDefaults &defaults;
+  std::unique_ptr<KerasWeightFile> weights;
+  func::FuncOp func;
+  Value stepArg;
+  int64_t dropoutOps = 0;
+  bool lossFromLogits = false;
+  std::map<std::string, Value> params;
+  std::set<std::string> usedNames, bnUsed;
+  std::map<std::string, std::string> denseOrder;
+};
+
+} // namespace
+
+const char *graphc::kerasSupportedLayers() { return kSupported; }
+
+OwningOpRef<ModuleOp> graphc::importKerasJson(const std::string &text, const std::string &path,
+                                              MLIRContext &context,
+                                              const KerasImportOptions &options,
+                                              KerasTrainingDefaults &defaults,
+                                              std::string &error) {
+  if (tooDeep(text, 256)) {
+    error = path + ": not a valid Keras model JSON (nested more than 256 levels deep)";
+    return nullptr;
+  }
+  llvm::Expected<json::Value> root = json::parse(text);
+  if (!root) {
+    std::string why = llvm::toString(root.takeError());
+    error = path + ": not valid JSON (" + why + "; the file may be truncated)";
+    return nullptr;
+  }
+  context.loadDialect<GraphDialect, func::FuncDialect>();
+  return Importer(context, path, options, defaults).run(*root, error);
+}
+
+OwningOpRef<ModuleOp> graphc::importKerasFile(const std::string &path, MLIRContext &context,
+                                              const KerasImportOptions &options,
+                                              KerasTrainingDefaults &defaults,
+                                              std::string &error) {
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  if (!buffer) {
+    error = path + ": cannot open the file";
+    return nullptr;
+  }
+  return importKerasJson((*buffer)->getBuffer().str(), path, context, options, defaults, error);
+}

@@ -1,0 +1,433 @@
+#!/usr/bin/env python3
+"""Numerics of the Keras importer: graphc training vs a hand-built PyTorch model.
+
+  keras_vs_torch.py --case NAME --workdir DIR --graphc PATH [--tol 1e-5]
+
+For the fixture test/keras/Inputs/NAME.json (written as Keras serializes models, see
+make_fixtures.py) this script
+
+1. writes random weights in the exact Keras file layout the case names: Keras 3
+   `model.weights.h5` (`layers/<class-derived path>/vars/<i>`) or tf.keras 2 `save_weights`
+   `.h5` (`layer_names`, per-layer groups with `weight_names`, datasets `<layer>/<var>:0`);
+2. compiles the model with graphc (--weights, --batch, and the training flags the case gives;
+   the others come from the fixture's compile_config) and trains STEPS steps with
+   --save-weights (rank-4 inputs are fed to the binary as NCHW, as docs/supported-ops.md says);
+3. runs the same steps in PyTorch with a model written out by hand in Keras's own terms
+   (NHWC tensors, HWIO kernels, TF "same" padding, Keras's Flatten order, the BatchNorm and
+   dropout rules graphc documents), on the Keras-layout weights;
+4. compares every step's loss and every saved weight (converted from Keras layout to graphc's
+   by the documented rule: HWIO -> OIHW, depthwise (H, W, C, M) -> (C*M, 1, H, W), Dense rows
+   after a Flatten of an image in (C, H, W) order).
+
+relative error = max|a - b| / max|b| (scalars: |a - b| / |b|). Prints the errors, then PASS or
+FAIL.
+"""
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import h5py
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+sys.dont_write_bytecode = True
+HERE = os.path.dirname(os.path.abspath(__file__))
+STEP_RE = re.compile(r"^step (\d+)/(\d+) loss (\S+)\s*$")
+
+
+# ---- Keras semantics in PyTorch (NHWC) ---------------------------------------------------------
+
+def same_pad(n, k, s, d=1):
+    eff = (k - 1) * d + 1
+    out = -(-n // s)
+    total = max((out - 1) * s + eff - n, 0)
+    return total // 2, total - total // 2
+
+
+def conv(x, k, b, strides=(1, 1), padding="valid", dilation=(1, 1), groups=1):
+    """Keras Conv2D: x NHWC, k HWIO."""
+    xc = x.permute(0, 3, 1, 2)
+    if padding == "same":
+        t, bo = same_pad(xc.shape[2], k.shape[0], strides[0], dilation[0])
+        l, r = same_pad(xc.shape[3], k.shape[1], strides[1], dilation[1])
+        xc = F.pad(xc, (l, r, t, bo))
+    y = F.conv2d(xc, k.permute(3, 2, 0, 1), b, stride=strides, dilation=dilation, groups=groups)
+    return y.permute(0, 2, 3, 1)
+
+
+def depthwise(x, k, b, padding="valid"):
+    """Keras DepthwiseConv2D: k (H, W, C, M); output channel c*M + m."""
+    kh, kw, c, m = k.shape
+    w = k.permute(2, 3, 0, 1).reshape(c * m, 1, kh, kw)
+    xc = x.permute(0, 3, 1, 2)
+    if padding == "same":
+        t, bo = same_pad(xc.shape[2], kh, 1)
+        l, r = same_pad(xc.shape[3], kw, 1)
+        xc = F.pad(xc, (l, r, t, bo))
+    return F.conv2d(xc, w, b, groups=c).permute(0, 2, 3, 1)
+
+
+def max_pool(x, size, strides, padding="valid"):
+    xc = x.permute(0, 3, 1, 2)
+    if padding == "same":
+        t, bo = same_pad(xc.shape[2], size[0], strides[0])
+        l, r = same_pad(xc.shape[3], size[1], strides[1])
+        xc = F.pad(xc, (l, r, t, bo), value=float("-inf"))
+    return F.max_pool2d(xc, size, strides).permute(0, 2, 3, 1)
+
+
+def avg_pool(x, size, strides, padding="valid"):
+    """TF pooling: with "same", the divisor counts only the input cells in the window."""
+    xc = x.permute(0, 3, 1, 2)
+    ones = torch.ones_like(xc[:, :1])
+    if padding == "same":
+        t, bo = same_pad(xc.shape[2], size[0], strides[0])
+        l, r = same_pad(xc.shape[3], size[1], strides[1])
+        xc = F.pad(xc, (l, r, t, bo))
+        ones = F.pad(ones, (l, r, t, bo))
+    s = F.avg_pool2d(xc, size, strides, divisor_override=1)
+    n = F.avg_pool2d(ones, size, strides, divisor_override=1)
+    return (s / n).permute(0, 2, 3, 1)
+
+
+class BN:
+    """Keras BatchNormalization over the last axis, with graphc's documented running-statistics
+    rule (PyTorch's: unbiased batch variance), momentum m_graphc = 1 - m_keras."""
+
+    def __init__(self, P, S, name, keras_momentum=0.99, eps=1e-3, training=True):
+        self.P, self.S, self.name = P, S, name
+        self.m, self.eps, self.training = 1.0 - keras_momentum, eps, training
+
+    def __call__(self, x):
+        g, b = self.P[self.name + "/gamma"], self.P[self.name + "/beta"]
+        mm, mv = self.S[self.name + "/moving_mean"], self.S[self.name + "/moving_variance"]
+        axes = tuple(range(x.dim() - 1))
+        if not self.training:
+            return g * (x - mm) / torch.sqrt(mv + self.eps) + b
+        mean = x.mean(dim=axes)
+        var = x.var(dim=axes, unbiased=False)
+        cnt = x.numel() // x.shape[-1]
+        with torch.no_grad():
+            self.S[self.name + "/moving_mean"] = (1 - self.m) * mm + self.m * mean
+            self.S[self.name + "/moving_variance"] = (1 - self.m) * mv + self.m * var * cnt / (cnt - 1)
+        return g * (x - mean) / torch.sqrt(var + self.eps) + b
+
+
+M64 = (1 << 64) - 1
+
+
+def splitmix64(z):
+    z = (z + 0x9E3779B97F4A7C15) & M64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M64
+    return z ^ (z >> 31)
+
+
+def dropout_mask(n, ratio, op_id, step, seed=0):
+    """graphc's counter-based dropout mask (runtime/lib/kernels.cpp), element i of a tensor."""
+    key = splitmix64(splitmix64(splitmix64(seed) ^ op_id) ^ step)
+    keep = np.empty(n, dtype=bool)
+    for i in range(n):
+        h = splitmix64(key ^ i)
+        keep[i] = np.float32(h >> 40) * np.float32(1.0 / 16777216.0) >= np.float32(ratio)
+    return keep
+
+
+def dropout(x, ratio, op_id, step):
+    keep = torch.from_numpy(dropout_mask(x.numel(), ratio, op_id, step).reshape(x.shape))
+    return torch.where(keep, x / (1 - ratio), torch.zeros_like(x))
+
+
+# ---- the cases ----------------------------------------------------------------------------------
+# weights: (keras3 group, legacy top-level group, layer name, [(var, shape)]);
+# graphc: how a Keras-layout weight maps to graphc's saved layout.
+
+def hwio(a):
+    return a.transpose(3, 2, 0, 1)
+
+
+def dw(a):
+    kh, kw, c, m = a.shape
+    return a.transpose(2, 3, 0, 1).reshape(c * m, 1, kh, kw)
+
+
+def flat_rows(c, h, w):
+    def f(a):
+        out = np.empty_like(a)
+        for ci in range(c):
+            for hi in range(h):
+                for wi in range(w):
+                    out[(ci * h + hi) * w + wi] = a[(hi * w + wi) * c + ci]
+        return out
+    return f
+
+
+def k3_cnn_forward(x, P, S, step):
+    h = F.pad(x, (0, 0, 1, 1, 1, 1))  # ZeroPadding2D(1) on NHWC
+    h = torch.relu(conv(h, P["conv2d/kernel"], P["conv2d/bias"]))
+    h = max_pool(h, (2, 2), (2, 2))
+    h = conv(h, P["conv2d_1/kernel"], P["conv2d_1/bias"], strides=(2, 2), padding="same")
+    h = BN(P, S, "batch_normalization")(h)
+    h = torch.clamp(h, 0, 6)
+    # graphc draws dropout's mask over its own (channels-first) element order: element i of
+    # the flattened (C, H, W) vector, step t of the run.
+    n, hh, ww, c = h.shape
+    h = dropout(h.permute(0, 3, 1, 2).reshape(n, -1), 0.25, 0, step)
+    h = h.reshape(n, c, hh, ww).permute(0, 2, 3, 1).reshape(n, -1)  # Keras's Flatten order
+    return h @ P["dense/kernel"] + P["dense/bias"]  # logits; softmax is in the loss
+
+
+def tf2_seq_forward(x, P, S, step):
+    h = torch.tanh(conv(x, P["conv2d/kernel"], P["conv2d/bias"], padding="same", dilation=(2, 2)))
+    h = avg_pool(h, (2, 2), (2, 2), padding="same")
+    h = depthwise(h, P["depthwise_conv2d/depthwise_kernel"], P["depthwise_conv2d/bias"], padding="same")
+    h = h.mean(dim=(1, 2))
+    return h @ P["dense/kernel"] + P["dense/bias"]
+
+
+def k3_residual_forward(x, P, S, step):
+    hidden = torch.relu(x @ P["hidden/kernel"] + P["hidden/bias"])
+    frozen = torch.tanh(hidden @ P["frozen/kernel"] + P["frozen/bias"])
+    gate = torch.sigmoid(hidden @ P["gate/kernel"] + P["gate/bias"])
+    h = torch.cat([hidden + frozen, gate], dim=-1)
+    return h @ P["logits/kernel"] + P["logits/bias"]
+
+
+def tf2_shared_nested_forward(x, P, S, step):
+    s = lambda t: torch.tanh(t @ P["shared/kernel"] + P["shared/bias"])  # noqa: E731
+    h = s(s(x))
+    h = torch.relu(h @ P["dense_a/kernel"] + P["dense_a/bias"])
+    return h @ P["dense_b/kernel"] + P["dense_b/bias"]
+
+
+def k3_seq_frozen_bn_forward(x, P, S, step):
+    h = x.reshape(x.shape[0], 4, 4, 1)
+    h = torch.relu(conv(h, P["conv2d/kernel"], P["conv2d/bias"], padding="same"))
+    h = BN(P, S, "batch_normalization", training=False)(h)
+    h = max_pool(h, (3, 3), (2, 2), padding="same")
+    h = h.amax(dim=(1, 2))
+    return h @ P["dense/kernel"] + P["dense/bias"]
+
+
+CASES = {
+    "k3_cnn": dict(
+        layout="keras3", input=(8, 8, 3), classes=5, loss="sparse", opt=("sgd", 0.05, 0.0),
+        flags=["--loss=sparse_categorical_crossentropy"], forward=k3_cnn_forward,
+        weights=[("layers/conv2d", None, "conv2d", [("kernel", (3, 3, 3, 4)), ("bias", (4,))]),
+                 ("layers/conv2d_1", None, "conv2d_1", [("kernel", (3, 3, 4, 6)), ("bias", (6,))]),
+                 ("layers/batch_normalization", None, "batch_normalization",
+                  [("gamma", (6,)), ("beta", (6,)), ("moving_mean", (6,)), ("moving_variance", (6,))]),
+                 ("layers/dense", None, "dense", [("kernel", (24, 5)), ("bias", (5,))])],
+        empty=["layers/input_layer", "layers/zero_padding2d", "layers/max_pooling2d",
+               "layers/activation", "layers/flatten", "layers/dropout", "optimizer"],
+        graphc={"conv2d/kernel": hwio, "conv2d_1/kernel": hwio, "dense/kernel": flat_rows(6, 2, 2)}),
+    "tf2_seq": dict(
+        layout="legacy", input=(6, 6, 2), classes=4, loss="sparse", opt=("momentum", 0.05, 0.9),
+        flags=["--loss=sparse_categorical_crossentropy", "--optimizer=momentum", "--lr=0.05",
+               "--momentum=0.9"], forward=tf2_seq_forward,
+        layer_names=["conv2d", "average_pooling2d", "depthwise_conv2d", "global_average_pooling2d",
+                     "dense", "activation"],
+        weights=[(None, "conv2d", "conv2d", [("kernel", (2, 2, 2, 3)), ("bias", (3,))]),
+                 (None, "depthwise_conv2d", "depthwise_conv2d",
+                  [("depthwise_kernel", (3, 3, 3, 2)), ("bias", (6,))]),
+                 (None, "dense", "dense", [("kernel", (6, 4)), ("bias", (4,))])],
+        graphc={"conv2d/kernel": hwio, "depthwise_conv2d/depthwise_kernel": dw}),
+    "k3_residual": dict(
+        layout="keras3", input=(12,), classes=3, loss="sparse", opt=("adam", 0.01, 0.0),
+        flags=[], forward=k3_residual_forward,
+        # Keras 3 names the groups by class, not by layer name: hidden, frozen and gate are the
+        # first three Dense layers, the nested Sequential "head" is "sequential".
+        weights=[("layers/dense", None, "hidden", [("kernel", (12, 8)), ("bias", (8,))]),
+                 ("layers/dense_1", None, "frozen", [("kernel", (8, 8)), ("bias", (8,))]),
+                 ("layers/dense_2", None, "gate", [("kernel", (8, 8)), ("bias", (8,))]),
+                 ("layers/sequential/layers/dense", None, "logits", [("kernel", (16, 3)), ("bias", (3,))])],
+        empty=["layers/input_layer", "layers/add", "layers/concatenate", "layers/sequential"],
+        frozen=["frozen/kernel", "frozen/bias"], graphc={}),
+    "tf2_shared_nested": dict(
+        layout="legacy", input=(10,), classes=3, loss="sparse", opt=("sgd", 0.1, 0.0),
+        flags=["--loss=sparse_categorical_crossentropy", "--optimizer=sgd", "--lr=0.1"],
+        forward=tf2_shared_nested_forward,
+        layer_names=["input_1", "shared", "block", "probs"],
+        # A nested model's group holds its layers' weights, named by their variable names.
+        weights=[(None, "shared", "shared", [("kernel", (10, 10)), ("bias", (10,))]),
+                 (None, "block", "dense_a", [("kernel", (10, 6)), ("bias", (6,))]),
+                 (None, "block", "dense_b", [("kernel", (6, 3)), ("bias", (3,))])],
+        graphc={}),
+    "k3_seq_frozen_bn": dict(
+        layout="keras3", input=(16,), classes=1, loss="binary", opt=("momentum", 0.1, 0.9),
+        flags=[], forward=k3_seq_frozen_bn_forward,
+        weights=[("layers/conv2d", None, "conv2d", [("kernel", (3, 3, 1, 2)), ("bias", (2,))]),
+                 ("layers/batch_normalization", None, "batch_normalization",
+                  [("gamma", (2,)), ("beta", (2,)), ("moving_mean", (2,)), ("moving_variance", (2,))]),
+                 ("layers/dense", None, "dense", [("kernel", (2, 1)), ("bias", (1,))])],
+        frozen=["batch_normalization/gamma", "batch_normalization/beta"],
+        graphc={"conv2d/kernel": hwio}),
+}
+STATS = ("moving_mean", "moving_variance")
+
+
+def initial_weights(case, rng):
+    w = {}
+    for _, _, layer, variables in case["weights"]:
+        for var, shape in variables:
+            if var == "gamma":
+                a = 1 + 0.2 * rng.standard_normal(shape)
+            elif var == "moving_variance":
+                a = 1 + 0.5 * rng.random(shape)
+            elif var in ("beta", "moving_mean", "bias"):
+                a = 0.2 * rng.standard_normal(shape)
+            else:
+                a = 0.5 * rng.standard_normal(shape)
+            w[layer + "/" + var] = a.astype(np.float32)
+    return w
+
+
+def write_weights(case, w, path):
+    with h5py.File(path, "w") as f:
+        if case["layout"] == "keras3":
+            f.create_group("vars")
+            for group in case.get("empty", []):
+                f.require_group(group).require_group("vars")
+            for group, _, layer, variables in case["weights"]:
+                g = f.require_group(group).require_group("vars")
+                for i, (var, _) in enumerate(variables):
+                    g.create_dataset(str(i), data=w[layer + "/" + var])
+            return
+        f.attrs["backend"] = b"tensorflow"
+        f.attrs["keras_version"] = b"2.15.0"
+        f.attrs["layer_names"] = np.array([n.encode() for n in case["layer_names"]])
+        groups = {}
+        for _, top, layer, variables in case["weights"]:
+            for var, _ in variables:
+                groups.setdefault(top, []).append((layer + "/" + var + ":0", w[layer + "/" + var]))
+        for name in case["layer_names"]:
+            g = f.create_group(name)
+            items = groups.get(name, [])
+            g.attrs["weight_names"] = np.array([n.encode() for n, _ in items])
+            for n, a in items:
+                g.create_dataset(n, data=a)
+
+
+def run(cmd, what):
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=300)
+    if p.returncode != 0:
+        print("FAIL: %s exited with %d: %s\n%s%s" % (what, p.returncode, " ".join(cmd), p.stdout[-3000:], p.stderr[-3000:]))
+        print("FAIL")
+        sys.exit(1)
+    return p.stdout
+
+
+def rel(a, b):
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    return float(np.max(np.abs(a - b)) / max(float(np.max(np.abs(b))), 1e-12))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--case", required=True, choices=sorted(CASES))
+    ap.add_argument("--workdir", required=True)
+    ap.add_argument("--graphc", required=True)
+    ap.add_argument("--steps", type=int, default=3)
+    ap.add_argument("--batch", type=int, default=4)
+    ap.add_argument("--tol", type=float, default=1e-5)
+    args = ap.parse_args()
+    torch.set_num_threads(1)
+    case = CASES[args.case]
+    wd = args.workdir
+    shutil.rmtree(wd, ignore_errors=True)
+    os.makedirs(wd)
+    rng = np.random.default_rng(sum(map(ord, args.case)))
+
+    w0 = initial_weights(case, rng)
+    wpath = os.path.join(wd, "model.weights.h5" if case["layout"] == "keras3" else "weights.h5")
+    write_weights(case, w0, wpath)
+    B, T = args.batch, args.steps
+    x = rng.standard_normal((B * T,) + case["input"]).astype(np.float32)
+    if case["loss"] == "sparse":
+        y = rng.integers(0, case["classes"], size=(B * T,)).astype(np.int64)
+    else:
+        y = rng.integers(0, 2, size=(B * T, 1)).astype(np.float32)
+    xg = x.transpose(0, 3, 1, 2).copy() if x.ndim == 4 else x
+    np.save(os.path.join(wd, "x.npy"), xg)
+    np.save(os.path.join(wd, "y.npy"), y)
+
+    exe = os.path.join(wd, "train")
+    fixture = os.path.join(HERE, "Inputs", args.case + ".json")
+    run([args.graphc, fixture, "--weights=" + wpath, "--batch=%d" % B, "-o", exe, "--quiet"] + case["flags"],
+        "graphc")
+    out = run([exe, "--data", os.path.join(wd, "x.npy"), "--labels", os.path.join(wd, "y.npy"),
+               "--steps", str(T), "--save-weights", os.path.join(wd, "w")], "training binary")
+    losses = [float(m.group(3)) for m in map(STEP_RE.match, out.splitlines()) if m]
+    if len(losses) != T:
+        print("FAIL: expected %d loss lines, got:\n%s" % (T, out))
+        print("FAIL")
+        return 1
+
+    # PyTorch, in Keras layout.
+    P = {k: torch.tensor(v, requires_grad=not any(k.endswith("/" + s) for s in STATS) and k not in case.get("frozen", []))
+         for k, v in w0.items()}
+    S = {k: P.pop(k).detach() for k in list(P) if any(k.endswith("/" + s) for s in STATS)}
+    train = [p for p in P.values() if p.requires_grad]
+    kind, lr, mom = case["opt"]
+    if kind == "adam":
+        opt = torch.optim.Adam(train, lr=lr, betas=(0.9, 0.999), eps=1e-8)
+    else:
+        opt = torch.optim.SGD(train, lr=lr, momentum=mom)
+    ref = []
+    for t in range(1, T + 1):
+        xb = torch.from_numpy(x[(t - 1) * B:t * B])
+        yb = torch.from_numpy(y[(t - 1) * B:t * B])
+        logits = case["forward"](xb, P, S, t)
+        loss = (F.cross_entropy(logits, yb) if case["loss"] == "sparse"
+                else F.binary_cross_entropy_with_logits(logits, yb))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        ref.append(float(loss))
+
+    failures = 0
+    errs = [abs(a - b) / abs(b) for a, b in zip(losses, ref)]
+    print("losses graphc %s" % " ".join("%.7g" % l for l in losses))
+    print("losses torch  %s" % " ".join("%.7g" % l for l in ref))
+    print("loss max rel err %.3g" % max(errs))
+    if max(errs) > args.tol:
+        print("FAIL: loss error above %g" % args.tol)
+        failures += 1
+    final = {k: v.detach().numpy() for k, v in P.items()}
+    final.update({k: v.numpy() for k, v in S.items()})
+    worst = 0.0
+    for name, value in sorted(final.items()):
+        expect = case["graphc"].get(name, lambda a: a)(value)
+        path = os.path.join(wd, "w", name.replace("/", "_") + ".npy")
+        if not os.path.exists(path):
+            print("FAIL: %s not saved (%s)" % (name, path))
+            failures += 1
+            continue
+        got = np.load(path)
+        if got.shape != expect.shape:
+            print("FAIL: %s shape %s, expected %s" % (name, got.shape, expect.shape))
+            failures += 1
+            continue
+        e = rel(got, expect)
+        moved = rel(value, w0[name])
+        worst = max(worst, e)
+        print("weight %-40s rel err %.3g (moved %.3g from init)" % (name, e, moved))
+        if e > args.tol:
+            print("FAIL: %s error above %g" % (name, args.tol))
+            failures += 1
+        if name in case.get("frozen", []) and not np.array_equal(got, case["graphc"].get(name, lambda a: a)(w0[name])):
+            print("FAIL: frozen %s changed" % name)
+            failures += 1
+    print("weights max rel err %.3g" % worst)
+    print("FAIL" if failures else "PASS")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

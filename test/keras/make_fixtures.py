@@ -1,0 +1,367 @@
+#!/usr/bin/env python3
+"""Writes the Keras model JSON fixtures in test/keras/Inputs/ (run once; the output is checked in).
+
+Keras cannot be installed here, so the fixtures are written field by field the way Keras
+serializes models:
+
+- tf.keras 2.15 (`model.to_json()`): top level {"class_name", "config", "keras_version",
+  "backend"}; layer entries {"module": "keras.layers", "class_name", "config",
+  "registered_name": null, "build_config"}; Functional layers add "name" and "inbound_nodes" as
+  lists of nodes, each a list of ["layer", node_index, tensor_index, {kwargs}];
+  InputLayer has "batch_input_shape"; BatchNormalization's axis is a list; dtype a string.
+- Keras 3 (3.x `model.to_json()` / config.json of a .keras archive): top level with "module",
+  "registered_name", "build_config" and "compile_config"; dtype a DTypePolicy object;
+  InputLayer has "batch_shape"; inbound nodes are {"args": [...], "kwargs": {...}} whose tensors
+  are {"class_name": "__keras_tensor__", "config": {"shape", "dtype", "keras_history":
+  [layer, node, tensor]}}; a single model input/output is written flat (["name", 0, 0]).
+"""
+import copy
+import json
+import os
+
+HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "Inputs")
+
+
+def init(cls, config=None, k3=False):
+    return {"module": "keras.initializers", "class_name": cls,
+            "config": {} if config is None else config, "registered_name": None}
+
+
+GLOROT = lambda: init("GlorotUniform", {"seed": None})  # noqa: E731
+ZEROS = lambda: init("Zeros")  # noqa: E731
+ONES = lambda: init("Ones")  # noqa: E731
+
+
+class Style:
+    def __init__(self, k3):
+        self.k3 = k3
+
+    def dtype(self):
+        if self.k3:
+            return {"module": "keras", "class_name": "DTypePolicy",
+                    "config": {"name": "float32"}, "registered_name": None}
+        return "float32"
+
+    def base(self, name, trainable=True):
+        return {"name": name, "trainable": trainable, "dtype": self.dtype()}
+
+    def entry(self, cls, config, input_shape=None):
+        e = {"module": "keras.layers", "class_name": cls, "config": config,
+             "registered_name": None}
+        if input_shape is not None:
+            e["build_config"] = {"input_shape": input_shape}
+        return e
+
+    # ---- layers -------------------------------------------------------------------------
+    def input_layer(self, name, shape):
+        if self.k3:
+            cfg = {"batch_shape": shape, "dtype": "float32", "sparse": False, "name": name}
+        else:
+            cfg = {"batch_input_shape": shape, "dtype": "float32", "sparse": False,
+                   "ragged": False, "name": name}
+        return self.entry("InputLayer", cfg)
+
+    def dense(self, name, units, activation="linear", use_bias=True, trainable=True, shape=None):
+        c = self.base(name, trainable)
+        c.update({"units": units, "activation": activation, "use_bias": use_bias,
+                  "kernel_initializer": GLOROT(), "bias_initializer": ZEROS(),
+                  "kernel_regularizer": None, "bias_regularizer": None})
+        if not self.k3:
+            c["activity_regularizer"] = None
+        c.update({"kernel_constraint": None, "bias_constraint": None})
+        if self.k3:
+            c["lora_rank"] = None
+        return self.entry("Dense", c, shape)
+
+    def conv2d(self, name, filters, kernel, strides=(1, 1), padding="valid", dilation=(1, 1),
+               activation="linear", use_bias=True, trainable=True, shape=None):
+        c = self.base(name, trainable)
+        c.update({"filters": filters, "kernel_size": list(kernel), "strides": list(strides),
+                  "padding": padding, "data_format": "channels_last",
+                  "dilation_rate": list(dilation), "groups": 1, "activation": activation,
+                  "use_bias": use_bias, "kernel_initializer": GLOROT(),
+                  "bias_initializer": ZEROS(), "kernel_regularizer": None,
+                  "bias_regularizer": None, "activity_regularizer": None,
+                  "kernel_constraint": None, "bias_constraint": None})
+        return self.entry("Conv2D", c, shape)
+
+    def depthwise(self, name, kernel, multiplier, strides=(1, 1), padding="valid",
+                  activation="linear", shape=None):
+        c = self.base(name)
+        c.update({"kernel_size": list(kernel), "strides": list(strides), "padding": padding,
+                  "data_format": "channels_last", "dilation_rate": [1, 1], "groups": 1,
+                  "activation": activation, "use_bias": True, "bias_initializer": ZEROS(),
+                  "bias_regularizer": None, "activity_regularizer": None,
+                  "bias_constraint": None, "depth_multiplier": multiplier,
+                  "depthwise_initializer": GLOROT(), "depthwise_regularizer": None,
+                  "depthwise_constraint": None})
+        return self.entry("DepthwiseConv2D", c, shape)
+
+    def pool(self, cls, name, size, strides=None, padding="valid", shape=None):
+        c = self.base(name)
+        c.update({"pool_size": list(size), "padding": padding,
+                  "strides": list(strides or size), "data_format": "channels_last"})
+        return self.entry(cls, c, shape)
+
+    def global_pool(self, cls, name, shape=None):
+        c = self.base(name)
+        c.update({"data_format": "channels_last", "keepdims": False})
+        return self.entry(cls, c, shape)
+
+    def flatten(self, name, shape=None):
+        c = self.base(name)
+        c["data_format"] = "channels_last"
+        return self.entry("Flatten", c, shape)
+
+    def reshape(self, name, target, shape=None):
+        c = self.base(name)
+        c["target_shape"] = list(target)
+        return self.entry("Reshape", c, shape)
+
+    def activation(self, name, fn, shape=None):
+        c = self.base(name)
+        c["activation"] = fn
+        return self.entry("Activation", c, shape)
+
+    def dropout(self, name, rate, shape=None):
+        c = self.base(name)
+        c.update({"rate": rate, "noise_shape": None, "seed": None} if not self.k3 else
+                 {"rate": rate, "seed": None, "noise_shape": None})
+        return self.entry("Dropout", c, shape)
+
+    def batchnorm(self, name, trainable=True, momentum=0.99, epsilon=0.001, shape=None):
+        c = self.base(name, trainable)
+        c.update({"axis": -1 if self.k3 else [len(shape) - 1 if shape else 3],
+                  "momentum": momentum, "epsilon": epsilon, "center": True, "scale": True,
+                  "beta_initializer": ZEROS(), "gamma_initializer": ONES(),
+                  "moving_mean_initializer": ZEROS(), "moving_variance_initializer": ONES(),
+                  "beta_regularizer": None, "gamma_regularizer": None,
+                  "beta_constraint": None, "gamma_constraint": None})
+        if self.k3:
+            c["synchronized"] = False
+        return self.entry("BatchNormalization", c, shape)
+
+    def zero_padding(self, name, pad, shape=None):
+        c = self.base(name)
+        c.update({"padding": [[pad, pad], [pad, pad]], "data_format": "channels_last"})
+        return self.entry("ZeroPadding2D", c, shape)
+
+    def merge(self, cls, name, shape=None, **extra):
+        c = self.base(name)
+        c.update(extra)
+        return self.entry(cls, c, shape)
+
+    def lambda_layer(self, name, shape=None):
+        c = self.base(name)
+        c.update({"function": {"class_name": "__lambda__", "config": {
+            "code": "4wEAAAAAAAAAAAAAAAEAAAACAAAAQwAAAHMIAAAAfABkARQAUwApAk7pAgAAAKkAKQHaAXhyAgAAAHICAAAA+hw8aXB5dGhvbi1pbnB1dC0xLTVkZTE4YjY0Nzg+2gg8bGFtYmRhPgEAAABzAgAAAAgA",
+            "defaults": None, "closure": None}}, "output_shape": None, "arguments": {}})
+        return self.entry("Lambda", c, shape)
+
+    # ---- functional wiring ------------------------------------------------------------------
+    def tensor(self, layer, node, index, shape):
+        return {"class_name": "__keras_tensor__",
+                "config": {"shape": shape, "dtype": "float32", "keras_history": [layer, node, index]}}
+
+    def wire(self, entry, calls, kwargs=None):
+        """calls: one list per node of (layer, node, tensor, shape) inputs."""
+        name = entry["config"]["name"]
+        e = dict(entry)
+        e["name"] = name
+        nodes = []
+        for inputs in calls:
+            if self.k3:
+                ts = [self.tensor(l, n, t, s) for l, n, t, s in inputs]
+                nodes.append({"args": [ts] if len(ts) > 1 else ts, "kwargs": dict(kwargs or {})})
+            else:
+                nodes.append([[l, n, t, dict(kwargs or {})] for l, n, t, _ in inputs])
+        e["inbound_nodes"] = nodes
+        return e
+
+    def functional(self, name, layers, inputs, outputs, compile_config=None, nested=False):
+        cfg = {"name": name, "trainable": True, "layers": layers}
+        if self.k3 and len(inputs) == 1:
+            cfg["input_layers"] = list(inputs[0])
+            cfg["output_layers"] = list(outputs[0])
+        else:
+            cfg["input_layers"] = [list(i) for i in inputs]
+            cfg["output_layers"] = [list(o) for o in outputs]
+        if self.k3:
+            m = {"module": "keras.src.models.functional", "class_name": "Functional",
+                 "config": cfg, "registered_name": "Functional",
+                 "build_config": {"input_shape": None}}
+            if compile_config and not nested:
+                m["compile_config"] = compile_config
+            return m
+        m = {"class_name": "Functional", "config": cfg}
+        if nested:
+            m = {"module": "keras.src.engine.functional", "class_name": "Functional",
+                 "config": cfg, "registered_name": "Functional"}
+        else:
+            m.update({"keras_version": "2.15.0", "backend": "tensorflow"})
+        return m
+
+    def sequential(self, name, layers, input_shape, compile_config=None, nested=False):
+        if self.k3:
+            cfg = {"name": name, "trainable": True, "dtype": self.dtype(), "layers": layers,
+                   "build_input_shape": input_shape}
+            m = {"module": "keras", "class_name": "Sequential", "config": cfg,
+                 "registered_name": None, "build_config": {"input_shape": input_shape}}
+            if compile_config and not nested:
+                m["compile_config"] = compile_config
+            return m
+        cfg = {"name": name, "layers": layers}
+        if nested:
+            return {"module": "keras.src.engine.sequential", "class_name": "Sequential",
+                    "config": cfg, "registered_name": None,
+                    "build_config": {"input_shape": input_shape}}
+        return {"class_name": "Sequential", "config": cfg, "keras_version": "2.15.0",
+                "backend": "tensorflow"}
+
+
+def k3_compile(optimizer, opt_config, loss):
+    base = {"name": optimizer, "learning_rate": 0.001, "weight_decay": None, "clipnorm": None,
+            "global_clipnorm": None, "clipvalue": None, "use_ema": False, "ema_momentum": 0.99,
+            "ema_overwrite_frequency": None, "loss_scale_factor": None,
+            "gradient_accumulation_steps": None}
+    base.update(opt_config)
+    return {"optimizer": {"module": "keras.optimizers", "class_name": optimizer, "config": base,
+                          "registered_name": None},
+            "loss": loss, "loss_weights": None, "metrics": ["accuracy"],
+            "weighted_metrics": None, "run_eagerly": False, "steps_per_execution": 1,
+            "jit_compile": False}
+
+
+def write(name, model):
+    with open(os.path.join(HERE, name + ".json"), "w") as f:
+        json.dump(model, f, indent=1)
+        f.write("\n")
+
+
+def main():
+    k3, k2 = Style(True), Style(False)
+    N = None
+
+    # A. Keras 3 Functional CNN: ZeroPadding2D folded into a conv, valid/same/strided convs,
+    # max pool, BatchNormalization, relu6, Flatten after conv (NHWC order), Dropout, Dense
+    # softmax; compile_config supplies SGD lr 0.05 and the loss.
+    s = k3
+    L = [s.input_layer("input_layer", [N, 8, 8, 3])]
+    L[0]["name"] = "input_layer"
+    L[0]["inbound_nodes"] = []
+    L.append(s.wire(s.zero_padding("zero_padding2d", 1, [N, 8, 8, 3]), [[("input_layer", 0, 0, [N, 8, 8, 3])]]))
+    L.append(s.wire(s.conv2d("conv2d", 4, (3, 3), activation="relu", shape=[N, 10, 10, 3]), [[("zero_padding2d", 0, 0, [N, 10, 10, 3])]]))
+    L.append(s.wire(s.pool("MaxPooling2D", "max_pooling2d", (2, 2), shape=[N, 8, 8, 4]), [[("conv2d", 0, 0, [N, 8, 8, 4])]]))
+    L.append(s.wire(s.conv2d("conv2d_1", 6, (3, 3), strides=(2, 2), padding="same", shape=[N, 4, 4, 4]), [[("max_pooling2d", 0, 0, [N, 4, 4, 4])]]))
+    L.append(s.wire(s.batchnorm("batch_normalization", shape=[N, 2, 2, 6]), [[("conv2d_1", 0, 0, [N, 2, 2, 6])]], kwargs={"mask": None}))
+    L.append(s.wire(s.activation("activation", "relu6", [N, 2, 2, 6]), [[("batch_normalization", 0, 0, [N, 2, 2, 6])]]))
+    L.append(s.wire(s.flatten("flatten", [N, 2, 2, 6]), [[("activation", 0, 0, [N, 2, 2, 6])]]))
+    L.append(s.wire(s.dropout("dropout", 0.25, [N, 24]), [[("flatten", 0, 0, [N, 24])]]))
+    L.append(s.wire(s.dense("dense", 5, "softmax", shape=[N, 24]), [[("dropout", 0, 0, [N, 24])]]))
+    write("k3_cnn", s.functional("functional", L, [("input_layer", 0, 0)], [("dense", 0, 0)],
+                                 k3_compile("SGD", {"learning_rate": 0.05, "momentum": 0.0, "nesterov": False},
+                                            "sparse_categorical_crossentropy")))
+
+    # B. tf.keras 2.15 Sequential: dilated same conv, same average pool, depthwise conv with
+    # depth multiplier, global average pool, dense, softmax activation layer.
+    s = k2
+    L = [s.input_layer("input_1", [N, 6, 6, 2]),
+         s.conv2d("conv2d", 3, (2, 2), padding="same", dilation=(2, 2), activation="tanh", shape=[N, 6, 6, 2]),
+         s.pool("AveragePooling2D", "average_pooling2d", (2, 2), padding="same", shape=[N, 6, 6, 3]),
+         s.depthwise("depthwise_conv2d", (3, 3), 2, padding="same", shape=[N, 3, 3, 3]),
+         s.global_pool("GlobalAveragePooling2D", "global_average_pooling2d", [N, 3, 3, 6]),
+         s.dense("dense", 4, shape=[N, 6]),
+         s.activation("activation", "softmax", [N, 4])]
+    write("tf2_seq", s.sequential("sequential", L, [N, 6, 6, 2]))
+
+    # C. Keras 3 Functional MLP with a frozen layer, Add, Concatenate and a nested Sequential
+    # head; layer names differ from the class-derived weight paths; compile_config: Adam,
+    # SparseCategoricalCrossentropy(from_logits=True) as an object.
+    s = k3
+    head = s.sequential("head", [s.input_layer("head_input", [N, 16]),
+                                 s.dense("logits", 3, shape=[N, 16])], [N, 16], nested=True)
+    L = [s.input_layer("features", [N, 12])]
+    L[0]["name"] = "features"
+    L[0]["inbound_nodes"] = []
+    L.append(s.wire(s.dense("hidden", 8, "relu", shape=[N, 12]), [[("features", 0, 0, [N, 12])]]))
+    L.append(s.wire(s.dense("frozen", 8, "tanh", trainable=False, shape=[N, 8]), [[("hidden", 0, 0, [N, 8])]]))
+    L.append(s.wire(s.merge("Add", "residual"), [[("hidden", 0, 0, [N, 8]), ("frozen", 0, 0, [N, 8])]]))
+    L.append(s.wire(s.dense("gate", 8, "sigmoid", shape=[N, 8]), [[("hidden", 0, 0, [N, 8])]]))
+    L.append(s.wire(s.merge("Concatenate", "concat", axis=-1), [[("residual", 0, 0, [N, 8]), ("gate", 0, 0, [N, 8])]]))
+    h = dict(head)
+    h["name"] = "head"
+    h["inbound_nodes"] = [{"args": [s.tensor("concat", 0, 0, [N, 16])], "kwargs": {}}]
+    L.append(h)
+    loss = {"module": "keras.losses", "class_name": "SparseCategoricalCrossentropy",
+            "config": {"name": "sparse_categorical_crossentropy", "reduction": "sum_over_batch_size",
+                       "from_logits": True, "ignore_class": None}, "registered_name": None}
+    write("k3_residual", s.functional("functional", L, [("features", 0, 0)], [("head", 0, 0)],
+                                      k3_compile("Adam", {"learning_rate": 0.01, "beta_1": 0.9, "beta_2": 0.999,
+                                                          "epsilon": 1e-07, "amsgrad": False}, loss)))
+
+    # D. tf.keras 2.15 Functional: a shared (weight-tied) Dense applied twice, then a nested
+    # Sequential block, then a softmax Activation.
+    s = k2
+    block = s.sequential("block", [s.input_layer("block_input", [N, 10]),
+                                   s.dense("dense_a", 6, "relu", shape=[N, 10]),
+                                   s.dense("dense_b", 3, shape=[N, 6])], [N, 10], nested=True)
+    L = [s.input_layer("input_1", [N, 10])]
+    L[0]["name"] = "input_1"
+    L[0]["inbound_nodes"] = []
+    L.append(s.wire(s.dense("shared", 10, "tanh", shape=[N, 10]), [[("input_1", 0, 0, None)], [("shared", 0, 0, None)]]))
+    b = dict(block)
+    b["name"] = "block"
+    b["inbound_nodes"] = [[["shared", 1, 0, {}]]]
+    L.append(b)
+    L.append(s.wire(s.activation("probs", "softmax", [N, 3]), [[("block", 0, 0, None)]]))
+    write("tf2_shared_nested", s.functional("model", L, [("input_1", 0, 0)], [("probs", 0, 0)]))
+
+    # E. Keras 3 Sequential: Reshape to a one-channel image, same conv, a frozen
+    # BatchNormalization (inference mode), same max pool, global max pool, sigmoid Dense;
+    # compile_config: SGD with momentum, binary_crossentropy.
+    s = k3
+    L = [s.input_layer("input_layer", [N, 16]),
+         s.reshape("reshape", (4, 4, 1), [N, 16]),
+         s.conv2d("conv2d", 2, (3, 3), padding="same", activation="relu", shape=[N, 4, 4, 1]),
+         s.batchnorm("batch_normalization", trainable=False, shape=[N, 4, 4, 2]),
+         s.pool("MaxPooling2D", "max_pooling2d", (3, 3), strides=(2, 2), padding="same", shape=[N, 4, 4, 2]),
+         s.global_pool("GlobalMaxPooling2D", "global_max_pooling2d", [N, 2, 2, 2]),
+         s.dense("dense", 1, "sigmoid", shape=[N, 2])]
+    write("k3_seq_frozen_bn", s.sequential("sequential", L, [N, 16],
+                                           k3_compile("SGD", {"learning_rate": 0.1, "momentum": 0.9, "nesterov": False},
+                                                      "binary_crossentropy")))
+
+    # Error cases.
+    s = k3
+    L = [s.input_layer("input_layer", [N, 4]), s.lambda_layer("lambda", [N, 4]), s.dense("dense", 2, shape=[N, 4])]
+    write("err_lambda", s.sequential("sequential", L, [N, 4]))
+    L = [s.input_layer("input_layer", [N, 10, 4]),
+         s.entry("LSTM", dict(s.base("lstm"), units=8, activation="tanh", recurrent_activation="sigmoid",
+                                return_sequences=False), [N, 10, 4]),
+         s.dense("dense", 2, shape=[N, 8])]
+    write("err_lstm", s.sequential("sequential", L, [N, 10, 4]))
+    # Variable-size images (None spatial dims), as a fully convolutional model declares them.
+    L = [s.input_layer("image", [N, N, N, 3]),
+         s.conv2d("conv2d", 4, (3, 3), activation="relu", shape=[N, N, N, 3]),
+         s.global_pool("GlobalAveragePooling2D", "global_average_pooling2d", [N, N, N, 4]),
+         s.dense("dense", 2, "softmax", shape=[N, 4])]
+    write("variable_input", s.sequential("sequential", L, [N, N, N, 3]))
+    # Keras 1 (keras.models.Sequential.to_json() of Keras 1.2).
+    k1 = {"class_name": "Sequential", "keras_version": "1.2.2", "config": [
+        {"class_name": "Convolution2D", "config": {
+            "name": "convolution2d_1", "trainable": True, "batch_input_shape": [None, 28, 28, 1],
+            "input_dtype": "float32", "nb_filter": 32, "nb_row": 3, "nb_col": 3, "init": "glorot_uniform",
+            "activation": "relu", "border_mode": "valid", "subsample": [1, 1], "dim_ordering": "tf",
+            "W_regularizer": None, "b_regularizer": None, "activity_regularizer": None,
+            "W_constraint": None, "b_constraint": None, "bias": True}},
+        {"class_name": "Flatten", "config": {"name": "flatten_1", "trainable": True}},
+        {"class_name": "Dense", "config": {"name": "dense_1", "trainable": True, "output_dim": 10,
+                                           "init": "glorot_uniform", "activation": "softmax",
+                                           "W_regularizer": None, "b_regularizer": None,
+                                           "activity_regularizer": None, "W_constraint": None,
+                                           "b_constraint": None, "bias": True, "input_dim": None}}]}
+    write("err_keras1", k1)
+
+
+if __name__ == "__main__":
+    main()
