@@ -52,7 +52,7 @@ int64_t graphc::inPlaceOperandOf(Operation *op, unsigned resultIndex) {
 }
 
 llvm::SmallVector<unsigned, 2> graphc::reusableOperandsOf(Operation *op) {
-  if (isa<ReluOp, SigmoidOp, TanhOp, ClipOp, DropoutOp, DropoutBackwardOp>(op))
+  if (isa<ReluOp, SigmoidOp, TanhOp, ClipOp, DropoutOp, DropoutBackwardOp, ScaleOp>(op))
     return {0};
   if (isa<AddOp, ReluBackwardOp, SigmoidBackwardOp, TanhBackwardOp, ClipBackwardOp>(op))
     return {0, 1};
