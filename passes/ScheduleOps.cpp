@@ -85,10 +85,22 @@ struct ScheduleOpsPass : graphc::impl::ScheduleOpsBase<ScheduleOpsPass> {
       successors[index[from]].push_back(index[to]);
       ++pending[index[to]];
     };
-    llvm::DenseMap<Value, SmallVector<Operation *>> readersOfGroup;
-    for (Operation *op : ops)
-      for (Value operand : op->getOperands())
-        readersOfGroup[owner.lookup(operand)].push_back(op);
+    // The readers of a value's bytes: its users, and the users of reshape views of it. (Later
+    // versions of the same storage, written in place, are read after their writer anyway.)
+    auto readersOf = [&](Value value) {
+      SmallVector<Operation *> readers;
+      SmallVector<Value> worklist = {value};
+      while (!worklist.empty()) {
+        Value v = worklist.pop_back_val();
+        for (Operation *user : v.getUsers()) {
+          if (isa<graph::ReshapeOp>(user))
+            worklist.push_back(user->getResult(0));
+          else
+            readers.push_back(user);
+        }
+      }
+      return readers;
+    };
     for (Operation *op : ops) {
       for (Value operand : op->getOperands())
         if (Operation *def = operand.getDefiningOp())
@@ -97,8 +109,8 @@ struct ScheduleOpsPass : graphc::impl::ScheduleOpsBase<ScheduleOpsPass> {
         int64_t source = inPlaceOperandOf(op, r.getResultNumber());
         if (source < 0 || isa<graph::ReshapeOp>(op))
           continue;
-        for (Operation *reader : readersOfGroup[owner.lookup(op->getOperand(source))])
-          if (reader != op && !isa<graph::ReshapeOp>(reader))
+        for (Operation *reader : readersOf(op->getOperand(source)))
+          if (reader != op)
             addEdge(reader, op);
       }
     }
