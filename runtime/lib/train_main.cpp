@@ -15,6 +15,7 @@
 // --log-json (one small JSON record per step) or --checkpoint (the encoded checkpoint) is given.
 #include "graphc/runtime/checkpoint.h"
 #include "graphc/runtime/npy.h"
+#include "graphc/runtime/device.h"
 #include "graphc/runtime/program.h"
 
 #include <nlohmann/json.hpp>
@@ -1179,6 +1180,13 @@ int main(int argc, char **argv) {
       opt.stepsMode ? (sched.totalSteps + sched.stepsPerEpoch - 1) / sched.stepsPerEpoch
                     : opt.epochs;
 
+  // A device target (CUDA, device.h) finds its device and allocates the real arena now; the one
+  // below is then its host image. Null for the CPU.
+  const DeviceRuntime *device = &graphc_device_runtime;
+  if (device)
+    if (int rc = device->start(prog))
+      return rc;
+
   // The one arena allocation; everything after this reuses it.
   const uint64_t arenaSize = (std::max<uint64_t>(prog.arenaBytes, 1) + 4095) / 4096 * 4096;
   std::unique_ptr<unsigned char, FreeDeleter> arenaOwner(
@@ -1319,6 +1327,8 @@ int main(int argc, char **argv) {
       std::fprintf(stderr, "note: --resume: no usable checkpoint in %s; starting from step 1\n",
                    opt.checkpointDir.c_str());
   }
+  if (device)
+    device->pushPersistent(prog, arena);
   const int64_t checkpointEvery =
       opt.checkpointEvery > 0 ? opt.checkpointEvery : sched.stepsPerEpoch;
 
@@ -1399,6 +1409,8 @@ int main(int argc, char **argv) {
     st.epochCorrect = epochCorrect;
     st.epochSeen = epochSeen;
     const std::string leaf = checkpointFileName(t);
+    if (device)
+      device->pullPersistent(prog, arena);
     if (!encodeCheckpoint(prog, arena, st, checkpointBytes, error) ||
         !writeFileAtomic(opt.checkpointDir, leaf, checkpointBytes.data(), checkpointBytes.size(),
                          error) ||
@@ -1486,6 +1498,8 @@ int main(int argc, char **argv) {
       // the update), and restore the snapshot, which undoes the update exactly.
       double valLossSum = 0.0, valCorrect = 0.0, valSeen = 0.0;
       if (hasVal) {
+        if (device)
+          device->pullPersistent(prog, arena);
         size_t pos = 0;
         for (const Range &r : persistent) {
           std::memcpy(snapshot.data() + pos, arena + r.offset, r.bytes);
@@ -1509,6 +1523,8 @@ int main(int argc, char **argv) {
             std::memcpy(arena + r.offset, snapshot.data() + pos, r.bytes);
             pos += r.bytes;
           }
+          if (device)
+            device->pushPersistent(prog, arena);
         }
       }
       const double valLoss = hasVal ? valLossSum / static_cast<double>(sched.valBatches) : 0.0;
@@ -1547,6 +1563,8 @@ int main(int argc, char **argv) {
   prefetch.stop();
   progress.finishLine();
 
+  if (device && !opt.saveDir.empty())
+    device->pullPersistent(prog, arena);
   if (!opt.saveDir.empty()) {
     if (!makeDirs(opt.saveDir, error)) {
       std::fprintf(stderr, "error: --save-weights %s\n", error.c_str());

@@ -1,0 +1,436 @@
+// The CUDA runtime of a graphc training binary: defines `graphc_program` (from the embedded
+// program descriptor) and `graphc_device_runtime` (device.h), so that the CPU target's main()
+// (train_main.cpp) drives a step that runs on the GPU with the same command line.
+//
+// Start-up (DeviceRuntime::start, before step 1): cudaGetDeviceCount (any error: "no CUDA
+// device"), the context, one compute and one copy stream, the cuBLAS and cuDNN handles, the
+// cuDNN descriptors and algorithms of every convolution (chosen under the op's planned workspace,
+// see chooseConv), then cudaMemGetInfo and the fit decision (fit.h), then ONE cudaMalloc of
+// exactly the planned arena. Nothing is allocated on the device after that: cuBLAS runs without
+// a workspace (cublasSetWorkspace(nullptr, 0)), cuDNN in the planned workspace buffers.
+//
+// A step (cudaTrainStep): the inputs (data, labels, step) go from the host image of the arena
+// through a pinned staging buffer to the device on the copy stream; the compute stream waits for
+// that copy, runs the step (eagerly the first time, then as a captured CUDA graph), and copies
+// the loss and the prediction back. See docs/cuda.md.
+#include "graphc/runtime/cuda/step.h"
+
+#include "graphc/runtime/cuda/descriptor.h"
+#include "graphc/runtime/cuda/fit.h"
+#include "graphc/runtime/device.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace graphc::rt::cuda {
+
+constexpr int kExitDevice = 3;
+
+void failCuda(cudaError_t status, const char *call, const char *op) {
+  std::fprintf(stderr, "error: CUDA: %s failed in %s: %s (%s)\n", call, op,
+               cudaGetErrorName(status), cudaGetErrorString(status));
+  std::exit(kExitDevice);
+}
+void failCublas(cublasStatus_t status, const char *call, const char *op) {
+  std::fprintf(stderr, "error: cuBLAS: %s failed in %s: %s (%s)\n", call, op,
+               cublasGetStatusName(status), cublasGetStatusString(status));
+  std::exit(kExitDevice);
+}
+void failCudnn(cudnnStatus_t status, const char *call, const char *op) {
+  std::fprintf(stderr, "error: cuDNN: %s failed in %s: %s\n", call, op,
+               cudnnGetErrorString(status));
+  std::exit(kExitDevice);
+}
+
+} // namespace graphc::rt::cuda
+
+namespace {
+
+using namespace graphc::rt;
+using namespace graphc::rt::cuda;
+
+struct Range {
+  uint64_t offset, bytes;
+};
+
+struct State {
+  DecodedProgram decoded;
+  unsigned char *arena = nullptr; // the device arena
+  cudaStream_t compute = nullptr, copy = nullptr;
+  cudaEvent_t inputsCopied = nullptr;
+  cublasHandle_t cublas = nullptr;
+  cudnnHandle_t cudnn = nullptr;
+  std::vector<ConvPlan> convs;
+  std::vector<PoolPlan> pools;
+  StepContext ctx{};
+  std::vector<Range> inputs, outputs, persistent;
+  unsigned char *pinned = nullptr; // staging: inputs then outputs
+  uint64_t inputBytes = 0;
+  cudaGraphExec_t graph = nullptr;
+  int64_t stepsRun = 0;
+  bool useGraph = true;
+  bool verbose = false;
+  size_t freeAfterHandles = 0, total = 0;
+  uint64_t handleReserve = 0; // bytes the handles, streams and descriptors took
+};
+
+State &state() {
+  static State s;
+  return s;
+}
+
+/// First algorithm of cuDNN's heuristic ranking that succeeded, needs at most `limit` bytes and
+/// uses FMA (or default) math, preferring deterministic ones; -1 if none.
+template <typename Perf> int pickAlgorithm(const Perf *perf, int count, uint64_t limit) {
+  for (int pass = 0; pass < 2; ++pass)
+    for (int i = 0; i < count; ++i) {
+      const Perf &p = perf[i];
+      if (p.status != CUDNN_STATUS_SUCCESS || p.memory > limit)
+        continue;
+      if (p.mathType != CUDNN_FMA_MATH && p.mathType != CUDNN_DEFAULT_MATH)
+        continue;
+      if (pass == 0 && p.determinism != CUDNN_DETERMINISTIC)
+        continue;
+      return static_cast<int>(p.algo);
+    }
+  return -1;
+}
+
+const char *directionName(ConvDirection d) {
+  switch (d) {
+  case ConvDirection::Forward:
+    return "forward";
+  case ConvDirection::BackwardData:
+    return "backward-data";
+  case ConvDirection::BackwardFilter:
+    return "backward-filter";
+  }
+  return "?";
+}
+
+/// cuDNN descriptors of one convolution op and its algorithm: the best of
+/// cudnnGetConvolution*Algorithm_v7 whose workspace fits the buffer graphc planned for the op,
+/// else the zero-workspace algorithm (IMPLICIT_GEMM forward, ALGO_0 backward).
+void chooseConv(cudnnHandle_t h, const ConvSpec &sp, ConvPlan &pl) {
+  const char *op = sp.op;
+  GRAPHC_CUDNN(cudnnCreateTensorDescriptor(&pl.x), "cudnnCreateTensorDescriptor", op);
+  GRAPHC_CUDNN(cudnnCreateTensorDescriptor(&pl.y), "cudnnCreateTensorDescriptor", op);
+  GRAPHC_CUDNN(cudnnCreateFilterDescriptor(&pl.w), "cudnnCreateFilterDescriptor", op);
+  GRAPHC_CUDNN(cudnnCreateConvolutionDescriptor(&pl.conv), "cudnnCreateConvolutionDescriptor", op);
+  GRAPHC_CUDNN(cudnnSetTensor4dDescriptor(pl.x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, int(sp.n),
+                                          int(sp.c), int(sp.h), int(sp.w)),
+               "cudnnSetTensor4dDescriptor", op);
+  GRAPHC_CUDNN(cudnnSetTensor4dDescriptor(pl.y, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, int(sp.n),
+                                          int(sp.k), int(sp.oh), int(sp.ow)),
+               "cudnnSetTensor4dDescriptor", op);
+  GRAPHC_CUDNN(cudnnSetFilter4dDescriptor(pl.w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, int(sp.k),
+                                          int(sp.c / sp.groups), int(sp.r), int(sp.s)),
+               "cudnnSetFilter4dDescriptor", op);
+  GRAPHC_CUDNN(cudnnSetConvolution2dDescriptor(pl.conv, int(sp.padH), int(sp.padW),
+                                               int(sp.strideH), int(sp.strideW),
+                                               int(sp.dilationH), int(sp.dilationW),
+                                               CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
+               "cudnnSetConvolution2dDescriptor", op);
+  GRAPHC_CUDNN(cudnnSetConvolutionGroupCount(pl.conv, int(sp.groups)),
+               "cudnnSetConvolutionGroupCount", op);
+  // FP32 FMA kernels only: no TF32 tensor-core math, so results stay within float rounding of
+  // the CPU target.
+  GRAPHC_CUDNN(cudnnSetConvolutionMathType(pl.conv, CUDNN_FMA_MATH), "cudnnSetConvolutionMathType",
+               op);
+  int n, k, oh, ow;
+  GRAPHC_CUDNN(cudnnGetConvolution2dForwardOutputDim(pl.conv, pl.x, pl.w, &n, &k, &oh, &ow),
+               "cudnnGetConvolution2dForwardOutputDim", op);
+  if (n != sp.n || k != sp.k || oh != sp.oh || ow != sp.ow) {
+    std::fprintf(stderr, "error: cuDNN computes a %dx%dx%dx%d output for op '%s', the plan has "
+                 "%" PRId64 "x%" PRId64 "x%" PRId64 "x%" PRId64 "\n", n, k, oh, ow, op, sp.n,
+                 sp.k, sp.oh, sp.ow);
+    std::exit(kExitDevice);
+  }
+  int returned = 0, algo = -1;
+  size_t ws = 0;
+  switch (sp.direction) {
+  case ConvDirection::Forward: {
+    cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+    GRAPHC_CUDNN(cudnnGetConvolutionForwardAlgorithm_v7(h, pl.x, pl.w, pl.conv, pl.y,
+                                                        CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
+                                                        &returned, perf),
+                 "cudnnGetConvolutionForwardAlgorithm_v7", op);
+    algo = pickAlgorithm(perf, returned, sp.workspaceLimit);
+    if (algo < 0)
+      algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+    GRAPHC_CUDNN(cudnnGetConvolutionForwardWorkspaceSize(h, pl.x, pl.w, pl.conv, pl.y,
+                                                         cudnnConvolutionFwdAlgo_t(algo), &ws),
+                 "cudnnGetConvolutionForwardWorkspaceSize", op);
+    break;
+  }
+  case ConvDirection::BackwardData: {
+    cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+    GRAPHC_CUDNN(cudnnGetConvolutionBackwardDataAlgorithm_v7(h, pl.w, pl.y, pl.conv, pl.x,
+                                                             CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
+                                                             &returned, perf),
+                 "cudnnGetConvolutionBackwardDataAlgorithm_v7", op);
+    algo = pickAlgorithm(perf, returned, sp.workspaceLimit);
+    if (algo < 0)
+      algo = CUDNN_CONVOLUTION_BWD_DATA_ALGO_0;
+    GRAPHC_CUDNN(cudnnGetConvolutionBackwardDataWorkspaceSize(
+                     h, pl.w, pl.y, pl.conv, pl.x, cudnnConvolutionBwdDataAlgo_t(algo), &ws),
+                 "cudnnGetConvolutionBackwardDataWorkspaceSize", op);
+    break;
+  }
+  case ConvDirection::BackwardFilter: {
+    cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+    GRAPHC_CUDNN(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+                     h, pl.x, pl.y, pl.conv, pl.w, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
+                     &returned, perf),
+                 "cudnnGetConvolutionBackwardFilterAlgorithm_v7", op);
+    algo = pickAlgorithm(perf, returned, sp.workspaceLimit);
+    if (algo < 0)
+      algo = CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0;
+    GRAPHC_CUDNN(cudnnGetConvolutionBackwardFilterWorkspaceSize(
+                     h, pl.x, pl.y, pl.conv, pl.w, cudnnConvolutionBwdFilterAlgo_t(algo), &ws),
+                 "cudnnGetConvolutionBackwardFilterWorkspaceSize", op);
+    break;
+  }
+  }
+  if (ws > sp.workspaceLimit) {
+    std::fprintf(stderr, "error: cuDNN has no %s algorithm for op '%s' within its planned "
+                 "workspace of %" PRIu64 " bytes (the fallback needs %zu)\n",
+                 directionName(sp.direction), op, sp.workspaceLimit, ws);
+    std::exit(kExitDevice);
+  }
+  pl.algo = algo;
+  pl.workspaceBytes = ws;
+  if (state().verbose)
+    std::fprintf(stderr, "cuda: op '%s' %s: cuDNN algorithm %d, workspace %zu of %" PRIu64
+                 " planned bytes\n", op, directionName(sp.direction), algo, ws, sp.workspaceLimit);
+}
+
+void createPool(const PoolSpec &sp, PoolPlan &pl) {
+  const char *op = sp.op;
+  GRAPHC_CUDNN(cudnnCreateTensorDescriptor(&pl.x), "cudnnCreateTensorDescriptor", op);
+  GRAPHC_CUDNN(cudnnCreateTensorDescriptor(&pl.y), "cudnnCreateTensorDescriptor", op);
+  GRAPHC_CUDNN(cudnnCreatePoolingDescriptor(&pl.pool), "cudnnCreatePoolingDescriptor", op);
+  GRAPHC_CUDNN(cudnnSetTensor4dDescriptor(pl.x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, int(sp.n),
+                                          int(sp.c), int(sp.h), int(sp.w)),
+               "cudnnSetTensor4dDescriptor", op);
+  GRAPHC_CUDNN(cudnnSetTensor4dDescriptor(pl.y, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, int(sp.n),
+                                          int(sp.c), int(sp.oh), int(sp.ow)),
+               "cudnnSetTensor4dDescriptor", op);
+  GRAPHC_CUDNN(cudnnSetPooling2dDescriptor(pl.pool, CUDNN_POOLING_MAX_DETERMINISTIC,
+                                           CUDNN_PROPAGATE_NAN, int(sp.kernelH), int(sp.kernelW),
+                                           int(sp.padH), int(sp.padW), int(sp.strideH),
+                                           int(sp.strideW)),
+               "cudnnSetPooling2dDescriptor", op);
+}
+
+int startDevice(const Program &prog) {
+  State &S = state();
+  S.verbose = std::getenv("GRAPHC_CUDA_VERBOSE") != nullptr;
+  const char *graphEnv = std::getenv("GRAPHC_CUDA_GRAPH");
+  S.useGraph = !(graphEnv && std::strcmp(graphEnv, "0") == 0);
+  int count = 0;
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess || count < 1) {
+    if (status != cudaSuccess)
+      std::fprintf(stderr, "error: no CUDA device: cudaGetDeviceCount failed: %s (%s, error %d)\n",
+                   cudaGetErrorName(status), cudaGetErrorString(status), int(status));
+    else
+      std::fprintf(stderr, "error: no CUDA device: cudaGetDeviceCount found none\n");
+    return kExitDevice;
+  }
+  const char *startup = "start-up";
+  GRAPHC_CUDA(cudaSetDevice(0), "cudaSetDevice", startup); // creates the primary context
+  cudaDeviceProp props{};
+  GRAPHC_CUDA(cudaGetDeviceProperties(&props, 0), "cudaGetDeviceProperties", startup);
+  size_t freeAfterContext = 0, total = 0;
+  GRAPHC_CUDA(cudaMemGetInfo(&freeAfterContext, &total), "cudaMemGetInfo", startup);
+
+  GRAPHC_CUDA(cudaStreamCreateWithFlags(&S.compute, cudaStreamNonBlocking),
+              "cudaStreamCreateWithFlags", startup);
+  GRAPHC_CUDA(cudaStreamCreateWithFlags(&S.copy, cudaStreamNonBlocking),
+              "cudaStreamCreateWithFlags", startup);
+  GRAPHC_CUDA(cudaEventCreateWithFlags(&S.inputsCopied, cudaEventDisableTiming),
+              "cudaEventCreateWithFlags", startup);
+  GRAPHC_CUBLAS(cublasCreate(&S.cublas), "cublasCreate", startup);
+  GRAPHC_CUBLAS(cublasSetStream(S.cublas, S.compute), "cublasSetStream", startup);
+  // No cuBLAS workspace: cuBLAS would otherwise allocate its own outside the plan.
+  GRAPHC_CUBLAS(cublasSetWorkspace(S.cublas, nullptr, 0), "cublasSetWorkspace", startup);
+  GRAPHC_CUBLAS(cublasSetMathMode(S.cublas, CUBLAS_DEFAULT_MATH), "cublasSetMathMode", startup);
+  GRAPHC_CUDNN(cudnnCreate(&S.cudnn), "cudnnCreate", startup);
+  GRAPHC_CUDNN(cudnnSetStream(S.cudnn, S.compute), "cudnnSetStream", startup);
+
+  const GeneratedProgram &gen = graphc_generated;
+  S.convs.resize(static_cast<size_t>(gen.numConvs));
+  for (int32_t i = 0; i < gen.numConvs; ++i)
+    chooseConv(S.cudnn, gen.convs[i], S.convs[static_cast<size_t>(i)]);
+  S.pools.resize(static_cast<size_t>(gen.numPools));
+  for (int32_t i = 0; i < gen.numPools; ++i)
+    createPool(gen.pools[i], S.pools[static_cast<size_t>(i)]);
+  S.ctx = StepContext{S.compute, S.cublas, S.cudnn, S.convs.data(), S.pools.data()};
+
+  size_t freeBytes = 0;
+  GRAPHC_CUDA(cudaMemGetInfo(&freeBytes, &total), "cudaMemGetInfo", startup);
+  S.freeAfterHandles = freeBytes;
+  S.handleReserve = freeAfterContext > freeBytes ? freeAfterContext - freeBytes : 0;
+  S.total = total;
+  const ArenaFit fit = decideArenaFit(prog.arenaBytes, freeBytes, total);
+  if (!fit.fits) {
+    std::fprintf(stderr, "%s\n", fit.message.c_str());
+    return kExitDevice;
+  }
+  // The one device allocation.
+  const cudaError_t alloc = cudaMalloc(reinterpret_cast<void **>(&S.arena),
+                                       std::max<uint64_t>(prog.arenaBytes, 1));
+  if (alloc != cudaSuccess) {
+    std::fprintf(stderr, "error: cudaMalloc of the arena (%" PRIu64 " bytes) failed: %s; "
+                 "%zu bytes were free of %zu\n", prog.arenaBytes, cudaGetErrorString(alloc),
+                 freeBytes, total);
+    return kExitDevice;
+  }
+  GRAPHC_CUDA(cudaMemset(S.arena, 0, prog.arenaBytes), "cudaMemset", startup);
+
+  // The per-step traffic: inputs in, loss and prediction out, through one pinned buffer.
+  uint64_t outputBytes = 0;
+  S.inputs.clear();
+  S.outputs.clear();
+  S.persistent.clear();
+  for (int32_t i = 0; i < prog.numTensors; ++i) {
+    const TensorInfo &t = prog.tensors[i];
+    if (t.role == TensorRole::Data || t.role == TensorRole::Labels || t.role == TensorRole::Step) {
+      S.inputs.push_back({t.offset, t.bytes});
+      S.inputBytes += t.bytes;
+    } else if (t.role == TensorRole::Loss || t.role == TensorRole::Prediction) {
+      S.outputs.push_back({t.offset, t.bytes});
+      outputBytes += t.bytes;
+    } else if (t.role == TensorRole::Parameter || t.role == TensorRole::State) {
+      S.persistent.push_back({t.offset, t.bytes});
+    }
+  }
+  GRAPHC_CUDA(cudaHostAlloc(reinterpret_cast<void **>(&S.pinned),
+                            std::max<uint64_t>(S.inputBytes + outputBytes, 1), cudaHostAllocDefault),
+              "cudaHostAlloc (pinned staging buffer)", startup);
+
+  size_t freeNow = 0;
+  GRAPHC_CUDA(cudaMemGetInfo(&freeNow, &total), "cudaMemGetInfo", startup);
+  std::fprintf(stderr,
+               "cuda: %s (sm_%d%d), arena %s (%" PRIu64 " bytes, one cudaMalloc), %s free of %s\n"
+               "runtime reserve: %s (%zu bytes) outside the arena for the cuBLAS and cuDNN handles, "
+               "streams and descriptors (cudaMemGetInfo before and after creating them); the CUDA "
+               "context and other processes held %s before that\n",
+               props.name, props.major, props.minor, formatBytes(prog.arenaBytes).c_str(),
+               prog.arenaBytes, formatBytes(freeNow).c_str(), formatBytes(total).c_str(),
+               formatBytes(S.handleReserve).c_str(), size_t(S.handleReserve),
+               formatBytes(total - freeAfterContext).c_str());
+  return 0;
+}
+
+void copyPersistent(const unsigned char *host, unsigned char *hostOut, bool toDevice) {
+  State &S = state();
+  for (const Range &r : S.persistent) {
+    if (toDevice)
+      GRAPHC_CUDA(cudaMemcpyAsync(S.arena + r.offset, host + r.offset, r.bytes,
+                                  cudaMemcpyHostToDevice, S.compute),
+                  "cudaMemcpyAsync (parameters to the device)", "between steps");
+    else
+      GRAPHC_CUDA(cudaMemcpyAsync(hostOut + r.offset, S.arena + r.offset, r.bytes,
+                                  cudaMemcpyDeviceToHost, S.compute),
+                  "cudaMemcpyAsync (parameters to the host)", "between steps");
+  }
+  GRAPHC_CUDA(cudaStreamSynchronize(S.compute), "cudaStreamSynchronize", "between steps");
+}
+
+void pushPersistent(const Program &, const unsigned char *hostArena) {
+  copyPersistent(hostArena, nullptr, true);
+}
+void pullPersistent(const Program &, unsigned char *hostArena) {
+  copyPersistent(nullptr, hostArena, false);
+}
+
+void captureGraph() {
+  State &S = state();
+  const char *op = "CUDA graph capture";
+  cudaGraph_t graph = nullptr;
+  GRAPHC_CUDA(cudaStreamBeginCapture(S.compute, cudaStreamCaptureModeThreadLocal),
+              "cudaStreamBeginCapture", op);
+  graphc_generated.step(S.arena, &S.ctx);
+  GRAPHC_CUDA(cudaStreamEndCapture(S.compute, &graph), "cudaStreamEndCapture", op);
+  GRAPHC_CUDA(cudaGraphInstantiate(&S.graph, graph, 0), "cudaGraphInstantiate", op);
+  size_t nodes = 0;
+  GRAPHC_CUDA(cudaGraphGetNodes(graph, nullptr, &nodes), "cudaGraphGetNodes", op);
+  GRAPHC_CUDA(cudaGraphDestroy(graph), "cudaGraphDestroy", op);
+  size_t freeBytes = 0, total = 0;
+  GRAPHC_CUDA(cudaMemGetInfo(&freeBytes, &total), "cudaMemGetInfo", op);
+  // Since the handles were measured: the arena plus whatever the graph and the libraries'
+  // first calls took.
+  const uint64_t used = S.freeAfterHandles > freeBytes ? S.freeAfterHandles - freeBytes : 0;
+  const uint64_t arena = state().decoded.program.arenaBytes;
+  const uint64_t reserve = S.handleReserve + (used > arena ? used - arena : 0);
+  std::fprintf(stderr, "cuda: the step is captured as a CUDA graph of %zu nodes and replayed; "
+               "runtime reserve now %s (%" PRIu64 " bytes) outside the arena\n", nodes,
+               formatBytes(reserve).c_str(), reserve);
+}
+
+void cudaTrainStep(unsigned char *hostArena) {
+  State &S = state();
+  const char *op = "the step's inputs";
+  uint64_t pos = 0;
+  for (const Range &r : S.inputs) {
+    std::memcpy(S.pinned + pos, hostArena + r.offset, r.bytes);
+    GRAPHC_CUDA(cudaMemcpyAsync(S.arena + r.offset, S.pinned + pos, r.bytes,
+                                cudaMemcpyHostToDevice, S.copy),
+                "cudaMemcpyAsync", op);
+    pos += r.bytes;
+  }
+  GRAPHC_CUDA(cudaEventRecord(S.inputsCopied, S.copy), "cudaEventRecord", op);
+  GRAPHC_CUDA(cudaStreamWaitEvent(S.compute, S.inputsCopied, 0), "cudaStreamWaitEvent", op);
+  if (!S.useGraph || S.stepsRun < 1) {
+    graphc_generated.step(S.arena, &S.ctx); // warm-up: library initialisation happens here
+  } else {
+    if (!S.graph)
+      captureGraph();
+    GRAPHC_CUDA(cudaGraphLaunch(S.graph, S.compute), "cudaGraphLaunch", "the step");
+  }
+  op = "the step's outputs";
+  pos = S.inputBytes;
+  for (const Range &r : S.outputs) {
+    GRAPHC_CUDA(cudaMemcpyAsync(S.pinned + pos, S.arena + r.offset, r.bytes,
+                                cudaMemcpyDeviceToHost, S.compute),
+                "cudaMemcpyAsync", op);
+    pos += r.bytes;
+  }
+  // Errors of asynchronous kernels surface here.
+  GRAPHC_CUDA(cudaStreamSynchronize(S.compute), "cudaStreamSynchronize", "the step");
+  pos = S.inputBytes;
+  for (const Range &r : S.outputs) {
+    std::memcpy(hostArena + r.offset, S.pinned + pos, r.bytes);
+    pos += r.bytes;
+  }
+  ++S.stepsRun;
+}
+
+Program loadProgram() {
+  State &S = state();
+  std::string error;
+  if (!decodeProgramDescriptor(graphc_generated.descriptor, graphc_generated.descriptorBytes,
+                               graphc_generated.initBlob, graphc_generated.initBlobBytes,
+                               S.decoded, error)) {
+    std::fprintf(stderr, "error: the program descriptor embedded in this binary is invalid: %s\n",
+                 error.c_str());
+    std::exit(kExitDevice);
+  }
+  S.decoded.program.trainStep = cudaTrainStep;
+  return S.decoded.program;
+}
+
+} // namespace
+
+// Both in this one object file, so that linking the archive for graphc_program also brings the
+// (weakly referenced) device runtime.
+extern "C" const graphc::rt::Program graphc_program = loadProgram();
+extern "C" const graphc::rt::DeviceRuntime graphc_device_runtime = {"CUDA", startDevice,
+                                                                   pushPersistent, pullPersistent};

@@ -1,0 +1,160 @@
+// Verification and decoding of the program descriptor (descriptor.h, runtime/program.fbs).
+#include "graphc/runtime/cuda/descriptor.h"
+
+#include "graphc/runtime/program_generated.h"
+
+#include <cstring>
+
+namespace graphc::rt::cuda {
+
+namespace {
+
+std::string tensorName(const desc::Tensor *t, size_t i) {
+  return t && t->name() ? "tensor '" + t->name()->str() + "'" : "tensor #" + std::to_string(i);
+}
+
+} // namespace
+
+bool decodeProgramDescriptor(const uint8_t *data, size_t size, const unsigned char *initBlob,
+                             uint64_t initBlobBytes, DecodedProgram &out, std::string &error) {
+  if (!data || size < 8) {
+    error = "the descriptor is " + std::to_string(size) + " bytes, too short for a FlatBuffer";
+    return false;
+  }
+  if (!desc::ProgramBufferHasIdentifier(data)) {
+    char id[5] = {};
+    std::memcpy(id, data + 4, 4);
+    for (char &c : id)
+      if (c && (c < 0x20 || c > 0x7e))
+        c = '?';
+    error = std::string("not a program descriptor (file identifier '") + id + "', expected '" +
+            desc::ProgramIdentifier() + "')";
+    return false;
+  }
+  flatbuffers::Verifier verifier(data, size);
+  if (!desc::VerifyProgramBuffer(verifier)) {
+    error = "the descriptor (" + std::to_string(size) +
+            " bytes) fails the FlatBuffers verifier: it is truncated or corrupted";
+    return false;
+  }
+  const desc::Program *p = desc::GetProgram(data);
+  if (p->format_version() != kProgramDescriptorVersion) {
+    error = "descriptor format version " + std::to_string(p->format_version()) +
+            ", this runtime reads version " + std::to_string(kProgramDescriptorVersion);
+    return false;
+  }
+  if (p->alignment() == 0 || (p->alignment() & (p->alignment() - 1)) != 0) {
+    error = "alignment " + std::to_string(p->alignment()) + " is not a power of two";
+    return false;
+  }
+  if (p->init_blob_bytes() != initBlobBytes) {
+    error = "the descriptor expects " + std::to_string(p->init_blob_bytes()) +
+            " bytes of initial values, the binary embeds " + std::to_string(initBlobBytes);
+    return false;
+  }
+  const auto *tensors = p->tensors();
+  out.modelName = p->model_name() ? p->model_name()->str() : "";
+  out.target = p->target() ? p->target()->str() : "";
+  out.tensors.clear();
+  out.tensors.reserve(tensors->size());
+  for (flatbuffers::uoffset_t i = 0; i < tensors->size(); ++i) {
+    const desc::Tensor *t = tensors->Get(i);
+    const std::string what = tensorName(t, i);
+    TensorInfo info{};
+    info.name = t->name()->c_str();
+    info.kind = static_cast<TensorKind>(t->kind());
+    info.role = static_cast<TensorRole>(t->role());
+    info.dtype = static_cast<DType>(t->dtype());
+    if (t->kind() > desc::TensorKind_MAX || t->role() > desc::TensorRole_MAX ||
+        t->dtype() > desc::DType_MAX) {
+      error = what + " has an unknown kind, role or dtype";
+      return false;
+    }
+    const auto *shape = t->shape();
+    const size_t rank = shape ? shape->size() : 0;
+    if (rank > static_cast<size_t>(kMaxRank)) {
+      error = what + " has rank " + std::to_string(rank) + ", at most " +
+              std::to_string(kMaxRank) + " are supported";
+      return false;
+    }
+    info.rank = static_cast<int32_t>(rank);
+    unsigned __int128 elements = 1;
+    for (size_t d = 0; d < rank; ++d) {
+      const int64_t dim = shape->Get(static_cast<flatbuffers::uoffset_t>(d));
+      if (dim < 0) {
+        error = what + " has a negative dimension";
+        return false;
+      }
+      info.dims[d] = dim;
+      elements *= static_cast<uint64_t>(dim);
+    }
+    const unsigned __int128 expected = elements * (info.dtype == DType::F32 ? 4u : 8u);
+    if (expected != t->bytes()) {
+      error = what + " is " + std::to_string(t->bytes()) + " bytes, its shape needs " +
+              std::to_string(static_cast<uint64_t>(expected));
+      return false;
+    }
+    info.offset = t->offset();
+    info.bytes = t->bytes();
+    if (info.offset > p->arena_bytes() || info.bytes > p->arena_bytes() - info.offset) {
+      error = what + " at offset " + std::to_string(info.offset) + " (" +
+              std::to_string(info.bytes) + " bytes) lies outside the arena of " +
+              std::to_string(p->arena_bytes()) + " bytes";
+      return false;
+    }
+    if (info.offset % p->alignment() != 0) {
+      error = what + " at offset " + std::to_string(info.offset) + " is not aligned to " +
+              std::to_string(p->alignment());
+      return false;
+    }
+    info.initOffset = t->init_offset();
+    if (info.initOffset >= 0 &&
+        (static_cast<uint64_t>(info.initOffset) > initBlobBytes ||
+         info.bytes > initBlobBytes - static_cast<uint64_t>(info.initOffset))) {
+      error = what + "'s initial value lies outside the init blob";
+      return false;
+    }
+    out.tensors.push_back(info);
+  }
+  auto readIndices = [&](const flatbuffers::Vector<uint32_t> *list, const char *field,
+                         std::vector<uint32_t> &dst, bool (*roleOk)(TensorRole)) {
+    dst.clear();
+    if (!list)
+      return true;
+    for (uint32_t index : *list) {
+      if (index >= out.tensors.size()) {
+        error = std::string(field) + " names tensor #" + std::to_string(index) + " of " +
+                std::to_string(out.tensors.size());
+        return false;
+      }
+      if (!roleOk(out.tensors[index].role)) {
+        error = std::string(field) + " lists '" + out.tensors[index].name +
+                "', which has another role";
+        return false;
+      }
+      dst.push_back(index);
+    }
+    return true;
+  };
+  if (!readIndices(p->parameters(), "parameters", out.parameters,
+                   [](TensorRole r) { return r == TensorRole::Parameter; }) ||
+      !readIndices(p->data_inputs(), "data_inputs", out.dataInputs, [](TensorRole r) {
+        return r == TensorRole::Data || r == TensorRole::Labels || r == TensorRole::Step;
+      }))
+    return false;
+
+  Program &prog = out.program;
+  prog = Program{};
+  prog.modelName = out.modelName.c_str();
+  prog.arenaBytes = p->arena_bytes();
+  prog.alignment = p->alignment();
+  prog.batch = p->batch();
+  prog.loss = static_cast<LossKind>(p->loss());
+  prog.tensors = out.tensors.data();
+  prog.numTensors = static_cast<int32_t>(out.tensors.size());
+  prog.initBlob = initBlob;
+  prog.initBlobBytes = initBlobBytes;
+  return true;
+}
+
+} // namespace graphc::rt::cuda

@@ -1,0 +1,35 @@
+// The program descriptor (runtime/program.fbs): verification and decoding into the runtime's
+// tensor table. Host-only code (no CUDA), so that it is tested on every machine.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "graphc/runtime/program.h"
+
+namespace graphc::rt::cuda {
+
+/// Bumped on any incompatible change of runtime/program.fbs.
+constexpr uint32_t kProgramDescriptorVersion = 1;
+
+/// A decoded descriptor. `program.tensors` points into `tensors`, tensor names and the model name
+/// point into `modelName` and the descriptor buffer, which must outlive this object; the object
+/// must not be copied or moved once `program` is in use.
+struct DecodedProgram {
+  std::string modelName, target;
+  std::vector<TensorInfo> tensors;
+  std::vector<uint32_t> parameters, dataInputs;
+  Program program{};
+};
+
+/// Verifies `data` (size bytes) with the flatbuffers Verifier, then its contents against what the
+/// runtime relies on (identifier, version, ranks, sizes, offsets inside the arena and aligned,
+/// initial values inside the init blob, the parameter and input lists). On success fills `out`
+/// (program.trainStep and program.seed are left for the caller). On failure `error` says what is
+/// wrong, e.g. "not a program descriptor (file identifier 'XXXX', expected 'GPRG')".
+bool decodeProgramDescriptor(const uint8_t *data, size_t size, const unsigned char *initBlob,
+                             uint64_t initBlobBytes, DecodedProgram &out, std::string &error);
+
+} // namespace graphc::rt::cuda

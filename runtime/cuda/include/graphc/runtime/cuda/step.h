@@ -1,0 +1,172 @@
+// What a generated CUDA step (targets/cuda/EmitCuda.cpp) includes.
+//
+// The same generated file builds two ways:
+//  - with nvcc for the GPU: kernels launch on the step's compute stream, matmuls go to cuBLAS,
+//    convolutions and max pooling to cuDNN, and every status is checked naming the call and op;
+//  - with a host C++ compiler and -DGRAPHC_HOST_SHIM: the generated kernels run through
+//    host_shim.h, and each cuBLAS/cuDNN call is replaced by the CPU runtime's kernel
+//    (runtime/kernels.h) on the same arena offsets. The CPU-only CI trains with this host build
+//    and compares it with the CPU target (test/cuda/).
+#pragma once
+
+#include <math.h>
+
+#include <cstdint>
+
+#include "graphc/runtime/program.h"
+
+#ifdef GRAPHC_HOST_SHIM
+#include "graphc/runtime/cuda/host_shim.h"
+#include "graphc/runtime/kernels.h"
+#else
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <cudnn.h>
+#endif
+
+namespace graphc::rt::cuda {
+
+enum class ConvDirection : int32_t { Forward = 0, BackwardData = 1, BackwardFilter = 2 };
+
+/// One convolution op of the step, for the cuDNN descriptors and the algorithm choice at
+/// start-up. Shapes as in runtime/kernels.h's Conv2dShape (padding symmetric: top = bottom).
+struct ConvSpec {
+  const char *op; // the op's name (ONNX node) for messages
+  ConvDirection direction;
+  int64_t n, c, h, w, k, r, s, oh, ow;
+  int64_t strideH, strideW, padH, padW, dilationH, dilationW, groups;
+  uint64_t workspaceLimit; // the bytes planned for this op's workspace buffer
+};
+
+/// One max-pooling op done by cuDNN.
+struct PoolSpec {
+  const char *op;
+  int64_t n, c, h, w, oh, ow, kernelH, kernelW, strideH, strideW, padH, padW;
+};
+
+#ifdef GRAPHC_HOST_SHIM
+struct StepContext {}; // the host build calls the CPU kernels and needs no handles
+#else
+/// cuDNN state of one ConvSpec: descriptors and the algorithm chosen at start-up.
+struct ConvPlan {
+  cudnnTensorDescriptor_t x = nullptr, y = nullptr;
+  cudnnFilterDescriptor_t w = nullptr;
+  cudnnConvolutionDescriptor_t conv = nullptr;
+  int algo = 0;               // cudnnConvolution{Fwd,BwdData,BwdFilter}Algo_t by direction
+  size_t workspaceBytes = 0;  // what that algorithm needs, <= ConvSpec::workspaceLimit
+};
+struct PoolPlan {
+  cudnnTensorDescriptor_t x = nullptr, y = nullptr;
+  cudnnPoolingDescriptor_t pool = nullptr;
+};
+struct StepContext {
+  cudaStream_t stream;
+  cublasHandle_t cublas;
+  cudnnHandle_t cudnn;
+  const ConvPlan *conv;
+  const PoolPlan *pool;
+};
+
+[[noreturn]] void failCuda(cudaError_t status, const char *call, const char *op);
+[[noreturn]] void failCublas(cublasStatus_t status, const char *call, const char *op);
+[[noreturn]] void failCudnn(cudnnStatus_t status, const char *call, const char *op);
+#endif
+
+/// What the generated file defines as `graphc_generated`; the runtime (cuda_runtime.cpp, or
+/// host_main.cpp for the host build) turns it into `graphc_program`.
+struct GeneratedProgram {
+  const unsigned char *descriptor; // program.fbs FlatBuffer (verified before use)
+  uint64_t descriptorBytes;
+  const unsigned char *initBlob;   // initial parameter values
+  uint64_t initBlobBytes;
+  const ConvSpec *convs;
+  int32_t numConvs;
+  const PoolSpec *pools;
+  int32_t numPools;
+  /// Runs one step on the arena: on the GPU enqueues it on ctx->stream (capturable into a CUDA
+  /// graph: no allocation, no synchronisation); on the host runs it.
+  void (*step)(unsigned char *arena, const StepContext *ctx);
+};
+
+// ---- device helpers of the generated kernels (the same formulas as runtime/kernels.cpp) ----
+
+__device__ __forceinline__ float sigmoidStable(float x) {
+  if (x >= 0.0f)
+    return 1.0f / (1.0f + expf(-x));
+  const float e = expf(x);
+  return e / (1.0f + e);
+}
+__device__ __forceinline__ bool isNaN(float x) { return x != x; }
+__device__ __forceinline__ bool isInf(float x) { return x == INFINITY || x == -INFINITY; }
+/// max + log(sum(exp(row - max))) accumulated in double, as runtime/kernels.cpp's logSumExp.
+__device__ __forceinline__ double logSumExpRow(const float *row, int64_t n) {
+  float mx = -INFINITY;
+  for (int64_t j = 0; j < n; ++j)
+    mx = mx < row[j] ? row[j] : mx; // std::max(mx, row[j]): a NaN never becomes the max
+  if (isInf(mx))
+    return mx;
+  double sum = 0.0;
+  for (int64_t j = 0; j < n; ++j)
+    sum += exp(static_cast<double>(row[j]) - mx);
+  return mx + log(sum);
+}
+constexpr float kProbEps = 1e-7f;
+__device__ __forceinline__ float clipProb(float p) {
+  const float lo = p < kProbEps ? kProbEps : p;
+  return lo > 1.0f - kProbEps ? 1.0f - kProbEps : lo;
+}
+__device__ __forceinline__ bool probInRange(float p) { return p >= kProbEps && p <= 1.0f - kProbEps; }
+
+/// Index (within the h*w plane) of the first maximum of a pooling window, row-major with a NaN
+/// always winning, or -1 for a window entirely in the padding (runtime/kernels.cpp's rule).
+__device__ __forceinline__ int64_t poolArgmax(const float *img, int64_t h, int64_t w, int64_t y0,
+                                              int64_t x0, int64_t kh, int64_t kw) {
+  const int64_t yb = y0 < 0 ? 0 : y0, ye = y0 + kh < h ? y0 + kh : h;
+  const int64_t xb = x0 < 0 ? 0 : x0, xe = x0 + kw < w ? x0 + kw : w;
+  int64_t best = -1;
+  float bestVal = -INFINITY;
+  for (int64_t iy = yb; iy < ye; ++iy)
+    for (int64_t ix = xb; ix < xe; ++ix) {
+      const float v = img[iy * w + ix];
+      if (best < 0 || v > bestVal || isNaN(v)) {
+        best = iy * w + ix;
+        bestVal = v;
+      }
+    }
+  return best;
+}
+
+} // namespace graphc::rt::cuda
+
+/// Defined by every generated step.
+extern "C" const graphc::rt::cuda::GeneratedProgram graphc_generated;
+
+// ---- how generated code launches kernels and checks statuses ----
+#ifdef GRAPHC_HOST_SHIM
+#define GRAPHC_LAUNCH(kernel, blocks, threads, op, ...)                                            \
+  ::graphc::rt::cuda::hostLaunch(kernel, dim3(blocks), dim3(threads), __VA_ARGS__)
+#else
+#define GRAPHC_CUDA(call, name, op)                                                                \
+  do {                                                                                             \
+    cudaError_t graphc_status_ = (call);                                                           \
+    if (graphc_status_ != cudaSuccess)                                                             \
+      ::graphc::rt::cuda::failCuda(graphc_status_, name, op);                                      \
+  } while (0)
+#define GRAPHC_CUBLAS(call, name, op)                                                              \
+  do {                                                                                             \
+    cublasStatus_t graphc_status_ = (call);                                                        \
+    if (graphc_status_ != CUBLAS_STATUS_SUCCESS)                                                   \
+      ::graphc::rt::cuda::failCublas(graphc_status_, name, op);                                    \
+  } while (0)
+#define GRAPHC_CUDNN(call, name, op)                                                               \
+  do {                                                                                             \
+    cudnnStatus_t graphc_status_ = (call);                                                         \
+    if (graphc_status_ != CUDNN_STATUS_SUCCESS)                                                    \
+      ::graphc::rt::cuda::failCudnn(graphc_status_, name, op);                                     \
+  } while (0)
+#define GRAPHC_LAUNCH(kernel, blocks, threads, op, ...)                                            \
+  do {                                                                                             \
+    kernel<<<(blocks), (threads), 0, ctx->stream>>>(__VA_ARGS__);                                  \
+    GRAPHC_CUDA(cudaGetLastError(), "launch of " #kernel, op);                                     \
+  } while (0)
+#endif
