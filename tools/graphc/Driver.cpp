@@ -37,6 +37,7 @@
 #include "planner/PlanHtml.h"
 #include "planner/PlanIO.h"
 #include "targets/cpu/EmitCpp.h"
+#include "targets/cuda/EmitCuda.h"
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -150,7 +151,9 @@ public:
     if (opts.target != "cpu" && opts.target != "cuda")
       fail(kBadInput, "--target=" + opts.target + " is unknown; use cpu or cuda");
     if (opts.target == "cuda")
-      fail(kBadInput, "--target=cuda is not implemented yet in this build; use --target=cpu");
+      cudaArchs = parseCudaArchs(opts.cudaArch);
+    else if (!opts.cudaArch.empty())
+      fail(kBadInput, "--cuda-arch=" + opts.cudaArch + " needs --target=cuda");
     if (phase == Phase::Binary && opts.output.empty() && !opts.maxBatch)
       fail(kBadInput, "a training binary needs an output path: pass -o OUT (or --compile-to=source)");
     for (const std::string &p : opts.planOut) {
@@ -214,7 +217,7 @@ public:
         writeFileAtomically(blobPath, llvm::StringRef(program.initBlob.data(), program.initBlob.size()));
       return emitText(program.source);
     }
-    return buildBinary(step, emit);
+    return opts.target == "cuda" ? buildCudaBinary(step, emit) : buildBinary(step, emit);
   }
 
 private:
@@ -675,6 +678,11 @@ private:
 
   EmittedProgram emitProgram(func::FuncOp step, const EmitOptions &emit) {
     EmittedProgram program;
+    if (opts.target == "cuda") {
+      if (failed(emitCudaProgram(step, emit, program)))
+        fail(kBadInput, opts.model + ": emitting CUDA failed (see above)");
+      return program;
+    }
     if (failed(emitCpuProgram(step, emit, program)))
       fail(kBadInput, opts.model + ": emitting C++ failed (see above)");
     return program;
@@ -744,8 +752,116 @@ private:
     return kOk;
   }
 
+  /// --cuda-arch: "sm_90" (default), "90", or a comma-separated list such as "sm_80,sm_90".
+  static std::vector<int> parseCudaArchs(llvm::StringRef text) {
+    if (text.empty())
+      text = "sm_90";
+    llvm::SmallVector<llvm::StringRef> parts;
+    text.split(parts, ',');
+    std::vector<int> archs;
+    for (llvm::StringRef part : parts) {
+      llvm::StringRef digits = part.trim();
+      digits.consume_front("sm_") || digits.consume_front("compute_");
+      int arch = 0;
+      if (digits.getAsInteger(10, arch) || arch < 75 || arch > 999)
+        fail(kBadInput, "--cuda-arch=" + text.str() + ": '" + part.str() +
+                            "' is not a CUDA architecture; use e.g. sm_90 or sm_80,sm_90 (CUDA 13 "
+                            "builds sm_75 and newer)");
+      archs.push_back(arch);
+    }
+    return archs;
+  }
+
+  /// nvcc: GRAPHC_NVCC, else nvcc on PATH, else /usr/local/cuda/bin/nvcc.
+  static std::optional<std::string> findNvcc() {
+    if (const char *env = std::getenv("GRAPHC_NVCC"))
+      return llvm::sys::fs::can_execute(env) ? std::optional<std::string>(env) : std::nullopt;
+    if (auto path = llvm::sys::findProgramByName("nvcc"))
+      return *path;
+    if (llvm::sys::fs::can_execute("/usr/local/cuda/bin/nvcc"))
+      return std::string("/usr/local/cuda/bin/nvcc");
+    return std::nullopt;
+  }
+
+  /// --target=cuda: the emitted .cu through nvcc (SASS for each --cuda-arch, PTX for the
+  /// newest), linked with the CPU target's main() (same command line) and runtime/cuda.
+  int buildCudaBinary(func::FuncOp step, EmitOptions emit) {
+    std::optional<std::string> nvcc = findNvcc();
+    if (!nvcc)
+      fail(kToolchain, std::string("--target=cuda needs the CUDA toolkit, and nvcc was not found") +
+                           (std::getenv("GRAPHC_NVCC") ? " (GRAPHC_NVCC=" +
+                                                             std::string(std::getenv("GRAPHC_NVCC")) +
+                                                             " is not executable)"
+                                                       : " (looked on PATH and in /usr/local/cuda/bin)") +
+                           ": install the CUDA toolkit or set GRAPHC_NVCC; --compile-to=source "
+                           "writes the .cu without it");
+    std::string include = GRAPHC_RUNTIME_INCLUDE_DIR, libDir = GRAPHC_RUNTIME_LIB_DIR;
+    std::string cudaInclude = include + "/../cuda/include";
+    if (const char *root = std::getenv("GRAPHC_RUNTIME_DIR")) {
+      include = cudaInclude = std::string(root) + "/include";
+      libDir = std::string(root) + "/lib";
+    }
+    std::string cudaLib = libDir + "/libgraphc_cuda_runtime.a";
+    if (!llvm::sys::fs::exists(cudaLib))
+      fail(kToolchain, "--target=cuda: " + cudaLib +
+                           " is missing: graphc was built without the CUDA toolkit (or cuDNN); "
+                           "rebuild graphc where both are installed");
+
+    llvm::SmallString<128> dir;
+    if (std::error_code ec = llvm::sys::fs::createUniqueDirectory("graphc-cuda", dir))
+      fail(kToolchain, "cannot create a temporary directory: " + ec.message());
+    TempFiles temps;
+    temps.paths.push_back(dir.str().str());
+    std::string source = (dir + "/step.cu").str(), blob = (dir + "/weights.bin").str();
+    emit.initBlobPath = blob;
+    EmittedProgram program = emitProgram(step, emit);
+    {
+      std::error_code ec;
+      llvm::raw_fd_ostream s(source, ec);
+      s << program.source;
+      llvm::raw_fd_ostream w(blob, ec, llvm::sys::fs::OF_None);
+      w.write(program.initBlob.data(), program.initBlob.size());
+      if (ec)
+        fail(kToolchain, "cannot write temporary files in " + dir + ": " + ec.message());
+    }
+    std::string outputTemp = opts.output + ".tmp-link";
+    std::vector<std::string> argv = {*nvcc, "-O2", "-std=c++17"};
+    for (int arch : cudaArchs)
+      argv.push_back(llvm::formatv("-gencode=arch=compute_{0},code=sm_{0}", arch).str());
+    int newest = *std::max_element(cudaArchs.begin(), cudaArchs.end());
+    argv.push_back(llvm::formatv("-gencode=arch=compute_{0},code=compute_{0}", newest).str());
+    for (std::string arg : {"-I" + include, "-I" + cudaInclude, source,
+                            libDir + "/libgraphc_runtime_main.a", cudaLib,
+                            libDir + "/libgraphc_cuda_common.a", libDir + "/libgraphc_runtime.a",
+                            std::string("-lcublas"), std::string("-lcudnn"),
+                            std::string("-lopenblas"), std::string("-lpthread"), std::string("-o"),
+                            outputTemp})
+      argv.push_back(arg);
+    std::vector<llvm::StringRef> args(argv.begin(), argv.end());
+    std::string log = (dir + "/nvcc.log").str();
+    std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(log),
+                                                  llvm::StringRef(log)};
+    std::string error;
+    int rc = llvm::sys::ExecuteAndWait(*nvcc, args, std::nullopt, redirects, 0, 0, &error);
+    if (rc != 0) {
+      llvm::sys::fs::remove(outputTemp);
+      auto text = llvm::MemoryBuffer::getFile(log);
+      std::string first = text ? (*text)->getBuffer().split('\n').first.str() : error;
+      fail(kToolchain, "compiling the CUDA training binary with " + *nvcc + " failed: " + first);
+    }
+    if (std::error_code ec = llvm::sys::fs::rename(outputTemp, opts.output)) {
+      llvm::sys::fs::remove(outputTemp);
+      fail(kToolchain, opts.output + ": cannot write the training binary: " + ec.message());
+    }
+    if (!opts.quiet)
+      reportStream() << "wrote " << opts.output << " (CUDA, sm_" << newest
+                     << "; run it on a GPU with --data X.npy --labels Y.npy)\n";
+    return kOk;
+  }
+
   Options opts;
   const DeviceProfile *device = nullptr;
+  std::vector<int> cudaArchs; // --cuda-arch, parsed
   bool silent = false; // trial compiles print no diagnostics
 };
 
@@ -793,6 +909,9 @@ int runGraphcDriver(int argc, char **argv) {
   cl::opt<bool> printPlan("print-plan", cl::desc("print the plan table after the fit report"),
                           cl::cat(category));
   cl::opt<bool> quiet("quiet", cl::desc("no fit report"), cl::cat(category));
+  cl::opt<std::string> cudaArch("cuda-arch", cl::desc("--target=cuda: GPU architectures, e.g. "
+                                                      "sm_90 (default) or sm_80,sm_90"),
+                                cl::cat(category));
   cl::opt<std::string> weights("weights", cl::desc("Keras weights: model.weights.h5 (Keras 3) or "
                                                    "a tf.keras 2 .h5"),
                                cl::value_desc("FILE"), cl::cat(category));
@@ -829,6 +948,7 @@ int runGraphcDriver(int argc, char **argv) {
   opts.maxBatch = maxBatch;
   opts.device = deviceName;
   opts.quiet = quiet;
+  opts.cudaArch = cudaArch;
   opts.weights = weights;
   opts.inputShape = inputShape;
   opts.seed = seed;

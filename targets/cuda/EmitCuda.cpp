@@ -1,0 +1,1171 @@
+// CUDA emission of a planned training step (docs/cuda.md).
+//
+// Every tensor is `arena + offset` in the one device allocation (offsets from
+// graphc-plan-memory); kernels get the arena pointer and bake offsets and sizes in as literals, so
+// the step allocates nothing and can be captured into a CUDA graph. Per op:
+//  - elementwise ops (add, activations and their backward ops, optimizer updates, the bias of
+//    dense/conv) become nodes of generated kernels; a node joins the kernel of the node before
+//    it when the two are adjacent in the planned order, consume one another's result, have the
+//    same element count and the planned bytes make it safe (fuseHazard), so a chain such as
+//    bias + relu or relu_backward + ... runs as one kernel and its intermediates stay in
+//    registers;
+//  - reductions and the other backward ops (bias_grad, softmax, the loss and its gradient,
+//    max-pool backward) get one generated kernel each, written without shared memory or
+//    atomics (one thread per output row/channel/element, fixed summation order), which keeps
+//    them deterministic and lets the host shim run them;
+//  - dense/matmul call cuBLAS, convolutions and max pooling forward call cuDNN (descriptors and
+//    algorithms are made at start-up by the runtime from the ConvSpec/PoolSpec tables emitted
+//    here, under each op's planned workspace).
+// Under GRAPHC_HOST_SHIM each library call is replaced by the CPU runtime's kernel on the same
+// offsets, so the CPU-only CI can train with the generated kernels and compare with the CPU
+// target.
+#include "targets/cuda/EmitCuda.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <functional>
+#include <map>
+
+#include "flatbuffers/flatbuffers.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include "dialects/graph/GraphOps.h"
+#include "graphc/runtime/program.h"
+#include "graphc/runtime/program_generated.h"
+#include "passes/Liveness.h"
+#include "passes/MemoryPlan.h"
+
+using namespace mlir;
+using namespace graphc;
+using namespace graphc::graph;
+
+namespace {
+
+constexpr uint32_t kDescriptorVersion = 1; // runtime/cuda descriptor.h kProgramDescriptorVersion
+constexpr int64_t kThreads = 256;
+constexpr int64_t kMaxBlocks = 4096;
+
+std::vector<int64_t> dims(Value v) {
+  auto s = cast<RankedTensorType>(v.getType()).getShape();
+  return {s.begin(), s.end()};
+}
+int64_t numElements(Value v) { return cast<RankedTensorType>(v.getType()).getNumElements(); }
+int64_t blocksFor(int64_t work) {
+  return std::max<int64_t>(1, std::min(kMaxBlocks, (work + kThreads - 1) / kThreads));
+}
+
+std::string cppString(StringRef s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20)
+      continue;
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string list(ArrayRef<int64_t> values) {
+  std::string s;
+  for (auto [i, v] : llvm::enumerate(values))
+    s += (i ? ", " : "") + std::to_string(v);
+  return s;
+}
+
+std::string floatLiteral(float f) {
+  if (std::isinf(f))
+    return f > 0 ? "INFINITY" : "(-INFINITY)";
+  char buffer[64];
+  std::snprintf(buffer, sizeof(buffer), "%.9g", f);
+  std::string s = buffer;
+  if (s.find_first_of(".en") == std::string::npos)
+    s += ".0";
+  return "(" + s + "f)";
+}
+std::string doubleLiteral(double d) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof(buffer), "%.17g", d);
+  std::string s = buffer;
+  if (s.find_first_of(".en") == std::string::npos)
+    s += ".0";
+  return "(" + s + ")";
+}
+/// The double a user meant by a float hyperparameter (runtime/kernels.cpp's intendedDouble).
+double intendedDouble(float f) {
+  if (!std::isfinite(f))
+    return f;
+  char buf[64];
+  auto res = std::to_chars(buf, buf + sizeof(buf) - 1, f);
+  if (res.ec != std::errc())
+    return f;
+  *res.ptr = '\0';
+  return std::strtod(buf, nullptr);
+}
+float attrFloat(APFloat v) { return v.convertToFloat(); }
+
+const char *lossKindName(LossKind kind) {
+  switch (kind) {
+  case LossKind::sparse_categorical_crossentropy:
+    return "graphc::rt::LossKind::SparseCategoricalCrossentropy";
+  case LossKind::categorical_crossentropy:
+    return "graphc::rt::LossKind::CategoricalCrossentropy";
+  case LossKind::binary_crossentropy:
+    return "graphc::rt::LossKind::BinaryCrossentropy";
+  case LossKind::mse:
+    return "graphc::rt::LossKind::MeanSquaredError";
+  }
+  return "";
+}
+
+/// One operand of an elementwise node: the whole tensor at element i, a per-channel vector at
+/// (i / inner) % channels (a bias), or a scalar.
+struct EwIn {
+  Value v;
+  enum Mode { Full, Channel, Scalar } mode = Full;
+  int64_t channels = 1, inner = 1;
+  bool raw = false; // read the value's bytes even if a node of the kernel defines it (the bias
+                    // epilogue reads the GEMM/convolution output in place)
+};
+
+/// An elementwise op (or the bias epilogue of dense/conv2d) as a kernel node.
+struct EwNode {
+  Operation *op;
+  std::string label;
+  int64_t n;
+  SmallVector<EwIn, 4> ins;
+  SmallVector<Value, 3> outs;
+  /// Code before the element loop (per-step scalars); `k` makes its names unique.
+  std::function<std::string(const std::string &k)> prologue;
+  /// Statements computing the outputs `out[j]` (declared `float out[j] = ...;`) from `in[j]`.
+  std::function<std::string(ArrayRef<std::string> in, ArrayRef<std::string> out,
+                            const std::string &k)>
+      code;
+};
+
+struct Item {
+  bool isEw = false;
+  EwNode ew;
+  std::string code; // step code of a non-elementwise op
+  int64_t step = 0;
+};
+
+class CudaEmitter {
+public:
+  CudaEmitter(func::FuncOp func, const EmitOptions &options, EmittedProgram &out)
+      : func(func), options(options), out(out) {}
+
+  LogicalResult run() {
+    if (!func->hasAttr(kArenaBytesAttr))
+      return func.emitError("the CUDA emitter needs a planned function (run graphc-plan-memory)");
+    int64_t step = 0;
+    for (Operation &op : func.getBody().front().without_terminator()) {
+      for (Value r : op.getResults())
+        if (plannedOffset(r) < 0)
+          return op.emitError("result has no planned offset");
+      currentStep = step++;
+      if (failed(emitOp(&op)))
+        return failure();
+    }
+    if (failed(collectTensors()))
+      return failure();
+    std::string body = renderItems();
+    writeFile(body);
+    return success();
+  }
+
+private:
+  // ---------------------------------------------------------------- operands and labels
+
+  static std::string f32(int64_t offset) { return "F32(" + std::to_string(offset) + ")"; }
+  std::string ptr(Value v) { return f32(plannedOffset(v)); }
+  std::string label(Operation *op) {
+    std::string s;
+    if (auto name = dyn_cast<NameLoc>(op->getLoc()))
+      s = name.getName().str();
+    else
+      s = op->getName().stripDialect().str() + "@" + std::to_string(currentStep);
+    return s;
+  }
+  /// A C string naming the op in status checks: "op 'fc1' (graph.dense, step 3)".
+  std::string opRef(Operation *op) {
+    return cppString("op '" + label(op) + "' (" + op->getName().getStringRef().str() + ", step " +
+                     std::to_string(currentStep) + ")");
+  }
+  std::string workspace(Operation *op) {
+    return f32(op->getAttrOfType<IntegerAttr>(kWorkspaceOffsetAttr).getInt());
+  }
+  std::string kernelName(StringRef what) {
+    return ("graphc_" + what + "_" + std::to_string(kernelCount++)).str();
+  }
+
+  void addCode(std::string code) {
+    Item item;
+    item.code = std::move(code);
+    item.step = currentStep;
+    items.push_back(std::move(item));
+  }
+  void addEw(EwNode node) {
+    Item item;
+    item.isEw = true;
+    item.ew = std::move(node);
+    item.step = currentStep;
+    items.push_back(std::move(item));
+  }
+  /// A launch of a dedicated kernel over `work` threads.
+  std::string launch(const std::string &kernel, int64_t work, Operation *op) {
+    return "  GRAPHC_LAUNCH(" + kernel + ", " + std::to_string(blocksFor(work)) + ", " +
+           std::to_string(kThreads) + ", " + opRef(op) + ", arena);\n";
+  }
+  static std::string hostOrDevice(const std::string &host, const std::string &device) {
+    return "#ifdef GRAPHC_HOST_SHIM\n" + host + "#else\n" + device + "#endif\n";
+  }
+  /// A grid-stride loop of `var` over [0, bound).
+  static std::string gridLoop(const char *var, const std::string &bound) {
+    return std::string("  for (int64_t ") + var +
+           " = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; " + var + " < " + bound + "; " +
+           var + " += int64_t(blockDim.x) * gridDim.x) {\n";
+  }
+
+  // ---------------------------------------------------------------- elementwise nodes
+
+  EwNode unaryNode(Operation *op, Value x, Value y, std::function<std::string(const std::string &)> f) {
+    EwNode n;
+    n.op = op;
+    n.label = label(op);
+    n.n = numElements(y);
+    n.ins.push_back({x});
+    n.outs.push_back(y);
+    n.code = [f](ArrayRef<std::string> in, ArrayRef<std::string> o, const std::string &) {
+      return "      const float " + o[0] + " = " + f(in[0]) + ";\n";
+    };
+    return n;
+  }
+  EwNode binaryNode(Operation *op, Value a, Value b, Value y,
+                    std::function<std::string(const std::string &, const std::string &)> f) {
+    EwNode n;
+    n.op = op;
+    n.label = label(op);
+    n.n = numElements(y);
+    n.ins.push_back({a});
+    n.ins.push_back({b});
+    n.outs.push_back(y);
+    n.code = [f](ArrayRef<std::string> in, ArrayRef<std::string> o, const std::string &) {
+      return "      const float " + o[0] + " = " + f(in[0], in[1]) + ";\n";
+    };
+    return n;
+  }
+  /// y (already holding x*W or the convolution) += bias[(i / inner) % channels].
+  EwNode biasNode(Operation *op, Value y, Value bias, int64_t channels, int64_t inner) {
+    EwNode n;
+    n.op = op;
+    n.label = label(op) + " bias";
+    n.n = numElements(y);
+    EwIn acc{y};
+    acc.raw = true;
+    EwIn b{bias, EwIn::Channel, channels, inner};
+    n.ins.push_back(acc);
+    n.ins.push_back(b);
+    n.outs.push_back(y);
+    n.code = [](ArrayRef<std::string> in, ArrayRef<std::string> o, const std::string &) {
+      return "      const float " + o[0] + " = " + in[0] + " + " + in[1] + ";\n";
+    };
+    return n;
+  }
+
+  // ---------------------------------------------------------------- ops
+
+  LogicalResult emitOp(Operation *op) {
+    return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+        .Case([&](DenseOp d) {
+          auto xs = dims(d.getInput());
+          int64_t out = dims(d.getResult())[1];
+          addCode(gemm(op, d.getInput(), d.getWeight(), d.getResult(), xs[0], out, xs[1], false,
+                       d.getTransposeWeight(),
+                       "  graphc::rt::dense(" + ptr(d.getInput()) + ", " + ptr(d.getWeight()) +
+                           ", nullptr, " + ptr(d.getResult()) + ", " + list({xs[0], xs[1], out}) +
+                           ", " + (d.getTransposeWeight() ? "true" : "false") + ");\n"));
+          if (d.getBias())
+            addEw(biasNode(op, d.getResult(), d.getBias(), out, 1));
+          return success();
+        })
+        .Case([&](MatmulOp m) {
+          auto ys = dims(m.getResult()), as = dims(m.getLhs());
+          int64_t k = m.getTransposeLhs() ? as[0] : as[1];
+          addCode(gemm(op, m.getLhs(), m.getRhs(), m.getResult(), ys[0], ys[1], k,
+                       m.getTransposeLhs(), m.getTransposeRhs(),
+                       "  graphc::rt::matmul(" + ptr(m.getLhs()) + ", " + ptr(m.getRhs()) + ", " +
+                           ptr(m.getResult()) + ", " + list({ys[0], ys[1], k}) + ", " +
+                           (m.getTransposeLhs() ? "true" : "false") + ", " +
+                           (m.getTransposeRhs() ? "true" : "false") + ");\n"));
+          return success();
+        })
+        .Case([&](BiasGradOp g) { return biasGrad(g); })
+        .Case([&](Conv2dOp c) -> LogicalResult {
+          if (failed(conv(op, rt_cuda_forward, c.getInput(), c.getFilter(), c.getResult(),
+                          c.getStrides(), c.getPadding(), c.getDilations(),
+                          static_cast<int64_t>(c.getGroups()))))
+            return failure();
+          if (c.getBias()) {
+            auto ys = dims(c.getResult());
+            addEw(biasNode(op, c.getResult(), c.getBias(), ys[1], ys[2] * ys[3]));
+          }
+          return success();
+        })
+        .Case([&](Conv2dBackwardDataOp c) {
+          return conv(op, rt_cuda_backward_data, c.getResult(), c.getFilter(), c.getGrad(),
+                      c.getStrides(), c.getPadding(), c.getDilations(),
+                      static_cast<int64_t>(c.getGroups()));
+        })
+        .Case([&](Conv2dBackwardFilterOp c) {
+          return conv(op, rt_cuda_backward_filter, c.getInput(), c.getResult(), c.getGrad(),
+                      c.getStrides(), c.getPadding(), c.getDilations(),
+                      static_cast<int64_t>(c.getGroups()));
+        })
+        .Case([&](MaxPool2dOp p) { return maxPool(p); })
+        .Case([&](MaxPool2dBackwardOp p) { return maxPoolBackward(p); })
+        .Case([&](ReshapeOp r) -> LogicalResult {
+          if (plannedOffset(r.getInput()) != plannedOffset(r.getResult()))
+            return r.emitError("reshape must be planned as a view of its operand");
+          addCode("  // " + label(op) + ": a reshape is a view, no code\n");
+          return success();
+        })
+        .Case([&](AddOp a) {
+          addEw(binaryNode(op, a.getLhs(), a.getRhs(), a.getResult(),
+                           [](auto &x, auto &y) { return x + " + " + y; }));
+          return success();
+        })
+        .Case([&](ReluOp u) {
+          addEw(unaryNode(op, u.getInput(), u.getResult(),
+                          [](auto &x) { return x + " < 0.0f ? 0.0f : " + x; }));
+          return success();
+        })
+        .Case([&](SigmoidOp u) {
+          addEw(unaryNode(op, u.getInput(), u.getResult(), [](auto &x) {
+            return "::graphc::rt::cuda::sigmoidStable(" + x + ")";
+          }));
+          return success();
+        })
+        .Case([&](TanhOp u) {
+          addEw(unaryNode(op, u.getInput(), u.getResult(),
+                          [](auto &x) { return "tanhf(" + x + ")"; }));
+          return success();
+        })
+        .Case([&](ReluBackwardOp u) {
+          addEw(binaryNode(op, u.getGrad(), u.getOutput(), u.getResult(), [](auto &dy, auto &y) {
+            return y + " > 0.0f ? " + dy + " : 0.0f";
+          }));
+          return success();
+        })
+        .Case([&](SigmoidBackwardOp u) {
+          addEw(binaryNode(op, u.getGrad(), u.getOutput(), u.getResult(), [](auto &dy, auto &y) {
+            return dy + " * " + y + " * (1.0f - " + y + ")";
+          }));
+          return success();
+        })
+        .Case([&](TanhBackwardOp u) {
+          addEw(binaryNode(op, u.getGrad(), u.getOutput(), u.getResult(), [](auto &dy, auto &y) {
+            return dy + " * (1.0f - " + y + " * " + y + ")";
+          }));
+          return success();
+        })
+        .Case([&](SoftmaxOp u) { return softmax(op, u.getInput(), Value(), u.getResult(), u.getAxis()); })
+        .Case([&](SoftmaxBackwardOp u) {
+          return softmax(op, u.getGrad(), u.getOutput(), u.getResult(), u.getAxis());
+        })
+        .Case([&](LossOp l) { return lossForward(l); })
+        .Case([&](LossBackwardOp l) { return lossBackward(l); })
+        .Case([&](SgdUpdateOp u) {
+          std::string alpha = floatLiteral(-attrFloat(u.getLr()));
+          addEw(binaryNode(op, u.getParam(), u.getGrad(), u.getResult(),
+                           [alpha](auto &p, auto &g) { return p + " + " + alpha + " * " + g; }));
+          return success();
+        })
+        .Case([&](MomentumUpdateOp u) {
+          EwNode n;
+          n.op = op;
+          n.label = label(op);
+          n.n = numElements(u.getParam());
+          n.ins = {{u.getParam()}, {u.getGrad()}, {u.getVelocity()}};
+          n.outs = {op->getResult(0), op->getResult(1)};
+          std::string alpha = floatLiteral(-attrFloat(u.getLr()));
+          std::string mom = floatLiteral(attrFloat(u.getMomentum()));
+          n.code = [alpha, mom](ArrayRef<std::string> in, ArrayRef<std::string> o,
+                                const std::string &) {
+            // PyTorch: buf.mul_(momentum).add_(grad); param.add_(buf, alpha=-lr)
+            return "      const float " + o[1] + " = " + in[2] + " * " + mom + " + " + in[1] +
+                   ";\n      const float " + o[0] + " = " + in[0] + " + " + alpha + " * " + o[1] +
+                   ";\n";
+          };
+          addEw(std::move(n));
+          return success();
+        })
+        .Case([&](AdamUpdateOp u) {
+          EwNode n;
+          n.op = op;
+          n.label = label(op);
+          n.n = numElements(u.getParam());
+          n.ins = {{u.getParam()}, {u.getGrad()}, {u.getM()}, {u.getV()}};
+          n.outs = {op->getResult(0), op->getResult(1), op->getResult(2)};
+          const float lr = attrFloat(u.getLr()), b1 = attrFloat(u.getBeta1()),
+                      b2 = attrFloat(u.getBeta2()), eps = attrFloat(u.getEpsilon());
+          const std::string stepPtr = ptr(u.getStep());
+          n.prologue = [=](const std::string &k) {
+            // Scalars in double as PyTorch's Python side computes them (runtime/kernels.cpp).
+            return "  const double bc1_" + k + " = 1.0 - pow(" + doubleLiteral(intendedDouble(b1)) +
+                   ", static_cast<double>(" + stepPtr + "[0]));\n  const double bc2_" + k +
+                   " = 1.0 - pow(" + doubleLiteral(intendedDouble(b2)) + ", static_cast<double>(" +
+                   stepPtr + "[0]));\n  const float negStepSize_" + k + " = static_cast<float>(-(" +
+                   doubleLiteral(intendedDouble(lr)) + " / bc1_" + k + "));\n  const float bc2Sqrt_" +
+                   k + " = static_cast<float>(sqrt(bc2_" + k + "));\n";
+          };
+          const std::string fb1 = floatLiteral(b1), fb2 = floatLiteral(b2),
+                            omb1 = floatLiteral(static_cast<float>(1.0 - intendedDouble(b1))),
+                            omb2 = floatLiteral(static_cast<float>(1.0 - intendedDouble(b2))),
+                            feps = floatLiteral(eps);
+          n.code = [=](ArrayRef<std::string> in, ArrayRef<std::string> o, const std::string &k) {
+            return "      const float " + o[1] + " = " + in[2] + " * " + fb1 + " + " + omb1 +
+                   " * " + in[1] + ";\n      const float " + o[2] + " = " + in[3] + " * " + fb2 +
+                   " + " + omb2 + " * " + in[1] + " * " + in[1] + ";\n      const float denom_" +
+                   k + " = sqrtf(" + o[2] + ") / bc2Sqrt_" + k + " + " + feps +
+                   ";\n      const float " + o[0] + " = " + in[0] + " + negStepSize_" + k + " * " +
+                   o[1] + " / denom_" + k + ";\n";
+          };
+          addEw(std::move(n));
+          return success();
+        })
+        .Default([&](Operation *other) {
+          return other->emitError()
+                 << "'" << other->getName()
+                 << "' is not supported on --target=cuda yet (the CUDA target covers dense, "
+                    "matmul, bias_grad, conv2d and its backward ops, max_pool2d and its "
+                    "backward, reshape, add, relu/sigmoid/tanh/softmax and their backward ops, "
+                    "the losses and the sgd/momentum/adam updates; use --target=cpu)";
+        });
+  }
+
+  // Direction tags for conv(); plain ints so that the emitter does not need the runtime header.
+  static constexpr int rt_cuda_forward = 0, rt_cuda_backward_data = 1, rt_cuda_backward_filter = 2;
+
+  /// C[m,n] = op(A)[m,k] op(B)[k,n] row-major with cuBLAS (column-major): C^T = op(B)^T op(A)^T.
+  std::string gemm(Operation *op, Value a, Value b, Value c, int64_t m, int64_t n, int64_t k,
+                   bool transA, bool transB, const std::string &host) {
+    ++cublasCalls;
+    std::string device =
+        "  GRAPHC_CUBLAS(cublasSgemm(ctx->cublas, " + std::string(transB ? "CUBLAS_OP_T" : "CUBLAS_OP_N") +
+        ", " + (transA ? "CUBLAS_OP_T" : "CUBLAS_OP_N") + ", " + list({n, m, k}) + ", &kOne, " +
+        ptr(b) + ", " + std::to_string(transB ? k : n) + ", " + ptr(a) + ", " +
+        std::to_string(transA ? m : k) + ", &kZero, " + ptr(c) + ", " + std::to_string(n) +
+        "),\n               \"cublasSgemm\", " + opRef(op) + ");\n";
+    return hostOrDevice(host, device);
+  }
+
+  /// x: the convolution's input (dx for backward data), w: its filter (dw for backward filter),
+  /// y: its output (dy for the backward ops).
+  LogicalResult conv(Operation *op, int direction, Value x, Value w, Value y,
+                     ArrayRef<int64_t> strides, ArrayRef<int64_t> padding,
+                     ArrayRef<int64_t> dilations, int64_t groups) {
+    auto xs = dims(x), ws = dims(w), ys = dims(y);
+    // cuDNN pads symmetrically; the plan's output size must be what top/left padding gives.
+    auto outDim = [](int64_t in, int64_t pad, int64_t dil, int64_t kernel, int64_t stride) {
+      return (in + 2 * pad - (dil * (kernel - 1) + 1)) / stride + 1;
+    };
+    if (outDim(xs[2], padding[0], dilations[0], ws[2], strides[0]) != ys[2] ||
+        outDim(xs[3], padding[1], dilations[1], ws[3], strides[1]) != ys[3])
+      return op->emitError() << "'" << op->getName() << "' with asymmetric padding ["
+                             << list(padding) << "] is not supported on --target=cuda yet (cuDNN "
+                                                 "pads symmetrically); use --target=cpu";
+    if (!op->hasAttr(kWorkspaceOffsetAttr))
+      return op->emitError("convolution without a planned workspace");
+    uint64_t limit = workspaceBytes(op);
+    int index = numConvs++;
+    const char *dirName[] = {"Forward", "BackwardData", "BackwardFilter"};
+    convTable += "    {" + cppString(label(op)) + ", graphc::rt::cuda::ConvDirection::" +
+                 dirName[direction] + ", " +
+                 list({xs[0], xs[1], xs[2], xs[3], ws[0], ws[2], ws[3], ys[2], ys[3], strides[0],
+                       strides[1], padding[0], padding[1], dilations[0], dilations[1], groups}) +
+                 ", " + std::to_string(limit) + "ull},\n";
+    std::string shape = "graphc::rt::Conv2dShape{" +
+                        list({xs[0], xs[1], xs[2], xs[3], ws[0], ws[2], ws[3], ys[2], ys[3],
+                              strides[0], strides[1], padding[0], padding[1], dilations[0],
+                              dilations[1], groups}) +
+                        "}";
+    std::string c = "ctx->conv[" + std::to_string(index) + "]";
+    std::string ref = opRef(op), host, device;
+    ++cudnnCalls;
+    if (direction == rt_cuda_forward) {
+      host = "  graphc::rt::conv2d(" + ptr(x) + ", " + ptr(w) + ", nullptr, " + ptr(y) + ", " +
+             shape + ", " + workspace(op) + ");\n";
+      device = "  GRAPHC_CUDNN(cudnnConvolutionForward(ctx->cudnn, &kOne, " + c + ".x, " + ptr(x) +
+               ", " + c + ".w, " + ptr(w) + ", " + c + ".conv,\n               cudnnConvolutionFwdAlgo_t(" +
+               c + ".algo), " + workspace(op) + ", " + c + ".workspaceBytes, &kZero, " + c + ".y, " +
+               ptr(y) + "),\n               \"cudnnConvolutionForward\", " + ref + ");\n";
+    } else if (direction == rt_cuda_backward_data) {
+      host = "  graphc::rt::conv2dBackwardData(" + ptr(y) + ", " + ptr(w) + ", " + ptr(x) + ", " +
+             shape + ", " + workspace(op) + ");\n";
+      device = "  GRAPHC_CUDNN(cudnnConvolutionBackwardData(ctx->cudnn, &kOne, " + c + ".w, " +
+               ptr(w) + ", " + c + ".y, " + ptr(y) + ", " + c +
+               ".conv,\n               cudnnConvolutionBwdDataAlgo_t(" + c + ".algo), " +
+               workspace(op) + ", " + c + ".workspaceBytes, &kZero, " + c + ".x, " + ptr(x) +
+               "),\n               \"cudnnConvolutionBackwardData\", " + ref + ");\n";
+    } else {
+      host = "  graphc::rt::conv2dBackwardFilter(" + ptr(y) + ", " + ptr(x) + ", " + ptr(w) + ", " +
+             shape + ", " + workspace(op) + ");\n";
+      device = "  GRAPHC_CUDNN(cudnnConvolutionBackwardFilter(ctx->cudnn, &kOne, " + c + ".x, " +
+               ptr(x) + ", " + c + ".y, " + ptr(y) + ", " + c +
+               ".conv,\n               cudnnConvolutionBwdFilterAlgo_t(" + c + ".algo), " +
+               workspace(op) + ", " + c + ".workspaceBytes, &kZero, " + c + ".w, " + ptr(w) +
+               "),\n               \"cudnnConvolutionBackwardFilter\", " + ref + ");\n";
+    }
+    addCode(hostOrDevice(host, device));
+    return success();
+  }
+
+  std::string poolShape(Value x, Value y, ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
+                        ArrayRef<int64_t> padding) {
+    auto xs = dims(x), ys = dims(y);
+    return "graphc::rt::Pool2dShape{" +
+           list({xs[0], xs[1], xs[2], xs[3], ys[2], ys[3], kernel[0], kernel[1], strides[0],
+                 strides[1], padding[0], padding[1]}) +
+           "}";
+  }
+
+  LogicalResult maxPool(MaxPool2dOp p) {
+    Operation *op = p;
+    auto xs = dims(p.getInput()), ys = dims(p.getResult());
+    auto kernel = p.getKernel(), strides = p.getStrides(), padding = p.getPadding();
+    bool symmetric = (xs[2] + 2 * padding[0] - kernel[0]) / strides[0] + 1 == ys[2] &&
+                     (xs[3] + 2 * padding[1] - kernel[1]) / strides[1] + 1 == ys[3] &&
+                     padding[0] < kernel[0] && padding[1] < kernel[1];
+    std::string host = "  graphc::rt::maxPool2d(" + ptr(p.getInput()) + ", " + ptr(p.getResult()) +
+                       ", " + poolShape(p.getInput(), p.getResult(), kernel, strides, padding) +
+                       ");\n";
+    if (symmetric) {
+      int index = numPools++;
+      poolTable += "    {" + cppString(label(op)) + ", " +
+                   list({xs[0], xs[1], xs[2], xs[3], ys[2], ys[3], kernel[0], kernel[1],
+                         strides[0], strides[1], padding[0], padding[1]}) +
+                   "},\n";
+      std::string c = "ctx->pool[" + std::to_string(index) + "]";
+      ++cudnnCalls;
+      addCode(hostOrDevice(host, "  GRAPHC_CUDNN(cudnnPoolingForward(ctx->cudnn, " + c +
+                                     ".pool, &kOne, " + c + ".x, " + ptr(p.getInput()) +
+                                     ", &kZero, " + c + ".y, " + ptr(p.getResult()) +
+                                     "),\n               \"cudnnPoolingForward\", " + opRef(op) +
+                                     ");\n"));
+      return success();
+    }
+    // Ceil-mode or bottom/right-padded windows: a generated kernel, one thread per output.
+    std::string k = kernelName("max_pool");
+    int64_t total = numElements(p.getResult());
+    kernels += "// " + label(op) + ": max pooling (windows cuDNN cannot express)\n__global__ void " +
+               k + "(unsigned char *arena) {\n" + gridLoop("o", std::to_string(total)) +
+               "    const int64_t ox = o % " + std::to_string(ys[3]) + ", oy = (o / " +
+               std::to_string(ys[3]) + ") % " + std::to_string(ys[2]) + ", nc = o / " +
+               std::to_string(ys[2] * ys[3]) + ";\n    const float *img = " + ptr(p.getInput()) +
+               " + nc * " + std::to_string(xs[2] * xs[3]) +
+               ";\n    const int64_t arg = ::graphc::rt::cuda::poolArgmax(img, " +
+               list({xs[2], xs[3]}) + ", oy * " + std::to_string(strides[0]) + " - " +
+               std::to_string(padding[0]) + ", ox * " + std::to_string(strides[1]) + " - " +
+               std::to_string(padding[1]) + ", " + list({kernel[0], kernel[1]}) + ");\n    " +
+               ptr(p.getResult()) + "[o] = arg < 0 ? -INFINITY : img[arg];\n  }\n}\n\n";
+    addCode(launch(k, total, op)); // the host build runs this kernel too
+    return success();
+  }
+
+  /// dx from dy and x, gathered: one thread per input element sums dy over the windows whose
+  /// first maximum it is, in the CPU kernel's order (windows row-major), without atomics. cuDNN's
+  /// cudnnPoolingBackward is not used: it needs the forward output y, which the plan does not keep
+  /// alive for the backward op.
+  LogicalResult maxPoolBackward(MaxPool2dBackwardOp p) {
+    Operation *op = p;
+    auto xs = dims(p.getInput()), gs = dims(p.getGrad());
+    auto kernel = p.getKernel(), strides = p.getStrides(), padding = p.getPadding();
+    std::string k = kernelName("max_pool_backward");
+    int64_t total = numElements(p.getInput());
+    auto S = [](int64_t v) { return std::to_string(v); };
+    kernels += "// " + label(op) + ": max-pool backward\n__global__ void " + k +
+               "(unsigned char *arena) {\n" + gridLoop("e", S(total)) + "    const int64_t ix = e % " +
+               S(xs[3]) + ", iy = (e / " + S(xs[3]) + ") % " + S(xs[2]) + ", nc = e / " +
+               S(xs[2] * xs[3]) + ";\n    const float *img = " + ptr(p.getInput()) + " + nc * " +
+               S(xs[2] * xs[3]) + ";\n    const float *dy = " + ptr(p.getGrad()) + " + nc * " +
+               S(gs[2] * gs[3]) + ";\n    const int64_t self = iy * " + S(xs[3]) +
+               " + ix;\n    const int64_t ny = iy + " + S(padding[0]) + " - " + S(kernel[0]) +
+               " + 1, nx = ix + " + S(padding[1]) + " - " + S(kernel[1]) +
+               " + 1;\n    const int64_t oy0 = ny <= 0 ? 0 : (ny + " + S(strides[0] - 1) + ") / " +
+               S(strides[0]) + ", ox0 = nx <= 0 ? 0 : (nx + " + S(strides[1] - 1) + ") / " +
+               S(strides[1]) + ";\n    const int64_t oy1 = (iy + " + S(padding[0]) + ") / " +
+               S(strides[0]) + " < " + S(gs[2] - 1) + " ? (iy + " + S(padding[0]) + ") / " +
+               S(strides[0]) + " : " + S(gs[2] - 1) + ";\n    const int64_t ox1 = (ix + " +
+               S(padding[1]) + ") / " + S(strides[1]) + " < " + S(gs[3] - 1) + " ? (ix + " +
+               S(padding[1]) + ") / " + S(strides[1]) + " : " + S(gs[3] - 1) +
+               ";\n    float sum = 0.0f;\n    for (int64_t oy = oy0; oy <= oy1; ++oy)\n"
+               "      for (int64_t ox = ox0; ox <= ox1; ++ox)\n"
+               "        if (::graphc::rt::cuda::poolArgmax(img, " + list({xs[2], xs[3]}) +
+               ", oy * " + S(strides[0]) + " - " + S(padding[0]) + ", ox * " + S(strides[1]) +
+               " - " + S(padding[1]) + ", " + list({kernel[0], kernel[1]}) +
+               ") == self)\n          sum += dy[oy * " + S(gs[3]) + " + ox];\n    " +
+               ptr(p.getResult()) + "[e] = sum;\n  }\n}\n\n";
+    addCode(launch(k, total, op));
+    return success();
+  }
+
+  LogicalResult biasGrad(BiasGradOp g) {
+    Operation *op = g;
+    auto d = dims(g.getGrad());
+    int64_t axis = g.getAxis(), outer = 1, inner = 1;
+    for (int64_t i = 0; i < axis; ++i)
+      outer *= d[i];
+    for (size_t i = axis + 1; i < d.size(); ++i)
+      inner *= d[i];
+    int64_t channels = d[axis];
+    auto S = [](int64_t v) { return std::to_string(v); };
+    std::string k = kernelName("bias_grad");
+    kernels += "// " + label(op) + ": bias gradient, one thread per channel, summed in double in "
+                                   "the CPU kernel's order\n__global__ void " +
+               k + "(unsigned char *arena) {\n" + gridLoop("c", S(channels)) +
+               "    double sum = 0.0;\n    for (int64_t o = 0; o < " + S(outer) +
+               "; ++o) {\n      const float *p = " + ptr(g.getGrad()) + " + (o * " + S(channels) +
+               " + c) * " + S(inner) + ";\n      for (int64_t i = 0; i < " + S(inner) +
+               "; ++i)\n        sum += p[i];\n    }\n    " + ptr(g.getResult()) +
+               "[c] = static_cast<float>(sum);\n  }\n}\n\n";
+    addCode(launch(k, channels, op));
+    return success();
+  }
+
+  /// Softmax (y unset) or its backward over the middle axis of [outer, dim, inner]: one thread per
+  /// (outer, inner) row.
+  LogicalResult softmax(Operation *op, Value x, Value y, Value out, int64_t axis) {
+    auto d = dims(x);
+    int64_t outer = 1, inner = 1;
+    for (int64_t i = 0; i < axis; ++i)
+      outer *= d[i];
+    for (size_t i = axis + 1; i < d.size(); ++i)
+      inner *= d[i];
+    int64_t dim = d[axis];
+    auto S = [](int64_t v) { return std::to_string(v); };
+    std::string k = kernelName(y ? "softmax_backward" : "softmax");
+    std::string head = "// " + label(op) + "\n__global__ void " + k + "(unsigned char *arena) {\n" +
+                       gridLoop("r", S(outer * inner)) + "    const int64_t base = (r / " +
+                       S(inner) + ") * " + S(dim * inner) + " + r % " + S(inner) + ";\n";
+    std::string bodyText;
+    if (!y) {
+      bodyText = "    const float *xs = " + ptr(x) + " + base;\n    float *ys = " + ptr(out) +
+                 " + base;\n    float mx = -INFINITY;\n    for (int64_t d = 0; d < " + S(dim) +
+                 "; ++d)\n      mx = mx < xs[d * " + S(inner) + "] ? xs[d * " + S(inner) +
+                 "] : mx;\n    double sum = 0.0;\n    for (int64_t d = 0; d < " + S(dim) +
+                 "; ++d) {\n      const float e = expf(xs[d * " + S(inner) + "] - mx);\n      ys[d * " +
+                 S(inner) + "] = e;\n      sum += e;\n    }\n    const float inv = "
+                 "static_cast<float>(1.0 / sum);\n    for (int64_t d = 0; d < " + S(dim) +
+                 "; ++d)\n      ys[d * " + S(inner) + "] *= inv;\n";
+    } else {
+      bodyText = "    const float *dy = " + ptr(x) + " + base, *y = " + ptr(y) +
+                 " + base;\n    float *dx = " + ptr(out) + " + base;\n    double dot = 0.0;\n"
+                 "    for (int64_t d = 0; d < " + S(dim) + "; ++d)\n      dot += "
+                 "static_cast<double>(dy[d * " + S(inner) + "]) * y[d * " + S(inner) +
+                 "];\n    const float fdot = static_cast<float>(dot);\n    for (int64_t d = 0; d < " +
+                 S(dim) + "; ++d)\n      dx[d * " + S(inner) + "] = y[d * " + S(inner) +
+                 "] * (dy[d * " + S(inner) + "] - fdot);\n";
+    }
+    kernels += head + bodyText + "  }\n}\n\n";
+    addCode(launch(k, outer * inner, op));
+    return success();
+  }
+
+  std::string labelsPtr(Value labels, bool indices) {
+    return indices ? "reinterpret_cast<const int64_t *>(arena + " +
+                         std::to_string(plannedOffset(labels)) + ")"
+                   : ptr(labels);
+  }
+
+  /// The mean loss, by one thread in the CPU kernel's order (runtime/kernels.cpp lossForward).
+  LogicalResult lossForward(LossOp l) {
+    Operation *op = l;
+    lossKind = l.getKind();
+    batch = dims(l.getPrediction())[0];
+    int64_t classes = numElements(l.getPrediction()) / batch;
+    bool logits = l.getFromLogits();
+    auto S = [](int64_t v) { return std::to_string(v); };
+    std::string k = kernelName("loss");
+    std::string b = "// " + label(op) + ": " + stringifyLossKind(l.getKind()).str() +
+                    (logits ? " from logits" : "") +
+                    ", one thread (a fixed summation order)\n__global__ void " + k +
+                    "(unsigned char *arena) {\n  if (blockIdx.x != 0 || threadIdx.x != 0)\n    "
+                    "return;\n  const float *pred = " + ptr(l.getPrediction()) +
+                    ";\n  double total = 0.0, count = " + S(batch) + ".0;\n";
+    const std::string C = S(classes), B = S(batch);
+    switch (l.getKind()) {
+    case LossKind::sparse_categorical_crossentropy:
+      b += "  const int64_t *idx = " + labelsPtr(l.getLabels(), true) + ";\n  for (int64_t b = 0; b < " +
+           B + "; ++b) {\n    const float *row = pred + b * " + C + ";\n    const int64_t y = idx[b];\n"
+           "    if (y < 0 || y >= " + C + ") {\n      total = NAN;\n      continue;\n    }\n" +
+           (logits ? "    total += ::graphc::rt::cuda::logSumExpRow(row, " + C + ") - row[y];\n"
+                   : "    total -= log(static_cast<double>(::graphc::rt::cuda::clipProb(row[y])));\n") +
+           "  }\n";
+      break;
+    case LossKind::categorical_crossentropy:
+      b += "  const float *target = " + ptr(l.getLabels()) + ";\n  for (int64_t b = 0; b < " + B +
+           "; ++b) {\n    const float *row = pred + b * " + C + ", *t = target + b * " + C + ";\n" +
+           (logits ? "    const double lse = ::graphc::rt::cuda::logSumExpRow(row, " + C +
+                         ");\n    for (int64_t j = 0; j < " + C +
+                         "; ++j)\n      total += static_cast<double>(t[j]) * (lse - row[j]);\n"
+                   : "    for (int64_t j = 0; j < " + C +
+                         "; ++j)\n      total -= static_cast<double>(t[j]) * "
+                         "log(static_cast<double>(::graphc::rt::cuda::clipProb(row[j])));\n") +
+           "  }\n";
+      break;
+    case LossKind::binary_crossentropy:
+      b += "  const float *target = " + ptr(l.getLabels()) + ";\n  count = " + S(batch * classes) +
+           ".0;\n  for (int64_t i = 0; i < " + S(batch * classes) +
+           "; ++i) {\n    const double x = pred[i], y = target[i];\n" +
+           (logits ? "    total += (x < 0.0 ? 0.0 : x) - x * y + log1p(exp(-fabs(x)));\n"
+                   : "    const double p = ::graphc::rt::cuda::clipProb(pred[i]);\n    total -= y * "
+                     "log(p) + (1.0 - y) * log(1.0 - p);\n") +
+           "  }\n";
+      break;
+    case LossKind::mse:
+      b += "  const float *target = " + ptr(l.getLabels()) + ";\n  count = " + S(batch * classes) +
+           ".0;\n  for (int64_t i = 0; i < " + S(batch * classes) +
+           "; ++i) {\n    const double d = static_cast<double>(pred[i]) - target[i];\n    total += "
+           "d * d;\n  }\n";
+      break;
+    }
+    b += "  " + ptr(l.getResult()) +
+         "[0] = count > 0 ? static_cast<float>(total / count) : 0.0f;\n}\n\n";
+    kernels += b;
+    addCode("  GRAPHC_LAUNCH(" + k + ", 1, 1, " + opRef(op) + ", arena);\n");
+    return success();
+  }
+
+  /// d(mean loss)/d(pred): one thread per sample row (runtime/kernels.cpp lossBackward).
+  LogicalResult lossBackward(LossBackwardOp l) {
+    Operation *op = l;
+    int64_t n = dims(l.getPrediction())[0];
+    int64_t classes = numElements(l.getPrediction()) / n;
+    bool logits = l.getFromLogits();
+    auto S = [](int64_t v) { return std::to_string(v); };
+    const std::string C = S(classes);
+    std::string k = kernelName("loss_backward");
+    std::string b = "// " + label(op) + ": gradient of " + stringifyLossKind(l.getKind()).str() +
+                    (logits ? " from logits" : "") + ", one thread per sample\n__global__ void " +
+                    k + "(unsigned char *arena) {\n" + gridLoop("b", S(n)) +
+                    "    const float *row = " + ptr(l.getPrediction()) + " + b * " + C +
+                    ";\n    float *drow = " + ptr(l.getResult()) + " + b * " + C + ";\n";
+    switch (l.getKind()) {
+    case LossKind::sparse_categorical_crossentropy:
+      b += "    const double scale = 1.0 / " + S(n) + ".0;\n    const int64_t y = " +
+           labelsPtr(l.getLabels(), true) + "[b];\n    if (y < 0 || y >= " + C +
+           ") {\n      for (int64_t j = 0; j < " + C + "; ++j)\n        drow[j] = NAN;\n"
+           "      continue;\n    }\n" +
+           (logits ? "    const double lse = ::graphc::rt::cuda::logSumExpRow(row, " + C +
+                         ");\n    for (int64_t j = 0; j < " + C +
+                         "; ++j)\n      drow[j] = static_cast<float>((exp(row[j] - lse) - (j == y ? "
+                         "1.0 : 0.0)) * scale);\n"
+                   : "    for (int64_t j = 0; j < " + C + "; ++j)\n      drow[j] = 0.0f;\n    if "
+                     "(::graphc::rt::cuda::probInRange(row[y]))\n      drow[y] = "
+                     "static_cast<float>(-scale / row[y]);\n");
+      break;
+    case LossKind::categorical_crossentropy:
+      b += "    const double scale = 1.0 / " + S(n) + ".0;\n    const float *t = " +
+           ptr(l.getLabels()) + " + b * " + C + ";\n" +
+           (logits ? "    const double lse = ::graphc::rt::cuda::logSumExpRow(row, " + C +
+                         ");\n    double tsum = 0.0;\n    for (int64_t j = 0; j < " + C +
+                         "; ++j)\n      tsum += t[j];\n    for (int64_t j = 0; j < " + C +
+                         "; ++j)\n      drow[j] = static_cast<float>((exp(row[j] - lse) * tsum - "
+                         "t[j]) * scale);\n"
+                   : "    for (int64_t j = 0; j < " + C +
+                         "; ++j)\n      drow[j] = ::graphc::rt::cuda::probInRange(row[j]) ? "
+                         "static_cast<float>(-t[j] * scale / row[j]) : 0.0f;\n");
+      break;
+    case LossKind::binary_crossentropy:
+      b += "    const double scale = 1.0 / " + S(n * classes) + ".0;\n    const float *t = " +
+           ptr(l.getLabels()) + " + b * " + C + ";\n    for (int64_t j = 0; j < " + C +
+           "; ++j) {\n      const double y = t[j];\n" +
+           (logits ? "      const double x = row[j];\n      const double s = x >= 0 ? 1.0 / (1.0 + "
+                     "exp(-x)) : exp(x) / (1.0 + exp(x));\n      drow[j] = static_cast<float>((s - "
+                     "y) * scale);\n"
+                   : "      const double p = row[j];\n      drow[j] = "
+                     "::graphc::rt::cuda::probInRange(row[j]) ? static_cast<float>((-y / p + (1.0 - "
+                     "y) / (1.0 - p)) * scale) : 0.0f;\n") +
+           "    }\n";
+      break;
+    case LossKind::mse:
+      b += "    const double scale = 2.0 / " + S(n * classes) + ".0;\n    const float *t = " +
+           ptr(l.getLabels()) + " + b * " + C + ";\n    for (int64_t j = 0; j < " + C +
+           "; ++j)\n      drow[j] = static_cast<float>((static_cast<double>(row[j]) - t[j]) * "
+           "scale);\n";
+      break;
+    }
+    b += "  }\n}\n\n";
+    kernels += b;
+    addCode(launch(k, n, op));
+    return success();
+  }
+
+  // ---------------------------------------------------------------- fusion
+
+  struct Access {
+    int64_t offset;
+    uint64_t bytes;
+    bool full; // element i touches byte range [4i, 4i+4) only
+  };
+
+  /// Loads and stores of a candidate kernel made of `group`.
+  void accesses(ArrayRef<const EwNode *> group, std::vector<Access> &loads,
+                std::vector<Access> &stores) {
+    llvm::DenseSet<Value> defined;
+    llvm::DenseSet<Operation *> ops;
+    for (const EwNode *n : group)
+      ops.insert(n->op);
+    for (const EwNode *n : group) {
+      for (const EwIn &in : n->ins)
+        if (in.raw || !defined.contains(in.v)) {
+          uint64_t bytes = in.mode == EwIn::Full      ? tensorBytes(in.v.getType())
+                           : in.mode == EwIn::Channel ? uint64_t(in.channels) * 4
+                                                      : 4;
+          loads.push_back({plannedOffset(in.v), bytes, in.mode == EwIn::Full});
+        }
+      for (Value v : n->outs) {
+        defined.insert(v);
+        if (mustStore(v, ops))
+          stores.push_back({plannedOffset(v), tensorBytes(v.getType()), true});
+      }
+    }
+  }
+  /// A value computed in a kernel goes to memory unless every use is inside the kernel.
+  static bool mustStore(Value v, const llvm::DenseSet<Operation *> &ops) {
+    if (v.use_empty())
+      return true;
+    for (Operation *user : v.getUsers())
+      if (!ops.contains(user))
+        return true;
+    return false;
+  }
+  /// Whether running `group` as one kernel (every thread loads its element of every operand,
+  /// computes, then stores) could read a byte another thread writes: each store must be
+  /// disjoint from every load and store, or the very same bytes read element by element.
+  bool fuseHazard(ArrayRef<const EwNode *> group) {
+    std::vector<Access> loads, stores;
+    accesses(group, loads, stores);
+    auto disjoint = [](const Access &a, const Access &b) {
+      return uint64_t(a.offset) + a.bytes <= uint64_t(b.offset) ||
+             uint64_t(b.offset) + b.bytes <= uint64_t(a.offset);
+    };
+    for (size_t i = 0; i < stores.size(); ++i) {
+      for (const Access &l : loads)
+        if (!disjoint(stores[i], l) &&
+            !(l.full && l.offset == stores[i].offset && l.bytes == stores[i].bytes))
+          return true;
+      for (size_t j = i + 1; j < stores.size(); ++j)
+        if (!disjoint(stores[i], stores[j]))
+          return true;
+    }
+    return false;
+  }
+  bool canJoin(ArrayRef<const EwNode *> group, const EwNode &next) {
+    if (group.empty() || group.front()->n != next.n)
+      return false;
+    bool consumes = false;
+    for (const EwNode *n : group)
+      for (Value v : n->outs)
+        for (const EwIn &in : next.ins)
+          if (!in.raw && in.v == v)
+            consumes = true;
+    if (!consumes)
+      return false;
+    SmallVector<const EwNode *> candidate(group.begin(), group.end());
+    candidate.push_back(&next);
+    return !fuseHazard(candidate);
+  }
+
+  /// One generated kernel for `group`, and its launch.
+  std::string renderGroup(ArrayRef<const EwNode *> group, int64_t firstStep, int64_t lastStep) {
+    std::string k = kernelName(group.size() > 1 ? "fused" : "ew");
+    llvm::DenseSet<Operation *> ops;
+    for (const EwNode *n : group)
+      ops.insert(n->op);
+    std::string labels, prologue, loads, compute, stores;
+    llvm::DenseMap<Value, std::string> reg;
+    std::map<std::string, std::string> loaded; // load expression -> variable
+    int var = 0;
+    for (auto [ni, n] : llvm::enumerate(group)) {
+      labels += (ni ? " -> " : "") + n->label + " (" + n->op->getName().stripDialect().str() + ")";
+      std::string key = std::to_string(ni);
+      if (n->prologue)
+        prologue += n->prologue(key);
+      SmallVector<std::string, 4> in, outNames;
+      for (const EwIn &i : n->ins) {
+        if (!i.raw && reg.count(i.v)) {
+          in.push_back(reg[i.v]);
+          continue;
+        }
+        std::string index = i.mode == EwIn::Full      ? "i"
+                             : i.mode == EwIn::Channel ? "(i / " + std::to_string(i.inner) + ") % " +
+                                                             std::to_string(i.channels)
+                                                       : "0";
+        std::string expr = ptr(i.v) + "[" + index + "]";
+        auto it = loaded.find(expr);
+        if (it == loaded.end()) {
+          std::string name = "a" + std::to_string(var++);
+          loads += "      const float " + name + " = " + expr + ";\n";
+          it = loaded.emplace(expr, name).first;
+        }
+        in.push_back(it->second);
+      }
+      for (size_t o = 0; o < n->outs.size(); ++o)
+        outNames.push_back("v" + std::to_string(var++));
+      compute += n->code(in, outNames, key);
+      for (auto [o, v] : llvm::enumerate(n->outs)) {
+        reg[v] = outNames[o];
+        if (mustStore(v, ops))
+          stores += "      " + ptr(v) + "[i] = " + outNames[o] + ";\n";
+      }
+    }
+    int64_t n = group.front()->n;
+    kernels += "// " + std::string(group.size() > 1 ? "fused: " : "") + labels + "\n__global__ void " +
+               k + "(unsigned char *arena) {\n" + prologue + gridLoop("i", std::to_string(n)) +
+               loads + compute + stores + "  }\n}\n\n";
+    if (group.size() > 1) {
+      ++fusedKernels;
+      fusedOps += group.size();
+    }
+    ++ewKernels;
+    std::string steps = firstStep == lastStep ? "step " + std::to_string(firstStep)
+                                              : "steps " + std::to_string(firstStep) + "-" +
+                                                    std::to_string(lastStep);
+    std::string opsText = group.size() > 1 ? "fused " + labels : labels;
+    return "  // " + steps + ": " + opsText + "\n  GRAPHC_LAUNCH(" + k + ", " +
+           std::to_string(blocksFor(n)) + ", " + std::to_string(kThreads) + ", " +
+           cppString("kernel " + k + " of " + labels) + ", arena);\n";
+  }
+
+  std::string renderItems() {
+    std::string body;
+    SmallVector<const EwNode *> group;
+    int64_t first = 0, last = 0;
+    auto flush = [&]() {
+      if (!group.empty())
+        body += renderGroup(group, first, last);
+      group.clear();
+    };
+    for (const Item &item : items) {
+      if (!item.isEw) {
+        flush();
+        body += "  // step " + std::to_string(item.step) + "\n" + item.code;
+        continue;
+      }
+      if (!canJoin(group, item.ew)) {
+        flush();
+        first = item.step;
+      }
+      group.push_back(&item.ew);
+      last = item.step;
+    }
+    flush();
+    return body;
+  }
+
+  // ---------------------------------------------------------------- tensor table, descriptor
+
+  struct Row {
+    std::string name;
+    rt::TensorKind kind;
+    rt::TensorRole role;
+    Value value;
+    int64_t initOffset;
+  };
+
+  LogicalResult collectTensors() {
+    for (BlockArgument arg : func.getArguments()) {
+      unsigned i = arg.getArgNumber();
+      auto kind = func.getArgAttrOfType<StringAttr>(i, kKindAttr);
+      auto name = func.getArgAttrOfType<StringAttr>(i, kNameAttr);
+      auto role = func.getArgAttrOfType<StringAttr>(i, kRoleAttr);
+      if (!kind || !name)
+        return func.emitError() << "argument " << i << " lacks graph.kind or graph.name";
+      if (cast<RankedTensorType>(arg.getType()).getRank() > rt::kMaxRank)
+        return func.emitError() << "argument " << i << " has rank above " << rt::kMaxRank;
+      if (kind.getValue() == "parameter" || kind.getValue() == "batch_stats") {
+        int64_t initOffset = -1;
+        if (Attribute init = func.getArgAttr(i, kInitAttr)) {
+          auto bytes = initBytes(init);
+          if (failed(bytes))
+            return func.emitError() << "parameter '" << name.getValue()
+                                    << "' has an initial value graphc cannot read";
+          while (out.initBlob.size() % 64)
+            out.initBlob.push_back(0);
+          initOffset = out.initBlob.size();
+          out.initBlob.insert(out.initBlob.end(), bytes->begin(), bytes->end());
+        }
+        rows.push_back({name.str(),
+                        kind.getValue() == "parameter" ? rt::TensorKind::Parameter
+                                                       : rt::TensorKind::OptimizerState,
+                        rt::TensorRole::Parameter, arg, initOffset});
+      } else if (kind.getValue() == "optimizer_state") {
+        rows.push_back({name.str(), rt::TensorKind::OptimizerState, rt::TensorRole::State, arg, -1});
+      } else if (role && role.getValue() == "data") {
+        rows.push_back({name.str(), rt::TensorKind::Input, rt::TensorRole::Data, arg, -1});
+      } else if (role && role.getValue() == "labels") {
+        rows.push_back({name.str(), rt::TensorKind::Input, rt::TensorRole::Labels, arg, -1});
+      } else if (role && role.getValue() == "step") {
+        rows.push_back({name.str(), rt::TensorKind::Input, rt::TensorRole::Step, arg, -1});
+      } else {
+        return func.emitError() << "argument '" << name.getValue()
+                                << "' has no role the runtime can feed";
+      }
+    }
+    Operation *ret = func.getBody().front().getTerminator();
+    if (ret->getNumOperands() < 1)
+      return func.emitError("train_step must return the loss first");
+    rows.push_back({"loss", rt::TensorKind::Activation, rt::TensorRole::Loss, ret->getOperand(0), -1});
+    return success();
+  }
+
+  static FailureOr<std::vector<char>> initBytes(Attribute init) {
+    if (auto resource = dyn_cast<DenseResourceElementsAttr>(init)) {
+      AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+      if (!blob)
+        return failure();
+      ArrayRef<char> data = blob->getData();
+      if (data.size() != tensorBytes(resource.getType()))
+        return failure();
+      return std::vector<char>(data.begin(), data.end());
+    }
+    if (auto dense = dyn_cast<DenseFPElementsAttr>(init)) {
+      std::vector<char> bytes;
+      for (APFloat v : dense.getValues<APFloat>()) {
+        float f = v.convertToFloat();
+        const char *p = reinterpret_cast<const char *>(&f);
+        bytes.insert(bytes.end(), p, p + 4);
+      }
+      return bytes;
+    }
+    return failure();
+  }
+
+  std::vector<uint8_t> descriptor() {
+    flatbuffers::FlatBufferBuilder fbb;
+    std::vector<flatbuffers::Offset<desc::Tensor>> tensors;
+    std::vector<uint32_t> parameters, inputs;
+    for (auto [i, r] : llvm::enumerate(rows)) {
+      auto type = cast<RankedTensorType>(r.value.getType());
+      std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
+      tensors.push_back(desc::CreateTensorDirect(
+          fbb, r.name.c_str(), static_cast<desc::TensorKind>(r.kind),
+          static_cast<desc::TensorRole>(r.role),
+          type.getElementType().isInteger(64) ? desc::DType_I64 : desc::DType_F32, &shape,
+          uint64_t(plannedOffset(r.value)), tensorBytes(type), r.initOffset));
+      if (r.role == rt::TensorRole::Parameter)
+        parameters.push_back(uint32_t(i));
+      if (r.role == rt::TensorRole::Data || r.role == rt::TensorRole::Labels ||
+          r.role == rt::TensorRole::Step)
+        inputs.push_back(uint32_t(i));
+    }
+    desc::LossKind loss = desc::LossKind_SparseCategoricalCrossentropy;
+    switch (lossKind) {
+    case LossKind::sparse_categorical_crossentropy:
+      loss = desc::LossKind_SparseCategoricalCrossentropy;
+      break;
+    case LossKind::categorical_crossentropy:
+      loss = desc::LossKind_CategoricalCrossentropy;
+      break;
+    case LossKind::binary_crossentropy:
+      loss = desc::LossKind_BinaryCrossentropy;
+      break;
+    case LossKind::mse:
+      loss = desc::LossKind_MeanSquaredError;
+      break;
+    }
+    auto root = desc::CreateProgramDirect(
+        fbb, kDescriptorVersion, options.modelName.c_str(), "cuda",
+        uint64_t(func->getAttrOfType<IntegerAttr>(kArenaBytesAttr).getInt()),
+        uint64_t(func->getAttrOfType<IntegerAttr>(kAlignmentAttr).getInt()), batch, loss,
+        &tensors, &parameters, &inputs, out.initBlob.size());
+    desc::FinishProgramBuffer(fbb, root);
+    return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
+  }
+
+  // ---------------------------------------------------------------- the file
+
+  void writeFile(const std::string &body) {
+    llvm::raw_string_ostream os(out.source);
+    int64_t arena = func->getAttrOfType<IntegerAttr>(kArenaBytesAttr).getInt();
+    os << "// Generated by graphc from " << options.modelName
+       << ": one training step on a CUDA GPU (--target=cuda).\n"
+       << "// Every tensor is `arena + offset` in the single device allocation of " << arena
+       << " bytes made by\n// the runtime at start-up; nothing here allocates or synchronises, so "
+          "the step can be captured\n// into a CUDA graph. "
+       << ewKernels << " elementwise kernels (" << fusedKernels << " fused from " << fusedOps
+       << " ops), " << (kernelCount - ewKernels) << " other kernels, " << cublasCalls
+       << " cuBLAS and " << cudnnCalls << " cuDNN calls.\n"
+       << "// Builds with nvcc, or for the host with -DGRAPHC_HOST_SHIM (library calls replaced "
+          "by the CPU\n// runtime's kernels): see graphc/runtime/cuda/step.h.\n"
+       << "#include \"graphc/runtime/cuda/step.h\"\n\n"
+       << "#define F32(offset) reinterpret_cast<float *>(arena + (offset))\n\n";
+    if (!out.initBlob.empty())
+      os << "#if !defined(__CUDA_ARCH__)\n"
+         << "__asm__(\".section .rodata\\n.balign 64\\n.globl graphc_init_blob_begin\\n"
+            "graphc_init_blob_begin:\\n.incbin \\\""
+         << options.initBlobPath
+         << "\\\"\\n.globl graphc_init_blob_end\\ngraphc_init_blob_end:\\n.previous\\n\");\n"
+         << "#endif\n"
+         << "extern \"C\" const unsigned char graphc_init_blob_begin[];\n\n";
+    os << "namespace {\n\n";
+    os << "#ifndef GRAPHC_HOST_SHIM\nconst float kOne = 1.0f, kZero = 0.0f;\n#endif\n\n";
+    os << kernels;
+    os << "// The training step: " << items.size() << " items in the planned order.\n"
+       << "void graphcStep(unsigned char *arena, const graphc::rt::cuda::StepContext *ctx) {\n"
+       << "  (void)ctx;\n"
+       << body << "}\n\n";
+    if (numConvs)
+      os << "const graphc::rt::cuda::ConvSpec kConvs[] = {\n" << convTable << "};\n\n";
+    if (numPools)
+      os << "const graphc::rt::cuda::PoolSpec kPools[] = {\n" << poolTable << "};\n\n";
+    std::vector<uint8_t> bytes = descriptor();
+    os << "// The program descriptor (runtime/program.fbs, FlatBuffers, identifier \"GPRG\"): "
+       << bytes.size() << " bytes.\nalignas(16) const unsigned char kDescriptor[] = {";
+    for (size_t i = 0; i < bytes.size(); ++i) {
+      if (i % 16 == 0)
+        os << "\n   ";
+      os << " " << unsigned(bytes[i]) << ",";
+    }
+    os << "\n};\n\n} // namespace\n\n";
+    os << "extern \"C\" const graphc::rt::cuda::GeneratedProgram graphc_generated = {\n"
+       << "    kDescriptor,\n    sizeof(kDescriptor),\n"
+       << "    " << (out.initBlob.empty() ? "nullptr" : "graphc_init_blob_begin") << ",\n"
+       << "    " << out.initBlob.size() << "ull,\n"
+       << "    " << (numConvs ? "kConvs" : "nullptr") << ",\n    " << numConvs << ",\n"
+       << "    " << (numPools ? "kPools" : "nullptr") << ",\n    " << numPools << ",\n"
+       << "    graphcStep,\n};\n";
+    os.flush();
+  }
+
+  func::FuncOp func;
+  const EmitOptions &options;
+  EmittedProgram &out;
+  std::vector<Item> items;
+  std::vector<Row> rows;
+  std::string kernels, convTable, poolTable;
+  int64_t currentStep = 0;
+  int kernelCount = 0, ewKernels = 0, fusedKernels = 0, numConvs = 0, numPools = 0;
+  size_t fusedOps = 0;
+  int cublasCalls = 0, cudnnCalls = 0;
+  int64_t batch = 0;
+  LossKind lossKind = LossKind::sparse_categorical_crossentropy;
+};
+
+} // namespace
+
+LogicalResult graphc::emitCudaProgram(func::FuncOp func, const EmitOptions &options,
+                                      EmittedProgram &out) {
+  out = EmittedProgram{};
+  if (options.initBlobPath.find_first_of("\"\\\n") != std::string::npos)
+    return func.emitError() << "the weights path '" << options.initBlobPath
+                            << "' contains a quote, backslash or newline";
+  return CudaEmitter(func, options, out).run();
+}
