@@ -1,0 +1,192 @@
+#!/usr/bin/env python3
+"""The CUDA target's generated step, built for the host, against the CPU target.
+
+  host_vs_cpu.py --model M.onnx|M.mlir --graphc PATH --src SRC --lib LIBDIR --workdir DIR
+                 [--loss L] [--optimizer O] [--lr F] [--steps N] [--tol 1e-5] [--cxx c++]
+                 [--build=host|gpu]
+
+1. graphc --target=cuda --compile-to=source writes DIR/step.cu (and DIR/step.cu.weights.bin);
+2. the host compiler builds it with -DGRAPHC_HOST_SHIM: the generated kernels (fused elementwise
+   chains, reductions, loss, pooling backward, optimizer updates) run through the host shim, and
+   the cuBLAS/cuDNN calls become the CPU runtime's kernels; linked with the CPU main() and
+   runtime/cuda/host_main.cpp (graphc_program from the embedded FlatBuffers descriptor);
+3. graphc --target=cpu builds DIR/cpu with the same flags;
+4. both train N steps on the same fixed random data (.npy written here, no numpy needed) and save
+   their weights; every per-step loss and every weight tensor must agree within --tol relative
+   error (max|a-b| / max(max|b|, 1e-12)).
+
+With --build=gpu (on a machine with a GPU) step 1-2 are replaced by graphc --target=cuda -o DIR/gpu:
+the real CUDA binary, cuBLAS/cuDNN included, is compared with the CPU target instead.
+
+Prints one line per compared quantity that fails, a summary and PASS or FAIL (exit 1).
+"""
+
+import argparse
+import os
+import random
+import re
+import shutil
+import struct
+import subprocess
+import sys
+
+sys.dont_write_bytecode = True
+
+
+def write_npy(path, shape, dtype, values):
+    """Writes a C-order little-endian .npy (format 1.0) of '<f4' or '<i8' values."""
+    descr = {"f4": "<f4", "i8": "<i8"}[dtype]
+    shape_text = "(" + ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
+    header = "{'descr': '%s', 'fortran_order': False, 'shape': %s, }" % (descr, shape_text)
+    pad = 64 - (10 + len(header) + 1) % 64
+    header = header + " " * pad + "\n"
+    with open(path, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode("latin1"))
+        f.write(struct.pack("<%d%s" % (len(values), "f" if dtype == "f4" else "q"), *values))
+
+
+def read_npy_f32(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:6] != b"\x93NUMPY":
+        raise ValueError(path + ": not a .npy file")
+    major = data[6]
+    if major == 1:
+        hlen = struct.unpack("<H", data[8:10])[0]
+        start = 10 + hlen
+    else:
+        hlen = struct.unpack("<I", data[8:12])[0]
+        start = 12 + hlen
+    header = data[start - hlen:start].decode("latin1")
+    if "'<f4'" not in header:
+        raise ValueError(path + ": expected float32, header " + header)
+    count = (len(data) - start) // 4
+    return struct.unpack("<%df" % count, data[start:start + 4 * count])
+
+
+def rel_err(a, b):
+    if len(a) != len(b):
+        return float("inf")
+    ref = max([abs(x) for x in b] + [1e-12])
+    return max([abs(x - y) for x, y in zip(a, b)] + [0.0]) / ref
+
+
+def run(cmd, **kw):
+    res = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if res.returncode != 0:
+        print("FAIL: %s exited %d\n%s%s" % (" ".join(cmd), res.returncode, res.stdout, res.stderr))
+        sys.exit(1)
+    return res.stdout
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--model", required=True)
+    ap.add_argument("--graphc", required=True)
+    ap.add_argument("--src", required=True)
+    ap.add_argument("--lib", required=True)
+    ap.add_argument("--workdir", required=True)
+    ap.add_argument("--loss", default="sparse_categorical_crossentropy")
+    ap.add_argument("--optimizer", default="sgd")
+    ap.add_argument("--lr", default="0.01")
+    ap.add_argument("--steps", type=int, default=4)
+    ap.add_argument("--tol", type=float, default=1e-5)
+    ap.add_argument("--cxx", default=os.environ.get("GRAPHC_CXX", "c++"))
+    ap.add_argument("--build", choices=("host", "gpu"), default="host")
+    args = ap.parse_args()
+
+    work = args.workdir
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    flags = ["--loss=" + args.loss, "--optimizer=" + args.optimizer, "--lr=" + args.lr, "--quiet"]
+
+    if args.build == "gpu":
+        host = os.path.join(work, "gpu")
+        run([args.graphc, args.model, "--target=cuda", "-o", host] + flags)
+    else:
+        source = os.path.join(work, "step.cu")
+        run([args.graphc, args.model, "--target=cuda", "--compile-to=source", "-o", source] + flags)
+        host = os.path.join(work, "host")
+        rt = os.path.join(args.src, "runtime")
+        lib = args.lib
+        run([args.cxx, "-O2", "-std=c++17", "-x", "c++", "-DGRAPHC_HOST_SHIM",
+             "-I" + os.path.join(rt, "include"), "-I" + os.path.join(rt, "cuda", "include"), source,
+             "-x", "none", os.path.join(lib, "libgraphc_runtime_main.a"),
+             os.path.join(lib, "libgraphc_cuda_host_main.a"),
+             os.path.join(lib, "libgraphc_cuda_common.a"), os.path.join(lib, "libgraphc_runtime.a"),
+             "-lopenblas", "-lpthread", "-lm", "-o", host])
+    cpu = os.path.join(work, "cpu")
+    run([args.graphc, args.model, "-o", cpu] + flags)
+
+    # The tensor table (from the descriptor) gives the data and label shapes.
+    shapes = {}
+    for line in run([host, "--describe"]).splitlines():
+        m = re.match(r"(\S+)\s+\S+\s+(data|labels)\s+(\S+)\s+\[([0-9,]*)\]", line)
+        if m:
+            shapes[m.group(2)] = (m.group(3), [int(d) for d in m.group(4).split(",") if d])
+    batch = shapes["data"][1][0]
+    samples = batch * args.steps
+    rng = random.Random(20260101)
+
+    def numel(dims):
+        n = 1
+        for d in dims:
+            n *= d
+        return n
+
+    xshape = [samples] + shapes["data"][1][1:]
+    write_npy(os.path.join(work, "x.npy"), xshape, "f4",
+              [rng.gauss(0.0, 1.0) for _ in range(numel(xshape))])
+    ltype, ldims = shapes["labels"]
+    yshape = [samples] + ldims[1:]
+    if ltype == "int64":
+        classes = 10  # every sparse-label test model has 10 classes
+        write_npy(os.path.join(work, "y.npy"), yshape, "i8",
+                  [rng.randrange(classes) for _ in range(numel(yshape))])
+    elif args.loss == "binary_crossentropy":
+        write_npy(os.path.join(work, "y.npy"), yshape, "f4",
+                  [float(rng.randrange(2)) for _ in range(numel(yshape))])
+    else:
+        write_npy(os.path.join(work, "y.npy"), yshape, "f4",
+                  [rng.random() for _ in range(numel(yshape))])
+
+    outs = {}
+    for name, binary in (("host", host), ("cpu", cpu)):
+        wdir = os.path.join(work, "w-" + name)
+        text = run([binary, "--data", os.path.join(work, "x.npy"), "--labels",
+                    os.path.join(work, "y.npy"), "--steps", str(args.steps), "--save-weights",
+                    wdir])
+        losses = [float(m.group(1)) for m in re.finditer(r"loss (\S+)", text)]
+        weights = {f: read_npy_f32(os.path.join(wdir, f)) for f in sorted(os.listdir(wdir))}
+        outs[name] = (losses, weights)
+
+    failed = 0
+    worst = 0.0
+    hl, hw = outs["host"]
+    cl, cw = outs["cpu"]
+    if len(hl) != args.steps or len(cl) != args.steps:
+        print("FAIL: expected %d losses, got %d (host) and %d (cpu)" % (args.steps, len(hl), len(cl)))
+        sys.exit(1)
+    for t, (a, b) in enumerate(zip(hl, cl), 1):
+        e = rel_err([a], [b])
+        worst = max(worst, e)
+        if not e <= args.tol:
+            failed += 1
+            print("loss of step %d: host %.9g cpu %.9g (relative error %.3g)" % (t, a, b, e))
+    if sorted(hw) != sorted(cw):
+        print("FAIL: weight files differ: %s vs %s" % (sorted(hw), sorted(cw)))
+        sys.exit(1)
+    for name in sorted(cw):
+        e = rel_err(hw[name], cw[name])
+        worst = max(worst, e)
+        if not e <= args.tol:
+            failed += 1
+            print("weight %s: relative error %.3g" % (name, e))
+    print("compared %d losses and %d weight tensors; worst relative error %.3g (tolerance %g)"
+          % (len(cl), len(cw), worst, args.tol))
+    print("PASS" if failed == 0 else "FAIL")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
