@@ -59,6 +59,21 @@ llvm::SmallVector<unsigned, 2> graphc::reusableOperandsOf(Operation *op) {
   return {};
 }
 
+Value graphc::reportedPrediction(func::FuncOp func) {
+  LossOp only;
+  for (Operation &op : func.getBody().front())
+    if (auto loss = dyn_cast<LossOp>(op)) {
+      if (only)
+        return {};
+      only = loss;
+    }
+  if (!only || only.getKind() == LossKind::mse)
+    return {};
+  if (only.getKind() == LossKind::binary_crossentropy && !only.getFromLogits())
+    return {};
+  return only.getPrediction();
+}
+
 std::string graphc::valueName(Value value, int64_t step) {
   if (auto arg = dyn_cast<BlockArgument>(value)) {
     auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
@@ -142,6 +157,9 @@ FailureOr<StepLiveness> graphc::computeStepLiveness(func::FuncOp func,
       lastRead[operand] = std::max(lastRead.lookup(operand), int64_t(step));
   for (Value operand : body.getTerminator()->getOperands())
     lastRead[operand] = int64_t(live.steps.size());
+  Value prediction = reportedPrediction(func);
+  if (prediction)
+    lastRead[prediction] = int64_t(live.steps.size());
   auto bufferDiesAt = [&](unsigned id, int64_t step) {
     for (Value v : live.buffers[id].values)
       if (lastRead.lookup(v) != step && !(lastRead.lookup(v) < step))
@@ -218,7 +236,10 @@ FailureOr<StepLiveness> graphc::computeStepLiveness(func::FuncOp func,
       if (it != live.bufferOf.end())
         live.buffers[it->second].last = std::max(live.buffers[it->second].last, stepOf[op]);
     }
-  for (Value operand : body.getTerminator()->getOperands()) {
+  SmallVector<Value> readAfterStep(body.getTerminator()->getOperands());
+  if (prediction)
+    readAfterStep.push_back(prediction); // the runtime reads it for accuracy
+  for (Value operand : readAfterStep) {
     auto it = live.bufferOf.find(operand);
     if (it != live.bufferOf.end())
       live.buffers[it->second].last = lastStep;

@@ -58,6 +58,11 @@ uint64_t workspaceBytes(mlir::Operation *op);
 /// or -1. Reshape is a view; optimizer updates overwrite their parameter and state.
 int64_t inPlaceOperandOf(mlir::Operation *op, unsigned resultIndex);
 
+/// The value the runtime reads back after the step to report accuracy: the prediction of the
+/// step's only loss op, when its argmax (or sign, for binary logits) is meaningful; null with
+/// micro-batching or MSE. It stays live to the end of the step.
+mlir::Value reportedPrediction(mlir::func::FuncOp func);
+
 /// A readable name for a value: the function argument's graph.name, or the defining op's
 /// location name (with #i for the i-th of several results), or mnemonic_step.
 std::string valueName(mlir::Value value, int64_t step);

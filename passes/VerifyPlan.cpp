@@ -84,6 +84,10 @@ struct VerifyPlanPass : graphc::impl::VerifyPlanBase<VerifyPlanPass> {
       for (Value operand : op.getOperands())
         lastRead[operand] = std::max(lastRead.lookup(operand),
                                      op.hasTrait<OpTrait::IsTerminator>() ? numSteps : step[&op]);
+    // The runtime reads the reported prediction after the step (accuracy).
+    Value prediction = reportedPrediction(func);
+    if (prediction)
+      lastRead[prediction] = numSteps;
     std::vector<llvm::SmallVector<Value>> members(ranges.size());
     for (auto [v, index] : rangeOf)
       members[index].push_back(v);
@@ -143,6 +147,9 @@ struct VerifyPlanPass : graphc::impl::VerifyPlanBase<VerifyPlanPass> {
           Range &r = ranges[it->second];
           r.last = std::max(r.last, op.hasTrait<OpTrait::IsTerminator>() ? end : step[&op]);
         }
+    if (prediction)
+      if (auto it = rangeOf.find(prediction); it != rangeOf.end())
+        ranges[it->second].last = end;
 
     plan::Plan plan;
     plan.alignment = alignment.getInt();

@@ -499,6 +499,8 @@ private:
     if (ret->getNumOperands() < 1)
       return func.emitError("train_step must return the loss first");
     addTensor("loss", "Activation", "Loss", ret->getOperand(0), -1);
+    if (Value prediction = reportedPrediction(func))
+      addTensor("prediction", "Activation", "Prediction", prediction, -1);
     return success();
   }
 

@@ -11,13 +11,14 @@
 
 // Every built step can be planned and the plan passes the independent verifier; for these
 // small models best fit reaches the lower bound (the MLP's 12 persistent Adam tensors plus
-// data, labels and step alone take 15 x 256 bytes).
-// PIPE: attributes {graph.alignment = 256 : i64, graph.arena_bytes = 5120 : i64, graph.in_place, graph.lower_bound_bytes = 5120 : i64}
-// PIPE: attributes {graph.alignment = 256 : i64, graph.arena_bytes = 4608 : i64, graph.in_place, graph.lower_bound_bytes = 4608 : i64}
+// data, labels and step alone take 15 x 256 bytes; the logits the runtime reads back for accuracy
+// stay live to the end of the step).
+// PIPE: attributes {graph.alignment = 256 : i64, graph.arena_bytes = 5376 : i64, graph.in_place, graph.lower_bound_bytes = 5376 : i64}
+// PIPE: attributes {graph.alignment = 256 : i64, graph.arena_bytes = 4864 : i64, graph.in_place, graph.lower_bound_bytes = 4864 : i64}
 // PIPE: attributes {graph.alignment = 256 : i64, graph.arena_bytes = 3072 : i64, graph.in_place, graph.lower_bound_bytes = 3072 : i64}
 // PIPE: attributes {graph.alignment = 256 : i64, graph.arena_bytes = 2304 : i64, graph.in_place, graph.lower_bound_bytes = 2304 : i64}
 // PIPE: attributes {graph.alignment = 256 : i64, graph.arena_bytes = 2560 : i64, graph.in_place, graph.lower_bound_bytes = 2560 : i64}
-// PIPE: attributes {graph.alignment = 256 : i64, graph.arena_bytes = 2560 : i64, graph.in_place, graph.lower_bound_bytes = 2560 : i64}
+// PIPE: attributes {graph.alignment = 256 : i64, graph.arena_bytes = 2816 : i64, graph.in_place, graph.lower_bound_bytes = 2816 : i64}
 
 // An MLP (dense relu dense softmax; fc1 stores its weight [out, in], fc2 [in, out]) with
 // sparse categorical crossentropy and SGD. Parameters come first in the signature, then the

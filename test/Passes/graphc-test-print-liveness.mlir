@@ -6,13 +6,15 @@
 // reshape views add no buffer but stretch the conv output to the loss_backward (step 3) and
 // loss.grad to the backward-filter conv (step 5); the momentum results share the parameter
 // and velocity buffers; each conv kernel gets a workspace live at its own step only
-// (1*3*3 x 3*3 floats = 324 bytes); the returned loss lives to the end.
+// (1*3*3 x 3*3 floats = 324 bytes); the returned loss lives to the end, and so does the
+// prediction the loss reads (through the flatten view), which the runtime reads back for
+// accuracy.
 // CHECK-LABEL: liveness of @conv_step: 7 steps, 10 buffers
 //  CHECK-NEXT:   conv.weight parameter 144 0..6
 //  CHECK-NEXT:   conv.weight.velocity optimizer_state 144 0..6
 //  CHECK-NEXT:   image input 200 0..5
 //  CHECK-NEXT:   labels input 16 0..3
-//  CHECK-NEXT:   conv activation 288 0..3
+//  CHECK-NEXT:   conv activation 288 0..6
 //  CHECK-NEXT:   conv.workspace workspace 324 0..0
 //  CHECK-NEXT:   loss activation 4 2..6
 //  CHECK-NEXT:   loss.grad temporary 288 3..5

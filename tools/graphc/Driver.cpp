@@ -48,13 +48,17 @@ namespace {
 enum class Phase { Import, Training, Planned, Source, Binary };
 enum ExitCode { kOk = 0, kBadInput = 1, kOverBudget = 3, kToolchain = 4 };
 
+/// Micro-batches are unrolled into the step, so the automatic searches stop at this many.
+constexpr int64_t kMaxMicroBatches = 16;
+
 struct Options {
   std::string model, output, loss, optimizer, target, budget, compileTo, cudaArch;
   double lr = 0.01, momentum = 0.9;
   int64_t batch = 0;
   std::vector<std::string> planOut;
   bool noReuse = false, quiet = false, printPlan = false, noSchedule = false, noRemat = false,
-       maxBatch = false;
+       maxBatch = false, noMicroBatching = false;
+  int64_t microBatches = 1;
   std::string device;
   // Keras (.json): --weights, --input-shape, --seed, --verbose; which training flags were given
   // (compile_config supplies the others).
@@ -162,6 +166,8 @@ public:
         fail(kBadInput, "--plan-out=" + p + ": unknown format; use .txt, .json, .csv or .html");
     }
 
+    if (opts.microBatches < 1)
+      fail(kBadInput, "--micro-batches must be at least 1");
     if (opts.maxBatch && !budget)
       fail(kBadInput, "--max-batch needs --budget=SIZE: the budget the batch has to fit");
     device = findDeviceProfile(opts.device.empty() ? (opts.target == "cuda" ? "h100" : "cpu")
@@ -192,9 +198,14 @@ public:
     if (opts.maxBatch)
       return printMaxBatch(context, *budget);
 
+    microBatches = opts.microBatches;
     Compiled compiled = compile(context, opts.batch, budget, phase, /*trial=*/false);
     if (phase == Phase::Import || phase == Phase::Training)
       return emitIR(*compiled.module);
+    if (budget && opts.microBatches == 1 && !opts.noMicroBatching &&
+        (compiled.planned.plan.arenaBytes > *budget || compiled.rematOps > 0))
+      if (auto split = tryMicroBatching(context, *budget, compiled))
+        compiled = std::move(*split);
     OwningOpRef<ModuleOp> &module = compiled.module;
     func::FuncOp step = compiled.step;
     const PlannedStep *planned = &compiled.planned;
@@ -227,6 +238,7 @@ private:
     func::FuncOp step;
     PlannedStep planned;
     int64_t batch = 0;
+    int64_t microBatches = 1;
     uint64_t rematOps = 0;
     double extraFlops = 0; // fraction of the step's FLOPs added by rematerialization
     uint64_t peakBeforeRemat = 0;
@@ -240,7 +252,33 @@ private:
                                      std::optional<uint64_t> budget, Phase stopAfter, bool trial) {
     silent = trial;
     Compiled out;
-    out.module = importModel(context, batch, trial);
+    // With k micro-batches the model is imported at the micro-batch size; the step takes
+    // the whole batch. (A graph-dialect model's forward function is the micro-batch.)
+    int64_t importBatch = batch;
+    if (microBatches > 1 && batch == 0 && llvm::sys::path::extension(opts.model) == ".onnx") {
+      // The whole batch is the model's own: read it off a plain import.
+      OwningOpRef<ModuleOp> probe = importModel(context, 0, trial);
+      if (!probe)
+        return std::nullopt;
+      for (auto f : probe->getOps<func::FuncOp>())
+        for (BlockArgument arg : f.getArguments())
+          if (auto kind = f.getArgAttrOfType<StringAttr>(arg.getArgNumber(), graph::kKindAttr);
+              kind && kind.getValue() == "input" && batch == 0)
+            batch = cast<RankedTensorType>(arg.getType()).getDimSize(0);
+    }
+    if (microBatches > 1 && batch > 0) {
+      if (batch % microBatches != 0) {
+        if (trial)
+          return std::nullopt;
+        fail(kBadInput, llvm::formatv("--batch={0} does not split into --micro-batches={1} "
+                                      "equal micro-batches",
+                                      batch, microBatches)
+                            .str());
+      }
+      importBatch = batch / microBatches;
+    }
+    out.microBatches = microBatches;
+    out.module = importModel(context, importBatch, trial);
     if (!out.module)
       return std::nullopt;
     if (stopAfter == Phase::Import)
@@ -252,6 +290,7 @@ private:
     trainOptions.optimizer = opts.optimizer;
     trainOptions.learningRate = opts.lr;
     trainOptions.momentum = opts.momentum;
+    trainOptions.microBatches = microBatches;
     pm.addPass(createBuildTrainStep(trainOptions));
     if (failed(pm.run(*out.module))) {
       if (trial)
@@ -288,7 +327,7 @@ private:
       fail(kBadInput, opts.model + ": cannot read the memory plan back");
     }
     out.planned = std::move(*planned);
-    out.batch = batch;
+    out.batch = modelBatch(out);
     auto intAttr = [&](llvm::StringRef name) -> std::optional<uint64_t> {
       if (auto a = out.step->getAttrOfType<IntegerAttr>(name))
         return uint64_t(a.getInt());
@@ -302,6 +341,52 @@ private:
       out.extraFlops = extra.getValueAsDouble();
     silent = false;
     return out;
+  }
+
+  /// The budget is missed, or met only by recomputing: try splitting the batch into k
+  /// micro-batches (k = 2, 4, ... dividing the batch), first without rematerialization, and
+  /// keep the split if it fits and the cost model predicts it faster than what we have.
+  /// ONNX models only: a graph-dialect model's batch is its forward function's.
+  std::optional<Compiled> tryMicroBatching(MLIRContext &context, uint64_t budget,
+                                           const Compiled &current) {
+    if (llvm::sys::path::extension(opts.model) != ".onnx")
+      return std::nullopt;
+    int64_t batch = opts.batch > 0 ? opts.batch : modelBatch(current);
+    bool currentFits = current.planned.plan.arenaBytes <= budget;
+    double currentSeconds = currentFits ? predictedStepSeconds(current.step) : 0;
+    bool savedRemat = opts.noRemat;
+    std::optional<Compiled> best;
+    for (bool remat : {false, true}) {
+      if (remat && (savedRemat || currentFits))
+        break;
+      opts.noRemat = !remat;
+      for (int64_t k = 2; k <= std::min(batch, kMaxMicroBatches) && !best; k *= 2) {
+        if (batch % k)
+          continue;
+        microBatches = k;
+        auto trial = tryCompile(context, batch, budget, Phase::Planned, /*trial=*/true);
+        if (!trial || trial->planned.plan.arenaBytes > budget)
+          continue;
+        if (currentFits && predictedStepSeconds(trial->step) >= currentSeconds)
+          break; // recomputing is cheaper than splitting further
+        best = std::move(trial);
+      }
+      if (best)
+        break;
+    }
+    opts.noRemat = savedRemat;
+    int64_t chosen = best ? best->microBatches : 1;
+    microBatches = 1;
+    if (!best)
+      return std::nullopt;
+    // Recompile for real (diagnostics on) with the chosen split.
+    microBatches = chosen;
+    bool noRematForChosen = best->rematOps == 0;
+    std::swap(opts.noRemat, noRematForChosen);
+    Compiled chosenCompile = compile(context, batch, budget, Phase::Planned, false);
+    std::swap(opts.noRemat, noRematForChosen);
+    microBatches = 1;
+    return chosenCompile;
   }
 
   Compiled compile(MLIRContext &context, int64_t batch, std::optional<uint64_t> budget,
@@ -326,12 +411,22 @@ private:
 
   /// Largest batch whose plan fits `budget` (0 if none), by exponential then binary search
   /// over trial compiles; never by running anything.
-  int64_t largestBatch(MLIRContext &context, uint64_t budget, bool remat, int64_t start) {
+  int64_t largestBatch(MLIRContext &context, uint64_t budget, bool remat, int64_t start,
+                       bool split = false) {
     bool saved = opts.noRemat;
     opts.noRemat = !remat;
+    // With `split`, a batch fits when some power-of-two number of micro-batches makes it fit.
     auto fits = [&](int64_t batch) {
-      auto c = tryCompile(context, batch, budget, Phase::Planned, /*trial=*/true);
-      return c && c->planned.plan.arenaBytes <= budget;
+      for (int64_t k = 1; k <= (split ? std::min(batch, kMaxMicroBatches) : 1); k *= 2) {
+        if (batch % k)
+          continue;
+        microBatches = k;
+        auto c = tryCompile(context, batch, budget, Phase::Planned, /*trial=*/true);
+        microBatches = 1;
+        if (c && c->planned.plan.arenaBytes <= budget)
+          return true;
+      }
+      return false;
     };
     int64_t lo = 0, hi = 0; // lo fits (or 0), hi does not (or 0 = unknown)
     for (int64_t b = std::max<int64_t>(start, 1); b <= (int64_t{1} << 24); b *= 2) {
@@ -378,27 +473,45 @@ private:
        << plan::humanBytes(budget) << " (" << device->name << " cost model):\n";
     struct Row {
       const char *label;
-      bool remat;
-    } rows[] = {{"reuse only", false}, {"+ rematerialization", true}};
+      bool remat, split;
+    } rows[] = {{"reuse only", false, false},
+                {"+ rematerialization", true, false},
+                {"+ micro-batching", true, true}};
     for (const Row &row : rows) {
-      if (row.remat && opts.noRemat)
+      if ((row.remat && opts.noRemat) || (row.split && opts.noMicroBatching))
         continue;
-      int64_t batch = largestBatch(context, budget, row.remat, start);
+      int64_t batch = largestBatch(context, budget, row.remat, start, row.split);
       if (batch == 0) {
         os << llvm::formatv("  {0,-22} none: even --batch=1 needs more than the budget\n",
                             row.label);
         continue;
       }
       opts.noRemat = !row.remat;
-      Compiled c = compile(context, batch, budget, Phase::Planned, false);
+      std::optional<Compiled> found;
+      for (int64_t k = 1; k <= (row.split ? std::min(batch, kMaxMicroBatches) : 1) && !found;
+           k *= 2) {
+        if (batch % k)
+          continue;
+        microBatches = k;
+        auto c = tryCompile(context, batch, budget, Phase::Planned, /*trial=*/true);
+        if (c && c->planned.plan.arenaBytes <= budget)
+          found = std::move(c);
+      }
+      microBatches = 1;
       opts.noRemat = false;
+      if (!found)
+        continue;
+      Compiled &c = *found;
       double seconds = predictedStepSeconds(c.step);
       os << llvm::formatv("  {0,-22} --batch={1,-6} arena {2}, +{3:F1}% FLOPs, predicted "
-                          "{4:F2} ms/step, {5:F1} us/sample\n",
+                          "{4:F2} ms/step, {5:F1} us/sample{6}\n",
                           row.label, batch, plan::humanBytes(c.planned.plan.arenaBytes),
-                          100.0 * c.extraFlops, seconds * 1e3, seconds * 1e6 / double(batch));
+                          100.0 * c.extraFlops, seconds * 1e3, seconds * 1e6 / double(batch),
+                          c.microBatches > 1
+                              ? llvm::formatv(" ({0} micro-batches)", c.microBatches).str()
+                              : std::string());
     }
-    os << "  (bf16 and micro-batching are not implemented yet)\n";
+    os << "  (bf16 is not implemented yet)\n";
     return kOk;
   }
 
@@ -622,11 +735,14 @@ private:
     os << "  by kind:\n";
     for (auto &[kind, bytes] : bytesByKind(p))
       os << llvm::formatv("    {0,-16} {1,12}\n", kind, plan::humanBytes(bytes));
+    if (compiled.microBatches > 1)
+      os << llvm::formatv("  cures        {0} micro-batches of {1} with gradient accumulation\n",
+                          compiled.microBatches, compiled.batch / compiled.microBatches);
     if (compiled.rematOps)
       os << llvm::formatv("  cures        rematerialized {0} ops: peak {1} -> {2}, +{3:F2}% FLOPs\n",
                           compiled.rematOps, plan::humanBytes(compiled.peakBeforeRemat),
                           plan::humanBytes(p.arenaBytes), 100.0 * compiled.extraFlops);
-    else
+    else if (compiled.microBatches == 1)
       os << "  cures        none needed (static reuse only)\n";
     double flops = 0;
     func::FuncOp step = compiled.step;
@@ -862,6 +978,7 @@ private:
   Options opts;
   const DeviceProfile *device = nullptr;
   std::vector<int> cudaArchs; // --cuda-arch, parsed
+  int64_t microBatches = 1; // the split the next compile uses
   bool silent = false; // trial compiles print no diagnostics
 };
 
@@ -900,6 +1017,13 @@ int runGraphcDriver(int argc, char **argv) {
                            cl::cat(category));
   cl::opt<bool> noRemat("no-remat", cl::desc("do not rematerialize to fit --budget"),
                         cl::cat(category));
+  cl::opt<int64_t> microBatchCount("micro-batches",
+                                   cl::desc("split each batch into N micro-batches with gradient "
+                                            "accumulation (default: chosen to fit --budget)"),
+                                   cl::init(1), cl::cat(category));
+  cl::opt<bool> noMicroBatching("no-micro-batching",
+                                cl::desc("never split the batch to fit --budget"),
+                                cl::cat(category));
   cl::opt<bool> maxBatch("max-batch", cl::desc("print the largest batch that fits --budget, "
                                                "with each allowed cure, and exit"),
                          cl::cat(category));
@@ -909,9 +1033,6 @@ int runGraphcDriver(int argc, char **argv) {
   cl::opt<bool> printPlan("print-plan", cl::desc("print the plan table after the fit report"),
                           cl::cat(category));
   cl::opt<bool> quiet("quiet", cl::desc("no fit report"), cl::cat(category));
-  cl::opt<std::string> cudaArch("cuda-arch", cl::desc("--target=cuda: GPU architectures, e.g. "
-                                                      "sm_90 (default) or sm_80,sm_90"),
-                                cl::cat(category));
   cl::opt<std::string> weights("weights", cl::desc("Keras weights: model.weights.h5 (Keras 3) or "
                                                    "a tf.keras 2 .h5"),
                                cl::value_desc("FILE"), cl::cat(category));
@@ -923,6 +1044,9 @@ int runGraphcDriver(int argc, char **argv) {
                          cl::init(0), cl::cat(category));
   cl::opt<bool> verbose("verbose", cl::desc("Keras: list the supported layers with an error"),
                         cl::cat(category));
+  cl::opt<std::string> cudaArch("cuda-arch", cl::desc("--target=cuda: GPU architectures, e.g. "
+                                                      "sm_90 (default) or sm_80,sm_90"),
+                                cl::cat(category));
   cl::HideUnrelatedOptions(category);
   if (!cl::ParseCommandLineOptions(argc, argv, "graphc: compile a model's training step for a "
                                                "memory budget\n",
@@ -946,9 +1070,10 @@ int runGraphcDriver(int argc, char **argv) {
   opts.noSchedule = noSchedule;
   opts.noRemat = noRemat;
   opts.maxBatch = maxBatch;
+  opts.microBatches = microBatchCount;
+  opts.noMicroBatching = noMicroBatching;
   opts.device = deviceName;
   opts.quiet = quiet;
-  opts.cudaArch = cudaArch;
   opts.weights = weights;
   opts.inputShape = inputShape;
   opts.seed = seed;
@@ -957,6 +1082,7 @@ int runGraphcDriver(int argc, char **argv) {
   opts.optimizerSet = optimizer.getNumOccurrences() > 0;
   opts.lrSet = lr.getNumOccurrences() > 0;
   opts.momentumSet = momentum.getNumOccurrences() > 0;
+  opts.cudaArch = cudaArch;
   try {
     return Driver(std::move(opts)).run();
   } catch (const Failure &f) {
