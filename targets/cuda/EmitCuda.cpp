@@ -1023,6 +1023,11 @@ private:
     if (ret->getNumOperands() < 1)
       return func.emitError("train_step must return the loss first");
     rows.push_back({"loss", rt::TensorKind::Activation, rt::TensorRole::Loss, ret->getOperand(0), -1});
+    // What the loss compared with the labels, kept live to the end of the step: the runtime
+    // copies it back with the loss and reports accuracy (as the CPU target does).
+    if (Value prediction = reportedPrediction(func))
+      rows.push_back({"prediction", rt::TensorKind::Activation, rt::TensorRole::Prediction,
+                      prediction, -1});
     return success();
   }
 
