@@ -4,6 +4,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/PatternMatch.h"
 
 using namespace mlir;
@@ -13,6 +14,28 @@ using namespace graphc::graph;
 
 #define GET_OP_CLASSES
 #include "dialects/graph/GraphOps.cpp.inc"
+
+FailureOr<std::vector<char>> graphc::graph::initialValueBytes(Attribute init) {
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(init)) {
+    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+    auto type = cast<ShapedType>(resource.getType());
+    if (!blob || !type.getElementType().isF32() ||
+        blob->getData().size() != size_t(type.getNumElements()) * sizeof(float))
+      return failure();
+    ArrayRef<char> data = blob->getData();
+    return std::vector<char>(data.begin(), data.end());
+  }
+  if (auto dense = dyn_cast<DenseFPElementsAttr>(init)) {
+    std::vector<char> bytes;
+    for (APFloat v : dense.getValues<APFloat>()) {
+      float f = v.convertToFloat();
+      const char *p = reinterpret_cast<const char *>(&f);
+      bytes.insert(bytes.end(), p, p + sizeof(float));
+    }
+    return bytes;
+  }
+  return failure();
+}
 
 int64_t graphc::graph::convOutputSize(int64_t in, int64_t window, int64_t stride,
                                       int64_t padBegin, int64_t padEnd, int64_t dilation) {

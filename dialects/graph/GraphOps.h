@@ -1,6 +1,8 @@
 // The graph dialect: declarations of the dialect and its ops (generated from GraphOps.td).
 #pragma once
 
+#include <vector>
+
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Dialect.h"
@@ -28,6 +30,10 @@ constexpr llvm::StringLiteral kTrainableAttr = "graph.trainable"; // false: a fr
 /// Output spatial size of a convolution or pooling window along one axis.
 int64_t convOutputSize(int64_t in, int64_t window, int64_t stride, int64_t padBegin,
                        int64_t padEnd, int64_t dilation);
+
+/// The little-endian f32 bytes of a parameter's initial value (graph.init: a dense_resource
+/// blob or a dense attribute), or failure when it is neither or its size is wrong.
+mlir::FailureOr<std::vector<char>> initialValueBytes(mlir::Attribute init);
 
 /// The logits behind `prediction` when a loss of `kind` can absorb the activation that made
 /// it (softmax over classes for the categorical losses, sigmoid for binary crossentropy), so

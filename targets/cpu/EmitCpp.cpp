@@ -456,7 +456,7 @@ private:
       if (kind.getValue() == "parameter") {
         int64_t initOffset = -1;
         if (Attribute init = func.getArgAttr(i, kInitAttr)) {
-          auto bytes = initBytes(init);
+          auto bytes = initialValueBytes(init);
           if (failed(bytes))
             return func.emitError() << "parameter '" << name.getValue()
                                     << "' has an initial value graphc cannot read";
@@ -472,7 +472,7 @@ private:
         // checkpointed; kind OptimizerState: not trained.
         int64_t initOffset = -1;
         if (Attribute init = func.getArgAttr(i, kInitAttr)) {
-          auto bytes = initBytes(init);
+          auto bytes = initialValueBytes(init);
           if (failed(bytes))
             return func.emitError() << "'" << name.getValue()
                                     << "' has an initial value graphc cannot read";
@@ -502,29 +502,6 @@ private:
     if (Value prediction = reportedPrediction(func))
       addTensor("prediction", "Activation", "Prediction", prediction, -1);
     return success();
-  }
-
-  /// The little-endian f32 bytes of a dense or dense_resource initial value.
-  static FailureOr<std::vector<char>> initBytes(Attribute init) {
-    if (auto resource = dyn_cast<DenseResourceElementsAttr>(init)) {
-      AsmResourceBlob *blob = resource.getRawHandle().getBlob();
-      if (!blob)
-        return failure();
-      ArrayRef<char> data = blob->getData();
-      if (data.size() != tensorBytes(resource.getType()))
-        return failure();
-      return std::vector<char>(data.begin(), data.end());
-    }
-    if (auto dense = dyn_cast<DenseFPElementsAttr>(init)) {
-      std::vector<char> bytes;
-      for (APFloat v : dense.getValues<APFloat>()) {
-        float f = v.convertToFloat();
-        const char *p = reinterpret_cast<const char *>(&f);
-        bytes.insert(bytes.end(), p, p + 4);
-      }
-      return bytes;
-    }
-    return failure();
   }
 
   func::FuncOp func;

@@ -804,6 +804,28 @@ private:
     return program;
   }
 
+  /// Runs a compiler that writes `outputTemp`, then renames it to -o; on failure reports the
+  /// first line of its log and leaves nothing behind.
+  void runToolchain(const std::string &program, const std::vector<std::string> &argv,
+                    const std::string &log, const std::string &outputTemp,
+                    const std::string &what) {
+    std::vector<llvm::StringRef> args(argv.begin(), argv.end());
+    std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(log),
+                                                  llvm::StringRef(log)};
+    std::string error;
+    int rc = llvm::sys::ExecuteAndWait(program, args, std::nullopt, redirects, 0, 0, &error);
+    if (rc != 0) {
+      llvm::sys::fs::remove(outputTemp);
+      auto text = llvm::MemoryBuffer::getFile(log);
+      std::string first = text ? (*text)->getBuffer().split('\n').first.str() : error;
+      fail(kToolchain, "compiling " + what + " with " + program + " failed: " + first);
+    }
+    if (std::error_code ec = llvm::sys::fs::rename(outputTemp, opts.output)) {
+      llvm::sys::fs::remove(outputTemp);
+      fail(kToolchain, opts.output + ": cannot write the training binary: " + ec.message());
+    }
+  }
+
   int buildBinary(func::FuncOp step, EmitOptions emit) {
     llvm::SmallString<128> dir;
     if (std::error_code ec = llvm::sys::fs::createUniqueDirectory("graphc", dir))
@@ -847,22 +869,7 @@ private:
                                      "-lm",
                                      "-o",
                                      outputTemp};
-    std::vector<llvm::StringRef> args(argv.begin(), argv.end());
-    std::string log = (dir + "/cxx.log").str();
-    std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(log),
-                                                  llvm::StringRef(log)};
-    std::string error;
-    int rc = llvm::sys::ExecuteAndWait(*cxx, args, std::nullopt, redirects, 0, 0, &error);
-    if (rc != 0) {
-      llvm::sys::fs::remove(outputTemp);
-      auto text = llvm::MemoryBuffer::getFile(log);
-      std::string first = text ? (*text)->getBuffer().split('\n').first.str() : error;
-      fail(kToolchain, "compiling the training binary with " + *cxx + " failed: " + first);
-    }
-    if (std::error_code ec = llvm::sys::fs::rename(outputTemp, opts.output)) {
-      llvm::sys::fs::remove(outputTemp);
-      fail(kToolchain, opts.output + ": cannot write the training binary: " + ec.message());
-    }
+    runToolchain(*cxx, argv, (dir + "/cxx.log").str(), outputTemp, "the training binary");
     if (!opts.quiet)
       reportStream() << "wrote " << opts.output << " (run it with --data X.npy --labels Y.npy)\n";
     return kOk;
@@ -953,22 +960,7 @@ private:
                             std::string("-lopenblas"), std::string("-lpthread"), std::string("-o"),
                             outputTemp})
       argv.push_back(arg);
-    std::vector<llvm::StringRef> args(argv.begin(), argv.end());
-    std::string log = (dir + "/nvcc.log").str();
-    std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(log),
-                                                  llvm::StringRef(log)};
-    std::string error;
-    int rc = llvm::sys::ExecuteAndWait(*nvcc, args, std::nullopt, redirects, 0, 0, &error);
-    if (rc != 0) {
-      llvm::sys::fs::remove(outputTemp);
-      auto text = llvm::MemoryBuffer::getFile(log);
-      std::string first = text ? (*text)->getBuffer().split('\n').first.str() : error;
-      fail(kToolchain, "compiling the CUDA training binary with " + *nvcc + " failed: " + first);
-    }
-    if (std::error_code ec = llvm::sys::fs::rename(outputTemp, opts.output)) {
-      llvm::sys::fs::remove(outputTemp);
-      fail(kToolchain, opts.output + ": cannot write the training binary: " + ec.message());
-    }
+    runToolchain(*nvcc, argv, (dir + "/nvcc.log").str(), outputTemp, "the CUDA training binary");
     if (!opts.quiet)
       reportStream() << "wrote " << opts.output << " (CUDA, sm_" << newest
                      << "; run it on a GPU with --data X.npy --labels Y.npy)\n";
