@@ -12,7 +12,7 @@ PACKAGES=(
   chromium
   libhdf5-dev
   coinor-libcbc-dev
-  python3-torch python3-torchvision python3-onnx python3-numpy
+  python3-torch python3-torchvision python3-onnx python3-numpy python3-h5py
 )
 
 missing=()
