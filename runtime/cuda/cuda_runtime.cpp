@@ -73,6 +73,7 @@ struct State {
   uint64_t inputBytes = 0;
   cudaGraphExec_t graph = nullptr;
   int64_t stepsRun = 0;
+  bool deterministic = false; // GRAPHC_CUDA_DETERMINISTIC=1: only deterministic cuDNN algorithms
   bool useGraph = true;
   bool verbose = false;
   size_t freeAfterHandles = 0, total = 0;
@@ -85,9 +86,11 @@ State &state() {
 }
 
 /// First algorithm of cuDNN's heuristic ranking that succeeded, needs at most `limit` bytes and
-/// uses FMA (or default) math, preferring deterministic ones; -1 if none.
-template <typename Perf> int pickAlgorithm(const Perf *perf, int count, uint64_t limit) {
-  for (int pass = 0; pass < 2; ++pass)
+/// uses FMA (or default) math, preferring deterministic ones (and accepting only those when
+/// `deterministicOnly`); -1 if none.
+template <typename Perf>
+int pickAlgorithm(const Perf *perf, int count, uint64_t limit, bool deterministicOnly) {
+  for (int pass = 0; pass < (deterministicOnly ? 1 : 2); ++pass)
     for (int i = 0; i < count; ++i) {
       const Perf &p = perf[i];
       if (p.status != CUDNN_STATUS_SUCCESS || p.memory > limit)
@@ -160,9 +163,9 @@ void chooseConv(cudnnHandle_t h, const ConvSpec &sp, ConvPlan &pl) {
                                                         CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
                                                         &returned, perf),
                  "cudnnGetConvolutionForwardAlgorithm_v7", op);
-    algo = pickAlgorithm(perf, returned, sp.workspaceLimit);
+    algo = pickAlgorithm(perf, returned, sp.workspaceLimit, state().deterministic);
     if (algo < 0)
-      algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+      algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM; // deterministic
     GRAPHC_CUDNN(cudnnGetConvolutionForwardWorkspaceSize(h, pl.x, pl.w, pl.conv, pl.y,
                                                          cudnnConvolutionFwdAlgo_t(algo), &ws),
                  "cudnnGetConvolutionForwardWorkspaceSize", op);
@@ -174,9 +177,10 @@ void chooseConv(cudnnHandle_t h, const ConvSpec &sp, ConvPlan &pl) {
                                                              CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
                                                              &returned, perf),
                  "cudnnGetConvolutionBackwardDataAlgorithm_v7", op);
-    algo = pickAlgorithm(perf, returned, sp.workspaceLimit);
-    if (algo < 0)
-      algo = CUDNN_CONVOLUTION_BWD_DATA_ALGO_0;
+    algo = pickAlgorithm(perf, returned, sp.workspaceLimit, state().deterministic);
+    if (algo < 0) // ALGO_0 accumulates with atomics; ALGO_1 is the deterministic fallback
+      algo = state().deterministic ? CUDNN_CONVOLUTION_BWD_DATA_ALGO_1
+                                   : CUDNN_CONVOLUTION_BWD_DATA_ALGO_0;
     GRAPHC_CUDNN(cudnnGetConvolutionBackwardDataWorkspaceSize(
                      h, pl.w, pl.y, pl.conv, pl.x, cudnnConvolutionBwdDataAlgo_t(algo), &ws),
                  "cudnnGetConvolutionBackwardDataWorkspaceSize", op);
@@ -188,9 +192,10 @@ void chooseConv(cudnnHandle_t h, const ConvSpec &sp, ConvPlan &pl) {
                      h, pl.x, pl.y, pl.conv, pl.w, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
                      &returned, perf),
                  "cudnnGetConvolutionBackwardFilterAlgorithm_v7", op);
-    algo = pickAlgorithm(perf, returned, sp.workspaceLimit);
+    algo = pickAlgorithm(perf, returned, sp.workspaceLimit, state().deterministic);
     if (algo < 0)
-      algo = CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0;
+      algo = state().deterministic ? CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1
+                                   : CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0;
     GRAPHC_CUDNN(cudnnGetConvolutionBackwardFilterWorkspaceSize(
                      h, pl.x, pl.y, pl.conv, pl.w, cudnnConvolutionBwdFilterAlgo_t(algo), &ws),
                  "cudnnGetConvolutionBackwardFilterWorkspaceSize", op);
@@ -231,6 +236,8 @@ void createPool(const PoolSpec &sp, PoolPlan &pl) {
 int startDevice(const Program &prog) {
   State &S = state();
   S.verbose = std::getenv("GRAPHC_CUDA_VERBOSE") != nullptr;
+  const char *deterministicEnv = std::getenv("GRAPHC_CUDA_DETERMINISTIC");
+  S.deterministic = deterministicEnv && std::strcmp(deterministicEnv, "0") != 0;
   const char *graphEnv = std::getenv("GRAPHC_CUDA_GRAPH");
   S.useGraph = !(graphEnv && std::strcmp(graphEnv, "0") == 0);
   int count = 0;
