@@ -18,6 +18,7 @@
 #include "dialects/graph/GraphOps.h"
 #include "passes/Liveness.h"
 #include "passes/MemoryPlan.h"
+#include "targets/RuntimeNames.h"
 #include "graphc/runtime/program.h"
 
 using namespace mlir;
@@ -42,20 +43,6 @@ std::string cppString(StringRef s) {
     out += c;
   }
   return out + "\"";
-}
-
-const char *lossKindName(LossKind kind) {
-  switch (kind) {
-  case LossKind::sparse_categorical_crossentropy:
-    return "graphc::rt::LossKind::SparseCategoricalCrossentropy";
-  case LossKind::categorical_crossentropy:
-    return "graphc::rt::LossKind::CategoricalCrossentropy";
-  case LossKind::binary_crossentropy:
-    return "graphc::rt::LossKind::BinaryCrossentropy";
-  case LossKind::mse:
-    return "graphc::rt::LossKind::MeanSquaredError";
-  }
-  return "";
 }
 
 class Emitter {
@@ -105,7 +92,7 @@ public:
        << "    " << func->getAttrOfType<IntegerAttr>(kArenaBytesAttr).getInt() << "ull, // arena bytes\n"
        << "    " << func->getAttrOfType<IntegerAttr>(kAlignmentAttr).getInt() << "ull, // alignment\n"
        << "    " << batch << ", // batch\n"
-       << "    " << lossKindName(lossKind) << ",\n"
+       << "    " << runtimeLossKindName(lossKind) << ",\n"
        << "    kTensors,\n    " << numTensors << ",\n";
     if (out.initBlob.empty())
       os << "    nullptr,\n    0,\n";
@@ -370,7 +357,7 @@ private:
         .Case([&](LossOp l) {
           lossKind = l.getKind();
           batch = dims(l.getPrediction())[0];
-          s << "  lossForward(" << lossKindName(l.getKind()) << ", "
+          s << "  lossForward(" << runtimeLossKindName(l.getKind()) << ", "
             << (l.getFromLogits() ? "true" : "false") << ", " << ptr(l.getPrediction())
             << ", ANY(" << plannedOffset(l.getLabels()) << "), " << ptr(l.getResult()) << ", "
             << batch << ", " << numElements(l.getPrediction()) / batch << ");\n";
@@ -378,7 +365,7 @@ private:
         })
         .Case([&](LossBackwardOp l) {
           int64_t n = dims(l.getPrediction())[0];
-          s << "  lossBackward(" << lossKindName(l.getKind()) << ", "
+          s << "  lossBackward(" << runtimeLossKindName(l.getKind()) << ", "
             << (l.getFromLogits() ? "true" : "false") << ", " << ptr(l.getPrediction())
             << ", ANY(" << plannedOffset(l.getLabels()) << "), " << ptr(l.getResult()) << ", "
             << n << ", " << numElements(l.getPrediction()) / n << ");\n";

@@ -109,20 +109,6 @@ double intendedDouble(float f) {
 }
 float attrFloat(APFloat v) { return v.convertToFloat(); }
 
-const char *lossKindName(LossKind kind) {
-  switch (kind) {
-  case LossKind::sparse_categorical_crossentropy:
-    return "graphc::rt::LossKind::SparseCategoricalCrossentropy";
-  case LossKind::categorical_crossentropy:
-    return "graphc::rt::LossKind::CategoricalCrossentropy";
-  case LossKind::binary_crossentropy:
-    return "graphc::rt::LossKind::BinaryCrossentropy";
-  case LossKind::mse:
-    return "graphc::rt::LossKind::MeanSquaredError";
-  }
-  return "";
-}
-
 /// One operand of an elementwise node: the whole tensor at element i, a per-channel vector at
 /// (i / inner) % channels (a bias), or a scalar.
 struct EwIn {

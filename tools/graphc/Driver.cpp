@@ -826,24 +826,36 @@ private:
     }
   }
 
-  int buildBinary(func::FuncOp step, EmitOptions emit) {
-    llvm::SmallString<128> dir;
-    if (std::error_code ec = llvm::sys::fs::createUniqueDirectory("graphc", dir))
+  /// Emits the step into a fresh temporary directory (removed with `temps`): the source file
+  /// `sourceName` and the weight blob it embeds.
+  void stageProgram(func::FuncOp step, EmitOptions &emit, llvm::StringRef prefix,
+                    llvm::StringRef sourceName, TempFiles &temps, std::string &dir,
+                    std::string &source) {
+    llvm::SmallString<128> path;
+    if (std::error_code ec = llvm::sys::fs::createUniqueDirectory(prefix, path))
       fail(kToolchain, "cannot create a temporary directory: " + ec.message());
-    TempFiles temps;
-    temps.paths.push_back(dir.str().str());
-    std::string source = (dir + "/step.cpp").str(), blob = (dir + "/weights.bin").str();
-    emit.initBlobPath = blob;
+    dir = path.str().str();
+    temps.paths.push_back(dir);
+    source = dir + "/" + sourceName.str();
+    emit.initBlobPath = dir + "/weights.bin";
     EmittedProgram program = emitProgram(step, emit);
+    std::error_code ec;
     {
-      std::error_code ec;
       llvm::raw_fd_ostream s(source, ec);
       s << program.source;
-      llvm::raw_fd_ostream w(blob, ec, llvm::sys::fs::OF_None);
-      w.write(program.initBlob.data(), program.initBlob.size());
-      if (ec)
-        fail(kToolchain, "cannot write temporary files in " + dir + ": " + ec.message());
     }
+    if (!ec) {
+      llvm::raw_fd_ostream w(emit.initBlobPath, ec, llvm::sys::fs::OF_None);
+      w.write(program.initBlob.data(), program.initBlob.size());
+    }
+    if (ec)
+      fail(kToolchain, "cannot write temporary files in " + dir + ": " + ec.message());
+  }
+
+  int buildBinary(func::FuncOp step, EmitOptions emit) {
+    TempFiles temps;
+    std::string dir, source;
+    stageProgram(step, emit, "graphc", "step.cpp", temps, dir, source);
 
     const char *cxxEnv = std::getenv("GRAPHC_CXX");
     auto cxx = llvm::sys::findProgramByName(cxxEnv ? cxxEnv : "c++");
@@ -869,7 +881,7 @@ private:
                                      "-lm",
                                      "-o",
                                      outputTemp};
-    runToolchain(*cxx, argv, (dir + "/cxx.log").str(), outputTemp, "the training binary");
+    runToolchain(*cxx, argv, dir + "/cxx.log", outputTemp, "the training binary");
     if (!opts.quiet)
       reportStream() << "wrote " << opts.output << " (run it with --data X.npy --labels Y.npy)\n";
     return kOk;
@@ -930,23 +942,9 @@ private:
                            " is missing: graphc was built without the CUDA toolkit (or cuDNN); "
                            "rebuild graphc where both are installed");
 
-    llvm::SmallString<128> dir;
-    if (std::error_code ec = llvm::sys::fs::createUniqueDirectory("graphc-cuda", dir))
-      fail(kToolchain, "cannot create a temporary directory: " + ec.message());
     TempFiles temps;
-    temps.paths.push_back(dir.str().str());
-    std::string source = (dir + "/step.cu").str(), blob = (dir + "/weights.bin").str();
-    emit.initBlobPath = blob;
-    EmittedProgram program = emitProgram(step, emit);
-    {
-      std::error_code ec;
-      llvm::raw_fd_ostream s(source, ec);
-      s << program.source;
-      llvm::raw_fd_ostream w(blob, ec, llvm::sys::fs::OF_None);
-      w.write(program.initBlob.data(), program.initBlob.size());
-      if (ec)
-        fail(kToolchain, "cannot write temporary files in " + dir + ": " + ec.message());
-    }
+    std::string dir, source;
+    stageProgram(step, emit, "graphc-cuda", "step.cu", temps, dir, source);
     std::string outputTemp = opts.output + ".tmp-link";
     std::vector<std::string> argv = {*nvcc, "-O2", "-std=c++17"};
     for (int arch : cudaArchs)
@@ -960,7 +958,7 @@ private:
                             std::string("-lopenblas"), std::string("-lpthread"), std::string("-o"),
                             outputTemp})
       argv.push_back(arg);
-    runToolchain(*nvcc, argv, (dir + "/nvcc.log").str(), outputTemp, "the CUDA training binary");
+    runToolchain(*nvcc, argv, dir + "/nvcc.log", outputTemp, "the CUDA training binary");
     if (!opts.quiet)
       reportStream() << "wrote " << opts.output << " (CUDA, sm_" << newest
                      << "; run it on a GPU with --data X.npy --labels Y.npy)\n";
