@@ -146,6 +146,18 @@ FailureOr<SmallVector<int64_t>> pool2dOutputShape(Operation *op, ArrayRef<int64_
   return SmallVector<int64_t>{input[0], input[1], oh, ow};
 }
 
+/// The checks every pooling op shares (static shapes, window attributes), then the pooled
+/// shape of `input`.
+FailureOr<SmallVector<int64_t>> verifiedPoolShape(Operation *op, Value input,
+                                                  ArrayRef<int64_t> kernel,
+                                                  ArrayRef<int64_t> strides,
+                                                  ArrayRef<int64_t> padding) {
+  SmallVector<int64_t> ones = {1, 1};
+  if (failed(requireStatic(op)) || failed(verifyWindowAttrs(op, strides, padding, ones)))
+    return failure();
+  return pool2dOutputShape(op, tensorType(input).getShape(), kernel, strides, padding);
+}
+
 LogicalResult expectShape(Operation *op, StringRef what, Type actual,
                           ArrayRef<int64_t> expected) {
   auto ranked = cast<RankedTensorType>(actual);
@@ -243,48 +255,28 @@ LogicalResult Conv2dBackwardFilterOp::verify() {
 }
 
 LogicalResult MaxPool2dOp::verify() {
-  SmallVector<int64_t> ones = {1, 1};
-  if (failed(requireStatic(*this)) ||
-      failed(verifyWindowAttrs(*this, getStrides(), getPadding(), ones)))
-    return failure();
-  auto shape = pool2dOutputShape(*this, tensorType(getInput()).getShape(), getKernel(),
-                                 getStrides(), getPadding());
+  auto shape = verifiedPoolShape(*this, getInput(), getKernel(), getStrides(), getPadding());
   if (failed(shape))
     return failure();
   return expectShape(*this, "result", getType(), *shape);
 }
 
 LogicalResult MaxPool2dBackwardOp::verify() {
-  SmallVector<int64_t> ones = {1, 1};
-  if (failed(requireStatic(*this)) ||
-      failed(verifyWindowAttrs(*this, getStrides(), getPadding(), ones)))
-    return failure();
-  auto shape = pool2dOutputShape(*this, tensorType(getInput()).getShape(), getKernel(),
-                                 getStrides(), getPadding());
+  auto shape = verifiedPoolShape(*this, getInput(), getKernel(), getStrides(), getPadding());
   if (failed(shape) || failed(expectShape(*this, "grad", getGrad().getType(), *shape)))
     return failure();
   return expectShape(*this, "result", getType(), tensorType(getInput()).getShape());
 }
 
 LogicalResult AvgPool2dOp::verify() {
-  SmallVector<int64_t> ones = {1, 1};
-  if (failed(requireStatic(*this)) ||
-      failed(verifyWindowAttrs(*this, getStrides(), getPadding(), ones)))
-    return failure();
-  auto shape = pool2dOutputShape(*this, tensorType(getInput()).getShape(), getKernel(),
-                                 getStrides(), getPadding());
+  auto shape = verifiedPoolShape(*this, getInput(), getKernel(), getStrides(), getPadding());
   if (failed(shape))
     return failure();
   return expectShape(*this, "result", getType(), *shape);
 }
 
 LogicalResult AvgPool2dBackwardOp::verify() {
-  SmallVector<int64_t> ones = {1, 1};
-  if (failed(requireStatic(*this)) ||
-      failed(verifyWindowAttrs(*this, getStrides(), getPadding(), ones)))
-    return failure();
-  auto shape = pool2dOutputShape(*this, tensorType(getResult()).getShape(), getKernel(),
-                                 getStrides(), getPadding());
+  auto shape = verifiedPoolShape(*this, getResult(), getKernel(), getStrides(), getPadding());
   if (failed(shape))
     return failure();
   return expectShape(*this, "grad", getGrad().getType(), *shape);

@@ -18,7 +18,7 @@
 #include "dialects/graph/GraphOps.h"
 #include "passes/Liveness.h"
 #include "passes/MemoryPlan.h"
-#include "targets/RuntimeNames.h"
+#include "targets/EmitSupport.h"
 #include "graphc/runtime/program.h"
 
 using namespace mlir;
@@ -27,23 +27,6 @@ using namespace graphc::graph;
 
 namespace {
 
-std::vector<int64_t> dims(Value v) {
-  auto s = cast<RankedTensorType>(v.getType()).getShape();
-  return {s.begin(), s.end()};
-}
-int64_t numElements(Value v) { return cast<RankedTensorType>(v.getType()).getNumElements(); }
-
-std::string cppString(StringRef s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\')
-      out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20)
-      continue;
-    out += c;
-  }
-  return out + "\"";
-}
 
 class Emitter {
 public:
@@ -117,7 +100,7 @@ private:
   std::string convShape(Value x, Value w, Value y, ArrayRef<int64_t> strides,
                         ArrayRef<int64_t> padding, ArrayRef<int64_t> dilations,
                         int64_t groups) {
-    auto xs = dims(x), ws = dims(w), ys = dims(y);
+    auto xs = tensorDims(x), ws = tensorDims(w), ys = tensorDims(y);
     return "Conv2dShape{" + list({xs[0], xs[1], xs[2], xs[3], ws[0], ws[2], ws[3], ys[2], ys[3],
                                   strides[0], strides[1], padding[0], padding[1], dilations[0],
                                   dilations[1], groups}) +
@@ -125,7 +108,7 @@ private:
   }
   std::string poolShape(Value x, Value y, ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
                         ArrayRef<int64_t> padding) {
-    auto xs = dims(x), ys = dims(y);
+    auto xs = tensorDims(x), ys = tensorDims(y);
     return "Pool2dShape{" + list({xs[0], xs[1], xs[2], xs[3], ys[2], ys[3], kernel[0], kernel[1],
                                   strides[0], strides[1], padding[0], padding[1]}) +
            "}";
@@ -135,14 +118,14 @@ private:
            ")";
   }
   static int64_t outerOf(Value v, int64_t axis) {
-    auto d = dims(v);
+    auto d = tensorDims(v);
     int64_t outer = 1;
     for (int64_t i = 0; i < axis; ++i)
       outer *= d[i];
     return outer;
   }
   static int64_t innerOf(Value v, int64_t axis) {
-    auto d = dims(v);
+    auto d = tensorDims(v);
     int64_t inner = 1;
     for (size_t i = axis + 1; i < d.size(); ++i)
       inner *= d[i];
@@ -150,7 +133,7 @@ private:
   }
   /// outer, dim, inner of a tensor viewed around `axis`.
   std::string around(Value v, int64_t axis) {
-    auto d = dims(v);
+    auto d = tensorDims(v);
     int64_t outer = 1, inner = 1;
     for (int64_t i = 0; i < axis; ++i)
       outer *= d[i];
@@ -165,8 +148,8 @@ private:
         return op->emitError("result has no planned offset");
     return llvm::TypeSwitch<Operation *, LogicalResult>(op)
         .Case([&](DenseOp d) {
-          auto xs = dims(d.getInput());
-          int64_t out = dims(d.getResult())[1];
+          auto xs = tensorDims(d.getInput());
+          int64_t out = tensorDims(d.getResult())[1];
           s << "  dense(" << ptr(d.getInput()) << ", " << ptr(d.getWeight()) << ", "
             << optPtr(d.getBias()) << ", " << ptr(d.getResult()) << ", " << xs[0] << ", "
             << xs[1] << ", " << out << ", " << (d.getTransposeWeight() ? "true" : "false")
@@ -174,7 +157,7 @@ private:
           return success();
         })
         .Case([&](MatmulOp m) {
-          auto ys = dims(m.getResult()), as = dims(m.getLhs());
+          auto ys = tensorDims(m.getResult()), as = tensorDims(m.getLhs());
           int64_t k = m.getTransposeLhs() ? as[0] : as[1];
           s << "  matmul(" << ptr(m.getLhs()) << ", " << ptr(m.getRhs()) << ", "
             << ptr(m.getResult()) << ", " << ys[0] << ", " << ys[1] << ", " << k << ", "
@@ -241,32 +224,32 @@ private:
           return success();
         })
         .Case([&](BatchNormOp bn) {
-          auto xs = dims(bn.getInput());
+          auto xs = tensorDims(bn.getInput());
           s << "  batchNorm(" << ptr(bn.getInput()) << ", " << ptr(bn.getScale()) << ", "
             << ptr(bn.getBias()) << ", " << ptr(bn.getRunningMean()) << ", "
             << ptr(bn.getRunningVar()) << ", " << ptr(bn.getResult()) << ", "
             << ptr(bn.getNewRunningMean()) << ", " << ptr(bn.getNewRunningVar()) << ", "
             << ptr(bn.getSavedMean()) << ", " << ptr(bn.getSavedInvstd()) << ", " << xs[0]
-            << ", " << xs[1] << ", " << numElements(bn.getInput()) / (xs[0] * xs[1]) << ", "
+            << ", " << xs[1] << ", " << tensorElements(bn.getInput()) / (xs[0] * xs[1]) << ", "
             << floatLiteral(bn.getEpsilon()) << ", " << floatLiteral(bn.getMomentum()) << ", "
             << (bn.getTraining() ? "true" : "false") << ");\n";
           return success();
         })
         .Case([&](BatchNormBackwardOp bn) {
-          auto xs = dims(bn.getInput());
+          auto xs = tensorDims(bn.getInput());
           s << "  batchNormBackward(" << ptr(bn.getGrad()) << ", " << ptr(bn.getInput()) << ", "
             << ptr(bn.getScale()) << ", " << ptr(bn.getSavedMean()) << ", "
             << ptr(bn.getSavedInvstd()) << ", " << ptr(bn.getGradInput()) << ", "
             << ptr(bn.getGradScale()) << ", " << ptr(bn.getGradBias()) << ", " << xs[0] << ", "
-            << xs[1] << ", " << numElements(bn.getInput()) / (xs[0] * xs[1]) << ", "
+            << xs[1] << ", " << tensorElements(bn.getInput()) / (xs[0] * xs[1]) << ", "
             << (bn.getTraining() ? "true" : "false") << ");\n";
           return success();
         })
         .Case([&](ConcatOp c) {
           int64_t axis = c.getAxis(), offset = 0;
-          auto ys = dims(c.getResult());
+          auto ys = tensorDims(c.getResult());
           for (Value in : c.getInputs()) {
-            int64_t part = dims(in)[axis];
+            int64_t part = tensorDims(in)[axis];
             s << "  concatInto(" << ptr(in) << ", " << ptr(c.getResult()) << ", "
               << list({outerOf(c.getResult(), axis), part, ys[axis], offset,
                        innerOf(c.getResult(), axis)})
@@ -278,35 +261,35 @@ private:
         .Case([&](SliceOp sl) {
           int64_t axis = sl.getAxis();
           s << "  sliceFrom(" << ptr(sl.getInput()) << ", " << ptr(sl.getResult()) << ", "
-            << list({outerOf(sl.getInput(), axis), dims(sl.getInput())[axis],
-                     static_cast<int64_t>(sl.getOffset()), dims(sl.getResult())[axis],
+            << list({outerOf(sl.getInput(), axis), tensorDims(sl.getInput())[axis],
+                     static_cast<int64_t>(sl.getOffset()), tensorDims(sl.getResult())[axis],
                      innerOf(sl.getInput(), axis)})
             << ");\n";
           return success();
         })
         .Case([&](DropoutOp d) {
           s << "  dropout(" << ptr(d.getInput()) << ", " << ptr(d.getResult()) << ", "
-            << numElements(d.getInput()) << ", " << floatLiteral(d.getRatio())
+            << tensorElements(d.getInput()) << ", " << floatLiteral(d.getRatio())
             << ", graphc_program.seed, " << d.getOpId() << "ull, *" << ptr(d.getStep())
             << ");\n";
           return success();
         })
         .Case([&](DropoutBackwardOp d) {
           s << "  dropoutBackward(" << ptr(d.getGrad()) << ", " << ptr(d.getResult()) << ", "
-            << numElements(d.getGrad()) << ", " << floatLiteral(d.getRatio())
+            << tensorElements(d.getGrad()) << ", " << floatLiteral(d.getRatio())
             << ", graphc_program.seed, " << d.getOpId() << "ull, *" << ptr(d.getStep())
             << ");\n";
           return success();
         })
         .Case([&](ClipOp c) {
           s << "  clip(" << ptr(c.getInput()) << ", " << ptr(c.getResult()) << ", "
-            << numElements(c.getInput()) << ", " << floatLiteral(c.getMin()) << ", "
+            << tensorElements(c.getInput()) << ", " << floatLiteral(c.getMin()) << ", "
             << floatLiteral(c.getMax()) << ");\n";
           return success();
         })
         .Case([&](ClipBackwardOp c) {
           s << "  clipBackward(" << ptr(c.getGrad()) << ", " << ptr(c.getOutput()) << ", "
-            << ptr(c.getResult()) << ", " << numElements(c.getGrad()) << ", "
+            << ptr(c.getResult()) << ", " << tensorElements(c.getGrad()) << ", "
             << floatLiteral(c.getMin()) << ", " << floatLiteral(c.getMax()) << ");\n";
           return success();
         })
@@ -318,7 +301,7 @@ private:
         })
         .Case([&](ScaleOp a) {
           s << "  scale(" << ptr(a.getInput()) << ", " << ptr(a.getResult()) << ", "
-            << numElements(a.getResult()) << ", " << floatLiteral(a.getFactor()) << ");\n";
+            << tensorElements(a.getResult()) << ", " << floatLiteral(a.getFactor()) << ");\n";
           return success();
         })
         .Case([&](BatchSliceOp a) {
@@ -329,7 +312,7 @@ private:
         })
         .Case([&](AddOp a) {
           s << "  add(" << ptr(a.getLhs()) << ", " << ptr(a.getRhs()) << ", " << ptr(a.getResult())
-            << ", " << numElements(a.getResult()) << ");\n";
+            << ", " << tensorElements(a.getResult()) << ");\n";
           return success();
         })
         .Case([&](ReluOp u) { return unary(s, "relu", u.getInput(), u.getResult()); })
@@ -356,35 +339,35 @@ private:
         })
         .Case([&](LossOp l) {
           lossKind = l.getKind();
-          batch = dims(l.getPrediction())[0];
+          batch = tensorDims(l.getPrediction())[0];
           s << "  lossForward(" << runtimeLossKindName(l.getKind()) << ", "
             << (l.getFromLogits() ? "true" : "false") << ", " << ptr(l.getPrediction())
             << ", ANY(" << plannedOffset(l.getLabels()) << "), " << ptr(l.getResult()) << ", "
-            << batch << ", " << numElements(l.getPrediction()) / batch << ");\n";
+            << batch << ", " << tensorElements(l.getPrediction()) / batch << ");\n";
           return success();
         })
         .Case([&](LossBackwardOp l) {
-          int64_t n = dims(l.getPrediction())[0];
+          int64_t n = tensorDims(l.getPrediction())[0];
           s << "  lossBackward(" << runtimeLossKindName(l.getKind()) << ", "
             << (l.getFromLogits() ? "true" : "false") << ", " << ptr(l.getPrediction())
             << ", ANY(" << plannedOffset(l.getLabels()) << "), " << ptr(l.getResult()) << ", "
-            << n << ", " << numElements(l.getPrediction()) / n << ");\n";
+            << n << ", " << tensorElements(l.getPrediction()) / n << ");\n";
           return success();
         })
         .Case([&](SgdUpdateOp u) {
           s << "  sgdUpdate(" << ptr(u.getParam()) << ", " << ptr(u.getGrad()) << ", "
-            << numElements(u.getParam()) << ", " << floatLiteral(u.getLr()) << ");\n";
+            << tensorElements(u.getParam()) << ", " << floatLiteral(u.getLr()) << ");\n";
           return success();
         })
         .Case([&](MomentumUpdateOp u) {
           s << "  momentumUpdate(" << ptr(u.getParam()) << ", " << ptr(u.getGrad()) << ", "
-            << ptr(u.getVelocity()) << ", " << numElements(u.getParam()) << ", "
+            << ptr(u.getVelocity()) << ", " << tensorElements(u.getParam()) << ", "
             << floatLiteral(u.getLr()) << ", " << floatLiteral(u.getMomentum()) << ");\n";
           return success();
         })
         .Case([&](AdamUpdateOp u) {
           s << "  adamUpdate(" << ptr(u.getParam()) << ", " << ptr(u.getGrad()) << ", "
-            << ptr(u.getM()) << ", " << ptr(u.getV()) << ", " << numElements(u.getParam())
+            << ptr(u.getM()) << ", " << ptr(u.getV()) << ", " << tensorElements(u.getParam())
             << ", " << floatLiteral(u.getLr()) << ", " << floatLiteral(u.getBeta1()) << ", "
             << floatLiteral(u.getBeta2()) << ", " << floatLiteral(u.getEpsilon()) << ", *"
             << ptr(u.getStep()) << ");\n";
@@ -410,12 +393,12 @@ private:
   }
 
   LogicalResult unary(llvm::raw_ostream &s, StringRef fn, Value x, Value y) {
-    s << "  " << fn << "(" << ptr(x) << ", " << ptr(y) << ", " << numElements(x) << ");\n";
+    s << "  " << fn << "(" << ptr(x) << ", " << ptr(y) << ", " << tensorElements(x) << ");\n";
     return success();
   }
   LogicalResult binary(llvm::raw_ostream &s, StringRef fn, Value dy, Value y, Value dx) {
     s << "  " << fn << "(" << ptr(dy) << ", " << ptr(y) << ", " << ptr(dx) << ", "
-      << numElements(dy) << ");\n";
+      << tensorElements(dy) << ");\n";
     return success();
   }
 

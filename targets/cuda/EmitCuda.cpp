@@ -39,6 +39,7 @@
 #include "graphc/runtime/program_generated.h"
 #include "passes/Liveness.h"
 #include "passes/MemoryPlan.h"
+#include "targets/EmitSupport.h"
 
 using namespace mlir;
 using namespace graphc;
@@ -50,25 +51,8 @@ constexpr uint32_t kDescriptorVersion = 1; // runtime/cuda descriptor.h kProgram
 constexpr int64_t kThreads = 256;
 constexpr int64_t kMaxBlocks = 4096;
 
-std::vector<int64_t> dims(Value v) {
-  auto s = cast<RankedTensorType>(v.getType()).getShape();
-  return {s.begin(), s.end()};
-}
-int64_t numElements(Value v) { return cast<RankedTensorType>(v.getType()).getNumElements(); }
 int64_t blocksFor(int64_t work) {
   return std::max<int64_t>(1, std::min(kMaxBlocks, (work + kThreads - 1) / kThreads));
-}
-
-std::string cppString(StringRef s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\')
-      out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20)
-      continue;
-    out += c;
-  }
-  return out + "\"";
 }
 
 std::string list(ArrayRef<int64_t> values) {
@@ -224,7 +208,7 @@ private:
     EwNode n;
     n.op = op;
     n.label = label(op);
-    n.n = numElements(y);
+    n.n = tensorElements(y);
     n.ins.push_back({x});
     n.outs.push_back(y);
     n.code = [f](ArrayRef<std::string> in, ArrayRef<std::string> o, const std::string &) {
@@ -237,7 +221,7 @@ private:
     EwNode n;
     n.op = op;
     n.label = label(op);
-    n.n = numElements(y);
+    n.n = tensorElements(y);
     n.ins.push_back({a});
     n.ins.push_back({b});
     n.outs.push_back(y);
@@ -251,7 +235,7 @@ private:
     EwNode n;
     n.op = op;
     n.label = label(op) + " bias";
-    n.n = numElements(y);
+    n.n = tensorElements(y);
     EwIn acc{y};
     acc.raw = true;
     EwIn b{bias, EwIn::Channel, channels, inner};
@@ -269,8 +253,8 @@ private:
   LogicalResult emitOp(Operation *op) {
     return llvm::TypeSwitch<Operation *, LogicalResult>(op)
         .Case([&](DenseOp d) {
-          auto xs = dims(d.getInput());
-          int64_t out = dims(d.getResult())[1];
+          auto xs = tensorDims(d.getInput());
+          int64_t out = tensorDims(d.getResult())[1];
           addCode(gemm(op, d.getInput(), d.getWeight(), d.getResult(), xs[0], out, xs[1], false,
                        d.getTransposeWeight(),
                        "  graphc::rt::dense(" + ptr(d.getInput()) + ", " + ptr(d.getWeight()) +
@@ -281,7 +265,7 @@ private:
           return success();
         })
         .Case([&](MatmulOp m) {
-          auto ys = dims(m.getResult()), as = dims(m.getLhs());
+          auto ys = tensorDims(m.getResult()), as = tensorDims(m.getLhs());
           int64_t k = m.getTransposeLhs() ? as[0] : as[1];
           addCode(gemm(op, m.getLhs(), m.getRhs(), m.getResult(), ys[0], ys[1], k,
                        m.getTransposeLhs(), m.getTransposeRhs(),
@@ -298,7 +282,7 @@ private:
                           static_cast<int64_t>(c.getGroups()))))
             return failure();
           if (c.getBias()) {
-            auto ys = dims(c.getResult());
+            auto ys = tensorDims(c.getResult());
             addEw(biasNode(op, c.getResult(), c.getBias(), ys[1], ys[2] * ys[3]));
           }
           return success();
@@ -376,7 +360,7 @@ private:
           EwNode n;
           n.op = op;
           n.label = label(op);
-          n.n = numElements(u.getParam());
+          n.n = tensorElements(u.getParam());
           n.ins = {{u.getParam()}, {u.getGrad()}, {u.getVelocity()}};
           n.outs = {op->getResult(0), op->getResult(1)};
           std::string alpha = floatLiteral(-attrFloat(u.getLr()));
@@ -395,7 +379,7 @@ private:
           EwNode n;
           n.op = op;
           n.label = label(op);
-          n.n = numElements(u.getParam());
+          n.n = tensorElements(u.getParam());
           n.ins = {{u.getParam()}, {u.getGrad()}, {u.getM()}, {u.getV()}};
           n.outs = {op->getResult(0), op->getResult(1), op->getResult(2)};
           const float lr = attrFloat(u.getLr()), b1 = attrFloat(u.getBeta1()),
@@ -456,7 +440,7 @@ private:
   LogicalResult conv(Operation *op, int direction, Value x, Value w, Value y,
                      ArrayRef<int64_t> strides, ArrayRef<int64_t> padding,
                      ArrayRef<int64_t> dilations, int64_t groups) {
-    auto xs = dims(x), ws = dims(w), ys = dims(y);
+    auto xs = tensorDims(x), ws = tensorDims(w), ys = tensorDims(y);
     // cuDNN pads symmetrically; the plan's output size must be what top/left padding gives.
     auto outDim = [](int64_t in, int64_t pad, int64_t dil, int64_t kernel, int64_t stride) {
       return (in + 2 * pad - (dil * (kernel - 1) + 1)) / stride + 1;
@@ -514,7 +498,7 @@ private:
 
   std::string poolShape(Value x, Value y, ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
                         ArrayRef<int64_t> padding) {
-    auto xs = dims(x), ys = dims(y);
+    auto xs = tensorDims(x), ys = tensorDims(y);
     return "graphc::rt::Pool2dShape{" +
            list({xs[0], xs[1], xs[2], xs[3], ys[2], ys[3], kernel[0], kernel[1], strides[0],
                  strides[1], padding[0], padding[1]}) +
@@ -523,7 +507,7 @@ private:
 
   LogicalResult maxPool(MaxPool2dOp p) {
     Operation *op = p;
-    auto xs = dims(p.getInput()), ys = dims(p.getResult());
+    auto xs = tensorDims(p.getInput()), ys = tensorDims(p.getResult());
     auto kernel = p.getKernel(), strides = p.getStrides(), padding = p.getPadding();
     bool symmetric = (xs[2] + 2 * padding[0] - kernel[0]) / strides[0] + 1 == ys[2] &&
                      (xs[3] + 2 * padding[1] - kernel[1]) / strides[1] + 1 == ys[3] &&
@@ -548,7 +532,7 @@ private:
     }
     // Ceil-mode or bottom/right-padded windows: a generated kernel, one thread per output.
     std::string k = kernelName("max_pool");
-    int64_t total = numElements(p.getResult());
+    int64_t total = tensorElements(p.getResult());
     kernels += "// " + label(op) + ": max pooling (windows cuDNN cannot express)\n__global__ void " +
                k + "(unsigned char *arena) {\n" + gridLoop("o", std::to_string(total)) +
                "    const int64_t ox = o % " + std::to_string(ys[3]) + ", oy = (o / " +
@@ -570,10 +554,10 @@ private:
   /// alive for the backward op.
   LogicalResult maxPoolBackward(MaxPool2dBackwardOp p) {
     Operation *op = p;
-    auto xs = dims(p.getInput()), gs = dims(p.getGrad());
+    auto xs = tensorDims(p.getInput()), gs = tensorDims(p.getGrad());
     auto kernel = p.getKernel(), strides = p.getStrides(), padding = p.getPadding();
     std::string k = kernelName("max_pool_backward");
-    int64_t total = numElements(p.getInput());
+    int64_t total = tensorElements(p.getInput());
     auto S = [](int64_t v) { return std::to_string(v); };
     kernels += "// " + label(op) + ": max-pool backward\n__global__ void " + k +
                "(unsigned char *arena) {\n" + gridLoop("e", S(total)) + "    const int64_t ix = e % " +
@@ -603,7 +587,7 @@ private:
 
   LogicalResult biasGrad(BiasGradOp g) {
     Operation *op = g;
-    auto d = dims(g.getGrad());
+    auto d = tensorDims(g.getGrad());
     int64_t axis = g.getAxis(), outer = 1, inner = 1;
     for (int64_t i = 0; i < axis; ++i)
       outer *= d[i];
@@ -627,7 +611,7 @@ private:
   /// Softmax (y unset) or its backward over the middle axis of [outer, dim, inner]: one thread per
   /// (outer, inner) row.
   LogicalResult softmax(Operation *op, Value x, Value y, Value out, int64_t axis) {
-    auto d = dims(x);
+    auto d = tensorDims(x);
     int64_t outer = 1, inner = 1;
     for (int64_t i = 0; i < axis; ++i)
       outer *= d[i];
@@ -673,8 +657,8 @@ private:
   LogicalResult lossForward(LossOp l) {
     Operation *op = l;
     lossKind = l.getKind();
-    batch = dims(l.getPrediction())[0];
-    int64_t classes = numElements(l.getPrediction()) / batch;
+    batch = tensorDims(l.getPrediction())[0];
+    int64_t classes = tensorElements(l.getPrediction()) / batch;
     bool logits = l.getFromLogits();
     auto S = [](int64_t v) { return std::to_string(v); };
     std::string k = kernelName("loss");
@@ -731,8 +715,8 @@ private:
   /// d(mean loss)/d(pred): one thread per sample row (runtime/kernels.cpp lossBackward).
   LogicalResult lossBackward(LossBackwardOp l) {
     Operation *op = l;
-    int64_t n = dims(l.getPrediction())[0];
-    int64_t classes = numElements(l.getPrediction()) / n;
+    int64_t n = tensorDims(l.getPrediction())[0];
+    int64_t classes = tensorElements(l.getPrediction()) / n;
     bool logits = l.getFromLogits();
     auto S = [](int64_t v) { return std::to_string(v); };
     const std::string C = S(classes);

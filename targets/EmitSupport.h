@@ -1,0 +1,49 @@
+// Small helpers shared by the CPU and CUDA emitters: shapes of values and spellings of
+// strings and runtime enums in generated source.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "dialects/graph/GraphOps.h"
+
+namespace graphc {
+
+inline std::vector<int64_t> tensorDims(mlir::Value v) {
+  auto s = mlir::cast<mlir::RankedTensorType>(v.getType()).getShape();
+  return {s.begin(), s.end()};
+}
+
+inline int64_t tensorElements(mlir::Value v) {
+  return mlir::cast<mlir::RankedTensorType>(v.getType()).getNumElements();
+}
+
+/// `s` as a C++ string literal (control characters dropped).
+inline std::string cppString(llvm::StringRef s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20)
+      continue;
+    out += c;
+  }
+  return out + "\"";
+}
+
+/// The graphc::rt::LossKind enumerator for a graph-dialect loss kind, as C++ source.
+inline const char *runtimeLossKindName(graph::LossKind kind) {
+  switch (kind) {
+  case graph::LossKind::sparse_categorical_crossentropy:
+    return "graphc::rt::LossKind::SparseCategoricalCrossentropy";
+  case graph::LossKind::categorical_crossentropy:
+    return "graphc::rt::LossKind::CategoricalCrossentropy";
+  case graph::LossKind::binary_crossentropy:
+    return "graphc::rt::LossKind::BinaryCrossentropy";
+  case graph::LossKind::mse:
+    return "graphc::rt::LossKind::MeanSquaredError";
+  }
+  return "";
+}
+
+} // namespace graphc
