@@ -452,6 +452,16 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
                             op);
                   return success();
                 })
+                .Case([&](CastOp castOp) {
+                  // The gradient of a cast is the output gradient in the input's type: a
+                  // parameter cast to 16 bit gets an f32 gradient for its f32 update.
+                  if (wants(castOp.getInput()))
+                    setGrad(castOp.getInput(),
+                            b.create<CastOp>(gradLoc(op, "grad_input"),
+                                             castOp.getInput().getType(), dy),
+                            op);
+                  return success();
+                })
                 .Case([&](AddOp add) {
                   for (Value operand : add->getOperands())
                     if (wants(operand))

@@ -47,6 +47,11 @@ OpCost graphc::estimateOpCost(Operation *op) {
   for (Value v : op->getResults())
     cost.bytes += bytesOf(v);
   auto shape = [](Value v) { return cast<RankedTensorType>(v.getType()).getShape(); };
+  // Tensor cores run an op whose tensors are all 16-bit (casts aside: they only move bytes).
+  cost.halfPrecision = !isa<CastOp>(op) && op->getNumResults() > 0 &&
+                       llvm::all_of(op->getResultTypes(), [](Type t) {
+                         return cast<RankedTensorType>(t).getElementTypeBitWidth() == 16;
+                       });
   cost.flops = llvm::TypeSwitch<Operation *, double>(op)
                    .Case([&](DenseOp d) {
                      auto x = shape(d.getInput());
@@ -92,5 +97,7 @@ OpCost graphc::estimateOpCost(Operation *op) {
 }
 
 double graphc::predictSeconds(const OpCost &cost, const DeviceProfile &device) {
-  return std::max(cost.flops / device.fp32FlopsPerSecond, cost.bytes / device.bytesPerSecond);
+  double flopsPerSecond =
+      cost.halfPrecision ? device.bf16FlopsPerSecond : device.fp32FlopsPerSecond;
+  return std::max(cost.flops / flopsPerSecond, cost.bytes / device.bytesPerSecond);
 }

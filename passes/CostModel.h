@@ -16,7 +16,8 @@ namespace graphc {
 
 struct OpCost {
   double flops = 0;
-  double bytes = 0; // bytes read and written
+  double bytes = 0;          // bytes read and written
+  bool halfPrecision = false; // a 16-bit op: its FLOPs run at the device's bf16/fp16 rate
 };
 
 struct DeviceProfile {

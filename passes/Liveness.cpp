@@ -4,6 +4,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/MathExtras.h"
 
 #include "dialects/graph/GraphOps.h"
 #include "graphc/runtime/workspace.h"
@@ -36,6 +37,42 @@ uint64_t graphc::workspaceBytes(Operation *op) {
         return rt::conv2dWorkspaceBytes(w[1], w[2], w[3], dy[2], dy[3]);
       })
       .Default([](Operation *) { return uint64_t{0}; });
+}
+
+std::optional<HalfEmulation> graphc::halfEmulationOf(Operation *op) {
+  if (isa<CastOp, ReshapeOp, BatchSliceOp>(op))
+    return std::nullopt;
+  auto isHalf = [](Type type) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    return tensor && (tensor.getElementType().isBF16() || tensor.getElementType().isF16());
+  };
+  HalfEmulation emulation;
+  uint64_t offset = 0;
+  auto addCopy = [&](Value v) {
+    if (!isHalf(v.getType()) ||
+        llvm::any_of(emulation.copies, [&](auto &copy) { return copy.first == v; }))
+      return;
+    offset = llvm::alignTo(offset, 64);
+    emulation.copies.push_back({v, offset});
+    offset += tensorBytes(v.getType()) * 2; // f32 is twice the 16-bit size
+  };
+  for (Value operand : op->getOperands())
+    addCopy(operand);
+  for (Value result : op->getResults())
+    addCopy(result);
+  if (emulation.copies.empty())
+    return std::nullopt;
+  emulation.scratchBytes = offset;
+  return emulation;
+}
+
+uint64_t graphc::halfEmulationScratchBytes(func::FuncOp func) {
+  uint64_t bytes = 0;
+  func.walk([&](Operation *op) {
+    if (auto emulation = halfEmulationOf(op))
+      bytes = std::max(bytes, emulation->scratchBytes);
+  });
+  return bytes;
 }
 
 int64_t graphc::inPlaceOperandOf(Operation *op, unsigned resultIndex) {
@@ -168,6 +205,21 @@ FailureOr<StepLiveness> graphc::computeStepLiveness(func::FuncOp func,
   };
 
   for (auto [step, op] : llvm::enumerate(live.steps)) {
+    // The op's scratch lives during its own step only.
+    auto addWorkspace = [&, step = step, op = op] {
+      uint64_t bytes = workspaceBytes(op);
+      if (!bytes)
+        return;
+      LiveBuffer ws;
+      ws.name = valueName(op->getResult(0), step) + ".workspace";
+      ws.kind = "workspace";
+      ws.op = op->getName().stripDialect().str();
+      ws.bytes = bytes;
+      ws.first = ws.last = step;
+      ws.workspaceOf = op;
+      live.workspaceBufferOf[op] = live.buffers.size();
+      live.buffers.push_back(std::move(ws));
+    };
     if (reuseDyingOperands && op->getNumResults() == 1) {
       // An elementwise op whose operand dies here takes over the operand's buffer.
       bool reused = false;
@@ -186,8 +238,10 @@ FailureOr<StepLiveness> graphc::computeStepLiveness(func::FuncOp func,
         reused = true;
         break;
       }
-      if (reused)
+      if (reused) {
+        addWorkspace();
         continue;
+      }
     }
     for (OpResult result : op->getResults()) {
       int64_t source = inPlaceOperandOf(op, result.getResultNumber());
@@ -216,17 +270,7 @@ FailureOr<StepLiveness> graphc::computeStepLiveness(func::FuncOp func,
         return op->emitError() << "result needs a static shape, got " << result.getType(),
                failure();
     }
-    if (uint64_t bytes = workspaceBytes(op)) {
-      LiveBuffer ws;
-      ws.name = valueName(op->getResult(0), step) + ".workspace";
-      ws.kind = "workspace";
-      ws.op = op->getName().stripDialect().str();
-      ws.bytes = bytes;
-      ws.first = ws.last = step;
-      ws.workspaceOf = op;
-      live.workspaceBufferOf[op] = live.buffers.size();
-      live.buffers.push_back(std::move(ws));
-    }
+    addWorkspace();
   }
 
   // Extend each buffer to its last use; returned values live to the end of the step.

@@ -9,12 +9,14 @@
 // buffer live at their step only. O(ops + uses).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Value.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
 
 namespace graphc {
 
@@ -51,8 +53,24 @@ llvm::SmallVector<unsigned, 2> reusableOperandsOf(mlir::Operation *op);
 /// Bytes of a statically shaped tensor type.
 uint64_t tensorBytes(mlir::Type type);
 
-/// Scratch bytes the CPU and CUDA kernels of `op` need (0 for most ops).
+/// Scratch bytes the CPU and CUDA kernels of `op` need (0 for most ops), planned in the arena.
 uint64_t workspaceBytes(mlir::Operation *op);
+
+/// How the CPU target emulates 16-bit storage (bf16, f16) for an op that computes on such
+/// tensors: each distinct 16-bit operand is widened into an f32 copy, the op's f32 kernel
+/// runs on the copies, and each 16-bit result is narrowed from its f32 copy. The copies live
+/// in a host-only scratch buffer outside the arena (a GPU reads 16-bit tensors directly, so
+/// the arena stays the device's plan); the fit report states its size.
+struct HalfEmulation {
+  llvm::SmallVector<std::pair<mlir::Value, uint64_t>, 4> copies; // value -> offset of its f32 copy
+  uint64_t scratchBytes = 0;
+};
+/// The emulation of `op`, or nullopt when it touches no 16-bit tensor, or needs no f32 copy
+/// (casts, reshape views and batch slices move bits, whatever the type).
+std::optional<HalfEmulation> halfEmulationOf(mlir::Operation *op);
+
+/// The host scratch the CPU target needs for 16-bit emulation: the largest op's.
+uint64_t halfEmulationScratchBytes(mlir::func::FuncOp func);
 
 /// For an op that writes some results in place: the operand index that result `i` reuses,
 /// or -1. Reshape is a view; optimizer updates overwrite their parameter and state.

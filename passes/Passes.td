@@ -10,6 +10,43 @@
 
 include "mlir/Pass/PassBase.td"
 
+def InsertCasts : Pass<"graphc-insert-casts", "mlir::func::FuncOp"> {
+  let summary = "Run matmul and convolution in 16 bit (bf16 or f16), in the spirit of torch.autocast";
+  let description = [{
+    Runs on the forward function, before graphc-build-train-step, so that autodiff
+    differentiates the casts too. Three lists decide each op's precision:
+    - **16 bit** (dense, matmul, conv2d): every f32 tensor operand, weights included, is cast
+      to `precision` (once per value) and the results are 16-bit.
+    - **follow the inputs** (relu, sigmoid, tanh, clip, max/avg pooling, dropout, reshape,
+      concat, slice, add, scale): 16-bit when every floating-point operand is, otherwise f32
+      (16-bit operands are widened).
+    - **f32** (everything else: softmax, batch_norm, the losses, the optimizer updates, the
+      returned prediction): 16-bit operands are widened first.
+    Parameters stay f32 master weights: their casts are differentiated into f32 gradients.
+    Scalars (the step counter) are never cast.
+
+    Before (`precision=bf16`):
+    ```mlir
+    %y = graph.dense %x, %w : (tensor<32x784xf32>, tensor<784x100xf32>) -> tensor<32x100xf32>
+    %r = graph.relu %y : tensor<32x100xf32>
+    %s = graph.softmax %r {axis = 1 : i64} : tensor<32x100xf32>
+    ```
+    After:
+    ```mlir
+    %xh = graph.cast %x : tensor<32x784xf32> to tensor<32x784xbf16>
+    %wh = graph.cast %w : tensor<784x100xf32> to tensor<784x100xbf16>
+    %y = graph.dense %xh, %wh : (tensor<32x784xbf16>, tensor<784x100xbf16>) -> tensor<32x100xbf16>
+    %r = graph.relu %y : tensor<32x100xbf16>
+    %rf = graph.cast %r : tensor<32x100xbf16> to tensor<32x100xf32>
+    %s = graph.softmax %rf {axis = 1 : i64} : tensor<32x100xf32>
+    ```
+  }];
+  let options = [
+    Option<"precision", "precision", "std::string", "\"bf16\"",
+           "the 16-bit type of matmul and convolution: bf16 or f16 (fp16)">,
+  ];
+}
+
 def BuildTrainStep : Pass<"graphc-build-train-step", "mlir::ModuleOp"> {
   let summary = "Turn the forward function into a whole training step (autodiff + loss + optimizer)";
   let description = [{

@@ -108,10 +108,10 @@ struct VerifyPlanPass : graphc::impl::VerifyPlanBase<VerifyPlanPass> {
             }
           }
         addValue(result, step[&op], "value", root);
-        if (ok) {
-          members.resize(ranges.size());
-          members[rangeOf.lookup(result)].push_back(result);
-        }
+        // Kept up to date even after an error, so that later checks never index past it.
+        members.resize(ranges.size());
+        if (auto it = rangeOf.find(result); it != rangeOf.end())
+          members[it->second].push_back(result);
       }
       if (uint64_t bytes = workspaceBytes(&op)) {
         auto attr = op.getAttrOfType<IntegerAttr>(kWorkspaceOffsetAttr);

@@ -572,3 +572,54 @@ LogicalResult BatchSliceOp::verify() {
     return emitOpError() << "result " << out << " is not one of " << count << " slices of " << in;
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// Precision
+//===----------------------------------------------------------------------===//
+
+LogicalResult graphc::graph::verifySameFloatElementType(Operation *op) {
+  Type common;
+  auto check = [&](Type type, StringRef what, unsigned index) -> LogicalResult {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor || tensor.getRank() == 0 || !isa<FloatType>(tensor.getElementType()))
+      return success();
+    if (!common) {
+      common = tensor.getElementType();
+      return success();
+    }
+    if (tensor.getElementType() == common)
+      return success();
+    return op->emitOpError() << what << " " << index << " is " << tensor
+                             << " but the op runs in " << common
+                             << "; insert a graph.cast (mixed element types in one op)";
+  };
+  for (auto [i, type] : llvm::enumerate(op->getOperandTypes()))
+    if (failed(check(type, "operand", i)))
+      return failure();
+  for (auto [i, type] : llvm::enumerate(op->getResultTypes()))
+    if (failed(check(type, "result", i)))
+      return failure();
+  return success();
+}
+
+LogicalResult CastOp::verify() {
+  auto in = tensorType(getInput()), out = tensorType(getResult());
+  if (in.getShape() != out.getShape())
+    return emitOpError() << "cannot cast " << in << " to " << out
+                         << ": a cast changes the element type, not the shape";
+  return success();
+}
+
+OpFoldResult CastOp::fold(FoldAdaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  // Narrowing back what was just widened is exact: cast(cast(x : bf16 -> f32) -> bf16) = x.
+  if (auto inner = getInput().getDefiningOp<CastOp>()) {
+    Type original = inner.getInput().getType();
+    unsigned originalBits = tensorType(inner.getInput()).getElementTypeBitWidth();
+    unsigned wideBits = tensorType(inner.getResult()).getElementTypeBitWidth();
+    if (original == getType() && wideBits > originalBits)
+      return inner.getInput();
+  }
+  return {};
+}

@@ -14,6 +14,20 @@
 #include "dialects/graph/GraphDialect.h.inc"
 #include "dialects/graph/GraphEnums.h.inc"
 
+namespace graphc::graph {
+/// Verifies that the floating-point tensors an op reads and writes, scalars aside (the step
+/// counter), share one element type: an op runs in f32 or in one 16-bit type, never mixed.
+mlir::LogicalResult verifySameFloatElementType(mlir::Operation *op);
+
+template <typename ConcreteType>
+class SameFloatElementType : public mlir::OpTrait::TraitBase<ConcreteType, SameFloatElementType> {
+public:
+  static mlir::LogicalResult verifyTrait(mlir::Operation *op) {
+    return verifySameFloatElementType(op);
+  }
+};
+} // namespace graphc::graph
+
 #define GET_OP_CLASSES
 #include "dialects/graph/GraphOps.h.inc"
 

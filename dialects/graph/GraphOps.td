@@ -34,6 +34,13 @@ class Graph_Op<string mnemonic, list<Trait> traits = []>
     : Op<Graph_Dialect, mnemonic, traits>;
 
 def GraphF32Tensor : StaticShapeTensorOf<[F32]>;
+// Ops that may run in 16 bit (graphc-insert-casts) take f32, bf16 or f16 tensors; their
+// floating-point operands and results share one element type (SameFloatElementType).
+// Losses, normalizations, softmax and the optimizer updates stay f32.
+def GraphFloatTensor : StaticShapeTensorOf<[F32, BF16, F16]>;
+def SameFloatElementType : NativeOpTrait<"SameFloatElementType"> {
+  let cppNamespace = "::graphc::graph";
+}
 def GraphLabelTensor : StaticShapeTensorOf<[F32, I64]>;
 def GraphF32Scalar : 0DTensorOf<[F32]>;
 
@@ -50,7 +57,7 @@ def Graph_LossKind : I32EnumAttr<"LossKind", "training loss", [
 // Dense and matmul
 //===----------------------------------------------------------------------===//
 
-def Graph_DenseOp : Graph_Op<"dense", [Pure]> {
+def Graph_DenseOp : Graph_Op<"dense", [Pure, SameFloatElementType]> {
   let summary = "fully connected layer: x * W + b";
   let description = [{
     `x` is [N, In]. `weight` is [In, Out], or [Out, In] with `transpose_weight` (the layout of
@@ -60,32 +67,32 @@ def Graph_DenseOp : Graph_Op<"dense", [Pure]> {
     %y = graph.dense %x, %w, %b {transpose_weight} : (tensor<32x10xf32>, tensor<100x10xf32>, tensor<100xf32>) -> tensor<32x100xf32>
     ```
   }];
-  let arguments = (ins GraphF32Tensor:$input, GraphF32Tensor:$weight, Optional<GraphF32Tensor>:$bias,
+  let arguments = (ins GraphFloatTensor:$input, GraphFloatTensor:$weight, Optional<GraphFloatTensor>:$bias,
                        UnitAttr:$transpose_weight);
-  let results = (outs GraphF32Tensor:$result);
+  let results = (outs GraphFloatTensor:$result);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }
 
-def Graph_MatmulOp : Graph_Op<"matmul", [Pure]> {
+def Graph_MatmulOp : Graph_Op<"matmul", [Pure, SameFloatElementType]> {
   let summary = "2-D matrix product with optional transposes";
   let description = [{
     `result = op(lhs) * op(rhs)`; used by the backward of dense.
   }];
-  let arguments = (ins GraphF32Tensor:$lhs, GraphF32Tensor:$rhs, UnitAttr:$transpose_lhs,
+  let arguments = (ins GraphFloatTensor:$lhs, GraphFloatTensor:$rhs, UnitAttr:$transpose_lhs,
                        UnitAttr:$transpose_rhs);
-  let results = (outs GraphF32Tensor:$result);
+  let results = (outs GraphFloatTensor:$result);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }
 
-def Graph_BiasGradOp : Graph_Op<"bias_grad", [Pure]> {
+def Graph_BiasGradOp : Graph_Op<"bias_grad", [Pure, SameFloatElementType]> {
   let summary = "sum over every axis but `axis`";
   let description = [{
     The gradient of a bias added along `axis` (1 for both dense [N, Out] and conv NCHW).
   }];
-  let arguments = (ins GraphF32Tensor:$grad, I64Attr:$axis);
-  let results = (outs GraphF32Tensor:$result);
+  let arguments = (ins GraphFloatTensor:$grad, I64Attr:$axis);
+  let results = (outs GraphFloatTensor:$result);
   let assemblyFormat = "$grad attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }
@@ -95,7 +102,7 @@ def Graph_BiasGradOp : Graph_Op<"bias_grad", [Pure]> {
 //===----------------------------------------------------------------------===//
 
 
-def Graph_Conv2dOp : Graph_Op<"conv2d", [Pure]> {
+def Graph_Conv2dOp : Graph_Op<"conv2d", [Pure, SameFloatElementType]> {
   let summary = "2-D convolution, NCHW input, OIHW filter";
   let description = [{
     `padding` is [top, left, bottom, right]; `strides` and `dilations` are [h, w].
@@ -108,63 +115,63 @@ def Graph_Conv2dOp : Graph_Op<"conv2d", [Pure]> {
         : (tensor<32x3x28x28xf32>, tensor<32x3x3x3xf32>, tensor<32xf32>) -> tensor<32x32x26x26xf32>
     ```
   }];
-  let arguments = (ins GraphF32Tensor:$input, GraphF32Tensor:$filter, Optional<GraphF32Tensor>:$bias,
+  let arguments = (ins GraphFloatTensor:$input, GraphFloatTensor:$filter, Optional<GraphFloatTensor>:$bias,
                        DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$padding,
                        DenseI64ArrayAttr:$dilations, DefaultValuedAttr<I64Attr, "1">:$groups);
-  let results = (outs GraphF32Tensor:$result);
+  let results = (outs GraphFloatTensor:$result);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }
 
-def Graph_Conv2dBackwardDataOp : Graph_Op<"conv2d_backward_data", [Pure]> {
+def Graph_Conv2dBackwardDataOp : Graph_Op<"conv2d_backward_data", [Pure, SameFloatElementType]> {
   let summary = "gradient of conv2d with respect to its input";
   let description = [{
     The result type is the conv2d input type; it cannot be inferred because strides drop rows.
   }];
-  let arguments = (ins GraphF32Tensor:$grad, GraphF32Tensor:$filter, DenseI64ArrayAttr:$strides,
+  let arguments = (ins GraphFloatTensor:$grad, GraphFloatTensor:$filter, DenseI64ArrayAttr:$strides,
                        DenseI64ArrayAttr:$padding, DenseI64ArrayAttr:$dilations,
                        DefaultValuedAttr<I64Attr, "1">:$groups);
-  let results = (outs GraphF32Tensor:$result);
+  let results = (outs GraphFloatTensor:$result);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }
 
-def Graph_Conv2dBackwardFilterOp : Graph_Op<"conv2d_backward_filter", [Pure]> {
+def Graph_Conv2dBackwardFilterOp : Graph_Op<"conv2d_backward_filter", [Pure, SameFloatElementType]> {
   let summary = "gradient of conv2d with respect to its filter";
   let description = [{
     `grad` is the output gradient [N, K, OH, OW], `input` the conv2d input [N, C, H, W];
     the result is [K, C / groups, R, S].
   }];
-  let arguments = (ins GraphF32Tensor:$grad, GraphF32Tensor:$input, DenseI64ArrayAttr:$strides,
+  let arguments = (ins GraphFloatTensor:$grad, GraphFloatTensor:$input, DenseI64ArrayAttr:$strides,
                        DenseI64ArrayAttr:$padding, DenseI64ArrayAttr:$dilations,
                        DefaultValuedAttr<I64Attr, "1">:$groups);
-  let results = (outs GraphF32Tensor:$result);
+  let results = (outs GraphFloatTensor:$result);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }
 
-def Graph_MaxPool2dOp : Graph_Op<"max_pool2d", [Pure]> {
+def Graph_MaxPool2dOp : Graph_Op<"max_pool2d", [Pure, SameFloatElementType]> {
   let summary = "2-D max pooling, NCHW";
   let description = [{
     `kernel` and `strides` are [h, w]; `padding` is [top, left, bottom, right].
   }];
-  let arguments = (ins GraphF32Tensor:$input, DenseI64ArrayAttr:$kernel,
+  let arguments = (ins GraphFloatTensor:$input, DenseI64ArrayAttr:$kernel,
                        DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$padding);
-  let results = (outs GraphF32Tensor:$result);
+  let results = (outs GraphFloatTensor:$result);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }
 
-def Graph_MaxPool2dBackwardOp : Graph_Op<"max_pool2d_backward", [Pure]> {
+def Graph_MaxPool2dBackwardOp : Graph_Op<"max_pool2d_backward", [Pure, SameFloatElementType]> {
   let summary = "gradient of max_pool2d, routed to the first max of each window";
-  let arguments = (ins GraphF32Tensor:$grad, GraphF32Tensor:$input, DenseI64ArrayAttr:$kernel,
+  let arguments = (ins GraphFloatTensor:$grad, GraphFloatTensor:$input, DenseI64ArrayAttr:$kernel,
                        DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$padding);
-  let results = (outs GraphF32Tensor:$result);
+  let results = (outs GraphFloatTensor:$result);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }
 
-def Graph_AvgPool2dOp : Graph_Op<"avg_pool2d", [Pure]> {
+def Graph_AvgPool2dOp : Graph_Op<"avg_pool2d", [Pure, SameFloatElementType]> {
   let summary = "2-D average pooling, NCHW";
   let description = [{
     `kernel` and `strides` are [h, w]; `padding` is [top, left, bottom, right]. With
@@ -177,23 +184,23 @@ def Graph_AvgPool2dOp : Graph_Op<"avg_pool2d", [Pure]> {
         : (tensor<2x8x4x4xf32>) -> tensor<2x8x1x1xf32>
     ```
   }];
-  let arguments = (ins GraphF32Tensor:$input, DenseI64ArrayAttr:$kernel,
+  let arguments = (ins GraphFloatTensor:$input, DenseI64ArrayAttr:$kernel,
                        DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$padding,
                        UnitAttr:$count_include_pad);
-  let results = (outs GraphF32Tensor:$result);
+  let results = (outs GraphFloatTensor:$result);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }
 
-def Graph_AvgPool2dBackwardOp : Graph_Op<"avg_pool2d_backward", [Pure]> {
+def Graph_AvgPool2dBackwardOp : Graph_Op<"avg_pool2d_backward", [Pure, SameFloatElementType]> {
   let summary = "gradient of avg_pool2d: each dy spread evenly over its window";
   let description = [{
     The result type is the avg_pool2d input type.
   }];
-  let arguments = (ins GraphF32Tensor:$grad, DenseI64ArrayAttr:$kernel,
+  let arguments = (ins GraphFloatTensor:$grad, DenseI64ArrayAttr:$kernel,
                        DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$padding,
                        UnitAttr:$count_include_pad);
-  let results = (outs GraphF32Tensor:$result);
+  let results = (outs GraphFloatTensor:$result);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }
@@ -253,7 +260,7 @@ def Graph_BatchNormBackwardOp : Graph_Op<"batch_norm_backward", [Pure]> {
 // Dropout
 //===----------------------------------------------------------------------===//
 
-def Graph_DropoutOp : Graph_Op<"dropout", [Pure]> {
+def Graph_DropoutOp : Graph_Op<"dropout", [Pure, SameFloatElementType]> {
   let summary = "training-mode dropout with a counter-based mask";
   let description = [{
     `y = x * keep / (1 - ratio)`, where keep for element i is a pure function of (the
@@ -261,18 +268,18 @@ def Graph_DropoutOp : Graph_Op<"dropout", [Pure]> {
     `ratio`. A recomputed dropout (and the backward op) reproduces the same mask. `step` is
     the runtime's f32 step counter.
   }];
-  let arguments = (ins GraphF32Tensor:$input, GraphF32Scalar:$step, F32Attr:$ratio,
+  let arguments = (ins GraphFloatTensor:$input, GraphF32Scalar:$step, F32Attr:$ratio,
                        I64Attr:$op_id);
-  let results = (outs GraphF32Tensor:$result);
+  let results = (outs GraphFloatTensor:$result);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }
 
-def Graph_DropoutBackwardOp : Graph_Op<"dropout_backward", [Pure]> {
+def Graph_DropoutBackwardOp : Graph_Op<"dropout_backward", [Pure, SameFloatElementType]> {
   let summary = "dx = dy * keep / (1 - ratio), the forward mask regenerated";
-  let arguments = (ins GraphF32Tensor:$grad, GraphF32Scalar:$step, F32Attr:$ratio,
+  let arguments = (ins GraphFloatTensor:$grad, GraphF32Scalar:$step, F32Attr:$ratio,
                        I64Attr:$op_id);
-  let results = (outs GraphF32Tensor:$result);
+  let results = (outs GraphFloatTensor:$result);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }
@@ -281,39 +288,39 @@ def Graph_DropoutBackwardOp : Graph_Op<"dropout_backward", [Pure]> {
 // Shape
 //===----------------------------------------------------------------------===//
 
-def Graph_ReshapeOp : Graph_Op<"reshape", [Pure]> {
+def Graph_ReshapeOp : Graph_Op<"reshape", [Pure, SameFloatElementType]> {
   let summary = "same elements, new shape (flatten is a reshape)";
   let description = [{
     A view: the planner gives the result the operand's buffer.
   }];
-  let arguments = (ins GraphF32Tensor:$input);
-  let results = (outs GraphF32Tensor:$result);
+  let arguments = (ins GraphFloatTensor:$input);
+  let results = (outs GraphFloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
   let hasFolder = 1;
   let hasCanonicalizer = 1;
 }
 
-def Graph_ConcatOp : Graph_Op<"concat", [Pure]> {
+def Graph_ConcatOp : Graph_Op<"concat", [Pure, SameFloatElementType]> {
   let summary = "concatenation along `axis`";
   let description = [{
     ```mlir
     %y = graph.concat %a, %b {axis = 1 : i64} : (tensor<2x3x4x4xf32>, tensor<2x5x4x4xf32>) -> tensor<2x8x4x4xf32>
     ```
   }];
-  let arguments = (ins Variadic<GraphF32Tensor>:$inputs, I64Attr:$axis);
-  let results = (outs GraphF32Tensor:$result);
+  let arguments = (ins Variadic<GraphFloatTensor>:$inputs, I64Attr:$axis);
+  let results = (outs GraphFloatTensor:$result);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }
 
-def Graph_SliceOp : Graph_Op<"slice", [Pure]> {
+def Graph_SliceOp : Graph_Op<"slice", [Pure, SameFloatElementType]> {
   let summary = "the slice [offset, offset + result size) of `input` along `axis`";
   let description = [{
     Every other dimension is whole. The backward of concat.
   }];
-  let arguments = (ins GraphF32Tensor:$input, I64Attr:$axis, I64Attr:$offset);
-  let results = (outs GraphF32Tensor:$result);
+  let arguments = (ins GraphFloatTensor:$input, I64Attr:$axis, I64Attr:$offset);
+  let results = (outs GraphFloatTensor:$result);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }
@@ -323,14 +330,14 @@ def Graph_SliceOp : Graph_Op<"slice", [Pure]> {
 //===----------------------------------------------------------------------===//
 
 class Graph_UnaryOp<string mnemonic, string doc>
-    : Graph_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
+    : Graph_Op<mnemonic, [Pure, SameFloatElementType, SameOperandsAndResultType]> {
   let summary = doc;
-  let arguments = (ins GraphF32Tensor:$input);
-  let results = (outs GraphF32Tensor:$result);
+  let arguments = (ins GraphFloatTensor:$input);
+  let results = (outs GraphFloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input)";
 }
 
-def Graph_AddOp : Graph_Op<"add", [Pure, Commutative, SameOperandsAndResultType]> {
+def Graph_AddOp : Graph_Op<"add", [Pure, SameFloatElementType, Commutative, SameOperandsAndResultType]> {
   let summary = "elementwise sum of two tensors of the same type";
   let description = [{
     Residual connections in the forward pass, and the sum of the gradients of a value that
@@ -340,8 +347,8 @@ def Graph_AddOp : Graph_Op<"add", [Pure, Commutative, SameOperandsAndResultType]
     %s = graph.add %a, %b : tensor<32x100xf32>
     ```
   }];
-  let arguments = (ins GraphF32Tensor:$lhs, GraphF32Tensor:$rhs);
-  let results = (outs GraphF32Tensor:$result);
+  let arguments = (ins GraphFloatTensor:$lhs, GraphFloatTensor:$rhs);
+  let results = (outs GraphFloatTensor:$result);
   let assemblyFormat = "operands attr-dict `:` type($result)";
 }
 
@@ -349,7 +356,7 @@ def Graph_ReluOp : Graph_UnaryOp<"relu", "max(x, 0)">;
 def Graph_SigmoidOp : Graph_UnaryOp<"sigmoid", "1 / (1 + exp(-x))">;
 def Graph_TanhOp : Graph_UnaryOp<"tanh", "hyperbolic tangent">;
 
-def Graph_ScaleOp : Graph_Op<"scale", [Pure, SameOperandsAndResultType]> {
+def Graph_ScaleOp : Graph_Op<"scale", [Pure, SameFloatElementType, SameOperandsAndResultType]> {
   let summary = "multiply every element by a constant";
   let description = [{
     Micro-batching scales each micro-batch's loss gradient (and the summed loss) by 1/k so that
@@ -359,8 +366,8 @@ def Graph_ScaleOp : Graph_Op<"scale", [Pure, SameOperandsAndResultType]> {
     %g = graph.scale %dy {factor = 2.500000e-01 : f32} : tensor<8x10xf32>
     ```
   }];
-  let arguments = (ins GraphF32Tensor:$input, F32Attr:$factor);
-  let results = (outs GraphF32Tensor:$result);
+  let arguments = (ins GraphFloatTensor:$input, F32Attr:$factor);
+  let results = (outs GraphFloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($result)";
 }
 
@@ -381,7 +388,7 @@ def Graph_BatchSliceOp : Graph_Op<"batch_slice", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Graph_ClipOp : Graph_Op<"clip", [Pure, SameOperandsAndResultType]> {
+def Graph_ClipOp : Graph_Op<"clip", [Pure, SameFloatElementType, SameOperandsAndResultType]> {
   let summary = "min(max(x, min), max) (ReLU6 is clip 0, 6)";
   let description = [{
     An absent bound of ONNX Clip is -inf or +inf.
@@ -390,21 +397,21 @@ def Graph_ClipOp : Graph_Op<"clip", [Pure, SameOperandsAndResultType]> {
     %y = graph.clip %x {min = 0.0 : f32, max = 6.0 : f32} : tensor<4x8xf32>
     ```
   }];
-  let arguments = (ins GraphF32Tensor:$input, F32Attr:$min, F32Attr:$max);
-  let results = (outs GraphF32Tensor:$result);
+  let arguments = (ins GraphFloatTensor:$input, F32Attr:$min, F32Attr:$max);
+  let results = (outs GraphFloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input)";
   let hasVerifier = 1;
 }
 
-def Graph_ClipBackwardOp : Graph_Op<"clip_backward", [Pure, SameOperandsAndResultType]> {
+def Graph_ClipBackwardOp : Graph_Op<"clip_backward", [Pure, SameFloatElementType, SameOperandsAndResultType]> {
   let summary = "grad * (min < y < max)";
   let description = [{
     PyTorch's hardtanh backward: the gradient passes only strictly inside the bounds (zero at
     a bound). Takes the forward output y: min < y < max exactly when min < x < max.
   }];
-  let arguments = (ins GraphF32Tensor:$grad, GraphF32Tensor:$output, F32Attr:$min,
+  let arguments = (ins GraphFloatTensor:$grad, GraphFloatTensor:$output, F32Attr:$min,
                        F32Attr:$max);
-  let results = (outs GraphF32Tensor:$result);
+  let results = (outs GraphFloatTensor:$result);
   let assemblyFormat = "operands attr-dict `:` type($result)";
   let hasVerifier = 1;
 }
@@ -418,13 +425,13 @@ def Graph_SoftmaxOp : Graph_Op<"softmax", [Pure, SameOperandsAndResultType]> {
 }
 
 class Graph_ActivationBackwardOp<string mnemonic, string doc>
-    : Graph_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
+    : Graph_Op<mnemonic, [Pure, SameFloatElementType, SameOperandsAndResultType]> {
   let summary = doc;
   let description = [{
     Takes the output gradient and the forward *output*, so the forward input can die early.
   }];
-  let arguments = (ins GraphF32Tensor:$grad, GraphF32Tensor:$output);
-  let results = (outs GraphF32Tensor:$result);
+  let arguments = (ins GraphFloatTensor:$grad, GraphFloatTensor:$output);
+  let results = (outs GraphFloatTensor:$result);
   let assemblyFormat = "operands attr-dict `:` type($result)";
 }
 
@@ -439,6 +446,28 @@ def Graph_SoftmaxBackwardOp : Graph_Op<"softmax_backward", [Pure, SameOperandsAn
   let results = (outs GraphF32Tensor:$result);
   let assemblyFormat = "operands attr-dict `:` type($result)";
   let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Precision
+//===----------------------------------------------------------------------===//
+
+def Graph_CastOp : Graph_Op<"cast", [Pure]> {
+  let summary = "elementwise conversion between f32, bf16 and f16";
+  let description = [{
+    Rounds to nearest even when narrowing; widening is exact. Inserted by graphc-insert-casts
+    around the ops that run in 16 bit; its gradient is the cast of the output gradient back
+    to the input's type, so parameters (f32 master weights) get f32 gradients.
+
+    ```mlir
+    %h = graph.cast %x : tensor<32x100xf32> to tensor<32x100xbf16>
+    ```
+  }];
+  let arguments = (ins GraphFloatTensor:$input);
+  let results = (outs GraphFloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `to` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
 //===----------------------------------------------------------------------===//

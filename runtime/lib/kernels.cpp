@@ -484,6 +484,50 @@ void scale(const float *x, float *y, int64_t n, float factor) {
     y[i] = factor * x[i];
 }
 
+float halfToFloat(HalfFormat format, uint16_t bits) {
+  if (format == HalfFormat::F16) {
+    _Float16 h;
+    std::memcpy(&h, &bits, sizeof(h));
+    return static_cast<float>(h);
+  }
+  // bf16 is the upper half of an f32.
+  uint32_t wide = static_cast<uint32_t>(bits) << 16;
+  float f;
+  std::memcpy(&f, &wide, sizeof(f));
+  return f;
+}
+
+uint16_t floatToHalf(HalfFormat format, float value) {
+  if (format == HalfFormat::F16) {
+    _Float16 h = static_cast<_Float16>(value); // IEEE round to nearest even, overflow -> inf
+    uint16_t bits;
+    std::memcpy(&bits, &h, sizeof(bits));
+    return bits;
+  }
+  uint32_t wide;
+  std::memcpy(&wide, &value, sizeof(wide));
+  if ((wide & 0x7fffffffu) > 0x7f800000u)
+    return static_cast<uint16_t>((wide >> 16) | 0x40u); // a quiet NaN, sign kept
+  // Round to nearest even: add 0x7fff plus the lowest kept bit, then truncate.
+  wide += 0x7fffu + ((wide >> 16) & 1u);
+  return static_cast<uint16_t>(wide >> 16);
+}
+
+void widenHalf(HalfFormat format, const uint16_t *src, float *dst, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    dst[i] = halfToFloat(format, src[i]);
+}
+
+void narrowHalf(HalfFormat format, const float *src, uint16_t *dst, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    dst[i] = floatToHalf(format, src[i]);
+}
+
+void convertHalf(HalfFormat from, const uint16_t *src, HalfFormat to, uint16_t *dst, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    dst[i] = floatToHalf(to, halfToFloat(from, src[i]));
+}
+
 void copyBytes(const void *src, void *dst, uint64_t bytes) { std::memcpy(dst, src, bytes); }
 
 void add(const float *a, const float *b, float *y, int64_t n) {

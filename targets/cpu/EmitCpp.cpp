@@ -65,8 +65,15 @@ public:
          << "extern \"C\" const unsigned char graphc_init_blob_begin[];\n"
          << "extern \"C\" const unsigned char graphc_init_blob_end[];\n\n";
     os << "#define F32(offset) reinterpret_cast<float *>(arena + (offset))\n"
+       << "#define U16(offset) reinterpret_cast<uint16_t *>(arena + (offset))\n"
+       << "#define HALF_SCRATCH(offset) reinterpret_cast<float *>(halfScratch + (offset))\n"
        << "#define ANY(offset) static_cast<void *>(arena + (offset))\n\n"
-       << "namespace {\nusing namespace graphc::rt;\n\n"
+       << "namespace {\nusing namespace graphc::rt;\n\n";
+    if (uint64_t scratch = halfEmulationScratchBytes(func))
+      os << "// f32 copies of 16-bit tensors around their kernels (CPU emulation of bf16/f16\n"
+         << "// storage); host memory reserved at load time, not part of the device plan.\n"
+         << "alignas(64) unsigned char halfScratch[" << scratch << "];\n\n";
+    os
        << "void trainStep(unsigned char *arena) {\n"
        << body << "}\n\n";
     os << "const TensorInfo kTensors[] = {\n" << tensorTable << "};\n\n} // namespace\n\n";
@@ -86,7 +93,63 @@ public:
   }
 
 private:
-  std::string ptr(Value v) { return "F32(" + std::to_string(plannedOffset(v)) + ")"; }
+  std::string ptr(Value v) {
+    if (auto it = f32Copies.find(v); it != f32Copies.end())
+      return it->second;
+    return "F32(" + std::to_string(plannedOffset(v)) + ")";
+  }
+  std::string u16(Value v) { return "U16(" + std::to_string(plannedOffset(v)) + ")"; }
+
+  static std::optional<std::string> halfFormatOf(Value v) {
+    Type element = cast<RankedTensorType>(v.getType()).getElementType();
+    if (element.isBF16())
+      return std::string("HalfFormat::BF16");
+    if (element.isF16())
+      return std::string("HalfFormat::F16");
+    return std::nullopt;
+  }
+
+  /// A graph.cast: a widening, a narrowing, or a conversion between the 16-bit formats.
+  LogicalResult emitCast(CastOp c, llvm::raw_ostream &s) {
+    auto from = halfFormatOf(c.getInput()), to = halfFormatOf(c.getResult());
+    int64_t n = tensorElements(c.getInput());
+    if (from && to)
+      s << "  convertHalf(" << *from << ", " << u16(c.getInput()) << ", " << *to << ", "
+        << u16(c.getResult()) << ", " << n << ");\n";
+    else if (from)
+      s << "  widenHalf(" << *from << ", " << u16(c.getInput()) << ", " << ptr(c.getResult())
+        << ", " << n << ");\n";
+    else if (to)
+      s << "  narrowHalf(" << *to << ", " << ptr(c.getInput()) << ", " << u16(c.getResult())
+        << ", " << n << ");\n";
+    else
+      s << "  copyBytes(" << ptr(c.getInput()) << ", " << ptr(c.getResult()) << ", "
+        << tensorBytes(c.getType()) << "ull);\n";
+    return success();
+  }
+
+  /// An op on 16-bit tensors runs its f32 kernel on f32 copies in its workspace (16-bit
+  /// storage emulated, passes/Liveness.h: HalfEmulation): widen the operands, run, narrow the
+  /// results.
+  LogicalResult emitEmulated(Operation *op, const HalfEmulation &emulation,
+                             llvm::raw_ostream &s) {
+    SmallVector<std::pair<Value, std::string>> results;
+    for (auto &[value, offset] : emulation.copies) {
+      std::string copy = "HALF_SCRATCH(" + std::to_string(offset) + ")";
+      if (llvm::is_contained(op->getResults(), value))
+        results.push_back({value, copy});
+      else
+        s << "  widenHalf(" << *halfFormatOf(value) << ", " << u16(value) << ", " << copy
+          << ", " << tensorElements(value) << ");\n";
+      f32Copies[value] = copy;
+    }
+    LogicalResult emitted = emitKernel(op, s);
+    f32Copies.clear();
+    for (auto &[value, copy] : results)
+      s << "  narrowHalf(" << *halfFormatOf(value) << ", " << copy << ", " << u16(value) << ", "
+        << tensorElements(value) << ");\n";
+    return emitted;
+  }
   std::string optPtr(Value v) { return v ? ptr(v) : "nullptr"; }
 
   static std::string list(ArrayRef<int64_t> values) {
@@ -146,6 +209,15 @@ private:
     for (Value r : op->getResults())
       if (plannedOffset(r) < 0)
         return op->emitError("result has no planned offset");
+    if (auto c = dyn_cast<CastOp>(op))
+      return emitCast(c, s);
+    if (auto emulation = halfEmulationOf(op))
+      return emitEmulated(op, *emulation, s);
+    return emitKernel(op, s);
+  }
+
+  /// The call of `op`'s f32 kernel.
+  LogicalResult emitKernel(Operation *op, llvm::raw_ostream &s) {
     return llvm::TypeSwitch<Operation *, LogicalResult>(op)
         .Case([&](DenseOp d) {
           auto xs = tensorDims(d.getInput());
@@ -475,6 +547,7 @@ private:
   }
 
   func::FuncOp func;
+  llvm::DenseMap<Value, std::string> f32Copies; // 16-bit values -> their f32 copies, per op
   const EmitOptions &options;
   EmittedProgram &out;
   llvm::raw_string_ostream os;

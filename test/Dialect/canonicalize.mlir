@@ -170,3 +170,20 @@ func.func @reshape_chain_shared(%x: tensor<2x4x3x3xf32>) -> (tensor<2x36xf32>, t
   %1 = graph.reshape %0 : (tensor<2x36xf32>) -> tensor<72xf32>
   return %0, %1 : tensor<2x36xf32>, tensor<72xf32>
 }
+
+// -----
+
+// Narrowing what was just widened is exact and folds away; widening what was just narrowed
+// (a rounding) stays, as does a cast to the same type's opposite.
+// CHECK-LABEL: func.func @cast_folds
+//  CHECK-SAME:   (%[[H:.*]]: tensor<4xbf16>, %[[X:.*]]: tensor<4xf32>)
+//       CHECK:   %[[N:.*]] = graph.cast %[[X]] : tensor<4xf32> to tensor<4xbf16>
+//       CHECK:   %[[W:.*]] = graph.cast %[[N]] : tensor<4xbf16> to tensor<4xf32>
+//       CHECK:   return %[[H]], %[[W]]
+func.func @cast_folds(%h: tensor<4xbf16>, %x: tensor<4xf32>) -> (tensor<4xbf16>, tensor<4xf32>) {
+  %w = graph.cast %h : tensor<4xbf16> to tensor<4xf32>
+  %back = graph.cast %w : tensor<4xf32> to tensor<4xbf16>
+  %n = graph.cast %x : tensor<4xf32> to tensor<4xbf16>
+  %rounded = graph.cast %n : tensor<4xbf16> to tensor<4xf32>
+  return %back, %rounded : tensor<4xbf16>, tensor<4xf32>
+}

@@ -6,7 +6,7 @@
 
 // Relu: a dynamic batch is refused.
 func.func @relu_dynamic(%x: tensor<?x3xf32>) -> tensor<?x3xf32> {
-  // expected-error @+1 {{must be statically shaped tensor of 32-bit float values, but got 'tensor<?x3xf32>'}}
+  // expected-error @+1 {{must be statically shaped tensor of 32-bit float or bfloat16 type or 16-bit float values, but got 'tensor<?x3xf32>'}}
   %y = graph.relu %x : tensor<?x3xf32>
   return %y : tensor<?x3xf32>
 }
@@ -24,7 +24,7 @@ func.func @softmax_dynamic(%x: tensor<?x3xf32>) -> tensor<?x3xf32> {
 
 // bias_grad: a dynamic kept axis is refused (today ? == ? makes the shape check pass).
 func.func @bias_grad_dynamic(%g: tensor<4x?xf32>) -> tensor<?xf32> {
-  // expected-error @+1 {{must be statically shaped tensor of 32-bit float values, but got 'tensor<4x?xf32>'}}
+  // expected-error @+1 {{must be statically shaped tensor of 32-bit float or bfloat16 type or 16-bit float values, but got 'tensor<4x?xf32>'}}
   %b = graph.bias_grad %g {axis = 1} : (tensor<4x?xf32>) -> tensor<?xf32>
   return %b : tensor<?xf32>
 }

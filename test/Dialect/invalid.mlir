@@ -50,7 +50,7 @@ func.func @dense_rank(%x: tensor<4x3x1xf32>, %w: tensor<3x2xf32>) -> tensor<4x2x
 
 // Dynamic shapes are refused: graphc plans bytes ahead of time.
 func.func @dense_dynamic(%x: tensor<?x3xf32>, %w: tensor<3x2xf32>) -> tensor<?x2xf32> {
-  // expected-error @+1 {{must be statically shaped tensor of 32-bit float values, but got 'tensor<?x3xf32>'}}
+  // expected-error @+1 {{must be statically shaped tensor of 32-bit float or bfloat16 type or 16-bit float values, but got 'tensor<?x3xf32>'}}
   %y = graph.dense %x, %w : (tensor<?x3xf32>, tensor<3x2xf32>) -> tensor<?x2xf32>
   return %y : tensor<?x2xf32>
 }
@@ -59,7 +59,7 @@ func.func @dense_dynamic(%x: tensor<?x3xf32>, %w: tensor<3x2xf32>) -> tensor<?x2
 
 // A dynamic result type is refused too, even when every operand is static.
 func.func @reshape_dynamic_result(%x: tensor<4x3xf32>) -> tensor<?xf32> {
-  // expected-error @+1 {{must be statically shaped tensor of 32-bit float values, but got 'tensor<?xf32>'}}
+  // expected-error @+1 {{must be statically shaped tensor of 32-bit float or bfloat16 type or 16-bit float values, but got 'tensor<?xf32>'}}
   %y = graph.reshape %x : (tensor<4x3xf32>) -> tensor<?xf32>
   return %y : tensor<?xf32>
 }
@@ -414,4 +414,31 @@ func.func @loss_backward_labels(%p: tensor<4x3xf32>, %l: tensor<4xf32>) -> tenso
   // expected-error @+1 {{'graph.loss_backward' op sparse_categorical_crossentropy expects int64 labels of shape [4], got 'tensor<4xf32>'}}
   %0 = graph.loss_backward sparse_categorical_crossentropy %p, %l : (tensor<4x3xf32>, tensor<4xf32>) -> tensor<4x3xf32>
   return %0 : tensor<4x3xf32>
+}
+
+// -----
+
+// An op runs in one precision: a bf16 input with an f32 weight needs a graph.cast.
+func.func @mixed_precision_dense(%x: tensor<4x3xbf16>, %w: tensor<3x2xf32>) -> tensor<4x2xbf16> {
+  // expected-error @+1 {{operand 1 is 'tensor<3x2xf32>' but the op runs in 'bf16'; insert a graph.cast}}
+  %y = graph.dense %x, %w : (tensor<4x3xbf16>, tensor<3x2xf32>) -> tensor<4x2xbf16>
+  return %y : tensor<4x2xbf16>
+}
+
+// -----
+
+// A cast changes the element type only.
+func.func @cast_changes_shape(%x: tensor<4x3xf32>) -> tensor<12xbf16> {
+  // expected-error @+1 {{cannot cast 'tensor<4x3xf32>' to 'tensor<12xbf16>': a cast changes the element type, not the shape}}
+  %y = graph.cast %x : tensor<4x3xf32> to tensor<12xbf16>
+  return %y : tensor<12xbf16>
+}
+
+// -----
+
+// Losses stay f32 (the f32 list of graphc-insert-casts).
+func.func @bf16_loss(%p: tensor<4x3xbf16>, %l: tensor<4xi64>) -> tensor<f32> {
+  // expected-error @+1 {{must be statically shaped tensor of 32-bit float values, but got 'tensor<4x3xbf16>'}}
+  %loss = graph.loss sparse_categorical_crossentropy %p, %l : (tensor<4x3xbf16>, tensor<4xi64>) -> tensor<f32>
+  return %loss : tensor<f32>
 }

@@ -199,3 +199,20 @@ func.func @add(%a: tensor<4x3xf32>, %b: tensor<4x3xf32>) -> tensor<4x3xf32> {
   %0 = graph.add %a, %b : tensor<4x3xf32>
   return %0 : tensor<4x3xf32>
 }
+
+// -----
+
+// Casts between f32, bf16 and f16, and a dense layer in bf16.
+// CHECK-LABEL: func.func @casts_and_bf16_dense
+//  CHECK-NEXT:   %[[XH:.*]] = graph.cast %{{.*}} : tensor<4x3xf32> to tensor<4x3xbf16>
+//  CHECK-NEXT:   %[[Y:.*]] = graph.dense %[[XH]], %{{.*}} : (tensor<4x3xbf16>, tensor<3x2xbf16>) -> tensor<4x2xbf16>
+//  CHECK-NEXT:   %[[H:.*]] = graph.cast %[[Y]] : tensor<4x2xbf16> to tensor<4x2xf16>
+//  CHECK-NEXT:   %[[F:.*]] = graph.cast %[[H]] : tensor<4x2xf16> to tensor<4x2xf32>
+//  CHECK-NEXT:   return %[[F]]
+func.func @casts_and_bf16_dense(%x: tensor<4x3xf32>, %w: tensor<3x2xbf16>) -> tensor<4x2xf32> {
+  %xh = graph.cast %x : tensor<4x3xf32> to tensor<4x3xbf16>
+  %y = graph.dense %xh, %w : (tensor<4x3xbf16>, tensor<3x2xbf16>) -> tensor<4x2xbf16>
+  %h = graph.cast %y : tensor<4x2xbf16> to tensor<4x2xf16>
+  %f = graph.cast %h : tensor<4x2xf16> to tensor<4x2xf32>
+  return %f : tensor<4x2xf32>
+}

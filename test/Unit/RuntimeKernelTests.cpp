@@ -692,3 +692,57 @@ TEST(RuntimeKernels, AdamBiasCorrectionUsesTheStep) {
 }
 
 } // namespace
+
+// 16-bit storage of mixed precision: conversions round to nearest even, widen exactly.
+TEST(RuntimeKernels, Bf16RoundsToNearestEven) {
+  EXPECT_EQ(floatToHalf(HalfFormat::BF16, 1.0f), 0x3F80);
+  // 1 + 2^-8 lies halfway between 1 (0x3F80, even) and 1 + 2^-7 (0x3F81): to even.
+  EXPECT_EQ(floatToHalf(HalfFormat::BF16, 1.00390625f), 0x3F80);
+  // 1 + 3 * 2^-8 lies halfway between 0x3F81 and 0x3F82 (even): up.
+  EXPECT_EQ(floatToHalf(HalfFormat::BF16, 1.01171875f), 0x3F82);
+  // Just above the halfway point rounds up.
+  EXPECT_EQ(floatToHalf(HalfFormat::BF16, std::nextafter(1.00390625f, 2.0f)), 0x3F81);
+  EXPECT_EQ(floatToHalf(HalfFormat::BF16, -2.0f), 0xC000);
+  EXPECT_EQ(halfToFloat(HalfFormat::BF16, 0x3F81), 1.0078125f);
+  EXPECT_TRUE(std::isnan(halfToFloat(HalfFormat::BF16, floatToHalf(HalfFormat::BF16, kNaN))));
+  // The largest finite f32 rounds up to infinity in bf16 (its exponent is f32's).
+  EXPECT_TRUE(std::isinf(halfToFloat(HalfFormat::BF16,
+                                     floatToHalf(HalfFormat::BF16, 3.4028235e38f))));
+}
+
+TEST(RuntimeKernels, F16RoundsOverflowsAndKeepsSubnormals) {
+  EXPECT_EQ(floatToHalf(HalfFormat::F16, 1.0f), 0x3C00);
+  EXPECT_EQ(floatToHalf(HalfFormat::F16, 65504.0f), 0x7BFF); // the largest finite f16
+  EXPECT_EQ(floatToHalf(HalfFormat::F16, 65520.0f), 0x7C00); // halfway above it: infinity
+  EXPECT_EQ(floatToHalf(HalfFormat::F16, 0x1p-24f), 0x0001);  // the smallest subnormal
+  EXPECT_EQ(floatToHalf(HalfFormat::F16, 0x1p-26f), 0x0000);  // below half of it: zero
+  // 1 + 2^-11 is halfway between 1 (0x3C00, even) and 1 + 2^-10: to even.
+  EXPECT_EQ(floatToHalf(HalfFormat::F16, 1.00048828125f), 0x3C00);
+  EXPECT_EQ(halfToFloat(HalfFormat::F16, 0x3C01), 1.0009765625f);
+}
+
+TEST(RuntimeKernels, HalfArraysRoundTripAndConvert) {
+  std::vector<float> x = randomVec(257, 11, -100.0, 100.0);
+  std::vector<uint16_t> h(x.size()), g(x.size());
+  std::vector<float> back(x.size(), kNaN);
+  for (HalfFormat format : {HalfFormat::BF16, HalfFormat::F16}) {
+    narrowHalf(format, x.data(), h.data(), int64_t(x.size()));
+    widenHalf(format, h.data(), back.data(), int64_t(x.size()));
+    // Relative rounding error at most half an ulp: 2^-8 for bf16 (8 significant bits), 2^-11
+    // for f16 (11), in the normal range these values stay in.
+    double bound = format == HalfFormat::BF16 ? 0x1p-8 : 0x1p-11;
+    for (size_t i = 0; i < x.size(); ++i)
+      EXPECT_LE(std::fabs(back[i] - x[i]), bound * std::fabs(x[i])) << i;
+    // Widening then narrowing again is the identity.
+    narrowHalf(format, back.data(), g.data(), int64_t(x.size()));
+    EXPECT_EQ(g, h);
+  }
+  // bf16 -> f16 -> bf16 keeps values that fit both (small integers).
+  std::vector<float> ints = {0.0f, 1.0f, -3.0f, 96.0f};
+  std::vector<uint16_t> b(4), f(4), b2(4);
+  narrowHalf(HalfFormat::BF16, ints.data(), b.data(), 4);
+  convertHalf(HalfFormat::BF16, b.data(), HalfFormat::F16, f.data(), 4);
+  EXPECT_EQ(halfToFloat(HalfFormat::F16, f[3]), 96.0f);
+  convertHalf(HalfFormat::F16, f.data(), HalfFormat::BF16, b2.data(), 4);
+  EXPECT_EQ(b2, b);
+}

@@ -60,6 +60,7 @@ struct Options {
        maxBatch = false, noMicroBatching = false;
   int64_t microBatches = 1;
   std::string device;
+  std::string precision = "fp32"; // fp32 | bf16 | fp16 | auto
   // Keras (.json): --weights, --input-shape, --seed, --verbose; which training flags were given
   // (compile_config supplies the others).
   std::string weights, inputShape;
@@ -168,6 +169,17 @@ public:
 
     if (opts.microBatches < 1)
       fail(kBadInput, "--micro-batches must be at least 1");
+    if (opts.precision == "f16")
+      opts.precision = "fp16";
+    if (opts.precision != "fp32" && opts.precision != "bf16" && opts.precision != "fp16" &&
+        opts.precision != "auto")
+      fail(kBadInput, "--precision=" + opts.precision + " is unknown; use fp32, bf16, fp16 or auto");
+    if (opts.target == "cuda" && opts.precision != "fp32")
+      fail(kBadInput, "--precision=" + opts.precision +
+                          " is not available for --target=cuda yet (the CUDA emitter has no "
+                          "16-bit kernels); use --precision=fp32, or --target=cpu");
+    // auto starts in fp32 and moves to bf16 only when the budget needs it (run, below).
+    precision = opts.precision == "auto" ? "fp32" : opts.precision;
     if (opts.maxBatch && !budget)
       fail(kBadInput, "--max-batch needs --budget=SIZE: the budget the batch has to fit");
     device = findDeviceProfile(opts.device.empty() ? (opts.target == "cuda" ? "h100" : "cpu")
@@ -202,6 +214,14 @@ public:
     Compiled compiled = compile(context, opts.batch, budget, phase, /*trial=*/false);
     if (phase == Phase::Import || phase == Phase::Training)
       return emitIR(*compiled.module);
+    // --precision=auto: bf16 is the next cure after static reuse, so it is taken as soon as
+    // reuse alone misses the budget; rematerialization and micro-batching then work on it.
+    if (budget && opts.precision == "auto" &&
+        (compiled.planned.plan.arenaBytes > *budget || compiled.rematOps > 0)) {
+      precision = "bf16";
+      compiled = compile(context, opts.batch, budget, phase, /*trial=*/false);
+      compiled.precisionChosenForBudget = true;
+    }
     if (budget && opts.microBatches == 1 && !opts.noMicroBatching &&
         (compiled.planned.plan.arenaBytes > *budget || compiled.rematOps > 0))
       if (auto split = tryMicroBatching(context, *budget, compiled))
@@ -243,6 +263,9 @@ private:
     double extraFlops = 0; // fraction of the step's FLOPs added by rematerialization
     uint64_t peakBeforeRemat = 0;
     std::optional<std::pair<uint64_t, uint64_t>> scheduleBounds;
+    std::string precision = "fp32";
+    bool precisionChosenForBudget = false; // --precision=auto moved to bf16
+    unsigned casts = 0;                    // graph.cast ops in the step
   };
 
   /// Runs the pipeline up to `stopAfter` (at most the plan). With a budget, and unless
@@ -284,6 +307,12 @@ private:
     if (stopAfter == Phase::Import)
       return out;
     PassManager pm(&context);
+    out.precision = precision;
+    if (precision != "fp32") {
+      InsertCastsOptions castOptions;
+      castOptions.precision = precision;
+      pm.addNestedPass<func::FuncOp>(createInsertCasts(castOptions));
+    }
     pm.addPass(createCanonicalizerPass());
     BuildTrainStepOptions trainOptions;
     trainOptions.loss = opts.loss;
@@ -336,6 +365,7 @@ private:
     if (auto before = intAttr("graph.schedule_bound_before"))
       out.scheduleBounds = {*before, *intAttr("graph.schedule_bound_after")};
     out.rematOps = intAttr("graph.fit_remat_ops").value_or(0);
+    out.step.walk([&](graph::CastOp) { ++out.casts; });
     out.peakBeforeRemat = intAttr("graph.fit_peak_before").value_or(0);
     if (auto extra = out.step->getAttrOfType<FloatAttr>("graph.fit_extra_flops"))
       out.extraFlops = extra.getValueAsDouble();
@@ -471,15 +501,22 @@ private:
     llvm::raw_ostream &os = llvm::outs();
     os << "largest batch of " << llvm::sys::path::filename(opts.model) << " within "
        << plan::humanBytes(budget) << " (" << device->name << " cost model):\n";
+    // The cures accumulate row by row, cheapest first: 16-bit storage (when --precision
+    // allows it), then rematerialization, then micro-batching.
+    std::string low = opts.precision == "fp16" ? "fp16" : "bf16";
+    bool lowAllowed = opts.precision != "fp32";
     struct Row {
-      const char *label;
-      bool remat, split;
-    } rows[] = {{"reuse only", false, false},
-                {"+ rematerialization", true, false},
-                {"+ micro-batching", true, true}};
+      std::string label;
+      bool low, remat, split;
+    } rows[] = {{"reuse only", false, false, false},
+                {"+ " + low, true, false, false},
+                {"+ rematerialization", lowAllowed, true, false},
+                {"+ micro-batching", lowAllowed, true, true}};
     for (const Row &row : rows) {
-      if ((row.remat && opts.noRemat) || (row.split && opts.noMicroBatching))
+      if ((row.remat && opts.noRemat) || (row.split && opts.noMicroBatching) ||
+          (row.low && !lowAllowed))
         continue;
+      precision = row.low ? low : "fp32";
       int64_t batch = largestBatch(context, budget, row.remat, start, row.split);
       if (batch == 0) {
         os << llvm::formatv("  {0,-22} none: even --batch=1 needs more than the budget\n",
@@ -511,7 +548,9 @@ private:
                               ? llvm::formatv(" ({0} micro-batches)", c.microBatches).str()
                               : std::string());
     }
-    os << "  (bf16 is not implemented yet)\n";
+    precision = "fp32";
+    if (!lowAllowed)
+      os << "  (16-bit storage not allowed: pass --precision=auto to include bf16)\n";
     return kOk;
   }
 
@@ -529,6 +568,14 @@ private:
       fitsAt = batch > 0 ? llvm::formatv("; fits at --batch={0}", batch).str()
                          : "; no batch fits: the parameters and optimizer state alone take " +
                                plan::humanBytes(persistent);
+    }
+    // Would 16-bit storage fit where fp32 does not? (Only worth saying when it was not tried.)
+    if (precision == "fp32" && opts.precision == "fp32" && opts.target == "cpu") {
+      precision = "bf16";
+      auto trial = tryCompile(context, opts.batch, budget, Phase::Planned, /*trial=*/true);
+      precision = "fp32";
+      if (trial && trial->planned.plan.arenaBytes <= budget)
+        fitsAt += "; fits with --precision=bf16 (or --precision=auto)";
     }
     fail(kOverBudget,
          llvm::formatv("{0}: the training step needs {1} ({2} bytes) but --budget is {3} ({4} "
@@ -735,6 +782,17 @@ private:
     os << "  by kind:\n";
     for (auto &[kind, bytes] : bytesByKind(p))
       os << llvm::formatv("    {0,-16} {1,12}\n", kind, plan::humanBytes(bytes));
+    if (compiled.precision != "fp32")
+      os << llvm::formatv("  precision    {0}: matmul and convolution in 16 bit, the rest f32; "
+                          "f32 master weights; {1} casts{2}\n",
+                          compiled.precision, compiled.casts,
+                          compiled.precisionChosenForBudget
+                              ? " (--precision=auto: fp32 needs more than the budget)"
+                              : "");
+    if (uint64_t scratch = halfEmulationScratchBytes(compiled.step); scratch && opts.target == "cpu")
+      os << llvm::formatv("  host scratch {0,12} (CPU only: f32 copies that emulate 16-bit "
+                          "storage; not device memory, not in the arena)\n",
+                          plan::humanBytes(scratch));
     if (compiled.microBatches > 1)
       os << llvm::formatv("  cures        {0} micro-batches of {1} with gradient accumulation\n",
                           compiled.microBatches, compiled.batch / compiled.microBatches);
@@ -742,7 +800,7 @@ private:
       os << llvm::formatv("  cures        rematerialized {0} ops: peak {1} -> {2}, +{3:F2}% FLOPs\n",
                           compiled.rematOps, plan::humanBytes(compiled.peakBeforeRemat),
                           plan::humanBytes(p.arenaBytes), 100.0 * compiled.extraFlops);
-    else if (compiled.microBatches == 1)
+    else if (compiled.microBatches == 1 && !compiled.precisionChosenForBudget)
       os << "  cures        none needed (static reuse only)\n";
     double flops = 0;
     func::FuncOp step = compiled.step;
@@ -969,6 +1027,7 @@ private:
   const DeviceProfile *device = nullptr;
   std::vector<int> cudaArchs; // --cuda-arch, parsed
   int64_t microBatches = 1; // the split the next compile uses
+  std::string precision = "fp32"; // the precision the next compile uses (auto may switch)
   bool silent = false; // trial compiles print no diagnostics
 };
 
@@ -1020,6 +1079,11 @@ int runGraphcDriver(int argc, char **argv) {
   cl::opt<std::string> deviceName("device", cl::desc("cost-model profile: h100 | h200 | "
                                                      "a100-80gb | cpu (default: by --target)"),
                                   cl::cat(category));
+  cl::opt<std::string> precision(
+      "precision",
+      cl::desc("fp32 | bf16 | fp16 | auto: run matmul and convolution in 16 bit (auto: bf16 "
+               "only when --budget needs it)"),
+      cl::init("fp32"), cl::cat(category));
   cl::opt<bool> printPlan("print-plan", cl::desc("print the plan table after the fit report"),
                           cl::cat(category));
   cl::opt<bool> quiet("quiet", cl::desc("no fit report"), cl::cat(category));
@@ -1063,6 +1127,7 @@ int runGraphcDriver(int argc, char **argv) {
   opts.microBatches = microBatchCount;
   opts.noMicroBatching = noMicroBatching;
   opts.device = deviceName;
+  opts.precision = precision;
   opts.quiet = quiet;
   opts.weights = weights;
   opts.inputShape = inputShape;

@@ -1,4 +1,5 @@
-// CPU kernels of the graph dialect's ops, forward and backward, in fp32.
+// CPU kernels of the graph dialect's ops, forward and backward, in fp32 (16-bit tensors are
+// widened to f32 copies around them, see HalfFormat).
 //
 // Conventions shared with the compiler (docs/architecture.md):
 //  - Images are NCHW, convolution filters OIHW (as in PyTorch and ONNX).
@@ -109,6 +110,21 @@ void dropoutBackward(const float *dy, float *dx, int64_t n, float ratio, uint64_
 
 /// y = factor * x over n elements. y may alias x.
 void scale(const float *x, float *y, int64_t n, float factor);
+
+/// 16-bit storage formats of mixed precision (graphc-insert-casts). Their tensors hold the
+/// raw 16-bit patterns; the CPU computes on f32 copies (widenHalf / narrowHalf).
+enum class HalfFormat { BF16, F16 };
+
+/// dst[i] = src[i] widened to f32 (exact).
+void widenHalf(HalfFormat format, const uint16_t *src, float *dst, int64_t n);
+/// dst[i] = src[i] rounded to the 16-bit format, to nearest even (NaN stays NaN; f16
+/// overflows to infinity, as on the GPU).
+void narrowHalf(HalfFormat format, const float *src, uint16_t *dst, int64_t n);
+/// dst[i] = src[i] converted between the two 16-bit formats, through f32.
+void convertHalf(HalfFormat from, const uint16_t *src, HalfFormat to, uint16_t *dst, int64_t n);
+/// One value each way (the tests use them).
+float halfToFloat(HalfFormat format, uint16_t bits);
+uint16_t floatToHalf(HalfFormat format, float value);
 
 /// Copies `bytes` bytes (a micro-batch slice of data or labels).
 void copyBytes(const void *src, void *dst, uint64_t bytes);

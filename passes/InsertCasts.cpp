@@ -1,0 +1,134 @@
+// graphc-insert-casts: mixed precision in the spirit of torch.autocast.
+//
+// One forward walk over the function (O(ops)) decides each op's precision from three lists:
+// dense, matmul and conv2d run in 16 bit; ops whose numerics do not care follow their inputs;
+// everything else (softmax, normalization, losses, updates) runs in f32. Casts are inserted
+// on operands only, memoized per (value, type), so a value read by several 16-bit ops is cast
+// once; results change type in place, and users visited later adapt to them. Parameters keep
+// their f32 type (master weights): the cast that feeds a 16-bit op is differentiated by
+// graphc-build-train-step into an f32 gradient.
+#include "passes/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+namespace graphc {
+#define GEN_PASS_DEF_INSERTCASTS
+#include "passes/Passes.h.inc"
+} // namespace graphc
+
+using namespace mlir;
+using namespace graphc;
+using namespace graphc::graph;
+
+namespace {
+
+enum class Policy { Low, Follow, F32 };
+
+Policy policyOf(Operation *op) {
+  if (isa<DenseOp, MatmulOp, Conv2dOp>(op))
+    return Policy::Low;
+  if (isa<ReluOp, SigmoidOp, TanhOp, ClipOp, MaxPool2dOp, AvgPool2dOp, DropoutOp, ReshapeOp,
+          ConcatOp, SliceOp, AddOp, ScaleOp, CastOp>(op))
+    return Policy::Follow;
+  return Policy::F32;
+}
+
+/// A floating-point tensor that carries data (not the 0-d step counter or a loss).
+bool isFloatTensor(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && tensor.getRank() > 0 && isa<FloatType>(tensor.getElementType());
+}
+
+Type withElement(Type type, Type element) {
+  return cast<RankedTensorType>(type).clone(element);
+}
+
+struct InsertCastsPass : graphc::impl::InsertCastsBase<InsertCastsPass> {
+  using InsertCastsBase::InsertCastsBase;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    OpBuilder b(func.getContext());
+    Type low;
+    if (precision == "bf16")
+      low = b.getBF16Type();
+    else if (precision == "f16" || precision == "fp16")
+      low = b.getF16Type();
+    else {
+      func.emitError() << "graphc-insert-casts: unknown precision '" << precision
+                       << "'; expected bf16 or f16";
+      return signalPassFailure();
+    }
+    Type f32 = b.getF32Type();
+    llvm::DenseMap<std::pair<Value, Type>, Value> casts;
+    // `v` as element type `element`, casting it once right after its definition.
+    auto castTo = [&](Value v, Type element) -> Value {
+      auto type = cast<RankedTensorType>(v.getType());
+      if (type.getElementType() == element)
+        return v;
+      Value &cached = casts[{v, element}];
+      if (cached)
+        return cached;
+      OpBuilder::InsertionGuard guard(b);
+      if (auto arg = dyn_cast<BlockArgument>(v))
+        b.setInsertionPointToStart(arg.getOwner());
+      else
+        b.setInsertionPointAfter(v.getDefiningOp());
+      cached = b.create<CastOp>(v.getLoc(), type.clone(element), v);
+      return cached;
+    };
+    auto castOperands = [&](Operation *op, Type element) {
+      for (OpOperand &operand : op->getOpOperands())
+        if (isFloatTensor(operand.get().getType()))
+          operand.set(castTo(operand.get(), element));
+    };
+    auto setResultElements = [&](Operation *op, Type element) {
+      for (Value result : op->getResults())
+        if (isFloatTensor(result.getType()))
+          result.setType(withElement(result.getType(), element));
+    };
+
+    Block &body = func.getBody().front();
+    for (Operation &op : llvm::make_early_inc_range(body)) {
+      if (isa<CastOp>(op))
+        continue; // casts this pass inserted, or the user's own
+      if (isa<func::ReturnOp>(op)) {
+        castOperands(&op, f32);
+        continue;
+      }
+      switch (policyOf(&op)) {
+      case Policy::Low:
+        castOperands(&op, low);
+        setResultElements(&op, low);
+        break;
+      case Policy::Follow: {
+        Type common;
+        bool mixed = false;
+        for (Value operand : op.getOperands())
+          if (isFloatTensor(operand.getType())) {
+            Type element = cast<RankedTensorType>(operand.getType()).getElementType();
+            mixed |= common && common != element;
+            common = common ? common : element;
+          }
+        if (!common)
+          break;
+        if (mixed) {
+          castOperands(&op, f32);
+          common = f32;
+        }
+        setResultElements(&op, common);
+        break;
+      }
+      case Policy::F32:
+        castOperands(&op, f32);
+        break;
+      }
+    }
+    // The function's signature: f32 arguments and (after the return's casts) f32 results.
+    func.setType(FunctionType::get(func.getContext(), body.getArgumentTypes(),
+                                   body.getTerminator()->getOperandTypes()));
+  }
+};
+
+} // namespace

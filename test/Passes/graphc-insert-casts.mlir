@@ -1,0 +1,76 @@
+// RUN: graphc-opt %s --split-input-file --graphc-insert-casts | FileCheck %s
+// RUN: graphc-opt %s --split-input-file --graphc-insert-casts='precision=f16' | FileCheck %s --check-prefix=F16
+// RUN: graphc-opt %s --split-input-file --graphc-insert-casts --graphc-build-train-step='optimizer=adam loss=mse' --graphc-plan-memory --graphc-verify-plan | FileCheck %s --check-prefix=TRAIN
+
+// A dense layer runs in bf16: its input, weight and bias are cast once; the relu follows its
+// bf16 input; the softmax (f32 list) gets a widened copy; the function still returns f32.
+// CHECK-LABEL: func.func @mlp(
+//  CHECK-SAME:   %[[X:.*]]: tensor<4x3xf32> {{.*}}, %[[W:.*]]: tensor<2x3xf32> {{.*}}, %[[B:.*]]: tensor<2xf32> {{.*}}) -> tensor<4x2xf32>
+//   CHECK-DAG:   %[[BH:.*]] = graph.cast %[[B]] : tensor<2xf32> to tensor<2xbf16>
+//   CHECK-DAG:   %[[WH:.*]] = graph.cast %[[W]] : tensor<2x3xf32> to tensor<2x3xbf16>
+//   CHECK-DAG:   %[[XH:.*]] = graph.cast %[[X]] : tensor<4x3xf32> to tensor<4x3xbf16>
+//       CHECK:   %[[Y:.*]] = graph.dense %[[XH]], %[[WH]], %[[BH]] {transpose_weight} : (tensor<4x3xbf16>, tensor<2x3xbf16>, tensor<2xbf16>) -> tensor<4x2xbf16>
+//       CHECK:   %[[R:.*]] = graph.relu %[[Y]] : tensor<4x2xbf16>
+//       CHECK:   %[[RF:.*]] = graph.cast %[[R]] : tensor<4x2xbf16> to tensor<4x2xf32>
+//       CHECK:   %[[S:.*]] = graph.softmax %[[RF]] {axis = 1 : i64} : tensor<4x2xf32>
+//       CHECK:   return %[[S]] : tensor<4x2xf32>
+// After graphc-build-train-step (every split becomes @train_step; this is the first), the
+// cast of the weight is differentiated: the bf16 weight gradient is widened back, and Adam
+// updates the f32 master weight with an f32 gradient.
+// TRAIN-LABEL: func.func @train_step(
+//       TRAIN:   %[[GW:.*]] = graph.matmul {{.*}} -> tensor<2x3xbf16>
+//       TRAIN:   %[[GWF:.*]] = graph.cast %[[GW]] {{.*}}: tensor<2x3xbf16> to tensor<2x3xf32>
+//       TRAIN:   graph.adam_update %arg0, %[[GWF]], {{.*}} : tensor<2x3xf32>, tensor<f32>
+// F16-LABEL: func.func @mlp(
+//       F16:   graph.dense {{.*}} -> tensor<4x2xf16>
+func.func @mlp(%x: tensor<4x3xf32> {graph.kind = "input", graph.name = "x"},
+               %w: tensor<2x3xf32> {graph.kind = "parameter", graph.name = "fc.weight"},
+               %b: tensor<2xf32> {graph.kind = "parameter", graph.name = "fc.bias"}) -> tensor<4x2xf32> {
+  %y = graph.dense %x, %w, %b {transpose_weight} : (tensor<4x3xf32>, tensor<2x3xf32>, tensor<2xf32>) -> tensor<4x2xf32>
+  %r = graph.relu %y : tensor<4x2xf32>
+  %s = graph.softmax %r {axis = 1 : i64} : tensor<4x2xf32>
+  return %s : tensor<4x2xf32>
+}
+
+// -----
+
+// A value read by two 16-bit ops is cast once; an add of a bf16 and an f32 operand (a
+// residual around an f32 op) runs in f32, so its bf16 operand is widened.
+// CHECK-LABEL: func.func @shared_and_mixed(
+//       CHECK:   %[[XH:.*]] = graph.cast %arg0 : tensor<4x4xf32> to tensor<4x4xbf16>
+//   CHECK-NOT:   graph.cast %arg0
+//       CHECK:   %[[A:.*]] = graph.dense %[[XH]], {{.*}} -> tensor<4x4xbf16>
+//       CHECK:   %[[AF:.*]] = graph.cast %[[A]] : tensor<4x4xbf16> to tensor<4x4xf32>
+//       CHECK:   %[[B:.*]] = graph.dense %[[XH]], {{.*}} -> tensor<4x4xbf16>
+//       CHECK:   %[[BF:.*]] = graph.cast %[[B]] : tensor<4x4xbf16> to tensor<4x4xf32>
+//       CHECK:   %[[T:.*]] = graph.softmax %[[BF]]
+//       CHECK:   graph.add %[[AF]], %[[T]] : tensor<4x4xf32>
+func.func @shared_and_mixed(%x: tensor<4x4xf32> {graph.kind = "input", graph.name = "x"},
+                            %w: tensor<4x4xf32> {graph.kind = "parameter", graph.name = "w"}) -> tensor<4x4xf32> {
+  %a = graph.dense %x, %w : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %b = graph.dense %x, %w : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %t = graph.softmax %b {axis = 1 : i64} : tensor<4x4xf32>
+  %s = graph.add %a, %t : tensor<4x4xf32>
+  return %s : tensor<4x4xf32>
+}
+
+// -----
+
+// Convolution runs in bf16 and max pooling follows it; batch_norm (a normalization) is on
+// the f32 list, so the pooled bf16 tensor is widened before it.
+// CHECK-LABEL: func.func @conv_bn(
+//       CHECK:   graph.conv2d {{.*}} -> tensor<2x4x6x6xbf16>
+//       CHECK:   %[[P:.*]] = graph.max_pool2d {{.*}} -> tensor<2x4x3x3xbf16>
+//       CHECK:   %[[PF:.*]] = graph.cast %[[P]] : tensor<2x4x3x3xbf16> to tensor<2x4x3x3xf32>
+//       CHECK:   graph.batch_norm %[[PF]],
+func.func @conv_bn(%x: tensor<2x3x8x8xf32> {graph.kind = "input", graph.name = "x"},
+                   %w: tensor<4x3x3x3xf32> {graph.kind = "parameter", graph.name = "conv.weight"},
+                   %g: tensor<4xf32> {graph.kind = "parameter", graph.name = "bn.weight"},
+                   %beta: tensor<4xf32> {graph.kind = "parameter", graph.name = "bn.bias"},
+                   %mean: tensor<4xf32> {graph.kind = "batch_stats", graph.name = "bn.running_mean"},
+                   %var: tensor<4xf32> {graph.kind = "batch_stats", graph.name = "bn.running_var"}) -> tensor<2x4x3x3xf32> {
+  %c = graph.conv2d %x, %w {strides = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<2x4x6x6xf32>
+  %p = graph.max_pool2d %c {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, padding = array<i64: 0, 0, 0, 0>} : (tensor<2x4x6x6xf32>) -> tensor<2x4x3x3xf32>
+  %y, %nm, %nv, %sm, %si = graph.batch_norm %p, %g, %beta, %mean, %var {epsilon = 1.0e-5 : f32, momentum = 0.1 : f32, training} : (tensor<2x4x3x3xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<2x4x3x3xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+  return %y : tensor<2x4x3x3xf32>
+}
