@@ -315,7 +315,8 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
       }
       int64_t miss = int64_t(out.measure.arena) - budget;
       out.undo();
-      problem.budget -= std::max<int64_t>(miss, alignment);
+      // Below the model peak of the choice that missed, by the miss: the next choice differs.
+      problem.budget = std::min(problem.budget, sol.modelPeak) - std::max<int64_t>(miss, alignment);
     }
     func->setAttr("graph.fit_solve_seconds", attrs.getF64FloatAttr(seconds));
     if (found)
@@ -372,7 +373,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
                   attrs.getF64FloatAttr(flopsBefore > 0 ? extra / flopsBefore : 0));
   }
 
-  static constexpr unsigned kExactRounds = 4;
+  static constexpr unsigned kExactRounds = 8;
 
   /// Pure forward ops that write nothing in place and are worth recomputing.
   static bool recomputable(Operation *op) {
