@@ -12,6 +12,13 @@
 // budget. Because the keep/undo decisions do not depend on the budget, a smaller budget only
 // ever goes further along the same sequence, so the planned peak never increases when the
 // budget decreases. O(c * n log n) for c candidates and n buffers.
+//
+// With solver=exact (or auto under exact-limit candidates) the choice comes instead from the
+// 0/1 program of fit/RematSolver.h: each candidate's options (alone, or with 1..3 producers)
+// are applied once, measured as a change of the liveness profile and undone (O(c * n)); CBC
+// picks the fewest extra FLOPs within the budget; the choice is applied and planned, and
+// re-solved below the missed model peak when the arena misses the budget. If no round fits,
+// the heuristic above runs, so the exact mode fits whenever the heuristic does.
 #include "passes/CostModel.h"
 #include "passes/Liveness.h"
 #include "passes/MemoryPlan.h"
