@@ -12,10 +12,19 @@
 // budget. Because the keep/undo decisions do not depend on the budget, a smaller budget only
 // ever goes further along the same sequence, so the planned peak never increases when the
 // budget decreases. O(c * n log n) for c candidates and n buffers.
+//
+// With solver=exact (or auto under exact-limit candidates) the choice comes instead from the
+// 0/1 program of fit/RematSolver.h: each candidate's options (alone, or with 1..3 producers)
+// are applied once, measured as a change of the liveness profile and undone (O(c * n)); CBC
+// picks the fewest extra FLOPs within the budget; the choice is applied and planned, and
+// re-solved below the missed model peak when the arena misses the budget. If no round fits,
+// the heuristic above runs, so the exact mode fits whenever the heuristic does.
 #include "passes/CostModel.h"
 #include "passes/Liveness.h"
 #include "passes/MemoryPlan.h"
 #include "passes/Passes.h"
+
+#include "fit/RematSolver.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
@@ -64,13 +73,54 @@ struct Remat {
   }
 };
 
+/// Bytes live at each step of `live` (aligned sizes, as plan::lowerBound counts them).
+std::vector<int64_t> memoryProfile(const StepLiveness &live, uint64_t alignment) {
+  std::vector<int64_t> diff(live.steps.size() + 1, 0);
+  for (const LiveBuffer &b : live.buffers) {
+    if (b.last < b.first)
+      continue;
+    int64_t size = int64_t(plan::alignTo(b.bytes, std::max<uint64_t>(alignment, 1)));
+    diff[b.first] += size;
+    diff[b.last + 1] -= size;
+  }
+  std::vector<int64_t> profile(live.steps.size());
+  int64_t running = 0;
+  for (size_t t = 0; t < profile.size(); ++t)
+    profile[t] = running += diff[t];
+  return profile;
+}
+
 struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
   using FitBudgetBase::FitBudgetBase;
+
+  struct Candidate {
+    Operation *op;
+    double score;
+    unsigned order;
+  };
+
+  /// Where a search ended: the measured plan, and the remats applied to get there.
+  struct Outcome {
+    Measure measure;
+    std::vector<Remat> applied;
+    double extraFlops = 0;
+    void undo() {
+      for (Remat &r : llvm::reverse(applied))
+        r.undo();
+      applied.clear();
+      extraFlops = 0;
+    }
+  };
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     if (budget <= 0 || !func.getBody().hasOneBlock())
       return;
+    if (solver != "heuristic" && solver != "exact" && solver != "auto") {
+      func.emitError() << "graphc-fit-budget: solver must be heuristic, exact or auto, not '"
+                       << solver << "'";
+      return signalPassFailure();
+    }
     Block &body = func.getBody().front();
     Builder attrs(func.getContext());
     auto start = measure(func, alignment, true);
@@ -98,11 +148,6 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
       return func->setAttr("graph.fit_peak_after", attrs.getI64IntegerAttr(start->arena));
 
     // Candidates: forward results with a reader after the loss gradient.
-    struct Candidate {
-      Operation *op;
-      double score;
-      unsigned order;
-    };
     std::vector<Candidate> candidates;
     unsigned position = 0;
     for (Operation &op : body) {
@@ -118,13 +163,44 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
       double bytes = double(tensorBytes(v.getType()));
       candidates.push_back({&op, bytes / std::max(cost.flops, 1.0), position});
     }
+    recordChen(func, lossGrad, flopsBefore);
     llvm::stable_sort(candidates, [](const Candidate &a, const Candidate &b) {
       return a.score > b.score || (a.score == b.score && a.order < b.order);
     });
 
-    Measure current = *start;
-    unsigned kept = 0;
-    double extraFlops = 0;
+    std::optional<Outcome> outcome;
+    bool exact = solver == "exact" || (solver == "auto" && candidates.size() <= exactLimit);
+    if (exact) {
+      auto solved = solveExactly(func, candidates, lossGrad, flopsBefore);
+      if (failed(solved))
+        return signalPassFailure();
+      outcome = std::move(*solved);
+    }
+    if (!outcome) {
+      auto searched = searchHeuristically(func, candidates, lossGrad, *start);
+      if (failed(searched))
+        return signalPassFailure();
+      outcome = std::move(*searched);
+      func->setAttr("graph.fit_solver", attrs.getStringAttr("heuristic"));
+    }
+    unsigned kept = outcome->applied.size();
+    func->setAttr("graph.fit_remat_ops", attrs.getI64IntegerAttr(kept));
+    func->setAttr("graph.fit_peak_after", attrs.getI64IntegerAttr(outcome->measure.arena));
+    double extra = flopsBefore > 0 ? outcome->extraFlops / flopsBefore : 0;
+    func->setAttr("graph.fit_extra_flops", attrs.getF64FloatAttr(extra));
+    if (auto bound = func->getAttrOfType<FloatAttr>("graph.fit_lower_bound")) {
+      double lower = bound.getValueAsDouble();
+      func->setAttr("graph.fit_gap",
+                    attrs.getF64FloatAttr(extra > 0 ? std::max(0.0, (extra - lower) / extra) : 0));
+    }
+  }
+
+  /// The heuristic: candidates in score order, each kept (alone or with up to kMaxChain
+  /// producers) if it lowers the liveness lower bound, until a heuristic plan fits.
+  FailureOr<Outcome> searchHeuristically(func::FuncOp func, ArrayRef<Candidate> candidates,
+                                         Operation *lossGrad, const Measure &start) {
+    Outcome out;
+    out.measure = start;
     for (const Candidate &c : candidates) {
       // Recompute the op alone, or with up to kMaxChain of the pure forward ops that feed it
       // (a relu is only worth recomputing together with the conv before it, whose output the
@@ -136,29 +212,175 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
           break;
         auto bound = measure(func, alignment, false);
         if (failed(bound))
-          return signalPassFailure();
-        if (bound->bound >= current.bound) {
+          return failure();
+        if (bound->bound >= out.measure.bound) {
           remat->undo();
           remat.reset();
         }
       }
       if (!remat)
         continue;
-      ++kept;
       for (Operation *clone : remat->clones)
-        extraFlops += estimateOpCost(clone).flops;
+        out.extraFlops += estimateOpCost(clone).flops;
+      out.applied.push_back(std::move(*remat));
       auto next = measure(func, alignment, true);
       if (failed(next))
-        return signalPassFailure();
-      current = *next;
-      if (current.arena <= uint64_t(budget))
+        return failure();
+      out.measure = *next;
+      if (out.measure.arena <= uint64_t(budget))
         break;
     }
-    func->setAttr("graph.fit_remat_ops", attrs.getI64IntegerAttr(kept));
-    func->setAttr("graph.fit_peak_after", attrs.getI64IntegerAttr(current.arena));
-    func->setAttr("graph.fit_extra_flops",
-                  attrs.getF64FloatAttr(flopsBefore > 0 ? extraFlops / flopsBefore : 0));
+    return out;
   }
+
+  /// The exact solver: measures every candidate's options on the IR, solves the 0/1 program
+  /// (fit/RematSolver.h) and applies the choice. The model adds deltas linearly and counts
+  /// liveness, not the planned arena, so when the applied choice misses the budget the budget
+  /// is tightened by the miss and the program re-solved (a few rounds). Returns nullopt (IR
+  /// unchanged) when no exact choice fits; the caller then runs the heuristic. The first
+  /// solve's bound, a lower bound for the model at the real budget, is recorded either way.
+  FailureOr<std::optional<Outcome>> solveExactly(func::FuncOp func,
+                                                 ArrayRef<Candidate> candidates,
+                                                 Operation *lossGrad, double flopsBefore) {
+    Builder attrs(func.getContext());
+    auto live = computeStepLiveness(func, /*reuseDyingOperands=*/true);
+    if (failed(live))
+      return failure();
+    remat::Problem problem;
+    problem.baseMemory = memoryProfile(*live, alignment);
+    llvm::DenseMap<Operation *, int64_t> pointOf;
+    for (auto [i, op] : llvm::enumerate(live->steps))
+      pointOf[op] = int64_t(i);
+    // chains[c][o]: the chain depth of candidate c's option o.
+    std::vector<std::vector<unsigned>> chains;
+    for (const Candidate &c : candidates) {
+      std::vector<remat::Option> options;
+      std::vector<unsigned> depths;
+      size_t previousClones = 0;
+      for (unsigned chain = 0; chain <= kMaxChain; ++chain) {
+        std::optional<Remat> r = rematerialize(c.op, lossGrad, chain);
+        if (!r)
+          break;
+        if (r->clones.size() == previousClones) { // no producer left to add: same as before
+          r->undo();
+          break;
+        }
+        previousClones = r->clones.size();
+        remat::Option option;
+        for (Operation *clone : r->clones)
+          option.flops += estimateOpCost(clone).flops;
+        auto after = computeStepLiveness(func, /*reuseDyingOperands=*/true);
+        if (failed(after))
+          return failure();
+        option.delta = foldedDelta(*after, pointOf, problem.baseMemory);
+        r->undo();
+        bool saves = llvm::any_of(option.delta, [](const remat::Segment &s) { return s.bytes < 0; });
+        if (saves) {
+          options.push_back(std::move(option));
+          depths.push_back(chain);
+        }
+      }
+      problem.candidates.push_back(std::move(options));
+      chains.push_back(std::move(depths));
+    }
+
+    remat::SolveOptions solveOptions;
+    solveOptions.timeLimitSeconds = timeLimit;
+    problem.budget = budget;
+    double seconds = 0;
+    std::optional<Outcome> found;
+    for (unsigned round = 0; round < kExactRounds && !found; ++round) {
+      solveOptions.timeLimitSeconds = std::max(0.5, double(timeLimit) - seconds);
+      remat::Solution sol = remat::solveExact(problem, solveOptions);
+      seconds += sol.seconds;
+      if (round == 0) {
+        func->setAttr("graph.fit_solver_status", attrs.getStringAttr(remat::statusName(sol.status)));
+        if (sol.status == remat::Status::Optimal || sol.status == remat::Status::Feasible)
+          func->setAttr("graph.fit_lower_bound",
+                        attrs.getF64FloatAttr(flopsBefore > 0 ? sol.bestBound / flopsBefore : 0));
+      }
+      if (!sol.hasSolution())
+        break;
+      Outcome out;
+      for (auto [c, choice] : llvm::enumerate(sol.choice)) {
+        if (choice < 0)
+          continue;
+        std::optional<Remat> r = rematerialize(candidates[c].op, lossGrad, chains[c][choice]);
+        if (!r)
+          continue; // an earlier remat took its backward readers
+        for (Operation *clone : r->clones)
+          out.extraFlops += estimateOpCost(clone).flops;
+        out.applied.push_back(std::move(*r));
+      }
+      auto planned = measure(func, alignment, true);
+      if (failed(planned))
+        return failure();
+      out.measure = *planned;
+      if (out.measure.arena <= uint64_t(budget)) {
+        found = std::move(out);
+        break;
+      }
+      int64_t miss = int64_t(out.measure.arena) - budget;
+      out.undo();
+      // Below the model peak of the choice that missed, by the miss: the next choice differs.
+      problem.budget = std::min(problem.budget, sol.modelPeak) - std::max<int64_t>(miss, alignment);
+    }
+    func->setAttr("graph.fit_solve_seconds", attrs.getF64FloatAttr(seconds));
+    if (found)
+      func->setAttr("graph.fit_solver", attrs.getStringAttr("exact"));
+    return found;
+  }
+
+  /// The change a remat made to the memory profile, on the original program points: the
+  /// clones are folded into the point of the op they precede (their reader), taking the
+  /// fullest of those steps. Returned as maximal runs of equal non-zero change.
+  std::vector<remat::Segment> foldedDelta(const StepLiveness &after,
+                                          const llvm::DenseMap<Operation *, int64_t> &pointOf,
+                                          const std::vector<int64_t> &base) {
+    std::vector<int64_t> profile = memoryProfile(after, alignment), folded(base.size(), INT64_MIN);
+    int64_t point = int64_t(base.size()) - 1;
+    for (int64_t i = int64_t(after.steps.size()) - 1; i >= 0; --i) {
+      if (auto it = pointOf.find(after.steps[i]); it != pointOf.end())
+        point = it->second;
+      folded[point] = std::max(folded[point], profile[i]);
+    }
+    std::vector<remat::Segment> segments;
+    for (int64_t t = 0; t < int64_t(base.size()); ++t) {
+      int64_t d = folded[t] == INT64_MIN ? 0 : folded[t] - base[t];
+      if (d == 0)
+        continue;
+      if (!segments.empty() && segments.back().last == t - 1 && segments.back().bytes == d)
+        segments.back().last = t;
+      else
+        segments.push_back({t, t, d});
+    }
+    return segments;
+  }
+
+  /// Chen et al.'s sqrt(n) checkpointing priced with the same cost model, for comparison
+  /// only (nothing is applied): of the n forward ops with FLOPs in program order, every
+  /// ceil(sqrt(n))-th output is a checkpoint, and every other op runs a second time when the
+  /// backward pass re-runs its segment from the checkpoint before it.
+  void recordChen(func::FuncOp func, Operation *lossGrad, double flopsBefore) {
+    std::vector<double> forward;
+    for (Operation &op : func.getBody().front()) {
+      if (&op == lossGrad)
+        break;
+      double flops = estimateOpCost(&op).flops;
+      if (flops > 0)
+        forward.push_back(flops);
+    }
+    std::vector<bool> kept = remat::chenCheckpoints(forward.size());
+    double extra = 0;
+    for (size_t i = 0; i < forward.size(); ++i)
+      if (!kept[i])
+        extra += forward[i];
+    Builder attrs(func.getContext());
+    func->setAttr("graph.fit_chen_extra_flops",
+                  attrs.getF64FloatAttr(flopsBefore > 0 ? extra / flopsBefore : 0));
+  }
+
+  static constexpr unsigned kExactRounds = 8;
 
   /// Pure forward ops that write nothing in place and are worth recomputing.
   static bool recomputable(Operation *op) {

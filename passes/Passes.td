@@ -134,6 +134,16 @@ def FitBudget : Pass<"graphc-fit-budget", "mlir::func::FuncOp"> {
     Records `graph.fit_peak_before`, `graph.fit_peak_after`, `graph.fit_remat_ops` and
     `graph.fit_extra_flops` (a fraction of the step's FLOPs) for the fit report.
 
+    With `solver=exact` (or `auto` under `exact-limit` candidates) the choice comes from a
+    0/1 program solved with CBC (fit/RematSolver.h): every candidate, alone or with 1..3 levels
+    of producers, is measured on the IR as a memory delta, and the least extra FLOPs within
+    the budget are chosen; the choice is applied, planned and checked, the budget tightened and
+    re-solved when the planned arena misses it, and the heuristic used when no exact choice
+    fits. Also records `graph.fit_solver`, `graph.fit_solver_status`, `graph.fit_lower_bound`
+    (the model's lower bound on extra FLOPs, a fraction of the step's), `graph.fit_gap` and
+    `graph.fit_solve_seconds`, and, for comparison, `graph.fit_chen_extra_flops` (Chen et al.'s
+    sqrt(n) checkpointing priced with the same cost model).
+
     Before (the relu output lives from the forward to the backward pass):
     ```mlir
     %r = graph.relu %c : tensor<32x32x26x26xf32>
@@ -151,6 +161,12 @@ def FitBudget : Pass<"graphc-fit-budget", "mlir::func::FuncOp"> {
   let options = [
     Option<"budget", "budget", "int64_t", "0", "bytes the plan may use (0: do nothing)">,
     Option<"alignment", "alignment", "int64_t", "256", "alignment of every offset">,
+    Option<"solver", "solver", "std::string", "\"heuristic\"",
+           "heuristic | exact (0/1 program solved with CBC, fit/RematSolver.h) | auto (exact "
+           "up to exact-limit candidates)">,
+    Option<"timeLimit", "time-limit", "double", "60", "seconds the exact solver may take">,
+    Option<"exactLimit", "exact-limit", "unsigned", "400",
+           "solver=auto: most candidates for which the exact solver runs">,
   ];
 }
 

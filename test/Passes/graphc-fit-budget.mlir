@@ -1,6 +1,10 @@
 // RUN: graphc-opt %S/../graphc/Inputs/deep-mlp.mlir --graphc-build-train-step=loss=mse --graphc-fit-budget=budget=200000 | FileCheck %s --check-prefix=ROOMY
 // RUN: graphc-opt %S/../graphc/Inputs/deep-mlp.mlir --graphc-build-train-step=loss=mse --graphc-fit-budget=budget=130000 | FileCheck %s --check-prefix=ONE
 // RUN: graphc-opt %S/../graphc/Inputs/deep-mlp.mlir --graphc-build-train-step=loss=mse --graphc-fit-budget=budget=100000 --graphc-plan-memory --graphc-verify-plan | FileCheck %s --check-prefix=TIGHT
+// RUN: graphc-opt %S/../graphc/Inputs/deep-mlp.mlir --graphc-build-train-step=loss=mse "--graphc-fit-budget=budget=130000 solver=exact" --graphc-plan-memory --graphc-verify-plan | FileCheck %s --check-prefix=EXACT
+// RUN: graphc-opt %S/../graphc/Inputs/deep-mlp.mlir --graphc-build-train-step=loss=mse "--graphc-fit-budget=budget=120000 solver=auto" | FileCheck %s --check-prefix=FALLBACK
+// RUN: graphc-opt %S/../graphc/Inputs/deep-mlp.mlir --graphc-build-train-step=loss=mse "--graphc-fit-budget=budget=130000 solver=auto exact-limit=0" | FileCheck %s --check-prefix=AUTOBIG
+// RUN: not graphc-opt %S/../graphc/Inputs/deep-mlp.mlir --graphc-build-train-step=loss=mse "--graphc-fit-budget=budget=130000 solver=ilp" 2>&1 | FileCheck %s --check-prefix=BADSOLVER
 
 // A budget above the peak (131328 bytes) changes nothing: no op is recomputed.
 // ROOMY-LABEL: func.func @train_step
@@ -23,3 +27,28 @@
 // recomputed step still plans and verifies.
 // TIGHT-LABEL: func.func @train_step
 // TIGHT-SAME: graph.fit_peak_after = 114944 : i64, graph.fit_peak_before = 131328 : i64, graph.fit_remat_ops = 2 : i64
+
+// solver=exact at 130000 bytes: CBC proves the single dense + relu remat optimal (its bound
+// equals its +8.9% FLOPs, gap 0), the same choice the heuristic makes, and the step plans.
+// EXACT-LABEL: func.func @train_step
+// EXACT-SAME: graph.fit_extra_flops = 0.0894{{[0-9]*}} : f64, graph.fit_gap = 0.000000e+00 : f64, graph.fit_lower_bound = 0.0894{{[0-9]*}} : f64
+// EXACT-SAME: graph.fit_peak_after = 123136 : i64, graph.fit_peak_before = 131328 : i64, graph.fit_remat_ops = 1 : i64
+// EXACT-SAME: graph.fit_solver = "exact", graph.fit_solver_status = "optimal"
+// EXACT: graph.loss_backward
+// EXACT: %[[H:.*]] = graph.dense
+// EXACT-NEXT: graph.relu %[[H]]
+
+// solver=auto at 120000 bytes: the model's optimum (+17.9%) misses the budget once applied
+// (two remats reading each other's values do not add linearly), so the heuristic's two remats
+// (+26.8%) are kept, and the gap against the model's bound is reported (1/3).
+// FALLBACK-LABEL: func.func @train_step
+// FALLBACK-SAME: graph.fit_extra_flops = 0.268{{[0-9]*}} : f64, graph.fit_gap = 0.333{{[0-9]*}} : f64, graph.fit_lower_bound = 0.178{{[0-9]*}} : f64
+// FALLBACK-SAME: graph.fit_peak_after = 114944 : i64
+// FALLBACK-SAME: graph.fit_solver = "heuristic", graph.fit_solver_status = "optimal"
+
+// solver=auto with more candidates than exact-limit: only the heuristic runs (no solver status).
+// AUTOBIG-LABEL: func.func @train_step
+// AUTOBIG-SAME: graph.fit_remat_ops = 1 : i64, graph.fit_solver = "heuristic"}
+
+// An unknown solver is one clear error.
+// BADSOLVER: error: graphc-fit-budget: solver must be heuristic, exact or auto, not 'ilp'

@@ -61,6 +61,8 @@ struct Options {
   int64_t microBatches = 1;
   std::string device;
   std::string precision = "fp32"; // fp32 | bf16 | fp16 | auto
+  std::string remat = "heuristic"; // --remat: graphc-fit-budget's solver
+  double rematTimeLimit = 60;
   // Keras (.json): --weights, --input-shape, --seed, --verbose; which training flags were given
   // (compile_config supplies the others).
   std::string weights, inputShape;
@@ -180,6 +182,10 @@ public:
                           "16-bit kernels); use --precision=fp32, or --target=cpu");
     // auto starts in fp32 and moves to bf16 only when the budget needs it (run, below).
     precision = opts.precision == "auto" ? "fp32" : opts.precision;
+    if (opts.remat != "heuristic" && opts.remat != "exact" && opts.remat != "auto")
+      fail(kBadInput, "--remat=" + opts.remat + " is unknown; use heuristic, exact or auto");
+    if (!(opts.rematTimeLimit > 0))
+      fail(kBadInput, "--remat-time-limit must be positive");
     if (opts.maxBatch && !budget)
       fail(kBadInput, "--max-batch needs --budget=SIZE: the budget the batch has to fit");
     device = findDeviceProfile(opts.device.empty() ? (opts.target == "cuda" ? "h100" : "cpu")
@@ -262,6 +268,10 @@ private:
     uint64_t rematOps = 0;
     double extraFlops = 0; // fraction of the step's FLOPs added by rematerialization
     uint64_t peakBeforeRemat = 0;
+    std::string rematSolver, exactStatus;   // who chose the remats; the exact solve's status
+    std::optional<double> rematLowerBound;  // the exact model's bound on extraFlops
+    double rematSolveSeconds = 0;
+    double chenExtraFlops = 0; // Chen et al.'s sqrt(n) checkpointing, same cost model
     std::optional<std::pair<uint64_t, uint64_t>> scheduleBounds;
     std::string precision = "fp32";
     bool precisionChosenForBudget = false; // --precision=auto moved to bf16
@@ -335,6 +345,9 @@ private:
     if (budget && !opts.noRemat && !opts.noReuse) {
       FitBudgetOptions fitOptions;
       fitOptions.budget = int64_t(*budget);
+      // Trial compiles (micro-batch and batch-size searches) run many times: heuristic only.
+      fitOptions.solver = trial ? std::string("heuristic") : opts.remat;
+      fitOptions.timeLimit = opts.rematTimeLimit;
       plan.addNestedPass<func::FuncOp>(createFitBudget(fitOptions));
     }
     PlanMemoryOptions planOptions;
@@ -369,6 +382,16 @@ private:
     out.peakBeforeRemat = intAttr("graph.fit_peak_before").value_or(0);
     if (auto extra = out.step->getAttrOfType<FloatAttr>("graph.fit_extra_flops"))
       out.extraFlops = extra.getValueAsDouble();
+    if (auto solver = out.step->getAttrOfType<StringAttr>("graph.fit_solver"))
+      out.rematSolver = solver.str();
+    if (auto status = out.step->getAttrOfType<StringAttr>("graph.fit_solver_status"))
+      out.exactStatus = status.str();
+    if (auto bound = out.step->getAttrOfType<FloatAttr>("graph.fit_lower_bound"))
+      out.rematLowerBound = bound.getValueAsDouble();
+    if (auto secs = out.step->getAttrOfType<FloatAttr>("graph.fit_solve_seconds"))
+      out.rematSolveSeconds = secs.getValueAsDouble();
+    if (auto chen = out.step->getAttrOfType<FloatAttr>("graph.fit_chen_extra_flops"))
+      out.chenExtraFlops = chen.getValueAsDouble();
     silent = false;
     return out;
   }
@@ -800,6 +823,23 @@ private:
       os << llvm::formatv("  cures        rematerialized {0} ops: peak {1} -> {2}, +{3:F2}% FLOPs\n",
                           compiled.rematOps, plan::humanBytes(compiled.peakBeforeRemat),
                           plan::humanBytes(p.arenaBytes), 100.0 * compiled.extraFlops);
+    if (!compiled.rematSolver.empty()) {
+      os << llvm::formatv("  remat        {0} solver chose", compiled.rematSolver);
+      // The gap is measured against the exact model's lower bound (CBC's best bound, at least
+      // the LP relaxation's); the model itself approximates the planned arena (docs/fitting.md).
+      if (!compiled.exactStatus.empty())
+        os << llvm::formatv("; exact solve {0} in {1:F2} s", compiled.exactStatus,
+                            compiled.rematSolveSeconds);
+      if (compiled.rematLowerBound) {
+        double gap = compiled.extraFlops > 0
+                         ? std::max(0.0, 1.0 - *compiled.rematLowerBound / compiled.extraFlops)
+                         : 0.0;
+        os << llvm::formatv(", lower bound +{0:F2}% FLOPs, remat optimality gap {1:F1}%",
+                            100.0 * *compiled.rematLowerBound, 100.0 * gap);
+      }
+      os << llvm::formatv("; Chen sqrt(n) checkpointing: +{0:F2}% FLOPs\n",
+                          100.0 * compiled.chenExtraFlops);
+    }
     else if (compiled.microBatches == 1 && !compiled.precisionChosenForBudget)
       os << "  cures        none needed (static reuse only)\n";
     double flops = 0;
@@ -1066,6 +1106,13 @@ int runGraphcDriver(int argc, char **argv) {
                            cl::cat(category));
   cl::opt<bool> noRemat("no-remat", cl::desc("do not rematerialize to fit --budget"),
                         cl::cat(category));
+  cl::opt<std::string> remat("remat", cl::desc("how to choose what to recompute for --budget: "
+                                               "heuristic | exact (0/1 program, CBC) | auto "
+                                               "(exact for small graphs)"),
+                             cl::init("heuristic"), cl::cat(category));
+  cl::opt<double> rematTimeLimit("remat-time-limit",
+                                 cl::desc("seconds the exact remat solver may take (default 60)"),
+                                 cl::init(60), cl::cat(category));
   cl::opt<int64_t> microBatchCount("micro-batches",
                                    cl::desc("split each batch into N micro-batches with gradient "
                                             "accumulation (default: chosen to fit --budget)"),
@@ -1123,6 +1170,8 @@ int runGraphcDriver(int argc, char **argv) {
   opts.printPlan = printPlan;
   opts.noSchedule = noSchedule;
   opts.noRemat = noRemat;
+  opts.remat = remat;
+  opts.rematTimeLimit = rematTimeLimit;
   opts.maxBatch = maxBatch;
   opts.microBatches = microBatchCount;
   opts.noMicroBatching = noMicroBatching;
