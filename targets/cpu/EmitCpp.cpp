@@ -88,7 +88,7 @@ public:
       os << "    nullptr,\n    0,\n";
     else
       os << "    graphc_init_blob_begin,\n    " << out.initBlob.size() << "ull,\n";
-    os << "    trainStep,\n    0ull, // dropout seed\n};\n";
+    os << "    trainStep,\n    " << options.dropoutSeed << "ull, // dropout seed (graphc --seed)\n};\n";
     return success();
   }
 

@@ -16,6 +16,7 @@ struct EmittedProgram {
 struct EmitOptions {
   std::string modelName;
   std::string initBlobPath;    // absolute path the generated .incbin directive reads
+  uint64_t dropoutSeed = 0;    // graphc --seed: keys the counter-based dropout masks
 };
 
 /// Emits `func` (planned by graphc-plan-memory) as C++ calling runtime/kernels.h with

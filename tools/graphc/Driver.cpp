@@ -244,6 +244,7 @@ public:
 
     EmitOptions emit;
     emit.modelName = llvm::sys::path::filename(opts.model).str();
+    emit.dropoutSeed = opts.seed;
     if (phase == Phase::Source) {
       std::string blobPath = opts.output.empty() ? "" : absolute(opts.output + ".weights.bin");
       emit.initBlobPath = blobPath;
@@ -1141,7 +1142,8 @@ int runGraphcDriver(int argc, char **argv) {
                                                           "batch, channels last (for None dims), "
                                                           "e.g. 32,32,3"),
                                   cl::cat(category));
-  cl::opt<uint64_t> seed("seed", cl::desc("Keras without --weights: seed of the initial weights"),
+  cl::opt<uint64_t> seed("seed", cl::desc("seed of the dropout masks (counter-based: a recomputed dropout "
+                                  "repeats its mask), and of Keras initial weights without --weights"),
                          cl::init(0), cl::cat(category));
   cl::opt<bool> verbose("verbose", cl::desc("Keras: list the supported layers with an error"),
                         cl::cat(category));

@@ -72,7 +72,7 @@ struct Program {
   uint64_t initBlobBytes;
   void (*trainStep)(unsigned char *arena); // runs one step; never allocates
   // Seed of the counter-based dropout masks (kernels.h: dropoutKeep), which the generated
-  // step passes to its dropout kernels. Fixed at compile time for now (0).
+  // step passes to its dropout kernels: graphc's --seed, fixed at compile time.
   uint64_t seed;
 };
 
