@@ -2,7 +2,8 @@
 //
 // One forward walk over the function (O(ops)) decides each op's precision from three lists:
 // dense, matmul and conv2d run in 16 bit; ops whose numerics do not care follow their inputs;
-// everything else (softmax, normalization, losses, updates) runs in f32. Casts are inserted
+// batch_norm keeps its activation's type but f32 parameters and statistics; everything else
+// (softmax, losses, updates) runs in f32. Casts are inserted
 // on operands only, memoized per (value, type), so a value read by several 16-bit ops is cast
 // once; results change type in place, and users visited later adapt to them. Parameters keep
 // their f32 type (master weights): the cast that feeds a 16-bit op is differentiated by
@@ -23,11 +24,13 @@ using namespace graphc::graph;
 
 namespace {
 
-enum class Policy { Low, Follow, F32 };
+enum class Policy { Low, Follow, Normalize, F32 };
 
 Policy policyOf(Operation *op) {
   if (isa<DenseOp, MatmulOp, Conv2dOp>(op))
     return Policy::Low;
+  if (isa<BatchNormOp>(op))
+    return Policy::Normalize;
   if (isa<ReluOp, SigmoidOp, TanhOp, ClipOp, MaxPool2dOp, AvgPool2dOp, DropoutOp, ReshapeOp,
           ConcatOp, SliceOp, AddOp, ScaleOp, CastOp>(op))
     return Policy::Follow;
@@ -118,6 +121,18 @@ struct InsertCastsPass : graphc::impl::InsertCastsBase<InsertCastsPass> {
           common = f32;
         }
         setResultElements(&op, common);
+        break;
+      }
+      case Policy::Normalize: {
+        // batch_norm reads and writes its activation in whatever type it comes in, and keeps
+        // its scale, bias and statistics f32: the kernel computes the statistics in f32
+        // (cuDNN's mixed-precision batch norm does the same), and no f32 copy of the
+        // activation has to stay alive for the backward pass.
+        Value x = op.getOperand(0);
+        for (OpOperand &operand : llvm::drop_begin(op.getOpOperands()))
+          if (isFloatTensor(operand.get().getType()))
+            operand.set(castTo(operand.get(), f32));
+        op.getResult(0).setType(x.getType());
         break;
       }
       case Policy::F32:

@@ -20,8 +20,10 @@ def InsertCasts : Pass<"graphc-insert-casts", "mlir::func::FuncOp"> {
     - **follow the inputs** (relu, sigmoid, tanh, clip, max/avg pooling, dropout, reshape,
       concat, slice, add, scale): 16-bit when every floating-point operand is, otherwise f32
       (16-bit operands are widened).
-    - **f32** (everything else: softmax, batch_norm, the losses, the optimizer updates, the
-      returned prediction): 16-bit operands are widened first.
+    - **normalize** (batch_norm): the activation keeps its type, in and out; scale, bias and
+      running statistics stay f32, and the statistics are computed in f32.
+    - **f32** (everything else: softmax, the losses, the optimizer updates, the returned
+      prediction): 16-bit operands are widened first.
     Parameters stay f32 master weights: their casts are differentiated into f32 gradients.
     Scalars (the step counter) are never cast.
 

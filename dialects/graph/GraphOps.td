@@ -229,10 +229,10 @@ def Graph_BatchNormOp : Graph_Op<"batch_norm", [Pure]> {
     the statistics used and 1 / sqrt(var + epsilon).
     The new running statistics are written in place over the old ones.
   }];
-  let arguments = (ins GraphF32Tensor:$input, GraphF32Tensor:$scale, GraphF32Tensor:$bias,
+  let arguments = (ins GraphFloatTensor:$input, GraphF32Tensor:$scale, GraphF32Tensor:$bias,
                        GraphF32Tensor:$running_mean, GraphF32Tensor:$running_var,
                        F32Attr:$epsilon, F32Attr:$momentum, UnitAttr:$training);
-  let results = (outs GraphF32Tensor:$result, GraphF32Tensor:$new_running_mean,
+  let results = (outs GraphFloatTensor:$result, GraphF32Tensor:$new_running_mean,
                       GraphF32Tensor:$new_running_var, GraphF32Tensor:$saved_mean,
                       GraphF32Tensor:$saved_invstd);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
@@ -247,10 +247,10 @@ def Graph_BatchNormBackwardOp : Graph_Op<"batch_norm_backward", [Pure]> {
     `grad_input = scale invstd / M (M dy - grad_bias - xhat grad_scale)` (the batch statistics
     depend on x); without it `grad_input = scale invstd dy`.
   }];
-  let arguments = (ins GraphF32Tensor:$grad, GraphF32Tensor:$input, GraphF32Tensor:$scale,
+  let arguments = (ins GraphFloatTensor:$grad, GraphFloatTensor:$input, GraphF32Tensor:$scale,
                        GraphF32Tensor:$saved_mean, GraphF32Tensor:$saved_invstd,
                        UnitAttr:$training);
-  let results = (outs GraphF32Tensor:$grad_input, GraphF32Tensor:$grad_scale,
+  let results = (outs GraphFloatTensor:$grad_input, GraphF32Tensor:$grad_scale,
                       GraphF32Tensor:$grad_bias);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;

@@ -56,13 +56,15 @@ func.func @shared_and_mixed(%x: tensor<4x4xf32> {graph.kind = "input", graph.nam
 
 // -----
 
-// Convolution runs in bf16 and max pooling follows it; batch_norm (a normalization) is on
-// the f32 list, so the pooled bf16 tensor is widened before it.
+// Convolution runs in bf16 and max pooling follows it; batch_norm normalizes the bf16 tensor
+// itself (bf16 out) with f32 scale, bias and statistics; the returned value is widened.
 // CHECK-LABEL: func.func @conv_bn(
 //       CHECK:   graph.conv2d {{.*}} -> tensor<2x4x6x6xbf16>
 //       CHECK:   %[[P:.*]] = graph.max_pool2d {{.*}} -> tensor<2x4x3x3xbf16>
-//       CHECK:   %[[PF:.*]] = graph.cast %[[P]] : tensor<2x4x3x3xbf16> to tensor<2x4x3x3xf32>
-//       CHECK:   graph.batch_norm %[[PF]],
+//   CHECK-NOT:   graph.cast %[[P]]
+//       CHECK:   %[[Y:[a-z_0-9]+]], {{.*}} = graph.batch_norm %[[P]], %arg2, %arg3, %arg4, %arg5 {{.*}} : (tensor<2x4x3x3xbf16>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<2x4x3x3xbf16>, tensor<4xf32>,
+//       CHECK:   %[[YF:.*]] = graph.cast %[[Y]] : tensor<2x4x3x3xbf16> to tensor<2x4x3x3xf32>
+//       CHECK:   return %[[YF]]
 func.func @conv_bn(%x: tensor<2x3x8x8xf32> {graph.kind = "input", graph.name = "x"},
                    %w: tensor<4x3x3x3xf32> {graph.kind = "parameter", graph.name = "conv.weight"},
                    %g: tensor<4xf32> {graph.kind = "parameter", graph.name = "bn.weight"},
