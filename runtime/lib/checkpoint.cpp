@@ -216,6 +216,13 @@ bool decodeCheckpoint(const uint8_t *bytes, size_t size, CheckpointState &state,
     return false;
   }
   const flatbuffers::Vector<uint8_t> *payloadBytes = ckpt->payload();
+  // The payload is a nested FlatBuffer with 8-byte scalars, read in place. Its Verifier checks
+  // alignment relative to the payload's own start only, so the start itself must be 8-byte
+  // aligned in memory (the writer aligns it to 16; the file is read into malloc'd memory).
+  if (reinterpret_cast<uintptr_t>(payloadBytes->data()) % 8 != 0) {
+    error = "the payload is not 8-byte aligned (corrupted file, or not written by graphc)";
+    return false;
+  }
   const uint32_t crc = crc32c(payloadBytes->data(), payloadBytes->size());
   if (crc != ckpt->payload_crc32c()) {
     char buf[96];
@@ -281,6 +288,12 @@ bool decodeCheckpoint(const uint8_t *bytes, size_t size, CheckpointState &state,
     uint64_t need = elementSize(ct.dtype);
     bool overflow = false;
     if (t->shape()) {
+      // FlatBuffers' Verifier checks a vector's length field for 4-byte alignment only; its
+      // int64 elements are read in place, so they must be 8-byte aligned (the writer does so).
+      if (reinterpret_cast<uintptr_t>(t->shape()->data()) % alignof(int64_t) != 0) {
+        error = "tensor '" + ct.name + "' has a misaligned shape (corrupted file)";
+        return false;
+      }
       if (t->shape()->size() > static_cast<flatbuffers::uoffset_t>(kMaxRank)) {
         error = "tensor '" + ct.name + "' has rank " + std::to_string(t->shape()->size());
         return false;
