@@ -118,6 +118,9 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
     // [step]. Frozen parameters persist but are not results: nothing updates them.
     unsigned statesPerParam = opt == Optimizer::Sgd ? 0 : opt == Optimizer::Momentum ? 1 : 2;
     bool hasStep = opt == Optimizer::Adam || forwardStep;
+    // Dynamic loss scaling keeps two f32 scalars across steps (optimizer state, so they are
+    // checkpointed): the scale's halvings below 2^16, and the clean steps since it last changed.
+    unsigned lossScaleStates = lossScaling ? 2 : 0;
     SmallVector<Type> argTypes, resultTypes;
     for (BlockArgument p : params)
       argTypes.push_back(p.getType());
@@ -126,13 +129,16 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
         argTypes.push_back(p.getType());
     for (BlockArgument st : stats)
       argTypes.push_back(st.getType());
+    for (unsigned i = 0; i < lossScaleStates; ++i)
+      argTypes.push_back(scalar);
     for (BlockArgument f : frozen)
       argTypes.push_back(f.getType());
     argTypes.push_back(wholeBatch(inputs[0].getType()));
     argTypes.push_back(labelType);
     if (hasStep)
       argTypes.push_back(scalar);
-    unsigned numPersistent = params.size() * (1 + statesPerParam) + stats.size();
+    unsigned numPersistent =
+        params.size() * (1 + statesPerParam) + stats.size() + lossScaleStates;
     resultTypes.push_back(scalar);
     for (unsigned i = 0; i < numPersistent; ++i)
       resultTypes.push_back(argTypes[i]);
@@ -166,6 +172,11 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
       if (auto init = forward.getArgAttr(st.getArgNumber(), kInitAttr))
         step.setArgAttr(statsIndex + i, kInitAttr, init);
     }
+    unsigned lossScaleIndex = statsIndex + stats.size();
+    if (lossScaling) {
+      setArg(lossScaleIndex, "optimizer_state", "loss_scale.halvings");
+      setArg(lossScaleIndex + 1, "optimizer_state", "loss_scale.clean_steps");
+    }
     unsigned frozenIndex = numPersistent;
     for (auto [i, f] : llvm::enumerate(frozen)) {
       setArg(frozenIndex + i, "parameter", nameOf(f));
@@ -190,18 +201,18 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
     SmallVector<Value> newParams(params.size()), newStates(params.size() * statesPerParam);
     Value stepValue = hasStep ? entry->getArgument(dataIndex + 2) : Value();
     b.setInsertionPointToEnd(entry);
-    auto update = [&](Value param, Value g, Operation *fwd) {
+    auto update = [&](Value param, Value g, Operation *fwd, Value apply) {
       unsigned i = paramIndex.at(param);
       Location loc = NameLoc::get(b.getStringAttr(nameOf(params[i]) + ".update"), fwd->getLoc());
       FloatAttr lr = b.getF32FloatAttr(learningRate);
       switch (opt) {
       case Optimizer::Sgd:
-        newParams[i] = b.create<SgdUpdateOp>(loc, param.getType(), param, g, lr);
+        newParams[i] = b.create<SgdUpdateOp>(loc, param.getType(), param, g, apply, lr);
         break;
       case Optimizer::Momentum: {
         Value velocity = entry->getArgument(params.size() + i);
         auto op = b.create<MomentumUpdateOp>(loc, param.getType(), param.getType(), param, g,
-                                             velocity, lr, b.getF32FloatAttr(momentum));
+                                             velocity, apply, lr, b.getF32FloatAttr(momentum));
         newParams[i] = op.getNewParam();
         newStates[i] = op.getNewVelocity();
         break;
@@ -210,7 +221,8 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
         Value m = entry->getArgument(params.size() + i);
         Value v = entry->getArgument(2 * params.size() + i);
         auto op = b.create<AdamUpdateOp>(loc, param.getType(), param.getType(), param.getType(),
-                                         param, g, m, v, stepValue, lr, b.getF32FloatAttr(beta1),
+                                         param, g, m, v, stepValue, apply, lr,
+                                         b.getF32FloatAttr(beta1),
                                          b.getF32FloatAttr(beta2), b.getF32FloatAttr(epsilon));
         newParams[i] = op.getNewParam();
         newStates[i] = op.getNewM();
@@ -224,12 +236,24 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
     // once the last of its readers has contributed (weight tying), in the last micro-batch.
     llvm::DenseMap<Value, unsigned> pendingContributions;
     llvm::DenseMap<Value, Value> grad;
+    // With loss scaling no update may run before every gradient is known to be finite, so
+    // the completed gradients wait here (the cost: they all stay alive until the check).
+    struct Deferred {
+      Value param, grad;
+      Operation *fwd;
+    };
+    SmallVector<Deferred> deferred;
+    Value halvings = lossScaling ? entry->getArgument(lossScaleIndex) : Value();
     auto setGrad = [&](Value operand, Value g, Operation *fwd) {
       if (Value previous = grad.lookup(operand))
         g = b.create<AddOp>(gradLoc(fwd, "accumulate"), g.getType(), previous, g);
       grad[operand] = g;
-      if (paramIndex.count(operand) && --pendingContributions[operand] == 0)
-        update(operand, g, fwd);
+      if (paramIndex.count(operand) && --pendingContributions[operand] == 0) {
+        if (lossScaling)
+          deferred.push_back({operand, g, fwd});
+        else
+          update(operand, g, fwd, Value());
+      }
     };
 
     // Each micro-batch runs the forward pass on its slice of the batch, then its backward
@@ -303,6 +327,9 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
                                                 lossInput, labels, fromLogits);
       if (k > 1)
         lossGrad = b.create<ScaleOp>(gradLossLoc, lossInput.getType(), lossGrad, inverseK);
+      if (lossScaling)
+        lossGrad = b.create<LossScaleOp>(gradLossLoc, lossInput.getType(), lossGrad, halvings,
+                                         /*inverse=*/false);
       grad[lossInput] = lossGrad;
 
       // Forward ops whose results reach the loss; each of their parameter operands
@@ -513,6 +540,25 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
       }
       allForwardOps.append(forwardOps.begin(), forwardOps.end());
     }
+    // Loss scaling: one overflow check over every parameter gradient, then the updates,
+    // each on its unscaled gradient and skipped when the check failed, then the new scale.
+    SmallVector<Value> newLossScale;
+    if (lossScaling) {
+      Location scaleLoc = NameLoc::get(b.getStringAttr("loss_scale"), forward.getLoc());
+      SmallVector<Value> grads;
+      for (const Deferred &d : deferred)
+        grads.push_back(d.grad);
+      Value finite = b.create<AllFiniteOp>(scaleLoc, scalar, grads);
+      for (const Deferred &d : deferred)
+        update(d.param,
+               b.create<LossScaleOp>(gradLoc(d.fwd, "unscale"), d.grad.getType(), d.grad,
+                                     halvings, /*inverse=*/true),
+               d.fwd, finite);
+      auto next = b.create<UpdateLossScaleOp>(
+          scaleLoc, scalar, scalar, halvings, entry->getArgument(lossScaleIndex + 1), finite,
+          b.getI64IntegerAttr(lossScaleGrowthInterval));
+      newLossScale = {next.getNewHalvings(), next.getNewCleanSteps()};
+    }
     Value lossValue = lossSum;
     if (k > 1)
       lossValue = b.create<ScaleOp>(lossLoc, scalar, lossSum, inverseK);
@@ -526,6 +572,7 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
     results.append(newParams.begin(), newParams.end());
     results.append(newStates.begin(), newStates.end());
     results.append(currentStats.begin(), currentStats.end());
+    results.append(newLossScale.begin(), newLossScale.end());
     b.create<func::ReturnOp>(forward.getLoc(), results);
     // Forward ops nothing reads any more (a softmax folded into the loss).
     for (Operation *op : llvm::reverse(allForwardOps))

@@ -81,6 +81,7 @@ int64_t graphc::inPlaceOperandOf(Operation *op, unsigned resultIndex) {
       .Case([&](SgdUpdateOp) { return 0; })
       .Case([&](MomentumUpdateOp) { return resultIndex == 0 ? 0 : 2; })
       .Case([&](AdamUpdateOp) { return resultIndex == 0 ? 0 : int64_t(resultIndex) + 1; })
+      .Case([&](UpdateLossScaleOp) { return int64_t(resultIndex); })
       // The running statistics (results 1, 2) overwrite operands 3, 4.
       .Case([&](BatchNormOp) {
         return resultIndex == 1 || resultIndex == 2 ? int64_t(resultIndex) + 2 : int64_t{-1};
@@ -89,7 +90,8 @@ int64_t graphc::inPlaceOperandOf(Operation *op, unsigned resultIndex) {
 }
 
 llvm::SmallVector<unsigned, 2> graphc::reusableOperandsOf(Operation *op) {
-  if (isa<ReluOp, SigmoidOp, TanhOp, ClipOp, DropoutOp, DropoutBackwardOp, ScaleOp>(op))
+  if (isa<ReluOp, SigmoidOp, TanhOp, ClipOp, DropoutOp, DropoutBackwardOp, ScaleOp,
+          LossScaleOp>(op))
     return {0};
   if (isa<AddOp, ReluBackwardOp, SigmoidBackwardOp, TanhBackwardOp, ClipBackwardOp>(op))
     return {0, 1};

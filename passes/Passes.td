@@ -94,6 +94,12 @@ def BuildTrainStep : Pass<"graphc-build-train-step", "mlir::ModuleOp"> {
     Option<"microBatches", "micro-batches", "int64_t", "1",
            "split the batch into this many micro-batches, each run forward and backward in "
            "turn with gradients accumulated (the forward function is one micro-batch)">,
+    Option<"lossScaling", "loss-scaling", "bool", "false",
+           "dynamic loss scaling (for fp16): scale the loss gradient by 2^(16 - halvings), "
+           "check every parameter gradient for overflow before any update, skip the updates "
+           "and halve the scale on overflow">,
+    Option<"lossScaleGrowthInterval", "loss-scale-growth-interval", "int64_t", "2000",
+           "clean steps after which the loss scale doubles">,
   ];
   let dependentDialects = ["::graphc::graph::GraphDialect", "::mlir::func::FuncDialect"];
 }

@@ -42,7 +42,8 @@ def SameFloatElementType : NativeOpTrait<"SameFloatElementType"> {
   let cppNamespace = "::graphc::graph";
 }
 def GraphLabelTensor : StaticShapeTensorOf<[F32, I64]>;
-def GraphF32Scalar : 0DTensorOf<[F32]>;
+def GraphF32Scalar : 0DTensorOf<[F32]>,
+    BuildableType<"::mlir::RankedTensorType::get({}, $_builder.getF32Type())">;
 
 def Graph_LossKind : I32EnumAttr<"LossKind", "training loss", [
     I32EnumAttrCase<"sparse_categorical_crossentropy", 0>,
@@ -507,22 +508,81 @@ def Graph_LossBackwardOp : Graph_Op<"loss_backward", [Pure]> {
 }
 
 //===----------------------------------------------------------------------===//
+// Dynamic loss scaling (fp16)
+//===----------------------------------------------------------------------===//
+
+def Graph_LossScaleOp : Graph_Op<"loss_scale", [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "multiply by the loss scale 2^(16 - halvings), or by its inverse";
+  let description = [{
+    `halvings` is the persistent loss-scale state (0 at the start: scale 65536). The loss
+    gradient is scaled up before the backward pass so that small fp16 gradients do not flush
+    to zero; with `inverse`, the f32 parameter gradients are scaled back before the update.
+    Powers of two make both exact.
+
+    ```mlir
+    %g = graph.loss_scale %dloss, %halvings : tensor<32x10xf32>
+    %u = graph.loss_scale %dw, %halvings {inverse} : tensor<10x100xf32>
+    ```
+  }];
+  let arguments = (ins GraphF32Tensor:$input, GraphF32Scalar:$halvings, UnitAttr:$inverse);
+  let results = (outs GraphF32Tensor:$result);
+  let assemblyFormat = "$input `,` $halvings attr-dict `:` type($result)";
+}
+
+def Graph_AllFiniteOp : Graph_Op<"all_finite", [Pure]> {
+  let summary = "1 when every element of every operand is finite, else 0";
+  let description = [{
+    The overflow check of dynamic loss scaling, over all parameter gradients of the step: the
+    optimizer updates take its result as their `apply` flag.
+
+    ```mlir
+    %ok = graph.all_finite %dw1, %db1 : tensor<10x100xf32>, tensor<10xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<GraphF32Tensor>:$inputs);
+  let results = (outs GraphF32Scalar:$result);
+  let assemblyFormat = "$inputs attr-dict `:` type($inputs)";
+}
+
+def Graph_UpdateLossScaleOp : Graph_Op<"update_loss_scale", [Pure]> {
+  let summary = "halve the loss scale on overflow, double it after `growth_interval` clean steps";
+  let description = [{
+    In place on its state, like an optimizer update: when `finite` is 0, halvings + 1 and the
+    clean-step count restarts at 0; otherwise the count grows, and on reaching
+    `growth_interval` the scale doubles (halvings - 1, never below -8, a scale of 2^24) and
+    the count restarts. This is PyTorch's GradScaler with growth and backoff factors of 2.
+
+    ```mlir
+    %h2, %c2 = graph.update_loss_scale %h, %c, %ok {growth_interval = 2000 : i64} : tensor<f32>
+    ```
+  }];
+  let arguments = (ins GraphF32Scalar:$halvings, GraphF32Scalar:$clean_steps,
+                       GraphF32Scalar:$finite, I64Attr:$growth_interval);
+  let results = (outs GraphF32Scalar:$new_halvings, GraphF32Scalar:$new_clean_steps);
+  let assemblyFormat = "operands attr-dict `:` type($halvings)";
+}
+
+//===----------------------------------------------------------------------===//
 // Optimizer updates (in place on their parameter and state in the plan)
 //===----------------------------------------------------------------------===//
 
-def Graph_SgdUpdateOp : Graph_Op<"sgd_update", [Pure, SameOperandsAndResultType]> {
+// Each update takes an optional `apply` flag (f32 scalar): with dynamic loss scaling the
+// updates of a step whose gradients overflowed are skipped (apply = 0), parameters and
+// optimizer state left as they were.
+def Graph_SgdUpdateOp : Graph_Op<"sgd_update", [Pure, AllTypesMatch<["param", "grad", "new_param"]>]> {
   let summary = "param - lr * grad";
-  let arguments = (ins GraphF32Tensor:$param, GraphF32Tensor:$grad, F32Attr:$lr);
+  let arguments = (ins GraphF32Tensor:$param, GraphF32Tensor:$grad,
+                       Optional<GraphF32Scalar>:$apply, F32Attr:$lr);
   let results = (outs GraphF32Tensor:$new_param);
-  let assemblyFormat = "operands attr-dict `:` type($new_param)";
+  let assemblyFormat = "$param `,` $grad (`if` $apply^)? attr-dict `:` type($new_param)";
 }
 
 def Graph_MomentumUpdateOp : Graph_Op<"momentum_update", [Pure, AllTypesMatch<["param", "grad", "velocity", "new_param", "new_velocity"]>]> {
   let summary = "PyTorch SGD with momentum: v = mu v + g; p -= lr v";
-  let arguments = (ins GraphF32Tensor:$param, GraphF32Tensor:$grad, GraphF32Tensor:$velocity, F32Attr:$lr,
-                       F32Attr:$momentum);
+  let arguments = (ins GraphF32Tensor:$param, GraphF32Tensor:$grad, GraphF32Tensor:$velocity,
+                       Optional<GraphF32Scalar>:$apply, F32Attr:$lr, F32Attr:$momentum);
   let results = (outs GraphF32Tensor:$new_param, GraphF32Tensor:$new_velocity);
-  let assemblyFormat = "operands attr-dict `:` type($param)";
+  let assemblyFormat = "$param `,` $grad `,` $velocity (`if` $apply^)? attr-dict `:` type($param)";
 }
 
 def Graph_AdamUpdateOp : Graph_Op<"adam_update", [Pure, AllTypesMatch<["param", "grad", "m", "v", "new_param", "new_m", "new_v"]>]> {
@@ -531,10 +591,10 @@ def Graph_AdamUpdateOp : Graph_Op<"adam_update", [Pure, AllTypesMatch<["param", 
     `step` is the 1-based step number as an f32 scalar, fed by the runtime.
   }];
   let arguments = (ins GraphF32Tensor:$param, GraphF32Tensor:$grad, GraphF32Tensor:$m, GraphF32Tensor:$v,
-                       GraphF32Scalar:$step, F32Attr:$lr, F32Attr:$beta1, F32Attr:$beta2,
-                       F32Attr:$epsilon);
+                       GraphF32Scalar:$step, Optional<GraphF32Scalar>:$apply, F32Attr:$lr,
+                       F32Attr:$beta1, F32Attr:$beta2, F32Attr:$epsilon);
   let results = (outs GraphF32Tensor:$new_param, GraphF32Tensor:$new_m, GraphF32Tensor:$new_v);
-  let assemblyFormat = "$param `,` $grad `,` $m `,` $v `,` $step attr-dict `:` type($param) `,` type($step)";
+  let assemblyFormat = "$param `,` $grad `,` $m `,` $v `,` $step (`if` $apply^)? attr-dict `:` type($param) `,` type($step)";
 }
 
 #endif // GRAPHC_GRAPH_OPS

@@ -484,6 +484,32 @@ void scale(const float *x, float *y, int64_t n, float factor) {
     y[i] = factor * x[i];
 }
 
+void lossScale(const float *x, float *y, int64_t n, float halvings, bool inverse) {
+  const float scale = std::ldexp(1.0f, inverse ? int(halvings) - 16 : 16 - int(halvings));
+  for (int64_t i = 0; i < n; ++i)
+    y[i] = x[i] * scale;
+}
+
+bool allFinite(const float *x, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    if (!std::isfinite(x[i]))
+      return false;
+  return true;
+}
+
+void updateLossScale(float *halvings, float *cleanSteps, float finite, int64_t growthInterval) {
+  if (finite == 0.0f) {
+    *halvings += 1.0f;
+    *cleanSteps = 0.0f;
+    return;
+  }
+  *cleanSteps += 1.0f;
+  if (*cleanSteps >= float(growthInterval)) {
+    *halvings = std::max(*halvings - 1.0f, -8.0f);
+    *cleanSteps = 0.0f;
+  }
+}
+
 float halfToFloat(HalfFormat format, uint16_t bits) {
   if (format == HalfFormat::F16) {
     _Float16 h;

@@ -426,18 +426,42 @@ private:
             << n << ", " << tensorElements(l.getPrediction()) / n << ");\n";
           return success();
         })
+        .Case([&](LossScaleOp l) {
+          s << "  lossScale(" << ptr(l.getInput()) << ", " << ptr(l.getResult()) << ", "
+            << tensorElements(l.getInput()) << ", *" << ptr(l.getHalvings()) << ", "
+            << (l.getInverse() ? "true" : "false") << ");\n";
+          return success();
+        })
+        .Case([&](AllFiniteOp a) {
+          s << "  *" << ptr(a.getResult()) << " = (true";
+          for (Value in : a.getInputs())
+            s << "\n      && allFinite(" << ptr(in) << ", " << tensorElements(in) << ")";
+          s << ") ? 1.0f : 0.0f;\n";
+          return success();
+        })
+        .Case([&](UpdateLossScaleOp u) -> LogicalResult {
+          if (plannedOffset(u.getNewHalvings()) != plannedOffset(u.getHalvings()) ||
+              plannedOffset(u.getNewCleanSteps()) != plannedOffset(u.getCleanSteps()))
+            return u.emitError("update_loss_scale must be planned in place on its state");
+          s << "  updateLossScale(" << ptr(u.getHalvings()) << ", " << ptr(u.getCleanSteps())
+            << ", *" << ptr(u.getFinite()) << ", " << u.getGrowthInterval() << ");\n";
+          return success();
+        })
         .Case([&](SgdUpdateOp u) {
+          s << applyGuard(u.getApply());
           s << "  sgdUpdate(" << ptr(u.getParam()) << ", " << ptr(u.getGrad()) << ", "
             << tensorElements(u.getParam()) << ", " << floatLiteral(u.getLr()) << ");\n";
           return success();
         })
         .Case([&](MomentumUpdateOp u) {
+          s << applyGuard(u.getApply());
           s << "  momentumUpdate(" << ptr(u.getParam()) << ", " << ptr(u.getGrad()) << ", "
             << ptr(u.getVelocity()) << ", " << tensorElements(u.getParam()) << ", "
             << floatLiteral(u.getLr()) << ", " << floatLiteral(u.getMomentum()) << ");\n";
           return success();
         })
         .Case([&](AdamUpdateOp u) {
+          s << applyGuard(u.getApply());
           s << "  adamUpdate(" << ptr(u.getParam()) << ", " << ptr(u.getGrad()) << ", "
             << ptr(u.getM()) << ", " << ptr(u.getV()) << ", " << tensorElements(u.getParam())
             << ", " << floatLiteral(u.getLr()) << ", " << floatLiteral(u.getBeta1()) << ", "
@@ -449,6 +473,12 @@ private:
           return other->emitError() << "the CPU target has no kernel for '" << other->getName()
                                     << "'";
         });
+  }
+
+  /// An optimizer update with an `apply` flag (loss scaling) runs only when it is non-zero;
+  /// a skipped update leaves its in-place parameter and state as they were.
+  std::string applyGuard(Value apply) {
+    return apply ? "  if (*" + ptr(apply) + " != 0.0f)\n  " : "";
   }
 
   static std::string floatLiteral(APFloat value) {

@@ -5,6 +5,7 @@
 // RUN: graphc-opt %s --split-input-file --graphc-build-train-step='loss=binary_crossentropy' | FileCheck %s --check-prefix=BCE
 // RUN: graphc-opt %s --split-input-file --graphc-build-train-step='loss=mse' | FileCheck %s --check-prefix=MSE
 // RUN: graphc-opt %s --split-input-file --graphc-build-train-step='optimizer=adam' --graphc-plan-memory --graphc-verify-plan | FileCheck %s --check-prefix=PIPE
+// RUN: graphc-opt %s --split-input-file --graphc-build-train-step='loss-scaling=true loss-scale-growth-interval=7' | FileCheck %s --check-prefix=LS
 
 // Each RUN line builds every split; each prefix checks the models it is about. The generated
 // function is always @train_step, so labels include the first argument's type.
@@ -25,6 +26,21 @@
 // data, then int64 labels; the softmax folds into the loss (from_logits) and disappears;
 // backward ops run in reverse layer order with the transposes each weight layout needs, and
 // each update follows its layer's gradients; results are tied to the parameter arguments.
+// With loss scaling (for fp16), the scale's two scalars are persistent optimizer state after
+// the parameters; the loss gradient is scaled up, every parameter gradient is checked for
+// overflow before any update, and each update runs on its unscaled gradient only if the
+// check passed; then the scale is updated in place. (The first split, the MLP.)
+// LS-LABEL: func.func @train_step(
+//  LS-SAME:   %arg4: tensor<f32> {graph.kind = "optimizer_state", graph.name = "loss_scale.halvings"}
+//  LS-SAME:   %arg5: tensor<f32> {graph.kind = "optimizer_state", graph.name = "loss_scale.clean_steps"}
+//       LS:   %[[DL:.*]] = graph.loss_backward
+//  LS-NEXT:   %[[SDL:.*]] = graph.loss_scale %[[DL]], %arg4 : tensor<4x2xf32>
+//   LS-NOT:   graph.sgd_update
+//       LS:   %[[OK:.*]] = graph.all_finite %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<5x2xf32>, tensor<2xf32>, tensor<5x3xf32>, tensor<5xf32>
+//       LS:   %[[U:.*]] = graph.loss_scale %{{.*}}, %arg4 {inverse} : tensor<5x2xf32>
+//  LS-NEXT:   graph.sgd_update %arg2, %[[U]] if %[[OK]] {lr = {{.*}}} : tensor<5x2xf32>
+//       LS:   %[[H:.*]], %[[C:.*]] = graph.update_loss_scale %arg4, %arg5, %[[OK]] {growth_interval = 7 : i64} : tensor<f32>
+//  LS-NEXT:   return %{{.*}}, %[[H]], %[[C]] : {{.*}}, tensor<f32>, tensor<f32>
 // SGD-LABEL: func.func @train_step(
 //  SGD-SAME:   %[[W1:arg0]]: tensor<5x3xf32> {graph.init = "kaiming", graph.kind = "parameter", graph.name = "fc1.weight"},
 //  SGD-SAME:   %[[B1:arg1]]: tensor<5xf32> {graph.kind = "parameter", graph.name = "fc1.bias"},

@@ -746,3 +746,42 @@ TEST(RuntimeKernels, HalfArraysRoundTripAndConvert) {
   convertHalf(HalfFormat::F16, f.data(), HalfFormat::BF16, b2.data(), 4);
   EXPECT_EQ(b2, b);
 }
+
+// Dynamic loss scaling: the scale is 2^(16 - halvings); overflow halves it and restarts the
+// clean-step count, growthInterval clean steps double it, never above 2^24.
+TEST(RuntimeKernels, LossScaleBacksOffGrowsAndClamps) {
+  float halvings = 0, clean = 0;
+  updateLossScale(&halvings, &clean, 0.0f, 3); // overflow
+  EXPECT_EQ(halvings, 1.0f);
+  EXPECT_EQ(clean, 0.0f);
+  updateLossScale(&halvings, &clean, 1.0f, 3);
+  updateLossScale(&halvings, &clean, 1.0f, 3);
+  EXPECT_EQ(halvings, 1.0f);
+  EXPECT_EQ(clean, 2.0f);
+  updateLossScale(&halvings, &clean, 1.0f, 3); // the third clean step doubles the scale
+  EXPECT_EQ(halvings, 0.0f);
+  EXPECT_EQ(clean, 0.0f);
+  updateLossScale(&halvings, &clean, 1.0f, 3);
+  updateLossScale(&halvings, &clean, 0.0f, 3); // an overflow restarts the count
+  EXPECT_EQ(halvings, 1.0f);
+  EXPECT_EQ(clean, 0.0f);
+  halvings = -8;
+  for (int i = 0; i < 3; ++i)
+    updateLossScale(&halvings, &clean, 1.0f, 3);
+  EXPECT_EQ(halvings, -8.0f); // 2^24 is the ceiling
+}
+
+TEST(RuntimeKernels, LossScaleIsExactAndChecksFiniteness) {
+  std::vector<float> x = randomVec(100, 5), up(100), down(100);
+  lossScale(x.data(), up.data(), 100, 3.0f, false); // x 2^13
+  lossScale(up.data(), down.data(), 100, 3.0f, true);
+  for (size_t i = 0; i < x.size(); ++i) {
+    EXPECT_EQ(up[i], x[i] * 8192.0f);
+    EXPECT_EQ(down[i], x[i]); // powers of two: exact
+  }
+  EXPECT_TRUE(allFinite(x.data(), 100));
+  x[57] = std::numeric_limits<float>::infinity();
+  EXPECT_FALSE(allFinite(x.data(), 100));
+  x[57] = kNaN;
+  EXPECT_FALSE(allFinite(x.data(), 100));
+}

@@ -33,6 +33,8 @@ With --precision bf16 graphc builds with --precision=bf16 and PyTorch trains und
 torch.autocast("cpu", bfloat16); the two round differently, so each quantity must instead be
 as accurate as PyTorch's: graphc's distance to the float64 trajectory at most 1.25x autocast's
 (plus --tol), and not within 1e-6 of float64 (which would mean no 16-bit rounding happened).
+With --precision fp16 (dynamic loss scaling) the reference is PyTorch's float32 run, compared
+as usual within --tol, and again graphc must not be within 1e-6 of float64.
 
 With --check-no-reuse the model is also built with --no-reuse; both builds write a memory plan
 (--plan-out=DIR/plan.json and DIR/plan-no-reuse.json).  The two binaries must print identical loss
@@ -202,8 +204,9 @@ def main():
     ap.add_argument("--graphc", required=True)
     ap.add_argument("--check-no-reuse", action="store_true")
     ap.add_argument("--tol", type=float, default=1e-4)
-    ap.add_argument("--precision", choices=["fp32", "bf16"], default="fp32",
-                    help="bf16: graphc --precision=bf16 against PyTorch under torch.autocast(bf16)")
+    ap.add_argument("--precision", choices=["fp32", "bf16", "fp16"], default="fp32",
+                    help="bf16: graphc --precision=bf16 against PyTorch under torch.autocast(bf16); "
+                    "fp16: graphc --precision=fp16 (dynamic loss scaling) against PyTorch fp32")
     args = ap.parse_args()
 
     if not (os.path.isfile(args.graphc) and os.access(args.graphc, os.X_OK)):
@@ -279,8 +282,10 @@ def main():
     if bf16:
         loss_errs = [max(0.0, abs(a - c) / max(abs(c), 1e-12) - 1.25 * abs(b - c) / max(abs(c), 1e-12))
                      for a, b, c in zip(losses, ref_losses, r64_losses)]
+    if args.precision != "fp32":
         if max(abs(a - c) / max(abs(c), 1e-12) for a, c in zip(losses, r64_losses)) < 1e-6:
-            fail("bf16 losses equal the float64 ones within 1e-6: were any casts applied?")
+            fail("%s losses equal the float64 ones within 1e-6: were any casts applied?"
+                 % args.precision)
     first_bad = None
     for t, (a, b, e) in enumerate(zip(losses, ref_losses, loss_errs), 1):
         if not e <= args.tol:

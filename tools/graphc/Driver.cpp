@@ -61,6 +61,7 @@ struct Options {
   int64_t microBatches = 1;
   std::string device;
   std::string precision = "fp32"; // fp32 | bf16 | fp16 | auto
+  int64_t lossScaleGrowthInterval = 2000; // fp16: clean steps before the loss scale doubles
   std::string remat = "heuristic"; // --remat: graphc-fit-budget's solver
   double rematTimeLimit = 60;
   // Keras (.json): --weights, --input-shape, --seed, --verbose; which training flags were given
@@ -180,6 +181,8 @@ public:
       fail(kBadInput, "--precision=" + opts.precision +
                           " is not available for --target=cuda yet (the CUDA emitter has no "
                           "16-bit kernels); use --precision=fp32, or --target=cpu");
+    if (opts.lossScaleGrowthInterval < 1)
+      fail(kBadInput, "--loss-scale-growth-interval must be at least 1");
     // auto starts in fp32 and moves to bf16 only when the budget needs it (run, below).
     precision = opts.precision == "auto" ? "fp32" : opts.precision;
     if (opts.remat != "heuristic" && opts.remat != "exact" && opts.remat != "auto")
@@ -331,6 +334,10 @@ private:
     trainOptions.learningRate = opts.lr;
     trainOptions.momentum = opts.momentum;
     trainOptions.microBatches = microBatches;
+    // fp16's 5-bit exponent flushes small gradients to zero: scale the loss (bf16 shares
+    // f32's exponent range and needs no scaling).
+    trainOptions.lossScaling = precision == "fp16";
+    trainOptions.lossScaleGrowthInterval = opts.lossScaleGrowthInterval;
     pm.addPass(createBuildTrainStep(trainOptions));
     if (failed(pm.run(*out.module))) {
       if (trial)
@@ -813,6 +820,10 @@ private:
                           compiled.precisionChosenForBudget
                               ? " (--precision=auto: fp32 needs more than the budget)"
                               : "");
+    if (compiled.precision == "fp16")
+      os << llvm::formatv("  loss scale   dynamic: 65536 at the start, halved and the update "
+                          "skipped on overflow, doubled after {0} clean steps (checkpointed)\n",
+                          opts.lossScaleGrowthInterval);
     if (uint64_t scratch = halfEmulationScratchBytes(compiled.step); scratch && opts.target == "cpu")
       os << llvm::formatv("  host scratch {0,12} (CPU only: f32 copies that emulate 16-bit "
                           "storage; not device memory, not in the arena)\n",
@@ -1132,6 +1143,10 @@ int runGraphcDriver(int argc, char **argv) {
       cl::desc("fp32 | bf16 | fp16 | auto: run matmul and convolution in 16 bit (auto: bf16 "
                "only when --budget needs it)"),
       cl::init("fp32"), cl::cat(category));
+  cl::opt<int64_t> lossScaleGrowthInterval(
+      "loss-scale-growth-interval",
+      cl::desc("--precision=fp16: clean steps after which the loss scale doubles"),
+      cl::init(2000), cl::cat(category));
   cl::opt<bool> printPlan("print-plan", cl::desc("print the plan table after the fit report"),
                           cl::cat(category));
   cl::opt<bool> quiet("quiet", cl::desc("no fit report"), cl::cat(category));
@@ -1179,6 +1194,7 @@ int runGraphcDriver(int argc, char **argv) {
   opts.noMicroBatching = noMicroBatching;
   opts.device = deviceName;
   opts.precision = precision;
+  opts.lossScaleGrowthInterval = lossScaleGrowthInterval;
   opts.quiet = quiet;
   opts.weights = weights;
   opts.inputShape = inputShape;

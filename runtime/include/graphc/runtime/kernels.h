@@ -177,4 +177,13 @@ void momentumUpdate(float *param, const float *grad, float *velocity, int64_t n,
 void adamUpdate(float *param, const float *grad, float *m, float *v, int64_t n, float lr,
                 float beta1, float beta2, float eps, float step);
 
+/// Dynamic loss scaling (fp16). The scale is 2^(16 - halvings), a power of two, so scaling
+/// and unscaling are exact. y = x * scale, or x / scale with `inverse`; y may alias x.
+void lossScale(const float *x, float *y, int64_t n, float halvings, bool inverse);
+/// Whether all n elements of x are finite (no inf, no NaN).
+bool allFinite(const float *x, int64_t n);
+/// In place: overflow (finite == 0) -> halvings + 1, cleanSteps = 0; otherwise cleanSteps + 1,
+/// and at growthInterval clean steps the scale doubles (halvings - 1, not below -8).
+void updateLossScale(float *halvings, float *cleanSteps, float finite, int64_t growthInterval);
+
 } // namespace graphc::rt
