@@ -442,16 +442,22 @@ TEST(Transpose, Rank3And4PermutationsAndTheirInverse) {
   }
 }
 
+// Mean and biased variance of row r of x viewed as [rows, d].
+std::pair<double, double> rowStats(const std::vector<double> &x, int64_t r, int64_t d) {
+  double mean = 0, var = 0;
+  for (int64_t i = 0; i < d; ++i)
+    mean += x[r * d + i] / double(d);
+  for (int64_t i = 0; i < d; ++i)
+    var += std::pow(x[r * d + i] - mean, 2) / double(d);
+  return {mean, var};
+}
+
 std::vector<double> layerNormRef(const std::vector<double> &x, const std::vector<double> &g,
                                  const std::vector<double> &b, int64_t rows, int64_t d,
                                  double eps) {
   std::vector<double> y(x.size());
   for (int64_t r = 0; r < rows; ++r) {
-    double mean = 0, var = 0;
-    for (int64_t i = 0; i < d; ++i)
-      mean += x[r * d + i] / double(d);
-    for (int64_t i = 0; i < d; ++i)
-      var += std::pow(x[r * d + i] - mean, 2) / double(d);
+    auto [mean, var] = rowStats(x, r, d);
     for (int64_t i = 0; i < d; ++i)
       y[r * d + i] = (x[r * d + i] - mean) / std::sqrt(var + eps) * g[i] + b[i];
   }
@@ -468,11 +474,7 @@ TEST(LayerNorm, ForwardStatisticsAndBackwardByFiniteDifferences) {
   auto xd = toDouble(x), gd = toDouble(g), bd = toDouble(b);
   expectClose(y.data(), layerNormRef(xd, gd, bd, rows, d, eps), 1e-6);
   for (int64_t r = 0; r < rows; ++r) {
-    double mean = 0, var = 0;
-    for (int64_t i = 0; i < d; ++i)
-      mean += xd[r * d + i] / double(d);
-    for (int64_t i = 0; i < d; ++i)
-      var += std::pow(xd[r * d + i] - mean, 2) / double(d);
+    auto [mean, var] = rowStats(xd, r, d);
     EXPECT_NEAR(sm[r], mean, 1e-6);
     EXPECT_NEAR(si[r], 1.0 / std::sqrt(var + eps), 1e-5);
   }
