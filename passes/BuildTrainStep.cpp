@@ -357,9 +357,71 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
         return success();
       };
 
+      // A normalization's backward op yields the gradients of (input, scale, bias) in order.
+      auto setNormGradients = [&](Operation *op, std::initializer_list<Value> operands,
+                                  ResultRange grads) {
+        for (auto [operand, g] : llvm::zip(operands, grads))
+          if (needsGrad.contains(operand))
+            setGrad(operand, g, op);
+      };
+
+      // Slices that tile their input along one axis (the exporter's split of a fused Q/K/V
+      // projection) have the concat of their gradients as the input's gradient, emitted at
+      // the first slice in program order, when every slice's gradient is complete (the
+      // reverse walk has passed all their readers). graphc has no op that pads a lone slice's
+      // gradient with zeros, so a slice that does not tile its input with its siblings is
+      // refused.
+      auto sliceGradient = [&](SliceOp slice, Operation *op) -> LogicalResult {
+        Value x = slice.getInput();
+        if (!needsGrad.contains(x))
+          return success();
+        int64_t axis = slice.getAxis();
+        SmallVector<SliceOp> parts;
+        for (Operation *user : x.getUsers()) {
+          auto sibling = dyn_cast<SliceOp>(user);
+          if (!sibling || sibling.getAxis() != slice.getAxis())
+            return slice.emitError()
+                   << "graphc-build-train-step: the gradient of a slice needs every reader of "
+                      "its input to be a slice along the same axis (" << axis << ")";
+          if (!llvm::is_contained(parts, sibling))
+            parts.push_back(sibling);
+        }
+        if (llvm::any_of(parts, [&](SliceOp p) { return p->isBeforeInBlock(slice); }))
+          return success(); // the first slice emits the concat
+        llvm::sort(parts, [](SliceOp l, SliceOp r) { return l.getOffset() < r.getOffset(); });
+        if (llvm::none_of(parts, [&](SliceOp p) { return bool(grad.lookup(p.getResult())); }))
+          return success(); // no slice reaches the loss
+        int64_t covered = 0;
+        SmallVector<Value> grads;
+        for (SliceOp p : parts) {
+          Value g = grad.lookup(p.getResult());
+          if (int64_t(p.getOffset()) != covered || !g)
+            return slice.emitError()
+                   << "graphc-build-train-step: the slices of " << x.getType()
+                   << " along axis " << axis
+                   << " must tile it and all reach the loss to have a gradient";
+          grads.push_back(g);
+          covered += cast<RankedTensorType>(p.getType()).getDimSize(axis);
+        }
+        if (covered != cast<RankedTensorType>(x.getType()).getDimSize(axis))
+          return slice.emitError() << "graphc-build-train-step: the slices of " << x.getType()
+                                   << " along axis " << axis << " cover only " << covered;
+        setGrad(x,
+                b.create<ConcatOp>(gradLoc(op, "grad_input"), x.getType(), grads,
+                                   slice.getAxisAttr()),
+                op);
+        return success();
+      };
+
       for (Operation *op : llvm::reverse(forwardOps)) {
         // Result 0 is the only differentiable result (batch_norm's others are statistics).
         Value dy = op->getNumResults() >= 1 ? grad.lookup(op->getResult(0)) : Value();
+        // A slice's gradient depends on its siblings', not only its own (see sliceGradient).
+        if (auto slice = dyn_cast<SliceOp>(op)) {
+          if (failed(sliceGradient(slice, op)))
+            return failure();
+          continue;
+        }
         if (!dy)
           continue;
         auto wants = [&](Value v) { return needsGrad.contains(v); };
@@ -384,6 +446,59 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
                     setGrad(w, dw, op);
                   if (db)
                     setGrad(dense.getBias(), db, op);
+                  return success();
+                })
+                .Case([&](BatchMatmulOp mm) {
+                  // C = op(A) op(B): dA = dC op(B)^T (stored transposed when transpose_lhs:
+                  // op(B) dC^T), dB = op(A)^T dC (when transpose_rhs: dC^T op(A)).
+                  Value a = mm.getLhs(), bv = mm.getRhs();
+                  bool ta = mm.getTransposeLhs(), tb = mm.getTransposeRhs();
+                  Value da, db;
+                  if (wants(a))
+                    da = ta ? b.create<BatchMatmulOp>(gradLoc(op, "grad_lhs"), a.getType(), bv,
+                                                      dy, tb, true)
+                            : b.create<BatchMatmulOp>(gradLoc(op, "grad_lhs"), a.getType(), dy,
+                                                      bv, false, !tb);
+                  if (wants(bv))
+                    db = tb ? b.create<BatchMatmulOp>(gradLoc(op, "grad_rhs"), bv.getType(), dy,
+                                                      a, true, ta)
+                            : b.create<BatchMatmulOp>(gradLoc(op, "grad_rhs"), bv.getType(), a,
+                                                      dy, !ta, false);
+                  if (da)
+                    setGrad(a, da, op);
+                  if (db)
+                    setGrad(bv, db, op);
+                  return success();
+                })
+                .Case([&](TransposeOp t) {
+                  if (!wants(t.getInput()))
+                    return success();
+                  ArrayRef<int64_t> perm = t.getPerm();
+                  SmallVector<int64_t> inverse(perm.size());
+                  for (auto [i, p] : llvm::enumerate(perm))
+                    inverse[p] = int64_t(i);
+                  setGrad(t.getInput(),
+                          b.create<TransposeOp>(gradLoc(op, "grad_input"),
+                                                t.getInput().getType(), dy,
+                                                b.getDenseI64ArrayAttr(inverse)),
+                          op);
+                  return success();
+                })
+                .Case([&](LayerNormOp ln) {
+                  Value x = ln.getInput();
+                  auto back = b.create<LayerNormBackwardOp>(
+                      gradLoc(op, "grad"),
+                      TypeRange{x.getType(), ln.getScale().getType(), ln.getBias().getType()},
+                      dy, x, ln.getScale(), ln.getSavedMean(), ln.getSavedInvstd());
+                  setNormGradients(op, {x, ln.getScale(), ln.getBias()}, back->getResults());
+                  return success();
+                })
+                .Case([&](ScaleOp sc) {
+                  if (wants(sc.getInput()))
+                    setGrad(sc.getInput(),
+                            b.create<ScaleOp>(gradLoc(op, "grad_input"), dy.getType(), dy,
+                                              sc.getFactorAttr()),
+                            op);
                   return success();
                 })
                 .Case([&](Conv2dOp conv) {
@@ -433,12 +548,7 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
                       gradLoc(op, "grad"),
                       TypeRange{x.getType(), bn.getScale().getType(), bn.getBias().getType()}, dy,
                       x, bn.getScale(), bn.getSavedMean(), bn.getSavedInvstd(), bn.getTrainingAttr());
-                  if (wants(x))
-                    setGrad(x, back.getGradInput(), op);
-                  if (wants(bn.getScale()))
-                    setGrad(bn.getScale(), back.getGradScale(), op);
-                  if (wants(bn.getBias()))
-                    setGrad(bn.getBias(), back.getGradBias(), op);
+                  setNormGradients(op, {x, bn.getScale(), bn.getBias()}, back->getResults());
                   return success();
                 })
                 .Case([&](ConcatOp concat) {

@@ -62,6 +62,14 @@ OpCost graphc::estimateOpCost(Operation *op) {
                      double k = double(m.getTransposeLhs() ? a[0] : a[1]);
                      return 2.0 * elements(m.getResult()) * k;
                    })
+                   .Case([&](BatchMatmulOp m) {
+                     auto a = shape(m.getLhs());
+                     double k = double(m.getTransposeLhs() ? a[1] : a[2]);
+                     return 2.0 * elements(m.getResult()) * k;
+                   })
+                   .Case<LayerNormOp, LayerNormBackwardOp>(
+                       // Two passes for the statistics, one to normalise (three for backward).
+                       [&](Operation *) { return 8.0 * elements(op->getOperand(0)); })
                    .Case([&](Conv2dOp c) {
                      auto w = shape(c.getFilter());
                      return 2.0 * elements(c.getResult()) * double(w[1] * w[2] * w[3]);

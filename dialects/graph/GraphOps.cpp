@@ -204,6 +204,22 @@ LogicalResult MatmulOp::verify() {
   return expectShape(*this, "result", getType(), {m, n});
 }
 
+LogicalResult BatchMatmulOp::verify() {
+  if (failed(requireStatic(*this)))
+    return failure();
+  auto a = tensorType(getLhs()), b = tensorType(getRhs());
+  if (a.getRank() != 3 || b.getRank() != 3)
+    return emitOpError() << "expects rank-3 operands [B, M, K] and [B, K, N], got " << a
+                         << " and " << b;
+  if (a.getDimSize(0) != b.getDimSize(0))
+    return emitOpError() << "batch sizes differ: " << a << " and " << b;
+  int64_t m = a.getDimSize(getTransposeLhs() ? 2 : 1), k = a.getDimSize(getTransposeLhs() ? 1 : 2);
+  int64_t kb = b.getDimSize(getTransposeRhs() ? 2 : 1), n = b.getDimSize(getTransposeRhs() ? 1 : 2);
+  if (k != kb)
+    return emitOpError() << "contraction sizes differ: " << a << " and " << b;
+  return expectShape(*this, "result", getType(), {a.getDimSize(0), m, n});
+}
+
 LogicalResult BiasGradOp::verify() {
   auto g = tensorType(getGrad());
   int64_t axis = static_cast<int64_t>(getAxis()); // I64Attr's getter is unsigned
@@ -286,6 +302,17 @@ LogicalResult AvgPool2dBackwardOp::verify() {
 // Batch normalization and dropout
 //===----------------------------------------------------------------------===//
 
+/// A normalization's result has its input's type, and its epsilon is non-negative.
+static LogicalResult verifyNormalized(Operation *op, Value result, Value input,
+                                      const APFloat &epsilon) {
+  if (result.getType() != input.getType())
+    return op->emitOpError() << "result " << result.getType() << " must match the input "
+                             << input.getType();
+  if (!(epsilon.convertToFloat() >= 0.f))
+    return op->emitOpError() << "epsilon must be non-negative";
+  return success();
+}
+
 /// input [N, C, ...] and the [C] per-channel operands/results.
 static LogicalResult verifyPerChannel(Operation *op, Value input, ValueRange perChannel) {
   if (failed(requireStatic(op)))
@@ -305,11 +332,8 @@ LogicalResult BatchNormOp::verify() {
                                getNewRunningMean(), getNewRunningVar(), getSavedMean(),
                                getSavedInvstd()})))
     return failure();
-  if (getResult().getType() != getInput().getType())
-    return emitOpError() << "result " << getResult().getType() << " must match the input "
-                         << getInput().getType();
-  if (!(getEpsilon().convertToFloat() >= 0.f))
-    return emitOpError() << "epsilon must be non-negative";
+  if (failed(verifyNormalized(*this, getResult(), getInput(), getEpsilon())))
+    return failure();
   float m = getMomentum().convertToFloat();
   if (!(m >= 0.f && m <= 1.f))
     return emitOpError() << "momentum must be in [0, 1], got " << m;
@@ -325,6 +349,41 @@ LogicalResult BatchNormBackwardOp::verify() {
   if (failed(verifyPerChannel(*this, getInput(),
                               {getScale(), getSavedMean(), getSavedInvstd(), getGradScale(),
                                getGradBias()})))
+    return failure();
+  if (getGrad().getType() != getInput().getType() ||
+      getGradInput().getType() != getInput().getType())
+    return emitOpError() << "grad and grad_input must match the input " << getInput().getType();
+  return success();
+}
+
+/// input [..., D]; scale/bias/grad_scale/grad_bias [D]; the row statistics [elements / D].
+static LogicalResult verifyLayerNorm(Operation *op, Value input, ValueRange perFeature,
+                                     ValueRange perRow) {
+  if (failed(requireStatic(op)))
+    return failure();
+  auto x = tensorType(input);
+  if (x.getRank() < 1 || x.getNumElements() == 0)
+    return op->emitOpError() << "expects a non-empty [..., D] input, got " << x;
+  int64_t d = x.getDimSize(x.getRank() - 1);
+  for (Value v : perFeature)
+    if (failed(expectShape(op, "per-feature tensor", v.getType(), {d})))
+      return failure();
+  for (Value v : perRow)
+    if (failed(expectShape(op, "row statistic", v.getType(), {x.getNumElements() / d})))
+      return failure();
+  return success();
+}
+
+LogicalResult LayerNormOp::verify() {
+  if (failed(verifyLayerNorm(*this, getInput(), {getScale(), getBias()},
+                             {getSavedMean(), getSavedInvstd()})))
+    return failure();
+  return verifyNormalized(*this, getResult(), getInput(), getEpsilon());
+}
+
+LogicalResult LayerNormBackwardOp::verify() {
+  if (failed(verifyLayerNorm(*this, getInput(), {getScale(), getGradScale(), getGradBias()},
+                             {getSavedMean(), getSavedInvstd()})))
     return failure();
   if (getGrad().getType() != getInput().getType() ||
       getGradInput().getType() != getInput().getType())
@@ -390,6 +449,25 @@ void ReshapeOp::getCanonicalizationPatterns(RewritePatternSet &patterns, MLIRCon
 //===----------------------------------------------------------------------===//
 // Concat and slice
 //===----------------------------------------------------------------------===//
+
+LogicalResult TransposeOp::verify() {
+  if (failed(requireStatic(*this)))
+    return failure();
+  auto x = tensorType(getInput());
+  ArrayRef<int64_t> perm = getPerm();
+  int64_t rank = x.getRank();
+  if (int64_t(perm.size()) != rank)
+    return emitOpError() << "perm has " << perm.size() << " entries for " << x;
+  SmallVector<bool> seen(rank, false);
+  SmallVector<int64_t> expected;
+  for (int64_t p : perm) {
+    if (p < 0 || p >= rank || seen[p])
+      return emitOpError() << "perm is not a permutation of 0.." << rank - 1 << " for " << x;
+    seen[p] = true;
+    expected.push_back(x.getDimSize(p));
+  }
+  return expectShape(*this, "result", getType(), expected);
+}
 
 LogicalResult ConcatOp::verify() {
   if (failed(requireStatic(*this)))

@@ -98,6 +98,25 @@ def Graph_BiasGradOp : Graph_Op<"bias_grad", [Pure, SameFloatElementType]> {
   let hasVerifier = 1;
 }
 
+def Graph_BatchMatmulOp : Graph_Op<"batch_matmul", [Pure]> {
+  let summary = "batched matrix product [B, M, K] x [B, K, N] with optional transposes";
+  let description = [{
+    `result[b] = op(lhs[b]) * op(rhs[b])` for each of the B leading slices; with
+    `transpose_lhs` lhs is stored [B, K, M], with `transpose_rhs` rhs is stored [B, N, K].
+    The product of two activations (attention's Q K^T and softmax(..) V); the importer
+    flattens further leading axes into B. Its gradients are batch_matmuls too.
+
+    ```mlir
+    %s = graph.batch_matmul %q, %k {transpose_rhs} : (tensor<16x16x8xf32>, tensor<16x16x8xf32>) -> tensor<16x16x16xf32>
+    ```
+  }];
+  let arguments = (ins GraphF32Tensor:$lhs, GraphF32Tensor:$rhs, UnitAttr:$transpose_lhs,
+                       UnitAttr:$transpose_rhs);
+  let results = (outs GraphF32Tensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Convolution and pooling (NCHW, OIHW)
 //===----------------------------------------------------------------------===//
@@ -257,6 +276,43 @@ def Graph_BatchNormBackwardOp : Graph_Op<"batch_norm_backward", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Graph_LayerNormOp : Graph_Op<"layer_norm", [Pure]> {
+  let summary = "layer normalization over the last axis";
+  let description = [{
+    `input` is [..., D], `scale` and `bias` are [D]. Each of the R = (elements / D) rows is
+    normalised by its own mean and biased variance:
+    `y = scale (x - mean) / sqrt(var + epsilon) + bias` (PyTorch's LayerNorm, ONNX
+    LayerNormalization with axis = -1). `saved_mean` and `saved_invstd` ([R]) are the row
+    statistics the backward op needs.
+
+    ```mlir
+    %y, %mean, %invstd = graph.layer_norm %x, %g, %b {epsilon = 1.0e-05 : f32}
+        : (tensor<4x16x32xf32>, tensor<32xf32>, tensor<32xf32>) -> (tensor<4x16x32xf32>, tensor<64xf32>, tensor<64xf32>)
+    ```
+  }];
+  let arguments = (ins GraphF32Tensor:$input, GraphF32Tensor:$scale, GraphF32Tensor:$bias,
+                       F32Attr:$epsilon);
+  let results = (outs GraphF32Tensor:$result, GraphF32Tensor:$saved_mean,
+                      GraphF32Tensor:$saved_invstd);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Graph_LayerNormBackwardOp : Graph_Op<"layer_norm_backward", [Pure]> {
+  let summary = "gradients of layer_norm with respect to input, scale and bias";
+  let description = [{
+    Per row, with xhat = (x - saved_mean) saved_invstd and g = dy scale:
+    `grad_input = invstd (g - mean(g) - xhat mean(g xhat))`; over the rows,
+    `grad_scale = sum dy xhat` and `grad_bias = sum dy`.
+  }];
+  let arguments = (ins GraphF32Tensor:$grad, GraphF32Tensor:$input, GraphF32Tensor:$scale,
+                       GraphF32Tensor:$saved_mean, GraphF32Tensor:$saved_invstd);
+  let results = (outs GraphF32Tensor:$grad_input, GraphF32Tensor:$grad_scale,
+                      GraphF32Tensor:$grad_bias);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Dropout
 //===----------------------------------------------------------------------===//
@@ -300,6 +356,21 @@ def Graph_ReshapeOp : Graph_Op<"reshape", [Pure, SameFloatElementType]> {
   let hasVerifier = 1;
   let hasFolder = 1;
   let hasCanonicalizer = 1;
+}
+
+def Graph_TransposeOp : Graph_Op<"transpose", [Pure]> {
+  let summary = "permutation of the axes: result axis i is input axis perm[i]";
+  let description = [{
+    ONNX Transpose. Its gradient is the transpose by the inverse permutation.
+
+    ```mlir
+    %y = graph.transpose %x {perm = array<i64: 1, 0, 2>} : (tensor<4x16x32xf32>) -> tensor<16x4x32xf32>
+    ```
+  }];
+  let arguments = (ins GraphF32Tensor:$input, DenseI64ArrayAttr:$perm);
+  let results = (outs GraphF32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
 }
 
 def Graph_ConcatOp : Graph_Op<"concat", [Pure, SameFloatElementType]> {

@@ -16,6 +16,7 @@
 #include <limits>
 #include <map>
 #include <numeric>
+#include <set>
 #include <sstream>
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -34,9 +35,10 @@ using namespace graphc::graph;
 namespace {
 
 constexpr const char *kSupportedOps =
-    "Add, AveragePool, BatchNormalization, Clip, Concat, Constant, Conv, Dropout, Flatten, "
-    "Gather, Gemm, GlobalAveragePool, Identity, MatMul, MaxPool, Relu, Reshape, Shape, "
-    "Sigmoid, Softmax, Squeeze, Tanh, Unsqueeze";
+    "Add, AveragePool, BatchNormalization, Clip, Concat, Constant, Conv, Div, Dropout, "
+    "Flatten, Gather, Gemm, GlobalAveragePool, Identity, LayerNormalization, MatMul, MaxPool, "
+    "Mul, ReduceMean, Relu, Reshape, Shape, Sigmoid, Slice, Softmax, Squeeze, Sub, Tanh, "
+    "Transpose, Unsqueeze (Pow and Sqrt within a LayerNorm)";
 
 /// A constant tensor read from an initializer or a Constant node.
 struct HostTensor {
@@ -192,10 +194,16 @@ private:
   Value parameterOf(const onnx::NodeProto &node, int index) {
     if (index >= node.input_size() || node.input(index).empty())
       fail(nodeLabel(node) + " is missing input " + std::to_string(index));
-    const std::string &name = node.input(index);
+    return parameterNamed(node, node.input(index));
+  }
+  /// The parameter argument for initializer `name`, read by `node`.
+  Value parameterNamed(const onnx::NodeProto &node, const std::string &name) {
     if (auto it = values.find(name); it != values.end())
       return it->second;
-    const HostTensor &h = constantOf(node, index);
+    auto found = constants.find(name);
+    if (found == constants.end())
+      fail(nodeLabel(node) + ": input \"" + name + "\" must be an initializer or a constant");
+    const HostTensor &h = found->second;
     if (h.dataType != onnx::TensorProto::FLOAT)
       fail(nodeLabel(node) + ": parameter \"" + name + "\" must be float32");
     auto type = RankedTensorType::get(h.dims, b.getF32Type());
@@ -382,8 +390,18 @@ private:
       fail("the graph has no data input");
 
     b.setInsertionPointToEnd(entry);
+    this->graph = &graph;
+    for (int i = 0; i < graph.node_size(); ++i) {
+      for (const auto &in : graph.node(i).input())
+        readers[in].push_back(i);
+      for (const auto &out : graph.node(i).output())
+        producer[out] = i;
+    }
+    for (const auto &out : graph.output())
+      readers[out.name()].push_back(-1);
     for (int i = 0; i < graph.node_size(); ++i)
-      importNode(graph.node(i), i);
+      if (!absorbed.count(i))
+        importNode(graph.node(i), i);
 
     if (graph.output_size() != 1)
       fail("the graph has " + std::to_string(graph.output_size()) +
@@ -396,6 +414,169 @@ private:
     if (failed(mlir::verify(*module)))
       fail("the imported graph does not verify (see the diagnostic above)");
     return module;
+  }
+
+  /// x [..., K] times the 2-D weight w (+ bias): a dense on x viewed as [rows, K], viewed back
+  /// as [..., N].
+  Value denseOnRows(Location loc, Value x, Value w, Value bias, bool transposed) {
+    auto xs = shapeOf(x), ws = shapeOf(w);
+    int64_t n = transposed ? ws[0] : ws[1];
+    if (xs.size() == 2)
+      return b.create<DenseOp>(loc, f32({xs[0], n}), x, w, bias, transposed);
+    int64_t rows = std::accumulate(xs.begin(), xs.end() - 1, int64_t{1}, std::multiplies<>());
+    Value flat = b.create<ReshapeOp>(loc, f32({rows, xs.back()}), x);
+    Value y = b.create<DenseOp>(loc, f32({rows, n}), flat, w, bias, transposed);
+    auto ys = xs;
+    ys.back() = n;
+    return b.create<ReshapeOp>(loc, f32(ys), y);
+  }
+
+  /// MatMul of two computed tensors [..., M, K] x [..., K, N] with equal leading axes: a
+  /// batch_matmul on [B, M, K] x [B, K, N] views (no broadcasting of the leading axes).
+  Value importBatchMatmul(const onnx::NodeProto &node, Location loc, Value a, Value c) {
+    auto as = shapeOf(a), cs = shapeOf(c);
+    if (as.size() < 2 || as.size() != cs.size() ||
+        !std::equal(as.begin(), as.end() - 2, cs.begin()) || as.back() != cs[cs.size() - 2])
+      fail(nodeLabel(node) + ": MatMul of two computed tensors needs [..., M, K] x [..., K, N] "
+                             "with the same leading axes, got " +
+           typeString(a.getType()) + " x " + typeString(c.getType()));
+    int64_t batch = std::accumulate(as.begin(), as.end() - 2, int64_t{1}, std::multiplies<>());
+    int64_t m = as[as.size() - 2], k = as.back(), n = cs.back();
+    auto view = [&](Value v, std::vector<int64_t> dims) -> Value {
+      return shapeOf(v) == dims ? v : b.create<ReshapeOp>(loc, f32(dims), v).getResult();
+    };
+    Value y = b.create<BatchMatmulOp>(loc, f32({batch, m, n}), view(a, {batch, m, k}),
+                                      view(c, {batch, k, n}), false, false);
+    auto ys = as;
+    ys.back() = n;
+    return view(y, ys);
+  }
+
+  /// Add/Sub/Mul/Div of two int64 host constants (shape arithmetic, e.g. the split points of
+  /// a fused Q/K/V projection), with numpy broadcasting of a scalar.
+  void foldIntArithmetic(const onnx::NodeProto &node) {
+    const HostTensor &l = constantOf(node, 0), &r = constantOf(node, 1);
+    if (l.dataType != onnx::TensorProto::INT64 || r.dataType != onnx::TensorProto::INT64 ||
+        (l.ints.size() != r.ints.size() && l.ints.size() != 1 && r.ints.size() != 1))
+      fail(nodeLabel(node) + ": only int64 shape arithmetic is folded at import");
+    const std::string &op = node.op_type();
+    size_t n = std::max(l.ints.size(), r.ints.size());
+    std::vector<int64_t> out(n);
+    for (size_t i = 0; i < n; ++i) {
+      int64_t x = l.ints[l.ints.size() == 1 ? 0 : i], y = r.ints[r.ints.size() == 1 ? 0 : i];
+      if (op == "Div" && y == 0)
+        fail(nodeLabel(node) + ": division by zero");
+      // ONNX Div on integers truncates, as C++ does.
+      out[i] = op == "Add" ? x + y : op == "Sub" ? x - y : op == "Mul" ? x * y : x / y;
+    }
+    constants[node.output(0)] =
+        intTensor(l.ints.size() >= r.ints.size() ? l.dims : r.dims, out);
+  }
+
+  /// The single reader of value `name` when it is a node of type `opType` (else -1).
+  int soleReader(const std::string &name, const std::string &opType) {
+    auto it = readers.find(name);
+    if (it == readers.end() || it->second.size() != 1 || it->second[0] < 0 ||
+        graph->node(it->second[0]).op_type() != opType)
+      return -1;
+    return it->second[0];
+  }
+
+  /// PyTorch (opset < 17) exports LayerNorm over the last axis as
+  ///   mean = ReduceMean(x), d = Sub(x, mean), var = ReduceMean(Pow(d, 2)),
+  ///   y = Add(Mul(Div(d, Sqrt(Add(var, eps))), weight), bias).
+  /// Starting from the first ReduceMean (node `index`), matches that chain (each intermediate
+  /// read only inside it) and imports it as one graph.layer_norm: one pass over the data and
+  /// its saved statistics instead of eight ops and their gradients. False when it does not match.
+  bool importDecomposedLayerNorm(const onnx::NodeProto &node, int index, Location loc) {
+    if (opset >= 18 || !values.count(node.input(0)))
+      return false;
+    Value x = values[node.input(0)];
+    int64_t rank = shapeOf(x).size();
+    auto lastAxisMean = [&](const onnx::NodeProto &n) {
+      auto axes = intsAttr(n, "axes", {});
+      return axes.size() == 1 && (axes[0] == -1 || axes[0] == rank - 1) &&
+             intAttr(n, "keepdims", 1) == 1;
+    };
+    if (!lastAxisMean(node))
+      return false;
+    const std::string &meanOut = node.output(0);
+    int sub = soleReader(meanOut, "Sub");
+    if (sub < 0 || graph->node(sub).input(0) != node.input(0) || graph->node(sub).input(1) != meanOut)
+      return false;
+    const std::string &dev = graph->node(sub).output(0);
+    auto devReaders = readers[dev];
+    if (devReaders.size() != 2)
+      return false;
+    int pow = -1, div = -1;
+    for (int r : devReaders) {
+      if (r >= 0 && graph->node(r).op_type() == "Pow" && graph->node(r).input(0) == dev)
+        pow = r;
+      else if (r >= 0 && graph->node(r).op_type() == "Div" && graph->node(r).input(0) == dev)
+        div = r;
+    }
+    if (pow < 0 || div < 0)
+      return false;
+    // The exponent and epsilon are Constant nodes placed after this node, not yet imported.
+    auto scalarConst = [&](const std::string &name, float &v) {
+      HostTensor h;
+      if (auto it = constants.find(name); it != constants.end()) {
+        h = it->second;
+      } else if (auto p = producer.find(name); p != producer.end()) {
+        const auto &n = graph->node(p->second);
+        auto *value = findAttr(n, "value");
+        if (n.op_type() != "Constant" || !value || !value->has_t())
+          return false;
+        h = readTensor(value->t());
+      }
+      if (h.floats.size() != 1)
+        return false;
+      v = h.floats[0];
+      return true;
+    };
+    float exponent = 0.f, epsilon = 0.f;
+    if (!scalarConst(graph->node(pow).input(1), exponent) || exponent != 2.f)
+      return false;
+    int var = soleReader(graph->node(pow).output(0), "ReduceMean");
+    if (var < 0 || !lastAxisMean(graph->node(var)))
+      return false;
+    int addEps = soleReader(graph->node(var).output(0), "Add");
+    if (addEps < 0 || !scalarConst(graph->node(addEps).input(1), epsilon))
+      return false;
+    int sqrt = soleReader(graph->node(addEps).output(0), "Sqrt");
+    if (sqrt < 0 || soleReader(graph->node(sqrt).output(0), "Div") != div ||
+        graph->node(div).input(1) != graph->node(sqrt).output(0))
+      return false;
+    int mul = soleReader(graph->node(div).output(0), "Mul");
+    if (mul < 0)
+      return false;
+    const auto &mulNode = graph->node(mul);
+    int weightIndex = mulNode.input(0) == graph->node(div).output(0) ? 1 : 0;
+    int add = soleReader(mulNode.output(0), "Add");
+    if (add < 0)
+      return false;
+    const auto &addNode = graph->node(add);
+    int biasIndex = addNode.input(0) == mulNode.output(0) ? 1 : 0;
+    int64_t d = shapeOf(x).back();
+    for (auto [n, i] : {std::pair{&mulNode, weightIndex}, std::pair{&addNode, biasIndex}}) {
+      auto it = constants.find(n->input(i));
+      if (it == constants.end() || it->second.dims != std::vector<int64_t>{d})
+        return false;
+    }
+    Value scale = parameterOf(mulNode, weightIndex), bias = parameterOf(addNode, biasIndex);
+    define(addNode, layerNorm(loc, x, scale, bias, epsilon));
+    absorbed.insert({sub, pow, var, addEps, sqrt, div, mul, add});
+    (void)index;
+    return true;
+  }
+
+  Value layerNorm(Location loc, Value x, Value scale, Value bias, float epsilon) {
+    auto xs = shapeOf(x);
+    int64_t rows = std::accumulate(xs.begin(), xs.end() - 1, int64_t{1}, std::multiplies<>());
+    Type stat = f32({rows});
+    return b.create<LayerNormOp>(loc, TypeRange{x.getType(), stat, stat}, x, scale, bias,
+                                 b.getF32FloatAttr(epsilon))
+        .getResult();
   }
 
   void define(const onnx::NodeProto &node, Value v) {
@@ -449,25 +630,97 @@ private:
       return;
     }
     if (op == "MatMul") {
-      Value x = valueOf(node, 0);
-      Value w = parameterOf(node, 1);
-      auto xs = shapeOf(x), ws = shapeOf(w);
-      if (xs.size() != 2 || ws.size() != 2)
-        fail(nodeLabel(node) + ": only [N, K] x [K, M] with a constant right-hand side is supported");
-      define(node, b.create<DenseOp>(loc, f32({xs[0], ws[1]}), x, w, Value(), false));
-      return;
-    }
-    if (op == "Add") {
-      // The bias of MatMul + Add, as exported for Linear layers on some paths.
       if (node.input_size() != 2)
         fail(nodeLabel(node) + " needs two inputs");
-      auto it = values.find(node.input(0));
-      DenseOp dense = it != values.end() ? it->second.getDefiningOp<DenseOp>() : DenseOp();
-      if (dense && !dense.getBias() && node.input_size() == 2 && constants.count(node.input(1)) &&
-          constants[node.input(1)].dims.size() == 1) {
-        Value bias = parameterOf(node, 1);
-        define(node, b.create<DenseOp>(loc, dense.getType(), dense.getInput(), dense.getWeight(),
-                                       bias, dense.getTransposeWeight()));
+      Value x = valueOf(node, 0);
+      auto xs = shapeOf(x);
+      if (values.count(node.input(1)) && !transposedParams.count(node.input(1))) {
+        define(node, importBatchMatmul(node, loc, x, valueOf(node, 1)));
+        return;
+      }
+      // x [..., K] times a 2-D weight: a dense layer on x flattened to [rows, K].
+      bool transposed = transposedParams.count(node.input(1)) != 0;
+      Value w = transposed ? parameterNamed(node, transposedParams[node.input(1)])
+                           : parameterOf(node, 1);
+      auto ws = shapeOf(w);
+      if (xs.size() < 2 || ws.size() != 2 || xs.back() != ws[transposed ? 1 : 0])
+        fail(nodeLabel(node) + ": cannot multiply " + typeString(x.getType()) + " by the " +
+             (transposed ? "transposed " : "") + "weight " + typeString(w.getType()));
+      define(node, denseOnRows(loc, x, w, Value(), transposed));
+      return;
+    }
+    if (op == "Transpose") {
+      std::vector<int64_t> perm = intsAttr(node, "perm", {});
+      if (isConstant(node.input(0))) {
+        const HostTensor &h = constantOf(node, 0);
+        if (h.dims.size() != 2 || (!perm.empty() && perm != std::vector<int64_t>{1, 0}))
+          fail(nodeLabel(node) + ": only the transpose of a 2-D weight is supported on constants");
+        for (int reader : readers[node.output(0)])
+          if (reader < 0 || graph->node(reader).op_type() != "MatMul" ||
+              graph->node(reader).input(1) != node.output(0))
+            fail(nodeLabel(node) + ": a transposed weight must only be the right-hand side of "
+                                   "MatMul");
+        transposedParams[node.output(0)] = node.input(0);
+        return;
+      }
+      Value x = valueOf(node, 0);
+      auto xs = shapeOf(x);
+      if (perm.empty()) // ONNX's default: reverse the axes
+        for (int64_t i = int64_t(xs.size()) - 1; i >= 0; --i)
+          perm.push_back(i);
+      std::vector<int64_t> dims;
+      std::vector<bool> seen(xs.size(), false);
+      for (int64_t p : perm) {
+        if (p < 0 || p >= int64_t(xs.size()) || seen[p] || perm.size() != xs.size())
+          refuseAttr(node, "perm", "is not a permutation of the input's axes");
+        seen[p] = true;
+        dims.push_back(xs[p]);
+      }
+      define(node, b.create<TransposeOp>(loc, f32(dims), x, b.getDenseI64ArrayAttr(perm)));
+      return;
+    }
+    if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {
+      if (node.input_size() != 2)
+        fail(nodeLabel(node) + " needs two inputs");
+      if (isConstant(node.input(0)) && isConstant(node.input(1))) {
+        foldIntArithmetic(node);
+        return;
+      }
+    }
+    if (op == "Mul" || op == "Div") {
+      // Scaling by a scalar constant (attention's 1 / sqrt(head size)).
+      int constIndex = isConstant(node.input(1)) ? 1 : op == "Mul" && isConstant(node.input(0)) ? 0 : -1;
+      if (constIndex < 0)
+        fail(nodeLabel(node) + ": only " + op + " by a scalar constant is supported (or within "
+                               "a LayerNorm)");
+      const HostTensor &c = constantOf(node, constIndex);
+      if (c.dataType != onnx::TensorProto::FLOAT || c.floats.size() != 1)
+        fail(nodeLabel(node) + ": only " + op + " by a float32 scalar constant is supported");
+      Value x = valueOf(node, 1 - constIndex);
+      float factor = op == "Mul" ? c.floats[0] : float(1.0 / double(c.floats[0]));
+      define(node, b.create<ScaleOp>(loc, x.getType(), x, b.getF32FloatAttr(factor)));
+      return;
+    }
+    if (op == "Sub")
+      fail(nodeLabel(node) + ": Sub is supported on constants and within a LayerNorm only");
+    if (op == "Add") {
+      // The bias of MatMul + Add, as exported for Linear layers on some paths (either operand
+      // order; through the reshape back of a dense on flattened rows).
+      for (int biasIndex : {1, 0}) {
+        auto it = values.find(node.input(1 - biasIndex));
+        if (it == values.end() || !isConstant(node.input(biasIndex)) ||
+            constants[node.input(biasIndex)].dims.size() != 1)
+          continue;
+        Value out = it->second;
+        auto reshape = out.getDefiningOp<ReshapeOp>();
+        DenseOp dense = (reshape ? reshape.getInput() : out).getDefiningOp<DenseOp>();
+        if (!dense || dense.getBias())
+          continue;
+        Value bias = parameterOf(node, biasIndex);
+        // With the reshape back, dense reads the rows of a reshape of the original input.
+        Value x = reshape ? dense.getInput().getDefiningOp<ReshapeOp>().getInput()
+                          : dense.getInput();
+        define(node, denseOnRows(loc, x, dense.getWeight(), bias, dense.getTransposeWeight()));
         return;
       }
       // A residual connection: two computed tensors of the same shape.
@@ -812,6 +1065,104 @@ private:
       }
       return;
     }
+    if (op == "Slice") {
+      // Static slices along one axis with step 1 (the exporter's split of a fused Q/K/V
+      // projection); starts/ends are host constants after shape folding.
+      Value x = valueOf(node, 0);
+      auto xs = shapeOf(x);
+      int64_t rank = xs.size();
+      if (opset < 10)
+        fail(nodeLabel(node) + ": Slice before opset 10 is not supported");
+      const HostTensor &starts = constantOf(node, 1), &ends = constantOf(node, 2);
+      std::vector<int64_t> axes;
+      if (node.input_size() > 3 && !node.input(3).empty())
+        axes = constantOf(node, 3).ints;
+      else
+        for (size_t i = 0; i < starts.ints.size(); ++i)
+          axes.push_back(int64_t(i));
+      if (node.input_size() > 4 && !node.input(4).empty())
+        for (int64_t st : constantOf(node, 4).ints)
+          if (st != 1)
+            fail(nodeLabel(node) + ": only step 1 is supported");
+      if (axes.size() != starts.ints.size() || axes.size() != ends.ints.size())
+        fail(nodeLabel(node) + ": starts, ends and axes differ in length");
+      Value result = x;
+      for (size_t i = 0; i < axes.size(); ++i) {
+        int64_t axis = axes[i] < 0 ? axes[i] + rank : axes[i];
+        if (axis < 0 || axis >= rank)
+          fail(nodeLabel(node) + ": axis " + std::to_string(axes[i]) + " is out of range");
+        int64_t dim = xs[axis];
+        auto clampIndex = [&](int64_t v) {
+          if (v < 0)
+            v += dim;
+          return std::clamp<int64_t>(v, 0, dim);
+        };
+        int64_t start = clampIndex(starts.ints[i]), end = clampIndex(ends.ints[i]);
+        if (end <= start)
+          fail(nodeLabel(node) + ": empty slice along axis " + std::to_string(axis));
+        if (start == 0 && end == dim)
+          continue;
+        if (result != x)
+          fail(nodeLabel(node) + ": slicing more than one axis is not supported");
+        auto ys = xs;
+        ys[axis] = end - start;
+        result = b.create<SliceOp>(loc, f32(ys), x, b.getI64IntegerAttr(axis),
+                                   b.getI64IntegerAttr(start));
+      }
+      define(node, result);
+      return;
+    }
+    if (op == "LayerNormalization") {
+      Value x = valueOf(node, 0);
+      auto xs = shapeOf(x);
+      int64_t axis = intAttr(node, "axis", -1);
+      if (axis != -1 && axis != int64_t(xs.size()) - 1)
+        refuseAttr(node, "axis", "= " + std::to_string(axis) + " is not supported; only the "
+                                 "last axis is normalised");
+      if (node.input_size() < 3 || node.input(2).empty())
+        fail(nodeLabel(node) + ": a LayerNormalization without bias is not supported");
+      for (int i = 1; i < node.output_size(); ++i)
+        if (!node.output(i).empty() && readers.count(node.output(i)))
+          fail(nodeLabel(node) + ": the Mean and InvStdDev outputs are not supported");
+      Value scale = parameterOf(node, 1), bias = parameterOf(node, 2);
+      for (Value v : {scale, bias})
+        if (shapeOf(v) != std::vector<int64_t>{xs.back()})
+          fail(nodeLabel(node) + ": scale and bias must be [" + std::to_string(xs.back()) + "]");
+      define(node, layerNorm(loc, x, scale, bias, floatAttr(node, "epsilon", 1e-5f)));
+      return;
+    }
+    if (op == "ReduceMean") {
+      if (importDecomposedLayerNorm(node, index, loc))
+        return;
+      // The mean over one axis of [pre, n, post] is an avg_pool2d with an [n, 1] window on the
+      // [pre, 1, n, post] view (PyTorch's x.mean(dim=1) over a sequence).
+      Value x = valueOf(node, 0);
+      auto xs = shapeOf(x);
+      int64_t rank = xs.size();
+      auto axes = intsAttr(node, "axes", {});
+      if (opset >= 18 || axes.size() != 1)
+        refuseAttr(node, "axes", "must name exactly one axis");
+      int64_t axis = axes[0] < 0 ? axes[0] + rank : axes[0];
+      if (axis < 0 || axis >= rank)
+        refuseAttr(node, "axes", "is out of range");
+      int64_t pre = std::accumulate(xs.begin(), xs.begin() + axis, int64_t{1}, std::multiplies<>());
+      int64_t post = std::accumulate(xs.begin() + axis + 1, xs.end(), int64_t{1}, std::multiplies<>());
+      int64_t n = xs[axis];
+      Value view = b.create<ReshapeOp>(loc, f32({pre, 1, n, post}), x);
+      Value pooled = b.create<AvgPool2dOp>(
+          loc, f32({pre, 1, 1, post}), view, b.getDenseI64ArrayAttr({n, 1}),
+          b.getDenseI64ArrayAttr({1, 1}), b.getDenseI64ArrayAttr({0, 0, 0, 0}), UnitAttr());
+      auto ys = xs;
+      if (intAttr(node, "keepdims", 1) != 0)
+        ys[axis] = 1;
+      else
+        ys.erase(ys.begin() + axis);
+      define(node, b.create<ReshapeOp>(loc, f32(ys), pooled));
+      return;
+    }
+    if (op == "Pow" || op == "Sqrt")
+      fail(nodeLabel(node) + ": " + op + " is supported only within a LayerNorm exported as "
+                             "ReduceMean/Sub/Pow/Sqrt/Div/Mul/Add");
     if (op == "Relu") {
       Value x = valueOf(node, 0);
       define(node, b.create<ReluOp>(loc, x.getType(), x));
@@ -846,6 +1197,16 @@ private:
 
   MLIRContext &ctx;
   OpBuilder b;
+  const onnx::GraphProto *graph = nullptr;
+  // Node indices reading each value name (-1: a graph output), for pattern matching.
+  std::map<std::string, std::vector<int>> readers;
+  std::map<std::string, int> producer; // value name -> the node index that writes it
+  // Nodes folded into an earlier node's op (a decomposed LayerNorm), skipped by the walk.
+  std::set<int> absorbed;
+  // Transpose outputs of 2-D initializers -> the initializer's name: PyTorch's Linear on a
+  // rank-3 input exports MatMul(x, Transpose(W)), which becomes a dense with transpose_weight
+  // on the parameter W itself.
+  std::map<std::string, std::string> transposedParams;
   std::string path;
   OnnxImportOptions options;
   int64_t opset = 0;

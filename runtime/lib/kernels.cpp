@@ -171,6 +171,50 @@ void matmul(const float *a, const float *b, float *c, int64_t m, int64_t n, int6
   gemm(a, b, c, m, n, k, transA, transB, 0.0f);
 }
 
+void batchMatmul(const float *a, const float *b, float *c, int64_t batch, int64_t m, int64_t n,
+                 int64_t k, bool transA, bool transB) {
+  for (int64_t i = 0; i < batch; ++i)
+    gemm(a + i * m * k, b + i * k * n, c + i * m * n, m, n, k, transA, transB, 0.0f);
+}
+
+void transpose(const float *x, float *y, const TransposeShape &sh) {
+  // Walk y in order with an odometer over its index; `stride[i]` is how far x moves when y's
+  // axis i advances, so each element costs one add (no div/mod per element).
+  const int64_t rank = sh.rank;
+  int64_t xStride[kMaxRank], stride[kMaxRank], ydims[kMaxRank], index[kMaxRank] = {};
+  int64_t total = 1;
+  for (int64_t i = rank - 1; i >= 0; --i) {
+    xStride[i] = total;
+    total *= sh.dims[i];
+  }
+  for (int64_t i = 0; i < rank; ++i) {
+    ydims[i] = sh.dims[sh.perm[i]];
+    stride[i] = xStride[sh.perm[i]];
+  }
+  if (total == 0)
+    return;
+  if (rank == 0) {
+    y[0] = x[0];
+    return;
+  }
+  // The innermost y axis as a tight loop; the odometer covers the others.
+  const int64_t inner = ydims[rank - 1], innerStride = stride[rank - 1];
+  int64_t offset = 0;
+  for (int64_t out = 0; out < total; out += inner) {
+    const float *p = x + offset;
+    float *q = y + out;
+    for (int64_t j = 0; j < inner; ++j)
+      q[j] = p[j * innerStride];
+    for (int64_t i = rank - 2; i >= 0; --i) {
+      offset += stride[i];
+      if (++index[i] < ydims[i])
+        break;
+      offset -= stride[i] * ydims[i];
+      index[i] = 0;
+    }
+  }
+}
+
 void dense(const float *x, const float *w, const float *bias, float *y, int64_t n, int64_t in,
            int64_t out, bool transposeW) {
   gemm(x, w, y, n, out, in, false, transposeW, 0.0f);
@@ -414,6 +458,66 @@ void batchNormBackward(const float *dy, const float *x, const float *scale,
         for (int64_t i = 0; i < inner; ++i)
           q[i] = g[i] * f;
       }
+    }
+  }
+}
+
+void layerNorm(const float *x, const float *scale, const float *bias, float *y,
+               float *savedMean, float *savedInvstd, int64_t rows, int64_t d, float epsilon) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float *p = x + r * d;
+    float *q = y + r * d;
+    double sum = 0.0;
+    for (int64_t i = 0; i < d; ++i)
+      sum += p[i];
+    const double mean = d > 0 ? sum / static_cast<double>(d) : 0.0;
+    double varSum = 0.0;
+    for (int64_t i = 0; i < d; ++i) {
+      const double dev = p[i] - mean;
+      varSum += dev * dev;
+    }
+    const double var = d > 0 ? varSum / static_cast<double>(d) : 0.0;
+    const double invstd = 1.0 / std::sqrt(var + static_cast<double>(epsilon));
+    savedMean[r] = static_cast<float>(mean);
+    savedInvstd[r] = static_cast<float>(invstd);
+    for (int64_t i = 0; i < d; ++i)
+      q[i] = static_cast<float>((p[i] - mean) * invstd * scale[i] + bias[i]);
+  }
+}
+
+void layerNormBackward(const float *dy, const float *x, const float *scale,
+                       const float *savedMean, const float *savedInvstd, float *dx,
+                       float *dscale, float *dbias, int64_t rows, int64_t d) {
+  // The parameter gradients sum over rows in double, column by column (strided, but no
+  // scratch is needed and the order is fixed).
+  for (int64_t i = 0; i < d; ++i) {
+    double sumDy = 0.0, sumDyXhat = 0.0;
+    for (int64_t r = 0; r < rows; ++r) {
+      const double g = dy[r * d + i];
+      sumDy += g;
+      sumDyXhat += g * (x[r * d + i] - static_cast<double>(savedMean[r])) * savedInvstd[r];
+    }
+    dscale[i] = static_cast<float>(sumDyXhat);
+    dbias[i] = static_cast<float>(sumDy);
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    const float *g = dy + r * d;
+    const float *p = x + r * d;
+    float *q = dx + r * d;
+    const double mean = savedMean[r], invstd = savedInvstd[r];
+    double sumG = 0.0, sumGXhat = 0.0;
+    for (int64_t i = 0; i < d; ++i) {
+      const double xhat = (p[i] - mean) * invstd;
+      const double gi = static_cast<double>(g[i]) * scale[i];
+      sumG += gi;
+      sumGXhat += gi * xhat;
+    }
+    const double meanG = d > 0 ? sumG / static_cast<double>(d) : 0.0;
+    const double meanGXhat = d > 0 ? sumGXhat / static_cast<double>(d) : 0.0;
+    for (int64_t i = 0; i < d; ++i) {
+      const double xhat = (p[i] - mean) * invstd;
+      q[i] = static_cast<float>(invstd * (static_cast<double>(g[i]) * scale[i] - meanG -
+                                          xhat * meanGXhat));
     }
   }
 }

@@ -237,6 +237,25 @@ private:
             << (m.getTransposeRhs() ? "true" : "false") << ");\n";
           return success();
         })
+        .Case([&](BatchMatmulOp m) {
+          auto ys = tensorDims(m.getResult()), as = tensorDims(m.getLhs());
+          int64_t k = m.getTransposeLhs() ? as[1] : as[2];
+          s << "  batchMatmul(" << ptr(m.getLhs()) << ", " << ptr(m.getRhs()) << ", "
+            << ptr(m.getResult()) << ", " << list({ys[0], ys[1], ys[2], k}) << ", "
+            << (m.getTransposeLhs() ? "true" : "false") << ", "
+            << (m.getTransposeRhs() ? "true" : "false") << ");\n";
+          return success();
+        })
+        .Case([&](TransposeOp t) -> LogicalResult {
+          auto xs = tensorDims(t.getInput());
+          if (int64_t(xs.size()) > rt::kMaxRank)
+            return t.emitError() << "transpose of rank " << xs.size() << " exceeds the "
+                                 << rt::kMaxRank << " the CPU kernel supports";
+          s << "  transpose(" << ptr(t.getInput()) << ", " << ptr(t.getResult())
+            << ", TransposeShape{" << xs.size() << ", {" << list(xs) << "}, {"
+            << list(t.getPerm()) << "}});\n";
+          return success();
+        })
         .Case([&](BiasGradOp g) {
           s << "  biasGrad(" << ptr(g.getGrad()) << ", " << ptr(g.getResult()) << ", "
             << around(g.getGrad(), g.getAxis()) << ");\n";
@@ -315,6 +334,24 @@ private:
             << ptr(bn.getGradScale()) << ", " << ptr(bn.getGradBias()) << ", " << xs[0] << ", "
             << xs[1] << ", " << tensorElements(bn.getInput()) / (xs[0] * xs[1]) << ", "
             << (bn.getTraining() ? "true" : "false") << ");\n";
+          return success();
+        })
+        .Case([&](LayerNormOp ln) {
+          int64_t d = tensorDims(ln.getInput()).back();
+          s << "  layerNorm(" << ptr(ln.getInput()) << ", " << ptr(ln.getScale()) << ", "
+            << ptr(ln.getBias()) << ", " << ptr(ln.getResult()) << ", "
+            << ptr(ln.getSavedMean()) << ", " << ptr(ln.getSavedInvstd()) << ", "
+            << tensorElements(ln.getInput()) / d << ", " << d << ", "
+            << floatLiteral(ln.getEpsilon()) << ");\n";
+          return success();
+        })
+        .Case([&](LayerNormBackwardOp ln) {
+          int64_t d = tensorDims(ln.getInput()).back();
+          s << "  layerNormBackward(" << ptr(ln.getGrad()) << ", " << ptr(ln.getInput()) << ", "
+            << ptr(ln.getScale()) << ", " << ptr(ln.getSavedMean()) << ", "
+            << ptr(ln.getSavedInvstd()) << ", " << ptr(ln.getGradInput()) << ", "
+            << ptr(ln.getGradScale()) << ", " << ptr(ln.getGradBias()) << ", "
+            << tensorElements(ln.getInput()) / d << ", " << d << ");\n";
           return success();
         })
         .Case([&](ConcatOp c) {

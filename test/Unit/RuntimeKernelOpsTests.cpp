@@ -1,5 +1,6 @@
-// Unit tests of the CPU kernels added for torchvision CNNs (issue #6): grouped convolution,
-// average pooling, batch normalization, clip, concat/slice and dropout. Forward kernels are
+// Unit tests of the CPU kernels added for torchvision CNNs and transformers (issue #6):
+// grouped convolution, average pooling, batch normalization, clip, concat/slice, dropout,
+// batched matmul, transpose and layer normalization. Forward kernels are
 // compared with naive double-precision references written here, backward kernels with central
 // finite differences of those references (loss = sum(y * r) for a fixed random r), dropout
 // with its own reproducibility and mask statistics. Outputs and workspaces are pre-filled with
@@ -369,6 +370,122 @@ TEST(Dropout, RatioZeroKeepsEverything) {
   std::vector<float> x = randomVec(100, 15), y(100, kNaN);
   dropout(x.data(), y.data(), 100, 0.0f, 0, 0, 1.0f);
   EXPECT_EQ(y, x);
+}
+
+//===----------------------------------------------------------------------===//
+// Transformer kernels: batched matmul, transpose, layer normalization
+//===----------------------------------------------------------------------===//
+
+TEST(BatchMatmul, EveryTransposeCombinationMatchesNaiveProducts) {
+  const int64_t batch = 3, m = 4, n = 5, k = 6;
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) {
+      auto a = randomVec(batch * m * k, 21), b = randomVec(batch * k * n, 22);
+      std::vector<float> c(batch * m * n, kNaN);
+      batchMatmul(a.data(), b.data(), c.data(), batch, m, n, k, ta, tb);
+      std::vector<double> want(c.size(), 0.0);
+      for (int64_t z = 0; z < batch; ++z)
+        for (int64_t i = 0; i < m; ++i)
+          for (int64_t j = 0; j < n; ++j)
+            for (int64_t p = 0; p < k; ++p) {
+              double av = a[z * m * k + (ta ? p * m + i : i * k + p)];
+              double bv = b[z * k * n + (tb ? j * k + p : p * n + j)];
+              want[(z * m + i) * n + j] += av * bv;
+            }
+      SCOPED_TRACE(std::string("transA ") + (ta ? "1" : "0") + " transB " + (tb ? "1" : "0"));
+      expectClose(c.data(), want, 1e-6);
+    }
+}
+
+TEST(Transpose, Rank3And4PermutationsAndTheirInverse) {
+  const std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> cases = {
+      {{4, 3, 5}, {1, 0, 2}}, {{4, 3, 5}, {1, 2, 0}}, {{4, 3, 5}, {2, 1, 0}},
+      {{2, 3, 4, 5}, {0, 2, 1, 3}}, {{2, 3, 4, 5}, {3, 1, 0, 2}}, {{7}, {0}}};
+  for (const auto &[dims, perm] : cases) {
+    int64_t total = 1;
+    for (int64_t d : dims)
+      total *= d;
+    auto x = randomVec(total, 23);
+    TransposeShape sh{int64_t(dims.size()), {}, {}};
+    std::vector<int64_t> ydims(dims.size()), inv(dims.size());
+    for (size_t i = 0; i < dims.size(); ++i) {
+      sh.dims[i] = dims[i];
+      sh.perm[i] = perm[i];
+      ydims[i] = dims[perm[i]];
+      inv[perm[i]] = int64_t(i);
+    }
+    std::vector<float> y(total, kNaN);
+    transpose(x.data(), y.data(), sh);
+    // Naive reference: y[idx] = x[idx permuted back], by decoding each y index.
+    std::vector<double> want(total);
+    for (int64_t flat = 0; flat < total; ++flat) {
+      std::vector<int64_t> idx(dims.size());
+      for (int64_t i = int64_t(dims.size()) - 1, rest = flat; i >= 0; --i) {
+        idx[i] = rest % ydims[i];
+        rest /= ydims[i];
+      }
+      int64_t src = 0;
+      for (size_t a = 0; a < dims.size(); ++a)
+        src = src * dims[a] + idx[inv[a]];
+      want[flat] = x[src];
+    }
+    expectClose(y.data(), want, 0.0);
+    // The inverse permutation (the gradient) restores x exactly.
+    TransposeShape back{int64_t(dims.size()), {}, {}};
+    for (size_t i = 0; i < dims.size(); ++i) {
+      back.dims[i] = ydims[i];
+      back.perm[i] = inv[i];
+    }
+    std::vector<float> z(total, kNaN);
+    transpose(y.data(), z.data(), back);
+    EXPECT_EQ(z, x);
+  }
+}
+
+// Mean and biased variance of row r of x viewed as [rows, d].
+std::pair<double, double> rowStats(const std::vector<double> &x, int64_t r, int64_t d) {
+  double mean = 0, var = 0;
+  for (int64_t i = 0; i < d; ++i)
+    mean += x[r * d + i] / double(d);
+  for (int64_t i = 0; i < d; ++i)
+    var += std::pow(x[r * d + i] - mean, 2) / double(d);
+  return {mean, var};
+}
+
+std::vector<double> layerNormRef(const std::vector<double> &x, const std::vector<double> &g,
+                                 const std::vector<double> &b, int64_t rows, int64_t d,
+                                 double eps) {
+  std::vector<double> y(x.size());
+  for (int64_t r = 0; r < rows; ++r) {
+    auto [mean, var] = rowStats(x, r, d);
+    for (int64_t i = 0; i < d; ++i)
+      y[r * d + i] = (x[r * d + i] - mean) / std::sqrt(var + eps) * g[i] + b[i];
+  }
+  return y;
+}
+
+TEST(LayerNorm, ForwardStatisticsAndBackwardByFiniteDifferences) {
+  const int64_t rows = 6, d = 7;
+  const float eps = 1e-5f;
+  auto x = randomVec(rows * d, 24, -2.0, 3.0);
+  auto g = randomVec(d, 25, 0.5, 1.5), b = randomVec(d, 26);
+  std::vector<float> y(x.size(), kNaN), sm(rows, kNaN), si(rows, kNaN);
+  layerNorm(x.data(), g.data(), b.data(), y.data(), sm.data(), si.data(), rows, d, eps);
+  auto xd = toDouble(x), gd = toDouble(g), bd = toDouble(b);
+  expectClose(y.data(), layerNormRef(xd, gd, bd, rows, d, eps), 1e-6);
+  for (int64_t r = 0; r < rows; ++r) {
+    auto [mean, var] = rowStats(xd, r, d);
+    EXPECT_NEAR(sm[r], mean, 1e-6);
+    EXPECT_NEAR(si[r], 1.0 / std::sqrt(var + eps), 1e-5);
+  }
+
+  auto r = randomVec(x.size(), 27);
+  std::vector<float> dx(x.size(), kNaN), dg(d, kNaN), db(d, kNaN);
+  layerNormBackward(r.data(), x.data(), g.data(), sm.data(), si.data(), dx.data(), dg.data(),
+                    db.data(), rows, d);
+  expectClose(dx.data(), finiteDiff([&](const std::vector<double> &v) { return layerNormRef(v, gd, bd, rows, d, eps); }, xd, r), 1e-5);
+  expectClose(dg.data(), finiteDiff([&](const std::vector<double> &v) { return layerNormRef(xd, v, bd, rows, d, eps); }, gd, r), 1e-5);
+  expectClose(db.data(), finiteDiff([&](const std::vector<double> &v) { return layerNormRef(xd, gd, v, rows, d, eps); }, bd, r), 1e-5);
 }
 
 } // namespace

@@ -28,7 +28,8 @@ OPSET = 13
 
 # One seed per model, so the initial weights of each model do not depend on what else was built.
 SEEDS = {"mlp": 1, "cnn": 2, "cnn_bce": 3, "resmlp": 4,
-         "resnet18": 5, "mobilenet_v2": 6, "squeezenet1_1": 7, "vgg11": 8}
+         "resnet18": 5, "mobilenet_v2": 6, "squeezenet1_1": 7, "vgg11": 8,
+         "transformer": 9, "transformer_ln17": 9}
 
 # torchvision models (issue #6), small so that a test takes seconds: 10 classes, 32x32 images,
 # batch 4, exported in training mode (BatchNormalization with batch statistics and running-stat
@@ -41,6 +42,16 @@ if os.environ.get("GRAPHC_E2E_IMAGE"):  # exploration: e.g. GRAPHC_E2E_IMAGE=64 
 if os.environ.get("GRAPHC_E2E_BATCH"):
     BATCHES = {name: int(os.environ["GRAPHC_E2E_BATCH"]) for name in TORCHVISION}
 
+# A small torch.nn.TransformerEncoder classifier (issue #6): post-norm layers with ReLU
+# feed-forward, dropout 0, batch_first; the encoder output is averaged over the sequence and a
+# Linear maps it to 10 classes. "transformer" is exported at opset 13, where torch 1.13 writes
+# LayerNorm as ReduceMean/Sub/Pow/Sqrt/Div/Mul/Add; "transformer_ln17" is the same model at
+# opset 17, where it writes LayerNormalization. Training mode, like the torchvision models.
+TRANSFORMERS = ("transformer", "transformer_ln17")
+TRANSFORMER = dict(d_model=32, nhead=4, dim_feedforward=64, num_layers=2, seq=16)
+BATCHES.update({name: 4 for name in TRANSFORMERS})
+OPSETS = {"transformer_ln17": 17}
+
 # Which loss graphc is asked to use for each model.
 LOSSES = {
     "mlp": "sparse_categorical_crossentropy",
@@ -48,7 +59,7 @@ LOSSES = {
     "cnn_bce": "binary_crossentropy",
     "resmlp": "sparse_categorical_crossentropy",
 }
-LOSSES.update({name: "sparse_categorical_crossentropy" for name in TORCHVISION})
+LOSSES.update({name: "sparse_categorical_crossentropy" for name in TORCHVISION + TRANSFORMERS})
 
 
 def batch_of(name):
@@ -85,6 +96,22 @@ def torchvision_net(name):
                                        nn.Linear(64, 10))
         return net
     raise ValueError(name)
+
+
+class TransformerClassifier(nn.Module):
+    """TransformerEncoder -> mean over the sequence -> Linear (-> Softmax when head)."""
+
+    def __init__(self, d_model, nhead, dim_feedforward, num_layers, classes=10):
+        super().__init__()
+        layer = nn.TransformerEncoderLayer(d_model, nhead, dim_feedforward, dropout=0.0,
+                                           batch_first=True)
+        self.enc = nn.TransformerEncoder(layer, num_layers, enable_nested_tensor=False)
+        self.fc = nn.Linear(d_model, classes)
+        self.head = True
+
+    def forward(self, x):
+        x = self.fc(self.enc(x).mean(dim=1))
+        return torch.softmax(x, dim=1) if self.head else x
 
 
 class MLP(nn.Module):
@@ -134,6 +161,8 @@ def input_shape(name, batch=None):
     batch = batch or batch_of(name)
     if name in TORCHVISION:
         return (batch, 3, IMAGE[name], IMAGE[name])
+    if name in TRANSFORMERS:
+        return (batch, TRANSFORMER["seq"], TRANSFORMER["d_model"])
     return (batch, 10) if name in ("mlp", "resmlp") else (batch, 3, 28, 28)
 
 
@@ -150,6 +179,10 @@ def build(name):
         return CNN(1)
     if name in TORCHVISION:
         return Classifier(torchvision_net(name))
+    if name in TRANSFORMERS:
+        t = TRANSFORMER
+        return TransformerClassifier(t["d_model"], t["nhead"], t["dim_feedforward"],
+                                     t["num_layers"])
     raise ValueError("unknown model %r" % name)
 
 
@@ -162,7 +195,7 @@ def export(name, path, batch=None, training=None):
     by the exporter (torch 1.13 does so even without constant folding).
     """
     if training is None:
-        training = name in TORCHVISION
+        training = name in TORCHVISION + TRANSFORMERS
     model = build(name)
     model.train(training)
     model.head = True
@@ -173,7 +206,7 @@ def export(name, path, batch=None, training=None):
     # hold the updated values, and the reference training starts from the initializers.
     with torch.no_grad():
         torch.onnx.export(model, dummy, path, export_params=True,
-                          do_constant_folding=False, training=mode, opset_version=OPSET,
+                          do_constant_folding=False, training=mode, opset_version=OPSETS.get(name, OPSET),
                           input_names=["input"], output_names=["output"])
     return model
 

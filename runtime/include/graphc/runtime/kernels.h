@@ -20,6 +20,20 @@ namespace graphc::rt {
 void matmul(const float *a, const float *b, float *c, int64_t m, int64_t n, int64_t k,
             bool transA, bool transB);
 
+/// c[i] = op(a[i]) * op(b[i]) for i < batch, each as matmul: a is [batch, m, k] ([batch, k, m]
+/// when transA), b is [batch, k, n] ([batch, n, k] when transB), c is [batch, m, n], overwritten.
+void batchMatmul(const float *a, const float *b, float *c, int64_t batch, int64_t m, int64_t n,
+                 int64_t k, bool transA, bool transB);
+
+/// The input's dims and a permutation of its axes (rank <= kMaxRank).
+struct TransposeShape {
+  int64_t rank;
+  int64_t dims[kMaxRank];
+  int64_t perm[kMaxRank];
+};
+/// y = x with its axes permuted: y's axis i is x's axis perm[i]. y is overwritten.
+void transpose(const float *x, float *y, const TransposeShape &shape);
+
 /// y[n,out] = x[n,in] * W + bias. W is stored [in,out], or [out,in] when transposeW
 /// (PyTorch/ONNX Gemm with transB=1). bias may be null.
 void dense(const float *x, const float *w, const float *bias, float *y, int64_t n, int64_t in,
@@ -89,6 +103,17 @@ void batchNormBackward(const float *dy, const float *x, const float *scale,
                        const float *savedMean, const float *savedInvstd, float *dx,
                        float *dscale, float *dbias, int64_t n, int64_t c, int64_t inner,
                        bool training);
+
+/// Layer normalization of x viewed as [rows, d] over its last axis, as PyTorch's LayerNorm
+/// (statistics summed in double): y = (x - mean) invstd scale + bias with the row's mean and
+/// biased variance, invstd = 1 / sqrt(var + epsilon). savedMean/savedInvstd [rows] get them.
+void layerNorm(const float *x, const float *scale, const float *bias, float *y,
+               float *savedMean, float *savedInvstd, int64_t rows, int64_t d, float epsilon);
+/// dscale = sum over rows of dy xhat, dbias = sum of dy; per row, with g = dy scale,
+/// dx = invstd (g - mean(g) - xhat mean(g xhat)).
+void layerNormBackward(const float *dy, const float *x, const float *scale,
+                       const float *savedMean, const float *savedInvstd, float *dx,
+                       float *dscale, float *dbias, int64_t rows, int64_t d);
 
 /// Copies src, viewed as [outer, part, inner], into dst viewed as [outer, total, inner] at
 /// [*, offset, *] (one input of a concat).

@@ -1,0 +1,90 @@
+// RUN: graphc-opt %s --split-input-file --verify-diagnostics
+
+// The verifiers of batch_matmul, transpose and layer_norm(_backward) reject bad IR with a
+// message that prints the offending shapes.
+
+func.func @batch_matmul_contraction(%a: tensor<2x3x4xf32>, %b: tensor<2x5x6xf32>) -> tensor<2x3x6xf32> {
+  // expected-error @+1 {{'graph.batch_matmul' op contraction sizes differ: 'tensor<2x3x4xf32>' and 'tensor<2x5x6xf32>'}}
+  %y = graph.batch_matmul %a, %b : (tensor<2x3x4xf32>, tensor<2x5x6xf32>) -> tensor<2x3x6xf32>
+  return %y : tensor<2x3x6xf32>
+}
+
+// -----
+
+func.func @batch_matmul_batch(%a: tensor<2x3x4xf32>, %b: tensor<3x4x6xf32>) -> tensor<2x3x6xf32> {
+  // expected-error @+1 {{'graph.batch_matmul' op batch sizes differ: 'tensor<2x3x4xf32>' and 'tensor<3x4x6xf32>'}}
+  %y = graph.batch_matmul %a, %b : (tensor<2x3x4xf32>, tensor<3x4x6xf32>) -> tensor<2x3x6xf32>
+  return %y : tensor<2x3x6xf32>
+}
+
+// -----
+
+func.func @batch_matmul_rank(%a: tensor<3x4xf32>, %b: tensor<4x6xf32>) -> tensor<3x6xf32> {
+  // expected-error @+1 {{'graph.batch_matmul' op expects rank-3 operands [B, M, K] and [B, K, N], got 'tensor<3x4xf32>' and 'tensor<4x6xf32>'}}
+  %y = graph.batch_matmul %a, %b : (tensor<3x4xf32>, tensor<4x6xf32>) -> tensor<3x6xf32>
+  return %y : tensor<3x6xf32>
+}
+
+// -----
+
+func.func @batch_matmul_result(%a: tensor<2x4x3xf32>, %b: tensor<2x4x6xf32>) -> tensor<2x4x6xf32> {
+  // expected-error @+1 {{'graph.batch_matmul' op result should have shape [2x3x6], got 'tensor<2x4x6xf32>'}}
+  %y = graph.batch_matmul %a, %b {transpose_lhs} : (tensor<2x4x3xf32>, tensor<2x4x6xf32>) -> tensor<2x4x6xf32>
+  return %y : tensor<2x4x6xf32>
+}
+
+// -----
+
+func.func @transpose_not_a_permutation(%x: tensor<2x3x4xf32>) -> tensor<3x3x4xf32> {
+  // expected-error @+1 {{'graph.transpose' op perm is not a permutation of 0..2 for 'tensor<2x3x4xf32>'}}
+  %y = graph.transpose %x {perm = array<i64: 1, 1, 2>} : (tensor<2x3x4xf32>) -> tensor<3x3x4xf32>
+  return %y : tensor<3x3x4xf32>
+}
+
+// -----
+
+func.func @transpose_result(%x: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
+  // expected-error @+1 {{'graph.transpose' op result should have shape [3x2x4], got 'tensor<2x3x4xf32>'}}
+  %y = graph.transpose %x {perm = array<i64: 1, 0, 2>} : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  return %y : tensor<2x3x4xf32>
+}
+
+// -----
+
+func.func @transpose_perm_length(%x: tensor<2x3x4xf32>) -> tensor<3x2xf32> {
+  // expected-error @+1 {{'graph.transpose' op perm has 2 entries for 'tensor<2x3x4xf32>'}}
+  %y = graph.transpose %x {perm = array<i64: 1, 0>} : (tensor<2x3x4xf32>) -> tensor<3x2xf32>
+  return %y : tensor<3x2xf32>
+}
+
+// -----
+
+func.func @layer_norm_scale(%x: tensor<4x32xf32>, %g: tensor<16xf32>, %b: tensor<32xf32>) -> tensor<4x32xf32> {
+  // expected-error @+1 {{'graph.layer_norm' op per-feature tensor should have shape [32], got 'tensor<16xf32>'}}
+  %y, %m, %s = graph.layer_norm %x, %g, %b {epsilon = 1.0e-05 : f32} : (tensor<4x32xf32>, tensor<16xf32>, tensor<32xf32>) -> (tensor<4x32xf32>, tensor<4xf32>, tensor<4xf32>)
+  return %y : tensor<4x32xf32>
+}
+
+// -----
+
+func.func @layer_norm_stats(%x: tensor<4x8x32xf32>, %g: tensor<32xf32>, %b: tensor<32xf32>) -> tensor<4x8x32xf32> {
+  // expected-error @+1 {{'graph.layer_norm' op row statistic should have shape [32], got 'tensor<4xf32>'}}
+  %y, %m, %s = graph.layer_norm %x, %g, %b {epsilon = 1.0e-05 : f32} : (tensor<4x8x32xf32>, tensor<32xf32>, tensor<32xf32>) -> (tensor<4x8x32xf32>, tensor<4xf32>, tensor<4xf32>)
+  return %y : tensor<4x8x32xf32>
+}
+
+// -----
+
+func.func @layer_norm_epsilon(%x: tensor<4x32xf32>, %g: tensor<32xf32>, %b: tensor<32xf32>) -> tensor<4x32xf32> {
+  // expected-error @+1 {{'graph.layer_norm' op epsilon must be non-negative}}
+  %y, %m, %s = graph.layer_norm %x, %g, %b {epsilon = -1.0 : f32} : (tensor<4x32xf32>, tensor<32xf32>, tensor<32xf32>) -> (tensor<4x32xf32>, tensor<4xf32>, tensor<4xf32>)
+  return %y : tensor<4x32xf32>
+}
+
+// -----
+
+func.func @layer_norm_backward_grad(%dy: tensor<4x16xf32>, %x: tensor<4x32xf32>, %g: tensor<32xf32>, %m: tensor<4xf32>, %s: tensor<4xf32>) -> tensor<4x32xf32> {
+  // expected-error @+1 {{'graph.layer_norm_backward' op grad and grad_input must match the input 'tensor<4x32xf32>'}}
+  %dx, %dg, %db = graph.layer_norm_backward %dy, %x, %g, %m, %s : (tensor<4x16xf32>, tensor<4x32xf32>, tensor<32xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<4x32xf32>, tensor<32xf32>, tensor<32xf32>)
+  return %dx : tensor<4x32xf32>
+}

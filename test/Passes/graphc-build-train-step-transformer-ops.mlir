@@ -1,0 +1,61 @@
+// RUN: graphc-opt %s --split-input-file --graphc-build-train-step | FileCheck %s
+// RUN: graphc-opt %s --split-input-file --graphc-build-train-step --graphc-plan-memory --graphc-verify-plan | FileCheck %s --check-prefix=PIPE
+
+// Autodiff of the ops a TransformerEncoder imports to (issue #6): a fused Q/K/V projection
+// split by three slices, transposes, batch_matmul with transposes, a scale, softmax and
+// layer_norm. Every built step also plans and passes the verifier.
+// PIPE-COUNT-1: graph.arena_bytes
+
+// The three slices tile the projection, so its gradient is the concat of theirs, emitted once;
+// transpose's gradient is the transpose by the inverse permutation; Q K^T's gradients are
+// batch_matmuls (dQ = dS K, dK = dS^T Q); layer_norm_backward feeds the scale and bias updates.
+// CHECK-LABEL: func.func @train_step(
+//       CHECK:   %[[QKV:.*]] = graph.dense
+//       CHECK:   %[[Q:.*]] = graph.slice %[[QKV]] {axis = 1 : i64, offset = 0 : i64}
+//       CHECK:   %[[K:.*]] = graph.slice %[[QKV]] {axis = 1 : i64, offset = 8 : i64}
+//       CHECK:   %[[V:.*]] = graph.slice %[[QKV]] {axis = 1 : i64, offset = 16 : i64}
+//       CHECK:   %[[KT:.*]] = graph.transpose %{{.*}} {perm = array<i64: 0, 2, 1>}
+//       CHECK:   %[[S:.*]] = graph.batch_matmul %[[Q3:.*]], %[[KT]]
+//       CHECK:   %[[SS:.*]] = graph.scale %[[S]] {factor = 5.000000e-01 : f32}
+//       CHECK:   %[[P:.*]] = graph.softmax %[[SS]] {axis = 2 : i64}
+//       CHECK:   %[[O:.*]] = graph.batch_matmul %[[P]], %{{.*}} :
+//       CHECK:   %[[Y:.*]], %[[M:.*]], %[[IS:.*]] = graph.layer_norm
+//       CHECK:   graph.loss_backward
+//       CHECK:   %[[DX:.*]], %[[DG:.*]], %[[DB:.*]] = graph.layer_norm_backward %{{.*}}, %{{.*}}, %{{.*}}, %[[M]], %[[IS]]
+//   CHECK-DAG:   graph.sgd_update %{{.*}}, %[[DG]]
+//   CHECK-DAG:   graph.batch_matmul %[[P]], %{{.*}} {transpose_lhs}
+//   CHECK-DAG:   %[[DP:.*]] = graph.batch_matmul %{{.*}}, %{{.*}} {transpose_rhs}
+//       CHECK:   %[[DSS:.*]] = graph.softmax_backward %[[DP]], %[[P]] {axis = 2 : i64}
+//       CHECK:   %[[DS:.*]] = graph.scale %[[DSS]] {factor = 5.000000e-01 : f32}
+//   CHECK-DAG:   %[[DKT:.*]] = graph.batch_matmul %[[Q3]], %[[DS]] {transpose_lhs}
+//   CHECK-DAG:   graph.batch_matmul %[[DS]], %[[KT]] {transpose_rhs}
+//       CHECK:   graph.transpose %[[DKT]] {perm = array<i64: 0, 2, 1>}
+//       CHECK:   graph.concat %{{.*}}, %{{.*}}, %{{.*}} {axis = 1 : i64} : (tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x24xf32>
+//   CHECK-NOT:   graph.concat
+//       CHECK:   return
+func.func @forward(%x: tensor<2x4x8xf32> {graph.kind = "input", graph.name = "x"},
+                   %w: tensor<24x8xf32> {graph.kind = "parameter", graph.name = "in_proj"},
+                   %g: tensor<8xf32> {graph.kind = "parameter", graph.name = "ln.weight"},
+                   %b: tensor<8xf32> {graph.kind = "parameter", graph.name = "ln.bias"},
+                   %fc: tensor<8x3xf32> {graph.kind = "parameter", graph.name = "fc"}) -> tensor<2x3xf32> {
+  %rows = graph.reshape %x : (tensor<2x4x8xf32>) -> tensor<8x8xf32>
+  %qkv = graph.dense %rows, %w {transpose_weight} : (tensor<8x8xf32>, tensor<24x8xf32>) -> tensor<8x24xf32>
+  %q = graph.slice %qkv {axis = 1 : i64, offset = 0 : i64} : (tensor<8x24xf32>) -> tensor<8x8xf32>
+  %k = graph.slice %qkv {axis = 1 : i64, offset = 8 : i64} : (tensor<8x24xf32>) -> tensor<8x8xf32>
+  %v = graph.slice %qkv {axis = 1 : i64, offset = 16 : i64} : (tensor<8x24xf32>) -> tensor<8x8xf32>
+  %q3 = graph.reshape %q : (tensor<8x8xf32>) -> tensor<2x4x8xf32>
+  %k3 = graph.reshape %k : (tensor<8x8xf32>) -> tensor<2x4x8xf32>
+  %v3 = graph.reshape %v : (tensor<8x8xf32>) -> tensor<2x4x8xf32>
+  %kt = graph.transpose %k3 {perm = array<i64: 0, 2, 1>} : (tensor<2x4x8xf32>) -> tensor<2x8x4xf32>
+  %s = graph.batch_matmul %q3, %kt : (tensor<2x4x8xf32>, tensor<2x8x4xf32>) -> tensor<2x4x4xf32>
+  %ss = graph.scale %s {factor = 0.5 : f32} : tensor<2x4x4xf32>
+  %p = graph.softmax %ss {axis = 2 : i64} : tensor<2x4x4xf32>
+  %o = graph.batch_matmul %p, %v3 : (tensor<2x4x4xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  %y, %m, %is = graph.layer_norm %o, %g, %b {epsilon = 1.0e-05 : f32} : (tensor<2x4x8xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<2x4x8xf32>, tensor<8xf32>, tensor<8xf32>)
+  %yv = graph.reshape %y : (tensor<2x4x8xf32>) -> tensor<2x1x4x8xf32>
+  %pool = graph.avg_pool2d %yv {kernel = array<i64: 4, 1>, strides = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>} : (tensor<2x1x4x8xf32>) -> tensor<2x1x1x8xf32>
+  %mean = graph.reshape %pool : (tensor<2x1x1x8xf32>) -> tensor<2x8xf32>
+  %logits = graph.dense %mean, %fc : (tensor<2x8xf32>, tensor<8x3xf32>) -> tensor<2x3xf32>
+  return %logits : tensor<2x3xf32>
+}
+

@@ -1,0 +1,51 @@
+# Writes small ONNX models, each with one node of the transformer op set (issue #6) used in a
+# way graphc refuses: make_bad_transformer_onnx.py KIND OUT.onnx with KIND one of
+#   mul-tensors   Mul of two computed tensors (only a scalar constant factor is supported)
+#   matmul-bcast  MatMul of [2, 4, 8] x [8, 4]-shaped computed tensors (broadcast batch axes)
+#   slice-step    Slice with step 2
+#   layernorm-axis  LayerNormalization over axis 1 of a rank-3 input
+#   lone-sqrt     Sqrt outside a LayerNorm pattern
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+kind, out = sys.argv[1], sys.argv[2]
+inits = []
+
+
+def const(name, value, dtype=np.int64):
+    inits.append(numpy_helper.from_array(np.array(value, dtype), name))
+    return name
+
+
+x = helper.make_tensor_value_info("input", TensorProto.FLOAT, [2, 4, 8])
+opset = 13
+if kind == "mul-tensors":
+    nodes = [helper.make_node("Relu", ["input"], ["r"], name="relu"),
+             helper.make_node("Mul", ["input", "r"], ["output"], name="gate")]
+elif kind == "matmul-bcast":
+    nodes = [helper.make_node("Reshape", ["input", const("s", [8, 8])], ["flat"], name="flat"),
+             helper.make_node("Relu", ["flat"], ["w"], name="relu"),
+             helper.make_node("Slice", ["w", const("st", [0]), const("en", [4]), const("ax", [1])],
+                              ["w4"], name="cut"),
+             helper.make_node("MatMul", ["input", "w4"], ["output"], name="scores")]
+elif kind == "slice-step":
+    nodes = [helper.make_node("Slice", ["input", const("st", [0]), const("en", [8]),
+                                        const("ax", [2]), const("sp", [2])], ["output"],
+                              name="strided")]
+elif kind == "layernorm-axis":
+    opset = 17
+    nodes = [helper.make_node("LayerNormalization",
+                              ["input", const("g", np.ones(4), np.float32),
+                               const("b", np.zeros(4), np.float32)], ["output"], name="ln", axis=1)]
+elif kind == "lone-sqrt":
+    nodes = [helper.make_node("Relu", ["input"], ["r"], name="relu"),
+             helper.make_node("Sqrt", ["r"], ["output"], name="root")]
+else:
+    raise SystemExit("unknown kind " + kind)
+graph = helper.make_graph(nodes, kind, [x],
+                          [helper.make_tensor_value_info("output", TensorProto.FLOAT, None)],
+                          initializer=inits)
+onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]), out)
