@@ -27,12 +27,12 @@ namespace {
 enum class Policy { Low, Follow, Normalize, F32 };
 
 Policy policyOf(Operation *op) {
-  if (isa<DenseOp, MatmulOp, Conv2dOp>(op))
+  if (isa<DenseOp, MatmulOp, BatchMatmulOp, Conv2dOp>(op))
     return Policy::Low;
-  if (isa<BatchNormOp>(op))
+  if (isa<BatchNormOp, LayerNormOp>(op))
     return Policy::Normalize;
   if (isa<ReluOp, SigmoidOp, TanhOp, ClipOp, MaxPool2dOp, AvgPool2dOp, DropoutOp, ReshapeOp,
-          ConcatOp, SliceOp, AddOp, ScaleOp, CastOp>(op))
+          ConcatOp, SliceOp, AddOp, ScaleOp, TransposeOp, CastOp>(op))
     return Policy::Follow;
   return Policy::F32;
 }
@@ -124,8 +124,8 @@ struct InsertCastsPass : graphc::impl::InsertCastsBase<InsertCastsPass> {
         break;
       }
       case Policy::Normalize: {
-        // batch_norm reads and writes its activation in whatever type it comes in, and keeps
-        // its scale, bias and statistics f32: the kernel computes the statistics in f32
+        // batch_norm and layer_norm read and write their activation in whatever type it comes
+        // in, and keep their scale, bias and statistics f32: the kernel computes the statistics in f32
         // (cuDNN's mixed-precision batch norm does the same), and no f32 copy of the
         // activation has to stay alive for the backward pass.
         Value x = op.getOperand(0);

@@ -15,12 +15,12 @@ def InsertCasts : Pass<"graphc-insert-casts", "mlir::func::FuncOp"> {
   let description = [{
     Runs on the forward function, before graphc-build-train-step, so that autodiff
     differentiates the casts too. Three lists decide each op's precision:
-    - **16 bit** (dense, matmul, conv2d): every f32 tensor operand, weights included, is cast
+    - **16 bit** (dense, matmul, batch_matmul, conv2d): every f32 tensor operand, weights included, is cast
       to `precision` (once per value) and the results are 16-bit.
     - **follow the inputs** (relu, sigmoid, tanh, clip, max/avg pooling, dropout, reshape,
-      concat, slice, add, scale): 16-bit when every floating-point operand is, otherwise f32
+      transpose, concat, slice, add, scale): 16-bit when every floating-point operand is, otherwise f32
       (16-bit operands are widened).
-    - **normalize** (batch_norm): the activation keeps its type, in and out; scale, bias and
+    - **normalize** (batch_norm, layer_norm): the activation keeps its type, in and out; scale, bias and
       running statistics stay f32, and the statistics are computed in f32.
     - **f32** (everything else: softmax, the losses, the optimizer updates, the returned
       prediction): 16-bit operands are widened first.

@@ -98,7 +98,7 @@ def Graph_BiasGradOp : Graph_Op<"bias_grad", [Pure, SameFloatElementType]> {
   let hasVerifier = 1;
 }
 
-def Graph_BatchMatmulOp : Graph_Op<"batch_matmul", [Pure]> {
+def Graph_BatchMatmulOp : Graph_Op<"batch_matmul", [Pure, SameFloatElementType]> {
   let summary = "batched matrix product [B, M, K] x [B, K, N] with optional transposes";
   let description = [{
     `result[b] = op(lhs[b]) * op(rhs[b])` for each of the B leading slices; with
@@ -110,9 +110,9 @@ def Graph_BatchMatmulOp : Graph_Op<"batch_matmul", [Pure]> {
     %s = graph.batch_matmul %q, %k {transpose_rhs} : (tensor<16x16x8xf32>, tensor<16x16x8xf32>) -> tensor<16x16x16xf32>
     ```
   }];
-  let arguments = (ins GraphF32Tensor:$lhs, GraphF32Tensor:$rhs, UnitAttr:$transpose_lhs,
+  let arguments = (ins GraphFloatTensor:$lhs, GraphFloatTensor:$rhs, UnitAttr:$transpose_lhs,
                        UnitAttr:$transpose_rhs);
-  let results = (outs GraphF32Tensor:$result);
+  let results = (outs GraphFloatTensor:$result);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }
@@ -290,9 +290,9 @@ def Graph_LayerNormOp : Graph_Op<"layer_norm", [Pure]> {
         : (tensor<4x16x32xf32>, tensor<32xf32>, tensor<32xf32>) -> (tensor<4x16x32xf32>, tensor<64xf32>, tensor<64xf32>)
     ```
   }];
-  let arguments = (ins GraphF32Tensor:$input, GraphF32Tensor:$scale, GraphF32Tensor:$bias,
+  let arguments = (ins GraphFloatTensor:$input, GraphF32Tensor:$scale, GraphF32Tensor:$bias,
                        F32Attr:$epsilon);
-  let results = (outs GraphF32Tensor:$result, GraphF32Tensor:$saved_mean,
+  let results = (outs GraphFloatTensor:$result, GraphF32Tensor:$saved_mean,
                       GraphF32Tensor:$saved_invstd);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
@@ -305,10 +305,10 @@ def Graph_LayerNormBackwardOp : Graph_Op<"layer_norm_backward", [Pure]> {
     `grad_input = invstd (g - mean(g) - xhat mean(g xhat))`; over the rows,
     `grad_scale = sum dy xhat` and `grad_bias = sum dy`.
   }];
-  let arguments = (ins GraphF32Tensor:$grad, GraphF32Tensor:$input, GraphF32Tensor:$scale,
+  let arguments = (ins GraphFloatTensor:$grad, GraphFloatTensor:$input, GraphF32Tensor:$scale,
                        GraphF32Tensor:$saved_mean, GraphF32Tensor:$saved_invstd);
-  let results = (outs GraphF32Tensor:$grad_input, GraphF32Tensor:$grad_scale,
-                      GraphF32Tensor:$grad_bias);
+  let results = (outs GraphFloatTensor:$grad_input, GraphFloatTensor:$grad_scale,
+                      GraphFloatTensor:$grad_bias);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }
@@ -358,7 +358,7 @@ def Graph_ReshapeOp : Graph_Op<"reshape", [Pure, SameFloatElementType]> {
   let hasCanonicalizer = 1;
 }
 
-def Graph_TransposeOp : Graph_Op<"transpose", [Pure]> {
+def Graph_TransposeOp : Graph_Op<"transpose", [Pure, SameFloatElementType]> {
   let summary = "permutation of the axes: result axis i is input axis perm[i]";
   let description = [{
     ONNX Transpose. Its gradient is the transpose by the inverse permutation.
@@ -367,8 +367,8 @@ def Graph_TransposeOp : Graph_Op<"transpose", [Pure]> {
     %y = graph.transpose %x {perm = array<i64: 1, 0, 2>} : (tensor<4x16x32xf32>) -> tensor<16x4x32xf32>
     ```
   }];
-  let arguments = (ins GraphF32Tensor:$input, DenseI64ArrayAttr:$perm);
-  let results = (outs GraphF32Tensor:$result);
+  let arguments = (ins GraphFloatTensor:$input, DenseI64ArrayAttr:$perm);
+  let results = (outs GraphFloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }
