@@ -81,8 +81,9 @@ struct InsertCastsPass : graphc::impl::InsertCastsBase<InsertCastsPass> {
       cached = b.create<CastOp>(v.getLoc(), type.clone(element), v);
       return cached;
     };
-    auto castOperands = [&](Operation *op, Type element) {
-      for (OpOperand &operand : op->getOpOperands())
+    // Casts the float tensor operands of `op` from `first` on.
+    auto castOperands = [&](Operation *op, Type element, unsigned first = 0) {
+      for (OpOperand &operand : llvm::drop_begin(op->getOpOperands(), first))
         if (isFloatTensor(operand.get().getType()))
           operand.set(castTo(operand.get(), element));
     };
@@ -128,11 +129,8 @@ struct InsertCastsPass : graphc::impl::InsertCastsBase<InsertCastsPass> {
         // in, and keep their scale, bias and statistics f32: the kernel computes the statistics in f32
         // (cuDNN's mixed-precision batch norm does the same), and no f32 copy of the
         // activation has to stay alive for the backward pass.
-        Value x = op.getOperand(0);
-        for (OpOperand &operand : llvm::drop_begin(op.getOpOperands()))
-          if (isFloatTensor(operand.get().getType()))
-            operand.set(castTo(operand.get(), f32));
-        op.getResult(0).setType(x.getType());
+        castOperands(&op, f32, /*first=*/1);
+        op.getResult(0).setType(op.getOperand(0).getType());
         break;
       }
       case Policy::F32:

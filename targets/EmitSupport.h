@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
 #include "dialects/graph/GraphOps.h"
 
 namespace graphc {
@@ -44,6 +46,25 @@ inline const char *runtimeLossKindName(graph::LossKind kind) {
     return "graphc::rt::LossKind::MeanSquaredError";
   }
   return "";
+}
+
+/// Appends the initial value (graph.init) of argument `index` of `func` to `blob`, 64-byte
+/// aligned, and returns its offset there; -1 when the argument has no initial value. Fails
+/// with a diagnostic naming the argument when the value cannot be read.
+inline mlir::FailureOr<int64_t> appendInitialValue(mlir::func::FuncOp func, unsigned index,
+                                                   llvm::StringRef name,
+                                                   std::vector<char> &blob) {
+  mlir::Attribute init = func.getArgAttr(index, graph::kInitAttr);
+  if (!init)
+    return int64_t{-1};
+  auto bytes = graph::initialValueBytes(init);
+  if (mlir::failed(bytes))
+    return func.emitError() << "'" << name << "' has an initial value graphc cannot read";
+  while (blob.size() % 64)
+    blob.push_back(0);
+  int64_t offset = int64_t(blob.size());
+  blob.insert(blob.end(), bytes->begin(), bytes->end());
+  return offset;
 }
 
 } // namespace graphc

@@ -563,34 +563,18 @@ private:
       if (cast<RankedTensorType>(arg.getType()).getRank() > rt::kMaxRank)
         return func.emitError() << "argument " << i << " has rank above " << rt::kMaxRank;
       if (kind.getValue() == "parameter") {
-        int64_t initOffset = -1;
-        if (Attribute init = func.getArgAttr(i, kInitAttr)) {
-          auto bytes = initialValueBytes(init);
-          if (failed(bytes))
-            return func.emitError() << "parameter '" << name.getValue()
-                                    << "' has an initial value graphc cannot read";
-          while (out.initBlob.size() % 64)
-            out.initBlob.push_back(0);
-          initOffset = out.initBlob.size();
-          out.initBlob.insert(out.initBlob.end(), bytes->begin(), bytes->end());
-        }
-        addTensor(name.getValue(), "Parameter", "Parameter", arg, initOffset);
+        auto initOffset = appendInitialValue(func, i, name.getValue(), out.initBlob);
+        if (failed(initOffset))
+          return failure();
+        addTensor(name.getValue(), "Parameter", "Parameter", arg, *initOffset);
       } else if (kind.getValue() == "batch_stats") {
         // BatchNorm running statistics: persistent state the step itself updates. Role
         // Parameter: initialised from their ONNX initializers, saved by --save-weights and
         // checkpointed; kind OptimizerState: not trained.
-        int64_t initOffset = -1;
-        if (Attribute init = func.getArgAttr(i, kInitAttr)) {
-          auto bytes = initialValueBytes(init);
-          if (failed(bytes))
-            return func.emitError() << "'" << name.getValue()
-                                    << "' has an initial value graphc cannot read";
-          while (out.initBlob.size() % 64)
-            out.initBlob.push_back(0);
-          initOffset = out.initBlob.size();
-          out.initBlob.insert(out.initBlob.end(), bytes->begin(), bytes->end());
-        }
-        addTensor(name.getValue(), "OptimizerState", "Parameter", arg, initOffset);
+        auto initOffset = appendInitialValue(func, i, name.getValue(), out.initBlob);
+        if (failed(initOffset))
+          return failure();
+        addTensor(name.getValue(), "OptimizerState", "Parameter", arg, *initOffset);
       } else if (kind.getValue() == "optimizer_state") {
         addTensor(name.getValue(), "OptimizerState", "State", arg, -1);
       } else if (role && role.getValue() == "data") {

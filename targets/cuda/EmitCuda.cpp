@@ -961,21 +961,13 @@ private:
       if (cast<RankedTensorType>(arg.getType()).getRank() > rt::kMaxRank)
         return func.emitError() << "argument " << i << " has rank above " << rt::kMaxRank;
       if (kind.getValue() == "parameter" || kind.getValue() == "batch_stats") {
-        int64_t initOffset = -1;
-        if (Attribute init = func.getArgAttr(i, kInitAttr)) {
-          auto bytes = initialValueBytes(init);
-          if (failed(bytes))
-            return func.emitError() << "parameter '" << name.getValue()
-                                    << "' has an initial value graphc cannot read";
-          while (out.initBlob.size() % 64)
-            out.initBlob.push_back(0);
-          initOffset = out.initBlob.size();
-          out.initBlob.insert(out.initBlob.end(), bytes->begin(), bytes->end());
-        }
+        auto initOffset = appendInitialValue(func, i, name.getValue(), out.initBlob);
+        if (failed(initOffset))
+          return failure();
         rows.push_back({name.str(),
                         kind.getValue() == "parameter" ? rt::TensorKind::Parameter
                                                        : rt::TensorKind::OptimizerState,
-                        rt::TensorRole::Parameter, arg, initOffset});
+                        rt::TensorRole::Parameter, arg, *initOffset});
       } else if (kind.getValue() == "optimizer_state") {
         rows.push_back({name.str(), rt::TensorKind::OptimizerState, rt::TensorRole::State, arg, -1});
       } else if (role && role.getValue() == "data") {
