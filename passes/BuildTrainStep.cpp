@@ -494,10 +494,41 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
                   return success();
                 })
                 .Case([&](ScaleOp sc) {
+                  // d(factor * x + offset) = factor * dy: the offset has no gradient.
                   if (wants(sc.getInput()))
                     setGrad(sc.getInput(),
                             b.create<ScaleOp>(gradLoc(op, "grad_input"), dy.getType(), dy,
                                               sc.getFactorAttr()),
+                            op);
+                  return success();
+                })
+                .Case([&](MulOp mul) {
+                  // d(a * b) = dy * b for a and dy * a for b (both when a is b: x * x).
+                  Value lhs = mul.getLhs(), rhs = mul.getRhs();
+                  if (wants(lhs))
+                    setGrad(lhs, b.create<MulOp>(gradLoc(op, "grad_lhs"), dy.getType(), dy, rhs),
+                            op);
+                  if (wants(rhs))
+                    setGrad(rhs, b.create<MulOp>(gradLoc(op, "grad_rhs"), dy.getType(), dy, lhs),
+                            op);
+                  return success();
+                })
+                .Case([&](ActivationOp act) {
+                  if (wants(act.getInput()))
+                    setGrad(act.getInput(),
+                            b.create<ActivationBackwardOp>(gradLoc(op, "grad_input"),
+                                                           dy.getType(), act.getKindAttr(), dy,
+                                                           act.getInput(), act.getAlphaAttr()),
+                            op);
+                  return success();
+                })
+                .Case([&](EmbeddingOp emb) {
+                  // The indices are data: only the table has a gradient.
+                  if (wants(emb.getTable()))
+                    setGrad(emb.getTable(),
+                            b.create<EmbeddingBackwardOp>(gradLoc(op, "grad_table"),
+                                                          emb.getTable().getType(), dy,
+                                                          emb.getIndices()),
                             op);
                   return success();
                 })

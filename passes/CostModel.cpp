@@ -90,6 +90,9 @@ OpCost graphc::estimateOpCost(Operation *op) {
                      auto k = p.getKernel();
                      return elements(p.getGrad()) * double(k[0] * k[1]);
                    })
+                   .Case<ActivationOp, ActivationBackwardOp>(
+                       // erf/exp/tanh and a few multiplies per element.
+                       [&](Operation *) { return 8.0 * elements(op->getResult(0)); })
                    .Case<SigmoidOp, TanhOp, SigmoidBackwardOp, TanhBackwardOp>(
                        [&](Operation *) { return 4.0 * elements(op->getResult(0)); })
                    .Case<SoftmaxOp, SoftmaxBackwardOp, LossOp, LossBackwardOp>(

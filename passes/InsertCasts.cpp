@@ -32,7 +32,7 @@ Policy policyOf(Operation *op) {
   if (isa<BatchNormOp, LayerNormOp>(op))
     return Policy::Normalize;
   if (isa<ReluOp, SigmoidOp, TanhOp, ClipOp, MaxPool2dOp, AvgPool2dOp, DropoutOp, ReshapeOp,
-          ConcatOp, SliceOp, AddOp, ScaleOp, TransposeOp, CastOp>(op))
+          ConcatOp, SliceOp, AddOp, ScaleOp, TransposeOp, CastOp, MulOp, ActivationOp>(op))
     return Policy::Follow;
   return Policy::F32;
 }

@@ -91,9 +91,10 @@ int64_t graphc::inPlaceOperandOf(Operation *op, unsigned resultIndex) {
 
 llvm::SmallVector<unsigned, 2> graphc::reusableOperandsOf(Operation *op) {
   if (isa<ReluOp, SigmoidOp, TanhOp, ClipOp, DropoutOp, DropoutBackwardOp, ScaleOp,
-          LossScaleOp>(op))
+          LossScaleOp, ActivationOp>(op))
     return {0};
-  if (isa<AddOp, ReluBackwardOp, SigmoidBackwardOp, TanhBackwardOp, ClipBackwardOp>(op))
+  if (isa<AddOp, MulOp, ReluBackwardOp, SigmoidBackwardOp, TanhBackwardOp, ClipBackwardOp,
+          ActivationBackwardOp>(op))
     return {0, 1};
   return {};
 }

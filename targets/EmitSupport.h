@@ -48,6 +48,29 @@ inline const char *runtimeLossKindName(graph::LossKind kind) {
   return "";
 }
 
+/// The graphc::rt::Activation enumerator (runtime/elementwise_math.h) of an activation kind.
+inline const char *runtimeActivationName(graph::ActivationKind kind) {
+  switch (kind) {
+  case graph::ActivationKind::gelu:
+    return "graphc::rt::Activation::Gelu";
+  case graph::ActivationKind::gelu_tanh:
+    return "graphc::rt::Activation::GeluTanh";
+  case graph::ActivationKind::elu:
+    return "graphc::rt::Activation::Elu";
+  case graph::ActivationKind::selu:
+    return "graphc::rt::Activation::Selu";
+  case graph::ActivationKind::silu:
+    return "graphc::rt::Activation::Silu";
+  case graph::ActivationKind::softplus:
+    return "graphc::rt::Activation::Softplus";
+  case graph::ActivationKind::softsign:
+    return "graphc::rt::Activation::Softsign";
+  case graph::ActivationKind::leaky_relu:
+    return "graphc::rt::Activation::LeakyRelu";
+  }
+  return "";
+}
+
 /// Appends the initial value (graph.init) of argument `index` of `func` to `blob`, 64-byte
 /// aligned, and returns its offset there; -1 when the argument has no initial value. Fails
 /// with a diagnostic naming the argument when the value cannot be read.

@@ -514,6 +514,36 @@ LogicalResult SliceOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// Embedding
+//===----------------------------------------------------------------------===//
+
+/// indices [I...], table [V, D], rows [I..., D] with the table's element type.
+static LogicalResult verifyEmbeddingShapes(Operation *op, RankedTensorType indices,
+                                           RankedTensorType table, RankedTensorType rows) {
+  if (table.getRank() != 2)
+    return op->emitOpError() << "table " << table << " must be [vocabulary, features]";
+  if (rows.getElementType() != table.getElementType())
+    return op->emitOpError() << "rows " << rows << " and table " << table
+                             << " differ in element type";
+  SmallVector<int64_t> expected(indices.getShape());
+  expected.push_back(table.getDimSize(1));
+  if (rows.getShape() != ArrayRef<int64_t>(expected))
+    return op->emitOpError() << "rows " << rows << " must be the indices' shape " << indices
+                             << " plus [" << table.getDimSize(1) << "]";
+  return success();
+}
+
+LogicalResult EmbeddingOp::verify() {
+  return verifyEmbeddingShapes(*this, tensorType(getIndices()), tensorType(getTable()),
+                               tensorType(getResult()));
+}
+
+LogicalResult EmbeddingBackwardOp::verify() {
+  return verifyEmbeddingShapes(*this, tensorType(getIndices()), tensorType(getResult()),
+                               tensorType(getGrad()));
+}
+
+//===----------------------------------------------------------------------===//
 // Activations
 //===----------------------------------------------------------------------===//
 

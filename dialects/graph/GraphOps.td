@@ -54,6 +54,19 @@ def Graph_LossKind : I32EnumAttr<"LossKind", "training loss", [
   let cppNamespace = "::graphc::graph";
 }
 
+def Graph_ActivationKind : I32EnumAttr<"ActivationKind", "elementwise activation", [
+    I32EnumAttrCase<"gelu", 0>,       // x * Phi(x), the exact (erf) form
+    I32EnumAttrCase<"gelu_tanh", 1>,  // the tanh approximation
+    I32EnumAttrCase<"elu", 2>,        // x > 0 ? x : alpha * (exp(x) - 1)
+    I32EnumAttrCase<"selu", 3>,       // 1.0507 * elu(x) with alpha = 1.67326
+    I32EnumAttrCase<"silu", 4>,       // x * sigmoid(x) (swish)
+    I32EnumAttrCase<"softplus", 5>,   // log(1 + exp(x))
+    I32EnumAttrCase<"softsign", 6>,   // x / (1 + |x|)
+    I32EnumAttrCase<"leaky_relu", 7>, // x > 0 ? x : alpha * x
+  ]> {
+  let cppNamespace = "::graphc::graph";
+}
+
 //===----------------------------------------------------------------------===//
 // Dense and matmul
 //===----------------------------------------------------------------------===//
@@ -429,7 +442,7 @@ def Graph_SigmoidOp : Graph_UnaryOp<"sigmoid", "1 / (1 + exp(-x))">;
 def Graph_TanhOp : Graph_UnaryOp<"tanh", "hyperbolic tangent">;
 
 def Graph_ScaleOp : Graph_Op<"scale", [Pure, SameFloatElementType, SameOperandsAndResultType]> {
-  let summary = "multiply every element by a constant";
+  let summary = "factor * x + offset, elementwise (offset defaults to 0)";
   let description = [{
     Micro-batching scales each micro-batch's loss gradient (and the summed loss) by 1/k so that
     the accumulated gradients are those of the full batch's mean loss.
@@ -438,9 +451,100 @@ def Graph_ScaleOp : Graph_Op<"scale", [Pure, SameFloatElementType, SameOperandsA
     %g = graph.scale %dy {factor = 2.500000e-01 : f32} : tensor<8x10xf32>
     ```
   }];
-  let arguments = (ins GraphFloatTensor:$input, F32Attr:$factor);
+  let arguments = (ins GraphFloatTensor:$input, F32Attr:$factor,
+                       DefaultValuedAttr<F32Attr, "0.0f">:$offset);
   let results = (outs GraphFloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($result)";
+  let builders = [
+    // factor * x, without an offset.
+    OpBuilder<(ins "::mlir::Type":$type, "::mlir::Value":$input, "::mlir::FloatAttr":$factor), [{
+      build($_builder, $_state, type, input, factor, $_builder.getF32FloatAttr(0.0f));
+    }]>
+  ];
+}
+
+def Graph_MulOp : Graph_Op<"mul", [Pure, SameFloatElementType, Commutative, SameOperandsAndResultType]> {
+  let summary = "elementwise product of two tensors of the same type";
+  let description = [{
+    The gates of unrolled recurrent layers (LSTM, GRU) and Keras's Multiply layer. No
+    broadcasting. Its gradient is `mul(grad, rhs)` for the lhs and `mul(grad, lhs)` for the rhs,
+    so both operands stay live until the backward pass.
+
+    ```mlir
+    %c = graph.mul %f, %c_prev : tensor<32x64xf32>
+    ```
+  }];
+  let arguments = (ins GraphFloatTensor:$lhs, GraphFloatTensor:$rhs);
+  let results = (outs GraphFloatTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` type($result)";
+}
+
+def Graph_ActivationOp : Graph_Op<"activation", [Pure, SameFloatElementType, SameOperandsAndResultType]> {
+  let summary = "an elementwise activation function named by `kind`";
+  let description = [{
+    The activations whose derivative is best written in terms of the input (gelu, elu, selu,
+    silu, softplus, softsign, leaky_relu), in PyTorch's formulas. `alpha` is elu's scale of
+    the negative part and leaky_relu's slope; the other kinds ignore it. relu, sigmoid and tanh
+    have their own ops, whose backward reads the output instead.
+
+    ```mlir
+    %y = graph.activation gelu %x : tensor<32x64xf32>
+    %z = graph.activation leaky_relu %x {alpha = 2.000000e-01 : f32} : tensor<32x64xf32>
+    ```
+  }];
+  let arguments = (ins Graph_ActivationKind:$kind, GraphFloatTensor:$input,
+                       DefaultValuedAttr<F32Attr, "1.0f">:$alpha);
+  let results = (outs GraphFloatTensor:$result);
+  let assemblyFormat = "$kind $input attr-dict `:` type($result)";
+}
+
+def Graph_ActivationBackwardOp : Graph_Op<"activation_backward", [Pure, SameFloatElementType, SameOperandsAndResultType]> {
+  let summary = "grad * f'(input) for the activation `kind`";
+  let description = [{
+    Takes the output gradient and the forward *input*.
+
+    ```mlir
+    %dx = graph.activation_backward gelu %dy, %x : tensor<32x64xf32>
+    ```
+  }];
+  let arguments = (ins Graph_ActivationKind:$kind, GraphFloatTensor:$grad,
+                       GraphFloatTensor:$input, DefaultValuedAttr<F32Attr, "1.0f">:$alpha);
+  let results = (outs GraphFloatTensor:$result);
+  let assemblyFormat = "$kind $grad `,` $input attr-dict `:` type($result)";
+}
+
+def Graph_EmbeddingOp : Graph_Op<"embedding", [Pure]> {
+  let summary = "rows of `table` picked by integer-valued `indices`";
+  let description = [{
+    `indices` is an f32 tensor of whole numbers (Keras's default input dtype; exact up to
+    2^24), `table` is [vocabulary, features] and the result is the indices' shape plus
+    [features]: result[i..., :] = table[indices[i...], :]. An index outside [0, vocabulary)
+    gives a row of zeros (the training binary refuses such data before step 1).
+
+    ```mlir
+    %e = graph.embedding %ids, %table : (tensor<8x20xf32>, tensor<1000x64xf32>) -> tensor<8x20x64xf32>
+    ```
+  }];
+  let arguments = (ins GraphF32Tensor:$indices, GraphFloatTensor:$table);
+  let results = (outs GraphFloatTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Graph_EmbeddingBackwardOp : Graph_Op<"embedding_backward", [Pure]> {
+  let summary = "the gradient of an embedding's table: grad rows summed by index";
+  let description = [{
+    result[v, :] = sum of grad[i..., :] over the positions i whose index is v; rows no index
+    names are zero (a dense gradient, as PyTorch's `sparse=False`).
+
+    ```mlir
+    %dt = graph.embedding_backward %dy, %ids : (tensor<8x20x64xf32>, tensor<8x20xf32>) -> tensor<1000x64xf32>
+    ```
+  }];
+  let arguments = (ins GraphFloatTensor:$grad, GraphF32Tensor:$indices);
+  let results = (outs GraphFloatTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
 }
 
 def Graph_BatchSliceOp : Graph_Op<"batch_slice", [Pure]> {

@@ -583,9 +583,51 @@ void clipBackward(const float *dy, const float *y, float *dx, int64_t n, float l
     dx[i] = (y[i] > lo && y[i] < hi) ? dy[i] : 0.0f;
 }
 
-void scale(const float *x, float *y, int64_t n, float factor) {
+void scale(const float *x, float *y, int64_t n, float factor, float offset) {
   for (int64_t i = 0; i < n; ++i)
-    y[i] = factor * x[i];
+    y[i] = factor * x[i] + offset;
+}
+
+void mul(const float *a, const float *b, float *y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    y[i] = a[i] * b[i];
+}
+
+void activation(Activation kind, float alpha, const float *x, float *y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    y[i] = activationValue(kind, alpha, x[i]);
+}
+
+void activationBackward(Activation kind, float alpha, const float *dy, const float *x, float *dx,
+                        int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    dx[i] = dy[i] * activationDerivative(kind, alpha, x[i]);
+}
+
+void embedding(const float *indices, const float *table, float *rows, int64_t count,
+               int64_t vocabulary, int64_t features) {
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t row = embeddingRow(indices[i], vocabulary);
+    float *out = rows + i * features;
+    if (row < 0)
+      std::fill(out, out + features, 0.0f);
+    else
+      std::copy_n(table + row * features, features, out);
+  }
+}
+
+void embeddingBackward(const float *grad, const float *indices, float *dtable, int64_t count,
+                       int64_t vocabulary, int64_t features) {
+  std::fill(dtable, dtable + vocabulary * features, 0.0f);
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t row = embeddingRow(indices[i], vocabulary);
+    if (row < 0)
+      continue;
+    float *out = dtable + row * features;
+    const float *g = grad + i * features;
+    for (int64_t f = 0; f < features; ++f)
+      out[f] += g[f];
+  }
 }
 
 void lossScale(const float *x, float *y, int64_t n, float halvings, bool inverse) {

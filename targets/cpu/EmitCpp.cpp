@@ -410,7 +410,36 @@ private:
         })
         .Case([&](ScaleOp a) {
           s << "  scale(" << ptr(a.getInput()) << ", " << ptr(a.getResult()) << ", "
-            << tensorElements(a.getResult()) << ", " << floatLiteral(a.getFactor()) << ");\n";
+            << tensorElements(a.getResult()) << ", " << floatLiteral(a.getFactor()) << ", "
+            << floatLiteral(a.getOffset()) << ");\n";
+          return success();
+        })
+        .Case([&](MulOp m) { return binary(s, "mul", m.getLhs(), m.getRhs(), m.getResult()); })
+        .Case([&](ActivationOp a) {
+          s << "  activation(" << runtimeActivationName(a.getKind()) << ", "
+            << floatLiteral(a.getAlpha()) << ", " << ptr(a.getInput()) << ", "
+            << ptr(a.getResult()) << ", " << tensorElements(a.getResult()) << ");\n";
+          return success();
+        })
+        .Case([&](ActivationBackwardOp a) {
+          s << "  activationBackward(" << runtimeActivationName(a.getKind()) << ", "
+            << floatLiteral(a.getAlpha()) << ", " << ptr(a.getGrad()) << ", "
+            << ptr(a.getInput()) << ", " << ptr(a.getResult()) << ", "
+            << tensorElements(a.getResult()) << ");\n";
+          return success();
+        })
+        .Case([&](EmbeddingOp e) {
+          auto table = tensorDims(e.getTable());
+          s << "  embedding(" << ptr(e.getIndices()) << ", " << ptr(e.getTable()) << ", "
+            << ptr(e.getResult()) << ", " << tensorElements(e.getIndices()) << ", " << table[0]
+            << ", " << table[1] << ");\n";
+          return success();
+        })
+        .Case([&](EmbeddingBackwardOp e) {
+          auto table = tensorDims(e.getResult());
+          s << "  embeddingBackward(" << ptr(e.getGrad()) << ", " << ptr(e.getIndices()) << ", "
+            << ptr(e.getResult()) << ", " << tensorElements(e.getIndices()) << ", " << table[0]
+            << ", " << table[1] << ");\n";
           return success();
         })
         .Case([&](BatchSliceOp a) {

@@ -1,6 +1,7 @@
 // Unit tests of the CPU kernels added for torchvision CNNs and transformers (issue #6):
 // grouped convolution, average pooling, batch normalization, clip, concat/slice, dropout,
-// batched matmul, transpose and layer normalization. Forward kernels are
+// batched matmul, transpose and layer normalization; and for recurrent and embedding models:
+// the activations of graph.activation, mul, scale with an offset, embedding. Forward kernels are
 // compared with naive double-precision references written here, backward kernels with central
 // finite differences of those references (loss = sum(y * r) for a fixed random r), dropout
 // with its own reproducibility and mask statistics. Outputs and workspaces are pre-filled with
@@ -486,6 +487,109 @@ TEST(LayerNorm, ForwardStatisticsAndBackwardByFiniteDifferences) {
   expectClose(dx.data(), finiteDiff([&](const std::vector<double> &v) { return layerNormRef(v, gd, bd, rows, d, eps); }, xd, r), 1e-5);
   expectClose(dg.data(), finiteDiff([&](const std::vector<double> &v) { return layerNormRef(xd, v, bd, rows, d, eps); }, gd, r), 1e-5);
   expectClose(db.data(), finiteDiff([&](const std::vector<double> &v) { return layerNormRef(xd, gd, v, rows, d, eps); }, bd, r), 1e-5);
+}
+
+//===----------------------------------------------------------------------===//
+// graph.activation kinds, mul, scale with offset, embedding
+//===----------------------------------------------------------------------===//
+
+// The textbook definitions in double, written independently of elementwise_math.h.
+double activationRef(Activation kind, double alpha, double x) {
+  switch (kind) {
+  case Activation::Gelu:
+    return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+  case Activation::GeluTanh:
+    return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
+  case Activation::Elu:
+    return x > 0 ? x : alpha * (std::exp(x) - 1.0);
+  case Activation::Selu:
+    return 1.0507009873554804934 * (x > 0 ? x : 1.6732632423543772848 * (std::exp(x) - 1.0));
+  case Activation::Silu:
+    return x / (1.0 + std::exp(-x));
+  case Activation::Softplus:
+    return std::log(1.0 + std::exp(x));
+  case Activation::Softsign:
+    return x / (1.0 + std::fabs(x));
+  case Activation::LeakyRelu:
+    return x > 0 ? x : alpha * x;
+  }
+  return 0.0;
+}
+
+TEST(Activation, EveryKindMatchesItsDefinitionAndFiniteDifferences) {
+  const int64_t n = 64;
+  // Away from 0 (the kinks of elu and leaky_relu) by more than the difference step.
+  auto x = randomVec(n, 40, -4.0, 4.0);
+  for (float &v : x)
+    if (std::fabs(v) < 1e-2f)
+      v += 0.05f;
+  auto r = randomVec(n, 41);
+  for (int k = 0; k <= static_cast<int>(Activation::LeakyRelu); ++k) {
+    const Activation kind = static_cast<Activation>(k);
+    const float alpha = kind == Activation::LeakyRelu ? 0.2f : 0.7f;
+    SCOPED_TRACE("activation kind " + std::to_string(k));
+    auto ref = [&](const std::vector<double> &v) {
+      std::vector<double> y(v.size());
+      for (size_t i = 0; i < v.size(); ++i)
+        y[i] = activationRef(kind, alpha, v[i]);
+      return y;
+    };
+    std::vector<float> y(n, kNaN), dx(n, kNaN);
+    activation(kind, alpha, x.data(), y.data(), n);
+    expectClose(y.data(), ref(toDouble(x)), 1e-6);
+    activationBackward(kind, alpha, r.data(), x.data(), dx.data(), n);
+    expectClose(dx.data(), finiteDiff(ref, toDouble(x), r), 1e-5);
+  }
+}
+
+TEST(Activation, SoftplusIsLinearAboveTwentyAndNaNPropagates) {
+  const float x[3] = {30.0f, -30.0f, std::numeric_limits<float>::quiet_NaN()};
+  float y[3];
+  activation(Activation::Softplus, 1.0f, x, y, 3);
+  EXPECT_EQ(y[0], 30.0f);
+  EXPECT_NEAR(y[1], std::exp(-30.0), 1e-18);
+  EXPECT_TRUE(std::isnan(y[2]));
+  activation(Activation::Gelu, 1.0f, x + 2, y, 1);
+  EXPECT_TRUE(std::isnan(y[0]));
+}
+
+TEST(MulAndScale, ProductsAndAffineMaps) {
+  const int64_t n = 10;
+  auto a = randomVec(n, 42), b = randomVec(n, 43);
+  std::vector<float> y(n, kNaN);
+  mul(a.data(), b.data(), y.data(), n);
+  for (int64_t i = 0; i < n; ++i)
+    EXPECT_EQ(y[i], a[i] * b[i]);
+  // In place, as the planner may reuse an operand's buffer.
+  scale(y.data(), y.data(), n, -1.0f, 1.0f);
+  for (int64_t i = 0; i < n; ++i)
+    EXPECT_EQ(y[i], 1.0f - a[i] * b[i]);
+}
+
+TEST(Embedding, GathersRowsAndSumsRepeatedIndicesInTheBackward) {
+  const int64_t vocab = 5, features = 3;
+  auto table = randomVec(vocab * features, 44);
+  // 2 and 4 repeat; 7, -1, 1.5 and NaN are not rows of the table.
+  const std::vector<float> ids = {2, 0, 4, 2, 7, -1, 1.5f, std::numeric_limits<float>::quiet_NaN(), 4};
+  const int64_t count = static_cast<int64_t>(ids.size());
+  std::vector<float> rows(count * features, kNaN);
+  embedding(ids.data(), table.data(), rows.data(), count, vocab, features);
+  for (int64_t i = 0; i < count; ++i)
+    for (int64_t f = 0; f < features; ++f) {
+      const bool valid = i < 4 || i == 8;
+      const float want = valid ? table[static_cast<int64_t>(ids[i]) * features + f] : 0.0f;
+      EXPECT_EQ(rows[i * features + f], want) << "index " << i;
+    }
+  auto grad = randomVec(count * features, 45);
+  std::vector<float> dtable(vocab * features, kNaN);
+  embeddingBackward(grad.data(), ids.data(), dtable.data(), count, vocab, features);
+  for (int64_t f = 0; f < features; ++f) {
+    EXPECT_EQ(dtable[0 * features + f], grad[1 * features + f]);
+    EXPECT_EQ(dtable[1 * features + f], 0.0f);
+    EXPECT_EQ(dtable[2 * features + f], grad[0 * features + f] + grad[3 * features + f]);
+    EXPECT_EQ(dtable[3 * features + f], 0.0f);
+    EXPECT_EQ(dtable[4 * features + f], grad[2 * features + f] + grad[8 * features + f]);
+  }
 }
 
 } // namespace

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 
+#include "graphc/runtime/elementwise_math.h"
 #include "graphc/runtime/program.h"
 
 namespace graphc::rt {
@@ -133,8 +134,8 @@ void dropout(const float *x, float *y, int64_t n, float ratio, uint64_t seed, ui
 void dropoutBackward(const float *dy, float *dx, int64_t n, float ratio, uint64_t seed,
                      uint64_t opId, float step);
 
-/// y = factor * x over n elements. y may alias x.
-void scale(const float *x, float *y, int64_t n, float factor);
+/// y = factor * x + offset over n elements. y may alias x.
+void scale(const float *x, float *y, int64_t n, float factor, float offset = 0.0f);
 
 /// 16-bit storage formats of mixed precision (graphc-insert-casts). Their tensors hold the
 /// raw 16-bit patterns; the CPU computes on f32 copies (widenHalf / narrowHalf).
@@ -164,6 +165,23 @@ void sigmoid(const float *x, float *y, int64_t n);
 void sigmoidBackward(const float *dy, const float *y, float *dx, int64_t n); // dy*y*(1-y)
 void tanhForward(const float *x, float *y, int64_t n);
 void tanhBackward(const float *dy, const float *y, float *dx, int64_t n);    // dy*(1-y^2)
+
+/// y = a * b over n elements (gates of unrolled recurrent layers, Keras Multiply). y may alias
+/// a or b.
+void mul(const float *a, const float *b, float *y, int64_t n);
+
+/// y = f(x) and dx = dy * f'(x) for the activations of elementwise_math.h (graph.activation).
+void activation(Activation kind, float alpha, const float *x, float *y, int64_t n);
+void activationBackward(Activation kind, float alpha, const float *dy, const float *x, float *dx,
+                        int64_t n);
+
+/// rows[i, :] = table[indices[i], :] for `count` indices into a [vocabulary, features] table;
+/// an index that is not a whole number in [0, vocabulary) gives zeros (embeddingRow).
+void embedding(const float *indices, const float *table, float *rows, int64_t count,
+               int64_t vocabulary, int64_t features);
+/// dtable = 0, then dtable[indices[i], :] += grad[i, :] in index order (deterministic).
+void embeddingBackward(const float *grad, const float *indices, float *dtable, int64_t count,
+                       int64_t vocabulary, int64_t features);
 
 /// y = min(max(x, lo), hi); NaN stays NaN (as torch.clamp / hardtanh).
 void clip(const float *x, float *y, int64_t n, float lo, float hi);

@@ -1,0 +1,110 @@
+// Scalar formulas shared by the CPU kernels (runtime/lib/kernels.cpp) and the generated CUDA
+// kernels (targets/cuda/EmitCuda.cpp, through step.h): one definition of each activation and
+// of the embedding index rule, so the two targets cannot drift apart. Every function is
+// __host__ __device__ under nvcc and plain inline C++ elsewhere (including the host shim).
+//
+// The formulas are PyTorch's (torch.nn.functional.gelu, elu, selu, silu, softplus, softsign,
+// leaky_relu and their autograd derivatives), which test/keras and test/e2e compare against.
+#pragma once
+
+#include <math.h>
+
+#include <cstdint>
+
+#if defined(__CUDACC__)
+#define GRAPHC_HD __host__ __device__ __forceinline__
+#else
+#define GRAPHC_HD inline
+#endif
+
+namespace graphc::rt {
+
+/// graph.activation's kinds (graph::ActivationKind has the same numbering).
+enum class Activation : int32_t {
+  Gelu = 0,      // x * Phi(x)
+  GeluTanh = 1,  // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+  Elu = 2,       // x > 0 ? x : alpha (exp(x) - 1)
+  Selu = 3,      // kSeluScale * elu(x) with alpha = kSeluAlpha
+  Silu = 4,      // x * sigmoid(x)
+  Softplus = 5,  // log(1 + exp(x)), x itself above 20 (PyTorch's threshold)
+  Softsign = 6,  // x / (1 + |x|)
+  LeakyRelu = 7, // x > 0 ? x : alpha x
+};
+
+constexpr float kSeluAlpha = 1.6732632423543772848170429916717f;
+constexpr float kSeluScale = 1.0507009873554804934193349852946f;
+constexpr float kSqrtHalf = 0.70710678118654752440f;      // 1 / sqrt(2)
+constexpr float kInvSqrt2Pi = 0.39894228040143267794f;    // 1 / sqrt(2 pi)
+constexpr float kSqrt2OverPi = 0.79788456080286535588f;   // sqrt(2 / pi)
+constexpr float kGeluCubic = 0.044715f;
+
+GRAPHC_HD float sigmoidOf(float x) {
+  if (x >= 0.0f)
+    return 1.0f / (1.0f + expf(-x));
+  const float e = expf(x);
+  return e / (1.0f + e);
+}
+
+/// f(x) for the activation `kind` (alpha: elu's scale, leaky_relu's slope).
+GRAPHC_HD float activationValue(Activation kind, float alpha, float x) {
+  switch (kind) {
+  case Activation::Gelu:
+    return 0.5f * x * (1.0f + erff(x * kSqrtHalf));
+  case Activation::GeluTanh:
+    return 0.5f * x * (1.0f + tanhf(kSqrt2OverPi * (x + kGeluCubic * x * x * x)));
+  case Activation::Elu:
+    return x > 0.0f ? x : alpha * expm1f(x);
+  case Activation::Selu:
+    return kSeluScale * (x > 0.0f ? x : kSeluAlpha * expm1f(x));
+  case Activation::Silu:
+    return x * sigmoidOf(x);
+  case Activation::Softplus:
+    return x > 20.0f ? x : log1pf(expf(x));
+  case Activation::Softsign:
+    return x / (1.0f + fabsf(x));
+  case Activation::LeakyRelu:
+    return x > 0.0f ? x : alpha * x;
+  }
+  return x;
+}
+
+/// f'(x) for the activation `kind`.
+GRAPHC_HD float activationDerivative(Activation kind, float alpha, float x) {
+  switch (kind) {
+  case Activation::Gelu:
+    return 0.5f * (1.0f + erff(x * kSqrtHalf)) + x * kInvSqrt2Pi * expf(-0.5f * x * x);
+  case Activation::GeluTanh: {
+    const float inner = kSqrt2OverPi * (x + kGeluCubic * x * x * x);
+    const float t = tanhf(inner);
+    return 0.5f * (1.0f + t) +
+           0.5f * x * (1.0f - t * t) * kSqrt2OverPi * (1.0f + 3.0f * kGeluCubic * x * x);
+  }
+  case Activation::Elu:
+    return x > 0.0f ? 1.0f : alpha * expf(x);
+  case Activation::Selu:
+    return x > 0.0f ? kSeluScale : kSeluScale * kSeluAlpha * expf(x);
+  case Activation::Silu: {
+    const float s = sigmoidOf(x);
+    return s * (1.0f + x * (1.0f - s));
+  }
+  case Activation::Softplus:
+    return x > 20.0f ? 1.0f : sigmoidOf(x);
+  case Activation::Softsign: {
+    const float d = 1.0f + fabsf(x);
+    return 1.0f / (d * d);
+  }
+  case Activation::LeakyRelu:
+    return x > 0.0f ? 1.0f : alpha;
+  }
+  return 1.0f;
+}
+
+/// The table row an embedding index names, or -1 when the value is not a whole number in
+/// [0, vocabulary) (the row then reads as zeros and gets no gradient).
+GRAPHC_HD int64_t embeddingRow(float index, int64_t vocabulary) {
+  if (!(index >= 0.0f) || index >= static_cast<float>(vocabulary) || floorf(index) != index)
+    return -1;
+  return static_cast<int64_t>(index);
+}
+
+} // namespace graphc::rt

@@ -1,0 +1,34 @@
+// RUN: graphc-opt %s --split-input-file --graphc-build-train-step | FileCheck %s
+// RUN: graphc-opt %s --split-input-file --graphc-build-train-step --graphc-plan-memory --graphc-verify-plan | FileCheck %s --check-prefix=PIPE
+
+// Autodiff of the ops that embedding and recurrent layers import to (issue #6): embedding,
+// activation, mul and scale with an offset. Every built step also plans and passes the verifier.
+// PIPE-COUNT-1: graph.arena_bytes
+
+// The table's gradient is embedding_backward of the rows' gradient and the ids (the ids, data,
+// get none); a product's operands get the output gradient times the other operand; an
+// activation's backward reads its input; an affine scale's gradient drops the offset.
+// CHECK-LABEL: func.func @train_step(
+//       CHECK:   %[[E:.*]] = graph.embedding %[[IDS:.*]], %[[T:[^ ]*]] :
+//       CHECK:   %[[A:.*]] = graph.activation gelu %[[ER:.*]] :
+//       CHECK:   %[[G:.*]] = graph.scale %[[A]] {factor = -1.000000e+00 : f32, offset = 1.000000e+00 : f32}
+//       CHECK:   %[[M:.*]] = graph.mul %[[G]], %[[A]] :
+//       CHECK:   graph.loss_backward
+//   CHECK-DAG:   %[[DG:.*]] = graph.mul %{{.*}}, %[[A]] :
+//   CHECK-DAG:   %[[DA1:.*]] = graph.mul %{{.*}}, %[[G]] :
+//       CHECK:   %[[DGS:.*]] = graph.scale %[[DG]] {factor = -1.000000e+00 : f32} :
+//       CHECK:   %[[DA:.*]] = graph.add
+//       CHECK:   %[[DX:.*]] = graph.activation_backward gelu %[[DA]], %[[ER]] :
+//       CHECK:   %[[DT:.*]] = graph.embedding_backward %{{.*}}, %[[IDS]] : (tensor<2x3x4xf32>, tensor<2x3xf32>) -> tensor<10x4xf32>
+//       CHECK:   graph.sgd_update %[[T]], %[[DT]]
+func.func @forward(%ids: tensor<2x3xf32> {graph.kind = "input", graph.name = "ids"},
+                   %table: tensor<10x4xf32> {graph.kind = "parameter", graph.name = "embedding"},
+                   %w: tensor<12x2xf32> {graph.kind = "parameter", graph.name = "fc"}) -> tensor<2x2xf32> {
+  %e = graph.embedding %ids, %table : (tensor<2x3xf32>, tensor<10x4xf32>) -> tensor<2x3x4xf32>
+  %er = graph.reshape %e : (tensor<2x3x4xf32>) -> tensor<2x12xf32>
+  %a = graph.activation gelu %er : tensor<2x12xf32>
+  %g = graph.scale %a {factor = -1.0 : f32, offset = 1.0 : f32} : tensor<2x12xf32>
+  %m = graph.mul %g, %a : tensor<2x12xf32>
+  %logits = graph.dense %m, %w : (tensor<2x12xf32>, tensor<12x2xf32>) -> tensor<2x2xf32>
+  return %logits : tensor<2x2xf32>
+}
