@@ -345,9 +345,17 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
       }
       if (micro == 0)
         for (Operation *op : onPath)
-          for (Value operand : op->getOperands())
-            if (paramIndex.count(operand))
-              pendingContributions[operand] += unsigned(k);
+          for (Value operand : op->getOperands()) {
+            if (!paramIndex.count(operand))
+              continue;
+            // The slices of a parameter (a GRU's [2, 3 units] bias) contribute one gradient
+            // together, the concat sliceGradient emits at the first of them.
+            if (isa<SliceOp>(op) && llvm::any_of(operand.getUsers(), [&](Operation *user) {
+                  return isa<SliceOp>(user) && user->isBeforeInBlock(op);
+                }))
+              continue;
+            pendingContributions[operand] += unsigned(k);
+          }
 
       // Elementwise activations: dx = backward(dy, y), from the forward output y.
       auto activationGradient = [&](Operation *op, Value dy, auto makeBackward) {
@@ -522,6 +530,7 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
                             op);
                   return success();
                 })
+                .Case([&](FillOp) { return success(); }) // a constant: no operand to reach
                 .Case([&](EmbeddingOp emb) {
                   // The indices are data: only the table has a gradient.
                   if (wants(emb.getTable()))

@@ -513,6 +513,21 @@ def Graph_ActivationBackwardOp : Graph_Op<"activation_backward", [Pure, SameFloa
   let assemblyFormat = "$kind $grad `,` $input attr-dict `:` type($result)";
 }
 
+def Graph_FillOp : Graph_Op<"fill", [Pure]> {
+  let summary = "a tensor with every element `value`";
+  let description = [{
+    The zero initial state of unrolled recurrent layers (Keras and PyTorch start h and c at
+    zero). It reads nothing, so it has no gradient and is free to recompute.
+
+    ```mlir
+    %h0 = graph.fill {value = 0.000000e+00 : f32} : tensor<32x64xf32>
+    ```
+  }];
+  let arguments = (ins F32Attr:$value);
+  let results = (outs GraphFloatTensor:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+}
+
 def Graph_EmbeddingOp : Graph_Op<"embedding", [Pure]> {
   let summary = "rows of `table` picked by integer-valued `indices`";
   let description = [{

@@ -34,7 +34,14 @@
 #include "llvm/Support/MemoryBuffer.h"
 
 #include "dialects/graph/GraphOps.h"
+#include "importers/common/RecurrentUnroll.h"
 #include "importers/keras/KerasWeights.h"
+
+// LAPACK (OpenBLAS exports it): QR factorisation for the orthogonal initializer.
+extern "C" void dgeqrf_(const int *m, const int *n, double *a, const int *lda, double *tau,
+                        double *work, const int *lwork, int *info);
+extern "C" void dorgqr_(const int *m, const int *n, const int *k, double *a, const int *lda,
+                        const double *tau, double *work, const int *lwork, int *info);
 
 using namespace mlir;
 using namespace graphc;
@@ -45,9 +52,12 @@ namespace {
 
 constexpr const char *kSupported =
     "InputLayer, Dense, Conv2D, DepthwiseConv2D, MaxPooling2D, AveragePooling2D, "
-    "GlobalAveragePooling2D, GlobalMaxPooling2D, Flatten, Reshape, Activation (relu, sigmoid, "
-    "tanh, softmax, linear, relu6), ReLU, Softmax, Dropout, BatchNormalization, ZeroPadding2D "
-    "(folded into the next Conv2D/DepthwiseConv2D/pooling), Add, Concatenate, and nested "
+    "GlobalAveragePooling2D, GlobalMaxPooling2D, Flatten, Reshape, Activation (relu, relu6, "
+    "sigmoid, hard_sigmoid, tanh, softmax, gelu, elu, selu, swish/silu, softplus, softsign, "
+    "leaky_relu, hard_silu, linear), ReLU, LeakyReLU, ELU, Softmax, Dropout, "
+    "BatchNormalization, ZeroPadding2D (folded into the next Conv2D/DepthwiseConv2D/pooling), "
+    "Add, Subtract, Multiply, Average, Concatenate, Embedding, LSTM, GRU, SimpleRNN, "
+    "Bidirectional, TimeDistributed (Dense, Dropout, activations), and nested "
     "Sequential/Functional models";
 
 struct ImportError {
@@ -403,7 +413,12 @@ private:
       uniform(std::sqrt(3.0 / v.fanIn));
       return out;
     }
-    if (k == "random_uniform") {
+    if (k == "orthogonal") {
+      double gain = cfg ? cfg->getNumber("gain").value_or(1.0) : 1.0;
+      orthogonal(out, v.shape, gain, gen);
+      return out;
+    }
+    if (k == "random_uniform" || k == "uniform") {
       double lo = -0.05, hi = 0.05;
       if (cfg) {
         lo = cfg->getNumber("minval").value_or(lo);
@@ -415,12 +430,55 @@ private:
     }
     refuseAttr(l, v.initKey, "= " + kind +
                                  " is not supported without --weights (supported: "
-                                 "GlorotUniform, HeUniform, LecunUniform, RandomUniform, Zeros, "
-                                 "Ones, Constant)");
+                                 "GlorotUniform, HeUniform, LecunUniform, RandomUniform, "
+                                 "Orthogonal, Zeros, Ones, Constant)");
+  }
+
+  /// Keras's Orthogonal initializer: the Q factor of a [max(r, c), min(r, c)] standard normal
+  /// matrix (r = product of the leading dims, c = the last), its columns' signs fixed by R's
+  /// diagonal, transposed when r < c, times `gain`. LAPACK's Householder QR, O(r c min(r, c)).
+  static void orthogonal(std::vector<float> &out, const std::vector<int64_t> &shape, double gain,
+                         std::mt19937_64 &gen) {
+    int64_t cols = shape.empty() ? 1 : shape.back();
+    int64_t rows = cols ? int64_t(out.size()) / cols : 0;
+    int m = int(std::max(rows, cols)), n = int(std::min(rows, cols));
+    if (m == 0 || n == 0)
+      return;
+    // Column-major m x n standard normal draws (Box-Muller on 53-bit uniforms: the same on
+    // every standard library).
+    std::vector<double> a(size_t(m) * size_t(n));
+    auto unit = [&] { return (double(gen() >> 11) + 0.5) * (1.0 / 9007199254740992.0); };
+    for (size_t i = 0; i < a.size(); ++i)
+      a[i] = std::sqrt(-2.0 * std::log(unit())) * std::cos(2.0 * M_PI * unit());
+    std::vector<double> tau(static_cast<size_t>(n));
+    int info = 0, lwork = -1;
+    double query = 0;
+    dgeqrf_(&m, &n, a.data(), &m, tau.data(), &query, &lwork, &info);
+    lwork = std::max(1, int(query));
+    std::vector<double> work(static_cast<size_t>(lwork));
+    dgeqrf_(&m, &n, a.data(), &m, tau.data(), work.data(), &lwork, &info);
+    std::vector<double> sign(static_cast<size_t>(n));
+    for (int j = 0; j < n; ++j)
+      sign[size_t(j)] = a[size_t(j) * size_t(m) + size_t(j)] < 0 ? -1.0 : 1.0;
+    lwork = -1;
+    dorgqr_(&m, &n, &n, a.data(), &m, tau.data(), &query, &lwork, &info);
+    lwork = std::max(1, int(query));
+    work.assign(size_t(lwork), 0.0);
+    dorgqr_(&m, &n, &n, a.data(), &m, tau.data(), work.data(), &lwork, &info);
+    // q[i][j] = a[j * m + i]; the result is q (rows >= cols) or q^T, row-major [rows, cols].
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c) {
+        int64_t i = rows >= cols ? r : c, j = rows >= cols ? c : r;
+        out[size_t(r * cols + c)] =
+            float(gain * sign[size_t(j)] * a[size_t(j) * size_t(m) + size_t(i)]);
+      }
   }
 
   /// The arrays of `vars` for layer `l`, in Keras layout and in the order of `vars`.
-  std::vector<KerasArray> layerWeights(const Layer &l, const std::vector<VarSpec> &vars) {
+  /// `k3sub`: the sub-object holding the variables in a Keras 3 file ("cell" for recurrent
+  /// layers, whose variables belong to their cell).
+  std::vector<KerasArray> layerWeights(const Layer &l, const std::vector<VarSpec> &vars,
+                                       const std::string &k3sub = "") {
     std::vector<KerasArray> out;
     if (!weights) {
       for (const VarSpec &v : vars)
@@ -430,7 +488,8 @@ private:
     std::string error;
     bool found = false;
     if (weights->layout() == KerasWeightFile::Layout::Keras3) {
-      std::vector<std::string> candidates = {l.k3path, l.k3namePath};
+      std::string sub = k3sub.empty() ? "" : "/" + k3sub;
+      std::vector<std::string> candidates = {l.k3path + sub, l.k3namePath + sub};
       for (const std::string &c : std::vector<std::string>(candidates)) {
         std::string alt = c;
         if (alt.rfind("layers", 0) == 0)
@@ -444,10 +503,11 @@ private:
       }
       if (!found || out.empty())
         fail(options.weightsPath + ": no weights for " + label(l) + " (looked for group " +
-             l.k3path + "/vars)");
+             l.k3path + sub + "/vars)");
       if (out.size() != vars.size())
         fail(options.weightsPath + ": " + label(l) + " has " + std::to_string(out.size()) +
-             " variables in " + l.k3path + "/vars, expected " + std::to_string(vars.size()));
+             " variables in " + l.k3path + sub + "/vars, expected " +
+             std::to_string(vars.size()));
     } else {
       std::vector<std::pair<std::string, KerasArray>> group;
       const std::string &top = l.legacyPath.front();
@@ -466,6 +526,26 @@ private:
             match = &array;
             break;
           }
+        if (!match) {
+          // Variables of a layer's cell or wrapped layer carry more path components
+          // ("lstm/lstm_cell/kernel", "bidirectional/forward_lstm/lstm_cell/kernel"): take
+          // the one weight under the layer's own name that ends with the variable's name.
+          std::string leaf = llvm::StringRef(l.name).rsplit('/').second.str();
+          if (leaf.empty())
+            leaf = l.name;
+          for (auto &[name, array] : group) {
+            bool under = ("/" + name).find("/" + leaf + "/") != std::string::npos;
+            bool ends = name.size() > v.name.size() &&
+                        name.compare(name.size() - v.name.size() - 1, std::string::npos,
+                                     "/" + v.name) == 0;
+            if (under && ends) {
+              if (match)
+                fail(options.weightsPath + ": two weights match \"" + leaf + "/.../" +
+                     v.name + "\" for " + label(l) + " in group \"" + top + "\"");
+              match = &array;
+            }
+          }
+        }
         if (!match)
           fail(options.weightsPath + ": no weight \"" + want + "\" for " + label(l) +
                " in group \"" + top + "\"");
@@ -524,33 +604,94 @@ private:
                    "can read it");
   }
 
+  /// Keras's hard_sigmoid: clip(x / 6 + 1/2, 0, 1) in Keras 3 (relu6(x + 3) / 6), clip(0.2 x
+  /// + 0.5, 0, 1) in tf.keras 2.
+  Value hardSigmoid(Value x, Location loc) {
+    float slope = keras3 ? 1.0f / 6.0f : 0.2f;
+    Value affine = b.create<ScaleOp>(loc, x.getType(), x, b.getF32FloatAttr(slope),
+                                     b.getF32FloatAttr(0.5f));
+    return b.create<ClipOp>(loc, x.getType(), affine, b.getF32FloatAttr(0.f),
+                            b.getF32FloatAttr(1.f));
+  }
+
+  /// The op(s) of Keras activation `name` (not softmax, which needs the layout) applied to x;
+  /// refuses an unsupported name as attribute `key` of layer l.
+  Value activationOp(const Layer &l, const std::string &key, const std::string &name, Value x,
+                     Location loc, bool &nonNegative) {
+    Type type = x.getType();
+    nonNegative = false;
+    auto kind = [&](ActivationKind k, float alpha = 1.0f) -> Value {
+      return b.create<ActivationOp>(loc, type, ActivationKindAttr::get(&ctx, k), x,
+                                    b.getF32FloatAttr(alpha));
+    };
+    if (name == "linear")
+      return x;
+    if (name == "relu") {
+      nonNegative = true;
+      return b.create<ReluOp>(loc, type, x);
+    }
+    if (name == "relu6") {
+      nonNegative = true;
+      return b.create<ClipOp>(loc, type, x, b.getF32FloatAttr(0.f), b.getF32FloatAttr(6.f));
+    }
+    if (name == "sigmoid") {
+      nonNegative = true;
+      return b.create<SigmoidOp>(loc, type, x);
+    }
+    if (name == "hard_sigmoid") {
+      nonNegative = true;
+      return hardSigmoid(x, loc);
+    }
+    if (name == "tanh")
+      return b.create<TanhOp>(loc, type, x);
+    if (name == "gelu")
+      return kind(ActivationKind::gelu); // approximate = False, Keras's default
+    if (name == "elu")
+      return kind(ActivationKind::elu, 1.0f);
+    if (name == "selu")
+      return kind(ActivationKind::selu);
+    if (name == "swish" || name == "silu")
+      return kind(ActivationKind::silu);
+    if (name == "softplus") {
+      nonNegative = true;
+      return kind(ActivationKind::softplus);
+    }
+    if (name == "softsign")
+      return kind(ActivationKind::softsign);
+    if (name == "leaky_relu")
+      return kind(ActivationKind::leaky_relu, 0.2f); // keras.activations.leaky_relu's default
+    if (name == "hard_silu" || name == "hard_swish")
+      return b.create<MulOp>(loc, type, x, hardSigmoid(x, loc));
+    refuseActivation(l, key, name);
+  }
+  static bool isActivationName(const std::string &name) {
+    static const std::set<std::string> names = {
+        "linear", "relu", "relu6", "sigmoid", "hard_sigmoid", "tanh", "gelu", "elu", "selu",
+        "swish", "silu", "softplus", "softsign", "leaky_relu", "hard_silu", "hard_swish"};
+    return names.count(name) != 0;
+  }
+  [[noreturn]] void refuseActivation(const Layer &l, const std::string &key,
+                                     const std::string &name) {
+    refuseAttr(l, key, "= " + name +
+                           " is not supported (supported: relu, relu6, sigmoid, hard_sigmoid, "
+                           "tanh, softmax, gelu, elu, selu, swish/silu, softplus, softsign, "
+                           "leaky_relu, hard_silu, linear)");
+  }
+
   Tensor activation(const Layer &l, Tensor t, const std::string &name, Location loc) {
-    Value x = t.v;
     Tensor out = t;
     if (name == "linear" || name.empty())
       return t;
-    if (name == "relu") {
-      out.v = b.create<ReluOp>(loc, x.getType(), x);
-    } else if (name == "relu6") {
-      out.v = b.create<ClipOp>(loc, x.getType(), x, b.getF32FloatAttr(0.f), b.getF32FloatAttr(6.f));
-    } else if (name == "sigmoid") {
-      out.v = b.create<SigmoidOp>(loc, x.getType(), x);
-    } else if (name == "tanh") {
-      out.v = b.create<TanhOp>(loc, x.getType(), x);
-      out.nonNegative = false;
-      return out;
-    } else if (name == "softmax") {
+    if (name == "softmax") {
       noFlat(l, t);
-      int64_t axis = int64_t(shapeOf(x).size()) - 1;
+      int64_t axis = int64_t(shapeOf(t.v).size()) - 1;
       if (t.image)
         axis = 1; // Keras's last axis is the channels
-      out.v = b.create<SoftmaxOp>(loc, x.getType(), x, b.getI64IntegerAttr(axis));
-    } else {
-      refuseAttr(l, "activation", "= " + name +
-                                      " is not supported (supported: relu, sigmoid, tanh, "
-                                      "softmax, linear, relu6)");
+      out.v = b.create<SoftmaxOp>(loc, t.v.getType(), t.v, b.getI64IntegerAttr(axis));
+      out.nonNegative = true;
+      return out;
     }
-    out.nonNegative = true;
+    out.v = activationOp(l, "activation", name, t.v, loc, out.nonNegative);
     return out;
   }
   Tensor layerActivation(const Layer &l, Tensor t, Location loc) {
@@ -664,10 +805,17 @@ private:
   Tensor dense(const Layer &l, const Tensor &in, Location loc) {
     noPadding(l, in);
     auto xs = shapeOf(in.v);
-    if (in.image || xs.size() != 2)
-      failLayer(l, "expects a 2-D (batch, features) input, got shape " +
+    if (in.image || (xs.size() != 2 && xs.size() != 3))
+      failLayer(l, "expects a (batch, features) or (batch, steps, features) input, got shape " +
                        shapeText(kerasShape(in)) +
-                       "; Dense over a higher-rank input is not supported");
+                       "; Dense over an image (its channels axis) is not supported");
+    // Over (batch, steps, features), Keras's Dense maps the last axis: a dense on the rows.
+    std::vector<int64_t> outerDims(xs.begin(), xs.end() - 1);
+    Value rows = in.v;
+    if (xs.size() == 3) {
+      rows = b.create<ReshapeOp>(loc, f32({xs[0] * xs[1], xs[2]}), in.v);
+      xs = {xs[0] * xs[1], xs[2]};
+    }
     int64_t units = intAttr(l, "units", 0);
     if (units < 1 || units > (int64_t{1} << 24))
       refuseAttr(l, "units", "must be positive");
@@ -704,7 +852,9 @@ private:
     if (useBias)
       bias = persistent(l, "bias", {units}, w[1].values, l.trainable, "parameter");
     Tensor out;
-    out.v = b.create<DenseOp>(loc, f32({xs[0], units}), in.v, wv, bias, UnitAttr());
+    out.v = b.create<DenseOp>(loc, f32({xs[0], units}), rows, wv, bias, UnitAttr());
+    if (outerDims.size() == 2)
+      out.v = b.create<ReshapeOp>(loc, f32({outerDims[0], outerDims[1], units}), out.v);
     return layerActivation(l, out, loc);
   }
 
@@ -964,9 +1114,22 @@ private:
     return out;
   }
 
-  Tensor add(const Layer &l, const std::vector<Tensor> &ins, Location loc) {
+  Tensor leakyRelu(const Tensor &in, double slope, Location loc) {
+    Tensor out = in;
+    out.v = b.create<ActivationOp>(loc, in.v.getType(),
+                                   ActivationKindAttr::get(&ctx, ActivationKind::leaky_relu),
+                                   in.v, b.getF32FloatAttr(float(slope)));
+    out.nonNegative = false;
+    return out;
+  }
+
+  /// Add, Subtract, Multiply and Average: elementwise over inputs of one shape.
+  Tensor merge(const Layer &l, const std::vector<Tensor> &ins, Location loc) {
+    const std::string &c = l.cls;
     if (ins.size() < 2)
       failLayer(l, "needs at least two inputs");
+    if (c == "Subtract" && ins.size() != 2)
+      failLayer(l, "needs exactly two inputs, got " + std::to_string(ins.size()));
     Tensor acc = ins[0];
     for (size_t i = 1; i < ins.size(); ++i) {
       const Tensor &t = ins[i];
@@ -974,14 +1137,234 @@ private:
       noPadding(l, acc);
       if (t.v.getType() != acc.v.getType() || t.image != acc.image ||
           !std::equal(t.flat, t.flat + 3, acc.flat))
-        failLayer(l, "adds inputs of different shapes " + shapeText(kerasShape(acc)) + " and " +
-                         shapeText(kerasShape(t)) + " (no broadcasting)");
+        failLayer(l, "merges inputs of different shapes " + shapeText(kerasShape(acc)) +
+                         " and " + shapeText(kerasShape(t)) + " (no broadcasting)");
       Tensor next = acc;
-      next.v = b.create<AddOp>(loc, acc.v.getType(), acc.v, t.v);
-      next.nonNegative = acc.nonNegative && t.nonNegative;
+      Type type = acc.v.getType();
+      if (c == "Multiply") {
+        next.v = b.create<MulOp>(loc, type, acc.v, t.v);
+      } else if (c == "Subtract") {
+        Value negated = b.create<ScaleOp>(loc, type, t.v, b.getF32FloatAttr(-1.0f));
+        next.v = b.create<AddOp>(loc, type, acc.v, negated);
+      } else {
+        next.v = b.create<AddOp>(loc, type, acc.v, t.v);
+      }
+      next.nonNegative = c != "Subtract" && acc.nonNegative && t.nonNegative;
       acc = next;
     }
+    if (c == "Average")
+      acc.v = b.create<ScaleOp>(loc, acc.v.getType(), acc.v,
+                                b.getF32FloatAttr(float(1.0 / double(ins.size()))));
     return acc;
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Embedding, recurrent layers and their wrappers
+  //===--------------------------------------------------------------------===//
+
+  Tensor embedding(const Layer &l, const Tensor &in, Location loc) {
+    auto xs = shapeOf(in.v);
+    if (in.image || xs.size() != 2)
+      failLayer(l, "expects a (batch, sequence) input of token ids, got shape " +
+                       shapeText(kerasShape(in)));
+    if (boolAttr(l, "mask_zero", false))
+      refuseAttr(l, "mask_zero", "= true is not supported (graphc has no masking)");
+    if (const json::Value *sparse = l.config->get("sparse"); sparse && sparse->getAsBoolean().value_or(false))
+      refuseAttr(l, "sparse", "= true is not supported");
+    int64_t vocabulary = intAttr(l, "input_dim", 0), features = intAttr(l, "output_dim", 0);
+    if (vocabulary < 1 || vocabulary > (int64_t{1} << 24))
+      refuseAttr(l, "input_dim", "must be in [1, 2^24] (token ids are exact float32 values)");
+    if (features < 1)
+      refuseAttr(l, "output_dim", "must be positive");
+    std::vector<VarSpec> vars = {{"embeddings", {vocabulary, features}, "embeddings_initializer",
+                                  "random_uniform", double(vocabulary), double(features)}};
+    checkSize(l, vars[0].shape);
+    auto w = layerWeights(l, vars);
+    Value table = persistent(l, "embeddings", {vocabulary, features}, w[0].values, l.trainable,
+                             "parameter");
+    Tensor out;
+    out.v = b.create<EmbeddingOp>(loc, f32({xs[0], xs[1], features}), in.v, table);
+    return out;
+  }
+
+  /// The recurrent activation named by attribute `key` of l, as a cell's callback.
+  RecurrentActivation cellActivation(const Layer &l, const std::string &key,
+                                     const std::string &dflt) {
+    std::string name = strAttr(l, key, dflt);
+    if (name == "softmax")
+      refuseAttr(l, key, "= softmax is not supported in a recurrent cell");
+    if (!isActivationName(name))
+      refuseActivation(l, key, name);
+    return [this, &l, key, name](OpBuilder &, Location loc, Value x) {
+      bool nonNegative = false;
+      return activationOp(l, key, name, x, loc, nonNegative);
+    };
+  }
+
+  /// LSTM, GRU and SimpleRNN, unrolled (importers/common/RecurrentUnroll.h). `flip` reverses
+  /// go_backwards and `inputOrder` returns a reversed layer's sequence in the input's time order
+  /// (both for Bidirectional's backward half).
+  Tensor recurrentLayer(const Layer &l, const Tensor &in, bool flip = false,
+                        bool inputOrder = false) {
+    const std::string &c = l.cls;
+    auto xs = shapeOf(in.v);
+    if (in.image || xs.size() != 3)
+      failLayer(l, "expects a (batch, steps, features) input, got shape " +
+                       shapeText(kerasShape(in)));
+    for (const char *key : {"dropout", "recurrent_dropout"})
+      if (numAttr(l, key, 0.0) != 0.0)
+        refuseAttr(l, key, "!= 0 is not supported (graphc's recurrent layers have no dropout "
+                           "inside the cell; put a Dropout layer before or after)");
+    for (const char *key : {"return_state", "stateful", "time_major"})
+      if (boolAttr(l, key, false))
+        refuseAttr(l, key, "= true is not supported");
+    int64_t units = intAttr(l, "units", 0);
+    if (units < 1 || units > (int64_t{1} << 20))
+      refuseAttr(l, "units", "must be positive");
+    RecurrentLayer spec;
+    spec.cell = c == "LSTM" ? RecurrentCell::Lstm
+                : c == "GRU" ? RecurrentCell::Gru
+                             : RecurrentCell::SimpleRnn;
+    int64_t gates = c == "LSTM" ? 4 : c == "GRU" ? 3 : 1;
+    bool useBias = boolAttr(l, "use_bias", true);
+    spec.resetAfter = c == "GRU" && boolAttr(l, "reset_after", true);
+    int64_t features = xs[2];
+    std::vector<VarSpec> vars = {
+        {"kernel", {features, gates * units}, "kernel_initializer", "glorot_uniform",
+         double(features), double(gates * units)},
+        {"recurrent_kernel", {units, gates * units}, "recurrent_initializer", "orthogonal",
+         double(units), double(gates * units)}};
+    if (useBias) {
+      std::vector<int64_t> biasShape = {gates * units};
+      if (spec.resetAfter)
+        biasShape = {2, gates * units}; // input and recurrent biases
+      vars.push_back({"bias", biasShape, "bias_initializer", "zeros"});
+    }
+    checkSize(l, vars[0].shape);
+    checkSize(l, vars[1].shape);
+    auto w = layerWeights(l, vars, "cell");
+    if (useBias && c == "LSTM" && !weights && boolAttr(l, "unit_forget_bias", true))
+      std::fill_n(w[2].values.begin() + units, units, 1.0f); // the forget gate's block
+    spec.units = units;
+    spec.kernel = persistent(l, "kernel", vars[0].shape, w[0].values, l.trainable, "parameter");
+    spec.recurrentKernel =
+        persistent(l, "recurrent_kernel", vars[1].shape, w[1].values, l.trainable, "parameter");
+    Location loc = NameLoc::get(b.getStringAttr(l.name));
+    if (useBias) {
+      Value bias = persistent(l, "bias", vars[2].shape, w[2].values, l.trainable, "parameter");
+      if (spec.resetAfter) {
+        // Rows 0 and 1 of the one [2, G*units] variable (slices that tile it).
+        auto row = [&](int64_t r) -> Value {
+          Value slice = b.create<SliceOp>(loc, f32({1, gates * units}), bias,
+                                          b.getI64IntegerAttr(0), b.getI64IntegerAttr(r));
+          return b.create<ReshapeOp>(loc, f32({gates * units}), slice);
+        };
+        spec.bias = row(0);
+        spec.recurrentBias = row(1);
+      } else {
+        spec.bias = bias;
+      }
+    }
+    spec.candidate = cellActivation(l, "activation", "tanh");
+    if (c != "SimpleRNN")
+      spec.gate = cellActivation(l, "recurrent_activation", "sigmoid");
+    spec.reverse = boolAttr(l, "go_backwards", false) != flip;
+    spec.returnSequences = boolAttr(l, "return_sequences", false);
+    spec.sequenceInInputOrder = inputOrder;
+    spec.name = l.name;
+    Tensor out;
+    out.v = unrollRecurrent(b, spec, in.v);
+    return out;
+  }
+
+  /// The layer object `key` of wrapper l (Bidirectional's layer/backward_layer,
+  /// TimeDistributed's layer), named `prefix` + its own name under l.
+  Layer wrappedLayer(const Layer &l, const std::string &key, const std::string &prefix,
+                     const std::string &k3sub) {
+    const json::Object *spec = l.config->getObject(key);
+    if (!spec)
+      failLayer(l, "has no " + key + " object");
+    Layer in = l;
+    in.obj = spec;
+    in.cls = str(spec->get("class_name"));
+    in.config = spec->getObject("config");
+    if (in.cls.empty() || !in.config)
+      refuseAttr(l, key, "is not a layer object");
+    std::string own = str(in.config->get("name"));
+    in.name = l.name + "/" + prefix + (own.empty() ? in.cls : own);
+    in.k3path = l.k3path + "/" + k3sub;
+    in.k3namePath = l.k3namePath + "/" + k3sub;
+    if (const json::Value *t = in.config->get("trainable"))
+      in.trainable = l.trainable && t->getAsBoolean().value_or(true);
+    if (isModelClass(in.cls) || !isKnownLayer(in.cls))
+      refuseLayer(in);
+    checkCommon(in);
+    return in;
+  }
+
+  Tensor bidirectional(const Layer &l, const Tensor &in, Location loc) {
+    Layer forward = wrappedLayer(l, "layer", "forward_", "forward_layer");
+    if (forward.cls != "LSTM" && forward.cls != "GRU" && forward.cls != "SimpleRNN")
+      failLayer(l, "wraps a " + forward.cls + "; graphc supports LSTM, GRU and SimpleRNN");
+    std::string mode = strAttr(l, "merge_mode", "concat");
+    Tensor fw = recurrentLayer(forward, in);
+    Tensor bw;
+    if (l.config->getObject("backward_layer")) {
+      Layer backward = wrappedLayer(l, "backward_layer", "", "backward_layer");
+      if (backward.cls != forward.cls)
+        failLayer(l, "has a " + backward.cls + " backward layer and a " + forward.cls +
+                         " forward layer");
+      if (boolAttr(backward, "go_backwards", false) == boolAttr(forward, "go_backwards", false))
+        refuseAttr(backward, "go_backwards", "must differ from the forward layer's");
+      bw = recurrentLayer(backward, in, false, true);
+    } else {
+      Layer backward = forward;
+      backward.name = l.name + "/backward_" + str(forward.config->get("name"));
+      backward.k3path = l.k3path + "/backward_layer";
+      backward.k3namePath = l.k3namePath + "/backward_layer";
+      bw = recurrentLayer(backward, in, true, true);
+    }
+    auto shape = shapeOf(fw.v);
+    Tensor out;
+    Type type = fw.v.getType();
+    if (mode == "concat") {
+      shape.back() *= 2;
+      out.v = b.create<ConcatOp>(loc, f32(shape), ValueRange{fw.v, bw.v},
+                                 b.getI64IntegerAttr(int64_t(shape.size()) - 1));
+    } else if (mode == "sum") {
+      out.v = b.create<AddOp>(loc, type, fw.v, bw.v);
+    } else if (mode == "mul") {
+      out.v = b.create<MulOp>(loc, type, fw.v, bw.v);
+    } else if (mode == "ave") {
+      Value sum = b.create<AddOp>(loc, type, fw.v, bw.v);
+      out.v = b.create<ScaleOp>(loc, type, sum, b.getF32FloatAttr(0.5f));
+    } else {
+      refuseAttr(l, "merge_mode", "= " + (mode.empty() ? std::string("None") : mode) +
+                                      " is not supported (concat, sum, mul, ave; None returns "
+                                      "two outputs)");
+    }
+    return out;
+  }
+
+  /// TimeDistributed: the wrapped layer applied to (batch * steps, ...) rows.
+  Tensor timeDistributed(const Layer &l, const Tensor &in, Location loc) {
+    Layer inner = wrappedLayer(l, "layer", "", "layer");
+    static const std::set<std::string> rowwise = {"Dense", "Dropout", "Activation", "ReLU",
+                                                  "LeakyReLU", "ELU", "Softmax"};
+    if (!rowwise.count(inner.cls))
+      failLayer(l, "wraps a " + inner.cls +
+                       "; graphc supports TimeDistributed over Dense, Dropout and activations");
+    auto xs = shapeOf(in.v);
+    if (in.image || xs.size() != 3)
+      failLayer(l, "expects a (batch, steps, features) input, got shape " +
+                       shapeText(kerasShape(in)));
+    Tensor rows;
+    rows.v = b.create<ReshapeOp>(loc, f32({xs[0] * xs[1], xs[2]}), in.v);
+    Tensor mapped = applyLayer(inner, {rows});
+    auto ys = shapeOf(mapped.v);
+    Tensor out = mapped;
+    out.v = b.create<ReshapeOp>(loc, f32({xs[0], xs[1], ys[1]}), mapped.v);
+    return out;
   }
 
   Tensor concatenate(const Layer &l, const std::vector<Tensor> &ins, Location loc) {
@@ -1027,20 +1410,21 @@ private:
         "Dense", "Conv2D", "Convolution2D", "DepthwiseConv2D", "MaxPooling2D", "MaxPool2D",
         "AveragePooling2D", "AvgPool2D", "GlobalAveragePooling2D", "GlobalAvgPool2D",
         "GlobalMaxPooling2D", "GlobalMaxPool2D", "Flatten", "Reshape", "Activation", "ReLU",
-        "Softmax", "Dropout", "BatchNormalization", "ZeroPadding2D", "Add", "Concatenate"};
+        "Softmax", "Dropout", "BatchNormalization", "ZeroPadding2D", "Add", "Concatenate",
+        "Subtract", "Multiply", "Average", "LeakyReLU", "ELU", "Embedding", "LSTM", "GRU",
+        "SimpleRNN", "Bidirectional", "TimeDistributed"};
     return known.count(c) != 0;
   }
 
   [[noreturn]] void refuseLayer(const Layer &l) {
     static const std::set<std::string> recurrent = {
-        "LSTM", "GRU", "SimpleRNN", "RNN", "Bidirectional", "ConvLSTM1D", "ConvLSTM2D",
-        "ConvLSTM3D", "TimeDistributed", "LSTMCell", "GRUCell", "CuDNNLSTM", "CuDNNGRU"};
+        "RNN", "ConvLSTM1D", "ConvLSTM2D", "ConvLSTM3D", "LSTMCell", "GRUCell",
+        "SimpleRNNCell", "StackedRNNCells", "CuDNNLSTM", "CuDNNGRU"};
     if (l.cls == "Lambda" || l.cls == "TFOpLambda" || l.cls == "SlicingOpLambda")
       fail(label(l) + " is not supported: graphc never runs code from a model file");
     if (recurrent.count(l.cls))
-      fail(label(l) + " is not supported: graphc has no recurrent op yet");
-    if (l.cls == "Embedding")
-      fail(label(l) + " is not supported: graphc has no embedding (gather) op yet");
+      fail(label(l) + " is not supported: graphc supports the LSTM, GRU and SimpleRNN layers "
+                      "(optionally in Bidirectional), not other recurrent layers or bare cells");
     fail(label(l) + " is not supported: graphc has no op for it yet");
   }
 
@@ -1051,11 +1435,12 @@ private:
     if (!isKnownLayer(c))
       refuseLayer(l);
     checkCommon(l);
-    bool multi = c == "Add" || c == "Concatenate";
+    bool elementwise = c == "Add" || c == "Subtract" || c == "Multiply" || c == "Average";
+    bool multi = elementwise || c == "Concatenate";
     if (!multi && ins.size() != 1)
       failLayer(l, "expects one input, got " + std::to_string(ins.size()));
-    if (c == "Add")
-      return add(l, ins, loc);
+    if (elementwise)
+      return merge(l, ins, loc);
     if (c == "Concatenate")
       return concatenate(l, ins, loc);
     const Tensor &in = ins[0];
@@ -1087,18 +1472,45 @@ private:
       return layerActivation(l, in, loc);
     if (c == "ReLU") {
       double maxValue = numAttr(l, "max_value", -1);
-      if (numAttr(l, "negative_slope", 0) != 0)
-        refuseAttr(l, "negative_slope", "!= 0 (leaky relu) is not supported");
+      double slope = numAttr(l, "negative_slope", 0);
       if (numAttr(l, "threshold", 0) != 0)
         refuseAttr(l, "threshold", "!= 0 is not supported");
+      Tensor out = in;
+      if (slope != 0) {
+        out = leakyRelu(in, slope, loc);
+        if (maxValue >= 0)
+          out.v = b.create<ClipOp>(loc, in.v.getType(), out.v,
+                                   b.getF32FloatAttr(-std::numeric_limits<float>::infinity()),
+                                   b.getF32FloatAttr(float(maxValue)));
+        return out;
+      }
       if (maxValue < 0)
         return activation(l, in, "relu", loc);
-      Tensor out = in;
       out.v = b.create<ClipOp>(loc, in.v.getType(), in.v, b.getF32FloatAttr(0.f),
                                b.getF32FloatAttr(float(maxValue)));
       out.nonNegative = true;
       return out;
     }
+    if (c == "LeakyReLU") // tf.keras 2 calls the slope alpha, Keras 3 negative_slope
+      return leakyRelu(in, numAttr(l, keras3 ? "negative_slope" : "alpha",
+                                   numAttr(l, "negative_slope", numAttr(l, "alpha", 0.3))),
+                       loc);
+    if (c == "ELU") {
+      Tensor out = in;
+      out.v = b.create<ActivationOp>(loc, in.v.getType(),
+                                     ActivationKindAttr::get(&ctx, ActivationKind::elu), in.v,
+                                     b.getF32FloatAttr(float(numAttr(l, "alpha", 1.0))));
+      out.nonNegative = false;
+      return out;
+    }
+    if (c == "Embedding")
+      return embedding(l, in, loc);
+    if (c == "LSTM" || c == "GRU" || c == "SimpleRNN")
+      return recurrentLayer(l, in);
+    if (c == "Bidirectional")
+      return bidirectional(l, in, loc);
+    if (c == "TimeDistributed")
+      return timeDistributed(l, in, loc);
     if (c == "Softmax") {
       if (intAttr(l, "axis", -1) != -1 && intAttr(l, "axis", -1) != int64_t(kerasShape(in).size()) - 1)
         refuseAttr(l, "axis", "must be the last axis");
@@ -1167,9 +1579,10 @@ private:
         if (auto x = t->getAsBoolean())
           l.trainable = trainable && *x;
       // Keras 1 spelled several attributes differently.
+      // (Embedding still has output_dim.)
       for (const char *k1 : {"nb_filter", "border_mode", "output_dim", "nb_row", "W_regularizer",
                              "subsample"})
-        if (l.config->get(k1))
+        if (l.config->get(k1) && !(l.cls == "Embedding" && llvm::StringRef(k1) == "output_dim"))
           fail(label(l) + ": Keras 1 format is not supported (attribute " + k1 +
                "); re-save the model with Keras 2 or 3");
       // Refuse an unsupported layer before anything else goes wrong around it.
@@ -1250,9 +1663,14 @@ private:
   }
 
   void checkInputDtype(const Layer &l) {
+    // Integer inputs (token ids) are read as float32, exact up to 2^24.
+    static const std::set<std::string> accepted = {"float32", "int32", "int64", "int16",
+                                                   "int8", "uint8", "uint16"};
     std::string dtype = str(l.config->get("dtype"));
-    if (!dtype.empty() && dtype != "float32")
-      refuseAttr(l, "dtype", "= " + dtype + " is not supported; graphc's data input is float32");
+    if (!dtype.empty() && !accepted.count(dtype))
+      refuseAttr(l, "dtype", "= " + dtype +
+                                 " is not supported; graphc's data input is float32 (integer "
+                                 "token ids are read as float32)");
     if (l.config->get("sparse") && l.config->get("sparse")->getAsBoolean().value_or(false))
       refuseAttr(l, "sparse", "= true is not supported");
     if (l.config->get("ragged") && l.config->get("ragged")->getAsBoolean().value_or(false))
@@ -1643,6 +2061,11 @@ private:
     if (!isModelClass(cls))
       fail("the top-level object is a " + cls + ", not a Sequential or Functional model");
     readTrainingConfig(*root);
+    // Keras 3 differs in a few definitions (hard_sigmoid); its files say so by their version,
+    // or by the Keras-3-only __keras_tensor__ inbound nodes and DTypePolicy dtypes.
+    keras3 = kv.rfind("3.", 0) == 0 ||
+             (kv.empty() && (mentions(rootValue, "__keras_tensor__") ||
+                             mentions(rootValue, "DTypePolicy")));
 
     if (!options.weightsPath.empty()) {
       std::string error;
@@ -1690,8 +2113,25 @@ private:
     return module;
   }
 
+  /// Whether a class_name anywhere in v is `cls`.
+  static bool mentions(const json::Value &v, llvm::StringRef cls) {
+    if (const json::Object *o = v.getAsObject()) {
+      if (auto name = o->getString("class_name"); name && *name == cls)
+        return true;
+      for (const auto &kv : *o)
+        if (mentions(kv.second, cls))
+          return true;
+    } else if (const json::Array *a = v.getAsArray()) {
+      for (const json::Value &e : *a)
+        if (mentions(e, cls))
+          return true;
+    }
+    return false;
+  }
+
   MLIRContext &ctx;
   OpBuilder b;
+  bool keras3 = false;
   std::string path;
   const KerasImportOptions &options;
   KerasTrainingDefaults &defaults;

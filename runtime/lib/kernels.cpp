@@ -588,6 +588,8 @@ void scale(const float *x, float *y, int64_t n, float factor, float offset) {
     y[i] = factor * x[i] + offset;
 }
 
+void fill(float *y, int64_t n, float value) { std::fill(y, y + n, value); }
+
 void mul(const float *a, const float *b, float *y, int64_t n) {
   for (int64_t i = 0; i < n; ++i)
     y[i] = a[i] * b[i];

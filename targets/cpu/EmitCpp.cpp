@@ -414,6 +414,11 @@ private:
             << floatLiteral(a.getOffset()) << ");\n";
           return success();
         })
+        .Case([&](FillOp f) {
+          s << "  fill(" << ptr(f.getResult()) << ", " << tensorElements(f.getResult()) << ", "
+            << floatLiteral(f.getValue()) << ");\n";
+          return success();
+        })
         .Case([&](MulOp m) { return binary(s, "mul", m.getLhs(), m.getRhs(), m.getResult()); })
         .Case([&](ActivationOp a) {
           s << "  activation(" << runtimeActivationName(a.getKind()) << ", "

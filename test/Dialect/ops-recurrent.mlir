@@ -66,3 +66,13 @@ func.func @embedding(%ids: tensor<2x5xf32>, %table: tensor<100x16xf32>) -> tenso
   %d = graph.embedding_backward %e, %ids : (tensor<2x5x16xf32>, tensor<2x5xf32>) -> tensor<100x16xf32>
   return %d : tensor<100x16xf32>
 }
+
+// -----
+
+// The zero initial state of a recurrent layer.
+// CHECK-LABEL: func.func @fill
+//  CHECK-NEXT:   graph.fill {value = 0.000000e+00 : f32} : tensor<4x8xbf16>
+func.func @fill() -> tensor<4x8xbf16> {
+  %z = graph.fill {value = 0.0 : f32} : tensor<4x8xbf16>
+  return %z : tensor<4x8xbf16>
+}

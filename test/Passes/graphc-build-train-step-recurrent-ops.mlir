@@ -3,7 +3,7 @@
 
 // Autodiff of the ops that embedding and recurrent layers import to (issue #6): embedding,
 // activation, mul and scale with an offset. Every built step also plans and passes the verifier.
-// PIPE-COUNT-1: graph.arena_bytes
+// PIPE-COUNT-2: graph.arena_bytes
 
 // The table's gradient is embedding_backward of the rows' gradient and the ids (the ids, data,
 // get none); a product's operands get the output gradient times the other operand; an
@@ -31,4 +31,24 @@ func.func @forward(%ids: tensor<2x3xf32> {graph.kind = "input", graph.name = "id
   %m = graph.mul %g, %a : tensor<2x12xf32>
   %logits = graph.dense %m, %w : (tensor<2x12xf32>, tensor<12x2xf32>) -> tensor<2x2xf32>
   return %logits : tensor<2x2xf32>
+}
+
+// -----
+
+// A parameter read only through slices that tile it (a GRU's [2, 3 units] bias: input and
+// recurrent rows) gets one gradient, the concat of the slices', and one update.
+// CHECK-LABEL: func.func @train_step(
+//       CHECK:   %[[G:.*]] = graph.concat %{{.*}}, %{{.*}} {axis = 0 : i64} : (tensor<1x3xf32>, tensor<1x3xf32>) -> tensor<2x3xf32>
+//       CHECK:   graph.sgd_update %{{.*}}, %[[G]] {{.*}} : tensor<2x3xf32>
+func.func @forward(%x: tensor<2x4xf32> {graph.kind = "input", graph.name = "x"},
+                   %w: tensor<4x3xf32> {graph.kind = "parameter", graph.name = "w"},
+                   %b: tensor<2x3xf32> {graph.kind = "parameter", graph.name = "b"}) -> tensor<2x3xf32> {
+  %0 = graph.slice %b {axis = 0 : i64, offset = 0 : i64} : (tensor<2x3xf32>) -> tensor<1x3xf32>
+  %1 = graph.reshape %0 : (tensor<1x3xf32>) -> tensor<3xf32>
+  %2 = graph.slice %b {axis = 0 : i64, offset = 1 : i64} : (tensor<2x3xf32>) -> tensor<1x3xf32>
+  %3 = graph.reshape %2 : (tensor<1x3xf32>) -> tensor<3xf32>
+  %4 = graph.dense %x, %w, %1 : (tensor<2x4xf32>, tensor<4x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  %5 = graph.dense %x, %w, %3 : (tensor<2x4xf32>, tensor<4x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  %6 = graph.add %4, %5 : tensor<2x3xf32>
+  return %6 : tensor<2x3xf32>
 }

@@ -553,7 +553,7 @@ TEST(Activation, SoftplusIsLinearAboveTwentyAndNaNPropagates) {
   EXPECT_TRUE(std::isnan(y[0]));
 }
 
-TEST(MulAndScale, ProductsAndAffineMaps) {
+TEST(MulScaleFill, ProductsAffineMapsAndConstants) {
   const int64_t n = 10;
   auto a = randomVec(n, 42), b = randomVec(n, 43);
   std::vector<float> y(n, kNaN);
@@ -564,6 +564,9 @@ TEST(MulAndScale, ProductsAndAffineMaps) {
   scale(y.data(), y.data(), n, -1.0f, 1.0f);
   for (int64_t i = 0; i < n; ++i)
     EXPECT_EQ(y[i], 1.0f - a[i] * b[i]);
+  fill(y.data(), n, 0.0f);
+  for (int64_t i = 0; i < n; ++i)
+    EXPECT_EQ(y[i], 0.0f);
 }
 
 TEST(Embedding, GathersRowsAndSumsRepeatedIndicesInTheBackward) {

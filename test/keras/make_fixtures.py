@@ -158,6 +158,66 @@ class Style:
             "defaults": None, "closure": None}}, "output_shape": None, "arguments": {}})
         return self.entry("Lambda", c, shape)
 
+    # ---- recurrent and embedding layers (their Keras 3 / tf.keras 2.15 config fields) -------
+    def rnn(self, cls, name, units, activation="tanh", recurrent_activation="sigmoid",
+            return_sequences=False, go_backwards=False, reset_after=True, use_bias=True,
+            shape=None):
+        c = self.base(name)
+        c.update({"return_sequences": return_sequences, "return_state": False,
+                  "go_backwards": go_backwards, "stateful": False, "unroll": False})
+        if self.k3:
+            c["zero_output_for_mask"] = False
+        else:
+            c["time_major"] = False
+        c.update({"units": units, "activation": activation, "use_bias": use_bias,
+                  "kernel_initializer": GLOROT(),
+                  "recurrent_initializer": init("Orthogonal", {"gain": 1.0, "seed": None}),
+                  "bias_initializer": ZEROS(), "kernel_regularizer": None,
+                  "recurrent_regularizer": None, "bias_regularizer": None,
+                  "activity_regularizer": None, "kernel_constraint": None,
+                  "recurrent_constraint": None, "bias_constraint": None, "dropout": 0.0,
+                  "recurrent_dropout": 0.0})
+        if cls != "SimpleRNN":
+            c["recurrent_activation"] = recurrent_activation
+        if cls == "LSTM":
+            c["unit_forget_bias"] = True
+        if cls == "GRU":
+            c["reset_after"] = reset_after
+        if self.k3:
+            c["seed"] = None
+        else:
+            c["implementation"] = 2 if cls != "SimpleRNN" else 1
+        return self.entry(cls, c, shape)
+
+    def embedding(self, name, vocabulary, features, shape=None):
+        c = self.base(name)
+        c.update({"input_dim": vocabulary, "output_dim": features,
+                  "embeddings_initializer": init("RandomUniform", {"minval": -0.05, "maxval": 0.05, "seed": None}),
+                  "embeddings_regularizer": None, "activity_regularizer": None,
+                  "embeddings_constraint": None, "mask_zero": False})
+        if self.k3:
+            c["lora_rank"] = None
+        else:
+            c["input_length"] = shape[1] if shape else None
+        return self.entry("Embedding", c, shape)
+
+    def wrapper(self, cls, name, inner, shape=None, **extra):
+        c = self.base(name)
+        layer = {k: v for k, v in inner.items() if k != "build_config"}
+        c["layer"] = layer
+        c.update(extra)
+        return self.entry(cls, c, shape)
+
+    def leaky_relu(self, name, slope, shape=None):
+        c = self.base(name)
+        c["negative_slope" if self.k3 else "alpha"] = slope
+        return self.entry("LeakyReLU", c, shape)
+
+    def elu(self, name, alpha, shape=None):
+        c = self.base(name)
+        c["alpha"] = alpha
+        return self.entry("ELU", c, shape)
+
     # ---- functional wiring ------------------------------------------------------------------
     def tensor(self, layer, node, index, shape):
         return {"class_name": "__keras_tensor__",
@@ -331,15 +391,86 @@ def main():
                                            k3_compile("SGD", {"learning_rate": 0.1, "momentum": 0.9, "nesterov": False},
                                                       "binary_crossentropy")))
 
+    # F. Keras 3 Sequential LSTM stack: LSTM returning sequences, then a go_backwards LSTM
+    # with hard_sigmoid gates (Keras 3's: relu6(x + 3) / 6), a Dense over the last state;
+    # compile_config: Adam.
+    s = k3
+    L = [s.input_layer("input_layer", [N, 6, 5]),
+         s.rnn("LSTM", "lstm", 8, return_sequences=True, shape=[N, 6, 5]),
+         s.rnn("LSTM", "lstm_1", 6, go_backwards=True, recurrent_activation="hard_sigmoid", shape=[N, 6, 8]),
+         s.dense("dense", 3, shape=[N, 6])]
+    write("k3_lstm", s.sequential("sequential", L, [N, 6, 5],
+                                  k3_compile("Adam", {"learning_rate": 0.01, "beta_1": 0.9, "beta_2": 0.999,
+                                                      "epsilon": 1e-07, "amsgrad": False},
+                                             "sparse_categorical_crossentropy")))
+
+    # G. tf.keras 2.15 Functional: Bidirectional GRU (reset_after, concat) returning sequences,
+    # TimeDistributed Dense with gelu, a GRU without reset_after and tf.keras 2's hard_sigmoid
+    # (clip(0.2 x + 0.5, 0, 1)) gates, a Dense.
+    s = k2
+    L = [s.input_layer("input_1", [N, 5, 4])]
+    L[0]["name"] = "input_1"
+    L[0]["inbound_nodes"] = []
+    inner = s.rnn("GRU", "gru", 5, return_sequences=True)
+    L.append(s.wire(s.wrapper("Bidirectional", "bidirectional", inner, [N, 5, 4], merge_mode="concat"),
+                    [[("input_1", 0, 0, None)]]))
+    L.append(s.wire(s.wrapper("TimeDistributed", "time_distributed", s.dense("dense", 6, "gelu"), [N, 5, 10]),
+                    [[("bidirectional", 0, 0, None)]]))
+    L.append(s.wire(s.rnn("GRU", "gru_1", 4, reset_after=False, recurrent_activation="hard_sigmoid", shape=[N, 5, 6]),
+                    [[("time_distributed", 0, 0, None)]]))
+    L.append(s.wire(s.dense("dense_1", 3, shape=[N, 4]), [[("gru_1", 0, 0, None)]]))
+    write("tf2_gru_bidir", s.functional("model", L, [("input_1", 0, 0)], [("dense_1", 0, 0)]))
+
+    # H. Keras 3 Functional over token ids (int32 input): Embedding, Dense over (batch, steps,
+    # features) with gelu and swish, Multiply/Subtract/Average, softsign, LeakyReLU, ELU, a
+    # Bidirectional SimpleRNN summed, selu/softplus/hard_silu/hard_sigmoid/leaky_relu
+    # activations, a Dense.
+    s = k3
+    L = [s.input_layer("ids", [N, 7])]
+    L[0]["config"]["dtype"] = "int32"
+    L[0]["name"] = "ids"
+    L[0]["inbound_nodes"] = []
+    def add(entry, inputs):
+        L.append(s.wire(entry, [[(i, 0, 0, None) for i in inputs]]))
+    add(s.embedding("embedding", 11, 6, [N, 7]), ["ids"])
+    add(s.dense("a", 8, "gelu", shape=[N, 7, 6]), ["embedding"])
+    add(s.dense("c", 8, "swish", shape=[N, 7, 6]), ["embedding"])
+    add(s.merge("Multiply", "multiply"), ["a", "c"])
+    add(s.merge("Subtract", "subtract"), ["a", "c"])
+    add(s.merge("Average", "average"), ["multiply", "subtract", "a"])
+    add(s.activation("softsign", "softsign"), ["average"])
+    add(s.leaky_relu("leaky_re_lu", 0.3), ["softsign"])
+    add(s.elu("elu", 0.5), ["leaky_re_lu"])
+    add(s.wrapper("Bidirectional", "bidirectional", s.rnn("SimpleRNN", "simple_rnn", 5), merge_mode="sum"), ["elu"])
+    add(s.dense("d", 8, "selu", shape=[N, 5]), ["bidirectional"])
+    add(s.activation("softplus", "softplus"), ["d"])
+    add(s.activation("hard_silu", "hard_silu"), ["softplus"])
+    add(s.dense("e", 6, "hard_sigmoid", shape=[N, 8]), ["hard_silu"])
+    add(s.activation("leaky", "leaky_relu"), ["e"])
+    add(s.dense("logits", 3, shape=[N, 6]), ["leaky"])
+    write("k3_embedding_mix", s.functional("functional", L, [("ids", 0, 0)], [("logits", 0, 0)],
+                                           k3_compile("SGD", {"learning_rate": 0.1, "momentum": 0.0, "nesterov": False},
+                                                      "sparse_categorical_crossentropy")))
+
     # Error cases.
     s = k3
     L = [s.input_layer("input_layer", [N, 4]), s.lambda_layer("lambda", [N, 4]), s.dense("dense", 2, shape=[N, 4])]
     write("err_lambda", s.sequential("sequential", L, [N, 4]))
     L = [s.input_layer("input_layer", [N, 10, 4]),
-         s.entry("LSTM", dict(s.base("lstm"), units=8, activation="tanh", recurrent_activation="sigmoid",
-                                return_sequences=False), [N, 10, 4]),
+         s.entry("ConvLSTM1D", dict(s.base("conv_lstm1d"), filters=8, kernel_size=[3]), [N, 10, 4]),
          s.dense("dense", 2, shape=[N, 8])]
-    write("err_lstm", s.sequential("sequential", L, [N, 10, 4]))
+    write("err_convlstm", s.sequential("sequential", L, [N, 10, 4]))
+    # An LSTM with recurrent dropout, and an Embedding with mask_zero.
+    L = [s.input_layer("input_layer", [N, 10, 4]),
+         s.rnn("LSTM", "lstm", 8, shape=[N, 10, 4]),
+         s.dense("dense", 2, shape=[N, 8])]
+    L[1]["config"]["recurrent_dropout"] = 0.25
+    write("err_lstm_dropout", s.sequential("sequential", L, [N, 10, 4]))
+    L = [s.input_layer("input_layer", [N, 10]),
+         s.embedding("embedding", 50, 4, [N, 10]),
+         s.rnn("GRU", "gru", 8, shape=[N, 10, 4])]
+    L[1]["config"]["mask_zero"] = True
+    write("err_mask_zero", s.sequential("sequential", L, [N, 10]))
     # Variable-size images (None spatial dims), as a fully convolutional model declares them.
     L = [s.input_layer("image", [N, N, N, 3]),
          s.conv2d("conv2d", 4, (3, 3), activation="relu", shape=[N, N, N, 3]),

@@ -166,6 +166,9 @@ void sigmoidBackward(const float *dy, const float *y, float *dx, int64_t n); // 
 void tanhForward(const float *x, float *y, int64_t n);
 void tanhBackward(const float *dy, const float *y, float *dx, int64_t n);    // dy*(1-y^2)
 
+/// y[i] = value over n elements (the zero initial state of recurrent layers).
+void fill(float *y, int64_t n, float value);
+
 /// y = a * b over n elements (gates of unrolled recurrent layers, Keras Multiply). y may alias
 /// a or b.
 void mul(const float *a, const float *b, float *y, int64_t n);
