@@ -527,22 +527,25 @@ private:
             break;
           }
         if (!match) {
-          // Variables of a layer's cell or wrapped layer carry more path components
-          // ("lstm/lstm_cell/kernel", "bidirectional/forward_lstm/lstm_cell/kernel"): take
-          // the one weight under the layer's own name that ends with the variable's name.
-          std::string leaf = llvm::StringRef(l.name).rsplit('/').second.str();
-          if (leaf.empty())
-            leaf = l.name;
-          for (auto &[name, array] : group) {
-            bool under = ("/" + name).find("/" + leaf + "/") != std::string::npos;
-            bool ends = name.size() > v.name.size() &&
-                        name.compare(name.size() - v.name.size() - 1, std::string::npos,
-                                     "/" + v.name) == 0;
-            if (under && ends) {
-              if (match)
-                fail(options.weightsPath + ": two weights match \"" + leaf + "/.../" +
-                     v.name + "\" for " + label(l) + " in group \"" + top + "\"");
-              match = &array;
+          // Variables of a layer's cell or wrapped layer carry other path components
+          // ("lstm/lstm_cell/kernel", "bidirectional/forward_lstm/lstm_cell/kernel",
+          // "time_distributed/kernel" for "time_distributed/dense"): take the one weight
+          // under the layer's own name, else under its wrapper's, that ends with the
+          // variable's name.
+          SmallVector<llvm::StringRef> parts;
+          llvm::StringRef(l.name).split(parts, '/');
+          for (auto leaf = parts.rbegin(); leaf != parts.rend() && !match; ++leaf) {
+            for (auto &[name, array] : group) {
+              bool under = ("/" + name).find("/" + leaf->str() + "/") != std::string::npos;
+              bool ends = name.size() > v.name.size() &&
+                          name.compare(name.size() - v.name.size() - 1, std::string::npos,
+                                       "/" + v.name) == 0;
+              if (under && ends) {
+                if (match)
+                  fail(options.weightsPath + ": two weights match \"" + leaf->str() +
+                       "/.../" + v.name + "\" for " + label(l) + " in group \"" + top + "\"");
+                match = &array;
+              }
             }
           }
         }

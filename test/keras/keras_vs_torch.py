@@ -214,6 +214,117 @@ def k3_seq_frozen_bn_forward(x, P, S, step):
     return h @ P["dense/kernel"] + P["dense/bias"]
 
 
+# ---- recurrent layers: PyTorch's own cells (torch.lstm_cell / gru_cell / rnn_tanh_cell) where
+# the Keras cell is PyTorch's, the textbook recurrence where it is not (hard_sigmoid gates,
+# GRU with reset_after = False) -------------------------------------------------------------
+
+def hard_sigmoid_k3(x):
+    return F.hardsigmoid(x)  # relu6(x + 3) / 6, Keras 3's
+
+
+def hard_sigmoid_tf2(x):
+    return torch.clamp(0.2 * x + 0.5, 0.0, 1.0)
+
+
+def run_steps(x, go_backwards, return_sequences, input_order, step, state):
+    """Keras's RNN loop over x (batch, steps, features); step(x_t, state) -> (h, state)."""
+    steps = range(x.shape[1] - 1, -1, -1) if go_backwards else range(x.shape[1])
+    outs = []
+    for t in steps:
+        h, state = step(x[:, t], state)
+        outs.append(h)
+    if not return_sequences:
+        return outs[-1]
+    if go_backwards and input_order:
+        outs = outs[::-1]
+    return torch.stack(outs, dim=1)
+
+
+def lstm(x, P, name, units, gate=None, go_backwards=False, return_sequences=False, input_order=False):
+    k, rk, b = P[name + "/kernel"], P[name + "/recurrent_kernel"], P[name + "/bias"]
+    zeros = torch.zeros(x.shape[0], units)
+
+    def step(xt, state):
+        h, c = state
+        if gate is None:  # Keras's LSTM is PyTorch's (gates i, f, c, o = i, f, g, o)
+            h, c = torch.lstm_cell(xt, (h, c), k.t(), rk.t(), b, torch.zeros_like(b))
+            return h, (h, c)
+        z = xt @ k + h @ rk + b
+        i, f, g, o = z.split(units, dim=1)
+        c = gate(f) * c + gate(i) * torch.tanh(g)
+        h = gate(o) * torch.tanh(c)
+        return h, (h, c)
+    return run_steps(x, go_backwards, return_sequences, input_order, step, (zeros, zeros))
+
+
+def gru_torch_order(a, units):
+    """Keras's gate blocks (z, r, h) -> PyTorch's (r, z, n), along the last axis."""
+    z, r, h = a.split(units, dim=-1)
+    return torch.cat([r, z, h], dim=-1)
+
+
+def gru(x, P, name, units, reset_after=True, gate=None, go_backwards=False, return_sequences=False,
+        input_order=False):
+    k, rk, b = P[name + "/kernel"], P[name + "/recurrent_kernel"], P[name + "/bias"]
+
+    def step(xt, h):
+        if reset_after and gate is None:  # PyTorch's GRU
+            h = torch.gru_cell(xt, h, gru_torch_order(k, units).t(), gru_torch_order(rk, units).t(),
+                               gru_torch_order(b[0], units), gru_torch_order(b[1], units))
+            return h, h
+        g = gate or torch.sigmoid
+        xz, xr, xh = (xt @ k + (b[0] if reset_after else b)).split(units, dim=1)
+        uz, ur, uh = rk.split(units, dim=1)
+        z = g(xz + h @ uz + (b[1][:units] if reset_after else 0))
+        r = g(xr + h @ ur + (b[1][units:2 * units] if reset_after else 0))
+        if reset_after:
+            n = torch.tanh(xh + r * (h @ uh + b[1][2 * units:]))
+        else:
+            n = torch.tanh(xh + (r * h) @ uh)
+        h = z * h + (1 - z) * n
+        return h, h
+    return run_steps(x, go_backwards, return_sequences, input_order, step, torch.zeros(x.shape[0], units))
+
+
+def simple_rnn(x, P, name, units, go_backwards=False, return_sequences=False, input_order=False):
+    k, rk, b = P[name + "/kernel"], P[name + "/recurrent_kernel"], P[name + "/bias"]
+
+    def step(xt, h):
+        h = torch.rnn_tanh_cell(xt, h, k.t(), rk.t(), b, torch.zeros_like(b))
+        return h, h
+    return run_steps(x, go_backwards, return_sequences, input_order, step, torch.zeros(x.shape[0], units))
+
+
+def k3_lstm_forward(x, P, S, step):
+    h = lstm(x, P, "lstm", 8, return_sequences=True)
+    h = lstm(h, P, "lstm_1", 6, gate=hard_sigmoid_k3, go_backwards=True)
+    return h @ P["dense/kernel"] + P["dense/bias"]
+
+
+def tf2_gru_bidir_forward(x, P, S, step):
+    fw = gru(x, P, "bidirectional/forward_gru/gru_cell", 5, return_sequences=True)
+    bw = gru(x, P, "bidirectional/backward_gru/gru_cell", 5, return_sequences=True, go_backwards=True,
+             input_order=True)
+    h = torch.cat([fw, bw], dim=-1)
+    h = F.gelu(h @ P["time_distributed/kernel"] + P["time_distributed/bias"])
+    h = gru(h, P, "gru_1/gru_cell", 4, reset_after=False, gate=hard_sigmoid_tf2)
+    return h @ P["dense_1/kernel"] + P["dense_1/bias"]
+
+
+def k3_embedding_mix_forward(x, P, S, step):
+    e = F.embedding(x.long(), P["embedding/embeddings"])
+    a = F.gelu(e @ P["a/kernel"] + P["a/bias"])
+    c = F.silu(e @ P["c/kernel"] + P["c/bias"])
+    h = (a * c + (a - c) + a) / 3
+    h = F.leaky_relu(F.softsign(h), 0.3)
+    h = F.elu(h, 0.5)
+    h = simple_rnn(h, P, "fw", 5) + simple_rnn(h, P, "bw", 5, go_backwards=True)
+    h = F.softplus(F.selu(h @ P["d/kernel"] + P["d/bias"]))
+    h = h * F.hardsigmoid(h)  # hard_silu
+    h = F.leaky_relu(hard_sigmoid_k3(h @ P["e/kernel"] + P["e/bias"]), 0.2)
+    return h @ P["logits/kernel"] + P["logits/bias"]
+
+
 CASES = {
     "k3_cnn": dict(
         layout="keras3", input=(8, 8, 3), classes=5, loss="sparse", opt=("sgd", 0.05, 0.0),
@@ -267,6 +378,48 @@ CASES = {
                  ("layers/dense", None, "dense", [("kernel", (2, 1)), ("bias", (1,))])],
         frozen=["batch_normalization/gamma", "batch_normalization/beta"],
         graphc={"conv2d/kernel": hwio}),
+    "k3_lstm": dict(
+        layout="keras3", input=(6, 5), classes=3, loss="sparse", opt=("adam", 0.01, 0.0),
+        flags=[], forward=k3_lstm_forward,
+        # Keras 3 keeps a recurrent layer's variables in its cell.
+        weights=[("layers/lstm/cell", None, "lstm", [("kernel", (5, 32)), ("recurrent_kernel", (8, 32)), ("bias", (32,))]),
+                 ("layers/lstm_1/cell", None, "lstm_1", [("kernel", (8, 24)), ("recurrent_kernel", (6, 24)), ("bias", (24,))]),
+                 ("layers/dense", None, "dense", [("kernel", (6, 3)), ("bias", (3,))])],
+        empty=["layers/input_layer", "layers/lstm", "layers/lstm_1", "optimizer"], graphc={}),
+    "tf2_gru_bidir": dict(
+        layout="legacy", input=(5, 4), classes=3, loss="sparse", opt=("momentum", 0.1, 0.9),
+        flags=["--loss=sparse_categorical_crossentropy", "--optimizer=momentum", "--lr=0.1", "--momentum=0.9"],
+        forward=tf2_gru_bidir_forward,
+        layer_names=["input_1", "bidirectional", "time_distributed", "gru_1", "dense_1"],
+        # tf.keras 2 names a cell's variables <layer>/<cell>/<var>, a Bidirectional's halves
+        # forward_<layer> and backward_<layer>; TimeDistributed's are the wrapper's own.
+        weights=[(None, "bidirectional", "bidirectional/forward_gru/gru_cell",
+                  [("kernel", (4, 15)), ("recurrent_kernel", (5, 15)), ("bias", (2, 15))]),
+                 (None, "bidirectional", "bidirectional/backward_gru/gru_cell",
+                  [("kernel", (4, 15)), ("recurrent_kernel", (5, 15)), ("bias", (2, 15))]),
+                 (None, "time_distributed", "time_distributed", [("kernel", (10, 6)), ("bias", (6,))]),
+                 (None, "gru_1", "gru_1/gru_cell", [("kernel", (6, 12)), ("recurrent_kernel", (4, 12)), ("bias", (12,))]),
+                 (None, "dense_1", "dense_1", [("kernel", (4, 3)), ("bias", (3,))])],
+        saved={"bidirectional/forward_gru/gru_cell/": "bidirectional/forward_gru/",
+               "bidirectional/backward_gru/gru_cell/": "bidirectional/backward_gru/",
+               "time_distributed/": "time_distributed/dense/", "gru_1/gru_cell/": "gru_1/"},
+        graphc={}),
+    "k3_embedding_mix": dict(
+        layout="keras3", input=(7,), ids=11, classes=3, loss="sparse", opt=("sgd", 0.1, 0.0),
+        flags=[], forward=k3_embedding_mix_forward,
+        weights=[("layers/embedding", None, "embedding", [("embeddings", (11, 6))]),
+                 ("layers/dense", None, "a", [("kernel", (6, 8)), ("bias", (8,))]),
+                 ("layers/dense_1", None, "c", [("kernel", (6, 8)), ("bias", (8,))]),
+                 ("layers/bidirectional/forward_layer/cell", None, "fw",
+                  [("kernel", (8, 5)), ("recurrent_kernel", (5, 5)), ("bias", (5,))]),
+                 ("layers/bidirectional/backward_layer/cell", None, "bw",
+                  [("kernel", (8, 5)), ("recurrent_kernel", (5, 5)), ("bias", (5,))]),
+                 ("layers/dense_2", None, "d", [("kernel", (5, 8)), ("bias", (8,))]),
+                 ("layers/dense_3", None, "e", [("kernel", (8, 6)), ("bias", (6,))]),
+                 ("layers/dense_4", None, "logits", [("kernel", (6, 3)), ("bias", (3,))])],
+        empty=["layers/input_layer", "layers/bidirectional", "optimizer"],
+        saved={"fw/": "bidirectional/forward_simple_rnn/", "bw/": "bidirectional/backward_simple_rnn/"},
+        graphc={}),
 }
 STATS = ("moving_mean", "moving_variance")
 
@@ -348,7 +501,10 @@ def main():
     wpath = os.path.join(wd, "model.weights.h5" if case["layout"] == "keras3" else "weights.h5")
     write_weights(case, w0, wpath)
     B, T = args.batch, args.steps
-    x = rng.standard_normal((B * T,) + case["input"]).astype(np.float32)
+    if "ids" in case:  # token ids, whole numbers in float32
+        x = rng.integers(0, case["ids"], size=(B * T,) + case["input"]).astype(np.float32)
+    else:
+        x = rng.standard_normal((B * T,) + case["input"]).astype(np.float32)
     if case["loss"] == "sparse":
         y = rng.integers(0, case["classes"], size=(B * T,)).astype(np.int64)
     else:
@@ -404,7 +560,11 @@ def main():
     worst = 0.0
     for name, value in sorted(final.items()):
         expect = case["graphc"].get(name, lambda a: a)(value)
-        path = os.path.join(wd, "w", name.replace("/", "_") + ".npy")
+        saved = name
+        for prefix, graphc_prefix in case.get("saved", {}).items():
+            if saved.startswith(prefix):
+                saved = graphc_prefix + saved[len(prefix):]
+        path = os.path.join(wd, "w", saved.replace("/", "_") + ".npy")
         if not os.path.exists(path):
             print("FAIL: %s not saved (%s)" % (name, path))
             failures += 1

@@ -398,7 +398,7 @@ def main():
     L = [s.input_layer("input_layer", [N, 6, 5]),
          s.rnn("LSTM", "lstm", 8, return_sequences=True, shape=[N, 6, 5]),
          s.rnn("LSTM", "lstm_1", 6, go_backwards=True, recurrent_activation="hard_sigmoid", shape=[N, 6, 8]),
-         s.dense("dense", 3, shape=[N, 6])]
+         s.dense("dense", 3, "softmax", shape=[N, 6])]
     write("k3_lstm", s.sequential("sequential", L, [N, 6, 5],
                                   k3_compile("Adam", {"learning_rate": 0.01, "beta_1": 0.9, "beta_2": 0.999,
                                                       "epsilon": 1e-07, "amsgrad": False},
@@ -418,7 +418,7 @@ def main():
                     [[("bidirectional", 0, 0, None)]]))
     L.append(s.wire(s.rnn("GRU", "gru_1", 4, reset_after=False, recurrent_activation="hard_sigmoid", shape=[N, 5, 6]),
                     [[("time_distributed", 0, 0, None)]]))
-    L.append(s.wire(s.dense("dense_1", 3, shape=[N, 4]), [[("gru_1", 0, 0, None)]]))
+    L.append(s.wire(s.dense("dense_1", 3, "softmax", shape=[N, 4]), [[("gru_1", 0, 0, None)]]))
     write("tf2_gru_bidir", s.functional("model", L, [("input_1", 0, 0)], [("dense_1", 0, 0)]))
 
     # H. Keras 3 Functional over token ids (int32 input): Embedding, Dense over (batch, steps,
@@ -447,7 +447,7 @@ def main():
     add(s.activation("hard_silu", "hard_silu"), ["softplus"])
     add(s.dense("e", 6, "hard_sigmoid", shape=[N, 8]), ["hard_silu"])
     add(s.activation("leaky", "leaky_relu"), ["e"])
-    add(s.dense("logits", 3, shape=[N, 6]), ["leaky"])
+    add(s.dense("logits", 3, "softmax", shape=[N, 6]), ["leaky"])
     write("k3_embedding_mix", s.functional("functional", L, [("ids", 0, 0)], [("logits", 0, 0)],
                                            k3_compile("SGD", {"learning_rate": 0.1, "momentum": 0.0, "nesterov": False},
                                                       "sparse_categorical_crossentropy")))
