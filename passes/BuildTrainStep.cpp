@@ -376,9 +376,8 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
       // Slices that tile their input along one axis (the exporter's split of a fused Q/K/V
       // projection) have the concat of their gradients as the input's gradient, emitted at
       // the first slice in program order, when every slice's gradient is complete (the
-      // reverse walk has passed all their readers). graphc has no op that pads a lone slice's
-      // gradient with zeros, so a slice that does not tile its input with its siblings is
-      // refused.
+      // reverse walk has passed all their readers); the rows no slice covers get zeros.
+      // Overlapping slices are refused.
       auto sliceGradient = [&](SliceOp slice, Operation *op) -> LogicalResult {
         Value x = slice.getInput();
         if (!needsGrad.contains(x))
@@ -399,24 +398,39 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
         llvm::sort(parts, [](SliceOp l, SliceOp r) { return l.getOffset() < r.getOffset(); });
         if (llvm::none_of(parts, [&](SliceOp p) { return bool(grad.lookup(p.getResult())); }))
           return success(); // no slice reaches the loss
+        // Rows no slice reads (and slices whose result does not reach the loss) get zeros
+        // (graph.fill): `out[:, -1]` of a recurrent layer's sequence is one slice.
+        auto xType = cast<RankedTensorType>(x.getType());
+        auto zeros = [&](int64_t size) -> Value {
+          SmallVector<int64_t> shape(xType.getShape());
+          shape[axis] = size;
+          return b.create<FillOp>(gradLoc(op, "grad_zeros"), xType.clone(shape),
+                                  b.getF32FloatAttr(0.0f));
+        };
         int64_t covered = 0;
         SmallVector<Value> grads;
         for (SliceOp p : parts) {
-          Value g = grad.lookup(p.getResult());
-          if (int64_t(p.getOffset()) != covered || !g)
+          int64_t offset = int64_t(p.getOffset());
+          int64_t size = cast<RankedTensorType>(p.getType()).getDimSize(axis);
+          if (offset < covered)
             return slice.emitError()
                    << "graphc-build-train-step: the slices of " << x.getType()
-                   << " along axis " << axis
-                   << " must tile it and all reach the loss to have a gradient";
-          grads.push_back(g);
-          covered += cast<RankedTensorType>(p.getType()).getDimSize(axis);
+                   << " along axis " << axis << " overlap; graphc gives a gradient only to "
+                   << "slices that do not";
+          if (offset > covered)
+            grads.push_back(zeros(offset - covered));
+          Value g = grad.lookup(p.getResult());
+          grads.push_back(g ? g : zeros(size));
+          covered = offset + size;
         }
-        if (covered != cast<RankedTensorType>(x.getType()).getDimSize(axis))
-          return slice.emitError() << "graphc-build-train-step: the slices of " << x.getType()
-                                   << " along axis " << axis << " cover only " << covered;
+        if (covered < xType.getDimSize(axis))
+          grads.push_back(zeros(xType.getDimSize(axis) - covered));
         setGrad(x,
-                b.create<ConcatOp>(gradLoc(op, "grad_input"), x.getType(), grads,
-                                   slice.getAxisAttr()),
+                grads.size() == 1
+                    ? grads[0]
+                    : b.create<ConcatOp>(gradLoc(op, "grad_input"), x.getType(), grads,
+                                         slice.getAxisAttr())
+                          .getResult(),
                 op);
         return success();
       };

@@ -25,7 +25,7 @@ class Unroller {
 public:
   Unroller(OpBuilder &b, const RecurrentLayer &layer) : b(b), layer(layer) {}
 
-  Value run(Value x) {
+  RecurrentOutputs run(Value x) {
     auto xs = cast<RankedTensorType>(x.getType()).getShape();
     batch = xs[0];
     steps = xs[1];
@@ -66,14 +66,16 @@ public:
         h = layer.candidate(b, loc("h"), b.create<AddOp>(loc("z"), xt.getType(), xt, recurrent(h)));
       states[size_t(layer.sequenceInInputOrder ? t : s)] = h;
     }
+    RecurrentOutputs out{Value(), h, c};
     if (!layer.returnSequences)
-      return h;
+      return out;
     SmallVector<Value> pieces;
     for (Value state : states)
       pieces.push_back(b.create<ReshapeOp>(loc("sequence"), f32({batch, 1, units}), state));
     prefix.clear();
-    return b.create<ConcatOp>(loc("sequence"), f32({batch, steps, units}), pieces,
-                              b.getI64IntegerAttr(1));
+    out.sequence = b.create<ConcatOp>(loc("sequence"), f32({batch, steps, units}), pieces,
+                                      b.getI64IntegerAttr(1));
+    return out;
   }
 
 private:
@@ -177,6 +179,6 @@ private:
 
 } // namespace
 
-Value graphc::unrollRecurrent(OpBuilder &b, const RecurrentLayer &layer, Value x) {
+RecurrentOutputs graphc::unrollRecurrent(OpBuilder &b, const RecurrentLayer &layer, Value x) {
   return Unroller(b, layer).run(x);
 }

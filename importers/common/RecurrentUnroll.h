@@ -48,8 +48,13 @@ struct RecurrentLayer {
   std::string name;              // prefix of the ops' names (NameLoc)
 };
 
-/// Builds `layer` over x = [batch, time, features] with zero initial states. Returns
-/// [batch, time, units] with returnSequences, else the last processed state [batch, units].
-mlir::Value unrollRecurrent(mlir::OpBuilder &b, const RecurrentLayer &layer, mlir::Value x);
+struct RecurrentOutputs {
+  mlir::Value sequence; // [batch, time, units], with returnSequences
+  mlir::Value lastH;    // [batch, units]: the state after the last processed step
+  mlir::Value lastC;    // [batch, units]: LSTM's cell state after it
+};
+
+/// Builds `layer` over x = [batch, time, features] with zero initial states.
+RecurrentOutputs unrollRecurrent(mlir::OpBuilder &b, const RecurrentLayer &layer, mlir::Value x);
 
 } // namespace graphc

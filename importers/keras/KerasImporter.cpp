@@ -1276,7 +1276,8 @@ private:
     spec.sequenceInInputOrder = inputOrder;
     spec.name = l.name;
     Tensor out;
-    out.v = unrollRecurrent(b, spec, in.v);
+    RecurrentOutputs outputs = unrollRecurrent(b, spec, in.v);
+    out.v = spec.returnSequences ? outputs.sequence : outputs.lastH;
     return out;
   }
 

@@ -27,6 +27,7 @@
 #include "onnx/onnx_pb.h"
 
 #include "dialects/graph/GraphOps.h"
+#include "importers/common/RecurrentUnroll.h"
 
 using namespace mlir;
 using namespace graphc;
@@ -36,9 +37,10 @@ namespace {
 
 constexpr const char *kSupportedOps =
     "Add, AveragePool, BatchNormalization, Clip, Concat, Constant, Conv, Div, Dropout, "
-    "Flatten, Gather, Gemm, GlobalAveragePool, Identity, LayerNormalization, MatMul, MaxPool, "
-    "Mul, ReduceMean, Relu, Reshape, Shape, Sigmoid, Slice, Softmax, Squeeze, Sub, Tanh, "
-    "Transpose, Unsqueeze (Pow and Sqrt within a LayerNorm)";
+    "Expand (of constants), Flatten, Gather, Gemm, GlobalAveragePool, GRU, Identity, "
+    "LayerNormalization, LSTM, MatMul, MaxPool, Mul, ReduceMean, Relu, Reshape, Shape, "
+    "Sigmoid, Slice, Softmax, Squeeze, Sub, Tanh, Transpose, Unsqueeze (Pow and Sqrt within a "
+    "LayerNorm)";
 
 /// A constant tensor read from an initializer or a Constant node.
 struct HostTensor {
@@ -218,6 +220,17 @@ private:
     Value arg = func.getArgument(argIndex);
     values[name] = arg;
     return arg;
+  }
+
+  /// Input `index` of `node` as a value: a computed tensor, or a float32 initializer as a
+  /// trained parameter (the exporter slices and concatenates recurrent weights into ONNX's gate
+  /// order in the graph when it does not fold constants).
+  Value computedOrParameter(const onnx::NodeProto &node, int index) {
+    if (index < node.input_size() && values.count(node.input(index)) == 0 &&
+        constants.count(node.input(index)) &&
+        constants[node.input(index)].dataType == onnx::TensorProto::FLOAT)
+      return parameterOf(node, index);
+    return valueOf(node, index);
   }
 
   /// The persistent, untrained state argument (kind "batch_stats": BatchNormalization's
@@ -583,6 +596,158 @@ private:
     if (node.output_size() < 1)
       fail(nodeLabel(node) + " has no output");
     values[node.output(0)] = v;
+  }
+
+  /// ONNX LSTM and GRU (layout 0: X is [steps, batch, features]), unrolled by
+  /// importers/common/RecurrentUnroll. Gate blocks are ONNX's (LSTM i, o, f, c; GRU z, r, h),
+  /// which is how PyTorch exports nn.LSTM / nn.GRU. Outputs: Y [steps, directions, batch,
+  /// hidden], Y_h (and LSTM's Y_c) [directions, batch, hidden], each built only when read.
+  void importRecurrent(const onnx::NodeProto &node, Location loc) {
+    bool lstm = node.op_type() == "LSTM";
+    int64_t gates = lstm ? 4 : 3;
+    int64_t hidden = intAttr(node, "hidden_size", 0);
+    if (hidden < 1)
+      refuseAttr(node, "hidden_size", "must be positive");
+    if (intAttr(node, "layout", 0) != 0)
+      refuseAttr(node, "layout", "= 1 is not supported (PyTorch exports layout 0)");
+    if (findAttr(node, "clip"))
+      refuseAttr(node, "clip", "is not supported");
+    if (lstm && intAttr(node, "input_forget", 0) != 0)
+      refuseAttr(node, "input_forget", "= 1 is not supported");
+    std::string direction = "forward";
+    if (auto *a = findAttr(node, "direction"))
+      direction = a->s();
+    if (direction != "forward" && direction != "reverse" && direction != "bidirectional")
+      refuseAttr(node, "direction", "= " + direction + " is not supported");
+    int64_t dirs = direction == "bidirectional" ? 2 : 1;
+    // activations: f (gates), g (candidate), and for LSTM h (= g here) per direction.
+    std::vector<std::string> acts;
+    if (auto *a = findAttr(node, "activations"))
+      for (const std::string &name : a->strings())
+        acts.push_back(name);
+    size_t perDir = lstm ? 3 : 2;
+    if (acts.empty()) // the defaults, per direction
+      for (int64_t d = 0; d < dirs; ++d)
+        for (size_t i = 0; i < perDir; ++i)
+          acts.push_back(i == 0 ? "Sigmoid" : "Tanh");
+    if (acts.size() != perDir * size_t(dirs))
+      refuseAttr(node, "activations", "must list " + std::to_string(perDir * dirs) + " names");
+    for (size_t i = 0; i < acts.size(); ++i) {
+      if (acts[i] != "Sigmoid" && acts[i] != "Tanh" && acts[i] != "Relu")
+        refuseAttr(node, "activations", "= " + acts[i] + " is not supported (Sigmoid, Tanh, Relu)");
+      if (i % perDir == 2 && acts[i] != acts[i - 1])
+        refuseAttr(node, "activations", "must use one function for the cell input and output");
+      if (acts[i] != acts[i % perDir])
+        refuseAttr(node, "activations", "must be the same in both directions");
+    }
+    auto activation = [](std::string name) -> RecurrentActivation {
+      return [name](OpBuilder &b, Location loc, Value x) -> Value {
+        if (name == "Sigmoid")
+          return b.create<SigmoidOp>(loc, x.getType(), x);
+        if (name == "Relu")
+          return b.create<ReluOp>(loc, x.getType(), x);
+        return b.create<TanhOp>(loc, x.getType(), x);
+      };
+    };
+    for (int i : {4, lstm ? 7 : -1})
+      if (i > 0 && node.input_size() > i && !node.input(i).empty())
+        fail(nodeLabel(node) + ": input " + std::to_string(i) +
+             (i == 4 ? " (sequence_lens) is not supported: every sequence has the full length"
+                     : " (peepholes) is not supported"));
+    for (int i : {5, lstm ? 6 : -1}) {
+      if (i < 0 || node.input_size() <= i || node.input(i).empty())
+        continue;
+      if (!isConstant(node.input(i)))
+        fail(nodeLabel(node) + ": input " + std::to_string(i) +
+             " (initial state) must be a constant zero tensor; graphc starts from zeros");
+      for (float v : constants[node.input(i)].floats)
+        if (v != 0.0f)
+          fail(nodeLabel(node) + ": input " + std::to_string(i) +
+               " (initial state) must be zero; graphc starts from zeros");
+    }
+
+    Value x = valueOf(node, 0);
+    auto xs = shapeOf(x);
+    if (xs.size() != 3)
+      fail(nodeLabel(node) + ": X must be [steps, batch, features], got " +
+           typeString(x.getType()));
+    int64_t steps = xs[0], batch = xs[1], features = xs[2];
+    Value w = computedOrParameter(node, 1), r = computedOrParameter(node, 2);
+    Value bias = node.input_size() > 3 && !node.input(3).empty() ? computedOrParameter(node, 3)
+                                                                 : Value();
+    auto expect = [&](Value v, std::vector<int64_t> shape, const char *what) {
+      if (shapeOf(v) != shape)
+        fail(nodeLabel(node) + ": " + what + " is " + typeString(v.getType()) +
+             ", expected " + typeString(f32(shape)));
+    };
+    expect(w, {dirs, gates * hidden, features}, "W");
+    expect(r, {dirs, gates * hidden, hidden}, "R");
+    if (bias)
+      expect(bias, {dirs, 2 * gates * hidden}, "B");
+    // Direction d's block of a [dirs, ...] weight, as a [...] tensor.
+    auto direction_ = [&](Value v, int64_t d) -> Value {
+      auto vs = shapeOf(v);
+      std::vector<int64_t> one = vs, rest(vs.begin() + 1, vs.end());
+      one[0] = 1;
+      Value part = dirs == 1 ? v
+                             : b.create<SliceOp>(loc, f32(one), v, b.getI64IntegerAttr(0),
+                                                 b.getI64IntegerAttr(d))
+                                   .getResult();
+      return b.create<ReshapeOp>(loc, f32(rest), part);
+    };
+
+    bool wantY = !node.output(0).empty() && !readers[node.output(0)].empty();
+    Value batchMajor = b.create<TransposeOp>(loc, f32({batch, steps, features}), x,
+                                             b.getDenseI64ArrayAttr({1, 0, 2}));
+    SmallVector<Value> ys, hs, cs;
+    for (int64_t d = 0; d < dirs; ++d) {
+      RecurrentLayer spec;
+      spec.cell = lstm ? RecurrentCell::Lstm : RecurrentCell::Gru;
+      spec.units = hidden;
+      spec.gateSlots = lstm ? std::array<int, 4>{0, 2, 3, 1} : std::array<int, 4>{0, 1, 2, 0};
+      spec.kernel = direction_(w, d);
+      spec.recurrentKernel = direction_(r, d);
+      spec.transposedKernels = true;
+      if (bias) {
+        Value both = direction_(bias, d); // [Wb; Rb]
+        spec.bias = b.create<SliceOp>(loc, f32({gates * hidden}), both, b.getI64IntegerAttr(0),
+                                      b.getI64IntegerAttr(0));
+        spec.recurrentBias = b.create<SliceOp>(loc, f32({gates * hidden}), both,
+                                               b.getI64IntegerAttr(0),
+                                               b.getI64IntegerAttr(gates * hidden));
+      }
+      spec.resetAfter = !lstm && intAttr(node, "linear_before_reset", 0) != 0;
+      spec.gate = activation(acts[0]);
+      spec.candidate = activation(acts[1]);
+      spec.reverse = direction == "reverse" || d == 1;
+      spec.returnSequences = wantY;
+      spec.sequenceInInputOrder = true;
+      spec.name = node.name().empty() ? node.output(0) : node.name();
+      if (dirs == 2)
+        spec.name += d == 0 ? "/forward" : "/backward";
+      RecurrentOutputs out = unrollRecurrent(b, spec, batchMajor);
+      if (wantY) {
+        Value timeMajor = b.create<TransposeOp>(loc, f32({steps, batch, hidden}), out.sequence,
+                                                b.getDenseI64ArrayAttr({1, 0, 2}));
+        ys.push_back(b.create<ReshapeOp>(loc, f32({steps, 1, batch, hidden}), timeMajor));
+      }
+      hs.push_back(b.create<ReshapeOp>(loc, f32({1, batch, hidden}), out.lastH));
+      if (out.lastC)
+        cs.push_back(b.create<ReshapeOp>(loc, f32({1, batch, hidden}), out.lastC));
+    }
+    auto join = [&](ArrayRef<Value> parts, int64_t axis) -> Value {
+      if (parts.size() == 1)
+        return parts[0];
+      auto shape = shapeOf(parts[0]);
+      shape[axis] *= int64_t(parts.size());
+      return b.create<ConcatOp>(loc, f32(shape), parts, b.getI64IntegerAttr(axis));
+    };
+    if (wantY)
+      values[node.output(0)] = join(ys, 1);
+    if (node.output_size() > 1 && !node.output(1).empty())
+      values[node.output(1)] = join(hs, 0);
+    if (lstm && node.output_size() > 2 && !node.output(2).empty())
+      values[node.output(2)] = join(cs, 0);
   }
 
   void importNode(const onnx::NodeProto &node, int index) {
@@ -998,6 +1163,89 @@ private:
       constants[node.output(0)] = intTensor({int64_t(out.size())}, out);
       return;
     }
+    if (op == "Gather" && values.count(node.input(0))) {
+      // One constant index along an axis of a computed tensor (`out[:, -1]`): a slice, and
+      // for a scalar index a reshape dropping the axis.
+      Value data = valueOf(node, 0);
+      const HostTensor &indices = constantOf(node, 1);
+      auto xs = shapeOf(data);
+      int64_t rank = xs.size(), axis = intAttr(node, "axis", 0);
+      if (axis < 0)
+        axis += rank;
+      if (axis < 0 || axis >= rank)
+        refuseAttr(node, "axis", "is out of range");
+      if (indices.dataType != onnx::TensorProto::INT64 || indices.ints.size() != 1 ||
+          indices.dims.size() > 1)
+        fail(nodeLabel(node) + ": only one constant int64 index is supported when gathering "
+                               "from a computed tensor");
+      int64_t i = indices.ints[0];
+      if (i < -xs[axis] || i >= xs[axis])
+        fail(nodeLabel(node) + ": index " + std::to_string(i) + " is out of range");
+      if (i < 0)
+        i += xs[axis];
+      auto ys = xs;
+      ys[axis] = 1;
+      Value picked = xs[axis] == 1 ? data
+                                   : b.create<SliceOp>(loc, f32(ys), data,
+                                                       b.getI64IntegerAttr(axis),
+                                                       b.getI64IntegerAttr(i))
+                                         .getResult();
+      if (indices.dims.empty()) {
+        ys.erase(ys.begin() + axis);
+        picked = b.create<ReshapeOp>(loc, f32(ys), picked);
+      }
+      define(node, picked);
+      return;
+    }
+    if (op == "Expand") {
+      // Of a constant (the zero initial state the exporter builds for a recurrent layer):
+      // numpy broadcasting, at import.
+      if (!isConstant(node.input(0)))
+        fail(nodeLabel(node) + ": only Expand of a constant is supported (graphc does not "
+                               "broadcast computed tensors)");
+      const HostTensor &in = constantOf(node, 0);
+      const HostTensor &shape = constantOf(node, 1);
+      if (shape.dataType != onnx::TensorProto::INT64 || shape.dims.size() != 1)
+        fail(nodeLabel(node) + ": the shape must be a 1-D int64 constant");
+      size_t rank = std::max(in.dims.size(), shape.ints.size());
+      std::vector<int64_t> inDims(rank, 1), outDims(rank, 1);
+      std::copy(in.dims.begin(), in.dims.end(), inDims.begin() + (rank - in.dims.size()));
+      for (size_t d = 0; d < rank; ++d) {
+        int64_t want = d + shape.ints.size() >= rank ? shape.ints[d + shape.ints.size() - rank] : 1;
+        if (inDims[d] != 1 && want != 1 && want != inDims[d])
+          fail(nodeLabel(node) + ": cannot broadcast the input's dim " + std::to_string(inDims[d]) +
+               " to " + std::to_string(want));
+        outDims[d] = std::max(inDims[d], want);
+      }
+      int64_t count = 1;
+      for (int64_t d : outDims)
+        if (d < 0 || __builtin_mul_overflow(count, d, &count) || count > (int64_t{1} << 28))
+          fail(nodeLabel(node) + ": the expanded constant is too large");
+      HostTensor out;
+      out.dims = outDims;
+      out.dataType = in.dataType;
+      for (int64_t flat = 0; flat < count; ++flat) {
+        int64_t rest = flat, src = 0, stride = 1;
+        for (size_t d = rank; d-- > 0;) {
+          int64_t coord = rest % outDims[d];
+          rest /= outDims[d];
+          src += (inDims[d] == 1 ? 0 : coord) * stride;
+          stride *= inDims[d];
+        }
+        if (in.dataType == onnx::TensorProto::FLOAT)
+          out.floats.push_back(in.floats[size_t(src)]);
+        else if (in.dataType == onnx::TensorProto::INT64)
+          out.ints.push_back(in.ints[size_t(src)]);
+        else
+          fail(nodeLabel(node) + ": only float32 and int64 constants are expanded");
+      }
+      constants[node.output(0)] = std::move(out);
+      return;
+    }
+    if (op == "LSTM" || op == "GRU") {
+      importRecurrent(node, loc);
+      return;
+    }
     if (op == "Gather") {
       const HostTensor &data = constantOf(node, 0);
       const HostTensor &indices = constantOf(node, 1);
@@ -1067,8 +1315,9 @@ private:
     }
     if (op == "Slice") {
       // Static slices along one axis with step 1 (the exporter's split of a fused Q/K/V
-      // projection); starts/ends are host constants after shape folding.
-      Value x = valueOf(node, 0);
+      // projection, of recurrent weights into gates); starts/ends are host constants after
+      // shape folding.
+      Value x = computedOrParameter(node, 0);
       auto xs = shapeOf(x);
       int64_t rank = xs.size();
       if (opset < 10)

@@ -3,7 +3,7 @@
 
 // Autodiff of the ops that embedding and recurrent layers import to (issue #6): embedding,
 // activation, mul and scale with an offset. Every built step also plans and passes the verifier.
-// PIPE-COUNT-2: graph.arena_bytes
+// PIPE-COUNT-3: graph.arena_bytes
 
 // The table's gradient is embedding_backward of the rows' gradient and the ids (the ids, data,
 // get none); a product's operands get the output gradient times the other operand; an
@@ -51,4 +51,23 @@ func.func @forward(%x: tensor<2x4xf32> {graph.kind = "input", graph.name = "x"},
   %5 = graph.dense %x, %w, %3 : (tensor<2x4xf32>, tensor<4x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
   %6 = graph.add %4, %5 : tensor<2x3xf32>
   return %6 : tensor<2x3xf32>
+}
+
+// -----
+
+// One slice of a sequence (`out[:, -1]` of an LSTM's outputs): its gradient is padded with
+// zeros (graph.fill) for the steps it does not read.
+// CHECK-LABEL: func.func @train_step(
+//       CHECK:   %[[Z:.*]] = graph.fill {value = 0.000000e+00 : f32} : tensor<2x3x4xf32>
+//       CHECK:   %[[G:.*]] = graph.concat %[[Z]], %{{.*}} {axis = 1 : i64} : (tensor<2x3x4xf32>, tensor<2x1x4xf32>) -> tensor<2x4x4xf32>
+//       CHECK:   graph.reshape %[[G]] : (tensor<2x4x4xf32>) -> tensor<8x4xf32>
+func.func @forward(%x: tensor<8x4xf32> {graph.kind = "input", graph.name = "x"},
+                   %w: tensor<4x4xf32> {graph.kind = "parameter", graph.name = "w"},
+                   %fc: tensor<4x3xf32> {graph.kind = "parameter", graph.name = "fc"}) -> tensor<2x3xf32> {
+  %h = graph.dense %x, %w : (tensor<8x4xf32>, tensor<4x4xf32>) -> tensor<8x4xf32>
+  %seq = graph.reshape %h : (tensor<8x4xf32>) -> tensor<2x4x4xf32>
+  %last = graph.slice %seq {axis = 1 : i64, offset = 3 : i64} : (tensor<2x4x4xf32>) -> tensor<2x1x4xf32>
+  %l2 = graph.reshape %last : (tensor<2x1x4xf32>) -> tensor<2x4xf32>
+  %logits = graph.dense %l2, %fc : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  return %logits : tensor<2x3xf32>
 }
