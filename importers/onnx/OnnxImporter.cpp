@@ -227,7 +227,7 @@ private:
   /// order in the graph when it does not fold constants).
   Value computedOrParameter(const onnx::NodeProto &node, int index) {
     if (index < node.input_size() && values.count(node.input(index)) == 0 &&
-        constants.count(node.input(index)) &&
+        initializers.count(node.input(index)) &&
         constants[node.input(index)].dataType == onnx::TensorProto::FLOAT)
       return parameterOf(node, index);
     return valueOf(node, index);
@@ -358,8 +358,10 @@ private:
     this->opset = opset;
     const onnx::GraphProto &graph = model.graph();
 
-    for (const auto &init : graph.initializer())
+    for (const auto &init : graph.initializer()) {
       constants[init.name()] = readTensor(init);
+      initializers.insert(init.name());
+    }
 
     OwningOpRef<ModuleOp> module = ModuleOp::create(b.getUnknownLoc());
     b.setInsertionPointToEnd(module->getBody());
@@ -1313,6 +1315,58 @@ private:
       }
       return;
     }
+    if (op == "Slice" && isConstant(node.input(0)) && !initializers.count(node.input(0))) {
+      // Of a Constant node (the exporter's zero initial state of a stacked LSTM, one layer's
+      // part): folded at import, along any axes with step 1.
+      HostTensor in = constantOf(node, 0);
+      const HostTensor &starts = constantOf(node, 1), &ends = constantOf(node, 2);
+      std::vector<int64_t> axes;
+      if (node.input_size() > 3 && !node.input(3).empty())
+        axes = constantOf(node, 3).ints;
+      else
+        for (size_t i = 0; i < starts.ints.size(); ++i)
+          axes.push_back(int64_t(i));
+      if (node.input_size() > 4 && !node.input(4).empty())
+        for (int64_t st : constantOf(node, 4).ints)
+          if (st != 1)
+            fail(nodeLabel(node) + ": only step 1 is supported");
+      if (axes.size() != starts.ints.size() || axes.size() != ends.ints.size())
+        fail(nodeLabel(node) + ": starts, ends and axes differ in length");
+      int64_t rank = in.dims.size();
+      for (size_t i = 0; i < axes.size(); ++i) {
+        int64_t axis = axes[i] < 0 ? axes[i] + rank : axes[i];
+        if (axis < 0 || axis >= rank)
+          fail(nodeLabel(node) + ": axis " + std::to_string(axes[i]) + " is out of range");
+        int64_t dim = in.dims[axis];
+        auto clampIndex = [&](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + dim : v, 0, dim); };
+        int64_t start = clampIndex(starts.ints[i]), end = clampIndex(ends.ints[i]);
+        if (end <= start)
+          fail(nodeLabel(node) + ": empty slice along axis " + std::to_string(axis));
+        int64_t outer = 1, inner = 1;
+        for (int64_t d = 0; d < axis; ++d)
+          outer *= in.dims[d];
+        for (int64_t d = axis + 1; d < rank; ++d)
+          inner *= in.dims[d];
+        HostTensor out = in;
+        out.dims[axis] = end - start;
+        out.floats.clear();
+        out.ints.clear();
+        for (int64_t o = 0; o < outer; ++o)
+          for (int64_t k = start; k < end; ++k)
+            for (int64_t j = 0; j < inner; ++j) {
+              size_t at = size_t((o * dim + k) * inner + j);
+              if (in.dataType == onnx::TensorProto::FLOAT)
+                out.floats.push_back(in.floats[at]);
+              else if (in.dataType == onnx::TensorProto::INT64)
+                out.ints.push_back(in.ints[at]);
+              else
+                fail(nodeLabel(node) + ": only float32 and int64 constants are sliced at import");
+            }
+        in = std::move(out);
+      }
+      constants[node.output(0)] = std::move(in);
+      return;
+    }
     if (op == "Slice") {
       // Static slices along one axis with step 1 (the exporter's split of a fused Q/K/V
       // projection, of recurrent weights into gates); starts/ends are host constants after
@@ -1463,6 +1517,7 @@ private:
   Value stepArg;
   std::map<std::string, Value> values;
   std::map<std::string, HostTensor> constants;
+  std::set<std::string> initializers; // the names of the graph's initializers (weights)
 };
 
 } // namespace

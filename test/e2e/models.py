@@ -29,7 +29,7 @@ OPSET = 13
 # One seed per model, so the initial weights of each model do not depend on what else was built.
 SEEDS = {"mlp": 1, "cnn": 2, "cnn_bce": 3, "resmlp": 4,
          "resnet18": 5, "mobilenet_v2": 6, "squeezenet1_1": 7, "vgg11": 8,
-         "transformer": 9, "transformer_ln17": 9}
+         "transformer": 9, "transformer_ln17": 9, "lstm": 10, "gru": 11}
 
 # torchvision models (issue #6), small so that a test takes seconds: 10 classes, 32x32 images,
 # batch 4, exported in training mode (BatchNormalization with batch statistics and running-stat
@@ -52,6 +52,14 @@ TRANSFORMER = dict(d_model=32, nhead=4, dim_feedforward=64, num_layers=2, seq=16
 BATCHES.update({name: 4 for name in TRANSFORMERS})
 OPSETS = {"transformer_ln17": 17}
 
+# Recurrent classifiers (issue #6), exported like the transformers (training mode, no constant
+# folding: the exporter slices PyTorch's weights into ONNX's gate order in the graph, so the
+# initializers keep their state_dict names): a 2-layer LSTM read at its last step, and a
+# bidirectional GRU averaged over the sequence.
+RECURRENT = ("lstm", "gru")
+RECURRENT_SHAPE = dict(seq=12, features=8)
+BATCHES.update({name: 8 for name in RECURRENT})
+
 # Which loss graphc is asked to use for each model.
 LOSSES = {
     "mlp": "sparse_categorical_crossentropy",
@@ -59,7 +67,7 @@ LOSSES = {
     "cnn_bce": "binary_crossentropy",
     "resmlp": "sparse_categorical_crossentropy",
 }
-LOSSES.update({name: "sparse_categorical_crossentropy" for name in TORCHVISION + TRANSFORMERS})
+LOSSES.update({name: "sparse_categorical_crossentropy" for name in TORCHVISION + TRANSFORMERS + RECURRENT})
 
 
 def batch_of(name):
@@ -114,6 +122,28 @@ class TransformerClassifier(nn.Module):
         return torch.softmax(x, dim=1) if self.head else x
 
 
+class RecurrentClassifier(nn.Module):
+    """nn.LSTM(8, 16, 2 layers) -> last step -> Linear, or bidirectional nn.GRU(8, 12) -> mean
+    over the sequence -> Linear (-> Softmax when head)."""
+
+    def __init__(self, kind, classes=10):
+        super().__init__()
+        f = RECURRENT_SHAPE["features"]
+        self.kind = kind
+        if kind == "lstm":
+            self.rnn = nn.LSTM(f, 16, num_layers=2, batch_first=True)
+            self.fc = nn.Linear(16, classes)
+        else:
+            self.rnn = nn.GRU(f, 12, batch_first=True, bidirectional=True)
+            self.fc = nn.Linear(24, classes)
+        self.head = True
+
+    def forward(self, x):
+        out, _ = self.rnn(x)
+        x = self.fc(out[:, -1] if self.kind == "lstm" else out.mean(dim=1))
+        return torch.softmax(x, dim=1) if self.head else x
+
+
 class MLP(nn.Module):
     def __init__(self):
         super().__init__()
@@ -163,6 +193,8 @@ def input_shape(name, batch=None):
         return (batch, 3, IMAGE[name], IMAGE[name])
     if name in TRANSFORMERS:
         return (batch, TRANSFORMER["seq"], TRANSFORMER["d_model"])
+    if name in RECURRENT:
+        return (batch, RECURRENT_SHAPE["seq"], RECURRENT_SHAPE["features"])
     return (batch, 10) if name in ("mlp", "resmlp") else (batch, 3, 28, 28)
 
 
@@ -183,6 +215,8 @@ def build(name):
         t = TRANSFORMER
         return TransformerClassifier(t["d_model"], t["nhead"], t["dim_feedforward"],
                                      t["num_layers"])
+    if name in RECURRENT:
+        return RecurrentClassifier(name)
     raise ValueError("unknown model %r" % name)
 
 
@@ -195,7 +229,7 @@ def export(name, path, batch=None, training=None):
     by the exporter (torch 1.13 does so even without constant folding).
     """
     if training is None:
-        training = name in TORCHVISION + TRANSFORMERS
+        training = name in TORCHVISION + TRANSFORMERS + RECURRENT
     model = build(name)
     model.train(training)
     model.head = True
@@ -204,9 +238,12 @@ def export(name, path, batch=None, training=None):
     mode = torch.onnx.TrainingMode.TRAINING if training else torch.onnx.TrainingMode.EVAL
     # Tracing in training mode updates the running statistics of `model`; the initializers
     # hold the updated values, and the reference training starts from the initializers.
+    # An eval-mode export of a recurrent model folds constants, as torch.onnx.export does by
+    # default: the LSTM/GRU weights become new initializers already in ONNX's gate order.
+    fold = not training and name in RECURRENT
     with torch.no_grad():
         torch.onnx.export(model, dummy, path, export_params=True,
-                          do_constant_folding=False, training=mode, opset_version=OPSETS.get(name, OPSET),
+                          do_constant_folding=fold, training=mode, opset_version=OPSETS.get(name, OPSET),
                           input_names=["input"], output_names=["output"])
     return model
 

@@ -2,7 +2,7 @@
 """End-to-end check: a graphc-compiled training binary against PyTorch.
 
   train_vs_torch.py --model mlp|cnn|cnn_bce|resmlp|resnet18|mobilenet_v2|squeezenet1_1|vgg11|
-                            transformer|transformer_ln17
+                            transformer|transformer_ln17|lstm|gru
                     --optimizer adam|sgd|momentum --steps 20 --workdir DIR --graphc PATH
                     [--check-no-reuse] [--eval-export] [--precision bf16]
 
@@ -67,7 +67,7 @@ import torch.nn.functional as F  # noqa: E402
 LR = {"sgd": 0.01, "momentum": 0.01, "adam": 0.001}
 DATA_SEED = {"mlp": 101, "cnn": 202, "cnn_bce": 303, "resmlp": 404, "resnet18": 505,
              "mobilenet_v2": 606, "squeezenet1_1": 707, "vgg11": 808, "transformer": 909,
-             "transformer_ln17": 909}
+             "transformer_ln17": 909, "lstm": 1010, "gru": 1111}
 B = models.BATCH  # set per model in main()
 STEP_RE = re.compile(r"^step (\d+)/(\d+) loss (\S+)\s*$")
 
@@ -197,7 +197,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", required=True,
                     choices=["mlp", "cnn", "cnn_bce", "resmlp"] + list(models.TORCHVISION)
-                    + list(models.TRANSFORMERS))
+                    + list(models.TRANSFORMERS) + list(models.RECURRENT))
     ap.add_argument("--eval-export", action="store_true")
     ap.add_argument("--lr", type=float, help="learning rate (default: 0.01 for sgd/momentum, "
                     "0.001 for adam)")
