@@ -600,6 +600,45 @@ private:
     values[node.output(0)] = v;
   }
 
+  /// The [start, end) ranges of a Slice node over an input of shape `dims`, one per sliced
+  /// axis (starts/ends/axes constants, step 1; negative and out-of-range indices clamped as
+  /// ONNX says).
+  struct SliceRange {
+    int64_t axis, start, end;
+  };
+  std::vector<SliceRange> sliceRanges(const onnx::NodeProto &node,
+                                      const std::vector<int64_t> &dims) {
+    if (opset < 10)
+      fail(nodeLabel(node) + ": Slice before opset 10 is not supported");
+    const HostTensor &starts = constantOf(node, 1), &ends = constantOf(node, 2);
+    std::vector<int64_t> axes;
+    if (node.input_size() > 3 && !node.input(3).empty())
+      axes = constantOf(node, 3).ints;
+    else
+      for (size_t i = 0; i < starts.ints.size(); ++i)
+        axes.push_back(int64_t(i));
+    if (node.input_size() > 4 && !node.input(4).empty())
+      for (int64_t st : constantOf(node, 4).ints)
+        if (st != 1)
+          fail(nodeLabel(node) + ": only step 1 is supported");
+    if (axes.size() != starts.ints.size() || axes.size() != ends.ints.size())
+      fail(nodeLabel(node) + ": starts, ends and axes differ in length");
+    int64_t rank = dims.size();
+    std::vector<SliceRange> ranges;
+    for (size_t i = 0; i < axes.size(); ++i) {
+      int64_t axis = axes[i] < 0 ? axes[i] + rank : axes[i];
+      if (axis < 0 || axis >= rank)
+        fail(nodeLabel(node) + ": axis " + std::to_string(axes[i]) + " is out of range");
+      int64_t dim = dims[axis];
+      auto clampIndex = [&](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + dim : v, 0, dim); };
+      int64_t start = clampIndex(starts.ints[i]), end = clampIndex(ends.ints[i]);
+      if (end <= start)
+        fail(nodeLabel(node) + ": empty slice along axis " + std::to_string(axis));
+      ranges.push_back({axis, start, end});
+    }
+    return ranges;
+  }
+
   /// ONNX LSTM and GRU (layout 0: X is [steps, batch, features]), unrolled by
   /// importers/common/RecurrentUnroll. Gate blocks are ONNX's (LSTM i, o, f, c; GRU z, r, h),
   /// which is how PyTorch exports nn.LSTM / nn.GRU. Outputs: Y [steps, directions, batch,
@@ -1319,29 +1358,9 @@ private:
       // Of a Constant node (the exporter's zero initial state of a stacked LSTM, one layer's
       // part): folded at import, along any axes with step 1.
       HostTensor in = constantOf(node, 0);
-      const HostTensor &starts = constantOf(node, 1), &ends = constantOf(node, 2);
-      std::vector<int64_t> axes;
-      if (node.input_size() > 3 && !node.input(3).empty())
-        axes = constantOf(node, 3).ints;
-      else
-        for (size_t i = 0; i < starts.ints.size(); ++i)
-          axes.push_back(int64_t(i));
-      if (node.input_size() > 4 && !node.input(4).empty())
-        for (int64_t st : constantOf(node, 4).ints)
-          if (st != 1)
-            fail(nodeLabel(node) + ": only step 1 is supported");
-      if (axes.size() != starts.ints.size() || axes.size() != ends.ints.size())
-        fail(nodeLabel(node) + ": starts, ends and axes differ in length");
-      int64_t rank = in.dims.size();
-      for (size_t i = 0; i < axes.size(); ++i) {
-        int64_t axis = axes[i] < 0 ? axes[i] + rank : axes[i];
-        if (axis < 0 || axis >= rank)
-          fail(nodeLabel(node) + ": axis " + std::to_string(axes[i]) + " is out of range");
-        int64_t dim = in.dims[axis];
-        auto clampIndex = [&](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + dim : v, 0, dim); };
-        int64_t start = clampIndex(starts.ints[i]), end = clampIndex(ends.ints[i]);
-        if (end <= start)
-          fail(nodeLabel(node) + ": empty slice along axis " + std::to_string(axis));
+      for (const SliceRange &range : sliceRanges(node, in.dims)) {
+        int64_t axis = range.axis, start = range.start, end = range.end, dim = in.dims[axis];
+        int64_t rank = in.dims.size();
         int64_t outer = 1, inner = 1;
         for (int64_t d = 0; d < axis; ++d)
           outer *= in.dims[d];
@@ -1373,36 +1392,9 @@ private:
       // shape folding.
       Value x = computedOrParameter(node, 0);
       auto xs = shapeOf(x);
-      int64_t rank = xs.size();
-      if (opset < 10)
-        fail(nodeLabel(node) + ": Slice before opset 10 is not supported");
-      const HostTensor &starts = constantOf(node, 1), &ends = constantOf(node, 2);
-      std::vector<int64_t> axes;
-      if (node.input_size() > 3 && !node.input(3).empty())
-        axes = constantOf(node, 3).ints;
-      else
-        for (size_t i = 0; i < starts.ints.size(); ++i)
-          axes.push_back(int64_t(i));
-      if (node.input_size() > 4 && !node.input(4).empty())
-        for (int64_t st : constantOf(node, 4).ints)
-          if (st != 1)
-            fail(nodeLabel(node) + ": only step 1 is supported");
-      if (axes.size() != starts.ints.size() || axes.size() != ends.ints.size())
-        fail(nodeLabel(node) + ": starts, ends and axes differ in length");
       Value result = x;
-      for (size_t i = 0; i < axes.size(); ++i) {
-        int64_t axis = axes[i] < 0 ? axes[i] + rank : axes[i];
-        if (axis < 0 || axis >= rank)
-          fail(nodeLabel(node) + ": axis " + std::to_string(axes[i]) + " is out of range");
-        int64_t dim = xs[axis];
-        auto clampIndex = [&](int64_t v) {
-          if (v < 0)
-            v += dim;
-          return std::clamp<int64_t>(v, 0, dim);
-        };
-        int64_t start = clampIndex(starts.ints[i]), end = clampIndex(ends.ints[i]);
-        if (end <= start)
-          fail(nodeLabel(node) + ": empty slice along axis " + std::to_string(axis));
+      for (const SliceRange &range : sliceRanges(node, xs)) {
+        int64_t axis = range.axis, start = range.start, end = range.end, dim = xs[axis];
         if (start == 0 && end == dim)
           continue;
         if (result != x)
