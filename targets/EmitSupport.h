@@ -71,6 +71,28 @@ inline const char *runtimeActivationName(graph::ActivationKind kind) {
   return "";
 }
 
+/// The smallest vocabulary of the embeddings that read the data argument (through micro-batch
+/// slices and reshapes), or 0 when none does: the runtime checks the ids against it.
+inline int64_t embeddingIndexLimit(mlir::func::FuncOp func) {
+  int64_t limit = 0;
+  func.walk([&](graph::EmbeddingOp embedding) {
+    mlir::Value v = embedding.getIndices();
+    while (mlir::Operation *def = v.getDefiningOp()) {
+      if (!mlir::isa<graph::BatchSliceOp, graph::ReshapeOp>(def))
+        return;
+      v = def->getOperand(0);
+    }
+    auto arg = mlir::cast<mlir::BlockArgument>(v);
+    auto role = func.getArgAttrOfType<mlir::StringAttr>(arg.getArgNumber(), graph::kRoleAttr);
+    if (!role || role.getValue() != "data")
+      return;
+    int64_t vocabulary =
+        mlir::cast<mlir::RankedTensorType>(embedding.getTable().getType()).getDimSize(0);
+    limit = limit == 0 ? vocabulary : std::min(limit, vocabulary);
+  });
+  return limit;
+}
+
 /// Appends the initial value (graph.init) of argument `index` of `func` to `blob`, 64-byte
 /// aligned, and returns its offset there; -1 when the argument has no initial value. Fails
 /// with a diagnostic naming the argument when the value cannot be read.

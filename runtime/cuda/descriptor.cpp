@@ -154,6 +154,11 @@ bool decodeProgramDescriptor(const uint8_t *data, size_t size, const unsigned ch
   prog.numTensors = static_cast<int32_t>(out.tensors.size());
   prog.initBlob = initBlob;
   prog.initBlobBytes = initBlobBytes;
+  prog.dataIndexLimit = p->data_index_limit();
+  if (prog.dataIndexLimit < 0) {
+    error = "data_index_limit is negative";
+    return false;
+  }
   return true;
 }
 

@@ -562,6 +562,34 @@ bool checkLabelRange(Source &src, int64_t classes, std::string &error) {
   return true;
 }
 
+/// Token ids (Program::dataIndexLimit): every value of the data must be a whole number in
+/// [0, limit), the rows of the embeddings that read it.
+bool checkIndexRange(Source &src, int64_t limit, std::string &error) {
+  auto text = [](float v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(v));
+    return std::string(buf);
+  };
+  const int64_t rows = src.file.rows();
+  const int64_t perRow = src.rowElems;
+  std::vector<float> row(static_cast<size_t>(perRow));
+  for (int64_t r = 0; r < rows; ++r) {
+    if (!convertRow(src, r, reinterpret_cast<unsigned char *>(row.data()), error))
+      return false;
+    for (int64_t i = 0; i < perRow; ++i) {
+      const float v = row[static_cast<size_t>(i)];
+      if (!(v >= 0.0f && v < static_cast<float>(limit) && std::floor(v) == v)) {
+        error = src.display() + ": token id " + text(v) + " at sample " +
+                std::to_string(r) + ", position " + std::to_string(i) +
+                " is not a whole number in [0, " + std::to_string(limit) +
+                ") (the model's embedding has " + std::to_string(limit) + " rows)";
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
 /// A contiguous range of rows of a data and a labels source.
 struct Split {
   Source *x = nullptr, *y = nullptr;
@@ -1124,6 +1152,8 @@ int main(int argc, char **argv) {
               dflag + " " + dpath + " has " + std::to_string(d.file.rows());
       return false;
     }
+    if (prog.dataIndexLimit > 0 && !checkIndexRange(d, prog.dataIndexLimit, error))
+      return false;
     return !indexLabels || checkLabelRange(l, numClasses, error);
   };
   const bool separateVal = !opt.valData.empty();

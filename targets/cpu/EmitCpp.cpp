@@ -88,7 +88,8 @@ public:
       os << "    nullptr,\n    0,\n";
     else
       os << "    graphc_init_blob_begin,\n    " << out.initBlob.size() << "ull,\n";
-    os << "    trainStep,\n    " << options.dropoutSeed << "ull, // dropout seed (graphc --seed)\n};\n";
+    os << "    trainStep,\n    " << options.dropoutSeed << "ull, // dropout seed (graphc --seed)\n"
+       << "    " << embeddingIndexLimit(func) << ", // data index limit (token ids)\n};\n";
     return success();
   }
 

@@ -1030,7 +1030,7 @@ private:
         fbb, kDescriptorVersion, options.modelName.c_str(), "cuda",
         uint64_t(func->getAttrOfType<IntegerAttr>(kArenaBytesAttr).getInt()),
         uint64_t(func->getAttrOfType<IntegerAttr>(kAlignmentAttr).getInt()), batch, loss,
-        &tensors, &parameters, &inputs, out.initBlob.size());
+        &tensors, &parameters, &inputs, out.initBlob.size(), embeddingIndexLimit(func));
     desc::FinishProgramBuffer(fbb, root);
     return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
   }

@@ -74,6 +74,10 @@ struct Program {
   // Seed of the counter-based dropout masks (kernels.h: dropoutKeep), which the generated
   // step passes to its dropout kernels: graphc's --seed, fixed at compile time.
   uint64_t seed;
+  // When > 0, the data are token ids that an embedding reads: the runtime refuses data holding
+  // anything but whole numbers in [0, dataIndexLimit) before step 1 (the smallest vocabulary
+  // of the embeddings reading it).
+  int64_t dataIndexLimit;
 };
 
 } // namespace graphc::rt
