@@ -310,6 +310,67 @@ private:
                            [](auto &x, auto &y) { return x + " + " + y; }));
           return success();
         })
+        .Case([&](MulOp m) {
+          addEw(binaryNode(op, m.getLhs(), m.getRhs(), m.getResult(),
+                           [](auto &x, auto &y) { return x + " * " + y; }));
+          return success();
+        })
+        .Case([&](ScaleOp sc) {
+          std::string factor = floatLiteral(attrFloat(sc.getFactor())),
+                      offset = floatLiteral(attrFloat(sc.getOffset()));
+          addEw(unaryNode(op, sc.getInput(), sc.getResult(), [=](auto &x) {
+            return factor + " * " + x + " + " + offset;
+          }));
+          return success();
+        })
+        .Case([&](ClipOp c) {
+          // NaN passes through (both comparisons are false), as the CPU kernel's.
+          std::string lo = floatLiteral(attrFloat(c.getMin())), hi = floatLiteral(attrFloat(c.getMax()));
+          addEw(unaryNode(op, c.getInput(), c.getResult(), [=](auto &x) {
+            return x + " < " + lo + " ? " + lo + " : (" + x + " > " + hi + " ? " + hi + " : " + x + ")";
+          }));
+          return success();
+        })
+        .Case([&](ClipBackwardOp c) {
+          std::string lo = floatLiteral(attrFloat(c.getMin())), hi = floatLiteral(attrFloat(c.getMax()));
+          addEw(binaryNode(op, c.getGrad(), c.getOutput(), c.getResult(), [=](auto &dy, auto &y) {
+            return "(" + y + " > " + lo + " && " + y + " < " + hi + ") ? " + dy + " : 0.0f";
+          }));
+          return success();
+        })
+        .Case([&](ActivationOp a) {
+          std::string kind = runtimeActivationName(a.getKind()),
+                      alpha = floatLiteral(attrFloat(a.getAlpha()));
+          addEw(unaryNode(op, a.getInput(), a.getResult(), [=](auto &x) {
+            return "::graphc::rt::activationValue(" + kind + ", " + alpha + ", " + x + ")";
+          }));
+          return success();
+        })
+        .Case([&](ActivationBackwardOp a) {
+          std::string kind = runtimeActivationName(a.getKind()),
+                      alpha = floatLiteral(attrFloat(a.getAlpha()));
+          addEw(binaryNode(op, a.getGrad(), a.getInput(), a.getResult(), [=](auto &dy, auto &x) {
+            return dy + " * ::graphc::rt::activationDerivative(" + kind + ", " + alpha + ", " + x + ")";
+          }));
+          return success();
+        })
+        .Case([&](FillOp f) { return fill(op, f.getResult(), attrFloat(f.getValue())); })
+        .Case([&](SliceOp sl) {
+          return copyAlongAxis(op, sl.getInput(), sl.getResult(), sl.getAxis(), sl.getOffset(),
+                               /*intoWhole=*/false);
+        })
+        .Case([&](ConcatOp c) {
+          int64_t offset = 0;
+          for (Value in : c.getInputs()) {
+            if (failed(copyAlongAxis(op, in, c.getResult(), c.getAxis(), offset, true)))
+              return failure();
+            offset += tensorDims(in)[c.getAxis()];
+          }
+          return success();
+        })
+        .Case([&](TransposeOp t) { return transpose(t); })
+        .Case([&](EmbeddingOp e) { return embedding(e); })
+        .Case([&](EmbeddingBackwardOp e) { return embeddingBackward(e); })
         .Case([&](ReluOp u) {
           addEw(unaryNode(op, u.getInput(), u.getResult(),
                           [](auto &x) { return x + " < 0.0f ? 0.0f : " + x; }));
@@ -414,8 +475,10 @@ private:
                  << "'" << other->getName()
                  << "' is not supported on --target=cuda yet (the CUDA target covers dense, "
                     "matmul, bias_grad, conv2d and its backward ops, max_pool2d and its "
-                    "backward, reshape, add, relu/sigmoid/tanh/softmax and their backward ops, "
-                    "the losses and the sgd/momentum/adam updates; use --target=cpu)";
+                    "backward, reshape, transpose, slice, concat, fill, add, mul, scale, clip, "
+                    "relu/sigmoid/tanh/softmax and the other activations and their backward "
+                    "ops, embedding and its backward, the losses and the sgd/momentum/adam "
+                    "updates; use --target=cpu)";
         });
   }
 
@@ -582,6 +645,101 @@ private:
                ") == self)\n          sum += dy[oy * " + S(gs[3]) + " + ox];\n    " +
                ptr(p.getResult()) + "[e] = sum;\n  }\n}\n\n";
     addCode(launch(k, total, op));
+    return success();
+  }
+
+  /// y[i] = value: the zero initial state of recurrent layers, a slice gradient's padding.
+  LogicalResult fill(Operation *op, Value y, float value) {
+    int64_t n = tensorElements(y);
+    std::string k = kernelName("fill");
+    kernels += "// " + label(op) + "\n__global__ void " + k + "(unsigned char *arena) {\n" +
+               gridLoop("i", std::to_string(n)) + "    " + ptr(y) + "[i] = " +
+               floatLiteral(value) + ";\n  }\n}\n\n";
+    addCode(launch(k, n, op));
+    return success();
+  }
+
+  /// A slice (part = the result, read from `whole` at `offset` along `axis`) or one input of a
+  /// concat (part = the input, written into `whole`): a copy over the part's elements.
+  LogicalResult copyAlongAxis(Operation *op, Value from, Value to, int64_t axis, int64_t offset,
+                              bool intoWhole) {
+    Value part = intoWhole ? from : to, whole = intoWhole ? to : from;
+    auto pd = tensorDims(part), wd = tensorDims(whole);
+    int64_t inner = 1;
+    for (size_t i = axis + 1; i < pd.size(); ++i)
+      inner *= pd[i];
+    int64_t partRows = pd[axis] * inner, wholeRows = wd[axis] * inner, n = tensorElements(part);
+    auto S = [](int64_t v) { return std::to_string(v); };
+    std::string wholeIndex = "(i / " + S(partRows) + ") * " + S(wholeRows) + " + " +
+                             S(offset * inner) + " + i % " + S(partRows);
+    std::string k = kernelName(intoWhole ? "concat" : "slice");
+    std::string assign = intoWhole ? ptr(whole) + "[" + wholeIndex + "] = " + ptr(part) + "[i]"
+                                   : ptr(part) + "[i] = " + ptr(whole) + "[" + wholeIndex + "]";
+    kernels += "// " + label(op) + "\n__global__ void " + k + "(unsigned char *arena) {\n" +
+               gridLoop("i", S(n)) + "    " + assign + ";\n  }\n}\n\n";
+    addCode(launch(k, n, op));
+    return success();
+  }
+
+  /// One thread per output element: its coordinates (row-major over the result's dims) read
+  /// the input at the permuted coordinates.
+  LogicalResult transpose(TransposeOp t) {
+    Operation *op = t;
+    auto in = tensorDims(t.getInput()), outDims = tensorDims(t.getResult());
+    ArrayRef<int64_t> perm = t.getPerm();
+    size_t rank = in.size();
+    std::vector<int64_t> inStride(rank, 1);
+    for (size_t d = rank - 1; d-- > 0;)
+      inStride[d] = inStride[d + 1] * in[d + 1];
+    auto S = [](int64_t v) { return std::to_string(v); };
+    int64_t n = tensorElements(t.getResult());
+    std::string body = "    int64_t rest = i, src = 0;\n";
+    for (size_t d = rank; d-- > 0;)
+      body += "    src += (rest % " + S(outDims[d]) + ") * " + S(inStride[perm[d]]) +
+              ";\n    rest /= " + S(outDims[d]) + ";\n";
+    std::string k = kernelName("transpose");
+    kernels += "// " + label(op) + "\n__global__ void " + k + "(unsigned char *arena) {\n" +
+               gridLoop("i", S(n)) + body + "    " + ptr(t.getResult()) + "[i] = " +
+               ptr(t.getInput()) + "[src];\n  }\n}\n\n";
+    addCode(launch(k, n, op));
+    return success();
+  }
+
+  /// One thread per (index, feature); an index that is not a row reads zeros (embeddingRow).
+  LogicalResult embedding(EmbeddingOp e) {
+    Operation *op = e;
+    auto table = tensorDims(e.getTable());
+    int64_t count = tensorElements(e.getIndices()), features = table[1];
+    auto S = [](int64_t v) { return std::to_string(v); };
+    std::string k = kernelName("embedding");
+    kernels += "// " + label(op) + "\n__global__ void " + k + "(unsigned char *arena) {\n" +
+               gridLoop("i", S(count * features)) + "    const int64_t row = "
+               "::graphc::rt::embeddingRow(" + ptr(e.getIndices()) + "[i / " + S(features) +
+               "], " + S(table[0]) + ");\n    " + ptr(e.getResult()) +
+               "[i] = row < 0 ? 0.0f : " + ptr(e.getTable()) + "[row * " + S(features) +
+               " + i % " + S(features) + "];\n  }\n}\n\n";
+    addCode(launch(k, count * features, op));
+    return success();
+  }
+
+  /// The table gradient without atomics, deterministic and in the CPU kernel's order: zero it,
+  /// then one thread per feature column adds the gradient rows in index order (O(count) per
+  /// thread, `features`-wide parallelism).
+  LogicalResult embeddingBackward(EmbeddingBackwardOp e) {
+    Operation *op = e;
+    auto table = tensorDims(e.getResult());
+    int64_t count = tensorElements(e.getIndices()), vocabulary = table[0], features = table[1];
+    auto S = [](int64_t v) { return std::to_string(v); };
+    if (failed(fill(op, e.getResult(), 0.0f)))
+      return failure();
+    std::string k = kernelName("embedding_backward");
+    kernels += "// " + label(op) + "\n__global__ void " + k + "(unsigned char *arena) {\n" +
+               gridLoop("f", S(features)) + "    for (int64_t i = 0; i < " + S(count) +
+               "; ++i) {\n      const int64_t row = ::graphc::rt::embeddingRow(" +
+               ptr(e.getIndices()) + "[i], " + S(vocabulary) + ");\n      if (row >= 0)\n        " +
+               ptr(e.getResult()) + "[row * " + S(features) + " + f] += " + ptr(e.getGrad()) +
+               "[i * " + S(features) + " + f];\n    }\n  }\n}\n\n";
+    addCode(launch(k, features, op));
     return success();
   }
 

@@ -3,7 +3,7 @@
 
   host_vs_cpu.py --model M.onnx|M.mlir --graphc PATH --src SRC --lib LIBDIR --workdir DIR
                  [--loss L] [--optimizer O] [--lr F] [--steps N] [--tol 1e-5] [--cxx c++]
-                 [--build=host|gpu]
+                 [--build=host|gpu] [--batch N] [--classes 10] [--ids V]
 
 1. graphc --target=cuda --compile-to=source writes DIR/step.cu (and DIR/step.cu.weights.bin);
 2. the host compiler builds it with -DGRAPHC_HOST_SHIM: the generated kernels (fused elementwise
@@ -93,12 +93,17 @@ def main():
     ap.add_argument("--tol", type=float, default=1e-5)
     ap.add_argument("--cxx", default=os.environ.get("GRAPHC_CXX", "c++"))
     ap.add_argument("--build", choices=("host", "gpu"), default="host")
+    ap.add_argument("--batch", type=int, help="graphc --batch (models with a None batch, e.g. Keras)")
+    ap.add_argument("--classes", type=int, default=10, help="classes of sparse labels")
+    ap.add_argument("--ids", type=int, help="data are token ids in [0, IDS) (embedding models)")
     args = ap.parse_args()
 
     work = args.workdir
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     flags = ["--loss=" + args.loss, "--optimizer=" + args.optimizer, "--lr=" + args.lr, "--quiet"]
+    if args.batch:
+        flags.append("--batch=%d" % args.batch)
 
     if args.build == "gpu":
         host = os.path.join(work, "gpu")
@@ -136,11 +141,12 @@ def main():
 
     xshape = [samples] + shapes["data"][1][1:]
     write_npy(os.path.join(work, "x.npy"), xshape, "f4",
-              [rng.gauss(0.0, 1.0) for _ in range(numel(xshape))])
+              [float(rng.randrange(args.ids)) if args.ids else rng.gauss(0.0, 1.0)
+               for _ in range(numel(xshape))])
     ltype, ldims = shapes["labels"]
     yshape = [samples] + ldims[1:]
     if ltype == "int64":
-        classes = 10  # every sparse-label test model has 10 classes
+        classes = args.classes
         write_npy(os.path.join(work, "y.npy"), yshape, "i8",
                   [rng.randrange(classes) for _ in range(numel(yshape))])
     elif args.loss == "binary_crossentropy":

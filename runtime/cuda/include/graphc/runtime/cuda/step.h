@@ -13,6 +13,7 @@
 
 #include <cstdint>
 
+#include "graphc/runtime/elementwise_math.h"
 #include "graphc/runtime/program.h"
 
 #ifdef GRAPHC_HOST_SHIM
