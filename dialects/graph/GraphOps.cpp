@@ -255,6 +255,9 @@ LogicalResult Conv2dBackwardDataOp::verify() {
                                  getDilations(), static_cast<int64_t>(getGroups()));
   if (failed(shape))
     return failure();
+  if (getBias() && failed(expectShape(*this, "bias", getBias().getType(),
+                                      {tensorType(getResult()).getDimSize(1)})))
+    return failure();
   return expectShape(*this, "grad", getGrad().getType(), *shape);
 }
 

@@ -144,11 +144,24 @@ def Graph_Conv2dOp : Graph_Op<"conv2d", [Pure, SameFloatElementType]> {
 }
 
 def Graph_Conv2dBackwardDataOp : Graph_Op<"conv2d_backward_data", [Pure, SameFloatElementType]> {
-  let summary = "gradient of conv2d with respect to its input";
+  let summary = "gradient of conv2d with respect to its input; also the transposed convolution";
   let description = [{
-    The result type is the conv2d input type; it cannot be inferred because strides drop rows.
+    The result type is the conv2d input type; it cannot be inferred because strides drop rows
+    (rows no output reads are zero).
+
+    The same op is the forward of a transposed convolution (ONNX ConvTranspose, Keras
+    Conv2DTranspose): `grad` is then the layer's input [N, K, OH, OW], `filter` its weight
+    [K, C / groups, R, S] (ONNX's ConvTranspose layout as it is), and the optional `bias` [C] is
+    added per output channel. Its gradients are a conv2d (input) and a conv2d_backward_filter
+    (filter).
+
+    ```mlir
+    %y = graph.conv2d_backward_data %x, %w, %b {strides = array<i64: 2, 2>, padding = array<i64: 0, 0, 1, 1>, dilations = array<i64: 1, 1>}
+        : (tensor<2x8x4x4xf32>, tensor<8x4x3x3xf32>, tensor<4xf32>) -> tensor<2x4x8x8xf32>
+    ```
   }];
-  let arguments = (ins GraphFloatTensor:$grad, GraphFloatTensor:$filter, DenseI64ArrayAttr:$strides,
+  let arguments = (ins GraphFloatTensor:$grad, GraphFloatTensor:$filter,
+                       Optional<GraphFloatTensor>:$bias, DenseI64ArrayAttr:$strides,
                        DenseI64ArrayAttr:$padding, DenseI64ArrayAttr:$dilations,
                        DefaultValuedAttr<I64Attr, "1">:$groups);
   let results = (outs GraphFloatTensor:$result);

@@ -220,6 +220,15 @@ func.func @conv_backward_data_shape(%dy: tensor<2x4x5x5xf32>, %f: tensor<4x3x3x3
 
 // -----
 
+// conv2d_backward_data as a transposed convolution: one bias per result channel.
+func.func @conv_transpose_bias(%x: tensor<2x4x6x6xf32>, %f: tensor<4x3x3x3xf32>, %b: tensor<4xf32>) -> tensor<2x3x8x8xf32> {
+  // expected-error @+1 {{'graph.conv2d_backward_data' op bias should have shape [3], got 'tensor<4xf32>'}}
+  %y = graph.conv2d_backward_data %x, %f, %b {strides = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<2x4x6x6xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<2x3x8x8xf32>
+  return %y : tensor<2x3x8x8xf32>
+}
+
+// -----
+
 // conv2d_backward_data: the result (conv input) channels must match the filter's I.
 func.func @conv_backward_data_channels(%dy: tensor<2x4x6x6xf32>, %f: tensor<4x3x3x3xf32>) -> tensor<2x5x8x8xf32> {
   // expected-error @+1 {{'graph.conv2d_backward_data' op input channels 5 do not match filter channels 3 (filter is OIHW)}}
