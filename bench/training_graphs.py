@@ -175,7 +175,9 @@ MODELS = [
     ("vgg16", "torchvision vgg16, 224x224", tv("vgg16"), (3, 224, 224), 16, SCE, False, False),
     ("mobilenet_v2", "torchvision mobilenet_v2, 224x224", tv("mobilenet_v2"), (3, 224, 224), 32,
      SCE, False, False),
-    ("unet", "U-Net, 256x256", UNet, (3, 256, 256), 8, SCE, False, False),
+    # Per-pixel binary segmentation (one output channel, sigmoid): graphc's sparse categorical
+    # loss takes [batch, classes] predictions, not [batch, classes, H, W].
+    ("unet", "U-Net, 256x256", lambda: UNet(sigmoid=True), (3, 256, 256), 8, BCE, False, False),
     ("transformer", "6-layer Transformer encoder, d_model 512, 8 heads, seq 512", Encoder,
      (512, 512), 8, SCE, False, False),
     ("lstm", "Embedding+LSTM classifier, seq 200", LSTMClassifier, (200,), 32, SCE, True, False),
