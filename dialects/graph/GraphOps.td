@@ -374,7 +374,8 @@ def Graph_ReshapeOp : Graph_Op<"reshape", [Pure, SameFloatElementType]> {
 def Graph_TransposeOp : Graph_Op<"transpose", [Pure, SameFloatElementType]> {
   let summary = "permutation of the axes: result axis i is input axis perm[i]";
   let description = [{
-    ONNX Transpose. Its gradient is the transpose by the inverse permutation.
+    ONNX Transpose. Its gradient is the transpose by the inverse permutation. Folds: the
+    identity, and a transpose of a transpose (into one, or nothing).
 
     ```mlir
     %y = graph.transpose %x {perm = array<i64: 1, 0, 2>} : (tensor<4x16x32xf32>) -> tensor<16x4x32xf32>
@@ -384,6 +385,7 @@ def Graph_TransposeOp : Graph_Op<"transpose", [Pure, SameFloatElementType]> {
   let results = (outs GraphFloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
 def Graph_ConcatOp : Graph_Op<"concat", [Pure, SameFloatElementType]> {
