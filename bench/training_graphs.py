@@ -93,34 +93,40 @@ def tv(name):
 
 
 class UNet(nn.Module):
-    """The U-Net of Ronneberger et al. with padded convolutions and BatchNorm: 4 down steps,
-    channels 64..1024, ConvTranspose2d up-sampling, skip concatenations, 1x1 head (2 classes,
-    per-pixel softmax over the channel axis)."""
+    """The U-Net of Ronneberger et al. with padded convolutions and BatchNorm: `levels` down
+    steps (4: channels 64..1024), ConvTranspose2d up-sampling, skip concatenations, a 1x1 head
+    with a per-pixel softmax over `classes` channels, or one channel and a sigmoid. test/e2e
+    trains a 2-level one against PyTorch. With `head = False` it returns the logits."""
 
-    def __init__(self, classes=2, base=64):
+    def __init__(self, classes=2, base=64, levels=4, sigmoid=False):
         super().__init__()
 
         def block(i, o):
             return nn.Sequential(nn.Conv2d(i, o, 3, padding=1), nn.BatchNorm2d(o), nn.ReLU(),
                                  nn.Conv2d(o, o, 3, padding=1), nn.BatchNorm2d(o), nn.ReLU())
-        ch = [base * 2 ** i for i in range(5)]
+        ch = [base * 2 ** i for i in range(levels + 1)]
         self.down = nn.ModuleList([block(3, ch[0])] +
-                                  [block(ch[i], ch[i + 1]) for i in range(4)])
+                                  [block(ch[i], ch[i + 1]) for i in range(levels)])
         self.up = nn.ModuleList([nn.ConvTranspose2d(ch[i + 1], ch[i], 2, stride=2)
-                                 for i in reversed(range(4))])
-        self.dec = nn.ModuleList([block(ch[i + 1], ch[i]) for i in reversed(range(4))])
-        self.head = nn.Conv2d(ch[0], classes, 1)
+                                 for i in reversed(range(levels))])
+        self.dec = nn.ModuleList([block(ch[i + 1], ch[i]) for i in reversed(range(levels))])
+        self.out = nn.Conv2d(ch[0], 1 if sigmoid else classes, 1)
+        self.sigmoid = sigmoid
+        self.head = True
 
     def forward(self, x):
         skips = []
         for i, d in enumerate(self.down):
             x = d(x)
-            if i < 4:
+            if i < len(self.up):
                 skips.append(x)
                 x = F.max_pool2d(x, 2)
         for up, dec in zip(self.up, self.dec):
             x = dec(torch.cat([up(x), skips.pop()], dim=1))
-        return torch.softmax(self.head(x), dim=1)
+        x = self.out(x)
+        if not self.head:
+            return x
+        return torch.sigmoid(x) if self.sigmoid else torch.softmax(x, dim=1)
 
 
 class Encoder(nn.Module):
@@ -169,7 +175,9 @@ MODELS = [
     ("vgg16", "torchvision vgg16, 224x224", tv("vgg16"), (3, 224, 224), 16, SCE, False, False),
     ("mobilenet_v2", "torchvision mobilenet_v2, 224x224", tv("mobilenet_v2"), (3, 224, 224), 32,
      SCE, False, False),
-    ("unet", "U-Net, 256x256", UNet, (3, 256, 256), 8, SCE, False, False),
+    # Per-pixel binary segmentation (one output channel, sigmoid): graphc's sparse categorical
+    # loss takes [batch, classes] predictions, not [batch, classes, H, W].
+    ("unet", "U-Net, 256x256", lambda: UNet(sigmoid=True), (3, 256, 256), 8, BCE, False, False),
     ("transformer", "6-layer Transformer encoder, d_model 512, 8 heads, seq 512", Encoder,
      (512, 512), 8, SCE, False, False),
     ("lstm", "Embedding+LSTM classifier, seq 200", LSTMClassifier, (200,), 32, SCE, True, False),

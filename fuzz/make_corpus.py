@@ -94,6 +94,17 @@ model("conv-pool-flatten",
       [init("w", rng.standard_normal((2, 1, 3, 3))), init("b", np.zeros(2)),
        init("w2", rng.standard_normal((2, 8)))])
 
+model("conv-transpose-concat",
+      [helper.make_node("ConvTranspose", ["x", "w", "b"], ["u"], kernel_shape=[3, 3],
+                        strides=[2, 2], pads=[1, 1, 1, 1], output_padding=[1, 1]),
+       helper.make_node("Relu", ["u"], ["r"]),
+       helper.make_node("Concat", ["r", "r"], ["c"], axis=1),
+       helper.make_node("Flatten", ["c"], ["f"], axis=1),
+       helper.make_node("Gemm", ["f", "w2"], ["y"], transB=1)],
+      [vi("x", [1, 2, 2, 2])], [vi("y", [1, 2])],
+      [init("w", rng.standard_normal((2, 1, 3, 3))), init("b", np.zeros(1)),
+       init("w2", rng.standard_normal((2, 32)))])
+
 shape = helper.make_tensor("shape", TensorProto.INT64, [2], [1, -1])
 model("constant-reshape",
       [helper.make_node("Constant", [], ["s"], value=shape),

@@ -365,6 +365,42 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
         return success();
       };
 
+      // The gradients of a convolution: conv2d y = conv(x, W) has dx = conv^T(dy, W) and dW
+      // the filter gradient of (x, dy). A transposed convolution y = conv^T(x, W)
+      // (conv2d_backward_data in a forward function, see GraphOps.td) has dx = conv(dy, W) and,
+      // as <dy, conv^T(x, W)> = <x, conv(dy, W)>, dW is the filter gradient of that conv: of
+      // (dy, x). Either way the bias gradient sums dy over all but the channels.
+      auto convGradients = [&](auto conv, Value x, Value dy, bool transposed) {
+        Operation *op = conv;
+        Value w = conv.getFilter();
+        if (needsGrad.contains(x)) {
+          Location loc = gradLoc(op, "grad_input");
+          Value dx = transposed
+                         ? Value(b.create<Conv2dOp>(loc, x.getType(), dy, w, Value(),
+                                                    conv.getStridesAttr(), conv.getPaddingAttr(),
+                                                    conv.getDilationsAttr(),
+                                                    conv.getGroupsAttr()))
+                         : Value(b.create<Conv2dBackwardDataOp>(
+                               loc, x.getType(), dy, w, Value(), conv.getStridesAttr(),
+                               conv.getPaddingAttr(), conv.getDilationsAttr(),
+                               conv.getGroupsAttr()));
+          setGrad(x, dx, op);
+        }
+        Value dw, db; // none for a frozen filter or bias
+        if (needsGrad.contains(w))
+          dw = b.create<Conv2dBackwardFilterOp>(
+              gradLoc(op, "grad_filter"), w.getType(), transposed ? x : dy, transposed ? dy : x,
+              conv.getStridesAttr(), conv.getPaddingAttr(), conv.getDilationsAttr(),
+              conv.getGroupsAttr());
+        if (Value bias = conv.getBias(); bias && needsGrad.contains(bias))
+          db = b.create<BiasGradOp>(gradLoc(op, "grad_bias"), bias.getType(), dy, 1);
+        if (dw)
+          setGrad(w, dw, op);
+        if (db)
+          setGrad(conv.getBias(), db, op);
+        return success();
+      };
+
       // A normalization's backward op yields the gradients of (input, scale, bias) in order.
       auto setNormGradients = [&](Operation *op, std::initializer_list<Value> operands,
                                   ResultRange grads) {
@@ -556,25 +592,10 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
                   return success();
                 })
                 .Case([&](Conv2dOp conv) {
-                  Value x = conv.getInput(), w = conv.getFilter();
-                  if (wants(x))
-                    setGrad(x, b.create<Conv2dBackwardDataOp>(
-                                   gradLoc(op, "grad_input"), x.getType(), dy, w,
-                                   conv.getStridesAttr(), conv.getPaddingAttr(),
-                                   conv.getDilationsAttr(), conv.getGroupsAttr()),
-                            op);
-                  Value dw, db; // none for a frozen filter or bias
-                  if (wants(w))
-                    dw = b.create<Conv2dBackwardFilterOp>(
-                        gradLoc(op, "grad_filter"), w.getType(), dy, x, conv.getStridesAttr(),
-                        conv.getPaddingAttr(), conv.getDilationsAttr(), conv.getGroupsAttr());
-                  if (Value bias = conv.getBias(); bias && wants(bias))
-                    db = b.create<BiasGradOp>(gradLoc(op, "grad_bias"), bias.getType(), dy, 1);
-                  if (dw)
-                    setGrad(w, dw, op);
-                  if (db)
-                    setGrad(conv.getBias(), db, op);
-                  return success();
+                  return convGradients(conv, conv.getInput(), dy, /*transposed=*/false);
+                })
+                .Case([&](Conv2dBackwardDataOp tconv) {
+                  return convGradients(tconv, tconv.getGrad(), dy, /*transposed=*/true);
                 })
                 .Case([&](MaxPool2dOp pool) {
                   if (wants(pool.getInput()))

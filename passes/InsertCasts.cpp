@@ -1,13 +1,13 @@
 // graphc-insert-casts: mixed precision in the spirit of torch.autocast.
 //
 // One forward walk over the function (O(ops)) decides each op's precision from three lists:
-// dense, matmul and conv2d run in 16 bit; ops whose numerics do not care follow their inputs;
-// batch_norm keeps its activation's type but f32 parameters and statistics; everything else
-// (softmax, losses, updates) runs in f32. Casts are inserted
-// on operands only, memoized per (value, type), so a value read by several 16-bit ops is cast
-// once; results change type in place, and users visited later adapt to them. Parameters keep
-// their f32 type (master weights): the cast that feeds a 16-bit op is differentiated by
-// graphc-build-train-step into an f32 gradient.
+// dense, matmul, conv2d and the transposed convolution (conv2d_backward_data) run in 16 bit;
+// ops whose numerics do not care follow their inputs; batch_norm keeps its activation's type
+// but f32 parameters and statistics; everything else (softmax, losses, updates) runs in f32.
+// Casts are inserted on operands only, memoized per (value, type), so a value read by several
+// 16-bit ops is cast once; results change type in place, and users visited later adapt to
+// them. Parameters keep their f32 type (master weights): the cast that feeds a 16-bit op is
+// differentiated by graphc-build-train-step into an f32 gradient.
 #include "passes/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -27,7 +27,8 @@ namespace {
 enum class Policy { Low, Follow, Normalize, F32 };
 
 Policy policyOf(Operation *op) {
-  if (isa<DenseOp, MatmulOp, BatchMatmulOp, Conv2dOp>(op))
+  // conv2d_backward_data in a forward function is a transposed convolution.
+  if (isa<DenseOp, MatmulOp, BatchMatmulOp, Conv2dOp, Conv2dBackwardDataOp>(op))
     return Policy::Low;
   if (isa<BatchNormOp, LayerNormOp>(op))
     return Policy::Normalize;

@@ -255,6 +255,9 @@ LogicalResult Conv2dBackwardDataOp::verify() {
                                  getDilations(), static_cast<int64_t>(getGroups()));
   if (failed(shape))
     return failure();
+  if (getBias() && failed(expectShape(*this, "bias", getBias().getType(),
+                                      {tensorType(getResult()).getDimSize(1)})))
+    return failure();
   return expectShape(*this, "grad", getGrad().getType(), *shape);
 }
 
@@ -467,6 +470,32 @@ LogicalResult TransposeOp::verify() {
     expected.push_back(x.getDimSize(p));
   }
   return expectShape(*this, "result", getType(), expected);
+}
+
+/// transpose(x, identity) -> x, and transpose(transpose(x, p), q) -> transpose(x, p∘q) in
+/// place (result axis i is x's axis p[q[i]]), or x when that is the identity: the importers'
+/// layout changes (Keras's channels-last layers around graphc's NCHW ones) cancel.
+OpFoldResult TransposeOp::fold(FoldAdaptor) {
+  ArrayRef<int64_t> perm = getPerm();
+  auto isIdentity = [](ArrayRef<int64_t> p) {
+    for (size_t i = 0; i < p.size(); ++i)
+      if (p[i] != int64_t(i))
+        return false;
+    return true;
+  };
+  if (isIdentity(perm))
+    return getInput();
+  auto inner = getInput().getDefiningOp<TransposeOp>();
+  if (!inner)
+    return {};
+  SmallVector<int64_t> composed;
+  for (int64_t q : perm)
+    composed.push_back(inner.getPerm()[size_t(q)]);
+  if (isIdentity(composed))
+    return inner.getInput();
+  getInputMutable().assign(inner.getInput());
+  setPerm(composed);
+  return getResult();
 }
 
 LogicalResult ConcatOp::verify() {

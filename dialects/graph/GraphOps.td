@@ -157,11 +157,24 @@ def Graph_Conv2dOp : Graph_Op<"conv2d", [Pure, SameFloatElementType]> {
 }
 
 def Graph_Conv2dBackwardDataOp : Graph_Op<"conv2d_backward_data", [Pure, SameFloatElementType]> {
-  let summary = "gradient of conv2d with respect to its input";
+  let summary = "gradient of conv2d with respect to its input; also the transposed convolution";
   let description = [{
-    The result type is the conv2d input type; it cannot be inferred because strides drop rows.
+    The result type is the conv2d input type; it cannot be inferred because strides drop rows
+    (rows no output reads are zero).
+
+    The same op is the forward of a transposed convolution (ONNX ConvTranspose, Keras
+    Conv2DTranspose): `grad` is then the layer's input [N, K, OH, OW], `filter` its weight
+    [K, C / groups, R, S] (ONNX's ConvTranspose layout as it is), and the optional `bias` [C] is
+    added per output channel. Its gradients are a conv2d (input) and a conv2d_backward_filter
+    (filter).
+
+    ```mlir
+    %y = graph.conv2d_backward_data %x, %w, %b {strides = array<i64: 2, 2>, padding = array<i64: 0, 0, 1, 1>, dilations = array<i64: 1, 1>}
+        : (tensor<2x8x4x4xf32>, tensor<8x4x3x3xf32>, tensor<4xf32>) -> tensor<2x4x8x8xf32>
+    ```
   }];
-  let arguments = (ins GraphFloatTensor:$grad, GraphFloatTensor:$filter, DenseI64ArrayAttr:$strides,
+  let arguments = (ins GraphFloatTensor:$grad, GraphFloatTensor:$filter,
+                       Optional<GraphFloatTensor>:$bias, DenseI64ArrayAttr:$strides,
                        DenseI64ArrayAttr:$padding, DenseI64ArrayAttr:$dilations,
                        DefaultValuedAttr<I64Attr, "1">:$groups);
   let results = (outs GraphFloatTensor:$result);
@@ -374,7 +387,8 @@ def Graph_ReshapeOp : Graph_Op<"reshape", [Pure, SameFloatElementType]> {
 def Graph_TransposeOp : Graph_Op<"transpose", [Pure, SameFloatElementType]> {
   let summary = "permutation of the axes: result axis i is input axis perm[i]";
   let description = [{
-    ONNX Transpose. Its gradient is the transpose by the inverse permutation.
+    ONNX Transpose. Its gradient is the transpose by the inverse permutation. Folds: the
+    identity, and a transpose of a transpose (into one, or nothing).
 
     ```mlir
     %y = graph.transpose %x {perm = array<i64: 1, 0, 2>} : (tensor<4x16x32xf32>) -> tensor<16x4x32xf32>
@@ -384,6 +398,7 @@ def Graph_TransposeOp : Graph_Op<"transpose", [Pure, SameFloatElementType]> {
   let results = (outs GraphFloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
 def Graph_ConcatOp : Graph_Op<"concat", [Pure, SameFloatElementType]> {

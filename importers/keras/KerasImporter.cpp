@@ -8,7 +8,10 @@
 // NHWC; a Flatten of an image is a plain reshape in graphc's (C, H, W) order, so it remembers
 // that order (`flat`), and the Dense layer that reads it gets its kernel rows permuted at
 // import (free) so that it computes exactly what Keras computes. A ZeroPadding2D is folded into
-// the padding of the conv or pool that reads it.
+// the padding of the conv or pool that reads it. A 1-D feature map (Conv1D and 1-D pooling
+// outputs, `seq`) is a height-1 image [N, C, 1, L] where Keras sees [N, L, C]; a rank-3 input
+// stays in Keras's order and is transposed once where a 1-D layer first reads it.
+// Conv2DTranspose is graph.conv2d_backward_data, the adjoint of the convolution it undoes.
 //
 // Weights keep Keras's names (`<layer>/<variable>`, e.g. `conv2d/kernel`) in graphc's layout.
 //
@@ -17,6 +20,7 @@
 #include "importers/keras/KerasImporter.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -56,8 +60,10 @@ constexpr const char *kSupported =
     "sigmoid, hard_sigmoid, tanh, softmax, gelu, elu, selu, swish/silu, softplus, softsign, "
     "leaky_relu, hard_silu, linear), ReLU, LeakyReLU, ELU, Softmax, Dropout, "
     "BatchNormalization, ZeroPadding2D (folded into the next Conv2D/DepthwiseConv2D/pooling), "
-    "Add, Subtract, Multiply, Average, Concatenate, Embedding, LSTM, GRU, SimpleRNN, "
-    "Bidirectional, TimeDistributed (Dense, Dropout, activations), and nested "
+    "Add, Subtract, Multiply, Average, Concatenate, Conv1D, MaxPooling1D, AveragePooling1D, "
+    "GlobalAveragePooling1D, GlobalMaxPooling1D, Conv2DTranspose, SeparableConv2D, Permute, "
+    "LayerNormalization (last axis), Embedding, LSTM, GRU, SimpleRNN, Bidirectional, "
+    "TimeDistributed (Dense, Dropout, activations), and nested "
     "Sequential/Functional models";
 
 struct ImportError {
@@ -68,6 +74,8 @@ struct ImportError {
 struct Tensor {
   Value v;
   bool image = false;        // v is [N, C, H, W]; Keras sees [N, H, W, C]
+  bool seq = false;          // with image: v is [N, C, 1, L], Keras sees [N, L, C] (a 1-D
+                             // feature map as a height-1 image, for conv2d and the pools)
   int64_t flat[3] = {0, 0, 0}; // v is [N, C*H*W] in (C, H, W) order; Keras's is (H, W, C)
   int64_t pad[4] = {0, 0, 0, 0}; // pending ZeroPadding2D [top, left, bottom, right]
   bool nonNegative = false;  // relu/relu6/sigmoid/softmax output (zero padding = -inf padding
@@ -286,6 +294,8 @@ private:
   /// The shape as Keras sees it.
   static std::vector<int64_t> kerasShape(const Tensor &t) {
     auto s = shapeOf(t.v);
+    if (t.image && t.seq)
+      return {s[0], s[3], s[1]};
     if (t.image)
       return {s[0], s[2], s[3], s[1]};
     return s;
@@ -590,7 +600,7 @@ private:
   }
 
   Tensor needImage(const Layer &l, const Tensor &t) {
-    if (!t.image)
+    if (!t.image || t.seq)
       failLayer(l, "expects a 4-D (batch, height, width, channels) input, got shape " +
                        shapeText(kerasShape(t)));
     return t;
@@ -734,25 +744,62 @@ private:
     return pad;
   }
 
-  Tensor conv(const Layer &l, const Tensor &in, bool depthwise, Location loc) {
-    needImage(l, in);
-    auto xs = shapeOf(in.v); // N C H W
-    int64_t c = xs[1];
-    auto kernel = intsAttr(l, "kernel_size", 2, {});
-    auto strides = intsAttr(l, "strides", 2, {1, 1});
-    auto dilations = intsAttr(l, "dilation_rate", 2, {1, 1});
+  /// A window attribute (kernel_size, strides, ...) as [h, w]. A 1-D layer has one value: the
+  /// width of a height-1 window (graphc runs 1-D layers as height-1 images).
+  std::vector<int64_t> windowAttr(const Layer &l, llvm::StringRef key, bool oneD,
+                                  std::vector<int64_t> dflt) {
+    if (!oneD)
+      return intsAttr(l, key, 2, dflt);
+    return {1, intsAttr(l, key, 1, dflt.empty() ? dflt : std::vector<int64_t>{dflt[1]})[0]};
+  }
+
+  /// A Keras kernel (H, W, I, O) as graphc's OIHW filter; depthwise: (H, W, C, M) as
+  /// (C·M, 1, H, W), output channel c·M + m as Keras numbers them.
+  static std::vector<float> kernelToOihw(const std::vector<float> &k, int64_t kh, int64_t kw,
+                                         int64_t in, int64_t out, bool depthwise) {
+    std::vector<float> filter(k.size());
+    int64_t inPerGroup = depthwise ? 1 : in;
+    for (int64_t h = 0; h < kh; ++h)
+      for (int64_t x = 0; x < kw; ++x)
+        for (int64_t i = 0; i < in; ++i)
+          for (int64_t o = 0; o < out; ++o) {
+            float value = k[size_t(((h * kw + x) * in + i) * out + o)];
+            int64_t oo = depthwise ? i * out + o : o, ii = depthwise ? 0 : i;
+            filter[size_t(((oo * inPerGroup + ii) * kh + h) * kw + x)] = value;
+          }
+    return filter;
+  }
+
+  void noStridedDilation(const Layer &l, ArrayRef<int64_t> strides, ArrayRef<int64_t> dilations) {
     if ((strides[0] > 1 || strides[1] > 1) && (dilations[0] > 1 || dilations[1] > 1))
       refuseAttr(l, "dilation_rate", "> 1 together with strides > 1 is not supported (Keras "
                                      "refuses it too)");
+  }
+  int64_t depthMultiplier(const Layer &l) {
+    int64_t mult = intAttr(l, "depth_multiplier", 1);
+    if (mult < 1 || mult > 65536)
+      refuseAttr(l, "depth_multiplier", "must be positive");
+    return mult;
+  }
+
+  /// Conv2D, DepthwiseConv2D, and with `oneD` Conv1D (on the [N, C, 1, L] view asSequence
+  /// gives; its kernel (K, I, O) is the (1, K, I, O) HWIO kernel of a height-1 window).
+  Tensor conv(const Layer &l, const Tensor &in, bool depthwise, Location loc, bool oneD = false) {
+    if (!oneD)
+      needImage(l, in);
+    auto xs = shapeOf(in.v); // N C H W
+    int64_t c = xs[1];
+    auto kernel = windowAttr(l, "kernel_size", oneD, {});
+    auto strides = windowAttr(l, "strides", oneD, {1, 1});
+    auto dilations = windowAttr(l, "dilation_rate", oneD, {1, 1});
+    noStridedDilation(l, strides, dilations);
     std::string mode = strAttr(l, "padding", "valid");
     bool useBias = boolAttr(l, "use_bias", true);
     int64_t groups, outC;
     std::vector<VarSpec> vars;
     double receptive = double(kernel[0] * kernel[1]);
     if (depthwise) {
-      int64_t mult = intAttr(l, "depth_multiplier", 1);
-      if (mult < 1 || mult > 65536)
-        refuseAttr(l, "depth_multiplier", "must be positive");
+      int64_t mult = depthMultiplier(l);
       groups = c;
       outC = c * mult;
       vars.push_back({"depthwise_kernel", {kernel[0], kernel[1], c, mult}, "depthwise_initializer",
@@ -766,32 +813,30 @@ private:
         refuseAttr(l, "groups", "= " + std::to_string(groups) + " must divide the " +
                                     std::to_string(c) + " input channels and the filters");
       outC = filters;
-      vars.push_back({"kernel", {kernel[0], kernel[1], c / groups, filters}, "kernel_initializer",
-                      "glorot_uniform", receptive * double(c / groups), receptive * double(filters)});
+      std::vector<int64_t> shape = {kernel[0], kernel[1], c / groups, filters};
+      if (oneD)
+        shape.erase(shape.begin());
+      vars.push_back({"kernel", shape, "kernel_initializer", "glorot_uniform",
+                      receptive * double(c / groups), receptive * double(filters)});
     }
     if (useBias)
       vars.push_back({"bias", {outC}, "bias_initializer", "zeros"});
     checkSize(l, vars[0].shape);
-    auto pad = windowPadding(l, in, mode, kernel, strides, dilations);
+    if (oneD && mode != "valid" && mode != "same" && mode != "causal")
+      refuseAttr(l, "padding", "= " + mode + " is not supported (valid, same or causal)");
+    // Causal (1-D only): every output sees only the current and earlier steps, i.e. all the
+    // padding on the left.
+    auto pad = oneD && mode == "causal"
+                   ? std::vector<int64_t>{0, (kernel[1] - 1) * dilations[1], 0, 0}
+                   : windowPadding(l, in, mode, kernel, strides, dilations);
     int64_t oh = convOutputSize(xs[2], kernel[0], strides[0], pad[0], pad[2], dilations[0]);
     int64_t ow = convOutputSize(xs[3], kernel[1], strides[1], pad[1], pad[3], dilations[1]);
     if (oh <= 0 || ow <= 0)
       failLayer(l, "the kernel does not fit the input of shape " + shapeText(kerasShape(in)));
     auto w = layerWeights(l, vars);
-    // HWIO (or H W C M for depthwise) -> OIHW.
     int64_t inPerGroup = depthwise ? 1 : c / groups;
-    std::vector<float> filter(size_t(outC * inPerGroup * kernel[0] * kernel[1]));
-    const std::vector<float> &k = w[0].values;
-    for (int64_t h = 0; h < kernel[0]; ++h)
-      for (int64_t x = 0; x < kernel[1]; ++x)
-        for (int64_t i = 0; i < (depthwise ? c : inPerGroup); ++i)
-          for (int64_t o = 0; o < (depthwise ? outC / c : outC); ++o) {
-            float value = k[size_t(((h * kernel[1] + x) * (depthwise ? c : inPerGroup) + i) *
-                                       (depthwise ? outC / c : outC) +
-                                   o)];
-            int64_t oo = depthwise ? i * (outC / c) + o : o, ii = depthwise ? 0 : i;
-            filter[size_t(((oo * inPerGroup + ii) * kernel[0] + h) * kernel[1] + x)] = value;
-          }
+    auto filter = kernelToOihw(w[0].values, kernel[0], kernel[1], depthwise ? c : inPerGroup,
+                               depthwise ? outC / c : outC, depthwise);
     Value f = persistent(l, vars[0].name, {outC, inPerGroup, kernel[0], kernel[1]}, filter,
                          l.trainable, "parameter");
     Value bias;
@@ -799,6 +844,7 @@ private:
       bias = persistent(l, "bias", {outC}, w[1].values, l.trainable, "parameter");
     Tensor out;
     out.image = true;
+    out.seq = oneD;
     out.v = b.create<Conv2dOp>(loc, f32({xs[0], outC, oh, ow}), in.v, f, bias,
                                b.getDenseI64ArrayAttr(strides), b.getDenseI64ArrayAttr(pad),
                                b.getDenseI64ArrayAttr(dilations), b.getI64IntegerAttr(groups));
@@ -861,12 +907,14 @@ private:
     return layerActivation(l, out, loc);
   }
 
-  Tensor pool(const Layer &l, const Tensor &in, bool max, Location loc) {
-    needImage(l, in);
+  /// MaxPooling2D/AveragePooling2D, and with `oneD` their 1-D forms (on asSequence's view).
+  Tensor pool(const Layer &l, const Tensor &in, bool max, Location loc, bool oneD = false) {
+    if (!oneD)
+      needImage(l, in);
     auto xs = shapeOf(in.v);
-    auto kernel = intsAttr(l, "pool_size", 2, {2, 2});
+    auto kernel = windowAttr(l, "pool_size", oneD, {2, 2});
     const json::Value *sv = l.config->get("strides");
-    auto strides = (!sv || sv->getAsNull()) ? kernel : intsAttr(l, "strides", 2, kernel);
+    auto strides = (!sv || sv->getAsNull()) ? kernel : windowAttr(l, "strides", oneD, kernel);
     std::string mode = strAttr(l, "padding", "valid");
     bool countIncludePad = false;
     if (in.padded()) {
@@ -889,6 +937,7 @@ private:
       failLayer(l, "the window does not fit the input of shape " + shapeText(kerasShape(in)));
     Tensor out;
     out.image = true;
+    out.seq = oneD;
     out.nonNegative = in.nonNegative;
     auto type = f32({xs[0], xs[1], oh, ow});
     if (max)
@@ -901,8 +950,11 @@ private:
     return out;
   }
 
-  Tensor globalPool(const Layer &l, const Tensor &in, bool max, Location loc) {
-    needImage(l, in);
+  /// GlobalAveragePooling2D/GlobalMaxPooling2D, and with `oneD` the 1-D forms (the window is
+  /// then the whole [1, L] of asSequence's view).
+  Tensor globalPool(const Layer &l, const Tensor &in, bool max, Location loc, bool oneD = false) {
+    if (!oneD)
+      needImage(l, in);
     noPadding(l, in);
     auto xs = shapeOf(in.v);
     std::vector<int64_t> kernel = {xs[2], xs[3]}, strides = {1, 1}, pad = {0, 0, 0, 0};
@@ -919,6 +971,7 @@ private:
     out.nonNegative = in.nonNegative;
     if (boolAttr(l, "keepdims", false)) {
       out.image = true;
+      out.seq = oneD;
       out.v = pooled;
       return out;
     }
@@ -977,7 +1030,7 @@ private:
       t.nonNegative = in.nonNegative;
       return t;
     }
-    bool sameOrder = !in.hasFlat() && (!in.image || ks[3] == 1);
+    bool sameOrder = !in.hasFlat() && (!in.image || ks.back() == 1);
     if (target.size() == 3) {
       // To a channels-last image: NCHW keeps the same element order only with one channel.
       if (!sameOrder || target[2] != 1)
@@ -996,11 +1049,24 @@ private:
     return out;
   }
 
+  /// A normalization's gamma and beta, read from `w` at `i` on, or frozen ones / zeros when
+  /// the layer has scale = false / center = false.
+  std::pair<Value, Value> gammaBeta(const Layer &l, int64_t c, bool scale, bool center,
+                                    const std::vector<KerasArray> &w, size_t &i) {
+    Value gamma = scale ? persistent(l, "gamma", {c}, w[i++].values, l.trainable, "parameter")
+                        : persistent(l, "gamma", {c}, std::vector<float>(size_t(c), 1.f), false,
+                                     "parameter");
+    Value beta = center ? persistent(l, "beta", {c}, w[i++].values, l.trainable, "parameter")
+                        : persistent(l, "beta", {c}, std::vector<float>(size_t(c), 0.f), false,
+                                     "parameter");
+    return {gamma, beta};
+  }
+
   Tensor batchNorm(const Layer &l, const Tensor &in, Location loc) {
     noPadding(l, in);
     noFlat(l, in);
     auto xs = shapeOf(in.v);
-    int64_t rank = xs.size();
+    int64_t rank = kerasShape(in).size(); // a 1-D feature map is rank 3 to Keras
     const json::Value *av = l.config->get("axis");
     int64_t axis = -1;
     if (av) {
@@ -1043,12 +1109,7 @@ private:
                    "one set of moving statistics) is not supported");
     auto w = layerWeights(l, vars);
     size_t i = 0;
-    Value gamma = scale ? persistent(l, "gamma", {c}, w[i++].values, l.trainable, "parameter")
-                        : persistent(l, "gamma", {c}, std::vector<float>(size_t(c), 1.f), false,
-                                     "parameter");
-    Value beta = center ? persistent(l, "beta", {c}, w[i++].values, l.trainable, "parameter")
-                        : persistent(l, "beta", {c}, std::vector<float>(size_t(c), 0.f), false,
-                                     "parameter");
+    auto [gamma, beta] = gammaBeta(l, c, scale, center, w, i);
     Value mean = persistent(l, "moving_mean", {c}, w[i++].values, false, "batch_stats");
     Value var = persistent(l, "moving_variance", {c}, w[i++].values, false, "batch_stats");
     // Keras: moving = moving * momentum + batch * (1 - momentum); graphc's momentum weighs the
@@ -1060,6 +1121,7 @@ private:
                                     l.trainable ? b.getUnitAttr() : UnitAttr());
     Tensor out;
     out.image = in.image;
+    out.seq = in.seq;
     out.v = bn.getResult();
     return out;
   }
@@ -1138,7 +1200,7 @@ private:
       const Tensor &t = ins[i];
       noPadding(l, t);
       noPadding(l, acc);
-      if (t.v.getType() != acc.v.getType() || t.image != acc.image ||
+      if (t.v.getType() != acc.v.getType() || t.image != acc.image || t.seq != acc.seq ||
           !std::equal(t.flat, t.flat + 3, acc.flat))
         failLayer(l, "merges inputs of different shapes " + shapeText(kerasShape(acc)) +
                          " and " + shapeText(kerasShape(t)) + " (no broadcasting)");
@@ -1381,7 +1443,9 @@ private:
     if (axis <= 0 || axis >= rank)
       refuseAttr(l, "axis", "= " + std::to_string(axis) + " is out of range");
     int64_t graphAxis = axis;
-    if (ins[0].image)
+    if (ins[0].image && ins[0].seq)
+      graphAxis = axis == 2 ? 1 : 3; // L C -> C 1 L
+    else if (ins[0].image)
       graphAxis = axis == 3 ? 1 : axis + 1; // H W C -> C H W
     SmallVector<Value> values;
     auto shape = shapeOf(ins[0].v);
@@ -1392,7 +1456,7 @@ private:
       noFlat(l, t);
       auto s = shapeOf(t.v);
       auto ref = shapeOf(ins[0].v);
-      bool ok = t.image == ins[0].image && s.size() == ref.size();
+      bool ok = t.image == ins[0].image && t.seq == ins[0].seq && s.size() == ref.size();
       for (size_t d = 0; ok && d < s.size(); ++d)
         ok = int64_t(d) == graphAxis || s[d] == ref[d];
       if (!ok)
@@ -1404,9 +1468,316 @@ private:
     }
     Tensor out;
     out.image = ins[0].image;
+    out.seq = ins[0].seq;
     out.nonNegative = nonNegative;
     out.v = b.create<ConcatOp>(loc, f32(shape), values, b.getI64IntegerAttr(graphAxis));
     return out;
+  }
+
+  //===--------------------------------------------------------------------===//
+  // 1-D feature maps, transposed and separable convolutions, Permute, LayerNormalization
+  //===--------------------------------------------------------------------===//
+
+  /// The layers of this section, with their Keras aliases.
+  static const std::set<std::string> &convFamily() {
+    static const std::set<std::string> names = {
+        "Conv1D", "Convolution1D", "MaxPooling1D", "MaxPool1D", "AveragePooling1D", "AvgPool1D",
+        "GlobalAveragePooling1D", "GlobalAvgPool1D", "GlobalMaxPooling1D", "GlobalMaxPool1D",
+        "Conv2DTranspose", "Convolution2DTranspose", "SeparableConv2D", "SeparableConvolution2D",
+        "Permute", "LayerNormalization"};
+    return names;
+  }
+
+  Tensor applyConvFamily(const Layer &l, const Tensor &in, Location loc) {
+    const std::string &c = l.cls;
+    if (c == "Conv1D" || c == "Convolution1D")
+      return conv(l, asSequence(l, in, loc), false, loc, /*oneD=*/true);
+    if (c == "MaxPooling1D" || c == "MaxPool1D" || c == "AveragePooling1D" || c == "AvgPool1D")
+      return pool(l, asSequence(l, in, loc), c.rfind("Max", 0) == 0, loc, /*oneD=*/true);
+    if (c == "GlobalAveragePooling1D" || c == "GlobalAvgPool1D")
+      return globalPool(l, asSequence(l, in, loc), false, loc, /*oneD=*/true);
+    if (c == "GlobalMaxPooling1D" || c == "GlobalMaxPool1D")
+      return globalPool(l, asSequence(l, in, loc), true, loc, /*oneD=*/true);
+    if (c == "Conv2DTranspose" || c == "Convolution2DTranspose")
+      return convTranspose(l, in, loc);
+    if (c == "SeparableConv2D" || c == "SeparableConvolution2D")
+      return separableConv(l, in, loc);
+    if (c == "Permute")
+      return permute(l, in, loc);
+    return layerNormalization(l, in, loc);
+  }
+
+  /// Which Keras axis each axis of graphView(t) holds.
+  static std::vector<int64_t> kerasAxes(const Tensor &t) {
+    if (t.image && t.seq)
+      return {0, 2, 1};
+    if (t.image)
+      return {0, 3, 1, 2};
+    std::vector<int64_t> axes(shapeOf(t.v).size());
+    std::iota(axes.begin(), axes.end(), int64_t{0});
+    return axes;
+  }
+  static std::vector<int64_t> inverse(const std::vector<int64_t> &perm) {
+    std::vector<int64_t> inv(perm.size());
+    for (size_t i = 0; i < perm.size(); ++i)
+      inv[size_t(perm[i])] = int64_t(i);
+    return inv;
+  }
+  /// t.v, with a 1-D feature map's height-1 axis dropped ([N, C, L]).
+  Value graphView(const Tensor &t, Location loc) {
+    if (!(t.image && t.seq))
+      return t.v;
+    auto s = shapeOf(t.v);
+    return b.create<ReshapeOp>(loc, f32({s[0], s[1], s[3]}), t.v);
+  }
+  /// `v` with result axis i = axis perm[i]; `v` itself for the identity.
+  Value transposed(Value v, const std::vector<int64_t> &perm, Location loc) {
+    std::vector<int64_t> s = shapeOf(v), shape;
+    bool identity = true;
+    for (size_t i = 0; i < perm.size(); ++i) {
+      identity = identity && perm[i] == int64_t(i);
+      shape.push_back(s[size_t(perm[i])]);
+    }
+    if (identity)
+      return v;
+    return b.create<TransposeOp>(loc, f32(shape), v, b.getDenseI64ArrayAttr(perm));
+  }
+
+  /// A (batch, steps, channels) tensor as graphc's 1-D feature map [N, C, 1, L], a height-1
+  /// image that conv2d and the pools run on. A plain rank-3 value (the model input, a Reshape
+  /// or Permute output) is transposed once; Conv1D and 1-D pooling outputs already are one.
+  Tensor asSequence(const Layer &l, const Tensor &t, Location loc) {
+    if (t.image && t.seq)
+      return t;
+    auto s = shapeOf(t.v);
+    if (t.image || s.size() != 3)
+      failLayer(l, "expects a 3-D (batch, steps, channels) input, got shape " +
+                       shapeText(kerasShape(t)));
+    Tensor out;
+    out.image = out.seq = true;
+    out.nonNegative = t.nonNegative;
+    out.v = b.create<ReshapeOp>(loc, f32({s[0], s[2], 1, s[1]}), transposed(t.v, {0, 2, 1}, loc));
+    return out;
+  }
+
+  /// Permute(dims): one transpose from the input's graphc layout straight to the output's (an
+  /// image when the output has rank 4, Keras's own axis order otherwise).
+  Tensor permute(const Layer &l, const Tensor &in, Location loc) {
+    auto ks = kerasShape(in);
+    size_t rank = ks.size();
+    const json::Value *dv = l.config->get("dims");
+    const json::Array *arr = dv ? dv->getAsArray() : nullptr;
+    std::vector<int64_t> perm = {0}; // Keras output axis j is input axis perm[j]
+    for (size_t j = 0; arr && j < arr->size(); ++j)
+      perm.push_back(integer(&(*arr)[j]).value_or(-1));
+    std::vector<int64_t> sorted = perm;
+    std::sort(sorted.begin(), sorted.end());
+    for (size_t j = 0; j < rank; ++j)
+      if (sorted.size() != rank || sorted[j] != int64_t(j))
+        refuseAttr(l, "dims", "= " + show(dv) + " is not a permutation of the " +
+                                  std::to_string(rank - 1) + " non-batch axes of " +
+                                  shapeText(ks));
+    Tensor out;
+    out.image = rank == 4;
+    out.nonNegative = in.nonNegative;
+    std::vector<int64_t> outAxes(rank); // graphc axis h of the output holds Keras axis outAxes[h]
+    std::iota(outAxes.begin(), outAxes.end(), int64_t{0});
+    if (out.image)
+      outAxes = {0, 3, 1, 2};
+    auto where = inverse(kerasAxes(in)); // Keras axis -> graphc axis of the input
+    std::vector<int64_t> graphPerm;
+    for (int64_t a : outAxes)
+      graphPerm.push_back(where[size_t(perm[size_t(a)])]);
+    out.v = transposed(graphView(in, loc), graphPerm, loc);
+    return out;
+  }
+
+  /// LayerNormalization over the last Keras axis. graph.layer_norm normalizes the last axis of
+  /// its operand, so an image or 1-D feature map (channels first in graphc) is transposed to
+  /// channels last and back around it.
+  Tensor layerNormalization(const Layer &l, const Tensor &in, Location loc) {
+    auto ks = kerasShape(in);
+    int64_t rank = int64_t(ks.size()), axis = -1;
+    const json::Value *av = l.config->get("axis");
+    if (av && !av->getAsNull()) {
+      const json::Value *one = av;
+      if (auto *a = av->getAsArray())
+        one = a->size() == 1 ? &(*a)[0] : nullptr;
+      axis = (one ? integer(one) : std::nullopt).value_or(rank); // rank: refused below
+    }
+    if (axis < 0)
+      axis += rank;
+    if (axis != rank - 1)
+      refuseAttr(l, "axis", "= " + show(av) + " is not supported: graphc normalizes over the "
+                                              "last axis only");
+    if (boolAttr(l, "rms_scaling", false))
+      refuseAttr(l, "rms_scaling", "= true is not supported");
+    double epsilon = numAttr(l, "epsilon", 1e-3);
+    if (!(epsilon > 0))
+      refuseAttr(l, "epsilon", "must be positive");
+    bool center = boolAttr(l, "center", true), scale = boolAttr(l, "scale", true);
+    int64_t d = ks.back(), rows = product(ks) / d;
+    std::vector<VarSpec> vars;
+    if (scale)
+      vars.push_back({"gamma", {d}, "gamma_initializer", "ones"});
+    if (center)
+      vars.push_back({"beta", {d}, "beta_initializer", "zeros"});
+    std::vector<KerasArray> w;
+    if (!vars.empty())
+      w = layerWeights(l, vars);
+    size_t i = 0;
+    auto [gamma, beta] = gammaBeta(l, d, scale, center, w, i);
+    auto axes = kerasAxes(in);
+    Value x = transposed(graphView(in, loc), inverse(axes), loc); // Keras's axis order
+    auto ln = b.create<LayerNormOp>(loc, TypeRange{x.getType(), f32({rows}), f32({rows})}, x,
+                                    gamma, beta, b.getF32FloatAttr(float(epsilon)));
+    Tensor out = in;
+    out.nonNegative = false;
+    out.v = transposed(ln.getResult(), axes, loc);
+    if (in.image && in.seq)
+      out.v = b.create<ReshapeOp>(loc, in.v.getType(), out.v);
+    return out;
+  }
+
+  /// One axis of a Conv2DTranspose as TensorFlow computes it: the adjoint of the SAME or VALID
+  /// convolution that maps Keras's output length back to the input length `in`. Returns that
+  /// length and the convolution's [before, after] padding, or nothing where TensorFlow cannot
+  /// run it (the convolution would not give `in` outputs).
+  static std::optional<std::array<int64_t, 3>> transposedAxis(int64_t in, int64_t k, int64_t s,
+                                                              int64_t d, bool same,
+                                                              std::optional<int64_t> outPad) {
+    int64_t eff = (k - 1) * d + 1, len; // Keras's compute_conv_transpose_output_shape
+    if (same)
+      len = outPad ? (in - 1) * s + eff % 2 + *outPad : in * s;
+    else
+      len = (in - 1) * s + (outPad ? eff + *outPad : std::max(eff, s));
+    if (same) {
+      if ((len + s - 1) / s != in)
+        return std::nullopt;
+      auto [before, after] = samePadding(len, k, s, d);
+      return std::array<int64_t, 3>{len, before, after};
+    }
+    if (len < eff || (len - eff) / s + 1 != in)
+      return std::nullopt;
+    return std::array<int64_t, 3>{len, 0, 0};
+  }
+
+  /// Conv2DTranspose as graph.conv2d_backward_data: the transpose of the convolution whose
+  /// filter [C, filters, H, W] is the Keras kernel (H, W, filters, C) read as HWIO.
+  Tensor convTranspose(const Layer &l, const Tensor &in, Location loc) {
+    needImage(l, in);
+    auto xs = shapeOf(in.v);
+    int64_t c = xs[1];
+    int64_t filters = intAttr(l, "filters", 0);
+    if (filters < 1 || filters > (int64_t{1} << 24))
+      refuseAttr(l, "filters", "must be positive");
+    if (int64_t groups = intAttr(l, "groups", 1); groups != 1)
+      refuseAttr(l, "groups", "= " + std::to_string(groups) + " is not supported (1)");
+    auto kernel = intsAttr(l, "kernel_size", 2, {});
+    auto strides = intsAttr(l, "strides", 2, {1, 1});
+    auto dilations = intsAttr(l, "dilation_rate", 2, {1, 1});
+    noStridedDilation(l, strides, dilations);
+    std::string mode = strAttr(l, "padding", "valid");
+    if (mode != "valid" && mode != "same")
+      refuseAttr(l, "padding", "= " + mode + " is not supported (valid or same)");
+    std::optional<std::vector<int64_t>> outPad;
+    if (const json::Value *v = l.config->get("output_padding"); v && !v->getAsNull())
+      outPad = intsAttr(l, "output_padding", 2, {}, /*min=*/0);
+    bool useBias = boolAttr(l, "use_bias", true);
+    std::vector<int64_t> outShape = {xs[0], filters, 0, 0}, pad(4, 0);
+    for (size_t a = 0; a < 2; ++a) {
+      if (outPad && (*outPad)[a] >= strides[a])
+        refuseAttr(l, "output_padding", "= " + show(l.config->get("output_padding")) +
+                                            " must be less than the strides (Keras refuses it "
+                                            "too)");
+      auto axis = transposedAxis(xs[2 + a], kernel[a], strides[a], dilations[a], mode == "same",
+                                 outPad ? std::optional<int64_t>((*outPad)[a]) : std::nullopt);
+      if (!axis)
+        failLayer(l, "TensorFlow cannot compute it on an input of shape " +
+                         shapeText(kerasShape(in)) + ": its output length would not map back "
+                         "to the input under " + mode + " padding");
+      outShape[2 + a] = (*axis)[0];
+      pad[a] = (*axis)[1];
+      pad[2 + a] = (*axis)[2];
+    }
+    double receptive = double(kernel[0] * kernel[1]);
+    // Keras's fans read (H, W, filters, C) as HWIO too: fan_in = H·W·filters.
+    std::vector<VarSpec> vars = {{"kernel", {kernel[0], kernel[1], filters, c},
+                                  "kernel_initializer", "glorot_uniform",
+                                  receptive * double(filters), receptive * double(c)}};
+    if (useBias)
+      vars.push_back({"bias", {filters}, "bias_initializer", "zeros"});
+    checkSize(l, vars[0].shape);
+    auto w = layerWeights(l, vars);
+    auto filter = kernelToOihw(w[0].values, kernel[0], kernel[1], filters, c, false);
+    Value f = persistent(l, "kernel", {c, filters, kernel[0], kernel[1]}, filter, l.trainable,
+                         "parameter");
+    Value bias;
+    if (useBias)
+      bias = persistent(l, "bias", {filters}, w[1].values, l.trainable, "parameter");
+    Tensor out;
+    out.image = true;
+    out.v = b.create<Conv2dBackwardDataOp>(loc, f32(outShape), in.v, f, bias,
+                                           b.getDenseI64ArrayAttr(strides),
+                                           b.getDenseI64ArrayAttr(pad),
+                                           b.getDenseI64ArrayAttr(dilations),
+                                           b.getI64IntegerAttr(1));
+    return layerActivation(l, out, loc);
+  }
+
+  /// SeparableConv2D, as Keras's separable_conv2d: a depthwise conv2d (strides, padding,
+  /// dilation; channel c·M + m) then a 1x1 conv2d with the bias.
+  Tensor separableConv(const Layer &l, const Tensor &in, Location loc) {
+    needImage(l, in);
+    auto xs = shapeOf(in.v);
+    int64_t c = xs[1];
+    auto kernel = intsAttr(l, "kernel_size", 2, {});
+    auto strides = intsAttr(l, "strides", 2, {1, 1});
+    auto dilations = intsAttr(l, "dilation_rate", 2, {1, 1});
+    noStridedDilation(l, strides, dilations);
+    std::string mode = strAttr(l, "padding", "valid");
+    int64_t mult = depthMultiplier(l), filters = intAttr(l, "filters", 0);
+    if (filters < 1 || filters > (int64_t{1} << 24))
+      refuseAttr(l, "filters", "must be positive");
+    if (int64_t groups = intAttr(l, "groups", 1); groups != 1)
+      refuseAttr(l, "groups", "= " + std::to_string(groups) + " is not supported (1)");
+    bool useBias = boolAttr(l, "use_bias", true);
+    double receptive = double(kernel[0] * kernel[1]);
+    std::vector<VarSpec> vars = {
+        {"depthwise_kernel", {kernel[0], kernel[1], c, mult}, "depthwise_initializer",
+         "glorot_uniform", receptive * double(c), receptive * double(mult)},
+        {"pointwise_kernel", {1, 1, c * mult, filters}, "pointwise_initializer", "glorot_uniform",
+         double(c * mult), double(filters)}};
+    if (useBias)
+      vars.push_back({"bias", {filters}, "bias_initializer", "zeros"});
+    checkSize(l, vars[0].shape);
+    checkSize(l, vars[1].shape);
+    auto pad = windowPadding(l, in, mode, kernel, strides, dilations);
+    int64_t oh = convOutputSize(xs[2], kernel[0], strides[0], pad[0], pad[2], dilations[0]);
+    int64_t ow = convOutputSize(xs[3], kernel[1], strides[1], pad[1], pad[3], dilations[1]);
+    if (oh <= 0 || ow <= 0)
+      failLayer(l, "the kernel does not fit the input of shape " + shapeText(kerasShape(in)));
+    auto w = layerWeights(l, vars);
+    Value depthwise = persistent(l, "depthwise_kernel", {c * mult, 1, kernel[0], kernel[1]},
+                                 kernelToOihw(w[0].values, kernel[0], kernel[1], c, mult, true),
+                                 l.trainable, "parameter");
+    Value pointwise = persistent(l, "pointwise_kernel", {filters, c * mult, 1, 1},
+                                 kernelToOihw(w[1].values, 1, 1, c * mult, filters, false),
+                                 l.trainable, "parameter");
+    Value bias;
+    if (useBias)
+      bias = persistent(l, "bias", {filters}, w[2].values, l.trainable, "parameter");
+    Value mid = b.create<Conv2dOp>(loc, f32({xs[0], c * mult, oh, ow}), in.v, depthwise, Value(),
+                                   b.getDenseI64ArrayAttr(strides), b.getDenseI64ArrayAttr(pad),
+                                   b.getDenseI64ArrayAttr(dilations), b.getI64IntegerAttr(c));
+    Tensor out;
+    out.image = true;
+    out.v = b.create<Conv2dOp>(NameLoc::get(b.getStringAttr(l.name + ".pointwise")),
+                               f32({xs[0], filters, oh, ow}), mid, pointwise, bias,
+                               b.getDenseI64ArrayAttr({1, 1}),
+                               b.getDenseI64ArrayAttr({0, 0, 0, 0}),
+                               b.getDenseI64ArrayAttr({1, 1}), b.getI64IntegerAttr(1));
+    return layerActivation(l, out, loc);
   }
 
   static bool isKnownLayer(const std::string &c) {
@@ -1417,7 +1788,7 @@ private:
         "Softmax", "Dropout", "BatchNormalization", "ZeroPadding2D", "Add", "Concatenate",
         "Subtract", "Multiply", "Average", "LeakyReLU", "ELU", "Embedding", "LSTM", "GRU",
         "SimpleRNN", "Bidirectional", "TimeDistributed"};
-    return known.count(c) != 0;
+    return known.count(c) != 0 || convFamily().count(c) != 0;
   }
 
   [[noreturn]] void refuseLayer(const Layer &l) {
@@ -1454,6 +1825,8 @@ private:
     if (c != "Dense" && c != "Dropout" && c != "Activation" && c != "ReLU" && c != "Flatten" &&
         c != "Reshape")
       noFlat(l, in);
+    if (convFamily().count(c))
+      return applyConvFamily(l, in, loc);
     if (c == "Dense")
       return dense(l, in, loc);
     if (c == "Conv2D" || c == "Convolution2D")
@@ -2099,6 +2472,10 @@ private:
       fail("the model's output is a flattened feature map, which graphc keeps in (channels, "
            "height, width) order, not Keras's");
     Value result = out.v;
+    if (out.seq) { // a 1-D feature map leaves as [N, C, L], channels first like an image
+      auto s = shapeOf(result);
+      result = b.create<ReshapeOp>(b.getUnknownLoc(), f32({s[0], s[1], s[3]}), result);
+    }
     // compile_config's loss with from_logits = true: graphc's forward returns probabilities,
     // and the loss folds the activation back into a stable log-space loss.
     if (options.usesCompileLoss && lossFromLogits && defaults.loss) {

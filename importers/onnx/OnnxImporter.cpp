@@ -36,8 +36,8 @@ using namespace graphc::graph;
 namespace {
 
 constexpr const char *kSupportedOps =
-    "Add, AveragePool, BatchNormalization, Clip, Concat, Constant, Conv, Div, Dropout, "
-    "Expand (of constants), Flatten, Gather, Gemm, GlobalAveragePool, GRU, Identity, "
+    "Add, AveragePool, BatchNormalization, Clip, Concat, Constant, Conv, ConvTranspose, Div, "
+    "Dropout, Expand (of constants), Flatten, Gather, Gemm, GlobalAveragePool, GRU, Identity, "
     "LayerNormalization, LSTM, MatMul, MaxPool, Mul, ReduceMean, Relu, Reshape, Shape, "
     "Sigmoid, Slice, Softmax, Squeeze, Sub, Tanh, Transpose, Unsqueeze (Pow and Sqrt within a "
     "LayerNorm)";
@@ -594,6 +594,60 @@ private:
         .getResult();
   }
 
+  /// ConvTranspose as graph.conv2d_backward_data: the transpose of the convolution whose
+  /// filter is the ConvTranspose weight as it is ([C_in, C_out, kH, kW]), with the begin pads
+  /// as its top/left padding. Output size (ONNX): s (in - 1) + output_padding + d (k - 1) + 1
+  /// - pad_begin - pad_end; the end padding of that convolution is whatever makes it map the
+  /// output back to `in` rows, so output_padding rows nothing reads come out zero (plus bias).
+  Value convTranspose(const onnx::NodeProto &node, Location loc) {
+    Value x = valueOf(node, 0);
+    Value w = parameterOf(node, 1);
+    Value bias = node.input_size() > 2 && !node.input(2).empty() ? parameterOf(node, 2) : Value();
+    if (auto *a = findAttr(node, "auto_pad"); a && a->s() != "NOTSET")
+      refuseAttr(node, "auto_pad", "= " + a->s() + " is not supported; export explicit pads");
+    if (findAttr(node, "output_shape"))
+      refuseAttr(node, "output_shape", "is not supported; export pads and output_padding");
+    if (int64_t groups = intAttr(node, "group", 1); groups != 1)
+      refuseAttr(node, "group", "= " + std::to_string(groups) + " is not supported (1)");
+    auto xs = shapeOf(x), ws = shapeOf(w);
+    if (xs.size() != 4 || ws.size() != 4)
+      fail(nodeLabel(node) + ": only 2-D transposed convolution (rank-4 NCHW input) is supported");
+    if (xs[1] != ws[0])
+      fail(nodeLabel(node) + ": input " + typeString(x.getType()) + " and weight " +
+           typeString(w.getType()) + " disagree on the input channels");
+    auto strides = intsAttr(node, "strides", {1, 1});
+    auto pads = intsAttr(node, "pads", {0, 0, 0, 0});
+    auto dilations = intsAttr(node, "dilations", {1, 1});
+    auto outPad = intsAttr(node, "output_padding", {0, 0});
+    auto kernel = intsAttr(node, "kernel_shape", {ws[2], ws[3]});
+    if (strides.size() != 2 || pads.size() != 4 || dilations.size() != 2 || outPad.size() != 2)
+      fail(nodeLabel(node) + ": expects 2 strides, 4 pads, 2 dilations and 2 output_padding");
+    if (kernel != std::vector<int64_t>{ws[2], ws[3]})
+      refuseAttr(node, "kernel_shape", "does not match the weight " + typeString(w.getType()));
+    std::vector<int64_t> out = {xs[0], ws[1], 0, 0}, convPads = pads;
+    for (size_t a = 0; a < 2; ++a) {
+      if (strides[a] < 1 || dilations[a] < 1 || pads[a] < 0 || pads[a + 2] < 0 || outPad[a] < 0)
+        fail(nodeLabel(node) + ": strides and dilations must be positive, pads and "
+                               "output_padding non-negative");
+      if (outPad[a] - pads[a + 2] >= strides[a])
+        refuseAttr(node, "output_padding", "= " + std::to_string(outPad[a]) + " at stride " +
+                                               std::to_string(strides[a]) + " and end pad " +
+                                               std::to_string(pads[a + 2]) +
+                                               " is not supported (it adds rows no input "
+                                               "reaches)");
+      out[2 + a] = strides[a] * (xs[2 + a] - 1) + outPad[a] + dilations[a] * (ws[2 + a] - 1) + 1 -
+                   pads[a] - pads[a + 2];
+      convPads[a + 2] = std::max<int64_t>(pads[a + 2] - outPad[a], 0);
+    }
+    if (out[2] <= 0 || out[3] <= 0)
+      fail(nodeLabel(node) + ": the pads leave no output");
+    return b.create<Conv2dBackwardDataOp>(loc, f32(out), x, w, bias,
+                                          b.getDenseI64ArrayAttr(strides),
+                                          b.getDenseI64ArrayAttr(convPads),
+                                          b.getDenseI64ArrayAttr(dilations),
+                                          b.getI64IntegerAttr(1));
+  }
+
   void define(const onnx::NodeProto &node, Value v) {
     if (node.output_size() < 1)
       fail(nodeLabel(node) + " has no output");
@@ -969,6 +1023,10 @@ private:
                                       b.getDenseI64ArrayAttr(pads),
                                       b.getDenseI64ArrayAttr(dilations),
                                       b.getI64IntegerAttr(groups)));
+      return;
+    }
+    if (op == "ConvTranspose") {
+      define(node, convTranspose(node, loc));
       return;
     }
     if (op == "MaxPool") {

@@ -270,17 +270,22 @@ void conv2d(const float *x, const float *w, const float *bias, float *y, const C
 }
 
 void conv2dBackwardData(const float *dy, const float *w, float *dx, const Conv2dShape &sh,
-                        float *workspace) {
+                        float *workspace, const float *bias) {
   const Conv2dShape g = groupShape(sh);
   const int64_t groups = groupsOf(sh);
-  const int64_t crs = g.c * sh.r * sh.s, ohw = sh.oh * sh.ow;
-  for (int64_t img = 0; img < sh.n; ++img)
+  const int64_t crs = g.c * sh.r * sh.s, ohw = sh.oh * sh.ow, hw = sh.h * sh.w;
+  for (int64_t img = 0; img < sh.n; ++img) {
     for (int64_t grp = 0; grp < groups; ++grp) {
       // col[crs, ohw] = W_g^T[crs, kg] * dy_g[kg, ohw]
       gemm(w + grp * g.k * crs, dy + (img * sh.k + grp * g.k) * ohw, workspace, crs, ohw, g.k,
            true, false, 0.0f);
-      col2im(workspace, dx + (img * sh.c + grp * g.c) * sh.h * sh.w, g);
+      col2im(workspace, dx + (img * sh.c + grp * g.c) * hw, g);
     }
+    if (bias)
+      for (int64_t c = 0; c < sh.c; ++c)
+        for (int64_t i = 0; i < hw; ++i)
+          dx[(img * sh.c + c) * hw + i] += bias[c];
+  }
 }
 
 void conv2dBackwardFilter(const float *dy, const float *x, float *dw, const Conv2dShape &sh,

@@ -275,7 +275,7 @@ private:
             << ptr(c.getResult()) << ", "
             << convShape(c.getResult(), c.getFilter(), c.getGrad(), c.getStrides(),
                          c.getPadding(), c.getDilations(), static_cast<int64_t>(c.getGroups()))
-            << ", " << workspace(op) << ");\n";
+            << ", " << workspace(op) << ", " << optPtr(c.getBias()) << ");\n";
           return success();
         })
         .Case([&](Conv2dBackwardFilterOp c) {

@@ -287,10 +287,16 @@ private:
           }
           return success();
         })
-        .Case([&](Conv2dBackwardDataOp c) {
-          return conv(op, rt_cuda_backward_data, c.getResult(), c.getFilter(), c.getGrad(),
-                      c.getStrides(), c.getPadding(), c.getDilations(),
-                      static_cast<int64_t>(c.getGroups()));
+        .Case([&](Conv2dBackwardDataOp c) -> LogicalResult {
+          if (failed(conv(op, rt_cuda_backward_data, c.getResult(), c.getFilter(), c.getGrad(),
+                          c.getStrides(), c.getPadding(), c.getDilations(),
+                          static_cast<int64_t>(c.getGroups()))))
+            return failure();
+          if (c.getBias()) { // a transposed convolution's bias, as conv2d's
+            auto xs = tensorDims(c.getResult());
+            addEw(biasNode(op, c.getResult(), c.getBias(), xs[1], xs[2] * xs[3]));
+          }
+          return success();
         })
         .Case([&](Conv2dBackwardFilterOp c) {
           return conv(op, rt_cuda_backward_filter, c.getInput(), c.getResult(), c.getGrad(),

@@ -187,3 +187,19 @@ func.func @cast_folds(%h: tensor<4xbf16>, %x: tensor<4xf32>) -> (tensor<4xbf16>,
   %rounded = graph.cast %n : tensor<4xbf16> to tensor<4xf32>
   return %back, %rounded : tensor<4xbf16>, tensor<4xf32>
 }
+
+// -----
+
+// Transposes fold: the identity is its input, a transpose of a transpose whose permutations
+// cancel is the original value, and two that do not cancel become one transpose of the original.
+// CHECK-LABEL: func.func @transpose_chains
+//  CHECK-SAME:   (%[[X:.*]]: tensor<2x3x4xf32>)
+//       CHECK:   %[[T:.*]] = graph.transpose %[[X]] {perm = array<i64: 2, 0, 1>} : (tensor<2x3x4xf32>) -> tensor<4x2x3xf32>
+//  CHECK-NEXT:   return %[[X]], %[[X]], %[[T]]
+func.func @transpose_chains(%x: tensor<2x3x4xf32>) -> (tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<4x2x3xf32>) {
+  %id = graph.transpose %x {perm = array<i64: 0, 1, 2>} : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %a = graph.transpose %x {perm = array<i64: 0, 2, 1>} : (tensor<2x3x4xf32>) -> tensor<2x4x3xf32>
+  %b = graph.transpose %a {perm = array<i64: 0, 2, 1>} : (tensor<2x4x3xf32>) -> tensor<2x3x4xf32>
+  %c = graph.transpose %a {perm = array<i64: 1, 0, 2>} : (tensor<2x4x3xf32>) -> tensor<4x2x3xf32>
+  return %id, %b, %c : tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<4x2x3xf32>
+}

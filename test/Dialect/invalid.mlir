@@ -442,3 +442,12 @@ func.func @bf16_loss(%p: tensor<4x3xbf16>, %l: tensor<4xi64>) -> tensor<f32> {
   %loss = graph.loss sparse_categorical_crossentropy %p, %l : (tensor<4x3xbf16>, tensor<4xi64>) -> tensor<f32>
   return %loss : tensor<f32>
 }
+
+// -----
+
+// conv2d_backward_data as a transposed convolution: one bias per result channel.
+func.func @conv_transpose_bias(%x: tensor<2x4x6x6xf32>, %f: tensor<4x3x3x3xf32>, %b: tensor<4xf32>) -> tensor<2x3x8x8xf32> {
+  // expected-error @+1 {{'graph.conv2d_backward_data' op bias should have shape [3], got 'tensor<4xf32>'}}
+  %y = graph.conv2d_backward_data %x, %f, %b {strides = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<2x4x6x6xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<2x3x8x8xf32>
+  return %y : tensor<2x3x8x8xf32>
+}

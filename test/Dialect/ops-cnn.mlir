@@ -17,6 +17,16 @@ func.func @conv_groups(%x: tensor<2x4x5x5xf32>, %w: tensor<4x1x3x3xf32>, %b: ten
 
 // -----
 
+// A transposed convolution: conv2d_backward_data with a bias (one per result channel).
+// CHECK-LABEL: func.func @conv_transpose
+//  CHECK-NEXT:   graph.conv2d_backward_data %{{.*}}, %{{.*}}, %{{.*}} {dilations = array<i64: 1, 1>, padding = array<i64: 0, 0, 1, 1>, strides = array<i64: 2, 2>} : (tensor<2x8x4x4xf32>, tensor<8x4x3x3xf32>, tensor<4xf32>) -> tensor<2x4x8x8xf32>
+func.func @conv_transpose(%x: tensor<2x8x4x4xf32>, %w: tensor<8x4x3x3xf32>, %b: tensor<4xf32>) {
+  %y = graph.conv2d_backward_data %x, %w, %b {strides = array<i64: 2, 2>, padding = array<i64: 0, 0, 1, 1>, dilations = array<i64: 1, 1>} : (tensor<2x8x4x4xf32>, tensor<8x4x3x3xf32>, tensor<4xf32>) -> tensor<2x4x8x8xf32>
+  return
+}
+
+// -----
+
 // Average pooling with count_include_pad, and its backward.
 // CHECK-LABEL: func.func @avg_pool
 //  CHECK-NEXT:   graph.avg_pool2d %{{.*}} {count_include_pad, kernel = array<i64: 3, 3>, padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x2x6x6xf32>) -> tensor<1x2x3x3xf32>

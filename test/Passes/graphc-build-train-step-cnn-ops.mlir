@@ -2,7 +2,7 @@
 // RUN: graphc-opt %s --split-input-file --graphc-build-train-step --graphc-plan-memory --graphc-verify-plan | FileCheck %s --check-prefix=PIPE
 
 // Autodiff of the ops of issue #6. Every built step also plans and passes the verifier.
-// PIPE-COUNT-3: graph.arena_bytes
+// PIPE-COUNT-4: graph.arena_bytes
 
 // A depthwise conv, a training-mode batch_norm, ReLU6 (clip) and a global average pool: the
 // running statistics become batch_stats arguments after the parameters, are returned last as
@@ -84,4 +84,36 @@ func.func @forward(%x: tensor<2x3xf32> {graph.kind = "input", graph.name = "x"},
   %c = graph.concat %a, %b {axis = 1 : i64} : (tensor<2x3xf32>, tensor<2x2xf32>) -> tensor<2x5xf32>
   %d = graph.dropout %c, %step {ratio = 0.5 : f32, op_id = 3} : (tensor<2x5xf32>, tensor<f32>) -> tensor<2x5xf32>
   return %d : tensor<2x5xf32>
+}
+
+// -----
+
+// A transposed convolution (conv2d_backward_data with a bias in the forward function): its
+// input gradient is a conv2d of the output gradient with the same window attributes, its
+// filter gradient a conv2d_backward_filter with the roles of the two tensors swapped (the
+// layer's input is the grad operand, the output gradient the input operand), and its bias
+// gradient sums the output gradient per channel.
+// CHECK-LABEL: func.func @train_step(
+//  CHECK-SAME:   %[[W:arg0]]: tensor<3x2x3x3xf32> {graph.kind = "parameter", graph.name = "w1"},
+//  CHECK-SAME:   %[[WT:arg1]]: tensor<3x4x3x3xf32> {graph.kind = "parameter", graph.name = "wt"},
+//  CHECK-SAME:   %[[BT:arg2]]: tensor<4xf32> {graph.kind = "parameter", graph.name = "bt"},
+//       CHECK:   %[[H:.*]] = graph.conv2d %{{.*}}, %[[W]] {dilations = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
+//       CHECK:   %[[T:.*]] = graph.conv2d_backward_data %[[H]], %[[WT]], %[[BT]] {dilations = array<i64: 1, 1>, padding = array<i64: 0, 0, 1, 1>, strides = array<i64: 2, 2>} : (tensor<2x3x4x4xf32>, tensor<3x4x3x3xf32>, tensor<4xf32>) -> tensor<2x4x8x8xf32>
+//       CHECK:   %[[DT:.*]] = graph.reshape %{{.*}} : (tensor<2x256xf32>) -> tensor<2x4x8x8xf32>
+//       CHECK:   %[[DH:.*]] = graph.conv2d %[[DT]], %[[WT]] {dilations = array<i64: 1, 1>, padding = array<i64: 0, 0, 1, 1>, strides = array<i64: 2, 2>} : (tensor<2x4x8x8xf32>, tensor<3x4x3x3xf32>) -> tensor<2x3x4x4xf32>
+//       CHECK:   %[[DWT:.*]] = graph.conv2d_backward_filter %[[H]], %[[DT]] {dilations = array<i64: 1, 1>, padding = array<i64: 0, 0, 1, 1>, strides = array<i64: 2, 2>} : (tensor<2x3x4x4xf32>, tensor<2x4x8x8xf32>) -> tensor<3x4x3x3xf32>
+//       CHECK:   %[[DBT:.*]] = graph.bias_grad %[[DT]] {axis = 1 : i64} : (tensor<2x4x8x8xf32>) -> tensor<4xf32>
+//   CHECK-DAG:   graph.sgd_update %[[WT]], %[[DWT]]
+//   CHECK-DAG:   graph.sgd_update %[[BT]], %[[DBT]]
+//       CHECK:   graph.conv2d_backward_filter %[[DH]], %{{.*}} {{.*}} -> tensor<3x2x3x3xf32>
+func.func @forward(%x: tensor<2x2x6x6xf32> {graph.kind = "input", graph.name = "x"},
+                   %w1: tensor<3x2x3x3xf32> {graph.kind = "parameter", graph.name = "w1"},
+                   %wt: tensor<3x4x3x3xf32> {graph.kind = "parameter", graph.name = "wt"},
+                   %bt: tensor<4xf32> {graph.kind = "parameter", graph.name = "bt"},
+                   %wd: tensor<256x3xf32> {graph.kind = "parameter", graph.name = "wd"}) -> tensor<2x3xf32> {
+  %h = graph.conv2d %x, %w1 {strides = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<2x2x6x6xf32>, tensor<3x2x3x3xf32>) -> tensor<2x3x4x4xf32>
+  %t = graph.conv2d_backward_data %h, %wt, %bt {strides = array<i64: 2, 2>, padding = array<i64: 0, 0, 1, 1>, dilations = array<i64: 1, 1>} : (tensor<2x3x4x4xf32>, tensor<3x4x3x3xf32>, tensor<4xf32>) -> tensor<2x4x8x8xf32>
+  %f = graph.reshape %t : (tensor<2x4x8x8xf32>) -> tensor<2x256xf32>
+  %o = graph.dense %f, %wd : (tensor<2x256xf32>, tensor<256x3xf32>) -> tensor<2x3xf32>
+  return %o : tensor<2x3xf32>
 }

@@ -76,3 +76,22 @@ func.func @conv_bn(%x: tensor<2x3x8x8xf32> {graph.kind = "input", graph.name = "
   %y, %nm, %nv, %sm, %si = graph.batch_norm %p, %g, %beta, %mean, %var {epsilon = 1.0e-5 : f32, momentum = 0.1 : f32, training} : (tensor<2x4x3x3xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<2x4x3x3xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
   return %y : tensor<2x4x3x3xf32>
 }
+
+// -----
+
+// A transposed convolution (conv2d_backward_data in the forward function) runs in bf16 like
+// conv2d: its input, filter and bias are cast, its result is bf16; in the train step its
+// gradients (a conv2d and a conv2d_backward_filter) are bf16 and the filter's is widened for
+// the f32 update.
+// CHECK-LABEL: func.func @conv_transpose(
+//       CHECK:   graph.conv2d_backward_data %{{.*}}, %{{.*}}, %{{.*}} {{.*}} : (tensor<2x3x4x4xbf16>, tensor<3x2x3x3xbf16>, tensor<2xbf16>) -> tensor<2x2x8x8xbf16>
+// TRAIN-LABEL: func.func @train_step(
+//       TRAIN:   graph.conv2d_backward_data {{.*}} -> tensor<2x2x8x8xbf16>
+//       TRAIN:   %[[GW:.*]] = graph.conv2d_backward_filter {{.*}} -> tensor<3x2x3x3xbf16>
+//       TRAIN:   graph.cast %[[GW]] {{.*}}: tensor<3x2x3x3xbf16> to tensor<3x2x3x3xf32>
+func.func @conv_transpose(%x: tensor<2x3x4x4xf32> {graph.kind = "input", graph.name = "x"},
+                          %w: tensor<3x2x3x3xf32> {graph.kind = "parameter", graph.name = "w"},
+                          %b: tensor<2xf32> {graph.kind = "parameter", graph.name = "b"}) -> tensor<2x2x8x8xf32> {
+  %y = graph.conv2d_backward_data %x, %w, %b {strides = array<i64: 2, 2>, padding = array<i64: 0, 0, 1, 1>, dilations = array<i64: 1, 1>} : (tensor<2x3x4x4xf32>, tensor<3x2x3x3xf32>, tensor<2xf32>) -> tensor<2x2x8x8xf32>
+  return %y : tensor<2x2x8x8xf32>
+}

@@ -232,6 +232,23 @@ TEST(RuntimeKernels, Conv2dBackwardDataMatchesFiniteDifferences) {
   }
 }
 
+// As a transposed convolution's forward, conv2dBackwardData adds a bias per dx channel on
+// top of exactly the bias-free result.
+TEST(RuntimeKernels, Conv2dBackwardDataAddsBiasPerChannel) {
+  for (const Conv2dShape &sh : kConvCases) {
+    const auto w = randomVec(sh.k * sh.c * sh.r * sh.s, 24);
+    const auto dy = randomVec(sh.n * sh.k * sh.oh * sh.ow, 25);
+    const auto bias = randomVec(sh.c, 26);
+    Workspace ws(sh);
+    std::vector<float> plain(sh.n * sh.c * sh.h * sh.w, kNaN), biased(plain.size(), kNaN);
+    conv2dBackwardData(dy.data(), w.data(), plain.data(), sh, ws.data());
+    conv2dBackwardData(dy.data(), w.data(), biased.data(), sh, ws.data(), bias.data());
+    for (size_t i = 0; i < plain.size(); ++i)
+      ASSERT_EQ(biased[i], plain[i] + bias[(i / size_t(sh.h * sh.w)) % size_t(sh.c)]) << i;
+    ws.expectGuardIntact();
+  }
+}
+
 TEST(RuntimeKernels, Conv2dBackwardFilterMatchesFiniteDifferences) {
   for (const Conv2dShape &sh : kConvCases) {
     const auto x = randomVec(sh.n * sh.c * sh.h * sh.w, 31);

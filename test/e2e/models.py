@@ -17,6 +17,7 @@ do_constant_folding=False); ``initializer_map`` checks that and falls back to ma
 """
 
 import os
+import sys
 
 import numpy as np
 import torch
@@ -29,7 +30,8 @@ OPSET = 13
 # One seed per model, so the initial weights of each model do not depend on what else was built.
 SEEDS = {"mlp": 1, "cnn": 2, "cnn_bce": 3, "resmlp": 4,
          "resnet18": 5, "mobilenet_v2": 6, "squeezenet1_1": 7, "vgg11": 8,
-         "transformer": 9, "transformer_ln17": 9, "lstm": 10, "gru": 11}
+         "transformer": 9, "transformer_ln17": 9, "unet": 10, "tconv": 11, "lstm": 12,
+         "gru": 13}
 
 # torchvision models (issue #6), small so that a test takes seconds: 10 classes, 32x32 images,
 # batch 4, exported in training mode (BatchNormalization with batch statistics and running-stat
@@ -60,6 +62,16 @@ RECURRENT = ("lstm", "gru")
 RECURRENT_SHAPE = dict(seq=12, features=8)
 BATCHES.update({name: 8 for name in RECURRENT})
 
+# Transposed convolutions (issue #6): "unet" is bench/training_graphs.py's U-Net at two levels,
+# 8..32 channels, for per-pixel binary segmentation (Conv/BatchNorm/ReLU and MaxPool down,
+# ConvTranspose2d(k=2, s=2) up, Concat skip connections, a 1x1 head and a per-pixel Sigmoid),
+# exported in training mode;
+# "tconv" runs ConvTranspose2d with pads, output_padding, dilation and no bias. Both train with
+# per-pixel binary crossentropy: the labels have the prediction's shape.
+UNET = dict(base=8, image=16)
+BATCHES.update({"unet": 4, "tconv": 4})
+TRAINING_EXPORT = TORCHVISION + TRANSFORMERS + ("unet",) + RECURRENT
+
 # Which loss graphc is asked to use for each model.
 LOSSES = {
     "mlp": "sparse_categorical_crossentropy",
@@ -68,6 +80,7 @@ LOSSES = {
     "resmlp": "sparse_categorical_crossentropy",
 }
 LOSSES.update({name: "sparse_categorical_crossentropy" for name in TORCHVISION + TRANSFORMERS + RECURRENT})
+LOSSES.update({"unet": "binary_crossentropy", "tconv": "binary_crossentropy"})
 
 
 def batch_of(name):
@@ -144,6 +157,23 @@ class RecurrentClassifier(nn.Module):
         return torch.softmax(x, dim=1) if self.head else x
 
 
+class TConv(nn.Module):
+    """ConvTranspose2d's attributes: pads with output_padding, an uneven stride with dilation,
+    no bias, then a strided Conv2d back down to the 8x8 input size."""
+
+    def __init__(self):
+        super().__init__()
+        self.t1 = nn.ConvTranspose2d(3, 4, 3, stride=2, padding=1, output_padding=1)
+        self.t2 = nn.ConvTranspose2d(4, 2, 3, stride=(1, 2), padding=(2, 0), dilation=(2, 1),
+                                     output_padding=(0, 1), bias=False)
+        self.down = nn.Conv2d(2, 1, (5, 3), stride=(1, 5))
+        self.head = True
+
+    def forward(self, x):
+        x = self.down(torch.tanh(self.t2(torch.relu(self.t1(x)))))
+        return torch.sigmoid(x) if self.head else x
+
+
 class MLP(nn.Module):
     def __init__(self):
         super().__init__()
@@ -195,7 +225,19 @@ def input_shape(name, batch=None):
         return (batch, TRANSFORMER["seq"], TRANSFORMER["d_model"])
     if name in RECURRENT:
         return (batch, RECURRENT_SHAPE["seq"], RECURRENT_SHAPE["features"])
+    if name == "unet":
+        return (batch, 3, UNET["image"], UNET["image"])
+    if name == "tconv":
+        return (batch, 3, 8, 8)
     return (batch, 10) if name in ("mlp", "resmlp") else (batch, 3, 28, 28)
+
+
+def label_shape(name):
+    """Per-sample label shape of a binary-crossentropy model: its output's (one forward pass)."""
+    model = build(name)
+    model.head = False
+    with torch.no_grad():
+        return tuple(model(torch.zeros(input_shape(name, 1))).shape[1:])
 
 
 def build(name):
@@ -217,6 +259,14 @@ def build(name):
                                      t["num_layers"])
     if name in RECURRENT:
         return RecurrentClassifier(name)
+    if name == "unet":  # the U-Net of the planner benchmark, at 2 levels
+        bench = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench")
+        if bench not in sys.path:
+            sys.path.insert(0, bench)
+        from training_graphs import UNet
+        return UNet(base=UNET["base"], levels=2, sigmoid=True)
+    if name == "tconv":
+        return TConv()
     raise ValueError("unknown model %r" % name)
 
 
@@ -229,7 +279,7 @@ def export(name, path, batch=None, training=None):
     by the exporter (torch 1.13 does so even without constant folding).
     """
     if training is None:
-        training = name in TORCHVISION + TRANSFORMERS + RECURRENT
+        training = name in TRAINING_EXPORT
     model = build(name)
     model.train(training)
     model.head = True

@@ -2,14 +2,15 @@
 """End-to-end check: a graphc-compiled training binary against PyTorch.
 
   train_vs_torch.py --model mlp|cnn|cnn_bce|resmlp|resnet18|mobilenet_v2|squeezenet1_1|vgg11|
-                            transformer|transformer_ln17|lstm|gru
+                            transformer|transformer_ln17|unet|tconv|lstm|gru
                     --optimizer adam|sgd|momentum --steps 20 --workdir DIR --graphc PATH
                     [--check-no-reuse] [--eval-export] [--precision bf16]
 
 1. exports the model (test/e2e/models.py) to DIR/model.onnx (batch 32, or 4 for the torchvision
    models, which are exported in training mode; Softmax/Sigmoid kept);
 2. writes fixed random data DIR/x.npy (N(0,1), float32) and DIR/y.npy (int64 classes for the
-   sparse CE models, float32 {0,1} of shape [N,1] for cnn_bce), N = steps * 32 samples;
+   sparse CE models, float32 {0,1} of the output's shape for cnn_bce, unet (per pixel) and
+   tconv), N = steps * 32 samples;
 3. builds DIR/train with graphc (--batch=32, --lr=0.01 for sgd/momentum, --lr=0.001 for adam)
    and runs it with --steps, --save-weights DIR/w;
 4. trains the same model in PyTorch (float32, same initial weights = the ONNX initializers, same
@@ -67,7 +68,7 @@ import torch.nn.functional as F  # noqa: E402
 LR = {"sgd": 0.01, "momentum": 0.01, "adam": 0.001}
 DATA_SEED = {"mlp": 101, "cnn": 202, "cnn_bce": 303, "resmlp": 404, "resnet18": 505,
              "mobilenet_v2": 606, "squeezenet1_1": 707, "vgg11": 808, "transformer": 909,
-             "transformer_ln17": 909, "lstm": 1010, "gru": 1111}
+             "transformer_ln17": 909, "unet": 1010, "tconv": 1111, "lstm": 1212, "gru": 1313}
 B = models.BATCH  # set per model in main()
 STEP_RE = re.compile(r"^step (\d+)/(\d+) loss (\S+)\s*$")
 
@@ -85,8 +86,8 @@ def rel_err(a, b):
 def make_data(name, n):
     rng = np.random.RandomState(DATA_SEED[name])
     x = rng.standard_normal((n,) + models.input_shape(name)[1:]).astype(np.float32)
-    if models.LOSSES[name] == "binary_crossentropy":
-        y = rng.randint(0, 2, size=(n, 1)).astype(np.float32)
+    if models.LOSSES[name] == "binary_crossentropy":  # per output element (per pixel: unet)
+        y = rng.randint(0, 2, size=(n,) + models.label_shape(name)).astype(np.float32)
     else:
         y = rng.randint(0, 10, size=(n,)).astype(np.int64)
     return x, y
@@ -197,7 +198,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", required=True,
                     choices=["mlp", "cnn", "cnn_bce", "resmlp"] + list(models.TORCHVISION)
-                    + list(models.TRANSFORMERS) + list(models.RECURRENT))
+                    + list(models.TRANSFORMERS) + ["unet", "tconv"] + list(models.RECURRENT))
     ap.add_argument("--eval-export", action="store_true")
     ap.add_argument("--lr", type=float, help="learning rate (default: 0.01 for sgd/momentum, "
                     "0.001 for adam)")

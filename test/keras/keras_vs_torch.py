@@ -60,16 +60,62 @@ def conv(x, k, b, strides=(1, 1), padding="valid", dilation=(1, 1), groups=1):
     return y.permute(0, 2, 3, 1)
 
 
-def depthwise(x, k, b, padding="valid"):
+def depthwise(x, k, b, padding="valid", strides=(1, 1)):
     """Keras DepthwiseConv2D: k (H, W, C, M); output channel c*M + m."""
     kh, kw, c, m = k.shape
     w = k.permute(2, 3, 0, 1).reshape(c * m, 1, kh, kw)
     xc = x.permute(0, 3, 1, 2)
     if padding == "same":
-        t, bo = same_pad(xc.shape[2], kh, 1)
-        l, r = same_pad(xc.shape[3], kw, 1)
+        t, bo = same_pad(xc.shape[2], kh, strides[0])
+        l, r = same_pad(xc.shape[3], kw, strides[1])
         xc = F.pad(xc, (l, r, t, bo))
-    return F.conv2d(xc, w, b, groups=c).permute(0, 2, 3, 1)
+    return F.conv2d(xc, w, b, stride=strides, groups=c).permute(0, 2, 3, 1)
+
+
+def separable(x, dk, pk, b, strides=(1, 1), padding="valid"):
+    """Keras SeparableConv2D: the depthwise conv, then the (1, 1, C*M, F) pointwise kernel as a
+    matrix over the channels, then the bias."""
+    h = depthwise(x, dk, None, padding, strides) @ pk[0, 0]
+    return h if b is None else h + b
+
+
+def conv1d(x, k, b, stride=1, padding="valid", dilation=1, groups=1):
+    """Keras Conv1D: x (N, L, C), k (K, I, O); causal pads (K - 1) * dilation steps on the left."""
+    xc = x.permute(0, 2, 1)
+    if padding == "same":
+        xc = F.pad(xc, same_pad(xc.shape[2], k.shape[0], stride, dilation))
+    elif padding == "causal":
+        xc = F.pad(xc, ((k.shape[0] - 1) * dilation, 0))
+    y = F.conv1d(xc, k.permute(2, 1, 0), b, stride=stride, dilation=dilation, groups=groups)
+    return y.permute(0, 2, 1)
+
+
+def pool1d(pool, x, size, stride, padding="valid"):
+    """A 1-D Keras pooling layer on x (N, L, C): the 2-D one over a height-1 image."""
+    return pool(x.unsqueeze(1), (1, size), (1, stride), padding).squeeze(1)
+
+
+def deconv_length(n, k, s, d, padding, output_padding):
+    """Keras's output length of a transposed convolution (compute_conv_transpose_output_shape)."""
+    eff = (k - 1) * d + 1
+    if padding == "same":
+        return n * s if output_padding is None else (n - 1) * s + eff % 2 + output_padding
+    return (n - 1) * s + (max(eff, s) if output_padding is None else eff + output_padding)
+
+
+def conv_transpose(x, k, b, strides=(1, 1), padding="valid", dilation=(1, 1), output_padding=None):
+    """Keras Conv2DTranspose as TensorFlow defines it: the gradient, with respect to its input,
+    of Keras's Conv2D (TF's same/valid padding) whose HWIO kernel is k (H, W, filters, C), for an
+    input of Keras's output size. create_graph keeps it differentiable in x and k."""
+    n, h, w, _ = x.shape
+    op = output_padding or (None, None)
+    size = [deconv_length(n_, k_, s_, d_, padding, p_) for n_, k_, s_, d_, p_ in
+            zip((h, w), k.shape[:2], strides, dilation, op)]
+    z = torch.zeros(n, size[0], size[1], k.shape[2], requires_grad=True)
+    y = conv(z, k, None, strides, padding, dilation)
+    assert y.shape == x.shape, (y.shape, x.shape)
+    (g,) = torch.autograd.grad(y, z, grad_outputs=x, create_graph=True)
+    return g if b is None else g + b
 
 
 def max_pool(x, size, strides, padding="valid"):
@@ -325,6 +371,61 @@ def k3_embedding_mix_forward(x, P, S, step):
     return h @ P["logits/kernel"] + P["logits/bias"]
 
 
+def k3_conv1d_forward(x, P, S, step):
+    h = torch.relu(conv1d(x, P["conv1d/kernel"], P["conv1d/bias"], padding="causal", dilation=2))
+    h = torch.tanh(conv1d(h, P["conv1d_1/kernel"], P["conv1d_1/bias"], stride=2, padding="same", groups=2))
+    h = BN(P, S, "batch_normalization")(h)
+    h = pool1d(max_pool, h, 2, 2)
+    h = pool1d(avg_pool, h, 3, 1, padding="same")
+    h = conv1d(h, P["conv1d_2/kernel"], None)
+    d = torch.relu(h.reshape(h.shape[0], -1) @ P["dense/kernel"] + P["dense/bias"])
+    h = torch.cat([h.mean(dim=1), h.amax(dim=1), d], dim=-1)
+    return h @ P["logits/kernel"] + P["logits/bias"]
+
+
+def tf2_seq1d_forward(x, P, S, step):
+    h = torch.relu(conv1d(x, P["conv1d/kernel"], P["conv1d/bias"]))
+    h = F.layer_norm(h, (6,), P["layer_normalization/gamma"], P["layer_normalization/beta"], eps=1e-3)
+    h = h.permute(0, 2, 1)
+    h = conv1d(h, P["conv1d_1/kernel"], P["conv1d_1/bias"], stride=2)
+    h = F.layer_norm(h.amax(dim=1), (4,), P["layer_normalization_1/gamma"], None, eps=1e-2)
+    return h @ P["dense/kernel"] + P["dense/bias"]
+
+
+def k3_transpose_forward(x, P, S, step):
+    skip = torch.relu(conv(x, P["conv2d/kernel"], P["conv2d/bias"], padding="same"))
+    h = max_pool(skip, (2, 2), (2, 2))
+    h = torch.relu(separable(h, P["separable_conv2d/depthwise_kernel"],
+                             P["separable_conv2d/pointwise_kernel"], P["separable_conv2d/bias"],
+                             padding="same"))
+    h = torch.relu(conv_transpose(h, P["conv2d_transpose/kernel"], P["conv2d_transpose/bias"],
+                                  strides=(2, 2), padding="same"))
+    h = torch.cat([skip, h], dim=-1)
+    h = F.layer_norm(h, (8,), P["layer_normalization/gamma"], P["layer_normalization/beta"], eps=1e-3)
+    h = h.permute(0, 2, 1, 3)
+    h = conv_transpose(h, P["conv2d_transpose_1/kernel"], P["conv2d_transpose_1/bias"], strides=(2, 2))
+    h = separable(h, P["separable_conv2d_1/depthwise_kernel"], P["separable_conv2d_1/pointwise_kernel"],
+                  None, strides=(2, 2))
+    h = torch.tanh(conv_transpose(h, P["conv2d_transpose_2/kernel"], P["conv2d_transpose_2/bias"],
+                                  padding="same", dilation=(2, 2)))
+    return h.mean(dim=(1, 2)) @ P["dense/kernel"] + P["dense/bias"]
+
+
+def tf2_upsample_forward(x, P, S, step):
+    h = torch.relu(conv_transpose(x, P["conv2d_transpose/kernel"], P["conv2d_transpose/bias"],
+                                  strides=(2, 2), output_padding=(1, 1)))
+    h = separable(h, P["separable_conv2d/depthwise_kernel"], P["separable_conv2d/pointwise_kernel"],
+                  P["separable_conv2d/bias"], strides=(2, 2))
+    h = conv_transpose(h, P["conv2d_transpose_1/kernel"], None, strides=(2, 2), padding="same",
+                       output_padding=(1, 1))
+    return h.reshape(h.shape[0], -1) @ P["dense/kernel"] + P["dense/bias"]
+
+
+def conv1d_kernel(a):
+    """Keras Conv1D kernel (K, I, O) -> graphc's (O, I, 1, K)."""
+    return a.transpose(2, 1, 0)[:, :, None, :]
+
+
 CASES = {
     "k3_cnn": dict(
         layout="keras3", input=(8, 8, 3), classes=5, loss="sparse", opt=("sgd", 0.05, 0.0),
@@ -421,6 +522,74 @@ CASES = {
         saved={"fw/": "bidirectional/forward_simple_rnn/", "bw/": "bidirectional/backward_simple_rnn/"},
         graphc={}),
 }
+CASES.update({
+    "k3_conv1d": dict(
+        layout="keras3", input=(16, 3), classes=3, loss="sparse", opt=("adam", 0.01, 0.0),
+        flags=[], forward=k3_conv1d_forward,
+        weights=[("layers/conv1d", None, "conv1d", [("kernel", (3, 3, 4)), ("bias", (4,))]),
+                 ("layers/conv1d_1", None, "conv1d_1", [("kernel", (3, 2, 6)), ("bias", (6,))]),
+                 ("layers/batch_normalization", None, "batch_normalization",
+                  [("gamma", (6,)), ("beta", (6,)), ("moving_mean", (6,)), ("moving_variance", (6,))]),
+                 ("layers/conv1d_2", None, "conv1d_2", [("kernel", (2, 6, 5))]),
+                 ("layers/dense", None, "dense", [("kernel", (15, 4)), ("bias", (4,))]),
+                 ("layers/dense_1", None, "logits", [("kernel", (14, 3)), ("bias", (3,))])],
+        empty=["layers/input_layer", "layers/max_pooling1d", "layers/average_pooling1d",
+               "layers/global_average_pooling1d", "layers/global_max_pooling1d", "layers/flatten",
+               "layers/concatenate", "optimizer"],
+        # The Dense after Flatten of the (3, 5) feature map reads graphc's (C, L) order.
+        graphc={"conv1d/kernel": conv1d_kernel, "conv1d_1/kernel": conv1d_kernel,
+                "conv1d_2/kernel": conv1d_kernel, "dense/kernel": flat_rows(5, 1, 3)}),
+    "tf2_seq1d": dict(
+        layout="legacy", input=(10, 4), classes=3, loss="sparse", opt=("momentum", 0.05, 0.9),
+        flags=["--loss=sparse_categorical_crossentropy", "--optimizer=momentum", "--lr=0.05",
+               "--momentum=0.9"], forward=tf2_seq1d_forward,
+        layer_names=["conv1d", "layer_normalization", "permute", "conv1d_1", "global_max_pooling1d",
+                     "layer_normalization_1", "dense", "activation"],
+        weights=[(None, "conv1d", "conv1d", [("kernel", (3, 4, 6)), ("bias", (6,))]),
+                 (None, "layer_normalization", "layer_normalization", [("gamma", (6,)), ("beta", (6,))]),
+                 (None, "conv1d_1", "conv1d_1", [("kernel", (2, 8, 4)), ("bias", (4,))]),
+                 (None, "layer_normalization_1", "layer_normalization_1", [("gamma", (4,))]),
+                 (None, "dense", "dense", [("kernel", (4, 3)), ("bias", (3,))])],
+        graphc={"conv1d/kernel": conv1d_kernel, "conv1d_1/kernel": conv1d_kernel}),
+    "k3_transpose": dict(
+        layout="keras3", input=(6, 6, 3), classes=4, loss="sparse", opt=("sgd", 0.05, 0.0),
+        flags=["--loss=sparse_categorical_crossentropy"], forward=k3_transpose_forward,
+        weights=[("layers/conv2d", None, "conv2d", [("kernel", (3, 3, 3, 4)), ("bias", (4,))]),
+                 ("layers/separable_conv2d", None, "separable_conv2d",
+                  [("depthwise_kernel", (3, 3, 4, 2)), ("pointwise_kernel", (1, 1, 8, 6)), ("bias", (6,))]),
+                 ("layers/conv2d_transpose", None, "conv2d_transpose",
+                  [("kernel", (3, 3, 4, 6)), ("bias", (4,))]),
+                 ("layers/layer_normalization", None, "layer_normalization",
+                  [("gamma", (8,)), ("beta", (8,))]),
+                 ("layers/conv2d_transpose_1", None, "conv2d_transpose_1",
+                  [("kernel", (2, 2, 3, 8)), ("bias", (3,))]),
+                 ("layers/separable_conv2d_1", None, "separable_conv2d_1",
+                  [("depthwise_kernel", (3, 3, 3, 1)), ("pointwise_kernel", (1, 1, 3, 5))]),
+                 ("layers/conv2d_transpose_2", None, "conv2d_transpose_2",
+                  [("kernel", (3, 3, 4, 5)), ("bias", (4,))]),
+                 ("layers/dense", None, "dense", [("kernel", (4, 4)), ("bias", (4,))])],
+        empty=["layers/input_layer", "layers/max_pooling2d", "layers/concatenate", "layers/permute",
+               "layers/global_average_pooling2d", "optimizer"],
+        # Transposed-convolution kernels (H, W, filters, C) read as HWIO: graphc's [C, filters, H, W].
+        graphc={"conv2d/kernel": hwio, "separable_conv2d/depthwise_kernel": dw,
+                "separable_conv2d/pointwise_kernel": hwio, "conv2d_transpose/kernel": hwio,
+                "conv2d_transpose_1/kernel": hwio, "separable_conv2d_1/depthwise_kernel": dw,
+                "separable_conv2d_1/pointwise_kernel": hwio, "conv2d_transpose_2/kernel": hwio}),
+    "tf2_upsample": dict(
+        layout="legacy", input=(4, 4, 2), classes=3, loss="sparse", opt=("adam", 0.01, 0.0),
+        flags=["--loss=sparse_categorical_crossentropy", "--optimizer=adam", "--lr=0.01"],
+        forward=tf2_upsample_forward,
+        layer_names=["conv2d_transpose", "separable_conv2d", "conv2d_transpose_1", "flatten",
+                     "dense", "activation"],
+        weights=[(None, "conv2d_transpose", "conv2d_transpose", [("kernel", (3, 3, 3, 2)), ("bias", (3,))]),
+                 (None, "separable_conv2d", "separable_conv2d",
+                  [("depthwise_kernel", (2, 2, 3, 1)), ("pointwise_kernel", (1, 1, 3, 4)), ("bias", (4,))]),
+                 (None, "conv2d_transpose_1", "conv2d_transpose_1", [("kernel", (4, 4, 2, 4))]),
+                 (None, "dense", "dense", [("kernel", (162, 3)), ("bias", (3,))])],
+        graphc={"conv2d_transpose/kernel": hwio, "separable_conv2d/depthwise_kernel": dw,
+                "separable_conv2d/pointwise_kernel": hwio, "conv2d_transpose_1/kernel": hwio,
+                "dense/kernel": flat_rows(2, 9, 9)}),
+})
 STATS = ("moving_mean", "moving_variance")
 
 

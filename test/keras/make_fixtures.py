@@ -74,16 +74,66 @@ class Style:
         return self.entry("Dense", c, shape)
 
     def conv2d(self, name, filters, kernel, strides=(1, 1), padding="valid", dilation=(1, 1),
-               activation="linear", use_bias=True, trainable=True, shape=None):
+               activation="linear", use_bias=True, trainable=True, shape=None, groups=1,
+               cls="Conv2D"):
         c = self.base(name, trainable)
         c.update({"filters": filters, "kernel_size": list(kernel), "strides": list(strides),
                   "padding": padding, "data_format": "channels_last",
-                  "dilation_rate": list(dilation), "groups": 1, "activation": activation,
+                  "dilation_rate": list(dilation), "groups": groups, "activation": activation,
                   "use_bias": use_bias, "kernel_initializer": GLOROT(),
                   "bias_initializer": ZEROS(), "kernel_regularizer": None,
                   "bias_regularizer": None, "activity_regularizer": None,
                   "kernel_constraint": None, "bias_constraint": None})
-        return self.entry("Conv2D", c, shape)
+        return self.entry(cls, c, shape)
+
+    def conv1d(self, name, filters, kernel, strides=1, padding="valid", dilation=1, **kw):
+        """Conv1D: Conv2D's config with one-element tuples (padding may be causal)."""
+        return self.conv2d(name, filters, (kernel,), (strides,), padding, (dilation,),
+                           cls="Conv1D", **kw)
+
+    def conv2d_transpose(self, name, filters, kernel, strides=(1, 1), padding="valid",
+                         dilation=(1, 1), output_padding=None, activation="linear",
+                         use_bias=True, shape=None):
+        """tf.keras 2.15 writes Conv2D's config (groups included) plus output_padding; Keras 3's
+        BaseConvTranspose.get_config has neither."""
+        e = self.conv2d(name, filters, kernel, strides, padding, dilation, activation, use_bias,
+                        shape=shape, cls="Conv2DTranspose")
+        if self.k3:
+            del e["config"]["groups"]
+        else:
+            e["config"]["output_padding"] = None if output_padding is None else list(output_padding)
+        return e
+
+    def separable(self, name, filters, kernel, multiplier=1, strides=(1, 1), padding="valid",
+                  activation="linear", use_bias=True, shape=None):
+        c = self.base(name)
+        c.update({"filters": filters, "kernel_size": list(kernel), "strides": list(strides),
+                  "padding": padding, "data_format": "channels_last", "dilation_rate": [1, 1]})
+        if not self.k3:
+            c["groups"] = 1
+        c.update({"activation": activation, "use_bias": use_bias, "bias_initializer": ZEROS(),
+                  "bias_regularizer": None, "activity_regularizer": None, "bias_constraint": None,
+                  "depth_multiplier": multiplier, "depthwise_initializer": GLOROT(),
+                  "pointwise_initializer": GLOROT(), "depthwise_regularizer": None,
+                  "pointwise_regularizer": None, "depthwise_constraint": None,
+                  "pointwise_constraint": None})
+        return self.entry("SeparableConv2D", c, shape)
+
+    def layer_norm(self, name, center=True, epsilon=0.001, shape=None):
+        """tf.keras 2.15 writes the axis as the built layer holds it, a list of positive axes."""
+        c = self.base(name)
+        c.update({"axis": -1 if self.k3 else [len(shape) - 1], "epsilon": epsilon,
+                  "center": center, "scale": True, "beta_initializer": ZEROS(),
+                  "gamma_initializer": ONES(), "beta_regularizer": None, "gamma_regularizer": None,
+                  "beta_constraint": None, "gamma_constraint": None})
+        if self.k3:
+            c["rms_scaling"] = False
+        return self.entry("LayerNormalization", c, shape)
+
+    def permute(self, name, dims, shape=None):
+        c = self.base(name)
+        c["dims"] = list(dims)
+        return self.entry("Permute", c, shape)
 
     def depthwise(self, name, kernel, multiplier, strides=(1, 1), padding="valid",
                   activation="linear", shape=None):
@@ -292,10 +342,107 @@ def k3_compile(optimizer, opt_config, loss):
             "jit_compile": False}
 
 
+def k3_adam(lr, loss):
+    return k3_compile("Adam", {"learning_rate": lr, "beta_1": 0.9, "beta_2": 0.999,
+                               "epsilon": 1e-07, "amsgrad": False}, loss)
+
+
+# SparseCategoricalCrossentropy(from_logits=True), as an object.
+SPARSE_FROM_LOGITS = {"module": "keras.losses", "class_name": "SparseCategoricalCrossentropy",
+                      "config": {"name": "sparse_categorical_crossentropy",
+                                 "reduction": "sum_over_batch_size", "from_logits": True,
+                                 "ignore_class": None}, "registered_name": None}
+
+
 def write(name, model):
     with open(os.path.join(HERE, name + ".json"), "w") as f:
         json.dump(model, f, indent=1)
         f.write("\n")
+
+
+def conv_family_fixtures(k3, k2):
+    """Conv1D and 1-D pooling, Conv2DTranspose, SeparableConv2D, Permute, LayerNormalization."""
+    N = None
+
+    # F. Keras 3 Functional over a (batch, steps, channels) input: causal dilated Conv1D, strided
+    # same grouped Conv1D, BatchNormalization, MaxPooling1D, same AveragePooling1D, a Conv1D
+    # without bias, both global 1-D pools, Flatten of a 1-D feature map into a Dense,
+    # Concatenate; compile_config: Adam and SparseCategoricalCrossentropy(from_logits=True).
+    s = k3
+    L = [s.input_layer("sequence", [N, 16, 3])]
+    L[0]["name"] = "sequence"
+    L[0]["inbound_nodes"] = []
+
+    def add(entry, *inputs):
+        L.append(s.wire(entry, [[(i, 0, 0, None) for i in inputs]]))
+
+    add(s.conv1d("conv1d", 4, 3, padding="causal", dilation=2, activation="relu", shape=[N, 16, 3]), "sequence")
+    add(s.conv1d("conv1d_1", 6, 3, strides=2, padding="same", groups=2, activation="tanh", shape=[N, 16, 4]), "conv1d")
+    add(s.batchnorm("batch_normalization", shape=[N, 8, 6]), "conv1d_1")
+    add(s.pool("MaxPooling1D", "max_pooling1d", (2,), shape=[N, 8, 6]), "batch_normalization")
+    add(s.pool("AveragePooling1D", "average_pooling1d", (3,), strides=(1,), padding="same", shape=[N, 4, 6]), "max_pooling1d")
+    add(s.conv1d("conv1d_2", 5, 2, use_bias=False, shape=[N, 4, 6]), "average_pooling1d")
+    add(s.global_pool("GlobalAveragePooling1D", "global_average_pooling1d", [N, 3, 5]), "conv1d_2")
+    add(s.global_pool("GlobalMaxPooling1D", "global_max_pooling1d", [N, 3, 5]), "conv1d_2")
+    add(s.flatten("flatten", [N, 3, 5]), "conv1d_2")
+    add(s.dense("dense", 4, "relu", shape=[N, 15]), "flatten")
+    add(s.merge("Concatenate", "concatenate", axis=-1), "global_average_pooling1d", "global_max_pooling1d", "dense")
+    add(s.dense("logits", 3, shape=[N, 14]), "concatenate")
+    write("k3_conv1d", s.functional("functional", L, [("sequence", 0, 0)], [("logits", 0, 0)],
+                                    k3_adam(0.01, SPARSE_FROM_LOGITS)))
+
+    # G. tf.keras 2.15 Sequential: Conv1D, LayerNormalization over the channels of a 1-D
+    # feature map, Permute (steps <-> channels), a strided Conv1D over the permuted tensor,
+    # GlobalMaxPooling1D, LayerNormalization of a vector without center, Dense, softmax.
+    s = k2
+    L = [s.input_layer("input_1", [N, 10, 4]),
+         s.conv1d("conv1d", 6, 3, activation="relu", shape=[N, 10, 4]),
+         s.layer_norm("layer_normalization", shape=[N, 8, 6]),
+         s.permute("permute", (2, 1), [N, 8, 6]),
+         s.conv1d("conv1d_1", 4, 2, strides=2, shape=[N, 6, 8]),
+         s.global_pool("GlobalMaxPooling1D", "global_max_pooling1d", [N, 3, 4]),
+         s.layer_norm("layer_normalization_1", center=False, epsilon=0.01, shape=[N, 4]),
+         s.dense("dense", 3, shape=[N, 4]),
+         s.activation("activation", "softmax", [N, 3])]
+    write("tf2_seq1d", s.sequential("sequential", L, [N, 10, 4]))
+
+    # H. Keras 3 Functional, a small U-Net: Conv2D and MaxPooling2D down, SeparableConv2D
+    # (depth multiplier 2), a strided same Conv2DTranspose up, Concatenate with the skip
+    # connection, LayerNormalization over the channels, Permute (height <-> width), a valid
+    # strided Conv2DTranspose, a strided SeparableConv2D without bias, a dilated same
+    # Conv2DTranspose, GlobalAveragePooling2D, Dense softmax; compile_config SGD.
+    s = k3
+    L = [s.input_layer("image", [N, 6, 6, 3])]
+    L[0]["name"] = "image"
+    L[0]["inbound_nodes"] = []
+    add(s.conv2d("conv2d", 4, (3, 3), padding="same", activation="relu", shape=[N, 6, 6, 3]), "image")
+    add(s.pool("MaxPooling2D", "max_pooling2d", (2, 2), shape=[N, 6, 6, 4]), "conv2d")
+    add(s.separable("separable_conv2d", 6, (3, 3), multiplier=2, padding="same", activation="relu", shape=[N, 3, 3, 4]), "max_pooling2d")
+    add(s.conv2d_transpose("conv2d_transpose", 4, (3, 3), strides=(2, 2), padding="same", activation="relu", shape=[N, 3, 3, 6]), "separable_conv2d")
+    add(s.merge("Concatenate", "concatenate", axis=-1), "conv2d", "conv2d_transpose")
+    add(s.layer_norm("layer_normalization", shape=[N, 6, 6, 8]), "concatenate")
+    add(s.permute("permute", (2, 1, 3), [N, 6, 6, 8]), "layer_normalization")
+    add(s.conv2d_transpose("conv2d_transpose_1", 3, (2, 2), strides=(2, 2), shape=[N, 6, 6, 8]), "permute")
+    add(s.separable("separable_conv2d_1", 5, (3, 3), strides=(2, 2), use_bias=False, shape=[N, 12, 12, 3]), "conv2d_transpose_1")
+    add(s.conv2d_transpose("conv2d_transpose_2", 4, (3, 3), padding="same", dilation=(2, 2), activation="tanh", shape=[N, 5, 5, 5]), "separable_conv2d_1")
+    add(s.global_pool("GlobalAveragePooling2D", "global_average_pooling2d", [N, 5, 5, 4]), "conv2d_transpose_2")
+    add(s.dense("dense", 4, "softmax", shape=[N, 4]), "global_average_pooling2d")
+    write("k3_transpose", s.functional("functional", L, [("image", 0, 0)], [("dense", 0, 0)],
+                                       k3_compile("SGD", {"learning_rate": 0.05, "momentum": 0.0, "nesterov": False},
+                                                  "sparse_categorical_crossentropy")))
+
+    # I. tf.keras 2.15 Sequential: a valid strided Conv2DTranspose with output_padding, a strided
+    # SeparableConv2D, a same Conv2DTranspose whose output_padding the even kernel needs, no
+    # bias; Flatten (a Dense after a transposed convolution), softmax.
+    s = k2
+    L = [s.input_layer("input_1", [N, 4, 4, 2]),
+         s.conv2d_transpose("conv2d_transpose", 3, (3, 3), strides=(2, 2), output_padding=(1, 1), activation="relu", shape=[N, 4, 4, 2]),
+         s.separable("separable_conv2d", 4, (2, 2), strides=(2, 2), shape=[N, 10, 10, 3]),
+         s.conv2d_transpose("conv2d_transpose_1", 2, (4, 4), strides=(2, 2), padding="same", output_padding=(1, 1), use_bias=False, shape=[N, 5, 5, 4]),
+         s.flatten("flatten", [N, 9, 9, 2]),
+         s.dense("dense", 3, shape=[N, 162]),
+         s.activation("activation", "softmax", [N, 3])]
+    write("tf2_upsample", s.sequential("sequential", L, [N, 4, 4, 2]))
 
 
 def main():
@@ -352,12 +499,8 @@ def main():
     h["name"] = "head"
     h["inbound_nodes"] = [{"args": [s.tensor("concat", 0, 0, [N, 16])], "kwargs": {}}]
     L.append(h)
-    loss = {"module": "keras.losses", "class_name": "SparseCategoricalCrossentropy",
-            "config": {"name": "sparse_categorical_crossentropy", "reduction": "sum_over_batch_size",
-                       "from_logits": True, "ignore_class": None}, "registered_name": None}
     write("k3_residual", s.functional("functional", L, [("features", 0, 0)], [("head", 0, 0)],
-                                      k3_compile("Adam", {"learning_rate": 0.01, "beta_1": 0.9, "beta_2": 0.999,
-                                                          "epsilon": 1e-07, "amsgrad": False}, loss)))
+                                      k3_adam(0.01, SPARSE_FROM_LOGITS)))
 
     # D. tf.keras 2.15 Functional: a shared (weight-tied) Dense applied twice, then a nested
     # Sequential block, then a softmax Activation.
@@ -451,6 +594,8 @@ def main():
     write("k3_embedding_mix", s.functional("functional", L, [("ids", 0, 0)], [("logits", 0, 0)],
                                            k3_compile("SGD", {"learning_rate": 0.1, "momentum": 0.0, "nesterov": False},
                                                       "sparse_categorical_crossentropy")))
+
+    conv_family_fixtures(k3, k2)
 
     # Error cases.
     s = k3

@@ -60,9 +60,10 @@ struct Conv2dShape {
 /// workspace: conv2dWorkspaceBytes(c / groups, r, s, oh, ow) bytes.
 void conv2d(const float *x, const float *w, const float *bias, float *y, const Conv2dShape &shape,
             float *workspace);
-/// dx[N,C,H,W] from dy[N,K,OH,OW] and w. Same workspace size as conv2d.
+/// dx[N,C,H,W] from dy[N,K,OH,OW] and w. Same workspace size as conv2d. With `bias` [C] (a
+/// transposed convolution's), dx[n, c] += bias[c].
 void conv2dBackwardData(const float *dy, const float *w, float *dx, const Conv2dShape &shape,
-                        float *workspace);
+                        float *workspace, const float *bias = nullptr);
 /// dw[K,C,R,S] from dy and x. Same workspace size as conv2d.
 void conv2dBackwardFilter(const float *dy, const float *x, float *dw, const Conv2dShape &shape,
                           float *workspace);
