@@ -1560,6 +1560,20 @@ private:
     return out;
   }
 
+  /// The inverse of asSequence: a 1-D feature map ([N, C, 1, L]) back in Keras's own
+  /// (batch, steps, channels) order, for the layers that read steps (Dense over steps, the
+  /// recurrent layers, TimeDistributed); other tensors unchanged.
+  Tensor asSteps(const Tensor &t, Location loc) {
+    if (!(t.image && t.seq))
+      return t;
+    auto s = shapeOf(t.v); // [N, C, 1, L]
+    Value channelsFirst = b.create<ReshapeOp>(loc, f32({s[0], s[1], s[3]}), t.v);
+    Tensor out;
+    out.nonNegative = t.nonNegative;
+    out.v = transposed(channelsFirst, {0, 2, 1}, loc);
+    return out;
+  }
+
   /// Permute(dims): one transpose from the input's graphc layout straight to the output's (an
   /// image when the output has rank 4, Keras's own axis order otherwise).
   Tensor permute(const Layer &l, const Tensor &in, Location loc) {
@@ -1828,7 +1842,7 @@ private:
     if (convFamily().count(c))
       return applyConvFamily(l, in, loc);
     if (c == "Dense")
-      return dense(l, in, loc);
+      return dense(l, asSteps(in, loc), loc);
     if (c == "Conv2D" || c == "Convolution2D")
       return conv(l, in, false, loc);
     if (c == "DepthwiseConv2D")
@@ -1883,11 +1897,11 @@ private:
     if (c == "Embedding")
       return embedding(l, in, loc);
     if (c == "LSTM" || c == "GRU" || c == "SimpleRNN")
-      return recurrentLayer(l, in);
+      return recurrentLayer(l, asSteps(in, loc));
     if (c == "Bidirectional")
-      return bidirectional(l, in, loc);
+      return bidirectional(l, asSteps(in, loc), loc);
     if (c == "TimeDistributed")
-      return timeDistributed(l, in, loc);
+      return timeDistributed(l, asSteps(in, loc), loc);
     if (c == "Softmax") {
       if (intAttr(l, "axis", -1) != -1 && intAttr(l, "axis", -1) != int64_t(kerasShape(in).size()) - 1)
         refuseAttr(l, "axis", "must be the last axis");

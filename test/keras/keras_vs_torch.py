@@ -426,6 +426,13 @@ def conv1d_kernel(a):
     return a.transpose(2, 1, 0)[:, :, None, :]
 
 
+def k3_conv1d_lstm_forward(x, P, S, step):
+    h = torch.relu(conv1d(x, P["conv1d/kernel"], P["conv1d/bias"], padding="same"))
+    h = pool1d(max_pool, h, 2, 2)
+    h = lstm(h, P, "lstm", 5)
+    return h @ P["dense/kernel"] + P["dense/bias"]
+
+
 CASES = {
     "k3_cnn": dict(
         layout="keras3", input=(8, 8, 3), classes=5, loss="sparse", opt=("sgd", 0.05, 0.0),
@@ -590,6 +597,14 @@ CASES.update({
                 "separable_conv2d/pointwise_kernel": hwio, "conv2d_transpose_1/kernel": hwio,
                 "dense/kernel": flat_rows(2, 9, 9)}),
 })
+CASES["k3_conv1d_lstm"] = dict(
+    layout="keras3", input=(10, 3), classes=3, loss="sparse", opt=("sgd", 0.1, 0.0),
+    flags=[], forward=k3_conv1d_lstm_forward,
+    weights=[("layers/conv1d", None, "conv1d", [("kernel", (3, 3, 4)), ("bias", (4,))]),
+             ("layers/lstm/cell", None, "lstm", [("kernel", (4, 20)), ("recurrent_kernel", (5, 20)), ("bias", (20,))]),
+             ("layers/dense", None, "dense", [("kernel", (5, 3)), ("bias", (3,))])],
+    empty=["layers/input_layer", "layers/max_pooling1d", "layers/lstm", "optimizer"],
+    graphc={"conv1d/kernel": conv1d_kernel})
 STATS = ("moving_mean", "moving_variance")
 
 

@@ -597,6 +597,18 @@ def main():
 
     conv_family_fixtures(k3, k2)
 
+    # I. Keras 3 Sequential CNN-LSTM: Conv1D and MaxPooling1D, then an LSTM reading the 1-D
+    # feature map's steps, a TimeDistributed-free Dense over the last state.
+    s = k3
+    L = [s.input_layer("input_layer", [N, 10, 3]),
+         s.conv1d("conv1d", 4, 3, padding="same", activation="relu", shape=[N, 10, 3]),
+         s.pool("MaxPooling1D", "max_pooling1d", (2,), shape=[N, 10, 4]),
+         s.rnn("LSTM", "lstm", 5, shape=[N, 5, 4]),
+         s.dense("dense", 3, "softmax", shape=[N, 5])]
+    write("k3_conv1d_lstm", s.sequential("sequential", L, [N, 10, 3],
+                                         k3_compile("SGD", {"learning_rate": 0.1, "momentum": 0.0, "nesterov": False},
+                                                    "sparse_categorical_crossentropy")))
+
     # Error cases.
     s = k3
     L = [s.input_layer("input_layer", [N, 4]), s.lambda_layer("lambda", [N, 4]), s.dense("dense", 2, shape=[N, 4])]
