@@ -780,7 +780,7 @@ private:
     if (bias)
       expect(bias, {dirs, 2 * gates * hidden}, "B");
     // Direction d's block of a [dirs, ...] weight, as a [...] tensor.
-    auto direction_ = [&](Value v, int64_t d) -> Value {
+    auto perDirection = [&](Value v, int64_t d) -> Value {
       auto vs = shapeOf(v);
       std::vector<int64_t> one = vs, rest(vs.begin() + 1, vs.end());
       one[0] = 1;
@@ -800,11 +800,11 @@ private:
       spec.cell = lstm ? RecurrentCell::Lstm : RecurrentCell::Gru;
       spec.units = hidden;
       spec.gateSlots = lstm ? std::array<int, 4>{0, 2, 3, 1} : std::array<int, 4>{0, 1, 2, 0};
-      spec.kernel = direction_(w, d);
-      spec.recurrentKernel = direction_(r, d);
+      spec.kernel = perDirection(w, d);
+      spec.recurrentKernel = perDirection(r, d);
       spec.transposedKernels = true;
       if (bias) {
-        Value both = direction_(bias, d); // [Wb; Rb]
+        Value both = perDirection(bias, d); // [Wb; Rb]
         spec.bias = b.create<SliceOp>(loc, f32({gates * hidden}), both, b.getI64IntegerAttr(0),
                                       b.getI64IntegerAttr(0));
         spec.recurrentBias = b.create<SliceOp>(loc, f32({gates * hidden}), both,

@@ -125,13 +125,6 @@ template <typename Fn> void forEachPoolWindow(const float *x, const Pool2dShape 
   }
 }
 
-inline float stableSigmoid(float x) {
-  if (x >= 0.0f)
-    return 1.0f / (1.0f + std::exp(-x));
-  const float e = std::exp(x);
-  return e / (1.0f + e);
-}
-
 // Returns (max, log(sum(exp(row - max)))) of one row of logits, accumulated in double.
 inline double logSumExp(const float *row, int64_t n) {
   float mx = -std::numeric_limits<float>::infinity();
@@ -727,7 +720,7 @@ void reluBackward(const float *dy, const float *y, float *dx, int64_t n) {
 
 void sigmoid(const float *x, float *y, int64_t n) {
   for (int64_t i = 0; i < n; ++i)
-    y[i] = stableSigmoid(x[i]);
+    y[i] = sigmoidOf(x[i]); // elementwise_math.h
 }
 
 void sigmoidBackward(const float *dy, const float *y, float *dx, int64_t n) {

@@ -91,12 +91,8 @@ struct GeneratedProgram {
 
 // ---- device helpers of the generated kernels (the same formulas as runtime/kernels.cpp) ----
 
-__device__ __forceinline__ float sigmoidStable(float x) {
-  if (x >= 0.0f)
-    return 1.0f / (1.0f + expf(-x));
-  const float e = expf(x);
-  return e / (1.0f + e);
-}
+/// The CPU kernels' sigmoid (elementwise_math.h), one definition for both targets.
+__device__ __forceinline__ float sigmoidStable(float x) { return ::graphc::rt::sigmoidOf(x); }
 __device__ __forceinline__ bool isNaN(float x) { return x != x; }
 __device__ __forceinline__ bool isInf(float x) { return x == INFINITY || x == -INFINITY; }
 /// max + log(sum(exp(row - max))) accumulated in double, as runtime/kernels.cpp's logSumExp.
