@@ -78,6 +78,8 @@ uint64_t graphc::halfEmulationScratchBytes(func::FuncOp func) {
 int64_t graphc::inPlaceOperandOf(Operation *op, unsigned resultIndex) {
   return llvm::TypeSwitch<Operation *, int64_t>(op)
       .Case([&](ReshapeOp) { return 0; })
+      // The averaged bucket overwrites the bucket (the collective never allocates).
+      .Case([&](AllReduceOp) { return 0; })
       .Case([&](SgdUpdateOp) { return 0; })
       .Case([&](MomentumUpdateOp) { return resultIndex == 0 ? 0 : 2; })
       .Case([&](AdamUpdateOp) { return resultIndex == 0 ? 0 : int64_t(resultIndex) + 1; })

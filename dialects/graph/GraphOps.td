@@ -802,4 +802,28 @@ def Graph_AdamUpdateOp : Graph_Op<"adam_update", [Pure, AllTypesMatch<["param", 
   let assemblyFormat = "$param `,` $grad `,` $m `,` $v `,` $step (`if` $apply^)? attr-dict `:` type($param) `,` type($step)";
 }
 
+//===----------------------------------------------------------------------===//
+// Data parallelism (collectives across the ranks of a --data-parallel run)
+//===----------------------------------------------------------------------===//
+
+def Graph_AllReduceOp : Graph_Op<"all_reduce", [SameOperandsAndResultType]> {
+  let summary = "the mean over `ranks` data-parallel ranks of a flat gradient bucket, in place";
+  let description = [{
+    Every rank holds its own gradient of the mean loss over its shard of the global batch;
+    the mean of those is the gradient of the global batch's mean loss. The result overwrites
+    the operand's buffer (the plan gives both one offset), so the collective never allocates.
+    The targets start the collective here and wait for it only before the first op that reads
+    the result, so it overlaps the rest of the backward pass. Not `Pure`: it talks to the other
+    ranks, so it is never folded, duplicated or rematerialized.
+
+    ```mlir
+    %r = graph.all_reduce %bucket {bucket = 0 : i64, ranks = 4 : i64} : tensor<1010xf32>
+    ```
+  }];
+  let arguments = (ins GraphF32Tensor:$input, I64Attr:$bucket, I64Attr:$ranks);
+  let results = (outs GraphF32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
 #endif // GRAPHC_GRAPH_OPS

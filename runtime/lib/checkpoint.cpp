@@ -176,7 +176,7 @@ bool encodeCheckpoint(const Program &prog, const unsigned char *arena,
   auto payload = fb::CreatePayload(pb, model, state.fingerprint, state.batch, state.step,
                                    state.epoch, order, rngVec, state.lossScale,
                                    state.epochLossSum, state.epochCorrect, state.epochSeen,
-                                   tensorVec);
+                                   tensorVec, state.worldSize);
   pb.Finish(payload);
 
   flatbuffers::FlatBufferBuilder eb(pb.GetSize() + 1024);
@@ -326,6 +326,14 @@ bool checkpointMatchesProgram(const CheckpointState &state,
   if (state.modelName != model) {
     error = "it was written for model '" + state.modelName + "', this binary trains '" + model +
             "'";
+    return false;
+  }
+  const int32_t worldSize = prog.worldSize > 1 ? prog.worldSize : 1;
+  if (state.worldSize != worldSize) {
+    error = "it was written by a run on " + std::to_string(state.worldSize) + " rank" +
+            (state.worldSize == 1 ? "" : "s") + ", this binary runs on " +
+            std::to_string(worldSize) + "; resume with the world size that wrote it (a "
+            "checkpoint is not resharded)";
     return false;
   }
   if (state.batch != prog.batch) {

@@ -14,6 +14,7 @@
 // the snapshot buffer for evaluation, the permutation); the loop itself allocates nothing unless
 // --log-json (one small JSON record per step) or --checkpoint (the encoded checkpoint) is given.
 #include "graphc/runtime/checkpoint.h"
+#include "graphc/runtime/comm.h"
 #include "graphc/runtime/npy.h"
 #include "graphc/runtime/device.h"
 #include "graphc/runtime/program.h"
@@ -77,6 +78,8 @@ const char *kUsage =
     "  --log-json FILE      append one JSON record per step, epoch and checkpoint to FILE\n"
     "  --save-weights DIR   write every parameter to DIR/<name>.npy after training\n"
     "  --init-weights DIR   read every parameter from DIR/<name>.npy instead of the defaults\n"
+    "  --collective-timeout S   data-parallel binaries: abort the job when a collective waits\n"
+    "                       longer than S seconds for the other ranks (default 300)\n"
     "  --describe           print the arena layout and exit\n"
     "  --help               print this help and exit\n";
 
@@ -85,6 +88,8 @@ struct Options {
   std::string valData, valLabels, checkpointDir, logJson;
   int64_t epochs = 1, steps = 0, checkpointEvery = 0, keep = 3;
   double valSplit = 0.0;
+  double collectiveTimeout = 300.0;
+  bool collectiveTimeoutGiven = false;
   bool stepsMode = false, epochsGiven = false, padLastBatch = false, resume = false;
   uint64_t seed = 0;
   bool shuffle = false, describe = false, help = false;
@@ -182,6 +187,17 @@ bool parseArgs(int argc, char **argv, Options &opt, std::string &error) {
     } else if (arg == "--validation-labels") {
       if (!needValue(opt.valLabels))
         return false;
+    } else if (arg == "--collective-timeout") {
+      if (!needValue(v))
+        return false;
+      char *end = nullptr;
+      opt.collectiveTimeout = std::strtod(v.c_str(), &end);
+      if (v.empty() || *end != '\0' || !(opt.collectiveTimeout > 0) ||
+          !std::isfinite(opt.collectiveTimeout)) {
+        error = "--collective-timeout expects a positive number of seconds, got '" + v + "'";
+        return false;
+      }
+      opt.collectiveTimeoutGiven = true;
     } else if (arg == "--validation-split") {
       if (!needValue(v))
         return false;
@@ -620,7 +636,10 @@ std::string rngText(const std::mt19937_64 &gen) {
 /// the validation batches of that epoch. A pure function of these numbers (and the seed), so
 /// the main thread and the prefetch thread walk it in lockstep.
 struct Schedule {
-  int64_t batch = 0;
+  int64_t batch = 0; // the global batch (all ranks)
+  // The rows of each global batch this rank reads: [shardFirst, shardFirst + shardRows); the
+  // whole batch in a single-process run.
+  int64_t shardFirst = 0, shardRows = 0;
   int64_t trainCount = 0, valCount = 0;
   int64_t stepsPerEpoch = 0, valBatches = 0, totalSteps = 0;
   bool shuffle = false;
@@ -735,8 +754,8 @@ private:
   // Gathers rows of a split: position p of the batch is sample (b*B + p) mod count of the
   // epoch's order, so a padded last batch repeats samples from the start of the order.
   bool gather(const Split &split, const int64_t *order, int64_t b, Slot &slot) {
-    for (int64_t j = 0; j < s_.batch; ++j) {
-      const int64_t pos = (b * s_.batch + j) % split.count;
+    for (int64_t j = 0; j < s_.shardRows; ++j) {
+      const int64_t pos = (b * s_.batch + s_.shardFirst + j) % split.count;
       const int64_t row = split.first + (order ? order[pos] : pos);
       if (!convertRow(*split.x, row, slot.data + j * split.x->dstRowBytes, slot.error) ||
           !convertRow(*split.y, row, slot.labels + j * split.y->dstRowBytes, slot.error))
@@ -1061,7 +1080,7 @@ struct FreeDeleter {
 
 } // namespace
 
-int main(int argc, char **argv) {
+int trainMain(int argc, char **argv) {
   const Program &prog = graphc_program;
   Options opt;
   std::string error;
@@ -1103,10 +1122,33 @@ int main(int argc, char **argv) {
                  prog.modelName);
     return kExitInternal;
   }
-  const int64_t batch = dataT->dims[0];
+  // Data parallelism: `batch` is this rank's share of the global batch. Join the job before any
+  // input is read, so that a wrong launch is refused first and by one rank.
+  const int64_t localBatch = dataT->dims[0];
+  const int32_t compiledRanks = prog.worldSize > 1 ? prog.worldSize : 1;
+  const CommRuntime *comm = &graphc_comm_runtime;
+  if (compiledRanks > 1 && !comm) {
+    std::fprintf(stderr, "error: program '%s' is inconsistent: it was compiled for %d ranks but "
+                 "linked without a communication backend\n", prog.modelName, compiledRanks);
+    return kExitInternal;
+  }
+  if (opt.collectiveTimeoutGiven && !comm) {
+    std::fprintf(stderr, "error: --collective-timeout: this binary runs one process; it was not "
+                 "compiled with --data-parallel\n");
+    return kExitUsage;
+  }
+  int rank = 0, worldSize = 1;
+  if (comm)
+    if (int rc = comm->start(&argc, &argv, prog, opt.collectiveTimeout, rank, worldSize))
+      return rc;
+  const bool leader = rank == 0;
+  if (!leader) // one rank reports progress; errors still come from every rank (stderr)
+    if (!std::freopen("/dev/null", "w", stdout))
+      std::fclose(stdout);
+  const int64_t batch = localBatch * worldSize; // the global batch
   const bool indexLabels = labelsT->dtype == DType::I64;
   // Accuracy needs the predictions; class counts come from them too.
-  AccuracyCounter accuracy{prog.loss, batch, predT ? product(dimsOf(*predT), 1) : 0};
+  AccuracyCounter accuracy{prog.loss, localBatch, predT ? product(dimsOf(*predT), 1) : 0};
   const bool hasAccuracy =
       predT && prog.loss != LossKind::MeanSquaredError &&
       (indexLabels ? product(dimsOf(*labelsT), 1) == 1
@@ -1198,6 +1240,8 @@ int main(int argc, char **argv) {
 
   Schedule sched;
   sched.batch = batch;
+  sched.shardFirst = rank * localBatch;
+  sched.shardRows = localBatch;
   sched.trainCount = train.count;
   sched.valCount = val.count;
   sched.shuffle = opt.shuffle;
@@ -1269,7 +1313,8 @@ int main(int argc, char **argv) {
       std::fprintf(stderr, "error: --checkpoint %s\n", error.c_str());
       return kExitInternal;
     }
-    removeStaleTemporaries(opt.checkpointDir);
+    if (leader)
+      removeStaleTemporaries(opt.checkpointDir);
   }
   if (opt.resume) {
     std::vector<uint8_t> bytes;
@@ -1357,6 +1402,22 @@ int main(int argc, char **argv) {
       std::fprintf(stderr, "note: --resume: no usable checkpoint in %s; starting from step 1\n",
                    opt.checkpointDir.c_str());
   }
+  if (comm) {
+    // Every rank starts from rank 0's parameters and optimizer state (as PyTorch DDP does), and
+    // all must have resumed from the same step (a checkpoint directory every rank sees).
+    double resumed[2] = {static_cast<double>(done), static_cast<double>(done) * done};
+    comm->allReduceSum(resumed, 2, "the resumed step");
+    if (resumed[0] * resumed[0] != resumed[1] * worldSize) {
+      std::fprintf(stderr, "error: rank %d: --resume: the ranks resumed from different steps "
+                   "(this one from %" PRId64 "): --checkpoint must be a directory every rank "
+                   "sees, such as a shared filesystem\n", rank, done);
+      return kExitUsage;
+    }
+    for (int i = 0; i < prog.numTensors; ++i)
+      if (prog.tensors[i].role == TensorRole::Parameter || prog.tensors[i].role == TensorRole::State)
+        comm->broadcast(arena + prog.tensors[i].offset, prog.tensors[i].bytes,
+                        "the broadcast of the initial parameters");
+  }
   if (device)
     device->pushPersistent(prog, arena);
   const int64_t checkpointEvery =
@@ -1385,7 +1446,7 @@ int main(int argc, char **argv) {
   std::vector<uint8_t> checkpointBytes;
 
   JsonLog log;
-  if (!log.open(opt.logJson, !resumedFrom.empty(), error)) {
+  if (!log.open(leader ? opt.logJson : std::string(), !resumedFrom.empty(), error)) {
     std::fprintf(stderr, "error: %s\n", error.c_str());
     return kExitUsage;
   }
@@ -1404,13 +1465,26 @@ int main(int argc, char **argv) {
       std::memcpy(arena + stepT->offset, &t, sizeof(t));
     }
   };
+  // The step's loss is the mean over this rank's rows; the global batch's is the mean over the
+  // ranks (equal shares), and accuracy counts add up.
+  auto reduceMetrics = [&](float &loss, double &correct, double &seen) {
+    if (!comm)
+      return;
+    double metrics[3] = {static_cast<double>(loss), correct, seen};
+    comm->allReduceSum(metrics, 3, "the all-reduce of the step's loss");
+    loss = static_cast<float>(metrics[0] / worldSize);
+    correct = metrics[1];
+    seen = metrics[2];
+  };
   auto loadBatch = [&](Slot &slot) {
     std::memcpy(dataDst, slot.data, dataT->bytes);
     std::memcpy(labelsDst, slot.labels, labelsT->bytes);
     std::memcpy(batchLabels.data(), slot.labels, labelsT->bytes);
   };
 
-  const bool tty = ::isatty(STDOUT_FILENO) == 1;
+  // mpirun hands every rank a pseudo-terminal whatever its own output is: a data-parallel run
+  // prints plain lines.
+  const bool tty = !comm && ::isatty(STDOUT_FILENO) == 1;
   Progress progress(tty, opt.stepsMode, hasAccuracy, batch);
   const int64_t T = sched.totalSteps, S = sched.stepsPerEpoch;
   if (opt.stepsMode)
@@ -1422,7 +1496,8 @@ int main(int argc, char **argv) {
     CheckpointState st;
     st.modelName = prog.modelName ? prog.modelName : "";
     st.fingerprint = fingerprint;
-    st.batch = batch;
+    st.batch = localBatch;
+    st.worldSize = worldSize;
     st.step = t;
     st.epoch = t / S;
     st.seed = opt.seed;
@@ -1482,14 +1557,17 @@ int main(int argc, char **argv) {
     haveOrderGen = true;
     prefetch.release();
     setStep(t);
+    if (comm)
+      comm->setStep(t);
 
     prog.trainStep(arena);
 
-    const float loss = *lossPtr;
-    const bool finite = std::isfinite(loss);
+    float loss = *lossPtr;
     double correct = 0.0, seen = 0.0;
     if (hasAccuracy)
       accuracy.add(predPtr, batchLabels.data(), correct, seen);
+    reduceMetrics(loss, correct, seen);
+    const bool finite = std::isfinite(loss);
     epochLossSum += loss;
     epochCorrect += correct;
     epochSeen += seen;
@@ -1545,9 +1623,14 @@ int main(int argc, char **argv) {
           prefetch.release();
           setStep(t + 1);
           prog.trainStep(arena);
-          valLossSum += *lossPtr;
+          float vloss = *lossPtr;
+          double vcorrect = 0.0, vseen = 0.0;
           if (hasAccuracy)
-            accuracy.add(predPtr, batchLabels.data(), valCorrect, valSeen);
+            accuracy.add(predPtr, batchLabels.data(), vcorrect, vseen);
+          reduceMetrics(vloss, vcorrect, vseen);
+          valLossSum += vloss;
+          valCorrect += vcorrect;
+          valSeen += vseen;
           pos = 0;
           for (const Range &r : persistent) {
             std::memcpy(arena + r.offset, snapshot.data() + pos, r.bytes);
@@ -1586,7 +1669,7 @@ int main(int argc, char **argv) {
       epochLossSum = epochCorrect = epochSeen = 0.0;
     }
 
-    if (!opt.checkpointDir.empty() && (t % checkpointEvery == 0 || t == T) &&
+    if (leader && !opt.checkpointDir.empty() && (t % checkpointEvery == 0 || t == T) &&
         !writeCheckpoint(t))
       return kExitInternal;
   }
@@ -1595,7 +1678,7 @@ int main(int argc, char **argv) {
 
   if (device && !opt.saveDir.empty())
     device->pullPersistent(prog, arena);
-  if (!opt.saveDir.empty()) {
+  if (leader && !opt.saveDir.empty()) {
     if (!makeDirs(opt.saveDir, error)) {
       std::fprintf(stderr, "error: --save-weights %s\n", error.c_str());
       return kExitInternal;
@@ -1613,4 +1696,13 @@ int main(int argc, char **argv) {
     }
   }
   return 0;
+}
+
+int main(int argc, char **argv) {
+  const int rc = trainMain(argc, argv);
+  // A data-parallel run ends every rank together: MPI_Finalize on success, MPI_Abort otherwise
+  // (one failed rank must not leave the others waiting in a collective).
+  if (&graphc_comm_runtime)
+    graphc_comm_runtime.finish(rc);
+  return rc;
 }

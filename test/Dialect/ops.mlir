@@ -235,3 +235,13 @@ func.func @loss_scaling(%g: tensor<4x3xf32>, %b: tensor<3xf32>, %p: tensor<4x3xf
   %h2, %c2 = graph.update_loss_scale %h, %c, %ok {growth_interval = 2000 : i64} : tensor<f32>
   return %np, %h2, %c2 : tensor<4x3xf32>, tensor<f32>, tensor<f32>
 }
+
+// -----
+
+// A data-parallel step averages a flat gradient bucket over the ranks (round trip).
+// CHECK-LABEL: func.func @all_reduce_round_trip
+// CHECK: graph.all_reduce %{{.*}} {bucket = 3 : i64, ranks = 4 : i64} : tensor<16xf32>
+func.func @all_reduce_round_trip(%g: tensor<16xf32>) -> tensor<16xf32> {
+  %r = graph.all_reduce %g {bucket = 3 : i64, ranks = 4 : i64} : tensor<16xf32>
+  return %r : tensor<16xf32>
+}

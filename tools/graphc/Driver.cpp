@@ -32,6 +32,7 @@
 #include "importers/keras/KerasImporter.h"
 #include "importers/onnx/OnnxImporter.h"
 #include "passes/CostModel.h"
+#include "passes/Liveness.h"
 #include "passes/MemoryPlan.h"
 #include "passes/Passes.h"
 #include "planner/PlanHtml.h"
@@ -59,6 +60,11 @@ struct Options {
   bool noReuse = false, quiet = false, printPlan = false, noSchedule = false, noRemat = false,
        maxBatch = false, noMicroBatching = false;
   int64_t microBatches = 1;
+  // --data-parallel --world-size=N: --batch is the global batch, N ranks share it equally and
+  // --budget is what each rank's device may use.
+  bool dataParallel = false;
+  int64_t worldSize = 1;
+  std::string bucketSize = "25MiB";
   std::string device;
   std::string precision = "fp32"; // fp32 | bf16 | fp16 | auto
   int64_t lossScaleGrowthInterval = 2000; // fp16: clean steps before the loss scale doubles
@@ -172,6 +178,30 @@ public:
 
     if (opts.microBatches < 1)
       fail(kBadInput, "--micro-batches must be at least 1");
+    if (opts.dataParallel && opts.worldSize < 2)
+      fail(kBadInput, "--data-parallel needs --world-size=N, N >= 2: the number of ranks the "
+                      "binary will run as (mpirun -np N)");
+    if (!opts.dataParallel && opts.worldSize != 1)
+      fail(kBadInput, "--world-size=" + std::to_string(opts.worldSize) +
+                          " needs --data-parallel");
+    if (opts.dataParallel) {
+      auto bytes = parseSize(opts.bucketSize);
+      if (!bytes || *bytes < 4)
+        fail(kBadInput, "--bucket-size=" + opts.bucketSize +
+                            " is not a size; use bytes or a KiB/MiB suffix, e.g. 25MiB");
+      bucketBytes = *bytes;
+      if (opts.target == "cuda")
+        fail(kBadInput, "--data-parallel is not available for --target=cuda yet (its NCCL "
+                        "all-reduce is not emitted); use --target=cpu, which runs over MPI");
+#ifndef GRAPHC_HAVE_MPI
+      if (phase == Phase::Binary)
+        fail(kToolchain, "--data-parallel: graphc was built without MPI; install libopenmpi-dev "
+                         "(scripts/setup.sh) and rebuild, or stop at --compile-to=source");
+#endif
+      if (opts.maxBatch)
+        fail(kBadInput, "--max-batch does not take --data-parallel yet: run it without, and "
+                        "multiply the per-rank batch it prints by the world size");
+    }
     if (opts.precision == "f16")
       opts.precision = "fp16";
     if (opts.precision != "fp32" && opts.precision != "bf16" && opts.precision != "fp16" &&
@@ -292,7 +322,10 @@ private:
     // With k micro-batches the model is imported at the micro-batch size; the step takes
     // the whole batch. (A graph-dialect model's forward function is the micro-batch.)
     int64_t importBatch = batch;
-    if (microBatches > 1 && batch == 0 && llvm::sys::path::extension(opts.model) == ".onnx") {
+    llvm::StringRef extension = llvm::sys::path::extension(opts.model);
+    int64_t ranks = opts.worldSize;
+    if (((microBatches > 1 && extension == ".onnx") || (ranks > 1 && extension != ".mlir")) &&
+        batch == 0) {
       // The whole batch is the model's own: read it off a plain import.
       OwningOpRef<ModuleOp> probe = importModel(context, 0, trial);
       if (!probe)
@@ -303,16 +336,32 @@ private:
               kind && kind.getValue() == "input" && batch == 0)
             batch = cast<RankedTensorType>(arg.getType()).getDimSize(0);
     }
-    if (microBatches > 1 && batch > 0) {
-      if (batch % microBatches != 0) {
+    // Data parallelism: each rank's step trains on batch / ranks rows (a graph-dialect model's
+    // forward function is already one rank's).
+    int64_t rankBatch = batch;
+    if (ranks > 1 && batch > 0) {
+      if (batch % ranks != 0) {
+        if (trial)
+          return std::nullopt;
+        fail(kBadInput, llvm::formatv("--batch={0} does not split over --world-size={1} ranks: "
+                                      "use a global batch that {1} divides, e.g. --batch={2}",
+                                      batch, ranks, (batch / ranks + 1) * ranks)
+                            .str());
+      }
+      rankBatch = batch / ranks;
+      importBatch = rankBatch;
+    }
+    if (microBatches > 1 && rankBatch > 0) {
+      if (rankBatch % microBatches != 0) {
         if (trial)
           return std::nullopt;
         fail(kBadInput, llvm::formatv("--batch={0} does not split into --micro-batches={1} "
-                                      "equal micro-batches",
-                                      batch, microBatches)
+                                      "equal micro-batches{2}",
+                                      rankBatch, microBatches,
+                                      ranks > 1 ? " (the batch of one rank)" : "")
                             .str());
       }
-      importBatch = batch / microBatches;
+      importBatch = rankBatch / microBatches;
     }
     out.microBatches = microBatches;
     out.module = importModel(context, importBatch, trial);
@@ -339,6 +388,12 @@ private:
     trainOptions.lossScaling = precision == "fp16";
     trainOptions.lossScaleGrowthInterval = opts.lossScaleGrowthInterval;
     pm.addPass(createBuildTrainStep(trainOptions));
+    if (ranks > 1) {
+      AllReduceGradientsOptions reduceOptions;
+      reduceOptions.ranks = ranks;
+      reduceOptions.bucketBytes = int64_t(bucketBytes);
+      pm.addNestedPass<func::FuncOp>(createAllReduceGradients(reduceOptions));
+    }
     if (failed(pm.run(*out.module))) {
       if (trial)
         return std::nullopt;
@@ -810,6 +865,27 @@ private:
                           100.0 * double(p.arenaBytes) / double(*budget));
     else
       os << "  budget               none (pass --budget=SIZE to check a device limit)\n";
+    if (opts.worldSize > 1) {
+      uint64_t reduced = 0, largest = 0, buckets = 0;
+      func::FuncOp stepFunc = compiled.step;
+      stepFunc.walk([&](graph::AllReduceOp reduce) {
+        uint64_t bytes = tensorBytes(reduce.getType());
+        reduced += bytes;
+        largest = std::max(largest, bytes);
+        ++buckets;
+      });
+      int64_t w = opts.worldSize;
+      os << llvm::formatv("  data parallel {0} ranks over MPI: global batch {1}, {2} per rank; "
+                          "the arena and --budget are per rank\n",
+                          w, compiled.batch * w, compiled.batch);
+      // A ring all-reduce sends and receives 2 (w-1)/w of the buffer per rank.
+      os << llvm::formatv("  gradients    {0} averaged per step in {1} planned bucket{2} (largest "
+                          "{3}); ring all-reduce traffic {4} sent per rank per step\n",
+                          plan::humanBytes(reduced), buckets, buckets == 1 ? "" : "s",
+                          plan::humanBytes(largest),
+                          plan::humanBytes(uint64_t(2.0 * double(w - 1) / double(w) *
+                                                    double(reduced))));
+    }
     os << "  by kind:\n";
     for (auto &[kind, bytes] : bytesByKind(p))
       os << llvm::formatv("    {0,-16} {1,12}\n", kind, plan::humanBytes(bytes));
@@ -979,21 +1055,30 @@ private:
       libDir = std::string(root) + "/lib";
     }
     std::string outputTemp = opts.output + ".tmp-link";
-    std::vector<std::string> argv = {*cxx,
-                                     "-O2",
-                                     "-std=c++17",
-                                     "-I" + include,
-                                     source,
+    std::vector<std::string> argv = {*cxx, "-O2", "-std=c++17", "-I" + include, source,
                                      libDir + "/libgraphc_runtime_main.a",
-                                     libDir + "/libgraphc_runtime.a",
-                                     "-lopenblas",
-                                     "-lpthread",
-                                     "-lm",
-                                     "-o",
-                                     outputTemp};
+                                     libDir + "/libgraphc_runtime.a"};
+#ifdef GRAPHC_HAVE_MPI
+    // --data-parallel: the MPI backend of comm.h (pulled in by the step's all-reduce calls), and
+    // MPI itself.
+    if (opts.worldSize > 1) {
+      argv.push_back(libDir + "/libgraphc_runtime_mpi.a");
+      llvm::SmallVector<llvm::StringRef> mpiLibs;
+      llvm::StringRef(GRAPHC_MPI_LIBRARIES).split(mpiLibs, '|', -1, false);
+      for (llvm::StringRef lib : mpiLibs)
+        argv.push_back(lib.str());
+    }
+#endif
+    for (const char *tail : {"-lopenblas", "-lpthread", "-lm", "-o"})
+      argv.push_back(tail);
+    argv.push_back(outputTemp);
     runToolchain(*cxx, argv, dir + "/cxx.log", outputTemp, "the training binary");
     if (!opts.quiet)
-      reportStream() << "wrote " << opts.output << " (run it with --data X.npy --labels Y.npy)\n";
+      reportStream() << "wrote " << opts.output
+                     << (opts.worldSize > 1
+                             ? " (run it with mpirun -np " + std::to_string(opts.worldSize) +
+                                   " " + opts.output + " --data X.npy --labels Y.npy)\n"
+                             : std::string(" (run it with --data X.npy --labels Y.npy)\n"));
     return kOk;
   }
 
@@ -1079,6 +1164,7 @@ private:
   const DeviceProfile *device = nullptr;
   std::vector<int> cudaArchs; // --cuda-arch, parsed
   int64_t microBatches = 1; // the split the next compile uses
+  uint64_t bucketBytes = 25u << 20; // --bucket-size, parsed
   std::string precision = "fp32"; // the precision the next compile uses (auto may switch)
   bool silent = false; // trial compiles print no diagnostics
 };
@@ -1162,6 +1248,17 @@ int runGraphcDriver(int argc, char **argv) {
                          cl::init(0), cl::cat(category));
   cl::opt<bool> verbose("verbose", cl::desc("Keras: list the supported layers with an error"),
                         cl::cat(category));
+  cl::opt<bool> dataParallel("data-parallel",
+                             cl::desc("data parallelism: a binary that runs as --world-size ranks "
+                                      "(mpirun -np N), each on its share of --batch, averaging "
+                                      "gradients"),
+                             cl::cat(category));
+  cl::opt<int64_t> worldSize("world-size", cl::desc("--data-parallel: the number of ranks"),
+                             cl::init(1), cl::cat(category));
+  cl::opt<std::string> bucketSize("bucket-size",
+                                  cl::desc("--data-parallel: most bytes of one gradient bucket "
+                                           "(default 25MiB)"),
+                                  cl::init("25MiB"), cl::cat(category));
   cl::opt<std::string> cudaArch("cuda-arch", cl::desc("--target=cuda: GPU architectures, e.g. "
                                                       "sm_90 (default) or sm_80,sm_90"),
                                 cl::cat(category));
@@ -1205,6 +1302,9 @@ int runGraphcDriver(int argc, char **argv) {
   opts.lrSet = lr.getNumOccurrences() > 0;
   opts.momentumSet = momentum.getNumOccurrences() > 0;
   opts.cudaArch = cudaArch;
+  opts.dataParallel = dataParallel;
+  opts.worldSize = worldSize;
+  opts.bucketSize = bucketSize;
   try {
     return Driver(std::move(opts)).run();
   } catch (const Failure &f) {

@@ -47,6 +47,7 @@ struct CheckpointState {
   std::string dataOrderRng;      // mt19937_64 textual state; empty without --shuffle
   float lossScale = 1.0f;
   double epochLossSum = 0.0, epochCorrect = 0.0, epochSeen = 0.0;
+  int32_t worldSize = 1;         // data-parallel ranks (batch is per rank)
 };
 
 /// One saved tensor; data points into the decoded buffer.

@@ -78,6 +78,10 @@ struct Program {
   // anything but whole numbers in [0, dataIndexLimit) before step 1 (the smallest vocabulary
   // of the embeddings reading it).
   int64_t dataIndexLimit;
+  // Data parallelism (graphc --data-parallel --world-size=N): the number of ranks the step was
+  // compiled for; each runs it on `batch` rows of a global batch of batch * worldSize and the step
+  // averages the gradients over them (comm.h). 0 or 1: a single-process binary.
+  int32_t worldSize;
 };
 
 } // namespace graphc::rt
