@@ -45,3 +45,12 @@ if shutil.which("valgrind"):
 # `chromium`: headless browser for checking HTML plan pictures.
 if shutil.which("chromium"):
     config.available_features.add("chromium")
+
+# `mpi`: graphc was built with MPI, so --data-parallel CPU binaries link and run under mpiexec.
+# Tests run as root in CI and start more ranks than there are cores.
+if config.mpiexec_executable and os.path.exists(config.mpiexec_executable):
+    config.available_features.add("mpi")
+    config.environment["OMPI_ALLOW_RUN_AS_ROOT"] = "1"
+    config.environment["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
+    config.environment["OMPI_MCA_rmaps_base_oversubscribe"] = "1"
+    config.substitutions.append(("%mpirun", config.mpiexec_executable))

@@ -260,6 +260,7 @@ bool decodeCheckpoint(const uint8_t *bytes, size_t size, CheckpointState &state,
   state.epochLossSum = p->epoch_loss_sum();
   state.epochCorrect = p->epoch_correct();
   state.epochSeen = p->epoch_seen();
+  state.worldSize = p->world_size();
   if (state.step < 0 || state.epoch < 0 || state.batch < 1 || state.nextEpoch < 1 ||
       state.nextBatchInEpoch < 0 || state.stepsPerEpoch < 1 || state.trainSamples < 1 ||
       state.validationSamples < 0) {

@@ -1394,11 +1394,12 @@ int trainMain(int argc, char **argv) {
       epochSeen = st.epochSeen;
       resumedFrom = path;
       found = true;
-      std::fprintf(stderr, "resuming from %s (step %" PRId64 ", epoch %" PRId64 ")\n",
+      if (leader)
+        std::fprintf(stderr, "resuming from %s (step %" PRId64 ", epoch %" PRId64 ")\n",
                    path.c_str(), done, st.nextEpoch);
       break;
     }
-    if (!found)
+    if (!found && leader)
       std::fprintf(stderr, "note: --resume: no usable checkpoint in %s; starting from step 1\n",
                    opt.checkpointDir.c_str());
   }
@@ -1534,7 +1535,7 @@ int trainMain(int argc, char **argv) {
                {"batch", batch}, {"steps", T}, {"epochs", epochs}, {"steps_per_epoch", S},
                {"train_samples", train.count}, {"validation_samples", val.count},
                {"seed", opt.seed}, {"shuffle", opt.shuffle}, {"resumed_from_step", done}});
-  if (done >= T)
+  if (done >= T && leader)
     std::fprintf(stderr, "note: the checkpoint is at step %" PRId64 " of %" PRId64
                  "; nothing left to train\n", done, T);
 
