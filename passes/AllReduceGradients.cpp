@@ -39,11 +39,12 @@ struct AllReduceGradientsPass
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    if (ranks < 1 || bucketBytes < 1) {
-      func.emitError() << "graphc-all-reduce-gradients: ranks and bucket-bytes must be positive";
+    if (ranks < 0 || bucketBytes < 1) {
+      func.emitError() << "graphc-all-reduce-gradients: ranks must be non-negative and "
+                          "bucket-bytes positive";
       return signalPassFailure();
     }
-    if (ranks == 1)
+    if (ranks == 0)
       return;
     Block &body = func.getBody().front();
     llvm::DenseMap<Operation *, int64_t> position;

@@ -140,7 +140,8 @@ def AllReduceGradients : Pass<"graphc-all-reduce-gradients", "mlir::func::FuncOp
     The function gets `graph.data_parallel_ranks` and `graph.gradient_buckets`.
   }];
   let options = [
-    Option<"ranks", "ranks", "int64_t", "1", "data-parallel world size (1: do nothing)">,
+    Option<"ranks", "ranks", "int64_t", "0",
+           "data-parallel world size (0: do nothing; 1 keeps the collectives, over one rank)">,
     Option<"bucketBytes", "bucket-bytes", "int64_t", "26214400",
            "most bytes of one gradient bucket (default 25 MiB, as PyTorch DDP)">,
   ];

@@ -766,8 +766,8 @@ LogicalResult AllReduceOp::verify() {
     return failure();
   if (tensorType(getInput()).getRank() != 1)
     return emitOpError() << "expects a flat (rank-1) gradient bucket, got " << getInput().getType();
-  if (getRanks() < 2)
-    return emitOpError() << "needs at least 2 ranks, got " << getRanks();
+  if (getRanks() < 1)
+    return emitOpError() << "needs at least 1 rank, got " << getRanks();
   if (getBucket() < 0)
     return emitOpError() << "bucket id must be non-negative, got " << getBucket();
   return success();

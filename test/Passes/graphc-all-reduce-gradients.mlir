@@ -1,5 +1,6 @@
 // RUN: graphc-opt %s --split-input-file --graphc-all-reduce-gradients="ranks=2" | FileCheck %s
 // RUN: graphc-opt %s --split-input-file --graphc-all-reduce-gradients="ranks=4 bucket-bytes=64" | FileCheck %s --check-prefix=SMALL
+// RUN: graphc-opt %s --split-input-file --graphc-all-reduce-gradients="ranks=0" | FileCheck %s --check-prefix=NONE
 // RUN: graphc-opt %s --split-input-file --graphc-all-reduce-gradients="ranks=1" | FileCheck %s --check-prefix=ONE
 
 // Two gradients share one bucket: flattened, concatenated, averaged in place, sliced back, and
@@ -23,9 +24,12 @@
 // SMALL: graph.all_reduce %{{.*}} {bucket = 0 : i64, ranks = 4 : i64} : tensor<16xf32>
 // SMALL: graph.all_reduce %{{.*}} {bucket = 1 : i64, ranks = 4 : i64} : tensor<4xf32>
 // SMALL-NOT: graph.concat
-// One rank: nothing to average.
+// No data parallelism: nothing changes.
+// NONE-LABEL: func.func @two_params
+// NONE-NOT: graph.all_reduce
+// One rank keeps the collectives (the same code path, over a world of one).
 // ONE-LABEL: func.func @two_params
-// ONE-NOT: graph.all_reduce
+// ONE: graph.all_reduce %{{.*}} {bucket = 0 : i64, ranks = 1 : i64}
 func.func @two_params(%w: tensor<4x4xf32>, %b: tensor<4xf32>, %x: tensor<4x4xf32>, %y: tensor<4xf32>)
     -> (tensor<4x4xf32>, tensor<4xf32>) {
   %gw = graph.relu %x : tensor<4x4xf32>

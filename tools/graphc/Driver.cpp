@@ -63,7 +63,7 @@ struct Options {
   // --data-parallel --world-size=N: --batch is the global batch, N ranks share it equally and
   // --budget is what each rank's device may use.
   bool dataParallel = false;
-  int64_t worldSize = 1;
+  int64_t worldSize = 0; // 0 unless --data-parallel
   std::string bucketSize = "25MiB";
   std::string device;
   std::string precision = "fp32"; // fp32 | bf16 | fp16 | auto
@@ -178,10 +178,10 @@ public:
 
     if (opts.microBatches < 1)
       fail(kBadInput, "--micro-batches must be at least 1");
-    if (opts.dataParallel && opts.worldSize < 2)
-      fail(kBadInput, "--data-parallel needs --world-size=N, N >= 2: the number of ranks the "
+    if (opts.dataParallel && opts.worldSize < 1)
+      fail(kBadInput, "--data-parallel needs --world-size=N, N >= 1: the number of ranks the "
                       "binary will run as (mpirun -np N)");
-    if (!opts.dataParallel && opts.worldSize != 1)
+    if (!opts.dataParallel && opts.worldSize != 0)
       fail(kBadInput, "--world-size=" + std::to_string(opts.worldSize) +
                           " needs --data-parallel");
     if (opts.dataParallel) {
@@ -323,7 +323,9 @@ private:
     // the whole batch. (A graph-dialect model's forward function is the micro-batch.)
     int64_t importBatch = batch;
     llvm::StringRef extension = llvm::sys::path::extension(opts.model);
-    int64_t ranks = opts.worldSize;
+    // 0: no data parallelism; 1: the data-parallel code path on one rank (it all-reduces over a
+    // world of one, e.g. to check the NCCL path on one GPU).
+    int64_t ranks = opts.dataParallel ? opts.worldSize : 0;
     if (((microBatches > 1 && extension == ".onnx") || (ranks > 1 && extension != ".mlir")) &&
         batch == 0) {
       // The whole batch is the model's own: read it off a plain import.
@@ -388,7 +390,7 @@ private:
     trainOptions.lossScaling = precision == "fp16";
     trainOptions.lossScaleGrowthInterval = opts.lossScaleGrowthInterval;
     pm.addPass(createBuildTrainStep(trainOptions));
-    if (ranks > 1) {
+    if (ranks > 0) {
       AllReduceGradientsOptions reduceOptions;
       reduceOptions.ranks = ranks;
       reduceOptions.bucketBytes = int64_t(bucketBytes);
@@ -865,7 +867,7 @@ private:
                           100.0 * double(p.arenaBytes) / double(*budget));
     else
       os << "  budget               none (pass --budget=SIZE to check a device limit)\n";
-    if (opts.worldSize > 1) {
+    if (opts.dataParallel) {
       uint64_t reduced = 0, largest = 0, buckets = 0;
       func::FuncOp stepFunc = compiled.step;
       stepFunc.walk([&](graph::AllReduceOp reduce) {
@@ -875,9 +877,9 @@ private:
         ++buckets;
       });
       int64_t w = opts.worldSize;
-      os << llvm::formatv("  data parallel {0} ranks over MPI: global batch {1}, {2} per rank; "
+      os << llvm::formatv("  data parallel {0} rank{3} over MPI: global batch {1}, {2} per rank; "
                           "the arena and --budget are per rank\n",
-                          w, compiled.batch * w, compiled.batch);
+                          w, compiled.batch * w, compiled.batch, w == 1 ? "" : "s");
       // A ring all-reduce sends and receives 2 (w-1)/w of the buffer per rank.
       os << llvm::formatv("  gradients    {0} averaged per step in {1} planned bucket{2} (largest "
                           "{3}); ring all-reduce traffic {4} sent per rank per step\n",
@@ -1061,7 +1063,7 @@ private:
 #ifdef GRAPHC_HAVE_MPI
     // --data-parallel: the MPI backend of comm.h (pulled in by the step's all-reduce calls), and
     // MPI itself.
-    if (opts.worldSize > 1) {
+    if (opts.dataParallel) {
       argv.push_back(libDir + "/libgraphc_runtime_mpi.a");
       llvm::SmallVector<llvm::StringRef> mpiLibs;
       llvm::StringRef(GRAPHC_MPI_LIBRARIES).split(mpiLibs, '|', -1, false);
@@ -1075,7 +1077,7 @@ private:
     runToolchain(*cxx, argv, dir + "/cxx.log", outputTemp, "the training binary");
     if (!opts.quiet)
       reportStream() << "wrote " << opts.output
-                     << (opts.worldSize > 1
+                     << (opts.dataParallel
                              ? " (run it with mpirun -np " + std::to_string(opts.worldSize) +
                                    " " + opts.output + " --data X.npy --labels Y.npy)\n"
                              : std::string(" (run it with --data X.npy --labels Y.npy)\n"));
@@ -1254,7 +1256,7 @@ int runGraphcDriver(int argc, char **argv) {
                                       "gradients"),
                              cl::cat(category));
   cl::opt<int64_t> worldSize("world-size", cl::desc("--data-parallel: the number of ranks"),
-                             cl::init(1), cl::cat(category));
+                             cl::init(0), cl::cat(category));
   cl::opt<std::string> bucketSize("bucket-size",
                                   cl::desc("--data-parallel: most bytes of one gradient bucket "
                                            "(default 25MiB)"),
