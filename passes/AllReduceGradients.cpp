@@ -10,6 +10,8 @@
 #include "passes/Passes.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/BitVector.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 namespace graphc {
@@ -33,9 +35,174 @@ Location derivedLoc(Value value, const llvm::Twine &suffix) {
   return NameLoc::get(StringAttr::get(ctx, base + "." + suffix.str()), value.getLoc());
 }
 
+/// A gradient and the optimizer update that reads it.
+struct Reduced {
+  Value grad;
+  Operation *update;
+};
+
+/// The signature changes of optimizer-state sharding, applied once every bucket is rewritten:
+/// the per-parameter state arguments (and the results returning them) go, per-bucket shard
+/// arguments and results come.
+struct ZeroSurgery {
+  llvm::BitVector deadArgs;
+  llvm::SmallSetVector<unsigned, 8> deadReturns; // terminator operand indices
+  SmallVector<std::pair<Value, Value>> newStates; // (shard argument, its update)
+  int64_t shardedBuckets = 0;
+
+  void finish(func::FuncOp func) {
+    if (shardedBuckets == 0)
+      return;
+    Operation *ret = func.getBody().front().getTerminator();
+    OpBuilder b(func.getContext());
+    // New results: each shard state, returned after the step like every optimizer state.
+    for (auto [arg, updated] : newStates) {
+      unsigned index = ret->getNumOperands();
+      ret->insertOperands(index, updated);
+      func.insertResult(index, updated.getType(), b.getDictionaryAttr({}));
+      func.setResultAttr(index, kNameAttr,
+                         func.getArgAttr(cast<BlockArgument>(arg).getArgNumber(), kNameAttr));
+    }
+    llvm::BitVector deadResults(ret->getNumOperands());
+    for (unsigned index : deadReturns)
+      deadResults.set(index);
+    for (int index = int(ret->getNumOperands()) - 1; index >= 0; --index)
+      if (deadResults.test(unsigned(index)))
+        ret->eraseOperand(unsigned(index));
+    func.eraseResults(deadResults);
+    deadArgs.resize(func.getNumArguments());
+    func.eraseArguments(deadArgs);
+    // Results name the argument they update; re-derive the ties after the renumbering.
+    for (unsigned r = 0; r < func.getNumResults(); ++r) {
+      func.removeResultAttr(r, b.getStringAttr(kTiedArgAttr));
+      auto name = func.getResultAttrOfType<StringAttr>(r, kNameAttr);
+      for (unsigned a = 0; name && a < func.getNumArguments(); ++a)
+        if (func.getArgAttr(a, kNameAttr) == name)
+          func.setResultAttr(r, kTiedArgAttr, b.getI64IntegerAttr(a));
+    }
+  }
+};
+
 struct AllReduceGradientsPass
     : graphc::impl::AllReduceGradientsBase<AllReduceGradientsPass> {
   using AllReduceGradientsBase::AllReduceGradientsBase;
+
+  /// ZeRO for one bucket: reduce-scatter the gradients, update this rank's shard of the
+  /// parameters with this rank's shard of the optimizer state (new per-bucket arguments), and
+  /// all-gather the updated shards back over the parameters.
+  void shardBucket(func::FuncOp func, int64_t id, ArrayRef<Reduced> bucket, ZeroSurgery &zero) {
+    OpBuilder b(func.getContext());
+    Type f32 = b.getF32Type();
+    Block &body = func.getBody().front();
+    int64_t w = ranks, total = 0;
+    for (const Reduced &g : bucket)
+      total += cast<RankedTensorType>(g.grad.getType()).getNumElements();
+    int64_t shard = (total + w - 1) / w, padded = shard * w;
+    std::string base = "gradient_bucket" + std::to_string(id);
+    auto loc = [&](StringRef suffix) {
+      return NameLoc::get(b.getStringAttr(base + suffix), func.getLoc());
+    };
+
+    // The shard arguments: one per optimizer state, named after the bucket.
+    Operation *first = bucket.front().update;
+    bool adam = isa<AdamUpdateOp>(first);
+    auto shardType = RankedTensorType::get({shard}, f32);
+    SmallVector<Value> states;
+    static const char *const kAdamStates[] = {".m", ".v"}, *const kMomentumStates[] = {".velocity"};
+    ArrayRef<const char *> suffixes = adam ? ArrayRef(kAdamStates) : ArrayRef(kMomentumStates);
+    for (StringRef suffix : suffixes) {
+      unsigned index = func.getNumArguments();
+      func.insertArgument(index, shardType,
+                          b.getDictionaryAttr({b.getNamedAttr(kKindAttr, b.getStringAttr("optimizer_state")),
+                                               b.getNamedAttr(kNameAttr, b.getStringAttr("zero." + base + suffix.str()))}),
+                          func.getLoc());
+      states.push_back(func.getArgument(index));
+    }
+
+    // Pack after the last gradient, exactly as the all-reduce path does, plus zero padding.
+    b.setInsertionPointAfter(bucket.back().grad.getDefiningOp());
+    SmallPtrSet<Operation *, 8> packing;
+    SmallVector<Value> flats;
+    for (const Reduced &g : bucket) {
+      auto type = cast<RankedTensorType>(g.grad.getType());
+      Value flat = g.grad;
+      if (type.getRank() != 1) {
+        auto view = b.create<ReshapeOp>(derivedLoc(g.grad, "flat"),
+                                        RankedTensorType::get({type.getNumElements()}, f32), g.grad);
+        packing.insert(view);
+        flat = view;
+      }
+      flats.push_back(flat);
+    }
+    if (padded > total)
+      flats.push_back(b.create<FillOp>(loc(".padding"),
+                                       RankedTensorType::get({padded - total}, f32),
+                                       b.getF32FloatAttr(0.0f)));
+    Value packed = flats.front();
+    if (flats.size() > 1) {
+      auto concat = b.create<ConcatOp>(loc(""), RankedTensorType::get({padded}, f32), flats,
+                                       b.getI64IntegerAttr(0));
+      packing.insert(concat);
+      packed = concat;
+    }
+    auto gradShard = b.create<ReduceScatterOp>(loc(".reduce_scatter"), shardType, packed,
+                                               b.getI64IntegerAttr(id), b.getI64IntegerAttr(w));
+    SmallVector<Value> params;
+    for (const Reduced &g : bucket)
+      params.push_back(g.update->getOperand(0));
+    auto paramShard = b.create<RankShardOp>(loc(".params"), shardType, params,
+                                            b.getI64IntegerAttr(w));
+    // Every update of the bucket has the same hyper-parameters and apply flag (one optimizer).
+    Value updatedShard;
+    Location updateLoc = loc(".update");
+    if (auto a = dyn_cast<AdamUpdateOp>(first)) {
+      auto u = b.create<AdamUpdateOp>(updateLoc, shardType, shardType, shardType, paramShard,
+                                      gradShard, states[0], states[1], a.getStep(), a.getApply(),
+                                      a.getLrAttr(), a.getBeta1Attr(), a.getBeta2Attr(),
+                                      a.getEpsilonAttr());
+      updatedShard = u.getNewParam();
+      zero.newStates.push_back({states[0], u.getNewM()});
+      zero.newStates.push_back({states[1], u.getNewV()});
+    } else {
+      auto m = cast<MomentumUpdateOp>(first);
+      auto u = b.create<MomentumUpdateOp>(updateLoc, shardType, shardType, paramShard, gradShard,
+                                          states[0], m.getApply(), m.getLrAttr(),
+                                          m.getMomentumAttr());
+      updatedShard = u.getNewParam();
+      zero.newStates.push_back({states[0], u.getNewVelocity()});
+    }
+    SmallVector<Type> paramTypes;
+    for (Value p : params)
+      paramTypes.push_back(p.getType());
+    auto gather = b.create<AllGatherIntoOp>(loc(".all_gather"), paramTypes, updatedShard, params,
+                                            b.getI64IntegerAttr(id), b.getI64IntegerAttr(w));
+
+    // The per-parameter updates go; their state arguments and returned states with them.
+    Operation *ret = body.getTerminator();
+    for (auto [i, g] : llvm::enumerate(bucket)) {
+      Operation *old = g.update;
+      old->getResult(0).replaceAllUsesWith(gather.getResult(i));
+      for (unsigned r = 1; r < old->getNumResults(); ++r)
+        for (OpOperand &use : old->getResult(r).getUses())
+          if (use.getOwner() == ret)
+            zero.deadReturns.insert(use.getOperandNumber());
+      for (unsigned operand = 2; operand < old->getNumOperands(); ++operand)
+        if (auto arg = dyn_cast<BlockArgument>(old->getOperand(operand));
+            arg && arg.getOwner() == &body &&
+            func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kKindAttr) &&
+            func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kKindAttr).getValue() ==
+                "optimizer_state") {
+          zero.deadArgs.resize(func.getNumArguments());
+          zero.deadArgs.set(arg.getArgNumber());
+        }
+      // Returned states of the old update stay referenced by the terminator until finish():
+      // point them at a live value of the same role so the op can go now.
+      for (unsigned r = 1; r < old->getNumResults(); ++r)
+        old->getResult(r).replaceAllUsesWith(old->getOperand(r == 1 ? 2 : 3));
+      old->erase();
+    }
+    ++zero.shardedBuckets;
+  }
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
@@ -53,10 +220,6 @@ struct AllReduceGradientsPass
       position[&op] = index++;
 
     // The gradient each update reads, in the order the gradients are completed.
-    struct Reduced {
-      Value grad;
-      Operation *update;
-    };
     SmallVector<Reduced> gradients;
     for (Operation &op : body) {
       Value grad = llvm::TypeSwitch<Operation *, Value>(&op)
@@ -94,7 +257,24 @@ struct AllReduceGradientsPass
 
     OpBuilder b(func.getContext());
     Type f32 = b.getF32Type();
+    ZeroSurgery zero;
     for (auto [id, bucket] : llvm::enumerate(buckets)) {
+      if (shardOptimizerState && llvm::all_of(bucket, [](const Reduced &g) {
+            return isa<MomentumUpdateOp, AdamUpdateOp>(g.update);
+          })) {
+        // fp16 loss scaling decides per step whether updates apply, from every gradient; a
+        // rank holding a shard cannot decide alone.
+        if (llvm::any_of(bucket, [](const Reduced &g) {
+              return g.update->getNumOperands() > (isa<AdamUpdateOp>(g.update) ? 5u : 3u);
+            })) {
+          bucket.front().update->emitError()
+              << "optimizer-state sharding does not support fp16 loss scaling yet; use "
+                 "--precision=bf16 or plain data parallelism";
+          return signalPassFailure();
+        }
+        shardBucket(func, int64_t(id), bucket, zero);
+        continue;
+      }
       Operation *last = bucket.back().grad.getDefiningOp();
       b.setInsertionPointAfter(last);
       SmallPtrSet<Operation *, 8> packing;
@@ -157,7 +337,10 @@ struct AllReduceGradientsPass
           insertAfter = g.update;
         }
     }
+    zero.finish(func);
     func->setAttr("graph.data_parallel_ranks", b.getI64IntegerAttr(int64_t(ranks)));
+    if (zero.shardedBuckets > 0)
+      func->setAttr("graph.sharded_buckets", b.getI64IntegerAttr(zero.shardedBuckets));
     func->setAttr("graph.gradient_buckets", b.getI64IntegerAttr(int64_t(buckets.size())));
   }
 };

@@ -36,6 +36,10 @@ uint64_t graphc::workspaceBytes(Operation *op) {
         auto w = shape(conv.getResult()), dy = shape(conv.getGrad());
         return rt::conv2dWorkspaceBytes(w[1], w[2], w[3], dy[2], dy[3]);
       })
+      // The gathered flat concatenation of the parameters (every rank's shard).
+      .Case([&](AllGatherIntoOp gather) {
+        return uint64_t(tensorBytes(gather.getShard().getType()) * uint64_t(gather.getRanks()));
+      })
       .Default([](Operation *) { return uint64_t{0}; });
 }
 
@@ -80,6 +84,9 @@ int64_t graphc::inPlaceOperandOf(Operation *op, unsigned resultIndex) {
       .Case([&](ReshapeOp) { return 0; })
       // The averaged bucket overwrites the bucket (the collective never allocates).
       .Case([&](AllReduceOp) { return 0; })
+      // The shard overwrites the start of its bucket; gathered parameters overwrite theirs.
+      .Case([&](ReduceScatterOp) { return 0; })
+      .Case([&](AllGatherIntoOp) { return int64_t(resultIndex) + 1; })
       .Case([&](SgdUpdateOp) { return 0; })
       .Case([&](MomentumUpdateOp) { return resultIndex == 0 ? 0 : 2; })
       .Case([&](AdamUpdateOp) { return resultIndex == 0 ? 0 : int64_t(resultIndex) + 1; })

@@ -138,12 +138,24 @@ def AllReduceGradients : Pass<"graphc-all-reduce-gradients", "mlir::func::FuncOp
     %b1 = graph.sgd_update %b, %gb2 {lr = 0.01 : f32} : tensor<100xf32>
     ```
     The function gets `graph.data_parallel_ranks` and `graph.gradient_buckets`.
+
+    With `shard-optimizer-state` (ZeRO, Rajbhandari et al. 2020), a bucket whose updates are
+    momentum or Adam is zero-padded to a multiple of the ranks and reduce-scattered instead: each
+    rank updates only its shard of the bucket's parameters (`graph.rank_shard`) with its shard of
+    the optimizer state, which replaces the per-parameter state arguments by one argument per
+    state and bucket of 1/ranks the size (`zero.gradient_bucket<i>.m`, `.v`, `.velocity`), and
+    `graph.all_gather_into` writes every rank's updated shard back over the parameters. The
+    traffic is the all-reduce's (a reduce-scatter plus an all-gather); the optimizer state per
+    rank shrinks by (ranks - 1) / ranks. The function gets `graph.sharded_buckets`.
   }];
   let options = [
     Option<"ranks", "ranks", "int64_t", "0",
            "data-parallel world size (0: do nothing; 1 keeps the collectives, over one rank)">,
     Option<"bucketBytes", "bucket-bytes", "int64_t", "26214400",
            "most bytes of one gradient bucket (default 25 MiB, as PyTorch DDP)">,
+    Option<"shardOptimizerState", "shard-optimizer-state", "bool", "false",
+           "ZeRO: reduce-scatter each bucket, update this rank's shard of the parameters with "
+           "this rank's shard of the momentum/Adam state, all-gather the parameters">,
   ];
   let dependentDialects = ["::graphc::graph::GraphDialect"];
 }

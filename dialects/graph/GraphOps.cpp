@@ -772,3 +772,56 @@ LogicalResult AllReduceOp::verify() {
     return emitOpError() << "bucket id must be non-negative, got " << getBucket();
   return success();
 }
+
+/// Elements of the flat concatenation of `values`.
+static int64_t totalElements(ValueRange values) {
+  int64_t total = 0;
+  for (Value v : values)
+    total += tensorType(v).getNumElements();
+  return total;
+}
+
+/// A shard of `total` elements over `ranks` ranks: ceil(total / ranks) elements.
+static LogicalResult verifyShard(Operation *op, int64_t total, int64_t ranks, Type shard) {
+  if (ranks < 1)
+    return op->emitOpError() << "needs at least 1 rank, got " << ranks;
+  auto type = cast<RankedTensorType>(shard);
+  int64_t expected = (total + ranks - 1) / ranks;
+  if (type.getRank() != 1 || type.getNumElements() != expected)
+    return op->emitOpError() << "shard " << shard << " of " << total << " elements over "
+                             << ranks << " ranks must be tensor<" << expected << "xf32>";
+  return success();
+}
+
+LogicalResult ReduceScatterOp::verify() {
+  if (failed(requireStatic(*this)))
+    return failure();
+  auto in = tensorType(getInput());
+  if (in.getRank() != 1)
+    return emitOpError() << "expects a flat (rank-1) gradient bucket, got " << in;
+  if (getRanks() >= 1 && in.getNumElements() % getRanks() != 0)
+    return emitOpError() << "bucket of " << in.getNumElements() << " elements does not split "
+                         << "into " << getRanks() << " equal shards (pad it)";
+  return verifyShard(*this, in.getNumElements(), getRanks(), getResult().getType());
+}
+
+LogicalResult RankShardOp::verify() {
+  if (failed(requireStatic(*this)))
+    return failure();
+  if (getInputs().empty())
+    return emitOpError() << "needs at least one input";
+  return verifyShard(*this, totalElements(getInputs()), getRanks(), getResult().getType());
+}
+
+LogicalResult AllGatherIntoOp::verify() {
+  if (failed(requireStatic(*this)))
+    return failure();
+  if (getParams().empty() || getParams().size() != getNewParams().size())
+    return emitOpError() << "needs one result per parameter, got " << getParams().size()
+                         << " parameters and " << getNewParams().size() << " results";
+  for (auto [param, result] : llvm::zip(getParams(), getNewParams()))
+    if (param.getType() != result.getType())
+      return emitOpError() << "result " << result.getType() << " differs from its parameter "
+                           << param.getType();
+  return verifyShard(*this, totalElements(getParams()), getRanks(), getShard().getType());
+}

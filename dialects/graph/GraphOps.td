@@ -826,4 +826,57 @@ def Graph_AllReduceOp : Graph_Op<"all_reduce", [SameOperandsAndResultType]> {
   let hasVerifier = 1;
 }
 
+def Graph_ReduceScatterOp : Graph_Op<"reduce_scatter"> {
+  let summary = "this rank's shard of the mean over `ranks` ranks of a flat gradient bucket";
+  let description = [{
+    Optimizer-state sharding (ZeRO): rank r keeps elements [r S, (r + 1) S) of the averaged
+    bucket, S = size / ranks. The shard overwrites the start of the bucket's buffer (the plan
+    gives both one offset), so the collective never allocates; like `all_reduce` it runs from
+    this op to the first op that reads the shard.
+
+    ```mlir
+    %s = graph.reduce_scatter %bucket {bucket = 0 : i64, ranks = 4 : i64} : (tensor<1112xf32>) -> tensor<278xf32>
+    ```
+  }];
+  let arguments = (ins GraphF32Tensor:$input, I64Attr:$bucket, I64Attr:$ranks);
+  let results = (outs GraphF32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Graph_RankShardOp : Graph_Op<"rank_shard"> {
+  let summary = "this rank's shard of the flat concatenation of `inputs`, zero-padded";
+  let description = [{
+    The parameters a sharded optimizer update reads: elements [r S, (r + 1) S) of the inputs
+    flattened and concatenated, zeros past their end (S = result size, r = this process's rank,
+    known only at run time).
+
+    ```mlir
+    %p = graph.rank_shard %w, %b {ranks = 4 : i64} : (tensor<100x10xf32>, tensor<100xf32>) -> tensor<275xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<GraphF32Tensor>:$inputs, I64Attr:$ranks);
+  let results = (outs GraphF32Tensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Graph_AllGatherIntoOp : Graph_Op<"all_gather_into"> {
+  let summary = "gathers every rank's updated shard and writes the whole back over `params`";
+  let description = [{
+    The inverse of `rank_shard` across ranks: the shards of all ranks, in rank order, are the
+    flat concatenation of the new parameters (past their end: padding). Each result overwrites
+    its parameter in place; the gathered concatenation is staged in the op's planned workspace.
+
+    ```mlir
+    %w1, %b1 = graph.all_gather_into %p1, %w, %b {bucket = 0 : i64, ranks = 4 : i64} : (tensor<275xf32>, tensor<100x10xf32>, tensor<100xf32>) -> (tensor<100x10xf32>, tensor<100xf32>)
+    ```
+  }];
+  let arguments = (ins GraphF32Tensor:$shard, Variadic<GraphF32Tensor>:$params, I64Attr:$bucket,
+                       I64Attr:$ranks);
+  let results = (outs Variadic<GraphF32Tensor>:$new_params);
+  let assemblyFormat = "$shard `,` $params attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 #endif // GRAPHC_GRAPH_OPS

@@ -198,6 +198,43 @@ void graphc::rt::commAllReduceMeanWait(int bucket, float *data, int64_t count) {
     data[i] *= inverse;
 }
 
+void graphc::rt::commReduceScatterMeanStart(int bucket, float *data, int64_t shardCount) {
+  Job &j = job();
+  if (bucket < 0 || shardCount > INT_MAX)
+    abortJob("gradient bucket %d: a shard of %" PRId64 " elements is more than one MPI call "
+             "takes; recompile with a smaller bucket", bucket, shardCount);
+  if (size_t(bucket) >= j.buckets.size())
+    j.buckets.resize(size_t(bucket) + 1, MPI_REQUEST_NULL);
+  // In place: the input is the whole bucket at `data`, rank r's shard comes back at its start.
+  check(MPI_Ireduce_scatter_block(MPI_IN_PLACE, data, int(shardCount), MPI_FLOAT, MPI_SUM,
+                                  MPI_COMM_WORLD, &j.buckets[size_t(bucket)]),
+        "MPI_Ireduce_scatter_block", "gradient reduce-scatter");
+}
+
+void graphc::rt::commReduceScatterMeanWait(int bucket, float *data, int64_t shardCount) {
+  Job &j = job();
+  char what[64];
+  std::snprintf(what, sizeof what, "the reduce-scatter of gradient bucket %d", bucket);
+  waitFor(j.buckets.at(size_t(bucket)), what);
+  const float inverse = 1.0f / float(j.size);
+  for (int64_t i = 0; i < shardCount; ++i)
+    data[i] *= inverse;
+}
+
+void graphc::rt::commAllGather(int bucket, const float *shard, float *gathered,
+                               int64_t shardCount) {
+  char what[64];
+  std::snprintf(what, sizeof what, "the all-gather of parameter bucket %d", bucket);
+  if (shardCount > INT_MAX)
+    abortJob("%s: a shard of %" PRId64 " elements is more than one MPI call takes", what,
+             shardCount);
+  MPI_Request request;
+  check(MPI_Iallgather(shard, int(shardCount), MPI_FLOAT, gathered, int(shardCount), MPI_FLOAT,
+                       MPI_COMM_WORLD, &request),
+        "MPI_Iallgather", what);
+  waitFor(request, what);
+}
+
 int graphc::rt::commRank() { return job().rank; }
 
 extern "C" const CommRuntime graphc_comm_runtime = {"MPI", start, allReduceSum, broadcast,

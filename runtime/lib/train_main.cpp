@@ -1308,22 +1308,57 @@ int trainMain(int argc, char **argv) {
   double epochLossSum = 0.0, epochCorrect = 0.0, epochSeen = 0.0;
   const uint64_t fingerprint = programFingerprint(prog);
   std::string resumedFrom;
+  // With a sharded optimizer state each rank's checkpoint differs: rank R writes its own into
+  // DIR/rank-R-of-N, and once every rank has written step T, rank 0 records T in
+  // DIR/manifest.json, the only step a resumed run takes (so a run killed while writing resumes
+  // from the last step every rank completed).
+  const bool shardedCheckpoint = comm && prog.shardedOptimizerState;
+  const std::string rankDir =
+      !shardedCheckpoint ? opt.checkpointDir
+                         : opt.checkpointDir + "/rank-" + std::to_string(rank) + "-of-" +
+                               std::to_string(worldSize);
+  const bool writesCheckpoints = leader || shardedCheckpoint;
   if (!opt.checkpointDir.empty()) {
-    if (!makeDirs(opt.checkpointDir, error)) {
+    if (!makeDirs(rankDir, error)) {
       std::fprintf(stderr, "error: --checkpoint %s\n", error.c_str());
       return kExitInternal;
     }
-    if (leader)
-      removeStaleTemporaries(opt.checkpointDir);
+    if (writesCheckpoints)
+      removeStaleTemporaries(rankDir);
+  }
+  int64_t manifestStep = -1; // sharded: the step of DIR/manifest.json (-1: none)
+  if (opt.resume && shardedCheckpoint) {
+    std::vector<uint8_t> bytes;
+    const std::string manifest = opt.checkpointDir + "/manifest.json";
+    if (readWholeFile(manifest, bytes, error)) {
+      nlohmann::json m = nlohmann::json::parse(bytes.begin(), bytes.end(), nullptr, false);
+      if (m.is_discarded() || !m.is_object() || !m.contains("step") ||
+          !m["step"].is_number_integer() || !m.contains("world_size") ||
+          !m["world_size"].is_number_integer()) {
+        std::fprintf(stderr, "error: --resume: %s is not a graphc checkpoint manifest\n",
+                     manifest.c_str());
+        return kExitUsage;
+      }
+      if (m["world_size"].get<int64_t>() != worldSize) {
+        std::fprintf(stderr, "error: --resume: %s was written by a run on %" PRId64 " ranks, this "
+                     "binary runs on %d; resume with the world size that wrote it (a sharded "
+                     "checkpoint is not resharded)\n", manifest.c_str(),
+                     m["world_size"].get<int64_t>(), worldSize);
+        return kExitUsage;
+      }
+      manifestStep = m["step"].get<int64_t>();
+    }
   }
   if (opt.resume) {
     std::vector<uint8_t> bytes;
     CheckpointState st;
     std::vector<CheckpointTensor> tensors;
     bool found = false;
-    for (const auto &candidate : listCheckpoints(opt.checkpointDir)) {
+    for (const auto &candidate : listCheckpoints(rankDir)) {
       const int64_t step = candidate.first;
       const std::string &path = candidate.second;
+      if (shardedCheckpoint && step != manifestStep)
+        continue; // not (yet) complete on every rank
       if (!readWholeFile(path, bytes, error)) {
         std::fprintf(stderr, "warning: --resume: skipping %s\n", error.c_str());
         continue;
@@ -1399,13 +1434,20 @@ int trainMain(int argc, char **argv) {
                    path.c_str(), done, st.nextEpoch);
       break;
     }
+    if (!found && shardedCheckpoint && manifestStep >= 0) {
+      std::fprintf(stderr, "error: rank %d: --resume: %s/manifest.json names step %" PRId64
+                   " but %s holds no valid checkpoint of it\n", rank,
+                   opt.checkpointDir.c_str(), manifestStep, rankDir.c_str());
+      return kExitUsage;
+    }
     if (!found && leader)
       std::fprintf(stderr, "note: --resume: no usable checkpoint in %s; starting from step 1\n",
                    opt.checkpointDir.c_str());
   }
   if (comm) {
-    // Every rank starts from rank 0's parameters and optimizer state (as PyTorch DDP does), and
-    // all must have resumed from the same step (a checkpoint directory every rank sees).
+    // Every rank starts from rank 0's parameters (as PyTorch DDP does), and all must have
+    // resumed from the same step (a checkpoint directory every rank sees). Optimizer state is
+    // not broadcast: it starts at zero everywhere, and with sharding (ZeRO) each rank's differs.
     double resumed[2] = {static_cast<double>(done), static_cast<double>(done) * done};
     comm->allReduceSum(resumed, 2, "the resumed step");
     if (resumed[0] * resumed[0] != resumed[1] * worldSize) {
@@ -1415,7 +1457,7 @@ int trainMain(int argc, char **argv) {
       return kExitUsage;
     }
     for (int i = 0; i < prog.numTensors; ++i)
-      if (prog.tensors[i].role == TensorRole::Parameter || prog.tensors[i].role == TensorRole::State)
+      if (prog.tensors[i].role == TensorRole::Parameter)
         comm->broadcast(arena + prog.tensors[i].offset, prog.tensors[i].bytes,
                         "the broadcast of the initial parameters");
   }
@@ -1518,14 +1560,31 @@ int trainMain(int argc, char **argv) {
     if (device)
       device->pullPersistent(prog, arena);
     if (!encodeCheckpoint(prog, arena, st, checkpointBytes, error) ||
-        !writeFileAtomic(opt.checkpointDir, leaf, checkpointBytes.data(), checkpointBytes.size(),
+        !writeFileAtomic(rankDir, leaf, checkpointBytes.data(), checkpointBytes.size(),
                          error) ||
-        !pruneCheckpoints(opt.checkpointDir, opt.keep, error)) {
+        !pruneCheckpoints(rankDir, opt.keep, error)) {
       std::fprintf(stderr, "error: --checkpoint %s\n", error.c_str());
       return false;
     }
+    if (shardedCheckpoint) {
+      // Every rank has its shard of step t on disk once this sum completes; then, and only
+      // then, the manifest moves to t.
+      double written = 1.0;
+      comm->allReduceSum(&written, 1, "the checkpoint barrier");
+      if (leader) {
+        const std::string manifest =
+            nlohmann::json{{"format", "graphc sharded checkpoint"}, {"step", t},
+                           {"world_size", worldSize}, {"file", leaf}}
+                .dump();
+        if (!writeFileAtomic(opt.checkpointDir, "manifest.json", manifest.data(), manifest.size(),
+                             error)) {
+          std::fprintf(stderr, "error: --checkpoint %s\n", error.c_str());
+          return false;
+        }
+      }
+    }
     if (log.enabled())
-      log.write({{"event", "checkpoint"}, {"step", t}, {"path", opt.checkpointDir + "/" + leaf},
+      log.write({{"event", "checkpoint"}, {"step", t}, {"path", rankDir + "/" + leaf},
                  {"bytes", checkpointBytes.size()}});
     return true;
   };
@@ -1670,7 +1729,7 @@ int trainMain(int argc, char **argv) {
       epochLossSum = epochCorrect = epochSeen = 0.0;
     }
 
-    if (leader && !opt.checkpointDir.empty() && (t % checkpointEvery == 0 || t == T) &&
+    if (writesCheckpoints && !opt.checkpointDir.empty() && (t % checkpointEvery == 0 || t == T) &&
         !writeCheckpoint(t))
       return kExitInternal;
   }

@@ -47,8 +47,9 @@ public:
       if (failed(emitOp(&op, bodyOs)))
         return failure();
     }
-    func.walk([&](AllReduceOp reduce) { // nothing read it: still finish it within the step
-      waitFor(reduce.getResult(), bodyOs);
+    func.walk([&](Operation *op) { // nothing read it: still finish it within the step
+      if (isa<AllReduceOp, ReduceScatterOp>(op))
+        waitFor(op->getResult(0), bodyOs);
     });
     if (failed(collectTensors()))
       return failure();
@@ -95,7 +96,9 @@ public:
       os << "    graphc_init_blob_begin,\n    " << out.initBlob.size() << "ull,\n";
     os << "    trainStep,\n    " << options.dropoutSeed << "ull, // dropout seed (graphc --seed)\n"
        << "    " << embeddingIndexLimit(func) << ", // data index limit (token ids)\n"
-       << "    " << (ranks ? ranks.getInt() : 1) << ", // data-parallel ranks\n};\n";
+       << "    " << (ranks ? ranks.getInt() : 1) << ", // data-parallel ranks\n"
+       << "    " << (func->hasAttr("graph.sharded_buckets") ? "true" : "false")
+       << ", // sharded optimizer state (ZeRO)\n};\n";
     return success();
   }
 
@@ -224,6 +227,12 @@ private:
       inFlight[reduce.getResult()] = reduce;
       return success();
     }
+    if (auto scatter = dyn_cast<ReduceScatterOp>(op)) {
+      s << "  commReduceScatterMeanStart(" << scatter.getBucket() << ", "
+        << ptr(scatter.getInput()) << ", " << tensorElements(scatter.getResult()) << ");\n";
+      inFlight[scatter.getResult()] = scatter;
+      return success();
+    }
     if (auto view = dyn_cast<ReshapeOp>(op); view && inFlight.count(view.getInput()))
       inFlight[view.getResult()] = inFlight.lookup(view.getInput());
     else
@@ -237,11 +246,27 @@ private:
   }
 
   void waitFor(Value value, llvm::raw_ostream &s) {
-    AllReduceOp reduce = inFlight.lookup(value);
-    if (!reduce || !waited.insert(reduce).second)
+    Operation *collective = inFlight.lookup(value);
+    if (!collective || !waited.insert(collective).second)
       return;
-    s << "  commAllReduceMeanWait(" << reduce.getBucket() << ", " << ptr(reduce.getResult())
-      << ", " << tensorElements(reduce.getResult()) << ");\n";
+    auto bucket = collective->getAttrOfType<IntegerAttr>("bucket").getInt();
+    Value result = collective->getResult(0);
+    s << "  " << (isa<AllReduceOp>(collective) ? "commAllReduceMeanWait(" : "commReduceScatterMeanWait(")
+      << bucket << ", " << ptr(result) << ", " << tensorElements(result) << ");\n";
+  }
+
+  /// `{F32(a), F32(b), ...}` and `{na, nb, ...}`: the pointer and size lists of a bucket.
+  std::string pointerList(ValueRange values) {
+    std::string text;
+    for (Value v : values)
+      text += (text.empty() ? "" : ", ") + ptr(v);
+    return "{" + text + "}";
+  }
+  std::string countList(ValueRange values) {
+    std::string text;
+    for (Value v : values)
+      text += (text.empty() ? "" : ", ") + std::to_string(tensorElements(v));
+    return "{" + text + "}";
   }
 
   /// The call of `op`'s f32 kernel.
@@ -428,6 +453,23 @@ private:
           s << "  clipBackward(" << ptr(c.getGrad()) << ", " << ptr(c.getOutput()) << ", "
             << ptr(c.getResult()) << ", " << tensorElements(c.getGrad()) << ", "
             << floatLiteral(c.getMin()) << ", " << floatLiteral(c.getMax()) << ");\n";
+          return success();
+        })
+        .Case([&](RankShardOp shard) {
+          s << "  {\n    const float *inputs[] = " << pointerList(shard.getInputs())
+            << ";\n    const int64_t counts[] = " << countList(shard.getInputs())
+            << ";\n    rankShard(inputs, counts, " << shard.getInputs().size() << ", "
+            << ptr(shard.getResult()) << ", " << tensorElements(shard.getResult())
+            << ", commRank());\n  }\n";
+          return success();
+        })
+        .Case([&](AllGatherIntoOp gather) {
+          s << "  {\n    float *outputs[] = " << pointerList(gather.getNewParams())
+            << ";\n    const int64_t counts[] = " << countList(gather.getNewParams())
+            << ";\n    commAllGather(" << gather.getBucket() << ", " << ptr(gather.getShard())
+            << ", " << workspace(op) << ", " << tensorElements(gather.getShard())
+            << ");\n    scatterConcatenation(" << workspace(op) << ", outputs, counts, "
+            << gather.getNewParams().size() << ");\n  }\n";
           return success();
         })
         .Case([&](ReshapeOp r) -> LogicalResult {
@@ -660,7 +702,7 @@ private:
   }
 
   func::FuncOp func;
-  llvm::DenseMap<Value, AllReduceOp> inFlight; // all-reduce results (and views) not waited for
+  llvm::DenseMap<Value, Operation *> inFlight; // collective results (and views) not waited for
   llvm::DenseSet<Operation *> waited;
   llvm::DenseMap<Value, std::string> f32Copies; // 16-bit values -> their f32 copies, per op
   const EmitOptions &options;

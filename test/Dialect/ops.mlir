@@ -245,3 +245,17 @@ func.func @all_reduce_round_trip(%g: tensor<16xf32>) -> tensor<16xf32> {
   %r = graph.all_reduce %g {bucket = 3 : i64, ranks = 4 : i64} : tensor<16xf32>
   return %r : tensor<16xf32>
 }
+
+// -----
+
+// Optimizer-state sharding's collectives round-trip.
+// CHECK-LABEL: func.func @zero_round_trip
+// CHECK: graph.reduce_scatter %{{.*}} {bucket = 0 : i64, ranks = 2 : i64} : (tensor<20xf32>) -> tensor<10xf32>
+// CHECK: graph.rank_shard %{{.*}}, %{{.*}} {ranks = 2 : i64} : (tensor<4x4xf32>, tensor<4xf32>) -> tensor<10xf32>
+// CHECK: graph.all_gather_into %{{.*}}, %{{.*}}, %{{.*}} {bucket = 0 : i64, ranks = 2 : i64} : (tensor<10xf32>, tensor<4x4xf32>, tensor<4xf32>) -> (tensor<4x4xf32>, tensor<4xf32>)
+func.func @zero_round_trip(%g: tensor<20xf32>, %w: tensor<4x4xf32>, %b: tensor<4xf32>) -> (tensor<10xf32>, tensor<4x4xf32>, tensor<4xf32>) {
+  %s = graph.reduce_scatter %g {bucket = 0 : i64, ranks = 2 : i64} : (tensor<20xf32>) -> tensor<10xf32>
+  %p = graph.rank_shard %w, %b {ranks = 2 : i64} : (tensor<4x4xf32>, tensor<4xf32>) -> tensor<10xf32>
+  %n:2 = graph.all_gather_into %p, %w, %b {bucket = 0 : i64, ranks = 2 : i64} : (tensor<10xf32>, tensor<4x4xf32>, tensor<4xf32>) -> (tensor<4x4xf32>, tensor<4xf32>)
+  return %s, %n#0, %n#1 : tensor<10xf32>, tensor<4x4xf32>, tensor<4xf32>
+}

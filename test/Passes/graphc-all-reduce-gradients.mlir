@@ -1,6 +1,7 @@
 // RUN: graphc-opt %s --split-input-file --graphc-all-reduce-gradients="ranks=2" | FileCheck %s
 // RUN: graphc-opt %s --split-input-file --graphc-all-reduce-gradients="ranks=4 bucket-bytes=64" | FileCheck %s --check-prefix=SMALL
 // RUN: graphc-opt %s --split-input-file --graphc-all-reduce-gradients="ranks=0" | FileCheck %s --check-prefix=NONE
+// RUN: graphc-opt %s --split-input-file --graphc-all-reduce-gradients="ranks=3 shard-optimizer-state=true" | FileCheck %s --check-prefix=ZERO
 // RUN: graphc-opt %s --split-input-file --graphc-all-reduce-gradients="ranks=1" | FileCheck %s --check-prefix=ONE
 
 // Two gradients share one bucket: flattened, concatenated, averaged in place, sliced back, and
@@ -51,4 +52,50 @@ func.func @overflow_check(%w: tensor<8xf32>, %x: tensor<8xf32>) -> tensor<8xf32>
   %ok = graph.all_finite %g : tensor<8xf32>
   %w1 = graph.sgd_update %w, %g if %ok {lr = 0.1 : f32} : tensor<8xf32>
   return %w1 : tensor<8xf32>
+}
+
+// -----
+
+// ZeRO: with shard-optimizer-state the bucket (16 + 4 = 20 elements, padded to 21 for 3 ranks)
+// is reduce-scattered; the Adam update runs on this rank's 7-element shard of the parameters
+// with one m and one v shard per bucket, which replace the per-parameter state arguments and
+// results; the updated shards are gathered back over the parameters in place.
+// ZERO-LABEL: func.func @adam_shards
+// ZERO-SAME: (%[[W:[a-z0-9]+]]: tensor<4x4xf32> {graph.kind = "parameter", graph.name = "w"}, %[[B:[a-z0-9]+]]: tensor<4xf32> {graph.kind = "parameter", graph.name = "b"},
+// ZERO-SAME: %[[STEP:[a-z0-9]+]]: tensor<f32> {graph.kind = "input", graph.name = "step", graph.role = "step"}, %[[M:[a-z0-9]+]]: tensor<7xf32> {graph.kind = "optimizer_state", graph.name = "zero.gradient_bucket0.m"}, %[[V:[a-z0-9]+]]: tensor<7xf32> {graph.kind = "optimizer_state", graph.name = "zero.gradient_bucket0.v"})
+// ZERO-SAME: -> (tensor<f32>, tensor<4x4xf32> {graph.name = "w", graph.tied_to_arg = 0 : i64}, tensor<4xf32> {graph.name = "b", graph.tied_to_arg = 1 : i64}, tensor<7xf32> {graph.name = "zero.gradient_bucket0.m", graph.tied_to_arg = 4 : i64}, tensor<7xf32> {graph.name = "zero.gradient_bucket0.v", graph.tied_to_arg = 5 : i64})
+// ZERO-SAME: graph.sharded_buckets = 1 : i64
+// ZERO: %[[PAD:.*]] = graph.fill {value = 0.000000e+00 : f32} : tensor<1xf32>
+// ZERO-NEXT: %[[BUCKET:.*]] = graph.concat %{{.*}}, %{{.*}}, %[[PAD]] {axis = 0 : i64} : (tensor<16xf32>, tensor<4xf32>, tensor<1xf32>) -> tensor<21xf32>
+// ZERO-NEXT: %[[G:.*]] = graph.reduce_scatter %[[BUCKET]] {bucket = 0 : i64, ranks = 3 : i64} : (tensor<21xf32>) -> tensor<7xf32>
+// ZERO-NEXT: %[[P:.*]] = graph.rank_shard %[[W]], %[[B]] {ranks = 3 : i64} : (tensor<4x4xf32>, tensor<4xf32>) -> tensor<7xf32>
+// ZERO-NEXT: %[[NP:.*]], %[[NM:.*]], %[[NV:.*]] = graph.adam_update %[[P]], %[[G]], %[[M]], %[[V]], %[[STEP]] {{.*}} : tensor<7xf32>, tensor<f32>
+// ZERO-NEXT: %[[NEW:.*]]:2 = graph.all_gather_into %[[NP]], %[[W]], %[[B]] {bucket = 0 : i64, ranks = 3 : i64}
+// ZERO-NOT: graph.adam_update
+// ZERO: return %{{.*}}, %[[NEW]]#0, %[[NEW]]#1, %[[NM]], %[[NV]]
+// Without sharding the per-parameter state stays (the all-reduce path).
+// CHECK-LABEL: func.func @adam_shards
+// CHECK: graph.all_reduce
+// CHECK-COUNT-2: graph.adam_update
+func.func @adam_shards(%w: tensor<4x4xf32> {graph.kind = "parameter", graph.name = "w"},
+                       %b: tensor<4xf32> {graph.kind = "parameter", graph.name = "b"},
+                       %mw: tensor<4x4xf32> {graph.kind = "optimizer_state", graph.name = "w.m"},
+                       %mb: tensor<4xf32> {graph.kind = "optimizer_state", graph.name = "b.m"},
+                       %vw: tensor<4x4xf32> {graph.kind = "optimizer_state", graph.name = "w.v"},
+                       %vb: tensor<4xf32> {graph.kind = "optimizer_state", graph.name = "b.v"},
+                       %x: tensor<4x4xf32> {graph.kind = "input", graph.name = "x", graph.role = "data"},
+                       %step: tensor<f32> {graph.kind = "input", graph.name = "step", graph.role = "step"})
+    -> (tensor<f32>, tensor<4x4xf32> {graph.name = "w", graph.tied_to_arg = 0 : i64},
+        tensor<4xf32> {graph.name = "b", graph.tied_to_arg = 1 : i64},
+        tensor<4x4xf32> {graph.name = "w.m", graph.tied_to_arg = 2 : i64},
+        tensor<4xf32> {graph.name = "b.m", graph.tied_to_arg = 3 : i64},
+        tensor<4x4xf32> {graph.name = "w.v", graph.tied_to_arg = 4 : i64},
+        tensor<4xf32> {graph.name = "b.v", graph.tied_to_arg = 5 : i64}) {
+  %gw = graph.relu %x : tensor<4x4xf32>
+  %w1, %mw1, %vw1 = graph.adam_update %w, %gw, %mw, %vw, %step {beta1 = 0.9 : f32, beta2 = 0.999 : f32, epsilon = 1.0e-8 : f32, lr = 0.1 : f32} : tensor<4x4xf32>, tensor<f32>
+  %gb = graph.relu %x : tensor<4x4xf32>
+  %gb1 = graph.reshape %gb : (tensor<4x4xf32>) -> tensor<16xf32>
+  %gb2 = graph.slice %gb1 {axis = 0 : i64, offset = 0 : i64} : (tensor<16xf32>) -> tensor<4xf32>
+  %b1, %mb1, %vb1 = graph.adam_update %b, %gb2, %mb, %vb, %step {beta1 = 0.9 : f32, beta2 = 0.999 : f32, epsilon = 1.0e-8 : f32, lr = 0.1 : f32} : tensor<4xf32>, tensor<f32>
+  return %step, %w1, %b1, %mw1, %mb1, %vw1, %vb1 : tensor<f32>, tensor<4x4xf32>, tensor<4xf32>, tensor<4x4xf32>, tensor<4xf32>, tensor<4x4xf32>, tensor<4xf32>
 }

@@ -52,6 +52,8 @@ def main():
     ap.add_argument("--bucket-size", default="25MiB")
     ap.add_argument("--graphc-flag", action="append", default=[],
                     help="one more graphc flag for both compiles, e.g. --micro-batches=2")
+    ap.add_argument("--parallel-flag", action="append", default=[],
+                    help="one more graphc flag for the data-parallel compile only, e.g. --zero=1")
     ap.add_argument("--tol", type=float, default=1e-5)
     ap.add_argument("--graphc", required=True)
     ap.add_argument("--mpirun", required=True)
@@ -85,7 +87,8 @@ def main():
     for w in [int(r) for r in a.ranks.split(",")]:
         binary = os.path.join(a.workdir, "dp%d" % w)
         run([a.graphc] + common + ["--data-parallel", "--world-size=%d" % w,
-                                   "--bucket-size=" + a.bucket_size, "-o", binary])
+                                   "--bucket-size=" + a.bucket_size, "-o", binary] +
+            a.parallel_flag)
         out = run([a.mpirun, "-np", str(w), binary] + train + ["--save-weights", binary + ".w"],
                   timeout=600)
         steps, vals = losses(out)

@@ -65,6 +65,7 @@ struct Options {
   bool dataParallel = false;
   int64_t worldSize = 0; // 0 unless --data-parallel
   std::string bucketSize = "25MiB";
+  std::string zero = "auto"; // --zero: 0 | 1 | auto (shard the optimizer state when --budget needs it)
   std::string device;
   std::string precision = "fp32"; // fp32 | bf16 | fp16 | auto
   int64_t lossScaleGrowthInterval = 2000; // fp16: clean steps before the loss scale doubles
@@ -181,6 +182,8 @@ public:
     if (opts.dataParallel && opts.worldSize < 1)
       fail(kBadInput, "--data-parallel needs --world-size=N, N >= 1: the number of ranks the "
                       "binary will run as (mpirun -np N)");
+    if (!opts.dataParallel && opts.zero != "auto")
+      fail(kBadInput, "--zero=" + opts.zero + " needs --data-parallel");
     if (!opts.dataParallel && opts.worldSize != 0)
       fail(kBadInput, "--world-size=" + std::to_string(opts.worldSize) +
                           " needs --data-parallel");
@@ -198,6 +201,9 @@ public:
         fail(kToolchain, "--data-parallel: graphc was built without MPI; install libopenmpi-dev "
                          "(scripts/setup.sh) and rebuild, or stop at --compile-to=source");
 #endif
+      if (opts.zero != "0" && opts.zero != "1" && opts.zero != "auto")
+        fail(kBadInput, "--zero=" + opts.zero + " is unknown; use 0, 1 or auto");
+      shardState = opts.zero == "1";
       if (opts.maxBatch)
         fail(kBadInput, "--max-batch does not take --data-parallel yet: run it without, and "
                         "multiply the per-rank batch it prints by the world size");
@@ -253,6 +259,14 @@ public:
     Compiled compiled = compile(context, opts.batch, budget, phase, /*trial=*/false);
     if (phase == Phase::Import || phase == Phase::Training)
       return emitIR(*compiled.module);
+    // Data parallelism: sharding the optimizer state over the ranks moves no more bytes than the
+    // all-reduce it replaces (a reduce-scatter plus an all-gather), so it is the first cure.
+    if (budget && opts.dataParallel && opts.zero == "auto" && opts.optimizer != "sgd" &&
+        (compiled.planned.plan.arenaBytes > *budget || compiled.rematOps > 0)) {
+      shardState = true;
+      compiled = compile(context, opts.batch, budget, phase, /*trial=*/false);
+      compiled.shardChosenForBudget = true;
+    }
     // --precision=auto: bf16 is the next cure after static reuse, so it is taken as soon as
     // reuse alone misses the budget; rematerialization and micro-batching then work on it.
     if (budget && opts.precision == "auto" &&
@@ -309,6 +323,7 @@ private:
     std::optional<std::pair<uint64_t, uint64_t>> scheduleBounds;
     std::string precision = "fp32";
     bool precisionChosenForBudget = false; // --precision=auto moved to bf16
+    bool shardChosenForBudget = false;     // --zero=auto sharded the optimizer state
     unsigned casts = 0;                    // graph.cast ops in the step
   };
 
@@ -394,6 +409,7 @@ private:
       AllReduceGradientsOptions reduceOptions;
       reduceOptions.ranks = ranks;
       reduceOptions.bucketBytes = int64_t(bucketBytes);
+      reduceOptions.shardOptimizerState = shardState;
       pm.addNestedPass<func::FuncOp>(createAllReduceGradients(reduceOptions));
     }
     if (failed(pm.run(*out.module))) {
@@ -665,6 +681,14 @@ private:
       if (trial && trial->planned.plan.arenaBytes <= budget)
         fitsAt += "; fits with --precision=bf16 (or --precision=auto)";
     }
+    // Would sharding the optimizer state over the ranks fit? (When --zero=0 kept it whole.)
+    if (opts.dataParallel && !shardState && opts.optimizer != "sgd") {
+      shardState = true;
+      auto trial = tryCompile(context, opts.batch, budget, Phase::Planned, /*trial=*/true);
+      shardState = false;
+      if (trial && trial->planned.plan.arenaBytes <= budget)
+        fitsAt += "; fits with --zero=1 (shard the optimizer state over the ranks)";
+    }
     fail(kOverBudget,
          llvm::formatv("{0}: the training step needs {1} ({2} bytes) but --budget is {3} ({4} "
                        "bytes); by kind: {5}; lower bound {6}{7}. Needs --budget >= {2}{8}.",
@@ -868,25 +892,49 @@ private:
     else
       os << "  budget               none (pass --budget=SIZE to check a device limit)\n";
     if (opts.dataParallel) {
-      uint64_t reduced = 0, largest = 0, buckets = 0;
+      // Gradient bytes per step, and what a ring moves per rank: an all-reduce sends
+      // 2 (w-1)/w of its buffer, a reduce-scatter and an all-gather (w-1)/w each.
+      uint64_t reduced = 0, largest = 0, buckets = 0, padding = 0;
+      uint64_t stateUnsharded = 0, stateSharded = 0;
+      int64_t w = opts.worldSize;
       func::FuncOp stepFunc = compiled.step;
-      stepFunc.walk([&](graph::AllReduceOp reduce) {
-        uint64_t bytes = tensorBytes(reduce.getType());
+      stepFunc.walk([&](Operation *op) {
+        if (!isa<graph::AllReduceOp, graph::ReduceScatterOp>(op))
+          return;
+        uint64_t bytes = tensorBytes(op->getOperand(0).getType());
         reduced += bytes;
         largest = std::max(largest, bytes);
         ++buckets;
       });
-      int64_t w = opts.worldSize;
+      stepFunc.walk([&](graph::AllGatherIntoOp gather) {
+        uint64_t whole = 0;
+        for (Value p : gather.getParams())
+          whole += tensorBytes(p.getType());
+        uint64_t shard = tensorBytes(gather.getShard().getType());
+        padding += shard * uint64_t(w) - whole;
+        // The update of the shard has one (momentum) or two (Adam) state shards.
+        unsigned states = opts.optimizer == "adam" ? 2 : 1;
+        stateUnsharded += states * whole;
+        stateSharded += states * shard;
+      });
+      double ring = double(w - 1) / double(w);
       os << llvm::formatv("  data parallel {0} rank{3} over MPI: global batch {1}, {2} per rank; "
                           "the arena and --budget are per rank\n",
                           w, compiled.batch * w, compiled.batch, w == 1 ? "" : "s");
-      // A ring all-reduce sends and receives 2 (w-1)/w of the buffer per rank.
       os << llvm::formatv("  gradients    {0} averaged per step in {1} planned bucket{2} (largest "
-                          "{3}); ring all-reduce traffic {4} sent per rank per step\n",
-                          plan::humanBytes(reduced), buckets, buckets == 1 ? "" : "s",
+                          "{3}); ring traffic {4} sent per rank per step\n",
+                          plan::humanBytes(reduced - padding), buckets, buckets == 1 ? "" : "s",
                           plan::humanBytes(largest),
-                          plan::humanBytes(uint64_t(2.0 * double(w - 1) / double(w) *
-                                                    double(reduced))));
+                          plan::humanBytes(uint64_t(2.0 * ring * double(reduced))));
+      if (stateUnsharded > 0)
+        os << llvm::formatv("  cures        optimizer state sharded over {0} ranks (ZeRO-1){1}: "
+                            "{2} per rank instead of {3}, saves {4} per rank; reduce-scatter + "
+                            "all-gather move what the all-reduce moved, +{5} of padding\n",
+                            w,
+                            compiled.shardChosenForBudget ? " because --budget needs it" : "",
+                            plan::humanBytes(stateSharded), plan::humanBytes(stateUnsharded),
+                            plan::humanBytes(stateUnsharded - stateSharded),
+                            plan::humanBytes(uint64_t(2.0 * ring * double(padding))));
     }
     os << "  by kind:\n";
     for (auto &[kind, bytes] : bytesByKind(p))
@@ -930,7 +978,8 @@ private:
       os << llvm::formatv("; Chen sqrt(n) checkpointing: +{0:F2}% FLOPs\n",
                           100.0 * compiled.chenExtraFlops);
     }
-    else if (compiled.microBatches == 1 && !compiled.precisionChosenForBudget)
+    else if (compiled.microBatches == 1 && !compiled.precisionChosenForBudget &&
+             !compiled.shardChosenForBudget)
       os << "  cures        none needed (static reuse only)\n";
     double flops = 0;
     func::FuncOp step = compiled.step;
@@ -1167,6 +1216,7 @@ private:
   std::vector<int> cudaArchs; // --cuda-arch, parsed
   int64_t microBatches = 1; // the split the next compile uses
   uint64_t bucketBytes = 25u << 20; // --bucket-size, parsed
+  bool shardState = false;          // the next compile shards the optimizer state (ZeRO)
   std::string precision = "fp32"; // the precision the next compile uses (auto may switch)
   bool silent = false; // trial compiles print no diagnostics
 };
@@ -1261,6 +1311,10 @@ int runGraphcDriver(int argc, char **argv) {
                                   cl::desc("--data-parallel: most bytes of one gradient bucket "
                                            "(default 25MiB)"),
                                   cl::init("25MiB"), cl::cat(category));
+  cl::opt<std::string> zero("zero",
+                            cl::desc("--data-parallel: shard the momentum/Adam state over the "
+                                     "ranks (ZeRO-1): 0 | 1 | auto (when --budget needs it)"),
+                            cl::init("auto"), cl::cat(category));
   cl::opt<std::string> cudaArch("cuda-arch", cl::desc("--target=cuda: GPU architectures, e.g. "
                                                       "sm_90 (default) or sm_80,sm_90"),
                                 cl::cat(category));
@@ -1307,6 +1361,7 @@ int runGraphcDriver(int argc, char **argv) {
   opts.dataParallel = dataParallel;
   opts.worldSize = worldSize;
   opts.bucketSize = bucketSize;
+  opts.zero = zero;
   try {
     return Driver(std::move(opts)).run();
   } catch (const Failure &f) {

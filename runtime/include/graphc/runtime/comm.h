@@ -47,6 +47,13 @@ void commAllReduceMeanStart(int bucket, float *data, int64_t count);
 /// Waits for bucket `bucket` started above (at most the collective timeout) and divides by the
 /// world size.
 void commAllReduceMeanWait(int bucket, float *data, int64_t count);
+/// Optimizer-state sharding: starts the reduce-scatter of the bucket at `data` (ranks x
+/// `shardCount` floats, non-blocking); rank r's shard of the mean ends up at the start of it.
+void commReduceScatterMeanStart(int bucket, float *data, int64_t shardCount);
+/// Waits for it (at most the collective timeout) and divides the shard by the world size.
+void commReduceScatterMeanWait(int bucket, float *data, int64_t shardCount);
+/// Gathers every rank's `shardCount` floats at `shard` into `gathered`, in rank order (blocking).
+void commAllGather(int bucket, const float *shard, float *gathered, int64_t shardCount);
 /// This process's rank (0 in a single-process binary).
 int commRank();
 

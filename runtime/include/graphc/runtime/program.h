@@ -82,6 +82,9 @@ struct Program {
   // compiled for; each runs it on `batch` rows of a global batch of batch * worldSize and the step
   // averages the gradients over them (comm.h). 0 or 1: a single-process binary.
   int32_t worldSize;
+  // Optimizer-state sharding (ZeRO): each rank holds its own shard of the optimizer state, so
+  // every rank checkpoints its own (DIR/rank-R-of-N/) and rank 0 writes DIR/manifest.json.
+  bool shardedOptimizerState;
 };
 
 } // namespace graphc::rt
