@@ -173,52 +173,52 @@ void finish(int exitCode) {
 
 } // namespace
 
-void graphc::rt::commAllReduceMeanStart(int bucket, float *data, int64_t count) {
+namespace {
+
+/// The request slot of gradient bucket `bucket`, after checking that `count` floats fit one call.
+MPI_Request &bucketRequest(int bucket, int64_t count) {
   Job &j = job();
-  if (bucket < 0)
-    abortJob("gradient bucket id %d is negative", bucket);
+  if (bucket < 0 || count > INT_MAX)
+    abortJob("gradient bucket %d: %" PRId64 " elements are more than one MPI call takes; "
+             "recompile with a smaller --bucket-size", bucket, count);
   if (size_t(bucket) >= j.buckets.size())
     j.buckets.resize(size_t(bucket) + 1, MPI_REQUEST_NULL);
-  if (count > INT_MAX)
-    abortJob("gradient bucket %d has %" PRId64 " elements, more than one MPI call takes; "
-             "recompile with a smaller bucket",
-             bucket, count);
-  check(MPI_Iallreduce(MPI_IN_PLACE, data, int(count), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD,
-                       &j.buckets[size_t(bucket)]),
-        "MPI_Iallreduce", "gradient all-reduce");
+  return j.buckets[size_t(bucket)];
 }
 
-void graphc::rt::commAllReduceMeanWait(int bucket, float *data, int64_t count) {
-  Job &j = job();
-  char what[64];
-  std::snprintf(what, sizeof what, "the all-reduce of gradient bucket %d", bucket);
-  waitFor(j.buckets.at(size_t(bucket)), what);
-  const float inverse = 1.0f / float(j.size);
+/// Waits for bucket `bucket`'s collective, then turns the sum of `count` floats into a mean.
+void finishMean(int bucket, const char *collective, float *data, int64_t count) {
+  char what[80];
+  std::snprintf(what, sizeof what, "the %s of gradient bucket %d", collective, bucket);
+  waitFor(job().buckets.at(size_t(bucket)), what);
+  const float inverse = 1.0f / float(job().size);
   for (int64_t i = 0; i < count; ++i)
     data[i] *= inverse;
 }
 
+} // namespace
+
+void graphc::rt::commAllReduceMeanStart(int bucket, float *data, int64_t count) {
+  MPI_Request &request = bucketRequest(bucket, count);
+  check(MPI_Iallreduce(MPI_IN_PLACE, data, int(count), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD,
+                       &request),
+        "MPI_Iallreduce", "gradient all-reduce");
+}
+
+void graphc::rt::commAllReduceMeanWait(int bucket, float *data, int64_t count) {
+  finishMean(bucket, "all-reduce", data, count);
+}
+
 void graphc::rt::commReduceScatterMeanStart(int bucket, float *data, int64_t shardCount) {
-  Job &j = job();
-  if (bucket < 0 || shardCount > INT_MAX)
-    abortJob("gradient bucket %d: a shard of %" PRId64 " elements is more than one MPI call "
-             "takes; recompile with a smaller bucket", bucket, shardCount);
-  if (size_t(bucket) >= j.buckets.size())
-    j.buckets.resize(size_t(bucket) + 1, MPI_REQUEST_NULL);
+  MPI_Request &request = bucketRequest(bucket, shardCount);
   // In place: the input is the whole bucket at `data`, rank r's shard comes back at its start.
   check(MPI_Ireduce_scatter_block(MPI_IN_PLACE, data, int(shardCount), MPI_FLOAT, MPI_SUM,
-                                  MPI_COMM_WORLD, &j.buckets[size_t(bucket)]),
+                                  MPI_COMM_WORLD, &request),
         "MPI_Ireduce_scatter_block", "gradient reduce-scatter");
 }
 
 void graphc::rt::commReduceScatterMeanWait(int bucket, float *data, int64_t shardCount) {
-  Job &j = job();
-  char what[64];
-  std::snprintf(what, sizeof what, "the reduce-scatter of gradient bucket %d", bucket);
-  waitFor(j.buckets.at(size_t(bucket)), what);
-  const float inverse = 1.0f / float(j.size);
-  for (int64_t i = 0; i < shardCount; ++i)
-    data[i] *= inverse;
+  finishMean(bucket, "reduce-scatter", data, shardCount);
 }
 
 void graphc::rt::commAllGather(int bucket, const float *shard, float *gathered,
