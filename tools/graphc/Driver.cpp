@@ -204,9 +204,6 @@ public:
       if (opts.zero != "0" && opts.zero != "1" && opts.zero != "auto")
         fail(kBadInput, "--zero=" + opts.zero + " is unknown; use 0, 1 or auto");
       shardState = opts.zero == "1";
-      if (opts.maxBatch)
-        fail(kBadInput, "--max-batch does not take --data-parallel yet: run it without, and "
-                        "multiply the per-rank batch it prints by the world size");
     }
     if (opts.precision == "f16")
       opts.precision = "fp16";
@@ -550,12 +547,14 @@ private:
     bool saved = opts.noRemat;
     opts.noRemat = !remat;
     // With `split`, a batch fits when some power-of-two number of micro-batches makes it fit.
+    // Data parallelism: `batch` is one rank's; the compile takes the global batch.
+    int64_t ranks = opts.dataParallel ? opts.worldSize : 1;
     auto fits = [&](int64_t batch) {
       for (int64_t k = 1; k <= (split ? std::min(batch, kMaxMicroBatches) : 1); k *= 2) {
         if (batch % k)
           continue;
         microBatches = k;
-        auto c = tryCompile(context, batch, budget, Phase::Planned, /*trial=*/true);
+        auto c = tryCompile(context, batch * ranks, budget, Phase::Planned, /*trial=*/true);
         microBatches = 1;
         if (c && c->planned.plan.arenaBytes <= budget)
           return true;
@@ -605,22 +604,31 @@ private:
     llvm::raw_ostream &os = llvm::outs();
     os << "largest batch of " << llvm::sys::path::filename(opts.model) << " within "
        << plan::humanBytes(budget) << " (" << device->name << " cost model):\n";
-    // The cures accumulate row by row, cheapest first: 16-bit storage (when --precision
-    // allows it), then rematerialization, then micro-batching.
+    // The cures accumulate row by row, cheapest first: optimizer-state sharding (data parallel,
+    // momentum or Adam), 16-bit storage (when --precision allows it), then rematerialization,
+    // then micro-batching. With --data-parallel the batches are global (ranks x per rank).
     std::string low = opts.precision == "fp16" ? "fp16" : "bf16";
     bool lowAllowed = opts.precision != "fp32";
+    bool zeroAllowed = opts.dataParallel && opts.optimizer != "sgd" && opts.zero != "0";
+    int64_t ranks = opts.dataParallel ? opts.worldSize : 1;
+    if (opts.dataParallel)
+      os << llvm::formatv("  (data parallel: {0} ranks; --batch is global, the budget per rank)\n",
+                          ranks);
     struct Row {
       std::string label;
-      bool low, remat, split;
-    } rows[] = {{"reuse only", false, false, false},
-                {"+ " + low, true, false, false},
-                {"+ rematerialization", lowAllowed, true, false},
-                {"+ micro-batching", lowAllowed, true, true}};
+      bool zero, low, remat, split;
+    } rows[] = {{"reuse only", opts.zero == "1", false, false, false},
+                {"+ ZeRO-1", true, false, false, false},
+                {"+ " + low, zeroAllowed, true, false, false},
+                {"+ rematerialization", zeroAllowed, lowAllowed, true, false},
+                {"+ micro-batching", zeroAllowed, lowAllowed, true, true}};
     for (const Row &row : rows) {
       if ((row.remat && opts.noRemat) || (row.split && opts.noMicroBatching) ||
-          (row.low && !lowAllowed))
+          (row.low && !lowAllowed) || (row.zero && !zeroAllowed) ||
+          (row.label == "+ ZeRO-1" && opts.zero == "1"))
         continue;
       precision = row.low ? low : "fp32";
+      shardState = row.zero;
       int64_t batch = largestBatch(context, budget, row.remat, start, row.split);
       if (batch == 0) {
         os << llvm::formatv("  {0,-22} none: even --batch=1 needs more than the budget\n",
@@ -634,7 +642,7 @@ private:
         if (batch % k)
           continue;
         microBatches = k;
-        auto c = tryCompile(context, batch, budget, Phase::Planned, /*trial=*/true);
+        auto c = tryCompile(context, batch * ranks, budget, Phase::Planned, /*trial=*/true);
         if (c && c->planned.plan.arenaBytes <= budget)
           found = std::move(c);
       }
@@ -645,14 +653,17 @@ private:
       Compiled &c = *found;
       double seconds = predictedStepSeconds(c.step);
       os << llvm::formatv("  {0,-22} --batch={1,-6} arena {2}, +{3:F1}% FLOPs, predicted "
-                          "{4:F2} ms/step, {5:F1} us/sample{6}\n",
-                          row.label, batch, plan::humanBytes(c.planned.plan.arenaBytes),
+                          "{4:F2} ms/step, {5:F1} us/sample{6}{7}\n",
+                          row.label, batch * ranks, plan::humanBytes(c.planned.plan.arenaBytes),
                           100.0 * c.extraFlops, seconds * 1e3, seconds * 1e6 / double(batch),
                           c.microBatches > 1
                               ? llvm::formatv(" ({0} micro-batches)", c.microBatches).str()
-                              : std::string());
+                              : std::string(),
+                          ranks > 1 ? llvm::formatv(" ({0} per rank)", batch).str()
+                                    : std::string());
     }
     precision = "fp32";
+    shardState = opts.zero == "1";
     if (!lowAllowed)
       os << "  (16-bit storage not allowed: pass --precision=auto to include bf16)\n";
     return kOk;
@@ -669,7 +680,8 @@ private:
     std::string fitsAt;
     if (llvm::sys::path::extension(opts.model) == ".onnx") {
       int64_t batch = largestBatch(context, budget, !opts.noRemat, modelBatch(compiled));
-      fitsAt = batch > 0 ? llvm::formatv("; fits at --batch={0}", batch).str()
+      int64_t ranks = opts.dataParallel ? opts.worldSize : 1;
+      fitsAt = batch > 0 ? llvm::formatv("; fits at --batch={0}", batch * ranks).str()
                          : "; no batch fits: the parameters and optimizer state alone take " +
                                plan::humanBytes(persistent);
     }
