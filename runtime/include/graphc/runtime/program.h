@@ -82,6 +82,10 @@ struct Program {
   // compiled for; each runs it on `batch` rows of a global batch of batch * worldSize and the step
   // averages the gradients over them (comm.h). 0 or 1: a single-process binary.
   int32_t worldSize;
+  // The gradient buckets the step all-reduces (graph.all_reduce bucket ids 0..n-1), so that a
+  // backend can prepare one in-flight slot per bucket before step 1 (the CUDA target's NCCL
+  // events). 0 where unknown (the CPU target's backend sizes its requests as buckets start).
+  int32_t allReduceBuckets;
 };
 
 } // namespace graphc::rt
