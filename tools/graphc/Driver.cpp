@@ -190,9 +190,14 @@ public:
         fail(kBadInput, "--bucket-size=" + opts.bucketSize +
                             " is not a size; use bytes or a KiB/MiB suffix, e.g. 25MiB");
       bucketBytes = *bytes;
-      if (opts.target == "cuda")
-        fail(kBadInput, "--data-parallel is not available for --target=cuda yet (its NCCL "
-                        "all-reduce is not emitted); use --target=cpu, which runs over MPI");
+#ifndef GRAPHC_HAVE_NCCL
+      // The .cu (NCCL calls included) can still be written; a binary needs the NCCL backend.
+      if (opts.target == "cuda" && phase == Phase::Binary)
+        fail(kToolchain, "--target=cuda --data-parallel: graphc was built without its NCCL "
+                         "backend (it needs the CUDA toolkit with cuDNN and NCCL, and MPI: "
+                         "libopenmpi-dev); rebuild graphc where they are installed, stop at "
+                         "--compile-to=source, or use --target=cpu, which runs over MPI");
+#endif
 #ifndef GRAPHC_HAVE_MPI
       if (phase == Phase::Binary)
         fail(kToolchain, "--data-parallel: graphc was built without MPI; install libopenmpi-dev "
@@ -877,9 +882,10 @@ private:
         ++buckets;
       });
       int64_t w = opts.worldSize;
-      os << llvm::formatv("  data parallel {0} rank{3} over MPI: global batch {1}, {2} per rank; "
+      os << llvm::formatv("  data parallel {0} rank{3} over {4}: global batch {1}, {2} per rank; "
                           "the arena and --budget are per rank\n",
-                          w, compiled.batch * w, compiled.batch, w == 1 ? "" : "s");
+                          w, compiled.batch * w, compiled.batch, w == 1 ? "" : "s",
+                          opts.target == "cuda" ? "NCCL" : "MPI");
       // A ring all-reduce sends and receives 2 (w-1)/w of the buffer per rank.
       os << llvm::formatv("  gradients    {0} averaged per step in {1} planned bucket{2} (largest "
                           "{3}); ring all-reduce traffic {4} sent per rank per step\n",
@@ -1151,14 +1157,32 @@ private:
     for (std::string arg : {"-I" + include, "-I" + cudaInclude, source,
                             libDir + "/libgraphc_runtime_main.a", cudaLib,
                             libDir + "/libgraphc_cuda_common.a", libDir + "/libgraphc_runtime.a",
-                            std::string("-lcublas"), std::string("-lcudnn"),
-                            std::string("-lopenblas"), std::string("-lpthread"), std::string("-o"),
-                            outputTemp})
+                            std::string("-lcublas"), std::string("-lcudnn")})
       argv.push_back(arg);
+#ifdef GRAPHC_HAVE_NCCL
+    // --data-parallel: the NCCL backend (pulled in by the step's all-reduce calls), the MPI side
+    // it shares with the CPU target (libgraphc_runtime_mpi.a's comm_mpi_job.o), NCCL and MPI.
+    if (opts.dataParallel) {
+      argv.push_back(libDir + "/libgraphc_cuda_nccl.a");
+      argv.push_back(libDir + "/libgraphc_runtime_mpi.a");
+      argv.push_back(GRAPHC_NCCL_LIBRARY);
+      llvm::SmallVector<llvm::StringRef> mpiLibs;
+      llvm::StringRef(GRAPHC_MPI_LIBRARIES).split(mpiLibs, '|', -1, false);
+      for (llvm::StringRef lib : mpiLibs)
+        argv.push_back(lib.str());
+    }
+#endif
+    for (const char *tail : {"-lopenblas", "-lpthread", "-o"})
+      argv.push_back(tail);
+    argv.push_back(outputTemp);
     runToolchain(*nvcc, argv, dir + "/nvcc.log", outputTemp, "the CUDA training binary");
     if (!opts.quiet)
       reportStream() << "wrote " << opts.output << " (CUDA, sm_" << newest
-                     << "; run it on a GPU with --data X.npy --labels Y.npy)\n";
+                     << (opts.dataParallel
+                             ? "; run it with mpirun -np " + std::to_string(opts.worldSize) +
+                                   ", one rank per GPU, " + opts.output +
+                                   " --data X.npy --labels Y.npy)\n"
+                             : std::string("; run it on a GPU with --data X.npy --labels Y.npy)\n"));
     return kOk;
   }
 
