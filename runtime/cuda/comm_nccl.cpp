@@ -43,6 +43,10 @@ struct Nccl {
   ncclComm_t comm = nullptr;
   cudaStream_t stream = nullptr; // the communication stream
   std::vector<cudaEvent_t> ready, done; // per bucket: the fork and the join
+  // Per bucket, recorded after its all-reduce as an external event (a node of the captured graph
+  // that records on every replay, unlike `done`, which capture turns into a dependency edge), so
+  // that a timeout can name the bucket that did not finish.
+  std::vector<cudaEvent_t> finished;
   std::vector<const float *> started;   // per bucket: the data Start enqueued (Wait checks it)
   int device = 0;
   uint64_t reserve = 0;
@@ -57,7 +61,7 @@ Nccl &nccl() {
 void abortCommunicator() {
   if (ncclComm_t comm = nccl().comm) {
     nccl().comm = nullptr;
-    ncclCommAbort(comm);
+    ncclCommAbort(comm); // its status is not checked: the job is being aborted either way
   }
 }
 
@@ -172,11 +176,14 @@ int start(int *argc, char ***argv, const Program &prog, double timeoutSeconds, i
   const size_t buckets = size_t(prog.allReduceBuckets);
   N.ready.assign(buckets, nullptr);
   N.done.assign(buckets, nullptr);
+  N.finished.assign(buckets, nullptr);
   N.started.assign(buckets, nullptr);
   for (size_t b = 0; b < buckets; ++b) {
     checkCuda(cudaEventCreateWithFlags(&N.ready[b], cudaEventDisableTiming),
               "cudaEventCreateWithFlags", phase);
     checkCuda(cudaEventCreateWithFlags(&N.done[b], cudaEventDisableTiming),
+              "cudaEventCreateWithFlags", phase);
+    checkCuda(cudaEventCreateWithFlags(&N.finished[b], cudaEventDisableTiming),
               "cudaEventCreateWithFlags", phase);
   }
   size_t freeAfter = 0;
@@ -184,7 +191,8 @@ int start(int *argc, char ***argv, const Program &prog, double timeoutSeconds, i
   N.reserve = freeBefore > freeAfter ? freeBefore - freeAfter : 0;
   if (std::getenv("GRAPHC_CUDA_VERBOSE")) {
     int version = 0;
-    ncclGetVersion(&version);
+    if (const ncclResult_t r = ncclGetVersion(&version); r != ncclSuccess)
+      failNccl(r, "ncclGetVersion", phase);
     std::fprintf(stderr, "nccl: rank %d of %d on device %d (local rank from %s), NCCL %d, %zu "
                  "gradient buckets, %" PRIu64 " bytes of device memory for the communicator\n",
                  job.rank, job.size, local, source, version, buckets, N.reserve);
@@ -207,8 +215,8 @@ const char *bucketName(int bucket, char (&buffer)[48]) {
 /// The first bucket whose all-reduce has not finished on the GPU, for a timeout's message.
 std::string stalledCollective() {
   const Nccl &N = nccl();
-  for (size_t b = 0; b < N.done.size(); ++b)
-    if (cudaEventQuery(N.done[b]) == cudaErrorNotReady)
+  for (size_t b = 0; b < N.finished.size(); ++b)
+    if (cudaEventQuery(N.finished[b]) == cudaErrorNotReady)
       return "the all-reduce of gradient bucket " + std::to_string(b);
   return "the step's GPU work";
 }
@@ -229,8 +237,11 @@ void finish(int exitCode) {
       checkCuda(cudaEventDestroy(e), "cudaEventDestroy", phase);
     for (cudaEvent_t e : N.done)
       checkCuda(cudaEventDestroy(e), "cudaEventDestroy", phase);
+    for (cudaEvent_t e : N.finished)
+      checkCuda(cudaEventDestroy(e), "cudaEventDestroy", phase);
     N.ready.clear();
     N.done.clear();
+    N.finished.clear();
     if (N.stream)
       checkCuda(cudaStreamDestroy(N.stream), "cudaStreamDestroy", phase);
     N.stream = nullptr;
@@ -253,6 +264,8 @@ void allReduceMeanStart(int bucket, float *data, int64_t count, const StepContex
   checkCuda(cudaStreamWaitEvent(N.stream, N.ready[b], 0), "cudaStreamWaitEvent", what);
   settle(ncclAllReduce(data, data, size_t(count), ncclFloat32, ncclAvg, N.comm, N.stream),
          "ncclAllReduce", what);
+  checkCuda(cudaEventRecordWithFlags(N.finished[b], N.stream, cudaEventRecordExternal),
+            "cudaEventRecordWithFlags", what);
   checkCuda(cudaEventRecord(N.done[b], N.stream), "cudaEventRecord", what);
   N.started[b] = data;
 }
