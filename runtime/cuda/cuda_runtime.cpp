@@ -13,10 +13,17 @@
 // through a pinned staging buffer to the device on the copy stream; the compute stream waits for
 // that copy, runs the step (eagerly the first time, then as a captured CUDA graph), and copies
 // the loss and the prediction back. See docs/cuda.md.
+//
+// Data-parallel binaries (graphc --data-parallel) also link the NCCL backend (comm_nccl.cpp),
+// which starts first: it sets this rank's GPU as the current device (used here instead of device
+// 0), owns the communicator and the communication stream, and replaces the end-of-step
+// cudaStreamSynchronize by a wait that watches NCCL's errors and the collective timeout. This
+// file only refers to it weakly, so single-process binaries do not link NCCL or MPI.
 #include "graphc/runtime/cuda/step.h"
 
 #include "graphc/runtime/cuda/descriptor.h"
 #include "graphc/runtime/cuda/fit.h"
+#include "graphc/runtime/comm.h"
 #include "graphc/runtime/device.h"
 
 #include <algorithm>
@@ -31,20 +38,33 @@ namespace graphc::rt::cuda {
 
 constexpr int kExitDevice = 3;
 
+// From comm_nccl.cpp (comm_nccl.h), present only in data-parallel binaries.
+void synchronizeStep(cudaStream_t compute) __attribute__((weak));
+uint64_t collectiveDeviceReserve() __attribute__((weak));
+
+/// Ends a failed run: in a data-parallel job every rank with it (CommRuntime::finish aborts the
+/// NCCL communicator and the MPI job), so that no peer waits for this one until its timeout.
+[[noreturn]] void exitDevice() {
+  std::fflush(stderr);
+  if (&graphc_comm_runtime)
+    graphc_comm_runtime.finish(kExitDevice);
+  std::exit(kExitDevice);
+}
+
 void failCuda(cudaError_t status, const char *call, const char *op) {
   std::fprintf(stderr, "error: CUDA: %s failed in %s: %s (%s)\n", call, op,
                cudaGetErrorName(status), cudaGetErrorString(status));
-  std::exit(kExitDevice);
+  exitDevice();
 }
 void failCublas(cublasStatus_t status, const char *call, const char *op) {
   std::fprintf(stderr, "error: cuBLAS: %s failed in %s: %s (%s)\n", call, op,
                cublasGetStatusName(status), cublasGetStatusString(status));
-  std::exit(kExitDevice);
+  exitDevice();
 }
 void failCudnn(cudnnStatus_t status, const char *call, const char *op) {
   std::fprintf(stderr, "error: cuDNN: %s failed in %s: %s\n", call, op,
                cudnnGetErrorString(status));
-  std::exit(kExitDevice);
+  exitDevice();
 }
 
 } // namespace graphc::rt::cuda
@@ -152,7 +172,7 @@ void chooseConv(cudnnHandle_t h, const ConvSpec &sp, ConvPlan &pl) {
     std::fprintf(stderr, "error: cuDNN computes a %dx%dx%dx%d output for op '%s', the plan has "
                  "%" PRId64 "x%" PRId64 "x%" PRId64 "x%" PRId64 "\n", n, k, oh, ow, op, sp.n,
                  sp.k, sp.oh, sp.ow);
-    std::exit(kExitDevice);
+    exitDevice();
   }
   int returned = 0, algo = -1;
   size_t ws = 0;
@@ -206,7 +226,7 @@ void chooseConv(cudnnHandle_t h, const ConvSpec &sp, ConvPlan &pl) {
     std::fprintf(stderr, "error: cuDNN has no %s algorithm for op '%s' within its planned "
                  "workspace of %" PRIu64 " bytes (the fallback needs %zu)\n",
                  directionName(sp.direction), op, sp.workspaceLimit, ws);
-    std::exit(kExitDevice);
+    exitDevice();
   }
   pl.algo = algo;
   pl.workspaceBytes = ws;
@@ -251,9 +271,13 @@ int startDevice(const Program &prog) {
     return kExitDevice;
   }
   const char *startup = "start-up";
-  GRAPHC_CUDA(cudaSetDevice(0), "cudaSetDevice", startup); // creates the primary context
+  // The current device: 0, or the one a data-parallel rank's NCCL backend chose from its local
+  // rank (it starts before this).
+  int device = 0;
+  GRAPHC_CUDA(cudaGetDevice(&device), "cudaGetDevice", startup);
+  GRAPHC_CUDA(cudaSetDevice(device), "cudaSetDevice", startup); // creates the primary context
   cudaDeviceProp props{};
-  GRAPHC_CUDA(cudaGetDeviceProperties(&props, 0), "cudaGetDeviceProperties", startup);
+  GRAPHC_CUDA(cudaGetDeviceProperties(&props, device), "cudaGetDeviceProperties", startup);
   size_t freeAfterContext = 0, total = 0;
   GRAPHC_CUDA(cudaMemGetInfo(&freeAfterContext, &total), "cudaMemGetInfo", startup);
 
@@ -333,6 +357,14 @@ int startDevice(const Program &prog) {
                prog.arenaBytes, formatBytes(freeNow).c_str(), formatBytes(total).c_str(),
                formatBytes(S.handleReserve).c_str(), size_t(S.handleReserve),
                formatBytes(total - freeAfterContext).c_str());
+  if (collectiveDeviceReserve) {
+    // Measured by the NCCL backend around its communicator (peers connected at start-up, see
+    // comm_nccl.cpp), so it is part of what "held before" above counts too.
+    const uint64_t nccl = collectiveDeviceReserve();
+    std::fprintf(stderr, "runtime reserve: %s (%" PRIu64 " bytes) of that for the NCCL "
+                 "communicator, its stream and events (cudaMemGetInfo before and after creating "
+                 "them)\n", formatBytes(nccl).c_str(), nccl);
+  }
   return 0;
 }
 
@@ -410,8 +442,12 @@ void cudaTrainStep(unsigned char *hostArena) {
                 "cudaMemcpyAsync", op);
     pos += r.bytes;
   }
-  // Errors of asynchronous kernels surface here.
-  GRAPHC_CUDA(cudaStreamSynchronize(S.compute), "cudaStreamSynchronize", "the step");
+  // Errors of asynchronous kernels surface here. A data-parallel step's collectives are joined
+  // into the compute stream; waiting for them is bounded by the collective timeout.
+  if (synchronizeStep)
+    synchronizeStep(S.compute);
+  else
+    GRAPHC_CUDA(cudaStreamSynchronize(S.compute), "cudaStreamSynchronize", "the step");
   pos = S.inputBytes;
   for (const Range &r : S.outputs) {
     std::memcpy(hostArena + r.offset, S.pinned + pos, r.bytes);
@@ -428,7 +464,7 @@ Program loadProgram() {
                                S.decoded, error)) {
     std::fprintf(stderr, "error: the program descriptor embedded in this binary is invalid: %s\n",
                  error.c_str());
-    std::exit(kExitDevice);
+    exitDevice();
   }
   S.decoded.program.trainStep = cudaTrainStep;
   return S.decoded.program;

@@ -159,6 +159,18 @@ bool decodeProgramDescriptor(const uint8_t *data, size_t size, const unsigned ch
     error = "data_index_limit is negative";
     return false;
   }
+  prog.worldSize = p->world_size();
+  prog.allReduceBuckets = p->all_reduce_buckets();
+  if (prog.worldSize < 0 || prog.allReduceBuckets < 0) {
+    error = "world_size (" + std::to_string(prog.worldSize) + ") or all_reduce_buckets (" +
+            std::to_string(prog.allReduceBuckets) + ") is negative";
+    return false;
+  }
+  if (prog.allReduceBuckets > 0 && prog.worldSize < 1) {
+    error = "all_reduce_buckets is " + std::to_string(prog.allReduceBuckets) +
+            " but world_size is 0: gradient buckets need a data-parallel program";
+    return false;
+  }
   return true;
 }
 

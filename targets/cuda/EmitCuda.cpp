@@ -139,9 +139,25 @@ public:
         if (plannedOffset(r) < 0)
           return op.emitError("result has no planned offset");
       currentStep = step++;
+      // A gradient all-reduce runs on the communication stream from its op to the first op that
+      // reads its result (through reshape views), which waits for it: the backward ops in
+      // between overlap it (EmitCpp.cpp's inFlight/waitFor, with events instead of requests).
+      if (auto reduce = dyn_cast<AllReduceOp>(&op)) {
+        if (failed(allReduceStart(reduce)))
+          return failure();
+        continue;
+      }
+      if (auto view = dyn_cast<ReshapeOp>(&op); view && inFlight.count(view.getInput()))
+        inFlight[view.getResult()] = inFlight.lookup(view.getInput());
+      else
+        for (Value operand : op.getOperands())
+          waitFor(operand);
       if (failed(emitOp(&op)))
         return failure();
     }
+    // Nothing read it: still join it within the step (a captured CUDA graph must end with every
+    // forked stream joined back into the compute stream).
+    func.walk([&](AllReduceOp reduce) { waitFor(reduce.getResult()); });
     if (failed(collectTensors()))
       return failure();
     std::string body = renderItems();
@@ -486,6 +502,39 @@ private:
                     "ops, embedding and its backward, the losses and the sgd/momentum/adam "
                     "updates; use --target=cpu)";
         });
+  }
+
+  // ---------------------------------------------------------------- gradient all-reduce
+
+  /// Starts averaging the bucket over the ranks: NCCL in place (ncclAvg, float32) on the
+  /// communication stream after the compute stream's work so far (an event fork); the host build
+  /// maps it to the CPU target's MPI backend (graphc/runtime/cuda/comm_nccl.h).
+  LogicalResult allReduceStart(AllReduceOp reduce) {
+    if (plannedOffset(reduce.getInput()) != plannedOffset(reduce.getResult()))
+      return reduce.emitError("graph.all_reduce must be planned in place (its result at its "
+                              "operand's offset)");
+    const int64_t bucket = reduce.getBucket();
+    allReduceBuckets = std::max<int64_t>(allReduceBuckets, bucket + 1);
+    addCode("  // " + label(reduce) + ": average gradient bucket " + std::to_string(bucket) +
+            " (" + std::to_string(tensorElements(reduce.getInput())) +
+            " floats) over the ranks on the communication stream\n"
+            "  ::graphc::rt::cuda::allReduceMeanStart(" + std::to_string(bucket) + ", " +
+            ptr(reduce.getInput()) + ", " + std::to_string(tensorElements(reduce.getInput())) +
+            ", ctx);\n");
+    inFlight[reduce.getResult()] = reduce;
+    return success();
+  }
+  /// Before the first op reading an all-reduced bucket: the compute stream waits for the
+  /// bucket's "done" event (an event join). Nothing blocks the host.
+  void waitFor(Value value) {
+    AllReduceOp reduce = inFlight.lookup(value);
+    if (!reduce || !waited.insert(reduce).second)
+      return;
+    addCode("  // the compute stream waits for gradient bucket " +
+            std::to_string(reduce.getBucket()) + " (" + label(reduce) + ")\n" +
+            "  ::graphc::rt::cuda::allReduceMeanWait(" + std::to_string(reduce.getBucket()) +
+            ", " + ptr(reduce.getResult()) + ", " +
+            std::to_string(tensorElements(reduce.getResult())) + ", ctx);\n");
   }
 
   // Direction tags for conv(); plain ints so that the emitter does not need the runtime header.
@@ -1194,9 +1243,16 @@ private:
         fbb, kDescriptorVersion, options.modelName.c_str(), "cuda",
         uint64_t(func->getAttrOfType<IntegerAttr>(kArenaBytesAttr).getInt()),
         uint64_t(func->getAttrOfType<IntegerAttr>(kAlignmentAttr).getInt()), batch, loss,
-        &tensors, &parameters, &inputs, out.initBlob.size(), embeddingIndexLimit(func));
+        &tensors, &parameters, &inputs, out.initBlob.size(), embeddingIndexLimit(func),
+        worldSize(), int32_t(allReduceBuckets));
     desc::FinishProgramBuffer(fbb, root);
     return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
+  }
+
+  /// graphc --data-parallel --world-size=N: N (also 1); 0 for a single-process step.
+  int32_t worldSize() {
+    auto ranks = func->getAttrOfType<IntegerAttr>("graph.data_parallel_ranks");
+    return ranks ? int32_t(ranks.getInt()) : 0;
   }
 
   // ---------------------------------------------------------------- the file
@@ -1214,7 +1270,13 @@ private:
        << " cuBLAS and " << cudnnCalls << " cuDNN calls.\n"
        << "// Builds with nvcc, or for the host with -DGRAPHC_HOST_SHIM (library calls replaced "
           "by the CPU\n// runtime's kernels): see graphc/runtime/cuda/step.h.\n"
-       << "#include \"graphc/runtime/cuda/step.h\"\n\n"
+       << "#include \"graphc/runtime/cuda/step.h\"\n";
+    if (worldSize() > 0)
+      os << "// Data parallel over " << worldSize() << " rank" << (worldSize() == 1 ? "" : "s")
+         << ": " << allReduceBuckets << " gradient bucket" << (allReduceBuckets == 1 ? "" : "s")
+         << " averaged with NCCL on a communication stream (comm_nccl.h).\n"
+         << "#include \"graphc/runtime/cuda/comm_nccl.h\"\n";
+    os << "\n"
        << "#define F32(offset) reinterpret_cast<float *>(arena + (offset))\n\n";
     if (!out.initBlob.empty())
       os << "#if !defined(__CUDA_ARCH__)\n"
@@ -1264,6 +1326,9 @@ private:
   int kernelCount = 0, ewKernels = 0, fusedKernels = 0, numConvs = 0, numPools = 0;
   size_t fusedOps = 0;
   int cublasCalls = 0, cudnnCalls = 0;
+  llvm::DenseMap<Value, AllReduceOp> inFlight; // all-reduce results (and views) not waited for
+  llvm::DenseSet<Operation *> waited;
+  int64_t allReduceBuckets = 0; // highest bucket id + 1
   int64_t batch = 0;
   LossKind lossKind = LossKind::sparse_categorical_crossentropy;
 };

@@ -19,6 +19,7 @@ struct Options {
   int64_t weightInit = 0;
   std::vector<uint32_t> parameters = {0};
   std::vector<uint32_t> inputs = {1};
+  int32_t worldSize = 0, buckets = 0; // data parallelism (appended fields)
 };
 
 std::vector<uint8_t> build(const Options &o) {
@@ -35,7 +36,7 @@ std::vector<uint8_t> build(const Options &o) {
   };
   auto root = desc::CreateProgramDirect(fbb, o.version, "model.onnx", "cuda", o.arena, 256, 2,
                                         desc::LossKind_MeanSquaredError, &tensors, &o.parameters,
-                                        &o.inputs, o.initBlob);
+                                        &o.inputs, o.initBlob, 0, o.worldSize, o.buckets);
   desc::FinishProgramBuffer(fbb, root);
   return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
 }
@@ -66,6 +67,22 @@ TEST(CudaDescriptor, RoundTrip) {
   EXPECT_EQ(d.program.initBlob, kBlob);
   EXPECT_EQ(d.parameters, std::vector<uint32_t>{0});
   EXPECT_EQ(d.dataInputs, std::vector<uint32_t>{1});
+  EXPECT_EQ(d.program.worldSize, 0); // a descriptor without the fields: one process
+  EXPECT_EQ(d.program.allReduceBuckets, 0);
+}
+
+// The world size and bucket count of a data-parallel step reach Program (the NCCL backend
+// checks the launch against the first and makes one event pair per bucket from the second).
+TEST(CudaDescriptor, DataParallelFields) {
+  Options o;
+  o.worldSize = 4;
+  o.buckets = 3;
+  std::vector<uint8_t> buf = build(o);
+  DecodedProgram d;
+  std::string error;
+  ASSERT_TRUE(decodeProgramDescriptor(buf.data(), buf.size(), kBlob, 40, d, error)) << error;
+  EXPECT_EQ(d.program.worldSize, 4);
+  EXPECT_EQ(d.program.allReduceBuckets, 3);
 }
 
 namespace {
@@ -129,4 +146,11 @@ TEST(CudaDescriptor, SemanticRefusals) {
   o = {};
   o.inputs = {7};
   EXPECT_EQ(refusal(build(o)), "data_inputs names tensor #7 of 3");
+  o = {};
+  o.worldSize = -2;
+  EXPECT_EQ(refusal(build(o)), "world_size (-2) or all_reduce_buckets (0) is negative");
+  o = {};
+  o.buckets = 2;
+  EXPECT_EQ(refusal(build(o)), "all_reduce_buckets is 2 but world_size is 0: gradient buckets "
+                               "need a data-parallel program");
 }

@@ -4,6 +4,7 @@
   host_vs_cpu.py --model M.onnx|M.mlir --graphc PATH --src SRC --lib LIBDIR --workdir DIR
                  [--loss L] [--optimizer O] [--lr F] [--steps N] [--tol 1e-5] [--cxx c++]
                  [--build=host|gpu] [--batch N] [--classes 10] [--ids V]
+                 [--ranks N --mpirun PATH [--mpi-libs 'a;b'] [--ref-ranks M] [--ref-target cpu|cuda]]
 
 1. graphc --target=cuda --compile-to=source writes DIR/step.cu (and DIR/step.cu.weights.bin);
 2. the host compiler builds it with -DGRAPHC_HOST_SHIM: the generated kernels (fused elementwise
@@ -17,6 +18,12 @@
 
 With --build=gpu (on a machine with a GPU) step 1-2 are replaced by graphc --target=cuda -o DIR/gpu:
 the real CUDA binary, cuBLAS/cuDNN included, is compared with the CPU target instead.
+
+With --ranks N the tested step is compiled with --data-parallel --world-size=N and runs under
+`mpirun -np N`; its host build links the CPU target's MPI backend (libgraphc_runtime_mpi.a and
+--mpi-libs), which graphc/runtime/cuda/comm_nccl.h maps the NCCL all-reduce calls to. The
+reference is --ref-target (default the CPU target) on --ref-ranks ranks (default N; 0: one
+process without --data-parallel), on the same global batches.
 
 Prints one line per compared quantity that fails, a summary and PASS or FAIL (exit 1).
 """
@@ -96,21 +103,41 @@ def main():
     ap.add_argument("--batch", type=int, help="graphc --batch (models with a None batch, e.g. Keras)")
     ap.add_argument("--classes", type=int, default=10, help="classes of sparse labels")
     ap.add_argument("--ids", type=int, help="data are token ids in [0, IDS) (embedding models)")
+    ap.add_argument("--ranks", type=int, default=0, help="--data-parallel --world-size of the tested step")
+    ap.add_argument("--ref-ranks", type=int, help="the reference's world size (0: one process)")
+    ap.add_argument("--ref-target", choices=("cpu", "cuda"), default="cpu")
+    ap.add_argument("--mpirun", default="mpiexec")
+    ap.add_argument("--mpi-libs", default="", help="';'-separated MPI libraries for the host build")
+    ap.add_argument("--graphc-flag", action="append", default=[],
+                    help="another graphc flag for both builds, e.g. --graphc-flag=--bucket-size=4KiB")
     args = ap.parse_args()
 
     work = args.workdir
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     flags = ["--loss=" + args.loss, "--optimizer=" + args.optimizer, "--lr=" + args.lr, "--quiet"]
+    flags += args.graphc_flag
     if args.batch:
         flags.append("--batch=%d" % args.batch)
+    ref_ranks = args.ranks if args.ref_ranks is None else args.ref_ranks
+
+    def parallel(ranks):
+        return ["--data-parallel", "--world-size=%d" % ranks] if ranks else []
+
+    def launch(ranks):
+        return [args.mpirun, "-np", str(ranks)] if ranks else []
 
     if args.build == "gpu":
         host = os.path.join(work, "gpu")
-        run([args.graphc, args.model, "--target=cuda", "-o", host] + flags)
+        run([args.graphc, args.model, "--target=cuda", "-o", host] + flags + parallel(args.ranks))
     else:
         source = os.path.join(work, "step.cu")
-        run([args.graphc, args.model, "--target=cuda", "--compile-to=source", "-o", source] + flags)
+        run([args.graphc, args.model, "--target=cuda", "--compile-to=source", "-o", source] + flags
+            + parallel(args.ranks))
+        mpi = []
+        if args.ranks:
+            mpi = [os.path.join(args.lib, "libgraphc_runtime_mpi.a")] + [
+                l for l in args.mpi_libs.split(";") if l]
         host = os.path.join(work, "host")
         rt = os.path.join(args.src, "runtime")
         lib = args.lib
@@ -118,10 +145,11 @@ def main():
              "-I" + os.path.join(rt, "include"), "-I" + os.path.join(rt, "cuda", "include"), source,
              "-x", "none", os.path.join(lib, "libgraphc_runtime_main.a"),
              os.path.join(lib, "libgraphc_cuda_host_main.a"),
-             os.path.join(lib, "libgraphc_cuda_common.a"), os.path.join(lib, "libgraphc_runtime.a"),
-             "-lopenblas", "-lpthread", "-lm", "-o", host])
+             os.path.join(lib, "libgraphc_cuda_common.a"), os.path.join(lib, "libgraphc_runtime.a")]
+            + mpi + ["-lopenblas", "-lpthread", "-lm", "-o", host])
     cpu = os.path.join(work, "cpu")
-    run([args.graphc, args.model, "-o", cpu] + flags)
+    run([args.graphc, args.model, "-o", cpu] + flags + parallel(ref_ranks)
+        + (["--target=cuda"] if args.ref_target == "cuda" else []))
 
     # The tensor table (from the descriptor) gives the data and label shapes.
     shapes = {}
@@ -129,7 +157,7 @@ def main():
         m = re.match(r"(\S+)\s+\S+\s+(data|labels)\s+(\S+)\s+\[([0-9,]*)\]", line)
         if m:
             shapes[m.group(2)] = (m.group(3), [int(d) for d in m.group(4).split(",") if d])
-    batch = shapes["data"][1][0]
+    batch = shapes["data"][1][0] * max(args.ranks, 1)  # the global batch
     samples = batch * args.steps
     rng = random.Random(20260101)
 
@@ -157,9 +185,9 @@ def main():
                   [rng.random() for _ in range(numel(yshape))])
 
     outs = {}
-    for name, binary in (("host", host), ("cpu", cpu)):
+    for name, binary, ranks in (("host", host, args.ranks), ("cpu", cpu, ref_ranks)):
         wdir = os.path.join(work, "w-" + name)
-        text = run([binary, "--data", os.path.join(work, "x.npy"), "--labels",
+        text = run(launch(ranks) + [binary, "--data", os.path.join(work, "x.npy"), "--labels",
                     os.path.join(work, "y.npy"), "--steps", str(args.steps), "--save-weights",
                     wdir])
         losses = [float(m.group(1)) for m in re.finditer(r"loss (\S+)", text)]

@@ -193,9 +193,14 @@ public:
         fail(kBadInput, "--bucket-size=" + opts.bucketSize +
                             " is not a size; use bytes or a KiB/MiB suffix, e.g. 25MiB");
       bucketBytes = *bytes;
-      if (opts.target == "cuda")
-        fail(kBadInput, "--data-parallel is not available for --target=cuda yet (its NCCL "
-                        "all-reduce is not emitted); use --target=cpu, which runs over MPI");
+#ifndef GRAPHC_HAVE_NCCL
+      // The .cu (NCCL calls included) can still be written; a binary needs the NCCL backend.
+      if (opts.target == "cuda" && phase == Phase::Binary)
+        fail(kToolchain, "--target=cuda --data-parallel: graphc was built without its NCCL "
+                         "backend (it needs the CUDA toolkit with cuDNN and NCCL, and MPI: "
+                         "libopenmpi-dev); rebuild graphc where they are installed, stop at "
+                         "--compile-to=source, or use --target=cpu, which runs over MPI");
+#endif
 #ifndef GRAPHC_HAVE_MPI
       if (phase == Phase::Binary)
         fail(kToolchain, "--data-parallel: graphc was built without MPI; install libopenmpi-dev "
@@ -203,6 +208,9 @@ public:
 #endif
       if (opts.zero != "0" && opts.zero != "1" && opts.zero != "auto")
         fail(kBadInput, "--zero=" + opts.zero + " is unknown; use 0, 1 or auto");
+      if (opts.zero == "1" && opts.target == "cuda")
+        fail(kBadInput, "--zero=1 is not available for --target=cuda yet (its reduce-scatter and "
+                        "all-gather are not emitted); use --zero=0, or --target=cpu");
       shardState = opts.zero == "1";
     }
     if (opts.precision == "f16")
@@ -259,6 +267,7 @@ public:
     // Data parallelism: sharding the optimizer state over the ranks moves no more bytes than the
     // all-reduce it replaces (a reduce-scatter plus an all-gather), so it is the first cure.
     if (budget && opts.dataParallel && opts.zero == "auto" && opts.optimizer != "sgd" &&
+        opts.target == "cpu" &&
         (compiled.planned.plan.arenaBytes > *budget || compiled.rematOps > 0)) {
       shardState = true;
       compiled = compile(context, opts.batch, budget, phase, /*trial=*/false);
@@ -609,7 +618,8 @@ private:
     // then micro-batching. With --data-parallel the batches are global (ranks x per rank).
     std::string low = opts.precision == "fp16" ? "fp16" : "bf16";
     bool lowAllowed = opts.precision != "fp32";
-    bool zeroAllowed = opts.dataParallel && opts.optimizer != "sgd" && opts.zero != "0";
+    bool zeroAllowed = opts.dataParallel && opts.optimizer != "sgd" && opts.zero != "0" &&
+                       opts.target == "cpu";
     int64_t ranks = opts.dataParallel ? opts.worldSize : 1;
     if (opts.dataParallel)
       os << llvm::formatv("  (data parallel: {0} ranks; --batch is global, the budget per rank)\n",
@@ -694,7 +704,7 @@ private:
         fitsAt += "; fits with --precision=bf16 (or --precision=auto)";
     }
     // Would sharding the optimizer state over the ranks fit? (When --zero=0 kept it whole.)
-    if (opts.dataParallel && !shardState && opts.optimizer != "sgd") {
+    if (opts.dataParallel && !shardState && opts.optimizer != "sgd" && opts.target == "cpu") {
       shardState = true;
       auto trial = tryCompile(context, opts.batch, budget, Phase::Planned, /*trial=*/true);
       shardState = false;
@@ -930,9 +940,10 @@ private:
         stateSharded += states * shard;
       });
       double ring = double(w - 1) / double(w);
-      os << llvm::formatv("  data parallel {0} rank{3} over MPI: global batch {1}, {2} per rank; "
+      os << llvm::formatv("  data parallel {0} rank{3} over {4}: global batch {1}, {2} per rank; "
                           "the arena and --budget are per rank\n",
-                          w, compiled.batch * w, compiled.batch, w == 1 ? "" : "s");
+                          w, compiled.batch * w, compiled.batch, w == 1 ? "" : "s",
+                          opts.target == "cuda" ? "NCCL" : "MPI");
       os << llvm::formatv("  gradients    {0} averaged per step in {1} planned bucket{2} (largest "
                           "{3}); ring traffic {4} sent per rank per step\n",
                           plan::humanBytes(reduced - padding), buckets, buckets == 1 ? "" : "s",
@@ -1212,14 +1223,32 @@ private:
     for (std::string arg : {"-I" + include, "-I" + cudaInclude, source,
                             libDir + "/libgraphc_runtime_main.a", cudaLib,
                             libDir + "/libgraphc_cuda_common.a", libDir + "/libgraphc_runtime.a",
-                            std::string("-lcublas"), std::string("-lcudnn"),
-                            std::string("-lopenblas"), std::string("-lpthread"), std::string("-o"),
-                            outputTemp})
+                            std::string("-lcublas"), std::string("-lcudnn")})
       argv.push_back(arg);
+#ifdef GRAPHC_HAVE_NCCL
+    // --data-parallel: the NCCL backend (pulled in by the step's all-reduce calls), the MPI side
+    // it shares with the CPU target (libgraphc_runtime_mpi.a's comm_mpi_job.o), NCCL and MPI.
+    if (opts.dataParallel) {
+      argv.push_back(libDir + "/libgraphc_cuda_nccl.a");
+      argv.push_back(libDir + "/libgraphc_runtime_mpi.a");
+      argv.push_back(GRAPHC_NCCL_LIBRARY);
+      llvm::SmallVector<llvm::StringRef> mpiLibs;
+      llvm::StringRef(GRAPHC_MPI_LIBRARIES).split(mpiLibs, '|', -1, false);
+      for (llvm::StringRef lib : mpiLibs)
+        argv.push_back(lib.str());
+    }
+#endif
+    for (const char *tail : {"-lopenblas", "-lpthread", "-o"})
+      argv.push_back(tail);
+    argv.push_back(outputTemp);
     runToolchain(*nvcc, argv, dir + "/nvcc.log", outputTemp, "the CUDA training binary");
     if (!opts.quiet)
       reportStream() << "wrote " << opts.output << " (CUDA, sm_" << newest
-                     << "; run it on a GPU with --data X.npy --labels Y.npy)\n";
+                     << (opts.dataParallel
+                             ? "; run it with mpirun -np " + std::to_string(opts.worldSize) +
+                                   ", one rank per GPU, " + opts.output +
+                                   " --data X.npy --labels Y.npy)\n"
+                             : std::string("; run it on a GPU with --data X.npy --labels Y.npy)\n"));
     return kOk;
   }
 

@@ -6,7 +6,9 @@
 // buckets over the ranks with the two calls below (emitted by the targets for graph.all_reduce),
 // and main() uses `graphc_comm_runtime` to start up, agree on the initial state and on the
 // reported metrics, and to end the run. The CPU target's backend is MPI (runtime/lib/comm_mpi.cpp,
-// linked only into data-parallel binaries); a single-process binary does not define
+// linked only into data-parallel binaries); the CUDA target's is NCCL for the gradients and MPI
+// for the rest (runtime/cuda/comm_nccl.cpp; its step calls the functions of
+// graphc/runtime/cuda/comm_nccl.h instead of the two below); a single-process binary does not define
 // `graphc_comm_runtime` (a weak symbol), so its main() sees null and nothing changes for it.
 //
 // Failure model: every collective waits at most the collective timeout (--collective-timeout,

@@ -85,6 +85,10 @@ struct Program {
   // Optimizer-state sharding (ZeRO): each rank holds its own shard of the optimizer state, so
   // every rank checkpoints its own (DIR/rank-R-of-N/) and rank 0 writes DIR/manifest.json.
   bool shardedOptimizerState;
+  // The gradient buckets the step all-reduces (graph.all_reduce bucket ids 0..n-1), so that a
+  // backend can prepare one in-flight slot per bucket before step 1 (the CUDA target's NCCL
+  // events). 0 where unknown (the CPU target's backend sizes its requests as buckets start).
+  int32_t allReduceBuckets;
 };
 
 } // namespace graphc::rt
