@@ -6,6 +6,9 @@
 #include <vector>
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SmallVector.h"
 
 #include "dialects/graph/GraphOps.h"
 
@@ -19,6 +22,42 @@ inline std::vector<int64_t> tensorDims(mlir::Value v) {
 inline int64_t tensorElements(mlir::Value v) {
   return mlir::cast<mlir::RankedTensorType>(v.getType()).getNumElements();
 }
+
+/// The collectives of an emitted data-parallel step that are in flight: each starts at its op
+/// (the emitter writes the start call and reports it here) and is waited for just before the
+/// first op that reads its result, directly or through reshape views (a view reads nothing), so
+/// the ops in between overlap the communication. The emitter supplies how to write a wait.
+class InFlightCollectives {
+public:
+  void started(mlir::Operation *collective) {
+    pending[collective->getResult(0)] = collective;
+    order.push_back(collective);
+  }
+  /// Before emitting `op`: waits for the collectives it is the first reader of.
+  template <typename Wait> void beforeOp(mlir::Operation *op, Wait wait) {
+    if (auto view = mlir::dyn_cast<graph::ReshapeOp>(op); view && pending.count(view.getInput())) {
+      pending[view.getResult()] = pending.lookup(view.getInput());
+      return;
+    }
+    for (mlir::Value operand : op->getOperands())
+      waitFor(operand, wait);
+  }
+  /// At the end of the step: waits for the collectives nothing read, in the order they started.
+  template <typename Wait> void finish(Wait wait) {
+    for (mlir::Operation *collective : order)
+      waitFor(collective->getResult(0), wait);
+  }
+
+private:
+  template <typename Wait> void waitFor(mlir::Value value, Wait wait) {
+    mlir::Operation *collective = pending.lookup(value);
+    if (collective && waited.insert(collective).second)
+      wait(collective);
+  }
+  llvm::DenseMap<mlir::Value, mlir::Operation *> pending; // results and their views
+  llvm::DenseSet<mlir::Operation *> waited;
+  llvm::SmallVector<mlir::Operation *> order;
+};
 
 /// `s` as a C++ string literal (control characters dropped).
 inline std::string cppString(llvm::StringRef s) {

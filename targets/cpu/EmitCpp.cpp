@@ -47,10 +47,8 @@ public:
       if (failed(emitOp(&op, bodyOs)))
         return failure();
     }
-    func.walk([&](Operation *op) { // nothing read it: still finish it within the step
-      if (isa<AllReduceOp, ReduceScatterOp>(op))
-        waitFor(op->getResult(0), bodyOs);
-    });
+    // Nothing read it: still finish it within the step.
+    collectives.finish([&](Operation *collective) { emitWait(collective, bodyOs); });
     if (failed(collectTensors()))
       return failure();
     auto ranks = func->getAttrOfType<IntegerAttr>("graph.data_parallel_ranks");
@@ -224,20 +222,16 @@ private:
     if (auto reduce = dyn_cast<AllReduceOp>(op)) {
       s << "  commAllReduceMeanStart(" << reduce.getBucket() << ", " << ptr(reduce.getInput())
         << ", " << tensorElements(reduce.getInput()) << ");\n";
-      inFlight[reduce.getResult()] = reduce;
+      collectives.started(reduce);
       return success();
     }
     if (auto scatter = dyn_cast<ReduceScatterOp>(op)) {
       s << "  commReduceScatterMeanStart(" << scatter.getBucket() << ", "
         << ptr(scatter.getInput()) << ", " << tensorElements(scatter.getResult()) << ");\n";
-      inFlight[scatter.getResult()] = scatter;
+      collectives.started(scatter);
       return success();
     }
-    if (auto view = dyn_cast<ReshapeOp>(op); view && inFlight.count(view.getInput()))
-      inFlight[view.getResult()] = inFlight.lookup(view.getInput());
-    else
-      for (Value operand : op->getOperands())
-        waitFor(operand, s);
+    collectives.beforeOp(op, [&](Operation *collective) { emitWait(collective, s); });
     if (auto c = dyn_cast<CastOp>(op))
       return emitCast(c, s);
     if (auto emulation = halfEmulationOf(op))
@@ -245,10 +239,7 @@ private:
     return emitKernel(op, s);
   }
 
-  void waitFor(Value value, llvm::raw_ostream &s) {
-    Operation *collective = inFlight.lookup(value);
-    if (!collective || !waited.insert(collective).second)
-      return;
+  void emitWait(Operation *collective, llvm::raw_ostream &s) {
     auto bucket = collective->getAttrOfType<IntegerAttr>("bucket").getInt();
     Value result = collective->getResult(0);
     s << "  " << (isa<AllReduceOp>(collective) ? "commAllReduceMeanWait(" : "commReduceScatterMeanWait(")
@@ -702,8 +693,7 @@ private:
   }
 
   func::FuncOp func;
-  llvm::DenseMap<Value, Operation *> inFlight; // collective results (and views) not waited for
-  llvm::DenseSet<Operation *> waited;
+  InFlightCollectives collectives;
   llvm::DenseMap<Value, std::string> f32Copies; // 16-bit values -> their f32 copies, per op
   const EmitOptions &options;
   EmittedProgram &out;

@@ -141,23 +141,19 @@ public:
       currentStep = step++;
       // A gradient all-reduce runs on the communication stream from its op to the first op that
       // reads its result (through reshape views), which waits for it: the backward ops in
-      // between overlap it (EmitCpp.cpp's inFlight/waitFor, with events instead of requests).
+      // between overlap it (EmitSupport.h's InFlightCollectives, with events as the waits).
       if (auto reduce = dyn_cast<AllReduceOp>(&op)) {
         if (failed(allReduceStart(reduce)))
           return failure();
         continue;
       }
-      if (auto view = dyn_cast<ReshapeOp>(&op); view && inFlight.count(view.getInput()))
-        inFlight[view.getResult()] = inFlight.lookup(view.getInput());
-      else
-        for (Value operand : op.getOperands())
-          waitFor(operand);
+      collectives.beforeOp(&op, [&](Operation *reduce) { emitWait(cast<AllReduceOp>(reduce)); });
       if (failed(emitOp(&op)))
         return failure();
     }
     // Nothing read it: still join it within the step (a captured CUDA graph must end with every
     // forked stream joined back into the compute stream).
-    func.walk([&](AllReduceOp reduce) { waitFor(reduce.getResult()); });
+    collectives.finish([&](Operation *reduce) { emitWait(cast<AllReduceOp>(reduce)); });
     if (failed(collectTensors()))
       return failure();
     std::string body = renderItems();
@@ -521,15 +517,12 @@ private:
             "  ::graphc::rt::cuda::allReduceMeanStart(" + std::to_string(bucket) + ", " +
             ptr(reduce.getInput()) + ", " + std::to_string(tensorElements(reduce.getInput())) +
             ", ctx);\n");
-    inFlight[reduce.getResult()] = reduce;
+    collectives.started(reduce);
     return success();
   }
   /// Before the first op reading an all-reduced bucket: the compute stream waits for the
   /// bucket's "done" event (an event join). Nothing blocks the host.
-  void waitFor(Value value) {
-    AllReduceOp reduce = inFlight.lookup(value);
-    if (!reduce || !waited.insert(reduce).second)
-      return;
+  void emitWait(AllReduceOp reduce) {
     addCode("  // the compute stream waits for gradient bucket " +
             std::to_string(reduce.getBucket()) + " (" + label(reduce) + ")\n" +
             "  ::graphc::rt::cuda::allReduceMeanWait(" + std::to_string(reduce.getBucket()) +
@@ -1326,8 +1319,7 @@ private:
   int kernelCount = 0, ewKernels = 0, fusedKernels = 0, numConvs = 0, numPools = 0;
   size_t fusedOps = 0;
   int cublasCalls = 0, cudnnCalls = 0;
-  llvm::DenseMap<Value, AllReduceOp> inFlight; // all-reduce results (and views) not waited for
-  llvm::DenseSet<Operation *> waited;
+  InFlightCollectives collectives;
   int64_t allReduceBuckets = 0; // highest bucket id + 1
   int64_t batch = 0;
   LossKind lossKind = LossKind::sparse_categorical_crossentropy;

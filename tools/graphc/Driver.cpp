@@ -266,8 +266,7 @@ public:
       return emitIR(*compiled.module);
     // Data parallelism: sharding the optimizer state over the ranks moves no more bytes than the
     // all-reduce it replaces (a reduce-scatter plus an all-gather), so it is the first cure.
-    if (budget && opts.dataParallel && opts.zero == "auto" && opts.optimizer != "sgd" &&
-        opts.target == "cpu" &&
+    if (budget && canShardOptimizerState() && opts.zero == "auto" &&
         (compiled.planned.plan.arenaBytes > *budget || compiled.rematOps > 0)) {
       shardState = true;
       compiled = compile(context, opts.batch, budget, phase, /*trial=*/false);
@@ -551,6 +550,12 @@ private:
 
   /// Largest batch whose plan fits `budget` (0 if none), by exponential then binary search
   /// over trial compiles; never by running anything.
+  /// ZeRO-1 applies: data parallel, an optimizer with state (momentum, Adam), and a target
+  /// that emits the sharded collectives (the CPU so far).
+  bool canShardOptimizerState() const {
+    return opts.dataParallel && opts.optimizer != "sgd" && opts.target == "cpu";
+  }
+
   int64_t largestBatch(MLIRContext &context, uint64_t budget, bool remat, int64_t start,
                        bool split = false) {
     bool saved = opts.noRemat;
@@ -618,8 +623,7 @@ private:
     // then micro-batching. With --data-parallel the batches are global (ranks x per rank).
     std::string low = opts.precision == "fp16" ? "fp16" : "bf16";
     bool lowAllowed = opts.precision != "fp32";
-    bool zeroAllowed = opts.dataParallel && opts.optimizer != "sgd" && opts.zero != "0" &&
-                       opts.target == "cpu";
+    bool zeroAllowed = canShardOptimizerState() && opts.zero != "0";
     int64_t ranks = opts.dataParallel ? opts.worldSize : 1;
     if (opts.dataParallel)
       os << llvm::formatv("  (data parallel: {0} ranks; --batch is global, the budget per rank)\n",
@@ -704,7 +708,7 @@ private:
         fitsAt += "; fits with --precision=bf16 (or --precision=auto)";
     }
     // Would sharding the optimizer state over the ranks fit? (When --zero=0 kept it whole.)
-    if (opts.dataParallel && !shardState && opts.optimizer != "sgd" && opts.target == "cpu") {
+    if (canShardOptimizerState() && !shardState) {
       shardState = true;
       auto trial = tryCompile(context, opts.batch, budget, Phase::Planned, /*trial=*/true);
       shardState = false;
