@@ -145,13 +145,13 @@ class Encoder(nn.Module):
 
 
 class LSTMClassifier(nn.Module):
-    """Embedding(20000, 128) -> LSTM(128, 256) -> last hidden state -> Linear(256, 2)."""
+    """Embedding(20000, 256) -> LSTM(256, 64) -> last hidden state -> Linear(64, 2) (issue #4)."""
 
     def __init__(self):
         super().__init__()
-        self.emb = nn.Embedding(20000, 128)
-        self.lstm = nn.LSTM(128, 256, batch_first=True)
-        self.fc = nn.Linear(256, 2)
+        self.emb = nn.Embedding(20000, 256)
+        self.lstm = nn.LSTM(256, 64, batch_first=True)
+        self.fc = nn.Linear(64, 2)
 
     def forward(self, tokens):
         _, (h, _) = self.lstm(self.emb(tokens))
@@ -180,7 +180,7 @@ MODELS = [
     ("unet", "U-Net, 256x256", lambda: UNet(sigmoid=True), (3, 256, 256), 8, BCE, False, False),
     ("transformer", "6-layer Transformer encoder, d_model 512, 8 heads, seq 512", Encoder,
      (512, 512), 8, SCE, False, False),
-    ("lstm", "Embedding+LSTM classifier, seq 200", LSTMClassifier, (200,), 32, SCE, True, False),
+    ("lstm", "Embedding 20000x256 + LSTM 64 classifier, seq 128", LSTMClassifier, (128,), 32, SCE, True, False),
     ("resnet152", "torchvision resnet152, 224x224", tv("resnet152"), (3, 224, 224), 32, SCE,
      False, True),
 ]

@@ -173,6 +173,10 @@ private:
     if (index >= node.input_size() || node.input(index).empty())
       fail(nodeLabel(node) + " is missing input " + std::to_string(index));
     const std::string &name = node.input(index);
+    if (tokenIdInputs.count(name))
+      fail(nodeLabel(node) + " reads the integer graph input \"" + name +
+           "\"; graphc reads integer inputs only as the indices of an embedding (a Gather of a "
+           "float32 initializer along axis 0)");
     if (auto it = values.find(name); it != values.end())
       return it->second;
     if (constants.count(name))
@@ -378,8 +382,15 @@ private:
         fail("graph input \"" + input.name() +
              "\" is a second data input; graphc trains models with one data input");
       const auto &tensorType = input.type().tensor_type();
-      if (tensorType.elem_type() != onnx::TensorProto::FLOAT)
-        fail("graph input \"" + input.name() + "\" must be float32");
+      // Integer inputs are token ids (nn.Embedding's input): graphc carries them as exact
+      // float32 values, as the Keras importer does, and reads them only as embedding indices.
+      const bool tokenIds = tensorType.elem_type() == onnx::TensorProto::INT64 ||
+                            tensorType.elem_type() == onnx::TensorProto::INT32;
+      if (tensorType.elem_type() != onnx::TensorProto::FLOAT && !tokenIds)
+        fail("graph input \"" + input.name() +
+             "\" must be float32, or int64/int32 token ids read by an embedding Gather");
+      if (tokenIds)
+        tokenIdInputs.insert(input.name());
       std::vector<int64_t> dims;
       for (int i = 0; i < tensorType.shape().dim_size(); ++i) {
         const auto &d = tensorType.shape().dim(i);
@@ -691,6 +702,35 @@ private:
       ranges.push_back({axis, start, end});
     }
     return ranges;
+  }
+
+  /// nn.Embedding as PyTorch exports it: Gather(weight, token_ids) along axis 0, where the
+  /// weight is a float32 initializer (a trained parameter, shared by every Gather that reads
+  /// it) and the ids are an integer graph input. Becomes graph.embedding; the training binary
+  /// checks each id against the table's rows before step 1.
+  void importEmbedding(const onnx::NodeProto &node, Location loc) {
+    if (intAttr(node, "axis", 0) != 0)
+      refuseAttr(node, "axis", "must be 0 when gathering rows of an embedding table");
+    const std::string &tableName = node.input(0);
+    if (!values.count(tableName) &&
+        (!initializers.count(tableName) ||
+         constants[tableName].dataType != onnx::TensorProto::FLOAT))
+      fail(nodeLabel(node) + ": the embedding table \"" + tableName +
+           "\" must be a float32 initializer (the indices are the integer graph input \"" +
+           node.input(1) + "\")");
+    Value table = parameterNamed(node, tableName);
+    auto tableShape = shapeOf(table);
+    if (tableShape.size() != 2)
+      fail(nodeLabel(node) + ": the embedding table \"" + tableName +
+           "\" must be [vocabulary, features], got rank " + std::to_string(tableShape.size()));
+    if (tableShape[0] > (int64_t{1} << 24))
+      fail(nodeLabel(node) + ": the embedding table \"" + tableName + "\" has " +
+           std::to_string(tableShape[0]) +
+           " rows; graphc supports at most 2^24 (token ids are exact float32 values)");
+    Value ids = values.at(node.input(1));
+    auto rows = shapeOf(ids);
+    rows.push_back(tableShape[1]);
+    define(node, b.create<EmbeddingOp>(loc, f32(rows), ids, table));
   }
 
   /// ONNX LSTM and GRU (layout 0: X is [steps, batch, features]), unrolled by
@@ -1262,6 +1302,10 @@ private:
       constants[node.output(0)] = intTensor({int64_t(out.size())}, out);
       return;
     }
+    if (op == "Gather" && node.input_size() == 2 && tokenIdInputs.count(node.input(1))) {
+      importEmbedding(node, loc);
+      return;
+    }
     if (op == "Gather" && values.count(node.input(0))) {
       // One constant index along an axis of a computed tensor (`out[:, -1]`): a slice, and
       // for a scalar index a reshape dropping the axis.
@@ -1568,6 +1612,7 @@ private:
   std::map<std::string, Value> values;
   std::map<std::string, HostTensor> constants;
   std::set<std::string> initializers; // the names of the graph's initializers (weights)
+  std::set<std::string> tokenIdInputs; // integer graph inputs: token ids, as exact float32
 };
 
 } // namespace

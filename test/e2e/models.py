@@ -31,7 +31,7 @@ OPSET = 13
 SEEDS = {"mlp": 1, "cnn": 2, "cnn_bce": 3, "resmlp": 4,
          "resnet18": 5, "mobilenet_v2": 6, "squeezenet1_1": 7, "vgg11": 8,
          "transformer": 9, "transformer_ln17": 9, "unet": 10, "tconv": 11, "lstm": 12,
-         "gru": 13}
+         "gru": 13, "emb_lstm": 14}
 
 # torchvision models (issue #6), small so that a test takes seconds: 10 classes, 32x32 images,
 # batch 4, exported in training mode (BatchNormalization with batch statistics and running-stat
@@ -62,6 +62,12 @@ RECURRENT = ("lstm", "gru")
 RECURRENT_SHAPE = dict(seq=12, features=8)
 BATCHES.update({name: 8 for name in RECURRENT})
 
+# Token-id models (issue #6): "emb_lstm" is nn.Embedding(50, 8) -> nn.LSTM(8, 16) -> the last
+# hidden state -> Linear, the planner benchmark's LSTM classifier in small. Its input is int64
+# token ids, which PyTorch exports as Gather(weight, input).
+TOKEN_MODELS = {"emb_lstm": dict(vocabulary=50, seq=12)}
+BATCHES.update({name: 8 for name in TOKEN_MODELS})
+
 # Transposed convolutions (issue #6): "unet" is bench/training_graphs.py's U-Net at two levels,
 # 8..32 channels, for per-pixel binary segmentation (Conv/BatchNorm/ReLU and MaxPool down,
 # ConvTranspose2d(k=2, s=2) up, Concat skip connections, a 1x1 head and a per-pixel Sigmoid),
@@ -79,7 +85,8 @@ LOSSES = {
     "cnn_bce": "binary_crossentropy",
     "resmlp": "sparse_categorical_crossentropy",
 }
-LOSSES.update({name: "sparse_categorical_crossentropy" for name in TORCHVISION + TRANSFORMERS + RECURRENT})
+LOSSES.update({name: "sparse_categorical_crossentropy"
+               for name in TORCHVISION + TRANSFORMERS + RECURRENT + tuple(TOKEN_MODELS)})
 LOSSES.update({"unet": "binary_crossentropy", "tconv": "binary_crossentropy"})
 
 
@@ -157,6 +164,22 @@ class RecurrentClassifier(nn.Module):
         return torch.softmax(x, dim=1) if self.head else x
 
 
+class EmbeddingLSTM(nn.Module):
+    """nn.Embedding(vocabulary, 8) -> nn.LSTM(8, 16) -> h_n -> Linear(16, classes)."""
+
+    def __init__(self, vocabulary, classes=10):
+        super().__init__()
+        self.emb = nn.Embedding(vocabulary, 8)
+        self.rnn = nn.LSTM(8, 16, batch_first=True)
+        self.fc = nn.Linear(16, classes)
+        self.head = True
+
+    def forward(self, tokens):
+        _, (h, _) = self.rnn(self.emb(tokens))
+        x = self.fc(h[-1])
+        return torch.softmax(x, dim=1) if self.head else x
+
+
 class TConv(nn.Module):
     """ConvTranspose2d's attributes: pads with output_padding, an uneven stride with dilation,
     no bias, then a strided Conv2d back down to the 8x8 input size."""
@@ -225,6 +248,8 @@ def input_shape(name, batch=None):
         return (batch, TRANSFORMER["seq"], TRANSFORMER["d_model"])
     if name in RECURRENT:
         return (batch, RECURRENT_SHAPE["seq"], RECURRENT_SHAPE["features"])
+    if name in TOKEN_MODELS:
+        return (batch, TOKEN_MODELS[name]["seq"])
     if name == "unet":
         return (batch, 3, UNET["image"], UNET["image"])
     if name == "tconv":
@@ -259,6 +284,8 @@ def build(name):
                                      t["num_layers"])
     if name in RECURRENT:
         return RecurrentClassifier(name)
+    if name in TOKEN_MODELS:
+        return EmbeddingLSTM(TOKEN_MODELS[name]["vocabulary"])
     if name == "unet":  # the U-Net of the planner benchmark, at 2 levels
         bench = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench")
         if bench not in sys.path:
@@ -283,7 +310,8 @@ def export(name, path, batch=None, training=None):
     model = build(name)
     model.train(training)
     model.head = True
-    dummy = torch.zeros(input_shape(name, batch))
+    dummy = torch.zeros(input_shape(name, batch),
+                        dtype=torch.int64 if name in TOKEN_MODELS else torch.float32)
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     mode = torch.onnx.TrainingMode.TRAINING if training else torch.onnx.TrainingMode.EVAL
     # Tracing in training mode updates the running statistics of `model`; the initializers

@@ -68,7 +68,8 @@ import torch.nn.functional as F  # noqa: E402
 LR = {"sgd": 0.01, "momentum": 0.01, "adam": 0.001}
 DATA_SEED = {"mlp": 101, "cnn": 202, "cnn_bce": 303, "resmlp": 404, "resnet18": 505,
              "mobilenet_v2": 606, "squeezenet1_1": 707, "vgg11": 808, "transformer": 909,
-             "transformer_ln17": 909, "unet": 1010, "tconv": 1111, "lstm": 1212, "gru": 1313}
+             "transformer_ln17": 909, "unet": 1010, "tconv": 1111, "lstm": 1212, "gru": 1313,
+             "emb_lstm": 1414}
 B = models.BATCH  # set per model in main()
 STEP_RE = re.compile(r"^step (\d+)/(\d+) loss (\S+)\s*$")
 
@@ -85,7 +86,11 @@ def rel_err(a, b):
 
 def make_data(name, n):
     rng = np.random.RandomState(DATA_SEED[name])
-    x = rng.standard_normal((n,) + models.input_shape(name)[1:]).astype(np.float32)
+    if name in models.TOKEN_MODELS:  # int64 token ids, as PyTorch's Embedding reads them
+        vocabulary = models.TOKEN_MODELS[name]["vocabulary"]
+        x = rng.randint(0, vocabulary, size=(n,) + models.input_shape(name)[1:]).astype(np.int64)
+    else:
+        x = rng.standard_normal((n,) + models.input_shape(name)[1:]).astype(np.float32)
     if models.LOSSES[name] == "binary_crossentropy":  # per output element (per pixel: unet)
         y = rng.randint(0, 2, size=(n,) + models.label_shape(name)).astype(np.float32)
     else:
@@ -145,7 +150,9 @@ def torch_reference(name, optimizer, steps, x, y, init, dtype, autocast=None):
     losses = []
     for t in range(1, steps + 1):
         idx = (np.arange(B) + (t - 1) * B) % n
-        xb = torch.from_numpy(x[idx]).to(dtype)
+        xb = torch.from_numpy(x[idx])
+        if xb.is_floating_point():
+            xb = xb.to(dtype)
         yb = torch.from_numpy(y[idx])
         with torch.autocast("cpu", dtype=autocast or torch.bfloat16, enabled=autocast is not None):
             logits = model(xb).float()
@@ -198,7 +205,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", required=True,
                     choices=["mlp", "cnn", "cnn_bce", "resmlp"] + list(models.TORCHVISION)
-                    + list(models.TRANSFORMERS) + ["unet", "tconv"] + list(models.RECURRENT))
+                    + list(models.TRANSFORMERS) + ["unet", "tconv"] + list(models.RECURRENT)
+                    + list(models.TOKEN_MODELS))
     ap.add_argument("--eval-export", action="store_true")
     ap.add_argument("--lr", type=float, help="learning rate (default: 0.01 for sgd/momentum, "
                     "0.001 for adam)")
