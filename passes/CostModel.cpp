@@ -97,6 +97,7 @@ OpCost graphc::estimateOpCost(Operation *op) {
                        [&](Operation *) { return 4.0 * elements(op->getResult(0)); })
                    .Case<SoftmaxOp, SoftmaxBackwardOp, LossOp, LossBackwardOp>(
                        [&](Operation *) { return 5.0 * elements(op->getOperand(0)); })
+                   .Case([&](BatchNormApplyOp a) { return 2.0 * elements(a.getResult()); })
                    .Case([&](SgdUpdateOp u) { return 2.0 * elements(u.getParam()); })
                    .Case([&](MomentumUpdateOp u) { return 4.0 * elements(u.getParam()); })
                    .Case([&](AdamUpdateOp u) { return 12.0 * elements(u.getParam()); })

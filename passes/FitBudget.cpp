@@ -5,7 +5,11 @@
 // price of running its op twice. Candidates are the forward values read by the backward pass
 // whose defining op is pure and writes nothing in place (so side effects such as running
 // statistics are never applied twice); a candidate is recomputed together with the reshape
-// views through which the backward pass reads it. Candidates are tried in a fixed order,
+// views through which the backward pass reads it. A training batch norm is the exception: its
+// output is recomputed as graph.batch_norm_apply from the statistics it saved, which updates no
+// running statistics and gives bit-identical values (so conv -> batch norm -> relu keeps only
+// the convolution's output, which the batch norm's backward reads anyway, and recomputes the
+// two cheap ops). Candidates are tried in a fixed order,
 // most bytes saved per recomputed FLOP first (cost model, passes/CostModel.h); a remat is kept
 // only if it lowers the liveness lower bound, otherwise undone. After each kept remat the
 // step is planned (heuristic placement) and the search stops at the first plan within the
@@ -382,8 +386,11 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
 
   static constexpr unsigned kExactRounds = 8;
 
-  /// Pure forward ops that write nothing in place and are worth recomputing.
+  /// Pure forward ops that write nothing in place and are worth recomputing, and batch norms
+  /// (their output, recomputed from the saved statistics).
   static bool recomputable(Operation *op) {
+    if (isa<BatchNormOp>(op))
+      return true;
     if (op->getNumResults() != 1 || !isMemoryEffectFree(op) || isa<ReshapeOp, LossOp>(op))
       return false;
     for (unsigned i = 0; i < op->getNumResults(); ++i)
@@ -431,13 +438,19 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
     std::function<Operation *(Operation *, unsigned)> cloneChain = [&](Operation *source,
                                                                        unsigned depth) {
       IRMapping map;
+      auto bn = dyn_cast<BatchNormOp>(source);
       if (depth > 0)
-        for (Value operand : source->getOperands()) {
+        for (Value operand : bn ? ValueRange(bn.getInput()) : source->getOperands()) {
           Operation *producer = operand.getDefiningOp();
           if (producer && recomputable(producer) && producer->isBeforeInBlock(lossGrad))
             map.map(operand, cloneChain(producer, depth - 1)->getResult(0));
         }
-      Operation *clone = b.clone(*source, map);
+      Operation *clone =
+          bn ? b.create<BatchNormApplyOp>(bn.getLoc(), bn.getResult().getType(),
+                                          map.lookupOrDefault(bn.getInput()), bn.getScale(),
+                                          bn.getBias(), bn.getSavedMean(), bn.getSavedInvstd())
+                   .getOperation()
+             : b.clone(*source, map);
       remat.clones.push_back(clone);
       return clone;
     };

@@ -100,7 +100,7 @@ int64_t graphc::inPlaceOperandOf(Operation *op, unsigned resultIndex) {
 
 llvm::SmallVector<unsigned, 2> graphc::reusableOperandsOf(Operation *op) {
   if (isa<ReluOp, SigmoidOp, TanhOp, ClipOp, DropoutOp, DropoutBackwardOp, ScaleOp,
-          LossScaleOp, ActivationOp>(op))
+          LossScaleOp, ActivationOp, BatchNormApplyOp>(op))
     return {0};
   if (isa<AddOp, MulOp, ReluBackwardOp, SigmoidBackwardOp, TanhBackwardOp, ClipBackwardOp,
           ActivationBackwardOp>(op))

@@ -348,6 +348,16 @@ LogicalResult BatchNormOp::verify() {
   return success();
 }
 
+LogicalResult BatchNormApplyOp::verify() {
+  if (failed(verifyPerChannel(*this, getInput(),
+                              {getScale(), getBias(), getSavedMean(), getSavedInvstd()})))
+    return failure();
+  if (getResult().getType() != getInput().getType())
+    return emitOpError() << "result " << getResult().getType() << " must match the input "
+                         << getInput().getType();
+  return success();
+}
+
 LogicalResult BatchNormBackwardOp::verify() {
   if (failed(verifyPerChannel(*this, getInput(),
                               {getScale(), getSavedMean(), getSavedInvstd(), getGradScale(),

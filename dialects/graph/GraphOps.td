@@ -285,6 +285,29 @@ def Graph_BatchNormOp : Graph_Op<"batch_norm", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Graph_BatchNormApplyOp : Graph_Op<"batch_norm_apply", [Pure]> {
+  let summary = "a batch_norm's output recomputed from its saved statistics";
+  let description = [{
+    `result = scale (input - saved_mean) saved_invstd + bias`, per channel (axis 1), with the
+    statistics a `graph.batch_norm` saved. It is the recomputation that
+    `graphc-fit-budget` places in the backward pass when it rematerializes a batch norm's
+    output: unlike re-running `graph.batch_norm`, it updates no running statistics (a side
+    effect applied once per step) and reads no batch statistics, and it computes the same
+    per-channel affine map as the forward kernel, so the recomputed values are bit-identical.
+
+    ```mlir
+    %y = graph.batch_norm_apply %x, %scale, %bias, %saved_mean, %saved_invstd
+        : (tensor<8x16x4x4xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>,
+           tensor<16xf32>) -> tensor<8x16x4x4xf32>
+    ```
+  }];
+  let arguments = (ins GraphFloatTensor:$input, GraphF32Tensor:$scale, GraphF32Tensor:$bias,
+                       GraphF32Tensor:$saved_mean, GraphF32Tensor:$saved_invstd);
+  let results = (outs GraphFloatTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Graph_BatchNormBackwardOp : Graph_Op<"batch_norm_backward", [Pure]> {
   let summary = "gradients of batch_norm with respect to input, scale and bias";
   let description = [{

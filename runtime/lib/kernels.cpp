@@ -428,8 +428,24 @@ void batchNorm(const float *x, const float *scale, const float *bias, const floa
     const double invstd = 1.0 / std::sqrt(var + static_cast<double>(epsilon));
     savedMean[ch] = static_cast<float>(mean);
     savedInvstd[ch] = static_cast<float>(invstd);
-    const float alpha = static_cast<float>(invstd * scale[ch]);
-    const float beta = static_cast<float>(bias[ch] - mean * invstd * scale[ch]);
+    // From the saved float32 statistics, as batchNormApply recomputes it.
+    float alpha, beta;
+    batchNormAffine(savedMean[ch], savedInvstd[ch], scale[ch], bias[ch], &alpha, &beta);
+    for (int64_t b = 0; b < n; ++b) {
+      const float *p = x + (b * c + ch) * inner;
+      float *q = y + (b * c + ch) * inner;
+      for (int64_t i = 0; i < inner; ++i)
+        q[i] = p[i] * alpha + beta;
+    }
+  }
+}
+
+void batchNormApply(const float *x, const float *scale, const float *bias,
+                    const float *savedMean, const float *savedInvstd, float *y, int64_t n,
+                    int64_t c, int64_t inner) {
+  for (int64_t ch = 0; ch < c; ++ch) {
+    float alpha, beta;
+    batchNormAffine(savedMean[ch], savedInvstd[ch], scale[ch], bias[ch], &alpha, &beta);
     for (int64_t b = 0; b < n; ++b) {
       const float *p = x + (b * c + ch) * inner;
       float *q = y + (b * c + ch) * inner;

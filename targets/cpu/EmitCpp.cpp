@@ -370,6 +370,14 @@ private:
             << (bn.getTraining() ? "true" : "false") << ");\n";
           return success();
         })
+        .Case([&](BatchNormApplyOp bn) {
+          auto xs = tensorDims(bn.getInput());
+          s << "  batchNormApply(" << ptr(bn.getInput()) << ", " << ptr(bn.getScale()) << ", "
+            << ptr(bn.getBias()) << ", " << ptr(bn.getSavedMean()) << ", "
+            << ptr(bn.getSavedInvstd()) << ", " << ptr(bn.getResult()) << ", " << xs[0] << ", "
+            << xs[1] << ", " << tensorElements(bn.getInput()) / (xs[0] * xs[1]) << ");\n";
+          return success();
+        })
         .Case([&](BatchNormBackwardOp bn) {
           auto xs = tensorDims(bn.getInput());
           s << "  batchNormBackward(" << ptr(bn.getGrad()) << ", " << ptr(bn.getInput()) << ", "

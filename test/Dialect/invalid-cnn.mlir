@@ -65,6 +65,24 @@ func.func @batch_norm_one_value(%x: tensor<1x3xf32>, %v: tensor<3xf32>) {
 
 // -----
 
+// batch_norm_apply: the saved statistics are per channel.
+func.func @batch_norm_apply_channels(%x: tensor<2x3x4x4xf32>, %v: tensor<3xf32>, %m: tensor<4xf32>) {
+  // expected-error @+1 {{'graph.batch_norm_apply' op per-channel tensor should have shape [3], got 'tensor<4xf32>'}}
+  %y = graph.batch_norm_apply %x, %v, %v, %m, %v : (tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<4xf32>, tensor<3xf32>) -> tensor<2x3x4x4xf32>
+  return
+}
+
+// -----
+
+// batch_norm_apply: the result has the input's type.
+func.func @batch_norm_apply_type(%x: tensor<2x3xf32>, %v: tensor<3xf32>) {
+  // expected-error @+1 {{'graph.batch_norm_apply' op result 'tensor<2x3xbf16>' must match the input 'tensor<2x3xf32>'}}
+  %y = graph.batch_norm_apply %x, %v, %v, %v, %v : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3xbf16>
+  return
+}
+
+// -----
+
 // batch_norm_backward: grad and grad_input have the input's type.
 func.func @batch_norm_backward_type(%g: tensor<2x3xf32>, %x: tensor<4x3xf32>, %v: tensor<3xf32>) {
   // expected-error @+1 {{'graph.batch_norm_backward' op grad and grad_input must match the input 'tensor<4x3xf32>'}}

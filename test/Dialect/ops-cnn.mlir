@@ -51,6 +51,16 @@ func.func @batch_norm(%x: tensor<2x3x4x4xf32>, %g: tensor<3xf32>, %b: tensor<3xf
 
 // -----
 
+// batch_norm_apply: a batch norm's output recomputed from its saved statistics (remat).
+// CHECK-LABEL: func.func @batch_norm_apply
+//  CHECK-NEXT:   graph.batch_norm_apply %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : (tensor<2x3x4x4xbf16>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3x4x4xbf16>
+func.func @batch_norm_apply(%x: tensor<2x3x4x4xbf16>, %g: tensor<3xf32>, %b: tensor<3xf32>, %m: tensor<3xf32>, %i: tensor<3xf32>) {
+  %y = graph.batch_norm_apply %x, %g, %b, %m, %i : (tensor<2x3x4x4xbf16>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3x4x4xbf16>
+  return
+}
+
+// -----
+
 // Inference-form batch_norm (no training attribute) on a rank-2 input.
 // CHECK-LABEL: func.func @batch_norm_inference
 //  CHECK-NEXT:   graph.batch_norm %{{.*}} {epsilon = 1.000000e-03 : f32, momentum = 0.000000e+00 : f32} : (tensor<4x3xf32>

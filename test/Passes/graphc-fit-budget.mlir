@@ -5,6 +5,7 @@
 // RUN: graphc-opt %S/../graphc/Inputs/deep-mlp.mlir --graphc-build-train-step=loss=mse "--graphc-fit-budget=budget=120000 solver=auto" | FileCheck %s --check-prefix=FALLBACK
 // RUN: graphc-opt %S/../graphc/Inputs/deep-mlp.mlir --graphc-build-train-step=loss=mse "--graphc-fit-budget=budget=130000 solver=auto exact-limit=0" | FileCheck %s --check-prefix=AUTOBIG
 // RUN: not graphc-opt %S/../graphc/Inputs/deep-mlp.mlir --graphc-build-train-step=loss=mse "--graphc-fit-budget=budget=130000 solver=ilp" 2>&1 | FileCheck %s --check-prefix=BADSOLVER
+// RUN: graphc-opt %S/../graphc/Inputs/conv-bn-stack.mlir --graphc-build-train-step --graphc-fit-budget=budget=280000 --graphc-plan-memory --graphc-verify-plan | FileCheck %s --check-prefix=BATCHNORM
 
 // A budget above the peak (131328 bytes) changes nothing: no op is recomputed.
 // ROOMY-LABEL: func.func @train_step
@@ -52,3 +53,20 @@
 
 // An unknown solver is one clear error.
 // BADSOLVER: error: graphc-fit-budget: solver must be heuristic, exact or auto, not 'ilp'
+
+// Batch norm: at 280000 bytes the first block's output is recomputed in the backward pass as
+// batch_norm_apply of the kept convolution output with the saved statistics, then the relu;
+// the batch norm itself (and its running-statistics update) still runs once, and the step
+// plans and verifies.
+// BATCHNORM-LABEL: func.func @train_step
+// BATCHNORM-SAME: graph.arena_bytes = {{[0-9]+}}
+// BATCHNORM-SAME: graph.fit_remat_ops = 1 : i64
+// BATCHNORM: %[[C1:.*]] = graph.conv2d %arg17, %arg0
+// BATCHNORM-NEXT: %{{.*}}, %{{.*}}, %{{.*}}, %[[MEAN:.*]], %[[INVSTD:.*]] = graph.batch_norm %[[C1]]
+// BATCHNORM-COUNT-2: graph.batch_norm %
+// BATCHNORM: graph.loss_backward
+// BATCHNORM-NOT: graph.batch_norm %
+// BATCHNORM: %[[Y:.*]] = graph.batch_norm_apply %[[C1]], %arg1, %arg2, %[[MEAN]], %[[INVSTD]]
+// BATCHNORM-NEXT: %[[R:.*]] = graph.relu %[[Y]]
+// BATCHNORM: graph.relu_backward %{{.*}}, %[[R]]
+// BATCHNORM-NOT: graph.batch_norm %

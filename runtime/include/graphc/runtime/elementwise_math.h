@@ -107,4 +107,16 @@ GRAPHC_HD int64_t embeddingRow(float index, int64_t vocabulary) {
   return static_cast<int64_t>(index);
 }
 
+/// Batch normalization's per-channel affine map y = x * alpha + beta, from the statistics the
+/// forward pass saves (float32 mean and 1 / sqrt(var + epsilon)). The forward kernel and the
+/// recomputation from saved statistics (graph.batch_norm_apply) both call this, so a
+/// rematerialized batch norm output is bit-identical to the original.
+GRAPHC_HD void batchNormAffine(float savedMean, float savedInvstd, float scale, float bias,
+                               float *alpha, float *beta) {
+  const double invstdScale = static_cast<double>(savedInvstd) * static_cast<double>(scale);
+  *alpha = static_cast<float>(invstdScale);
+  *beta = static_cast<float>(static_cast<double>(bias) -
+                             static_cast<double>(savedMean) * invstdScale);
+}
+
 } // namespace graphc::rt

@@ -107,6 +107,11 @@ void batchNorm(const float *x, const float *scale, const float *bias, const floa
                const float *runningVar, float *y, float *newRunningMean, float *newRunningVar,
                float *savedMean, float *savedInvstd, int64_t n, int64_t c, int64_t inner,
                float epsilon, float momentum, bool training);
+/// y = x * alpha + beta per channel from the statistics batchNorm saved (graph.batch_norm_apply,
+/// the rematerialized output): bit-identical to batchNorm's y. y may alias x.
+void batchNormApply(const float *x, const float *scale, const float *bias,
+                    const float *savedMean, const float *savedInvstd, float *y, int64_t n,
+                    int64_t c, int64_t inner);
 /// dscale = sum dy xhat, dbias = sum dy; training: dx = (dy - mean(dy) - xhat mean(dy xhat))
 /// invstd scale (PyTorch's formula); otherwise dx = dy invstd scale.
 void batchNormBackward(const float *dy, const float *x, const float *scale,
