@@ -9,11 +9,14 @@
 // output is recomputed as graph.batch_norm_apply from the statistics it saved, which updates no
 // running statistics and gives bit-identical values (so conv -> batch norm -> relu keeps only
 // the convolution's output, which the batch norm's backward reads anyway, and recomputes the
-// two cheap ops). Candidates are tried in a fixed order,
-// most bytes saved per recomputed FLOP first (cost model, passes/CostModel.h); a remat is kept
-// only if it lowers the liveness lower bound, otherwise undone. After each kept remat the
-// step is planned (heuristic placement) and the search stops at the first plan within the
-// budget. Because the keep/undo decisions do not depend on the budget, a smaller budget only
+// two cheap ops). A recomputed chain reads, rather than recomputes, any producer output that
+// the backward pass reads later anyway (a residual block's input). Candidates are tried in a
+// fixed order, most bytes saved per recomputed FLOP first (cost model, passes/CostModel.h); in
+// a first round a remat is kept only if it lowers the liveness lower bound, in a second round
+// over the rest if it makes the memory profile lighter (frees bytes below the peak, which
+// become the peak once the first round has cut it); otherwise it is undone. After each kept
+// remat the step is planned (heuristic placement) and the search stops at the first plan
+// within the budget. Because the keep/undo decisions do not depend on the budget, a smaller budget only
 // ever goes further along the same sequence, so the planned peak never increases when the
 // budget decreases. O(c * n log n) for c candidates and n buffers.
 //
@@ -44,10 +47,29 @@ using namespace graphc::graph;
 
 namespace {
 
+std::vector<int64_t> memoryProfile(const StepLiveness &live, uint64_t alignment);
+
 struct Measure {
   uint64_t bound = 0;
   uint64_t arena = 0;
+  /// Bytes live at each step, largest first: remats are compared on it (see lighter()).
+  std::vector<int64_t> descendingProfile;
 };
+
+/// Whether profile `a` is lighter than `b`: lexicographically smaller when both are sorted
+/// largest first (a lower peak, or the same peak at fewer steps, or ...; missing steps count
+/// as empty). A remat that frees bytes away from the current peak is kept this way, because
+/// it lowers the peak once other remats have cut the current one; comparing the peak alone
+/// rejects it for good. The order does not depend on the budget, which keeps the sequence of
+/// kept remats, and so the monotonicity in the budget, intact.
+bool lighter(const std::vector<int64_t> &a, const std::vector<int64_t> &b) {
+  for (size_t i = 0; i < std::max(a.size(), b.size()); ++i) {
+    int64_t x = i < a.size() ? a[i] : 0, y = i < b.size() ? b[i] : 0;
+    if (x != y)
+      return x < y;
+  }
+  return false;
+}
 
 FailureOr<Measure> measure(func::FuncOp func, uint64_t alignment, bool withArena) {
   auto live = computeStepLiveness(func, /*reuseDyingOperands=*/true);
@@ -56,6 +78,8 @@ FailureOr<Measure> measure(func::FuncOp func, uint64_t alignment, bool withArena
   plan::Plan plan = planProblemFromLiveness(*live, alignment);
   Measure m;
   m.bound = plan::lowerBound(plan.buffers, alignment);
+  m.descendingProfile = memoryProfile(*live, alignment);
+  llvm::sort(m.descendingProfile, std::greater<int64_t>());
   if (withArena) {
     plan::PlanOptions options;
     options.heuristicOnly = true;
@@ -200,39 +224,48 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
   }
 
   /// The heuristic: candidates in score order, each kept (alone or with up to kMaxChain
-  /// producers) if it lowers the liveness lower bound, until a heuristic plan fits.
+  /// producers) if it lowers the liveness lower bound, until a heuristic plan fits. When the
+  /// candidates run out first, a second round keeps those of the rest that make the memory
+  /// profile lighter (see lighter()): they free bytes away from the peak, which matters once
+  /// the first round has cut the peak down to them. The rounds do not depend on the budget.
   FailureOr<Outcome> searchHeuristically(func::FuncOp func, ArrayRef<Candidate> candidates,
                                          Operation *lossGrad, const Measure &start) {
     Outcome out;
     out.measure = start;
-    for (const Candidate &c : candidates) {
-      // Recompute the op alone, or with up to kMaxChain of the pure forward ops that feed it
-      // (a relu is only worth recomputing together with the conv before it, whose output the
-      // relu overwrote in place).
-      std::optional<Remat> remat;
-      for (unsigned chain = 0; chain <= kMaxChain && !remat; ++chain) {
-        remat = rematerialize(c.op, lossGrad, chain);
-        if (!remat)
-          break;
-        auto bound = measure(func, alignment, false);
-        if (failed(bound))
-          return failure();
-        if (bound->bound >= out.measure.bound) {
-          remat->undo();
-          remat.reset();
+    for (bool peakOnly : {true, false}) {
+      for (const Candidate &c : candidates) {
+        // Recompute the op alone, or with up to kMaxChain of the pure forward ops that feed
+        // it (a relu is only worth recomputing together with the conv before it, whose output
+        // the relu overwrote in place). A candidate kept in the first round has no backward
+        // readers left, so rematerialize() declines it in the second.
+        std::optional<Remat> remat;
+        for (unsigned chain = 0; chain <= kMaxChain && !remat; ++chain) {
+          remat = rematerialize(c.op, lossGrad, chain);
+          if (!remat)
+            break;
+          auto bound = measure(func, alignment, false);
+          if (failed(bound))
+            return failure();
+          bool keep = peakOnly
+                          ? bound->bound < out.measure.bound
+                          : lighter(bound->descendingProfile, out.measure.descendingProfile);
+          if (!keep) {
+            remat->undo();
+            remat.reset();
+          }
         }
+        if (!remat)
+          continue;
+        for (Operation *clone : remat->clones)
+          out.extraFlops += estimateOpCost(clone).flops;
+        out.applied.push_back(std::move(*remat));
+        auto next = measure(func, alignment, true);
+        if (failed(next))
+          return failure();
+        out.measure = *next;
+        if (out.measure.arena <= uint64_t(budget))
+          return out;
       }
-      if (!remat)
-        continue;
-      for (Operation *clone : remat->clones)
-        out.extraFlops += estimateOpCost(clone).flops;
-      out.applied.push_back(std::move(*remat));
-      auto next = measure(func, alignment, true);
-      if (failed(next))
-        return failure();
-      out.measure = *next;
-      if (out.measure.arena <= uint64_t(budget))
-        break;
     }
     return out;
   }
@@ -420,6 +453,13 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
 
   static constexpr unsigned kMaxChain = 3;
 
+  /// Whether the backward pass reads `v` (or a view of it) at `point` or after it.
+  static bool readAtOrAfter(Value v, Operation *point, Operation *lossGrad) {
+    return llvm::any_of(backwardUses(v, lossGrad), [&](OpOperand *use) {
+      return !use->getOwner()->isBeforeInBlock(point);
+    });
+  }
+
   /// Recomputes `op` (and the views through which the backward pass reads it) right before
   /// its first backward reader, and points the backward readers at the recomputed values.
   /// With `chain` > 0, the pure forward ops producing its operands are recomputed too, up to
@@ -439,10 +479,21 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
                                                                        unsigned depth) {
       IRMapping map;
       auto bn = dyn_cast<BatchNormOp>(source);
+      // A batch norm is recomputed from its input alone (the rest are parameters and saved
+      // statistics).
+      SmallVector<Value, 4> chained;
+      if (bn)
+        chained.push_back(bn.getInput());
+      else
+        chained.append(source->operand_begin(), source->operand_end());
       if (depth > 0)
-        for (Value operand : bn ? ValueRange(bn.getInput()) : source->getOperands()) {
+        for (Value operand : chained) {
           Operation *producer = operand.getDefiningOp();
-          if (producer && recomputable(producer) && producer->isBeforeInBlock(lossGrad))
+          // An operand the backward pass reads at or after the recomputation is live there
+          // anyway (a residual block's input, read by its convolution's filter gradient):
+          // reading it costs nothing, recomputing it would keep its own inputs alive.
+          if (producer && recomputable(producer) && producer->isBeforeInBlock(lossGrad) &&
+              !readAtOrAfter(operand, first, lossGrad))
             map.map(operand, cloneChain(producer, depth - 1)->getResult(0));
         }
       Operation *clone =

@@ -193,8 +193,18 @@ def FitBudget : Pass<"graphc-fit-budget", "mlir::func::FuncOp"> {
   let description = [{
     Tries, most bytes saved per recomputed FLOP first, to recompute a forward activation right
     before its first backward reader instead of keeping it alive; keeps each remat that lowers
-    the liveness lower bound and stops at the first heuristic plan within `budget`. Pure ops
-    that write nothing in place are the only ones recomputed, so side effects never repeat.
+    the liveness lower bound (then, in a second round, each that makes the memory profile
+    lighter) and stops at the first heuristic plan within `budget`. Pure ops that write nothing
+    in place are the only ones recomputed, so side effects never repeat; a training
+    `graph.batch_norm` is recomputed as `graph.batch_norm_apply` from its saved statistics,
+    without touching the running statistics:
+
+    ```mlir
+    // In the backward pass, before the relu's gradient (the conv output %c stays alive for
+    // batch_norm_backward anyway):
+    %y = graph.batch_norm_apply %c, %scale, %bias, %saved_mean, %saved_invstd : (...) -> ...
+    %r = graph.relu %y : tensor<...>
+    ```
     Records `graph.fit_peak_before`, `graph.fit_peak_after`, `graph.fit_remat_ops` and
     `graph.fit_extra_flops` (a fraction of the step's FLOPs) for the fit report.
 

@@ -1,5 +1,6 @@
-// Three conv -> training batch_norm -> relu blocks, then a global average pool and a dense
-// softmax classifier: the shape of a ResNet stem, small enough for tests. Rematerialization
+// Three conv -> training batch_norm -> relu blocks, the second with a residual connection
+// (relu(bn2 + block 1's output)), then a global average pool and a dense softmax classifier:
+// the shape of a ResNet stem, small enough for tests. Rematerialization
 // keeps each convolution's output (its batch_norm's backward reads it) and recomputes the
 // batch norm as graph.batch_norm_apply from the saved statistics, then the relu. Batch norm
 // scales and running variances start at 1, as PyTorch's do.
@@ -26,7 +27,8 @@ func.func @forward(%x: tensor<8x3x12x12xf32> {graph.kind = "input", graph.name =
   %r1 = graph.relu %n1#0 : tensor<8x8x12x12xf32> loc("relu1")
   %c2 = graph.conv2d %r1, %w2 {strides = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : (tensor<8x8x12x12xf32>, tensor<8x8x3x3xf32>) -> tensor<8x8x12x12xf32> loc("conv2")
   %n2:5 = graph.batch_norm %c2, %g2, %b2, %m2, %v2 {epsilon = 1.0e-5 : f32, momentum = 0.1 : f32, training} : (tensor<8x8x12x12xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<8x8x12x12xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) loc("bn2")
-  %r2 = graph.relu %n2#0 : tensor<8x8x12x12xf32> loc("relu2")
+  %a2 = graph.add %n2#0, %r1 : tensor<8x8x12x12xf32> loc("residual2")
+  %r2 = graph.relu %a2 : tensor<8x8x12x12xf32> loc("relu2")
   %c3 = graph.conv2d %r2, %w3 {strides = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : (tensor<8x8x12x12xf32>, tensor<8x8x3x3xf32>) -> tensor<8x8x12x12xf32> loc("conv3")
   %n3:5 = graph.batch_norm %c3, %g3, %b3, %m3, %v3 {epsilon = 1.0e-5 : f32, momentum = 0.1 : f32, training} : (tensor<8x8x12x12xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<8x8x12x12xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) loc("bn3")
   %r3 = graph.relu %n3#0 : tensor<8x8x12x12xf32> loc("relu3")
