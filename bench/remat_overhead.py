@@ -22,7 +22,7 @@ A budget that a solver cannot meet is reported as "no fit" (graphc exits 3). Pri
 table per model and writes --work/remat_results.json. Usage:
 
   /usr/bin/python3 bench/remat_overhead.py [--graphc build/bin/graphc] [--work DIR]
-      [--models resnet50,vgg16] [--fractions 0.9,0.75,0.5,0.33,0.25] [--time-limit 60]
+      [--models resnet50,vgg16,unet,transformer] [--fractions 0.9,0.75,0.5,0.33,0.25] [--time-limit 60]
 """
 import argparse
 import json
@@ -41,8 +41,9 @@ REMAT = re.compile(r"remat +(\w+) solver chose(?:; exact solve ([\w-]+) in ([0-9
                    r"; Chen sqrt\(n\) checkpointing: \+([0-9.]+)% FLOPs")
 
 
-def compile_one(opts, onnx_path, batch, extra, plan_json):
+def compile_one(opts, onnx_path, batch, loss, extra, plan_json):
     args = [opts.graphc, onnx_path, "--compile-to=planned", "--optimizer=adam", "--batch=%d" % batch,
+            "--loss=" + loss,
             "--no-micro-batching", "-o", "/dev/null", "--plan-out=" + plan_json] + extra
     rc, stdout, stderr, secs = run(args, opts.timeout)
     res = {"rc": rc, "seconds": secs, "args": args}
@@ -112,7 +113,7 @@ def main():
                 print("%s: export failed: %s" % (name, err))
                 continue
         plan_json = os.path.join(opts.work, name + ".json")
-        base = compile_one(opts, onnx_path, batch, [], plan_json)
+        base = compile_one(opts, onnx_path, batch, loss, [], plan_json)
         if not base["fits"]:
             print("%s: the unbudgeted compile failed (exit %s)" % (name, base["rc"]))
             continue
@@ -125,8 +126,8 @@ def main():
             for mode, extra in (("heuristic", ["--remat=heuristic"]),
                                 ("exact", ["--remat=exact",
                                            "--remat-time-limit=%g" % opts.time_limit])):
-                row[mode] = compile_one(opts, onnx_path, batch, ["--budget=%d" % budget] + extra,
-                                        plan_json)
+                row[mode] = compile_one(opts, onnx_path, batch, loss,
+                                        ["--budget=%d" % budget] + extra, plan_json)
             rows.append(row)
             print("%s f=%.2f heuristic %s exact %s (%.0f s, %.0f s)" % (
                 name, f, cell_heuristic(row["heuristic"]), cell_exact(row["exact"], opts.time_limit),

@@ -39,7 +39,7 @@ constexpr const char *kSupportedOps =
     "Add, AveragePool, BatchNormalization, Clip, Concat, Constant, Conv, ConvTranspose, Div, "
     "Dropout, Expand (of constants), Flatten, Gather, Gemm, GlobalAveragePool, GRU, Identity, "
     "LayerNormalization, LSTM, MatMul, MaxPool, Mul, ReduceMean, Relu, Reshape, Shape, "
-    "Sigmoid, Slice, Softmax, Squeeze, Sub, Tanh, Transpose, Unsqueeze (Pow and Sqrt within a "
+    "Sigmoid, Slice, Softmax, Split, Squeeze, Sub, Tanh, Transpose, Unsqueeze (Pow and Sqrt within a "
     "LayerNorm)";
 
 /// A constant tensor read from an initializer or a Constant node.
@@ -1507,6 +1507,55 @@ private:
                                    b.getI64IntegerAttr(start));
       }
       define(node, result);
+      return;
+    }
+    if (op == "Split") {
+      // torch.split / chunk along one axis: one slice per output. Sizes from the `split`
+      // input (opset >= 13) or attribute, else equal parts (opset 18's num_outputs is not
+      // in the supported opsets).
+      Value x = computedOrParameter(node, 0);
+      auto xs = shapeOf(x);
+      int64_t rank = xs.size(), axis = intAttr(node, "axis", 0);
+      if (axis < 0)
+        axis += rank;
+      if (axis < 0 || axis >= rank)
+        refuseAttr(node, "axis", "is out of range");
+      std::vector<int64_t> sizes;
+      if (node.input_size() > 1 && !node.input(1).empty()) {
+        const HostTensor &split = constantOf(node, 1);
+        if (split.dataType != onnx::TensorProto::INT64 || split.dims.size() != 1)
+          fail(nodeLabel(node) + ": the split sizes must be a 1-D int64 constant");
+        sizes = split.ints;
+      } else if (findAttr(node, "split")) {
+        sizes = intsAttr(node, "split", {});
+      } else {
+        int64_t parts = node.output_size();
+        if (parts < 1 || xs[axis] % parts != 0)
+          fail(nodeLabel(node) + ": cannot split dimension " + std::to_string(xs[axis]) +
+               " into " + std::to_string(parts) + " equal parts");
+        sizes.assign(size_t(parts), xs[axis] / parts);
+      }
+      if (int64_t(sizes.size()) != node.output_size())
+        fail(nodeLabel(node) + ": " + std::to_string(sizes.size()) + " split sizes for " +
+             std::to_string(node.output_size()) + " outputs");
+      int64_t start = 0;
+      for (size_t i = 0; i < sizes.size(); ++i) {
+        if (sizes[i] < 1 || start + sizes[i] > xs[axis])
+          fail(nodeLabel(node) + ": split sizes must be positive and add up to dimension " +
+               std::to_string(xs[axis]) + " of axis " + std::to_string(axis));
+        auto ys = xs;
+        ys[axis] = sizes[i];
+        if (!node.output(int(i)).empty())
+          values[node.output(int(i))] =
+              sizes[i] == xs[axis] ? x
+                                   : b.create<SliceOp>(loc, f32(ys), x, b.getI64IntegerAttr(axis),
+                                                       b.getI64IntegerAttr(start))
+                                         .getResult();
+        start += sizes[i];
+      }
+      if (start != xs[axis])
+        fail(nodeLabel(node) + ": split sizes add up to " + std::to_string(start) +
+             ", not dimension " + std::to_string(xs[axis]) + " of axis " + std::to_string(axis));
       return;
     }
     if (op == "LayerNormalization") {

@@ -31,7 +31,7 @@ OPSET = 13
 SEEDS = {"mlp": 1, "cnn": 2, "cnn_bce": 3, "resmlp": 4,
          "resnet18": 5, "mobilenet_v2": 6, "squeezenet1_1": 7, "vgg11": 8,
          "transformer": 9, "transformer_ln17": 9, "unet": 10, "tconv": 11, "lstm": 12,
-         "gru": 13, "emb_lstm": 14}
+         "gru": 13, "emb_lstm": 14, "split_mlp": 15}
 
 # torchvision models (issue #6), small so that a test takes seconds: 10 classes, 32x32 images,
 # batch 4, exported in training mode (BatchNormalization with batch statistics and running-stat
@@ -84,6 +84,7 @@ LOSSES = {
     "cnn": "sparse_categorical_crossentropy",
     "cnn_bce": "binary_crossentropy",
     "resmlp": "sparse_categorical_crossentropy",
+    "split_mlp": "sparse_categorical_crossentropy",
 }
 LOSSES.update({name: "sparse_categorical_crossentropy"
                for name in TORCHVISION + TRANSFORMERS + RECURRENT + tuple(TOKEN_MODELS)})
@@ -180,6 +181,22 @@ class EmbeddingLSTM(nn.Module):
         return torch.softmax(x, dim=1) if self.head else x
 
 
+class SplitMLP(nn.Module):
+    """Linear(10, 24) -> torch.split into 10/6/8 features (ONNX Split) -> relu, sigmoid, tanh
+    -> cat -> Linear(24, 10)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(10, 24)
+        self.fc2 = nn.Linear(24, 10)
+        self.head = True
+
+    def forward(self, x):
+        a, b, c = torch.split(self.fc1(x), [10, 6, 8], dim=1)
+        x = self.fc2(torch.cat([torch.relu(a), torch.sigmoid(b), torch.tanh(c)], dim=1))
+        return torch.softmax(x, dim=1) if self.head else x
+
+
 class TConv(nn.Module):
     """ConvTranspose2d's attributes: pads with output_padding, an uneven stride with dilation,
     no bias, then a strided Conv2d back down to the 8x8 input size."""
@@ -254,7 +271,7 @@ def input_shape(name, batch=None):
         return (batch, 3, UNET["image"], UNET["image"])
     if name == "tconv":
         return (batch, 3, 8, 8)
-    return (batch, 10) if name in ("mlp", "resmlp") else (batch, 3, 28, 28)
+    return (batch, 10) if name in ("mlp", "resmlp", "split_mlp") else (batch, 3, 28, 28)
 
 
 def label_shape(name):
@@ -286,6 +303,8 @@ def build(name):
         return RecurrentClassifier(name)
     if name in TOKEN_MODELS:
         return EmbeddingLSTM(TOKEN_MODELS[name]["vocabulary"])
+    if name == "split_mlp":
+        return SplitMLP()
     if name == "unet":  # the U-Net of the planner benchmark, at 2 levels
         bench = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench")
         if bench not in sys.path:

@@ -69,7 +69,7 @@ LR = {"sgd": 0.01, "momentum": 0.01, "adam": 0.001}
 DATA_SEED = {"mlp": 101, "cnn": 202, "cnn_bce": 303, "resmlp": 404, "resnet18": 505,
              "mobilenet_v2": 606, "squeezenet1_1": 707, "vgg11": 808, "transformer": 909,
              "transformer_ln17": 909, "unet": 1010, "tconv": 1111, "lstm": 1212, "gru": 1313,
-             "emb_lstm": 1414}
+             "emb_lstm": 1414, "split_mlp": 1515}
 B = models.BATCH  # set per model in main()
 STEP_RE = re.compile(r"^step (\d+)/(\d+) loss (\S+)\s*$")
 
@@ -204,7 +204,7 @@ def eval_export_check(args, name, model, onnx_path, wd):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", required=True,
-                    choices=["mlp", "cnn", "cnn_bce", "resmlp"] + list(models.TORCHVISION)
+                    choices=["mlp", "cnn", "cnn_bce", "resmlp", "split_mlp"] + list(models.TORCHVISION)
                     + list(models.TRANSFORMERS) + ["unet", "tconv"] + list(models.RECURRENT)
                     + list(models.TOKEN_MODELS))
     ap.add_argument("--eval-export", action="store_true")

@@ -5,6 +5,7 @@
 #   slice-step    Slice with step 2
 #   layernorm-axis  LayerNormalization over axis 1 of a rank-3 input
 #   lone-sqrt     Sqrt outside a LayerNorm pattern
+#   split-sizes   Split of an axis of 8 into parts of 3 and 3
 import sys
 
 import numpy as np
@@ -43,6 +44,10 @@ elif kind == "layernorm-axis":
 elif kind == "lone-sqrt":
     nodes = [helper.make_node("Relu", ["input"], ["r"], name="relu"),
              helper.make_node("Sqrt", ["r"], ["output"], name="root")]
+elif kind == "split-sizes":
+    nodes = [helper.make_node("Split", ["input", const("parts", [3, 3])], ["a", "b"], name="heads",
+                              axis=2),
+             helper.make_node("Concat", ["a", "b"], ["output"], name="join", axis=2)]
 else:
     raise SystemExit("unknown kind " + kind)
 graph = helper.make_graph(nodes, kind, [x],
