@@ -118,9 +118,11 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
     // [step]. Frozen parameters persist but are not results: nothing updates them.
     unsigned statesPerParam = opt == Optimizer::Sgd ? 0 : opt == Optimizer::Momentum ? 1 : 2;
     bool hasStep = opt == Optimizer::Adam || forwardStep;
-    // Dynamic loss scaling keeps two f32 scalars across steps (optimizer state, so they are
-    // checkpointed): the scale's halvings below 2^16, and the clean steps since it last changed.
-    unsigned lossScaleStates = lossScaling ? 2 : 0;
+    // Dynamic loss scaling keeps three f32 scalars across steps (optimizer state, so they are
+    // checkpointed): the scale's halvings below 2^16, the clean steps since it last changed,
+    // and the steps skipped so far, so that Adam's bias correction counts applied updates
+    // only, as with PyTorch's GradScaler (which skips optimizer.step()).
+    unsigned lossScaleStates = lossScaling ? 3 : 0;
     SmallVector<Type> argTypes, resultTypes;
     for (BlockArgument p : params)
       argTypes.push_back(p.getType());
@@ -176,6 +178,7 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
     if (lossScaling) {
       setArg(lossScaleIndex, "optimizer_state", "loss_scale.halvings");
       setArg(lossScaleIndex + 1, "optimizer_state", "loss_scale.clean_steps");
+      setArg(lossScaleIndex + 2, "optimizer_state", "loss_scale.skipped_steps");
     }
     unsigned frozenIndex = numPersistent;
     for (auto [i, f] : llvm::enumerate(frozen)) {
@@ -734,15 +737,20 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
       for (const Deferred &d : deferred)
         grads.push_back(d.grad);
       Value finite = b.create<AllFiniteOp>(scaleLoc, scalar, grads);
+      Value skipped = entry->getArgument(lossScaleIndex + 2);
+      if (opt == Optimizer::Adam) // Adam's step: this step's number minus the skipped ones
+        stepValue = b.create<AddOp>(
+            scaleLoc, stepValue,
+            b.create<ScaleOp>(scaleLoc, scalar, skipped, b.getF32FloatAttr(-1.0f)));
       for (const Deferred &d : deferred)
         update(d.param,
                b.create<LossScaleOp>(gradLoc(d.fwd, "unscale"), d.grad.getType(), d.grad,
                                      halvings, /*inverse=*/true),
                d.fwd, finite);
       auto next = b.create<UpdateLossScaleOp>(
-          scaleLoc, scalar, scalar, halvings, entry->getArgument(lossScaleIndex + 1), finite,
-          b.getI64IntegerAttr(lossScaleGrowthInterval));
-      newLossScale = {next.getNewHalvings(), next.getNewCleanSteps()};
+          scaleLoc, scalar, scalar, scalar, halvings, entry->getArgument(lossScaleIndex + 1),
+          skipped, finite, b.getI64IntegerAttr(lossScaleGrowthInterval));
+      newLossScale = {next.getNewHalvings(), next.getNewCleanSteps(), next.getNewSkippedSteps()};
     }
     Value lossValue = lossSum;
     if (k > 1)

@@ -775,18 +775,22 @@ def Graph_AllFiniteOp : Graph_Op<"all_finite", [Pure]> {
 def Graph_UpdateLossScaleOp : Graph_Op<"update_loss_scale", [Pure]> {
   let summary = "halve the loss scale on overflow, double it after `growth_interval` clean steps";
   let description = [{
-    In place on its state, like an optimizer update: when `finite` is 0, halvings + 1 and the
-    clean-step count restarts at 0; otherwise the count grows, and on reaching
-    `growth_interval` the scale doubles (halvings - 1, never below -8, a scale of 2^24) and
-    the count restarts. This is PyTorch's GradScaler with growth and backoff factors of 2.
+    In place on its state, like an optimizer update: when `finite` is 0, halvings + 1, the
+    clean-step count restarts at 0 and the skipped-step count grows; otherwise the clean-step
+    count grows, and on reaching `growth_interval` the scale doubles (halvings - 1, never below
+    -8, a scale of 2^24) and the count restarts. This is PyTorch's GradScaler with growth and
+    backoff factors of 2. The skipped steps are what Adam's step counter leaves out (GradScaler
+    skips optimizer.step(), so Adam counts applied updates only).
 
     ```mlir
-    %h2, %c2 = graph.update_loss_scale %h, %c, %ok {growth_interval = 2000 : i64} : tensor<f32>
+    %h2, %c2, %s2 = graph.update_loss_scale %h, %c, %s, %ok {growth_interval = 2000 : i64} : tensor<f32>
     ```
   }];
   let arguments = (ins GraphF32Scalar:$halvings, GraphF32Scalar:$clean_steps,
-                       GraphF32Scalar:$finite, I64Attr:$growth_interval);
-  let results = (outs GraphF32Scalar:$new_halvings, GraphF32Scalar:$new_clean_steps);
+                       GraphF32Scalar:$skipped_steps, GraphF32Scalar:$finite,
+                       I64Attr:$growth_interval);
+  let results = (outs GraphF32Scalar:$new_halvings, GraphF32Scalar:$new_clean_steps,
+                      GraphF32Scalar:$new_skipped_steps);
   let assemblyFormat = "operands attr-dict `:` type($halvings)";
 }
 

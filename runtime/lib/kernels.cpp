@@ -680,10 +680,12 @@ bool allFinite(const float *x, int64_t n) {
   return true;
 }
 
-void updateLossScale(float *halvings, float *cleanSteps, float finite, int64_t growthInterval) {
+void updateLossScale(float *halvings, float *cleanSteps, float *skippedSteps, float finite,
+                     int64_t growthInterval) {
   if (finite == 0.0f) {
     *halvings += 1.0f;
     *cleanSteps = 0.0f;
+    *skippedSteps += 1.0f;
     return;
   }
   *cleanSteps += 1.0f;

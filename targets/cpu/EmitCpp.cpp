@@ -581,10 +581,12 @@ private:
         })
         .Case([&](UpdateLossScaleOp u) -> LogicalResult {
           if (plannedOffset(u.getNewHalvings()) != plannedOffset(u.getHalvings()) ||
-              plannedOffset(u.getNewCleanSteps()) != plannedOffset(u.getCleanSteps()))
+              plannedOffset(u.getNewCleanSteps()) != plannedOffset(u.getCleanSteps()) ||
+              plannedOffset(u.getNewSkippedSteps()) != plannedOffset(u.getSkippedSteps()))
             return u.emitError("update_loss_scale must be planned in place on its state");
           s << "  updateLossScale(" << ptr(u.getHalvings()) << ", " << ptr(u.getCleanSteps())
-            << ", *" << ptr(u.getFinite()) << ", " << u.getGrowthInterval() << ");\n";
+            << ", " << ptr(u.getSkippedSteps()) << ", *" << ptr(u.getFinite()) << ", "
+            << u.getGrowthInterval() << ");\n";
           return success();
         })
         .Case([&](SgdUpdateOp u) {

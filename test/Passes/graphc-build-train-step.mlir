@@ -32,15 +32,16 @@
 // check passed; then the scale is updated in place. (The first split, the MLP.)
 // LS-LABEL: func.func @train_step(
 //  LS-SAME:   %arg4: tensor<f32> {graph.kind = "optimizer_state", graph.name = "loss_scale.halvings"}
-//  LS-SAME:   %arg5: tensor<f32> {graph.kind = "optimizer_state", graph.name = "loss_scale.clean_steps"}
+//  LS-SAME:   %arg5: tensor<f32> {graph.kind = "optimizer_state", graph.name = "loss_scale.clean_steps"},
+//  LS-SAME:   %arg6: tensor<f32> {graph.kind = "optimizer_state", graph.name = "loss_scale.skipped_steps"}
 //       LS:   %[[DL:.*]] = graph.loss_backward
 //  LS-NEXT:   %[[SDL:.*]] = graph.loss_scale %[[DL]], %arg4 : tensor<4x2xf32>
 //   LS-NOT:   graph.sgd_update
 //       LS:   %[[OK:.*]] = graph.all_finite %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<5x2xf32>, tensor<2xf32>, tensor<5x3xf32>, tensor<5xf32>
 //       LS:   %[[U:.*]] = graph.loss_scale %{{.*}}, %arg4 {inverse} : tensor<5x2xf32>
 //  LS-NEXT:   graph.sgd_update %arg2, %[[U]] if %[[OK]] {lr = {{.*}}} : tensor<5x2xf32>
-//       LS:   %[[H:.*]], %[[C:.*]] = graph.update_loss_scale %arg4, %arg5, %[[OK]] {growth_interval = 7 : i64} : tensor<f32>
-//  LS-NEXT:   return %{{.*}}, %[[H]], %[[C]] : {{.*}}, tensor<f32>, tensor<f32>
+//       LS:   %[[H:.*]], %[[C:.*]], %[[K:.*]] = graph.update_loss_scale %arg4, %arg5, %arg6, %[[OK]] {growth_interval = 7 : i64} : tensor<f32>
+//  LS-NEXT:   return %{{.*}}, %[[H]], %[[C]], %[[K]] : {{.*}}, tensor<f32>, tensor<f32>, tensor<f32>
 // SGD-LABEL: func.func @train_step(
 //  SGD-SAME:   %[[W1:arg0]]: tensor<5x3xf32> {graph.init = "kaiming", graph.kind = "parameter", graph.name = "fc1.weight"},
 //  SGD-SAME:   %[[B1:arg1]]: tensor<5xf32> {graph.kind = "parameter", graph.name = "fc1.bias"},

@@ -767,25 +767,27 @@ TEST(RuntimeKernels, HalfArraysRoundTripAndConvert) {
 // Dynamic loss scaling: the scale is 2^(16 - halvings); overflow halves it and restarts the
 // clean-step count, growthInterval clean steps double it, never above 2^24.
 TEST(RuntimeKernels, LossScaleBacksOffGrowsAndClamps) {
-  float halvings = 0, clean = 0;
-  updateLossScale(&halvings, &clean, 0.0f, 3); // overflow
+  float halvings = 0, clean = 0, skipped = 0;
+  updateLossScale(&halvings, &clean, &skipped, 0.0f, 3); // overflow
   EXPECT_EQ(halvings, 1.0f);
   EXPECT_EQ(clean, 0.0f);
-  updateLossScale(&halvings, &clean, 1.0f, 3);
-  updateLossScale(&halvings, &clean, 1.0f, 3);
+  EXPECT_EQ(skipped, 1.0f);
+  updateLossScale(&halvings, &clean, &skipped, 1.0f, 3);
+  updateLossScale(&halvings, &clean, &skipped, 1.0f, 3);
   EXPECT_EQ(halvings, 1.0f);
   EXPECT_EQ(clean, 2.0f);
-  updateLossScale(&halvings, &clean, 1.0f, 3); // the third clean step doubles the scale
+  updateLossScale(&halvings, &clean, &skipped, 1.0f, 3); // the third clean step doubles the scale
   EXPECT_EQ(halvings, 0.0f);
   EXPECT_EQ(clean, 0.0f);
-  updateLossScale(&halvings, &clean, 1.0f, 3);
-  updateLossScale(&halvings, &clean, 0.0f, 3); // an overflow restarts the count
+  updateLossScale(&halvings, &clean, &skipped, 1.0f, 3);
+  updateLossScale(&halvings, &clean, &skipped, 0.0f, 3); // an overflow restarts the count
   EXPECT_EQ(halvings, 1.0f);
   EXPECT_EQ(clean, 0.0f);
   halvings = -8;
   for (int i = 0; i < 3; ++i)
-    updateLossScale(&halvings, &clean, 1.0f, 3);
+    updateLossScale(&halvings, &clean, &skipped, 1.0f, 3);
   EXPECT_EQ(halvings, -8.0f); // 2^24 is the ceiling
+  EXPECT_EQ(skipped, 2.0f);   // the two overflows; clean steps are not counted
 }
 
 TEST(RuntimeKernels, LossScaleIsExactAndChecksFiniteness) {

@@ -242,8 +242,10 @@ void adamUpdate(float *param, const float *grad, float *m, float *v, int64_t n, 
 void lossScale(const float *x, float *y, int64_t n, float halvings, bool inverse);
 /// Whether all n elements of x are finite (no inf, no NaN).
 bool allFinite(const float *x, int64_t n);
-/// In place: overflow (finite == 0) -> halvings + 1, cleanSteps = 0; otherwise cleanSteps + 1,
-/// and at growthInterval clean steps the scale doubles (halvings - 1, not below -8).
-void updateLossScale(float *halvings, float *cleanSteps, float finite, int64_t growthInterval);
+/// In place: overflow (finite == 0) -> halvings + 1, cleanSteps = 0, skippedSteps + 1;
+/// otherwise cleanSteps + 1, and at growthInterval clean steps the scale doubles (halvings - 1,
+/// not below -8).
+void updateLossScale(float *halvings, float *cleanSteps, float *skippedSteps, float finite,
+                     int64_t growthInterval);
 
 } // namespace graphc::rt
