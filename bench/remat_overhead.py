@@ -91,7 +91,7 @@ def main():
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     ap.add_argument("--graphc", default=os.path.join(root, "build", "bin", "graphc"))
     ap.add_argument("--work", default="/tmp/graphc-remat-bench")
-    ap.add_argument("--models", default="resnet50,vgg16")
+    ap.add_argument("--models", default="resnet50,vgg16,unet,transformer")
     ap.add_argument("--fractions", default="0.9,0.75,0.5,0.33,0.25")
     ap.add_argument("--time-limit", type=float, default=60)
     ap.add_argument("--timeout", type=float, default=1800, help="seconds per graphc run")
