@@ -21,7 +21,7 @@
 // budget decreases. O(c * n log n) for c candidates and n buffers.
 //
 // With solver=exact (or auto under exact-limit candidates) the choice comes instead from the
-// 0/1 program of fit/RematSolver.h: each candidate's options (alone, or with 1..3 producers)
+// 0/1 program of fit/RematSolver.h: each candidate's options (alone, or with 1..4 producers)
 // are applied once, measured as a change of the liveness profile and undone (O(c * n)); CBC
 // picks the fewest extra FLOPs within the budget; the choice is applied and planned, and
 // re-solved below the missed model peak when the arena misses the budget. If no round fits,
@@ -451,7 +451,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
     return uses;
   }
 
-  static constexpr unsigned kMaxChain = 3;
+  static constexpr unsigned kMaxChain = 4;
 
   /// Whether the backward pass reads `v` (or a view of it) at `point` or after it.
   static bool readAtOrAfter(Value v, Operation *point, Operation *lossGrad) {
