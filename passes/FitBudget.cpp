@@ -25,7 +25,8 @@
 // are applied once, measured as a change of the liveness profile and undone (O(c * n)); CBC
 // picks the fewest extra FLOPs within the budget; the choice is applied and planned, and
 // re-solved below the missed model peak when the arena misses the budget. If no round fits,
-// the heuristic above runs, so the exact mode fits whenever the heuristic does.
+// the heuristic above runs, so the exact mode fits whenever the heuristic does; when both fit,
+// the one with fewer extra FLOPs is kept.
 #include "passes/CostModel.h"
 #include "passes/Liveness.h"
 #include "passes/MemoryPlan.h"
@@ -203,6 +204,26 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
       if (failed(solved))
         return signalPassFailure();
       outcome = std::move(*solved);
+      // The exact model adds memory changes linearly, so its choice can cost more FLOPs once
+      // applied than the heuristic's: keep whichever fits with fewer (the exact choice is
+      // re-derived, deterministically, when it wins).
+      if (outcome) {
+        double exactFlops = outcome->extraFlops;
+        outcome->undo();
+        auto searched = searchHeuristically(func, candidates, lossGrad, *start);
+        if (failed(searched))
+          return signalPassFailure();
+        if (searched->measure.arena <= uint64_t(budget) && searched->extraFlops < exactFlops) {
+          outcome = std::move(*searched);
+          func->setAttr("graph.fit_solver", attrs.getStringAttr("heuristic"));
+        } else {
+          searched->undo();
+          auto again = solveExactly(func, candidates, lossGrad, flopsBefore);
+          if (failed(again))
+            return signalPassFailure();
+          outcome = std::move(*again);
+        }
+      }
     }
     if (!outcome) {
       auto searched = searchHeuristically(func, candidates, lossGrad, *start);
