@@ -643,10 +643,13 @@ private:
         continue;
       precision = row.low ? low : "fp32";
       shardState = row.zero;
+      trialImportError.clear();
       int64_t batch = largestBatch(context, budget, row.remat, start, row.split);
       if (batch == 0) {
-        os << llvm::formatv("  {0,-22} none: even --batch=1 needs more than the budget\n",
-                            row.label);
+        std::string blocked = importBlocksBatchSearch();
+        os << llvm::formatv("  {0,-22} none: {1}\n", row.label,
+                            blocked.empty() ? "even --batch=1 needs more than the budget"
+                                            : blocked);
         continue;
       }
       opts.noRemat = !row.remat;
@@ -693,11 +696,15 @@ private:
         persistent += b.bytes;
     std::string fitsAt;
     if (llvm::sys::path::extension(opts.model) == ".onnx") {
+      trialImportError.clear();
       int64_t batch = largestBatch(context, budget, !opts.noRemat, modelBatch(compiled));
       int64_t ranks = opts.dataParallel ? opts.worldSize : 1;
-      fitsAt = batch > 0 ? llvm::formatv("; fits at --batch={0}", batch * ranks).str()
-                         : "; no batch fits: the parameters and optimizer state alone take " +
-                               plan::humanBytes(persistent);
+      std::string blocked = importBlocksBatchSearch();
+      fitsAt = batch > 0          ? llvm::formatv("; fits at --batch={0}", batch * ranks).str()
+               : !blocked.empty() ? "; no smaller batch was tried: " + blocked
+                                  : "; no batch fits: the parameters and optimizer state alone "
+                                    "take " +
+                                        plan::humanBytes(persistent);
     }
     // Would 16-bit storage fit where fp32 does not? (Only worth saying when it was not tried.)
     if (precision == "fp32" && opts.precision == "fp32" && opts.target == "cpu") {
@@ -831,6 +838,8 @@ private:
       auto module = importOnnxFile(opts.model, context, importOptions, error);
       if (!module && !trial)
         fail(kBadInput, error);
+      if (!module)
+        trialImportError = error;
       return module;
     }
     if (ext == ".mlir") {
@@ -1264,6 +1273,21 @@ private:
   bool shardState = false;          // the next compile shards the optimizer state (ZeRO)
   std::string precision = "fp32"; // the precision the next compile uses (auto may switch)
   bool silent = false; // trial compiles print no diagnostics
+  // Why the last trial import failed (an export whose Reshape constants fix the batch fails to
+  // import at any other batch), so that a batch search can say so instead of "nothing fits".
+  std::string trialImportError;
+  /// The reason a batch search found nothing, when the import failed rather than the budget.
+  std::string importBlocksBatchSearch() const {
+    if (trialImportError.empty())
+      return "";
+    llvm::StringRef why = trialImportError;
+    if (why.starts_with(opts.model + ": "))
+      why = why.drop_front(opts.model.size() + 2);
+    return llvm::formatv("the model does not import at other batches ({0}): the export fixes "
+                         "its batch; re-export it with the batch you want",
+                         why)
+        .str();
+  }
 };
 
 } // namespace
