@@ -36,7 +36,7 @@ using namespace graphc::graph;
 namespace {
 
 constexpr const char *kSupportedOps =
-    "Add, AveragePool, BatchNormalization, Clip, Concat, Constant, Conv, ConvTranspose, Div, "
+    "Add, AveragePool, BatchNormalization, Cast, Clip, Concat, Constant, Conv, ConvTranspose, Div, "
     "Dropout, Expand (of constants), Flatten, Gather, Gemm, GlobalAveragePool, GRU, Identity, "
     "LayerNormalization, LSTM, MatMul, MaxPool, Mul, ReduceMean, Relu, Reshape, Shape, "
     "Sigmoid, Slice, Softmax, Split, Squeeze, Sub, Tanh, Transpose, Unsqueeze (Pow and Sqrt within a "
@@ -910,6 +910,38 @@ private:
         constants[node.output(0)] = constants[node.input(0)];
         return;
       }
+      define(node, valueOf(node, 0));
+      return;
+    }
+    if (op == "Cast") {
+      // Shape arithmetic on constants (a dynamic-batch export's head-size division is cast
+      // back to int64) is folded; a cast of a float32 tensor to float32 is the identity.
+      int64_t to = intAttr(node, "to", 0);
+      if (node.input_size() > 0 && isConstant(node.input(0))) {
+        const HostTensor &in = constantOf(node, 0);
+        HostTensor out;
+        out.dims = in.dims;
+        out.dataType = int32_t(to);
+        if (to == onnx::TensorProto::INT64 && in.dataType == onnx::TensorProto::INT64)
+          out.ints = in.ints;
+        else if (to == onnx::TensorProto::INT64 && in.dataType == onnx::TensorProto::FLOAT)
+          for (float f : in.floats)
+            out.ints.push_back(int64_t(f)); // ONNX casts float to int by truncation
+        else if (to == onnx::TensorProto::FLOAT && in.dataType == onnx::TensorProto::INT64)
+          for (int64_t i : in.ints)
+            out.floats.push_back(float(i));
+        else if (to == onnx::TensorProto::FLOAT && in.dataType == onnx::TensorProto::FLOAT)
+          out.floats = in.floats;
+        else
+          refuseAttr(node, "to", "= " + std::to_string(to) +
+                                     " is not supported for constants (float32 and int64 only)");
+        constants[node.output(0)] = std::move(out);
+        return;
+      }
+      if (to != onnx::TensorProto::FLOAT)
+        refuseAttr(node, "to", "= " + std::to_string(to) +
+                                   " is not supported on a computed tensor (graphc computes in "
+                                   "float32)");
       define(node, valueOf(node, 0));
       return;
     }

@@ -316,13 +316,17 @@ def build(name):
     raise ValueError("unknown model %r" % name)
 
 
-def export(name, path, batch=None, training=None):
+def export(name, path, batch=None, training=None, dynamic_batch=False):
     """Export model `name` (with its Softmax/Sigmoid head) to ONNX at `path`; returns the model.
 
     training: export in training mode (torch.onnx.TrainingMode.TRAINING: BatchNormalization
     with batch statistics); the default is training mode for the torchvision models. An
     eval-mode export of a model with BatchNorm has the BatchNorm folded into the convolutions
     by the exporter (torch 1.13 does so even without constant folding).
+
+    dynamic_batch: export the batch axis as dynamic (dynamic_axes), so that shape arithmetic
+    (Shape/Gather/Cast/Div/Concat chains) replaces the batch the exporter would bake into
+    Reshape constants; graphc folds it at the --batch it is given.
     """
     if training is None:
         training = name in TRAINING_EXPORT
@@ -341,7 +345,9 @@ def export(name, path, batch=None, training=None):
     with torch.no_grad():
         torch.onnx.export(model, dummy, path, export_params=True,
                           do_constant_folding=fold, training=mode, opset_version=OPSETS.get(name, OPSET),
-                          input_names=["input"], output_names=["output"])
+                          input_names=["input"], output_names=["output"],
+                          dynamic_axes=({"input": {0: "batch"}, "output": {0: "batch"}}
+                                        if dynamic_batch else None))
     return model
 
 

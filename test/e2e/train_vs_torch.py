@@ -208,6 +208,8 @@ def main():
                     + list(models.TRANSFORMERS) + ["unet", "tconv"] + list(models.RECURRENT)
                     + list(models.TOKEN_MODELS))
     ap.add_argument("--eval-export", action="store_true")
+    ap.add_argument("--dynamic-batch", action="store_true",
+                    help="export with a dynamic batch axis (graphc folds the shape arithmetic)")
     ap.add_argument("--lr", type=float, help="learning rate (default: 0.01 for sgd/momentum, "
                     "0.001 for adam)")
     ap.add_argument("--optimizer", required=True, choices=["adam", "sgd", "momentum"])
@@ -243,7 +245,11 @@ def main():
 
     # 1. model and data.
     onnx_path = os.path.join(wd, "model.onnx")
-    model = models.export(name, onnx_path, training=False if args.eval_export else None)
+    # A dynamic-batch model is exported at another batch than the one it trains at, so that
+    # only graphc's folding of the shape arithmetic can give the right shapes.
+    model = models.export(name, onnx_path, training=False if args.eval_export else None,
+                          batch=max(B // 2, 1) if args.dynamic_batch else None,
+                          dynamic_batch=args.dynamic_batch)
     if args.eval_export:
         return eval_export_check(args, name, model, onnx_path, wd)
     mapping = models.initializer_map(onnx_path, model)  # ONNX initializer name -> state_dict key
