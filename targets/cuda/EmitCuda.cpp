@@ -287,6 +287,18 @@ private:
                            (m.getTransposeRhs() ? "true" : "false") + ");\n"));
           return success();
         })
+        .Case([&](BatchMatmulOp m) {
+          auto ys = tensorDims(m.getResult()), as = tensorDims(m.getLhs());
+          int64_t k = m.getTransposeLhs() ? as[1] : as[2];
+          addCode(gemm(op, m.getLhs(), m.getRhs(), m.getResult(), ys[1], ys[2], k,
+                       m.getTransposeLhs(), m.getTransposeRhs(),
+                       "  graphc::rt::batchMatmul(" + ptr(m.getLhs()) + ", " + ptr(m.getRhs()) +
+                           ", " + ptr(m.getResult()) + ", " + list({ys[0], ys[1], ys[2], k}) +
+                           ", " + (m.getTransposeLhs() ? "true" : "false") + ", " +
+                           (m.getTransposeRhs() ? "true" : "false") + ");\n",
+                       ys[0]));
+          return success();
+        })
         .Case([&](BiasGradOp g) { return biasGrad(g); })
         .Case([&](Conv2dOp c) -> LogicalResult {
           if (failed(conv(op, rt_cuda_forward, c.getInput(), c.getFilter(), c.getResult(),
@@ -534,15 +546,24 @@ private:
   static constexpr int rt_cuda_forward = 0, rt_cuda_backward_data = 1, rt_cuda_backward_filter = 2;
 
   /// C[m,n] = op(A)[m,k] op(B)[k,n] row-major with cuBLAS (column-major): C^T = op(B)^T op(A)^T.
+  /// With batch > 1, `batch` such products of consecutive [m,k], [k,n] and [m,n] matrices in
+  /// one cublasSgemmStridedBatched (no workspace either: cublasSetWorkspace(nullptr, 0)).
   std::string gemm(Operation *op, Value a, Value b, Value c, int64_t m, int64_t n, int64_t k,
-                   bool transA, bool transB, const std::string &host) {
+                   bool transA, bool transB, const std::string &host, int64_t batch = 1) {
     ++cublasCalls;
+    const bool batched = batch > 1;
+    const char *call = batched ? "cublasSgemmStridedBatched" : "cublasSgemm";
+    auto stride = [&](int64_t elements) {
+      return batched ? ", " + std::to_string(elements) + "ll" : std::string();
+    };
     std::string device =
-        "  GRAPHC_CUBLAS(cublasSgemm(ctx->cublas, " + std::string(transB ? "CUBLAS_OP_T" : "CUBLAS_OP_N") +
-        ", " + (transA ? "CUBLAS_OP_T" : "CUBLAS_OP_N") + ", " + list({n, m, k}) + ", &kOne, " +
-        ptr(b) + ", " + std::to_string(transB ? k : n) + ", " + ptr(a) + ", " +
-        std::to_string(transA ? m : k) + ", &kZero, " + ptr(c) + ", " + std::to_string(n) +
-        "),\n               \"cublasSgemm\", " + opRef(op) + ");\n";
+        "  GRAPHC_CUBLAS(" + std::string(call) + "(ctx->cublas, " +
+        (transB ? "CUBLAS_OP_T" : "CUBLAS_OP_N") + ", " + (transA ? "CUBLAS_OP_T" : "CUBLAS_OP_N") +
+        ", " + list({n, m, k}) + ", &kOne, " + ptr(b) + ", " + std::to_string(transB ? k : n) +
+        stride(k * n) + ", " + ptr(a) + ", " + std::to_string(transA ? m : k) + stride(m * k) +
+        ", &kZero, " + ptr(c) + ", " + std::to_string(n) + stride(m * n) +
+        (batched ? ", " + std::to_string(batch) : std::string()) + "),\n               \"" + call +
+        "\", " + opRef(op) + ");\n";
     return hostOrDevice(host, device);
   }
 
