@@ -329,6 +329,8 @@ private:
         })
         .Case([&](MaxPool2dOp p) { return maxPool(p); })
         .Case([&](MaxPool2dBackwardOp p) { return maxPoolBackward(p); })
+        .Case([&](AvgPool2dOp p) { return avgPool(p); })
+        .Case([&](AvgPool2dBackwardOp p) { return avgPoolBackward(p); })
         .Case([&](ReshapeOp r) -> LogicalResult {
           if (plannedOffset(r.getInput()) != plannedOffset(r.getResult()))
             return r.emitError("reshape must be planned as a view of its operand");
@@ -692,27 +694,108 @@ private:
     int64_t total = tensorElements(p.getInput());
     auto S = [](int64_t v) { return std::to_string(v); };
     kernels += "// " + label(op) + ": max-pool backward\n__global__ void " + k +
-               "(unsigned char *arena) {\n" + gridLoop("e", S(total)) + "    const int64_t ix = e % " +
-               S(xs[3]) + ", iy = (e / " + S(xs[3]) + ") % " + S(xs[2]) + ", nc = e / " +
-               S(xs[2] * xs[3]) + ";\n    const float *img = " + ptr(p.getInput()) + " + nc * " +
-               S(xs[2] * xs[3]) + ";\n    const float *dy = " + ptr(p.getGrad()) + " + nc * " +
-               S(gs[2] * gs[3]) + ";\n    const int64_t self = iy * " + S(xs[3]) +
-               " + ix;\n    const int64_t ny = iy + " + S(padding[0]) + " - " + S(kernel[0]) +
-               " + 1, nx = ix + " + S(padding[1]) + " - " + S(kernel[1]) +
-               " + 1;\n    const int64_t oy0 = ny <= 0 ? 0 : (ny + " + S(strides[0] - 1) + ") / " +
-               S(strides[0]) + ", ox0 = nx <= 0 ? 0 : (nx + " + S(strides[1] - 1) + ") / " +
-               S(strides[1]) + ";\n    const int64_t oy1 = (iy + " + S(padding[0]) + ") / " +
-               S(strides[0]) + " < " + S(gs[2] - 1) + " ? (iy + " + S(padding[0]) + ") / " +
-               S(strides[0]) + " : " + S(gs[2] - 1) + ";\n    const int64_t ox1 = (ix + " +
-               S(padding[1]) + ") / " + S(strides[1]) + " < " + S(gs[3] - 1) + " ? (ix + " +
-               S(padding[1]) + ") / " + S(strides[1]) + " : " + S(gs[3] - 1) +
-               ";\n    float sum = 0.0f;\n    for (int64_t oy = oy0; oy <= oy1; ++oy)\n"
+               "(unsigned char *arena) {\n" + gridLoop("e", S(total)) +
+               windowsHolding(xs, gs, kernel, strides, padding, p.getGrad()) +
+               "    const float *img = " + ptr(p.getInput()) + " + nc * " + S(xs[2] * xs[3]) +
+               ";\n    const int64_t self = iy * " + S(xs[3]) +
+               " + ix;\n    float sum = 0.0f;\n    for (int64_t oy = oy0; oy <= oy1; ++oy)\n"
                "      for (int64_t ox = ox0; ox <= ox1; ++ox)\n"
                "        if (::graphc::rt::cuda::poolArgmax(img, " + list({xs[2], xs[3]}) +
                ", oy * " + S(strides[0]) + " - " + S(padding[0]) + ", ox * " + S(strides[1]) +
                " - " + S(padding[1]) + ", " + list({kernel[0], kernel[1]}) +
                ") == self)\n          sum += dy[oy * " + S(gs[3]) + " + ox];\n    " +
                ptr(p.getResult()) + "[e] = sum;\n  }\n}\n\n";
+    addCode(launch(k, total, op));
+    return success();
+  }
+
+  /// The start of a pooling gradient's gather over input element `e` of an [n, c, xs[2], xs[3]]
+  /// input: its coordinates (ix, iy, nc), `dy` at its plane of the [.., gs[2], gs[3]] gradient,
+  /// and the windows that can hold it, [oy0, oy1] x [ox0, ox1] (clipped to the outputs).
+  std::string windowsHolding(ArrayRef<int64_t> xs, ArrayRef<int64_t> gs, ArrayRef<int64_t> kernel,
+                             ArrayRef<int64_t> strides, ArrayRef<int64_t> padding, Value dy) {
+    auto first = [&](const char *near, int64_t stride) {
+      return std::string(near) + " <= 0 ? 0 : (" + near + " + " + num(stride - 1) + ") / " +
+             num(stride);
+    };
+    auto last = [&](const char *coord, int64_t pad, int64_t stride, int64_t outputs) {
+      std::string window = "(" + std::string(coord) + " + " + num(pad) + ") / " + num(stride);
+      return window + " < " + num(outputs - 1) + " ? " + window + " : " + num(outputs - 1);
+    };
+    return "    const int64_t ix = e % " + num(xs[3]) + ", iy = (e / " + num(xs[3]) + ") % " +
+           num(xs[2]) + ", nc = e / " + num(xs[2] * xs[3]) + ";\n    const float *dy = " +
+           ptr(dy) + " + nc * " + num(gs[2] * gs[3]) + ";\n    const int64_t ny = iy + " +
+           num(padding[0]) + " - " + num(kernel[0]) + " + 1, nx = ix + " + num(padding[1]) +
+           " - " + num(kernel[1]) + " + 1;\n    const int64_t oy0 = " + first("ny", strides[0]) +
+           ", ox0 = " + first("nx", strides[1]) + ";\n    const int64_t oy1 = " +
+           last("iy", padding[0], strides[0], gs[2]) + ";\n    const int64_t ox1 = " +
+           last("ix", padding[1], strides[1], gs[3]) + ";\n";
+  }
+
+  static std::string num(int64_t v) { return std::to_string(v); }
+  static std::string boolText(bool b) { return b ? "true" : "false"; }
+  /// `sum / count` as the CPU kernels write `count > 0 ? sum / double(count) : 0.0`.
+  static std::string meanOf(const std::string &sum, int64_t count) {
+    return count > 0 ? sum + " / " + num(count) + ".0" : "0.0";
+  }
+
+  /// Average pooling, one thread per output: the window and divisor of pool_window.h (shared
+  /// with the CPU kernel, so count_include_pad, ceil mode and padding-only windows divide as
+  /// there), summed in float row by row as the CPU kernel does. cuDNN's average pooling is not
+  /// used: its divisors differ from PyTorch's for ceil-mode windows.
+  LogicalResult avgPool(AvgPool2dOp p) {
+    Operation *op = p;
+    Value x = p.getInput(), y = p.getResult();
+    const bool countIncludePad = p.getCountIncludePad();
+    auto xs = tensorDims(x), ys = tensorDims(y);
+    int64_t total = tensorElements(y);
+    std::string k = kernelName("avg_pool");
+    kernels += "// " + label(op) + ": average pooling" +
+               (countIncludePad ? " (count_include_pad)" : "") +
+               ", one thread per output\n__global__ void " + k + "(unsigned char *arena) {\n" +
+               gridLoop("o", num(total)) + "    const int64_t ox = o % " + num(ys[3]) +
+               ", oy = (o / " + num(ys[3]) + ") % " + num(ys[2]) + ", nc = o / " +
+               num(ys[2] * ys[3]) + ";\n    const float *img = " + ptr(x) + " + nc * " +
+               num(xs[2] * xs[3]) + ";\n    const ::graphc::rt::AvgPoolWindow win = " +
+               avgWindowCall(xs, ys, p.getKernel(), p.getStrides(), p.getPadding(),
+                             countIncludePad) +
+               ";\n    float sum = 0.0f;\n"
+               "    for (int64_t iy = win.yBegin; iy < win.yEnd; ++iy)\n"
+               "      for (int64_t ix = win.xBegin; ix < win.xEnd; ++ix)\n"
+               "        sum += img[iy * " + num(xs[3]) + " + ix];\n    " + ptr(y) +
+               "[o] = win.divisor > 0 ? sum / static_cast<float>(win.divisor) : 0.0f;\n  }\n}\n\n";
+    addCode(launch(k, total, op));
+    return success();
+  }
+  std::string avgWindowCall(ArrayRef<int64_t> xs, ArrayRef<int64_t> ys, ArrayRef<int64_t> kernel,
+                            ArrayRef<int64_t> strides, ArrayRef<int64_t> padding,
+                            bool countIncludePad) {
+    return "::graphc::rt::avgPoolWindow(" +
+           list({xs[2], xs[3], ys[2], ys[3], kernel[0], kernel[1], strides[0], strides[1],
+                 padding[0], padding[1]}) +
+           ", oy, ox, " + boolText(countIncludePad) + ")";
+  }
+
+  /// dx gathered: one thread per input element adds dy / divisor of every window holding it, in
+  /// the order the CPU kernel's scatter adds them (windows row-major), so without atomics and
+  /// bit for bit.
+  LogicalResult avgPoolBackward(AvgPool2dBackwardOp p) {
+    Operation *op = p;
+    auto xs = tensorDims(p.getResult()), gs = tensorDims(p.getGrad());
+    int64_t total = tensorElements(p.getResult());
+    std::string k = kernelName("avg_pool_backward");
+    kernels += "// " + label(op) + ": average-pool backward, one thread per input element\n"
+               "__global__ void " + k + "(unsigned char *arena) {\n" + gridLoop("e", num(total)) +
+               windowsHolding(xs, gs, p.getKernel(), p.getStrides(), p.getPadding(), p.getGrad()) +
+               "    float sum = 0.0f;\n    for (int64_t oy = oy0; oy <= oy1; ++oy)\n"
+               "      for (int64_t ox = ox0; ox <= ox1; ++ox) {\n"
+               "        const ::graphc::rt::AvgPoolWindow win = " +
+               avgWindowCall(xs, gs, p.getKernel(), p.getStrides(), p.getPadding(),
+                             p.getCountIncludePad()) +
+               ";\n        if (win.divisor > 0 && iy >= win.yBegin && iy < win.yEnd && "
+               "ix >= win.xBegin && ix < win.xEnd)\n          sum += dy[oy * " + num(gs[3]) +
+               " + ox] / static_cast<float>(win.divisor);\n      }\n    " + ptr(p.getResult()) +
+               "[e] = sum;\n  }\n}\n\n";
     addCode(launch(k, total, op));
     return success();
   }
