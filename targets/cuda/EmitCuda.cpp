@@ -331,6 +331,8 @@ private:
         .Case([&](MaxPool2dBackwardOp p) { return maxPoolBackward(p); })
         .Case([&](AvgPool2dOp p) { return avgPool(p); })
         .Case([&](AvgPool2dBackwardOp p) { return avgPoolBackward(p); })
+        .Case([&](BatchNormOp bn) { return batchNorm(bn); })
+        .Case([&](BatchNormBackwardOp bn) { return batchNormBackward(bn); })
         .Case([&](ReshapeOp r) -> LogicalResult {
           if (plannedOffset(r.getInput()) != plannedOffset(r.getResult()))
             return r.emitError("reshape must be planned as a view of its operand");
@@ -797,6 +799,116 @@ private:
                " + ox] / static_cast<float>(win.divisor);\n      }\n    " + ptr(p.getResult()) +
                "[e] = sum;\n  }\n}\n\n";
     addCode(launch(k, total, op));
+    return success();
+  }
+
+  /// A loop running `body` for every element i of channel `c` of tensors viewed as [n, c, inner],
+  /// in the CPU kernels' order; each of `planes` ({"const float *p", base}) points at the
+  /// current sample's plane of channel c of its tensor.
+  static std::string forEachInChannel(int64_t n, int64_t c, int64_t inner,
+                                      ArrayRef<std::pair<std::string, std::string>> planes,
+                                      const std::string &body) {
+    std::string s = "    for (int64_t b = 0; b < " + num(n) + "; ++b) {\n";
+    for (auto &[decl, base] : planes)
+      s += "      " + decl + " = " + base + " + (b * " + num(c) + " + c) * " + num(inner) + ";\n";
+    return s + "      for (int64_t i = 0; i < " + num(inner) + "; ++i)" + body + "    }\n";
+  }
+
+  /// Batch normalization, one thread per channel doing what the CPU kernel does for it, in its
+  /// order (statistics summed in double, then y = x alpha + beta with the float alpha and beta
+  /// it computes), so the result is the CPU's bit for bit: batch norm's backward formula cancels
+  /// heavily when a channel has few elements (a ResNet's last stages), and there even the float
+  /// rounding of a statistic shows in the weights after a few steps. In training the running
+  /// statistics are written in place over the old ones (each thread reads its channel's before
+  /// writing them), once per run of the op: once per step, or once per micro-batch with
+  /// --micro-batches, as on the CPU. cuDNN's batch norm is not used: its reductions are not the
+  /// CPU's.
+  LogicalResult batchNorm(BatchNormOp bn) {
+    Operation *op = bn;
+    auto xs = tensorDims(bn.getInput());
+    const int64_t n = xs[0], c = xs[1], inner = tensorElements(bn.getInput()) / (n * c),
+                  count = n * inner;
+    const bool training = bn.getTraining();
+    const std::string x = ptr(bn.getInput()), rm = ptr(bn.getRunningMean()),
+                      rv = ptr(bn.getRunningVar());
+    std::string stats;
+    if (training)
+      stats = "    double sum = 0.0;\n" +
+              forEachInChannel(n, c, inner, {{"const float *p", x}}, "\n        sum += p[i];\n") +
+              "    const double mean = " + meanOf("sum", count) + ";\n    double varSum = 0.0;\n" +
+              forEachInChannel(n, c, inner, {{"const float *p", x}},
+                               " {\n        const double d = p[i] - mean;\n"
+                               "        varSum += d * d;\n      }\n") +
+              "    const double var = " + meanOf("varSum", count) +
+              ";\n    const double unbiased = " +
+              (count > 1 ? "varSum / " + num(count - 1) + ".0" : std::string("var")) +
+              ";\n    const double m = static_cast<double>(" +
+              floatLiteral(attrFloat(bn.getMomentum())) + ");\n    const double oldMean = " + rm +
+              "[c], oldVar = " + rv + "[c];\n    " + ptr(bn.getNewRunningMean()) +
+              "[c] = static_cast<float>(m * mean + (1.0 - m) * oldMean);\n    " +
+              ptr(bn.getNewRunningVar()) +
+              "[c] = static_cast<float>(m * unbiased + (1.0 - m) * oldVar);\n";
+    else
+      stats = "    const double mean = " + rm + "[c], var = " + rv + "[c];\n    " +
+              ptr(bn.getNewRunningMean()) + "[c] = " + rm + "[c];\n    " +
+              ptr(bn.getNewRunningVar()) + "[c] = " + rv + "[c];\n";
+    const std::string scale = ptr(bn.getScale()) + "[c]";
+    std::string k = kernelName("batch_norm");
+    kernels += "// " + label(op) + ": batch normalization" +
+               (training ? " (training: batch statistics, running statistics updated)"
+                         : " (running statistics)") +
+               ", one thread per channel in the CPU kernel's order\n__global__ void " + k +
+               "(unsigned char *arena) {\n" + gridLoop("c", num(c)) + stats +
+               "    const double invstd = 1.0 / sqrt(var + static_cast<double>(" +
+               floatLiteral(attrFloat(bn.getEpsilon())) + "));\n    " + ptr(bn.getSavedMean()) +
+               "[c] = static_cast<float>(mean);\n    " + ptr(bn.getSavedInvstd()) +
+               "[c] = static_cast<float>(invstd);\n    const float alpha = static_cast<float>("
+               "invstd * " + scale + ");\n    const float beta = static_cast<float>(" +
+               ptr(bn.getBias()) + "[c] - mean * invstd * " + scale + ");\n" +
+               forEachInChannel(n, c, inner,
+                                {{"const float *p", x}, {"float *q", ptr(bn.getResult())}},
+                                "\n        q[i] = p[i] * alpha + beta;\n") +
+               "  }\n}\n\n";
+    addCode(launch(k, c, op));
+    return success();
+  }
+
+  /// One thread per channel, as the CPU kernel: dy and (x - mean) dy summed in double into
+  /// grad_bias and grad_scale, then dx by PyTorch's formula from those double sums (bit for bit;
+  /// see batchNorm for why).
+  LogicalResult batchNormBackward(BatchNormBackwardOp bn) {
+    Operation *op = bn;
+    auto xs = tensorDims(bn.getInput());
+    const int64_t n = xs[0], c = xs[1], inner = tensorElements(bn.getInput()) / (n * c),
+                  count = n * inner;
+    const std::string dy = ptr(bn.getGrad()), x = ptr(bn.getInput()), dx = ptr(bn.getGradInput());
+    std::string dxCode;
+    if (bn.getTraining() && count > 0)
+      dxCode = "    // PyTorch: k = dot invstd^2 / N; dx = (dy - sum/N - (x - mean) k) invstd w.\n"
+               "    const double k = dot * invstd * invstd / " + num(count) +
+               ".0;\n    const double gradMean = sum / " + num(count) + ".0;\n" +
+               forEachInChannel(n, c, inner,
+                                {{"const float *g", dy}, {"const float *p", x}, {"float *q", dx}},
+                                "\n        q[i] = static_cast<float>((g[i] - gradMean - (p[i] - "
+                                "mean) * k) * invstd * w);\n");
+    else
+      dxCode = "    const float f = static_cast<float>(invstd * w);\n" +
+               forEachInChannel(n, c, inner, {{"const float *g", dy}, {"float *q", dx}},
+                                "\n        q[i] = g[i] * f;\n");
+    std::string k = kernelName("batch_norm_backward");
+    kernels += "// " + label(op) + ": batch-norm backward" +
+               (bn.getTraining() ? " (training)" : "") +
+               ", one thread per channel in the CPU kernel's order\n__global__ void " + k +
+               "(unsigned char *arena) {\n" + gridLoop("c", num(c)) + "    const double mean = " +
+               ptr(bn.getSavedMean()) + "[c], invstd = " + ptr(bn.getSavedInvstd()) +
+               "[c];\n    double sum = 0.0, dot = 0.0;\n" +
+               forEachInChannel(n, c, inner, {{"const float *g", dy}, {"const float *p", x}},
+                                " {\n        sum += g[i];\n        dot += (p[i] - mean) * g[i];\n"
+                                "      }\n") +
+               "    " + ptr(bn.getGradBias()) + "[c] = static_cast<float>(sum);\n    " +
+               ptr(bn.getGradScale()) + "[c] = static_cast<float>(dot * invstd);\n" +
+               "    const double w = " + ptr(bn.getScale()) + "[c];\n" + dxCode + "  }\n}\n\n";
+    addCode(launch(k, c, op));
     return success();
   }
 
