@@ -333,6 +333,8 @@ private:
         .Case([&](AvgPool2dBackwardOp p) { return avgPoolBackward(p); })
         .Case([&](BatchNormOp bn) { return batchNorm(bn); })
         .Case([&](BatchNormBackwardOp bn) { return batchNormBackward(bn); })
+        .Case([&](LayerNormOp ln) { return layerNorm(ln); })
+        .Case([&](LayerNormBackwardOp ln) { return layerNormBackward(ln); })
         .Case([&](ReshapeOp r) -> LogicalResult {
           if (plannedOffset(r.getInput()) != plannedOffset(r.getResult()))
             return r.emitError("reshape must be planned as a view of its operand");
@@ -909,6 +911,70 @@ private:
                ptr(bn.getGradScale()) + "[c] = static_cast<float>(dot * invstd);\n" +
                "    const double w = " + ptr(bn.getScale()) + "[c];\n" + dxCode + "  }\n}\n\n";
     addCode(launch(k, c, op));
+    return success();
+  }
+
+  /// Layer normalization, one thread per row: statistics in double and the row's outputs in the
+  /// CPU kernel's order (bit for bit).
+  LogicalResult layerNorm(LayerNormOp ln) {
+    Operation *op = ln;
+    const int64_t d = tensorDims(ln.getInput()).back(), rows = tensorElements(ln.getInput()) / d;
+    std::string k = kernelName("layer_norm");
+    kernels += "// " + label(op) + ": layer normalization, one thread per row\n__global__ void " +
+               k + "(unsigned char *arena) {\n" + gridLoop("r", num(rows)) +
+               "    const float *p = " + ptr(ln.getInput()) + " + r * " + num(d) +
+               ";\n    float *q = " + ptr(ln.getResult()) + " + r * " + num(d) +
+               ";\n    double sum = 0.0;\n    for (int64_t i = 0; i < " + num(d) +
+               "; ++i)\n      sum += p[i];\n    const double mean = " + meanOf("sum", d) +
+               ";\n    double varSum = 0.0;\n    for (int64_t i = 0; i < " + num(d) +
+               "; ++i) {\n      const double dev = p[i] - mean;\n"
+               "      varSum += dev * dev;\n    }\n"
+               "    const double var = " + meanOf("varSum", d) +
+               ";\n    const double invstd = 1.0 / sqrt(var + static_cast<double>(" +
+               floatLiteral(attrFloat(ln.getEpsilon())) + "));\n    " + ptr(ln.getSavedMean()) +
+               "[r] = static_cast<float>(mean);\n    " + ptr(ln.getSavedInvstd()) +
+               "[r] = static_cast<float>(invstd);\n    for (int64_t i = 0; i < " + num(d) +
+               "; ++i)\n      q[i] = static_cast<float>((p[i] - mean) * invstd * " +
+               ptr(ln.getScale()) + "[i] + " + ptr(ln.getBias()) + "[i]);\n  }\n}\n\n";
+    addCode(launch(k, rows, op));
+    return success();
+  }
+
+  /// The scale and bias gradients by one thread per column (over the rows, in double), then dx
+  /// by one thread per row, both in the CPU kernel's order (bit for bit).
+  LogicalResult layerNormBackward(LayerNormBackwardOp ln) {
+    Operation *op = ln;
+    const int64_t d = tensorDims(ln.getInput()).back(), rows = tensorElements(ln.getInput()) / d;
+    const std::string dy = ptr(ln.getGrad()), x = ptr(ln.getInput()),
+                      mean = ptr(ln.getSavedMean()), invstd = ptr(ln.getSavedInvstd()),
+                      scale = ptr(ln.getScale());
+    std::string columns = kernelName("layer_norm_backward_columns");
+    kernels += "// " + label(op) + ": layer-norm scale and bias gradients, one thread per "
+                                   "column\n__global__ void " + columns +
+               "(unsigned char *arena) {\n" + gridLoop("i", num(d)) +
+               "    double sumDy = 0.0, sumDyXhat = 0.0;\n    for (int64_t r = 0; r < " +
+               num(rows) + "; ++r) {\n      const double g = " + dy + "[r * " + num(d) +
+               " + i];\n      sumDy += g;\n      sumDyXhat += g * (" + x + "[r * " + num(d) +
+               " + i] - static_cast<double>(" + mean + "[r])) * " + invstd + "[r];\n    }\n    " +
+               ptr(ln.getGradScale()) + "[i] = static_cast<float>(sumDyXhat);\n    " +
+               ptr(ln.getGradBias()) + "[i] = static_cast<float>(sumDy);\n  }\n}\n\n";
+    addCode(launch(columns, d, op));
+    std::string k = kernelName("layer_norm_backward_rows");
+    kernels += "// " + label(op) + ": layer-norm input gradient, one thread per row\n"
+               "__global__ void " + k + "(unsigned char *arena) {\n" + gridLoop("r", num(rows)) +
+               "    const float *g = " + dy + " + r * " + num(d) + ", *p = " + x + " + r * " +
+               num(d) + ";\n    float *q = " + ptr(ln.getGradInput()) + " + r * " + num(d) +
+               ";\n    const double mean = " + mean + "[r], invstd = " + invstd +
+               "[r];\n    double sumG = 0.0, sumGXhat = 0.0;\n    for (int64_t i = 0; i < " +
+               num(d) + "; ++i) {\n      const double xhat = (p[i] - mean) * invstd;\n"
+               "      const double gi = static_cast<double>(g[i]) * " + scale +
+               "[i];\n      sumG += gi;\n      sumGXhat += gi * xhat;\n    }\n"
+               "    const double meanG = " + meanOf("sumG", d) + ", meanGXhat = " +
+               meanOf("sumGXhat", d) + ";\n    for (int64_t i = 0; i < " + num(d) +
+               "; ++i) {\n      const double xhat = (p[i] - mean) * invstd;\n"
+               "      q[i] = static_cast<float>(invstd * (static_cast<double>(g[i]) * " + scale +
+               "[i] - meanG - xhat * meanGXhat));\n    }\n  }\n}\n\n";
+    addCode(launch(k, rows, op));
     return success();
   }
 
