@@ -335,6 +335,16 @@ private:
         .Case([&](BatchNormBackwardOp bn) { return batchNormBackward(bn); })
         .Case([&](LayerNormOp ln) { return layerNorm(ln); })
         .Case([&](LayerNormBackwardOp ln) { return layerNormBackward(ln); })
+        .Case([&](DropoutOp d) {
+          addEw(dropoutNode(op, d.getInput(), d.getResult(), d.getStep(), d.getRatio(),
+                            d.getOpId()));
+          return success();
+        })
+        .Case([&](DropoutBackwardOp d) {
+          addEw(dropoutNode(op, d.getGrad(), d.getResult(), d.getStep(), d.getRatio(),
+                            d.getOpId()));
+          return success();
+        })
         .Case([&](ReshapeOp r) -> LogicalResult {
           if (plannedOffset(r.getInput()) != plannedOffset(r.getResult()))
             return r.emitError("reshape must be planned as a view of its operand");
@@ -976,6 +986,26 @@ private:
                "[i] - meanG - xhat * meanGXhat));\n    }\n  }\n}\n\n";
     addCode(launch(k, rows, op));
     return success();
+  }
+
+  /// dropout and dropout_backward (y = keep ? x / (1 - ratio) : 0): an elementwise node whose
+  /// mask is dropout_mask.h's, keyed as the CPU target keys it (graphc --seed, the op id, the
+  /// step counter read from the arena), so the masks are the CPU's bit for bit.
+  EwNode dropoutNode(Operation *op, Value x, Value y, Value step, APFloat ratioAttr,
+                     uint64_t opId) {
+    EwNode n = unaryNode(op, x, y, nullptr); // with its own code, which names the key
+    const std::string ratio = floatLiteral(attrFloat(ratioAttr)), stepPtr = ptr(step),
+                      seed = std::to_string(options.dropoutSeed) + "ull",
+                      id = std::to_string(opId) + "ull";
+    n.prologue = [=](const std::string &k) {
+      return "  const uint64_t dropKey_" + k + " = ::graphc::rt::dropoutKey(" + seed + ", " + id +
+             ", static_cast<int64_t>(" + stepPtr + "[0]));\n";
+    };
+    n.code = [=](ArrayRef<std::string> in, ArrayRef<std::string> o, const std::string &k) {
+      return "      const float " + o[0] + " = ::graphc::rt::dropoutKeeps(dropKey_" + k + ", i, " +
+             ratio + ") ? " + in[0] + " * (1.0f / (1.0f - " + ratio + ")) : 0.0f;\n";
+    };
+    return n;
   }
 
   /// y[i] = value: the zero initial state of recurrent layers, a slice gradient's padding.
