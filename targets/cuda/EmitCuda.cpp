@@ -10,12 +10,14 @@
 //    bias + relu or relu_backward + ... runs as one kernel and its intermediates stay in
 //    registers;
 //  - reductions and the other backward ops (bias_grad, softmax, the loss and its gradient,
-//    max-pool backward) get one generated kernel each, written without shared memory or
-//    atomics (one thread per output row/channel/element, fixed summation order), which keeps
-//    them deterministic and lets the host shim run them;
-//  - dense/matmul call cuBLAS, convolutions and max pooling forward call cuDNN (descriptors and
-//    algorithms are made at start-up by the runtime from the ConvSpec/PoolSpec tables emitted
-//    here, under each op's planned workspace).
+//    max-pool backward, batch and layer norm and their backward ops, average pooling and its
+//    backward) get one generated kernel each, written without shared memory or atomics (one
+//    thread per output row/channel/element, the CPU kernel's summation order), which keeps them
+//    deterministic, lets the host shim run them and makes them match the CPU target bit for bit;
+//  - dropout is an elementwise node whose mask comes from dropout_mask.h, shared with the CPU;
+//  - dense/matmul/batch_matmul call cuBLAS, convolutions and max pooling forward call cuDNN
+//    (descriptors and algorithms are made at start-up by the runtime from the ConvSpec/PoolSpec
+//    tables emitted here, under each op's planned workspace).
 // Under GRAPHC_HOST_SHIM each library call is replaced by the CPU runtime's kernel on the same
 // offsets, so the CPU-only CI can train with the generated kernels and compare with the CPU
 // target.
@@ -345,6 +347,7 @@ private:
                             d.getOpId()));
           return success();
         })
+        .Case([&](BatchSliceOp b) { return batchSlice(b); })
         .Case([&](ReshapeOp r) -> LogicalResult {
           if (plannedOffset(r.getInput()) != plannedOffset(r.getResult()))
             return r.emitError("reshape must be planned as a view of its operand");
@@ -520,11 +523,12 @@ private:
           return other->emitError()
                  << "'" << other->getName()
                  << "' is not supported on --target=cuda yet (the CUDA target covers dense, "
-                    "matmul, bias_grad, conv2d and its backward ops, max_pool2d and its "
-                    "backward, reshape, transpose, slice, concat, fill, add, mul, scale, clip, "
-                    "relu/sigmoid/tanh/softmax and the other activations and their backward "
-                    "ops, embedding and its backward, the losses and the sgd/momentum/adam "
-                    "updates; use --target=cpu)";
+                    "matmul, batch_matmul, bias_grad, conv2d and its backward ops, max_pool2d, "
+                    "avg_pool2d, batch_norm, layer_norm, dropout and their backward ops, "
+                    "reshape, transpose, slice, batch_slice, concat, fill, add, mul, scale, "
+                    "clip, relu/sigmoid/tanh/softmax and the other activations and their "
+                    "backward ops, embedding and its backward, the losses and the "
+                    "sgd/momentum/adam updates; use --target=cpu)";
         });
   }
 
@@ -1006,6 +1010,26 @@ private:
              ratio + ") ? " + in[0] + " * (1.0f / (1.0f - " + ratio + ")) : 0.0f;\n";
     };
     return n;
+  }
+
+  /// A micro-batch's rows of the data or labels (f32 or int64): a copy in 32-bit words.
+  LogicalResult batchSlice(BatchSliceOp b) {
+    Operation *op = b;
+    const uint64_t bytes = tensorBytes(b.getResult().getType());
+    if (bytes % 4)
+      return op->emitError("graph.batch_slice of a tensor whose size is not a multiple of 4 "
+                           "bytes is not supported on --target=cuda yet; use --target=cpu");
+    const int64_t from = plannedOffset(b.getInput()) + int64_t(b.getIndex() * bytes),
+                  words = int64_t(bytes / 4);
+    std::string k = kernelName("batch_slice");
+    kernels += "// " + label(op) + ": micro-batch " + num(b.getIndex()) + " of " +
+               num(b.getCount()) + "\n__global__ void " + k + "(unsigned char *arena) {\n" +
+               gridLoop("i", num(words)) + "    reinterpret_cast<uint32_t *>(arena + " +
+               num(plannedOffset(b.getResult())) +
+               ")[i] = reinterpret_cast<const uint32_t *>(arena + " + num(from) +
+               ")[i];\n  }\n}\n\n";
+    addCode(launch(k, words, op));
+    return success();
   }
 
   /// y[i] = value: the zero initial state of recurrent layers, a slice gradient's padding.
