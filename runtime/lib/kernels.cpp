@@ -6,6 +6,9 @@
 // and Keras' probability clipping for the losses that take probabilities.
 #include "graphc/runtime/kernels.h"
 
+#include "graphc/runtime/dropout_mask.h"
+#include "graphc/runtime/pool_window.h"
+
 #include <cblas.h>
 
 #include <algorithm>
@@ -333,26 +336,11 @@ void maxPool2dBackward(const float *dy, const float *x, float *dx, const Pool2dS
 }
 
 namespace {
-// The divisor and input range of one average-pooling window (PyTorch's avg_pool2d rule: with
-// count_include_pad the window clipped to the padded input, otherwise to the input).
-struct AvgWindow {
-  int64_t yBegin, yEnd, xBegin, xEnd, divisor;
-};
-AvgWindow avgWindow(const Pool2dShape &sh, int64_t oy, int64_t ox, bool countIncludePad) {
-  // The padded extent: bottom/right padding is implied by oh/ow.
-  const int64_t padBottom = std::max<int64_t>(0, (sh.oh - 1) * sh.strideH + sh.kernelH - sh.h - sh.padTop);
-  const int64_t padRight = std::max<int64_t>(0, (sh.ow - 1) * sh.strideW + sh.kernelW - sh.w - sh.padLeft);
-  int64_t y0 = oy * sh.strideH - sh.padTop, x0 = ox * sh.strideW - sh.padLeft;
-  int64_t y1 = std::min(y0 + sh.kernelH, sh.h + padBottom);
-  int64_t x1 = std::min(x0 + sh.kernelW, sh.w + padRight);
-  const int64_t padded = (y1 - y0) * (x1 - x0);
-  AvgWindow win;
-  win.yBegin = std::max<int64_t>(y0, 0);
-  win.xBegin = std::max<int64_t>(x0, 0);
-  win.yEnd = std::min(y1, sh.h);
-  win.xEnd = std::min(x1, sh.w);
-  win.divisor = countIncludePad ? padded : (win.yEnd - win.yBegin) * (win.xEnd - win.xBegin);
-  return win;
+// The divisor and input range of one average-pooling window (pool_window.h, shared with the
+// CUDA target's generated kernels).
+AvgPoolWindow avgWindow(const Pool2dShape &sh, int64_t oy, int64_t ox, bool countIncludePad) {
+  return avgPoolWindow(sh.h, sh.w, sh.oh, sh.ow, sh.kernelH, sh.kernelW, sh.strideH, sh.strideW,
+                       sh.padTop, sh.padLeft, oy, ox, countIncludePad);
 }
 } // namespace
 
@@ -361,7 +349,7 @@ void avgPool2d(const float *x, float *y, const Pool2dShape &sh, bool countInclud
     const float *img = x + nc * sh.h * sh.w;
     for (int64_t oy = 0; oy < sh.oh; ++oy)
       for (int64_t ox = 0; ox < sh.ow; ++ox) {
-        const AvgWindow win = avgWindow(sh, oy, ox, countIncludePad);
+        const AvgPoolWindow win = avgWindow(sh, oy, ox, countIncludePad);
         // PyTorch's CPU avg_pool2d sums in the scalar type, row by row.
         float sum = 0.0f;
         for (int64_t iy = win.yBegin; iy < win.yEnd; ++iy)
@@ -379,7 +367,7 @@ void avgPool2dBackward(const float *dy, float *dx, const Pool2dShape &sh, bool c
     float *img = dx + nc * sh.h * sh.w;
     for (int64_t oy = 0; oy < sh.oh; ++oy)
       for (int64_t ox = 0; ox < sh.ow; ++ox) {
-        const AvgWindow win = avgWindow(sh, oy, ox, countIncludePad);
+        const AvgPoolWindow win = avgWindow(sh, oy, ox, countIncludePad);
         if (win.divisor <= 0)
           continue;
         const float g = dy[(nc * sh.oh + oy) * sh.ow + ox] / static_cast<float>(win.divisor);
@@ -571,26 +559,9 @@ void sliceFrom(const float *src, float *dst, int64_t outer, int64_t total, int64
                 static_cast<size_t>(part * inner) * sizeof(float));
 }
 
-namespace {
-inline uint64_t splitmix64(uint64_t z) {
-  z += 0x9e3779b97f4a7c15ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-inline uint64_t dropoutKey(uint64_t seed, uint64_t opId, int64_t step) {
-  return splitmix64(splitmix64(splitmix64(seed) ^ opId) ^ static_cast<uint64_t>(step));
-}
-inline bool keepFromKey(uint64_t key, int64_t index, float ratio) {
-  // 24 random bits -> a float in [0, 1) exactly.
-  const uint64_t h = splitmix64(key ^ static_cast<uint64_t>(index));
-  const float u = static_cast<float>(h >> 40) * (1.0f / 16777216.0f);
-  return u >= ratio;
-}
-} // namespace
-
+// The mask (dropout_mask.h) is shared with the CUDA target's generated kernels.
 bool dropoutKeep(uint64_t seed, uint64_t opId, int64_t step, int64_t index, float ratio) {
-  return keepFromKey(dropoutKey(seed, opId, step), index, ratio);
+  return dropoutKeeps(dropoutKey(seed, opId, step), index, ratio);
 }
 
 void dropout(const float *x, float *y, int64_t n, float ratio, uint64_t seed, uint64_t opId,
@@ -598,7 +569,7 @@ void dropout(const float *x, float *y, int64_t n, float ratio, uint64_t seed, ui
   const uint64_t key = dropoutKey(seed, opId, static_cast<int64_t>(step));
   const float scale = 1.0f / (1.0f - ratio);
   for (int64_t i = 0; i < n; ++i)
-    y[i] = keepFromKey(key, i, ratio) ? x[i] * scale : 0.0f;
+    y[i] = dropoutKeeps(key, i, ratio) ? x[i] * scale : 0.0f;
 }
 
 void dropoutBackward(const float *dy, float *dx, int64_t n, float ratio, uint64_t seed,

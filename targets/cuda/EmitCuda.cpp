@@ -10,12 +10,14 @@
 //    bias + relu or relu_backward + ... runs as one kernel and its intermediates stay in
 //    registers;
 //  - reductions and the other backward ops (bias_grad, softmax, the loss and its gradient,
-//    max-pool backward) get one generated kernel each, written without shared memory or
-//    atomics (one thread per output row/channel/element, fixed summation order), which keeps
-//    them deterministic and lets the host shim run them;
-//  - dense/matmul call cuBLAS, convolutions and max pooling forward call cuDNN (descriptors and
-//    algorithms are made at start-up by the runtime from the ConvSpec/PoolSpec tables emitted
-//    here, under each op's planned workspace).
+//    max-pool backward, batch and layer norm and their backward ops, average pooling and its
+//    backward) get one generated kernel each, written without shared memory or atomics (one
+//    thread per output row/channel/element, the CPU kernel's summation order), which keeps them
+//    deterministic, lets the host shim run them and makes them match the CPU target bit for bit;
+//  - dropout is an elementwise node whose mask comes from dropout_mask.h, shared with the CPU;
+//  - dense/matmul/batch_matmul call cuBLAS, convolutions and max pooling forward call cuDNN
+//    (descriptors and algorithms are made at start-up by the runtime from the ConvSpec/PoolSpec
+//    tables emitted here, under each op's planned workspace).
 // Under GRAPHC_HOST_SHIM each library call is replaced by the CPU runtime's kernel on the same
 // offsets, so the CPU-only CI can train with the generated kernels and compare with the CPU
 // target.
@@ -287,6 +289,18 @@ private:
                            (m.getTransposeRhs() ? "true" : "false") + ");\n"));
           return success();
         })
+        .Case([&](BatchMatmulOp m) {
+          auto ys = tensorDims(m.getResult()), as = tensorDims(m.getLhs());
+          int64_t k = m.getTransposeLhs() ? as[1] : as[2];
+          addCode(gemm(op, m.getLhs(), m.getRhs(), m.getResult(), ys[1], ys[2], k,
+                       m.getTransposeLhs(), m.getTransposeRhs(),
+                       "  graphc::rt::batchMatmul(" + ptr(m.getLhs()) + ", " + ptr(m.getRhs()) +
+                           ", " + ptr(m.getResult()) + ", " + list({ys[0], ys[1], ys[2], k}) +
+                           ", " + (m.getTransposeLhs() ? "true" : "false") + ", " +
+                           (m.getTransposeRhs() ? "true" : "false") + ");\n",
+                       ys[0]));
+          return success();
+        })
         .Case([&](BiasGradOp g) { return biasGrad(g); })
         .Case([&](Conv2dOp c) -> LogicalResult {
           if (failed(conv(op, rt_cuda_forward, c.getInput(), c.getFilter(), c.getResult(),
@@ -317,6 +331,24 @@ private:
         })
         .Case([&](MaxPool2dOp p) { return maxPool(p); })
         .Case([&](MaxPool2dBackwardOp p) { return maxPoolBackward(p); })
+        .Case([&](AvgPool2dOp p) { return avgPool(p); })
+        .Case([&](AvgPool2dBackwardOp p) { return avgPoolBackward(p); })
+        .Case([&](BatchNormOp bn) { return batchNorm(bn); })
+        .Case([&](BatchNormBackwardOp bn) { return batchNormBackward(bn); })
+        .Case([&](BatchNormApplyOp bn) { return batchNormApply(bn); })
+        .Case([&](LayerNormOp ln) { return layerNorm(ln); })
+        .Case([&](LayerNormBackwardOp ln) { return layerNormBackward(ln); })
+        .Case([&](DropoutOp d) {
+          addEw(dropoutNode(op, d.getInput(), d.getResult(), d.getStep(), d.getRatio(),
+                            d.getOpId()));
+          return success();
+        })
+        .Case([&](DropoutBackwardOp d) {
+          addEw(dropoutNode(op, d.getGrad(), d.getResult(), d.getStep(), d.getRatio(),
+                            d.getOpId()));
+          return success();
+        })
+        .Case([&](BatchSliceOp b) { return batchSlice(b); })
         .Case([&](ReshapeOp r) -> LogicalResult {
           if (plannedOffset(r.getInput()) != plannedOffset(r.getResult()))
             return r.emitError("reshape must be planned as a view of its operand");
@@ -492,11 +524,13 @@ private:
           return other->emitError()
                  << "'" << other->getName()
                  << "' is not supported on --target=cuda yet (the CUDA target covers dense, "
-                    "matmul, bias_grad, conv2d and its backward ops, max_pool2d and its "
-                    "backward, reshape, transpose, slice, concat, fill, add, mul, scale, clip, "
-                    "relu/sigmoid/tanh/softmax and the other activations and their backward "
-                    "ops, embedding and its backward, the losses and the sgd/momentum/adam "
-                    "updates; use --target=cpu)";
+                    "matmul, batch_matmul, bias_grad, conv2d and its backward ops, max_pool2d, "
+                    "avg_pool2d, batch_norm, layer_norm, dropout and their backward ops, "
+                    "batch_norm_apply, reshape, transpose, slice, batch_slice, concat, fill, "
+                    "add, mul, scale, "
+                    "clip, relu/sigmoid/tanh/softmax and the other activations and their "
+                    "backward ops, embedding and its backward, the losses and the "
+                    "sgd/momentum/adam updates; use --target=cpu)";
         });
   }
 
@@ -534,15 +568,24 @@ private:
   static constexpr int rt_cuda_forward = 0, rt_cuda_backward_data = 1, rt_cuda_backward_filter = 2;
 
   /// C[m,n] = op(A)[m,k] op(B)[k,n] row-major with cuBLAS (column-major): C^T = op(B)^T op(A)^T.
+  /// With batch > 1, `batch` such products of consecutive [m,k], [k,n] and [m,n] matrices in
+  /// one cublasSgemmStridedBatched (no workspace either: cublasSetWorkspace(nullptr, 0)).
   std::string gemm(Operation *op, Value a, Value b, Value c, int64_t m, int64_t n, int64_t k,
-                   bool transA, bool transB, const std::string &host) {
+                   bool transA, bool transB, const std::string &host, int64_t batch = 1) {
     ++cublasCalls;
+    const bool batched = batch > 1;
+    const char *call = batched ? "cublasSgemmStridedBatched" : "cublasSgemm";
+    auto stride = [&](int64_t elements) {
+      return batched ? ", " + std::to_string(elements) + "ll" : std::string();
+    };
     std::string device =
-        "  GRAPHC_CUBLAS(cublasSgemm(ctx->cublas, " + std::string(transB ? "CUBLAS_OP_T" : "CUBLAS_OP_N") +
-        ", " + (transA ? "CUBLAS_OP_T" : "CUBLAS_OP_N") + ", " + list({n, m, k}) + ", &kOne, " +
-        ptr(b) + ", " + std::to_string(transB ? k : n) + ", " + ptr(a) + ", " +
-        std::to_string(transA ? m : k) + ", &kZero, " + ptr(c) + ", " + std::to_string(n) +
-        "),\n               \"cublasSgemm\", " + opRef(op) + ");\n";
+        "  GRAPHC_CUBLAS(" + std::string(call) + "(ctx->cublas, " +
+        (transB ? "CUBLAS_OP_T" : "CUBLAS_OP_N") + ", " + (transA ? "CUBLAS_OP_T" : "CUBLAS_OP_N") +
+        ", " + list({n, m, k}) + ", &kOne, " + ptr(b) + ", " + std::to_string(transB ? k : n) +
+        stride(k * n) + ", " + ptr(a) + ", " + std::to_string(transA ? m : k) + stride(m * k) +
+        ", &kZero, " + ptr(c) + ", " + std::to_string(n) + stride(m * n) +
+        (batched ? ", " + std::to_string(batch) : std::string()) + "),\n               \"" + call +
+        "\", " + opRef(op) + ");\n";
     return hostOrDevice(host, device);
   }
 
@@ -671,21 +714,11 @@ private:
     int64_t total = tensorElements(p.getInput());
     auto S = [](int64_t v) { return std::to_string(v); };
     kernels += "// " + label(op) + ": max-pool backward\n__global__ void " + k +
-               "(unsigned char *arena) {\n" + gridLoop("e", S(total)) + "    const int64_t ix = e % " +
-               S(xs[3]) + ", iy = (e / " + S(xs[3]) + ") % " + S(xs[2]) + ", nc = e / " +
-               S(xs[2] * xs[3]) + ";\n    const float *img = " + ptr(p.getInput()) + " + nc * " +
-               S(xs[2] * xs[3]) + ";\n    const float *dy = " + ptr(p.getGrad()) + " + nc * " +
-               S(gs[2] * gs[3]) + ";\n    const int64_t self = iy * " + S(xs[3]) +
-               " + ix;\n    const int64_t ny = iy + " + S(padding[0]) + " - " + S(kernel[0]) +
-               " + 1, nx = ix + " + S(padding[1]) + " - " + S(kernel[1]) +
-               " + 1;\n    const int64_t oy0 = ny <= 0 ? 0 : (ny + " + S(strides[0] - 1) + ") / " +
-               S(strides[0]) + ", ox0 = nx <= 0 ? 0 : (nx + " + S(strides[1] - 1) + ") / " +
-               S(strides[1]) + ";\n    const int64_t oy1 = (iy + " + S(padding[0]) + ") / " +
-               S(strides[0]) + " < " + S(gs[2] - 1) + " ? (iy + " + S(padding[0]) + ") / " +
-               S(strides[0]) + " : " + S(gs[2] - 1) + ";\n    const int64_t ox1 = (ix + " +
-               S(padding[1]) + ") / " + S(strides[1]) + " < " + S(gs[3] - 1) + " ? (ix + " +
-               S(padding[1]) + ") / " + S(strides[1]) + " : " + S(gs[3] - 1) +
-               ";\n    float sum = 0.0f;\n    for (int64_t oy = oy0; oy <= oy1; ++oy)\n"
+               "(unsigned char *arena) {\n" + gridLoop("e", S(total)) +
+               windowsHolding(xs, gs, kernel, strides, padding, p.getGrad()) +
+               "    const float *img = " + ptr(p.getInput()) + " + nc * " + S(xs[2] * xs[3]) +
+               ";\n    const int64_t self = iy * " + S(xs[3]) +
+               " + ix;\n    float sum = 0.0f;\n    for (int64_t oy = oy0; oy <= oy1; ++oy)\n"
                "      for (int64_t ox = ox0; ox <= ox1; ++ox)\n"
                "        if (::graphc::rt::cuda::poolArgmax(img, " + list({xs[2], xs[3]}) +
                ", oy * " + S(strides[0]) + " - " + S(padding[0]) + ", ox * " + S(strides[1]) +
@@ -693,6 +726,334 @@ private:
                ") == self)\n          sum += dy[oy * " + S(gs[3]) + " + ox];\n    " +
                ptr(p.getResult()) + "[e] = sum;\n  }\n}\n\n";
     addCode(launch(k, total, op));
+    return success();
+  }
+
+  /// The start of a pooling gradient's gather over input element `e` of an [n, c, xs[2], xs[3]]
+  /// input: its coordinates (ix, iy, nc), `dy` at its plane of the [.., gs[2], gs[3]] gradient,
+  /// and the windows that can hold it, [oy0, oy1] x [ox0, ox1] (clipped to the outputs).
+  std::string windowsHolding(ArrayRef<int64_t> xs, ArrayRef<int64_t> gs, ArrayRef<int64_t> kernel,
+                             ArrayRef<int64_t> strides, ArrayRef<int64_t> padding, Value dy) {
+    auto first = [&](const char *near, int64_t stride) {
+      return std::string(near) + " <= 0 ? 0 : (" + near + " + " + num(stride - 1) + ") / " +
+             num(stride);
+    };
+    auto last = [&](const char *coord, int64_t pad, int64_t stride, int64_t outputs) {
+      std::string window = "(" + std::string(coord) + " + " + num(pad) + ") / " + num(stride);
+      return window + " < " + num(outputs - 1) + " ? " + window + " : " + num(outputs - 1);
+    };
+    return "    const int64_t ix = e % " + num(xs[3]) + ", iy = (e / " + num(xs[3]) + ") % " +
+           num(xs[2]) + ", nc = e / " + num(xs[2] * xs[3]) + ";\n    const float *dy = " +
+           ptr(dy) + " + nc * " + num(gs[2] * gs[3]) + ";\n    const int64_t ny = iy + " +
+           num(padding[0]) + " - " + num(kernel[0]) + " + 1, nx = ix + " + num(padding[1]) +
+           " - " + num(kernel[1]) + " + 1;\n    const int64_t oy0 = " + first("ny", strides[0]) +
+           ", ox0 = " + first("nx", strides[1]) + ";\n    const int64_t oy1 = " +
+           last("iy", padding[0], strides[0], gs[2]) + ";\n    const int64_t ox1 = " +
+           last("ix", padding[1], strides[1], gs[3]) + ";\n";
+  }
+
+  static std::string num(int64_t v) { return std::to_string(v); }
+  static std::string boolText(bool b) { return b ? "true" : "false"; }
+  /// `sum / count` as the CPU kernels write `count > 0 ? sum / double(count) : 0.0`.
+  static std::string meanOf(const std::string &sum, int64_t count) {
+    return count > 0 ? sum + " / " + num(count) + ".0" : "0.0";
+  }
+
+  /// Average pooling, one thread per output: the window and divisor of pool_window.h (shared
+  /// with the CPU kernel, so count_include_pad, ceil mode and padding-only windows divide as
+  /// there), summed in float row by row as the CPU kernel does. cuDNN's average pooling is not
+  /// used: its divisors differ from PyTorch's for ceil-mode windows.
+  LogicalResult avgPool(AvgPool2dOp p) {
+    Operation *op = p;
+    Value x = p.getInput(), y = p.getResult();
+    const bool countIncludePad = p.getCountIncludePad();
+    auto xs = tensorDims(x), ys = tensorDims(y);
+    int64_t total = tensorElements(y);
+    std::string k = kernelName("avg_pool");
+    kernels += "// " + label(op) + ": average pooling" +
+               (countIncludePad ? " (count_include_pad)" : "") +
+               ", one thread per output\n__global__ void " + k + "(unsigned char *arena) {\n" +
+               gridLoop("o", num(total)) + "    const int64_t ox = o % " + num(ys[3]) +
+               ", oy = (o / " + num(ys[3]) + ") % " + num(ys[2]) + ", nc = o / " +
+               num(ys[2] * ys[3]) + ";\n    const float *img = " + ptr(x) + " + nc * " +
+               num(xs[2] * xs[3]) + ";\n    const ::graphc::rt::AvgPoolWindow win = " +
+               avgWindowCall(xs, ys, p.getKernel(), p.getStrides(), p.getPadding(),
+                             countIncludePad) +
+               ";\n    float sum = 0.0f;\n"
+               "    for (int64_t iy = win.yBegin; iy < win.yEnd; ++iy)\n"
+               "      for (int64_t ix = win.xBegin; ix < win.xEnd; ++ix)\n"
+               "        sum += img[iy * " + num(xs[3]) + " + ix];\n    " + ptr(y) +
+               "[o] = win.divisor > 0 ? sum / static_cast<float>(win.divisor) : 0.0f;\n  }\n}\n\n";
+    addCode(launch(k, total, op));
+    return success();
+  }
+  std::string avgWindowCall(ArrayRef<int64_t> xs, ArrayRef<int64_t> ys, ArrayRef<int64_t> kernel,
+                            ArrayRef<int64_t> strides, ArrayRef<int64_t> padding,
+                            bool countIncludePad) {
+    return "::graphc::rt::avgPoolWindow(" +
+           list({xs[2], xs[3], ys[2], ys[3], kernel[0], kernel[1], strides[0], strides[1],
+                 padding[0], padding[1]}) +
+           ", oy, ox, " + boolText(countIncludePad) + ")";
+  }
+
+  /// dx gathered: one thread per input element adds dy / divisor of every window holding it, in
+  /// the order the CPU kernel's scatter adds them (windows row-major), so without atomics and
+  /// bit for bit.
+  LogicalResult avgPoolBackward(AvgPool2dBackwardOp p) {
+    Operation *op = p;
+    auto xs = tensorDims(p.getResult()), gs = tensorDims(p.getGrad());
+    int64_t total = tensorElements(p.getResult());
+    std::string k = kernelName("avg_pool_backward");
+    kernels += "// " + label(op) + ": average-pool backward, one thread per input element\n"
+               "__global__ void " + k + "(unsigned char *arena) {\n" + gridLoop("e", num(total)) +
+               windowsHolding(xs, gs, p.getKernel(), p.getStrides(), p.getPadding(), p.getGrad()) +
+               "    float sum = 0.0f;\n    for (int64_t oy = oy0; oy <= oy1; ++oy)\n"
+               "      for (int64_t ox = ox0; ox <= ox1; ++ox) {\n"
+               "        const ::graphc::rt::AvgPoolWindow win = " +
+               avgWindowCall(xs, gs, p.getKernel(), p.getStrides(), p.getPadding(),
+                             p.getCountIncludePad()) +
+               ";\n        if (win.divisor > 0 && iy >= win.yBegin && iy < win.yEnd && "
+               "ix >= win.xBegin && ix < win.xEnd)\n          sum += dy[oy * " + num(gs[3]) +
+               " + ox] / static_cast<float>(win.divisor);\n      }\n    " + ptr(p.getResult()) +
+               "[e] = sum;\n  }\n}\n\n";
+    addCode(launch(k, total, op));
+    return success();
+  }
+
+  /// A loop running `body` for every element i of channel `c` of tensors viewed as [n, c, inner],
+  /// in the CPU kernels' order; each of `planes` ({"const float *p", base}) points at the
+  /// current sample's plane of channel c of its tensor.
+  static std::string forEachInChannel(int64_t n, int64_t c, int64_t inner,
+                                      ArrayRef<std::pair<std::string, std::string>> planes,
+                                      const std::string &body) {
+    std::string s = "    for (int64_t b = 0; b < " + num(n) + "; ++b) {\n";
+    for (auto &[decl, base] : planes)
+      s += "      " + decl + " = " + base + " + (b * " + num(c) + " + c) * " + num(inner) + ";\n";
+    return s + "      for (int64_t i = 0; i < " + num(inner) + "; ++i)" + body + "    }\n";
+  }
+
+  /// Batch normalization, one thread per channel doing what the CPU kernel does for it, in its
+  /// order (statistics summed in double, then y = x alpha + beta with alpha and beta from the
+  /// saved float statistics through batchNormAffine, elementwise_math.h), so the result is the CPU's bit for bit: batch norm's backward formula cancels
+  /// heavily when a channel has few elements (a ResNet's last stages), and there even the float
+  /// rounding of a statistic shows in the weights after a few steps. In training the running
+  /// statistics are written in place over the old ones (each thread reads its channel's before
+  /// writing them), once per run of the op: once per step, or once per micro-batch with
+  /// --micro-batches, as on the CPU. cuDNN's batch norm is not used: its reductions are not the
+  /// CPU's.
+  LogicalResult batchNorm(BatchNormOp bn) {
+    Operation *op = bn;
+    auto xs = tensorDims(bn.getInput());
+    const int64_t n = xs[0], c = xs[1], inner = tensorElements(bn.getInput()) / (n * c),
+                  count = n * inner;
+    const bool training = bn.getTraining();
+    const std::string x = ptr(bn.getInput()), rm = ptr(bn.getRunningMean()),
+                      rv = ptr(bn.getRunningVar());
+    std::string stats;
+    if (training)
+      stats = "    double sum = 0.0;\n" +
+              forEachInChannel(n, c, inner, {{"const float *p", x}}, "\n        sum += p[i];\n") +
+              "    const double mean = " + meanOf("sum", count) + ";\n    double varSum = 0.0;\n" +
+              forEachInChannel(n, c, inner, {{"const float *p", x}},
+                               " {\n        const double d = p[i] - mean;\n"
+                               "        varSum += d * d;\n      }\n") +
+              "    const double var = " + meanOf("varSum", count) +
+              ";\n    const double unbiased = " +
+              (count > 1 ? "varSum / " + num(count - 1) + ".0" : std::string("var")) +
+              ";\n    const double m = static_cast<double>(" +
+              floatLiteral(attrFloat(bn.getMomentum())) + ");\n    const double oldMean = " + rm +
+              "[c], oldVar = " + rv + "[c];\n    " + ptr(bn.getNewRunningMean()) +
+              "[c] = static_cast<float>(m * mean + (1.0 - m) * oldMean);\n    " +
+              ptr(bn.getNewRunningVar()) +
+              "[c] = static_cast<float>(m * unbiased + (1.0 - m) * oldVar);\n";
+    else
+      stats = "    const double mean = " + rm + "[c], var = " + rv + "[c];\n    " +
+              ptr(bn.getNewRunningMean()) + "[c] = " + rm + "[c];\n    " +
+              ptr(bn.getNewRunningVar()) + "[c] = " + rv + "[c];\n";
+    const std::string scale = ptr(bn.getScale()) + "[c]";
+    std::string k = kernelName("batch_norm");
+    kernels += "// " + label(op) + ": batch normalization" +
+               (training ? " (training: batch statistics, running statistics updated)"
+                         : " (running statistics)") +
+               ", one thread per channel in the CPU kernel's order\n__global__ void " + k +
+               "(unsigned char *arena) {\n" + gridLoop("c", num(c)) + stats +
+               "    const double invstd = 1.0 / sqrt(var + static_cast<double>(" +
+               floatLiteral(attrFloat(bn.getEpsilon())) + "));\n    " + ptr(bn.getSavedMean()) +
+               "[c] = static_cast<float>(mean);\n    " + ptr(bn.getSavedInvstd()) +
+               "[c] = static_cast<float>(invstd);\n    float alpha, beta;\n"
+               "    ::graphc::rt::batchNormAffine(" + ptr(bn.getSavedMean()) + "[c], " +
+               ptr(bn.getSavedInvstd()) + "[c], " + scale + ", " + ptr(bn.getBias()) +
+               "[c], &alpha, &beta);\n" +
+               forEachInChannel(n, c, inner,
+                                {{"const float *p", x}, {"float *q", ptr(bn.getResult())}},
+                                "\n        q[i] = p[i] * alpha + beta;\n") +
+               "  }\n}\n\n";
+    addCode(launch(k, c, op));
+    return success();
+  }
+
+  /// A batch norm's output recomputed from its saved statistics (rematerialization): one thread
+  /// per element, y = x alpha + beta with the channel's alpha and beta from batchNormAffine,
+  /// as the forward kernel computed them, so the values are the forward's bit for bit.
+  LogicalResult batchNormApply(BatchNormApplyOp bn) {
+    Operation *op = bn;
+    auto xs = tensorDims(bn.getInput());
+    const int64_t total = tensorElements(bn.getInput()), c = xs[1],
+                  inner = total / (xs[0] * xs[1]);
+    std::string k = kernelName("batch_norm_apply");
+    kernels += "// " + label(op) +
+               ": batch norm output recomputed from its saved statistics\n__global__ void " + k +
+               "(unsigned char *arena) {\n" + gridLoop("i", num(total)) +
+               "    const int64_t c = (i / " + num(inner) + ") % " + num(c) +
+               ";\n    float alpha, beta;\n    ::graphc::rt::batchNormAffine(" +
+               ptr(bn.getSavedMean()) + "[c], " + ptr(bn.getSavedInvstd()) + "[c], " +
+               ptr(bn.getScale()) + "[c], " + ptr(bn.getBias()) + "[c], &alpha, &beta);\n    " +
+               ptr(bn.getResult()) + "[i] = " + ptr(bn.getInput()) +
+               "[i] * alpha + beta;\n  }\n}\n\n";
+    addCode(launch(k, total, op));
+    return success();
+  }
+
+  /// One thread per channel, as the CPU kernel: dy and (x - mean) dy summed in double into
+  /// grad_bias and grad_scale, then dx by PyTorch's formula from those double sums (bit for bit;
+  /// see batchNorm for why).
+  LogicalResult batchNormBackward(BatchNormBackwardOp bn) {
+    Operation *op = bn;
+    auto xs = tensorDims(bn.getInput());
+    const int64_t n = xs[0], c = xs[1], inner = tensorElements(bn.getInput()) / (n * c),
+                  count = n * inner;
+    const std::string dy = ptr(bn.getGrad()), x = ptr(bn.getInput()), dx = ptr(bn.getGradInput());
+    std::string dxCode;
+    if (bn.getTraining() && count > 0)
+      dxCode = "    // PyTorch: k = dot invstd^2 / N; dx = (dy - sum/N - (x - mean) k) invstd w.\n"
+               "    const double k = dot * invstd * invstd / " + num(count) +
+               ".0;\n    const double gradMean = sum / " + num(count) + ".0;\n" +
+               forEachInChannel(n, c, inner,
+                                {{"const float *g", dy}, {"const float *p", x}, {"float *q", dx}},
+                                "\n        q[i] = static_cast<float>((g[i] - gradMean - (p[i] - "
+                                "mean) * k) * invstd * w);\n");
+    else
+      dxCode = "    const float f = static_cast<float>(invstd * w);\n" +
+               forEachInChannel(n, c, inner, {{"const float *g", dy}, {"float *q", dx}},
+                                "\n        q[i] = g[i] * f;\n");
+    std::string k = kernelName("batch_norm_backward");
+    kernels += "// " + label(op) + ": batch-norm backward" +
+               (bn.getTraining() ? " (training)" : "") +
+               ", one thread per channel in the CPU kernel's order\n__global__ void " + k +
+               "(unsigned char *arena) {\n" + gridLoop("c", num(c)) + "    const double mean = " +
+               ptr(bn.getSavedMean()) + "[c], invstd = " + ptr(bn.getSavedInvstd()) +
+               "[c];\n    double sum = 0.0, dot = 0.0;\n" +
+               forEachInChannel(n, c, inner, {{"const float *g", dy}, {"const float *p", x}},
+                                " {\n        sum += g[i];\n        dot += (p[i] - mean) * g[i];\n"
+                                "      }\n") +
+               "    " + ptr(bn.getGradBias()) + "[c] = static_cast<float>(sum);\n    " +
+               ptr(bn.getGradScale()) + "[c] = static_cast<float>(dot * invstd);\n" +
+               "    const double w = " + ptr(bn.getScale()) + "[c];\n" + dxCode + "  }\n}\n\n";
+    addCode(launch(k, c, op));
+    return success();
+  }
+
+  /// Layer normalization, one thread per row: statistics in double and the row's outputs in the
+  /// CPU kernel's order (bit for bit).
+  LogicalResult layerNorm(LayerNormOp ln) {
+    Operation *op = ln;
+    const int64_t d = tensorDims(ln.getInput()).back(), rows = tensorElements(ln.getInput()) / d;
+    std::string k = kernelName("layer_norm");
+    kernels += "// " + label(op) + ": layer normalization, one thread per row\n__global__ void " +
+               k + "(unsigned char *arena) {\n" + gridLoop("r", num(rows)) +
+               "    const float *p = " + ptr(ln.getInput()) + " + r * " + num(d) +
+               ";\n    float *q = " + ptr(ln.getResult()) + " + r * " + num(d) +
+               ";\n    double sum = 0.0;\n    for (int64_t i = 0; i < " + num(d) +
+               "; ++i)\n      sum += p[i];\n    const double mean = " + meanOf("sum", d) +
+               ";\n    double varSum = 0.0;\n    for (int64_t i = 0; i < " + num(d) +
+               "; ++i) {\n      const double dev = p[i] - mean;\n"
+               "      varSum += dev * dev;\n    }\n"
+               "    const double var = " + meanOf("varSum", d) +
+               ";\n    const double invstd = 1.0 / sqrt(var + static_cast<double>(" +
+               floatLiteral(attrFloat(ln.getEpsilon())) + "));\n    " + ptr(ln.getSavedMean()) +
+               "[r] = static_cast<float>(mean);\n    " + ptr(ln.getSavedInvstd()) +
+               "[r] = static_cast<float>(invstd);\n    for (int64_t i = 0; i < " + num(d) +
+               "; ++i)\n      q[i] = static_cast<float>((p[i] - mean) * invstd * " +
+               ptr(ln.getScale()) + "[i] + " + ptr(ln.getBias()) + "[i]);\n  }\n}\n\n";
+    addCode(launch(k, rows, op));
+    return success();
+  }
+
+  /// The scale and bias gradients by one thread per column (over the rows, in double), then dx
+  /// by one thread per row, both in the CPU kernel's order (bit for bit).
+  LogicalResult layerNormBackward(LayerNormBackwardOp ln) {
+    Operation *op = ln;
+    const int64_t d = tensorDims(ln.getInput()).back(), rows = tensorElements(ln.getInput()) / d;
+    const std::string dy = ptr(ln.getGrad()), x = ptr(ln.getInput()),
+                      mean = ptr(ln.getSavedMean()), invstd = ptr(ln.getSavedInvstd()),
+                      scale = ptr(ln.getScale());
+    std::string columns = kernelName("layer_norm_backward_columns");
+    kernels += "// " + label(op) + ": layer-norm scale and bias gradients, one thread per "
+                                   "column\n__global__ void " + columns +
+               "(unsigned char *arena) {\n" + gridLoop("i", num(d)) +
+               "    double sumDy = 0.0, sumDyXhat = 0.0;\n    for (int64_t r = 0; r < " +
+               num(rows) + "; ++r) {\n      const double g = " + dy + "[r * " + num(d) +
+               " + i];\n      sumDy += g;\n      sumDyXhat += g * (" + x + "[r * " + num(d) +
+               " + i] - static_cast<double>(" + mean + "[r])) * " + invstd + "[r];\n    }\n    " +
+               ptr(ln.getGradScale()) + "[i] = static_cast<float>(sumDyXhat);\n    " +
+               ptr(ln.getGradBias()) + "[i] = static_cast<float>(sumDy);\n  }\n}\n\n";
+    addCode(launch(columns, d, op));
+    std::string k = kernelName("layer_norm_backward_rows");
+    kernels += "// " + label(op) + ": layer-norm input gradient, one thread per row\n"
+               "__global__ void " + k + "(unsigned char *arena) {\n" + gridLoop("r", num(rows)) +
+               "    const float *g = " + dy + " + r * " + num(d) + ", *p = " + x + " + r * " +
+               num(d) + ";\n    float *q = " + ptr(ln.getGradInput()) + " + r * " + num(d) +
+               ";\n    const double mean = " + mean + "[r], invstd = " + invstd +
+               "[r];\n    double sumG = 0.0, sumGXhat = 0.0;\n    for (int64_t i = 0; i < " +
+               num(d) + "; ++i) {\n      const double xhat = (p[i] - mean) * invstd;\n"
+               "      const double gi = static_cast<double>(g[i]) * " + scale +
+               "[i];\n      sumG += gi;\n      sumGXhat += gi * xhat;\n    }\n"
+               "    const double meanG = " + meanOf("sumG", d) + ", meanGXhat = " +
+               meanOf("sumGXhat", d) + ";\n    for (int64_t i = 0; i < " + num(d) +
+               "; ++i) {\n      const double xhat = (p[i] - mean) * invstd;\n"
+               "      q[i] = static_cast<float>(invstd * (static_cast<double>(g[i]) * " + scale +
+               "[i] - meanG - xhat * meanGXhat));\n    }\n  }\n}\n\n";
+    addCode(launch(k, rows, op));
+    return success();
+  }
+
+  /// dropout and dropout_backward (y = keep ? x / (1 - ratio) : 0): an elementwise node whose
+  /// mask is dropout_mask.h's, keyed as the CPU target keys it (graphc --seed, the op id, the
+  /// step counter read from the arena), so the masks are the CPU's bit for bit.
+  EwNode dropoutNode(Operation *op, Value x, Value y, Value step, APFloat ratioAttr,
+                     uint64_t opId) {
+    EwNode n = unaryNode(op, x, y, nullptr); // with its own code, which names the key
+    const std::string ratio = floatLiteral(attrFloat(ratioAttr)), stepPtr = ptr(step),
+                      seed = std::to_string(options.dropoutSeed) + "ull",
+                      id = std::to_string(opId) + "ull";
+    n.prologue = [=](const std::string &k) {
+      return "  const uint64_t dropKey_" + k + " = ::graphc::rt::dropoutKey(" + seed + ", " + id +
+             ", static_cast<int64_t>(" + stepPtr + "[0]));\n";
+    };
+    n.code = [=](ArrayRef<std::string> in, ArrayRef<std::string> o, const std::string &k) {
+      return "      const float " + o[0] + " = ::graphc::rt::dropoutKeeps(dropKey_" + k + ", i, " +
+             ratio + ") ? " + in[0] + " * (1.0f / (1.0f - " + ratio + ")) : 0.0f;\n";
+    };
+    return n;
+  }
+
+  /// A micro-batch's rows of the data or labels (f32 or int64): a copy in 32-bit words.
+  LogicalResult batchSlice(BatchSliceOp b) {
+    Operation *op = b;
+    const uint64_t bytes = tensorBytes(b.getResult().getType());
+    if (bytes % 4)
+      return op->emitError("graph.batch_slice of a tensor whose size is not a multiple of 4 "
+                           "bytes is not supported on --target=cuda yet; use --target=cpu");
+    const int64_t from = plannedOffset(b.getInput()) + int64_t(b.getIndex() * bytes),
+                  words = int64_t(bytes / 4);
+    std::string k = kernelName("batch_slice");
+    kernels += "// " + label(op) + ": micro-batch " + num(b.getIndex()) + " of " +
+               num(b.getCount()) + "\n__global__ void " + k + "(unsigned char *arena) {\n" +
+               gridLoop("i", num(words)) + "    reinterpret_cast<uint32_t *>(arena + " +
+               num(plannedOffset(b.getResult())) +
+               ")[i] = reinterpret_cast<const uint32_t *>(arena + " + num(from) +
+               ")[i];\n  }\n}\n\n";
+    addCode(launch(k, words, op));
     return success();
   }
 

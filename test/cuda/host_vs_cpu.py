@@ -5,6 +5,7 @@
                  [--loss L] [--optimizer O] [--lr F] [--steps N] [--tol 1e-5] [--cxx c++]
                  [--build=host|gpu] [--batch N] [--classes 10] [--ids V]
                  [--ranks N --mpirun PATH [--mpi-libs 'a;b'] [--ref-ranks M] [--ref-target cpu|cuda]]
+                 [--graphc-flag F]... [--tested-flag F]...
 
 1. graphc --target=cuda --compile-to=source writes DIR/step.cu (and DIR/step.cu.weights.bin);
 2. the host compiler builds it with -DGRAPHC_HOST_SHIM: the generated kernels (fused elementwise
@@ -110,6 +111,9 @@ def main():
     ap.add_argument("--mpi-libs", default="", help="';'-separated MPI libraries for the host build")
     ap.add_argument("--graphc-flag", action="append", default=[],
                     help="another graphc flag for both builds, e.g. --graphc-flag=--bucket-size=4KiB")
+    ap.add_argument("--tested-flag", action="append", default=[],
+                    help="a graphc flag for the tested build only (a negative control, e.g. "
+                    "--tested-flag=--seed=7: other dropout masks must make the comparison fail)")
     args = ap.parse_args()
 
     work = args.workdir
@@ -129,11 +133,12 @@ def main():
 
     if args.build == "gpu":
         host = os.path.join(work, "gpu")
-        run([args.graphc, args.model, "--target=cuda", "-o", host] + flags + parallel(args.ranks))
+        run([args.graphc, args.model, "--target=cuda", "-o", host] + flags + args.tested_flag
+            + parallel(args.ranks))
     else:
         source = os.path.join(work, "step.cu")
         run([args.graphc, args.model, "--target=cuda", "--compile-to=source", "-o", source] + flags
-            + parallel(args.ranks))
+            + args.tested_flag + parallel(args.ranks))
         mpi = []
         if args.ranks:
             mpi = [os.path.join(args.lib, "libgraphc_runtime_mpi.a")] + [

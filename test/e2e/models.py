@@ -31,7 +31,7 @@ OPSET = 13
 SEEDS = {"mlp": 1, "cnn": 2, "cnn_bce": 3, "resmlp": 4,
          "resnet18": 5, "mobilenet_v2": 6, "squeezenet1_1": 7, "vgg11": 8,
          "transformer": 9, "transformer_ln17": 9, "unet": 10, "tconv": 11, "lstm": 12,
-         "gru": 13, "emb_lstm": 14, "split_mlp": 15}
+         "gru": 13, "cnn_bn": 14, "transformer_dropout": 15, "emb_lstm": 16, "split_mlp": 17}
 
 # torchvision models (issue #6), small so that a test takes seconds: 10 classes, 32x32 images,
 # batch 4, exported in training mode (BatchNormalization with batch statistics and running-stat
@@ -76,7 +76,17 @@ BATCHES.update({name: 8 for name in TOKEN_MODELS})
 # per-pixel binary crossentropy: the labels have the prediction's shape.
 UNET = dict(base=8, image=16)
 BATCHES.update({"unet": 4, "tconv": 4})
-TRAINING_EXPORT = TORCHVISION + TRANSFORMERS + ("unet",) + RECURRENT
+# Models with active dropout (issue #3, the CUDA target against the CPU target; PyTorch's
+# dropout RNG cannot be matched, so they are not compared with PyTorch): "cnn_bn" is
+# Conv/BatchNorm/ReLU, average pooling with padding (count_include_pad=False) and without,
+# Dropout(0.25) and a GlobalAveragePool; "transformer_dropout" is one
+# tiny post-norm TransformerEncoderLayer with dropout 0.1 (attention weights, feed-forward and
+# residual branches).
+DROPOUT = ("cnn_bn", "transformer_dropout")
+CNN_BN = dict(image=12)
+TINY_TRANSFORMER = dict(d_model=16, nhead=2, dim_feedforward=32, num_layers=1, seq=8, dropout=0.1)
+BATCHES.update({name: 4 for name in DROPOUT})
+TRAINING_EXPORT = TORCHVISION + TRANSFORMERS + ("unet",) + RECURRENT + DROPOUT
 
 # Which loss graphc is asked to use for each model.
 LOSSES = {
@@ -89,6 +99,7 @@ LOSSES = {
 LOSSES.update({name: "sparse_categorical_crossentropy"
                for name in TORCHVISION + TRANSFORMERS + RECURRENT + tuple(TOKEN_MODELS)})
 LOSSES.update({"unet": "binary_crossentropy", "tconv": "binary_crossentropy"})
+LOSSES.update({name: "sparse_categorical_crossentropy" for name in DROPOUT})
 
 
 def batch_of(name):
@@ -130,9 +141,9 @@ def torchvision_net(name):
 class TransformerClassifier(nn.Module):
     """TransformerEncoder -> mean over the sequence -> Linear (-> Softmax when head)."""
 
-    def __init__(self, d_model, nhead, dim_feedforward, num_layers, classes=10):
+    def __init__(self, d_model, nhead, dim_feedforward, num_layers, classes=10, dropout=0.0):
         super().__init__()
-        layer = nn.TransformerEncoderLayer(d_model, nhead, dim_feedforward, dropout=0.0,
+        layer = nn.TransformerEncoderLayer(d_model, nhead, dim_feedforward, dropout=dropout,
                                            batch_first=True)
         self.enc = nn.TransformerEncoder(layer, num_layers, enable_nested_tensor=False)
         self.fc = nn.Linear(d_model, classes)
@@ -214,6 +225,30 @@ class TConv(nn.Module):
         return torch.sigmoid(x) if self.head else x
 
 
+class CNNBN(nn.Module):
+    """Conv -> BatchNorm -> ReLU -> AvgPool2d(3, 2, pad 1, count_include_pad=False)
+    -> Conv (no bias) -> BatchNorm -> ReLU -> AvgPool2d(2, 2)
+    -> Dropout(0.25) -> global average pool -> Linear (-> Softmax when head)."""
+
+    def __init__(self, classes=10):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 8, 3, padding=1)
+        self.bn1 = nn.BatchNorm2d(8)
+        self.pool1 = nn.AvgPool2d(3, 2, padding=1, count_include_pad=False)
+        self.conv2 = nn.Conv2d(8, 16, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(16)
+        self.pool2 = nn.AvgPool2d(2, 2, count_include_pad=False)  # True: torch writes a Pad
+        self.drop = nn.Dropout(0.25)
+        self.fc = nn.Linear(16, classes)
+        self.head = True
+
+    def forward(self, x):
+        x = self.pool1(F.relu(self.bn1(self.conv1(x))))
+        x = self.drop(self.pool2(F.relu(self.bn2(self.conv2(x)))))
+        x = self.fc(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
+        return torch.softmax(x, dim=1) if self.head else x
+
+
 class MLP(nn.Module):
     def __init__(self):
         super().__init__()
@@ -267,6 +302,10 @@ def input_shape(name, batch=None):
         return (batch, RECURRENT_SHAPE["seq"], RECURRENT_SHAPE["features"])
     if name in TOKEN_MODELS:
         return (batch, TOKEN_MODELS[name]["seq"])
+    if name == "cnn_bn":
+        return (batch, 3, CNN_BN["image"], CNN_BN["image"])
+    if name == "transformer_dropout":
+        return (batch, TINY_TRANSFORMER["seq"], TINY_TRANSFORMER["d_model"])
     if name == "unet":
         return (batch, 3, UNET["image"], UNET["image"])
     if name == "tconv":
@@ -313,6 +352,12 @@ def build(name):
         return UNet(base=UNET["base"], levels=2, sigmoid=True)
     if name == "tconv":
         return TConv()
+    if name == "cnn_bn":
+        return CNNBN()
+    if name == "transformer_dropout":
+        t = TINY_TRANSFORMER
+        return TransformerClassifier(t["d_model"], t["nhead"], t["dim_feedforward"],
+                                     t["num_layers"], dropout=t["dropout"])
     raise ValueError("unknown model %r" % name)
 
 

@@ -11,11 +11,7 @@
 
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define GRAPHC_HD __host__ __device__ __forceinline__
-#else
-#define GRAPHC_HD inline
-#endif
+#include "graphc/runtime/host_device.h"
 
 namespace graphc::rt {
 

@@ -13,7 +13,9 @@
 
 #include <cstdint>
 
+#include "graphc/runtime/dropout_mask.h"
 #include "graphc/runtime/elementwise_math.h"
+#include "graphc/runtime/pool_window.h"
 #include "graphc/runtime/program.h"
 
 #ifdef GRAPHC_HOST_SHIM

@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""Checks the arguments of every cuBLAS call in an emitted CUDA step without a GPU.
+
+  gemm_args.py STEP.cu
+
+Each cuBLAS call of a generated step sits next to its host twin (the CPU runtime's kernel on the
+same offsets, which the host build runs):
+
+  #ifdef GRAPHC_HOST_SHIM
+    graphc::rt::batchMatmul(F32(a), F32(b), F32(c), batch, m, n, k, transA, transB);
+  #else
+    GRAPHC_CUBLAS(cublasSgemmStridedBatched(ctx->cublas, ...), ...);
+  #endif
+
+For each pair this script fills an arena with random floats, runs the host kernel's row-major
+definition and cuBLAS's documented column-major definition of the call (operation, dimensions,
+leading dimensions, strides and batch count, as read from the source) on two copies, and requires
+the two arenas to be equal. So it checks that the emitted cuBLAS arguments compute what the CPU
+target computes, which the host build cannot (it never calls cuBLAS). Pure Python, small shapes.
+
+Prints one line per call and "checked N cuBLAS calls", or what differs (exit 1).
+"""
+
+import random
+import re
+import sys
+
+sys.dont_write_bytecode = True
+
+PAIR = re.compile(r"#ifdef GRAPHC_HOST_SHIM\n\s*graphc::rt::(\w+)\(([^;\n]*)\);\n#else\n"
+                  r"\s*GRAPHC_CUBLAS\((cublasSgemm\w*)\(([^;]*?)\),\s*\n\s*\"[^\"]*\", (\"[^\"]*\")\);")
+
+
+def split_args(text):
+    return [a.strip() for a in text.replace("\n", " ").split(",")]
+
+
+def value(arg):
+    """An argument as a number: F32(offset) -> the float index, literals -> int/bool."""
+    m = re.fullmatch(r"F32\((\d+)\)", arg)
+    if m:
+        offset = int(m.group(1))
+        assert offset % 4 == 0, arg
+        return offset // 4
+    if arg in ("true", "false"):
+        return arg == "true"
+    if arg == "nullptr":
+        return None
+    return int(arg.rstrip("l"))
+
+
+def host_gemm(mem, a, b, c, m, n, k, trans_a, trans_b):
+    """The CPU runtime's matmul: C[m,n] = op(A) op(B), row-major."""
+    for i in range(m):
+        for j in range(n):
+            s = 0.0
+            for l in range(k):
+                av = mem[a + (l * m + i if trans_a else i * k + l)]
+                bv = mem[b + (j * k + l if trans_b else l * n + j)]
+                s += av * bv
+            mem[c + i * n + j] = s
+
+
+def run_host(mem, fn, args):
+    v = [value(x) for x in args]
+    if fn == "matmul":
+        a, b, c, m, n, k, ta, tb = v
+        host_gemm(mem, a, b, c, m, n, k, ta, tb)
+    elif fn == "batchMatmul":
+        a, b, c, batch, m, n, k, ta, tb = v
+        for i in range(batch):
+            host_gemm(mem, a + i * m * k, b + i * k * n, c + i * m * n, m, n, k, ta, tb)
+    elif fn == "dense":
+        x, w, bias, y, rows, inputs, outputs, tw = v
+        assert bias is None, "the bias is a separate kernel"
+        host_gemm(mem, x, w, y, rows, outputs, inputs, False, tw)
+    else:
+        raise ValueError("unknown host twin graphc::rt::" + fn)
+
+
+def run_cublas(mem, call, args):
+    """cuBLAS's column-major definition (alpha = 1, beta = 0 as the step passes kOne/kZero)."""
+    assert args[0] == "ctx->cublas" and args[6] == "&kOne", args
+    op_a, op_b = args[1], args[2]
+    m, n, k = (int(x) for x in args[3:6])
+    if call == "cublasSgemmStridedBatched":
+        a, lda, sa, b, ldb, sb = (value(x) for x in args[7:13])
+        assert args[13] == "&kZero", args
+        c, ldc, sc, batch = (value(x) for x in args[14:18])
+    else:
+        assert call == "cublasSgemm", call
+        a, lda, b, ldb = (value(x) for x in args[7:11])
+        assert args[11] == "&kZero", args
+        c, ldc = value(args[12]), value(args[13])
+        sa = sb = sc = 0
+        batch = 1
+    ta, tb = op_a == "CUBLAS_OP_T", op_b == "CUBLAS_OP_T"
+    for p in range(batch):
+        A, B, C = a + p * sa, b + p * sb, c + p * sc
+        for i in range(m):
+            for j in range(n):
+                s = 0.0
+                for l in range(k):
+                    av = mem[A + (l + i * lda if ta else i + l * lda)]
+                    bv = mem[B + (j + l * ldb if tb else l + j * ldb)]
+                    s += av * bv
+                mem[C + i + j * ldc] = s
+
+
+def main():
+    text = open(sys.argv[1]).read()
+    pairs = PAIR.findall(text)
+    calls = len(re.findall(r"GRAPHC_CUBLAS\(", text))
+    if len(pairs) != calls:
+        print("FAIL: %d cuBLAS calls, %d with a recognised host twin" % (calls, len(pairs)))
+        return 1
+    # The planned arena ("the single device allocation of N bytes" in the file's header).
+    floats = int(re.search(r"single device allocation of (\d+) bytes", text).group(1)) // 4
+    rng = random.Random(7)
+    failed = 0
+    for fn, host_args, call, cublas_args, op in pairs:
+        host_args, cublas_args = split_args(host_args), split_args(cublas_args)
+        size = floats
+        base = [rng.uniform(-1.0, 1.0) for _ in range(size)]
+        host, dev = list(base), list(base)
+        run_host(host, fn, host_args)
+        run_cublas(dev, call, cublas_args)
+        bad = [i for i in range(size) if abs(host[i] - dev[i]) > 1e-9 * max(1.0, abs(host[i]))]
+        print("%s %s: %s" % (call, op, "differs at %d floats" % len(bad) if bad else "ok"))
+        failed += bool(bad)
+    print("checked %d cuBLAS calls" % len(pairs))
+    print("PASS" if not failed else "FAIL")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
