@@ -416,16 +416,9 @@ void batchNorm(const float *x, const float *scale, const float *bias, const floa
     const double invstd = 1.0 / std::sqrt(var + static_cast<double>(epsilon));
     savedMean[ch] = static_cast<float>(mean);
     savedInvstd[ch] = static_cast<float>(invstd);
-    // From the saved float32 statistics, as batchNormApply recomputes it.
-    float alpha, beta;
-    batchNormAffine(savedMean[ch], savedInvstd[ch], scale[ch], bias[ch], &alpha, &beta);
-    for (int64_t b = 0; b < n; ++b) {
-      const float *p = x + (b * c + ch) * inner;
-      float *q = y + (b * c + ch) * inner;
-      for (int64_t i = 0; i < inner; ++i)
-        q[i] = p[i] * alpha + beta;
-    }
   }
+  // From the saved float32 statistics: exactly what a rematerialized batch norm recomputes.
+  batchNormApply(x, scale, bias, savedMean, savedInvstd, y, n, c, inner);
 }
 
 void batchNormApply(const float *x, const float *scale, const float *bias,
