@@ -482,6 +482,12 @@ private:
     return out;
   }
 
+  static bool hasTrainingBatchNorm(func::FuncOp step) {
+    bool found = false;
+    step.walk([&](graph::BatchNormOp bn) { found = found || bn.getTraining(); });
+    return found;
+  }
+
   /// The budget is missed, or met only by recomputing: try splitting the batch into k
   /// micro-batches (k = 2, 4, ... dividing the batch), first without rematerialization, and
   /// keep the split if it fits and the cost model predicts it faster than what we have.
@@ -492,6 +498,11 @@ private:
       return std::nullopt;
     int64_t batch = opts.batch > 0 ? opts.batch : modelBatch(current);
     bool currentFits = current.planned.plan.arenaBytes <= budget;
+    // Micro-batching changes what a training batch norm computes (each micro-batch normalized
+    // with its own statistics); rematerialization does not. So when recomputing fits, a model
+    // with batch norm keeps the full-batch step whatever the cost model says.
+    if (currentFits && hasTrainingBatchNorm(current.step))
+      return std::nullopt;
     double currentSeconds = currentFits ? predictedStepSeconds(current.step) : 0;
     bool savedRemat = opts.noRemat;
     std::optional<Compiled> best;
@@ -991,8 +1002,13 @@ private:
                           "storage; not device memory, not in the arena)\n",
                           plan::humanBytes(scratch));
     if (compiled.microBatches > 1)
-      os << llvm::formatv("  cures        {0} micro-batches of {1} with gradient accumulation\n",
-                          compiled.microBatches, compiled.batch / compiled.microBatches);
+      os << llvm::formatv("  cures        {0} micro-batches of {1} with gradient "
+                          "accumulation{2}\n",
+                          compiled.microBatches, compiled.batch / compiled.microBatches,
+                          hasTrainingBatchNorm(compiled.step)
+                              ? " (batch norm: each micro-batch normalized with its own "
+                                "statistics, running statistics updated per micro-batch)"
+                              : "");
     if (compiled.rematOps)
       os << llvm::formatv("  cures        rematerialized {0} ops: peak {1} -> {2}, +{3:F2}% FLOPs\n",
                           compiled.rematOps, plan::humanBytes(compiled.peakBeforeRemat),
