@@ -60,6 +60,8 @@ constexpr const char *kSupported =
     "sigmoid, hard_sigmoid, tanh, softmax, gelu, elu, selu, swish/silu, softplus, softsign, "
     "leaky_relu, hard_silu, linear), ReLU, LeakyReLU, ELU, Softmax, Dropout, "
     "BatchNormalization, ZeroPadding2D (folded into the next Conv2D/DepthwiseConv2D/pooling), "
+    "ZeroPadding1D (folded into the next Conv1D/1-D pooling), Cropping1D, Cropping2D, "
+    "UpSampling1D, UpSampling2D (nearest), "
     "Add, Subtract, Multiply, Average, Concatenate, Conv1D, MaxPooling1D, AveragePooling1D, "
     "GlobalAveragePooling1D, GlobalMaxPooling1D, Conv2DTranspose, SeparableConv2D, Permute, "
     "LayerNormalization (last axis), Embedding, LSTM, GRU, SimpleRNN, Bidirectional, "
@@ -77,7 +79,7 @@ struct Tensor {
   bool seq = false;          // with image: v is [N, C, 1, L], Keras sees [N, L, C] (a 1-D
                              // feature map as a height-1 image, for conv2d and the pools)
   int64_t flat[3] = {0, 0, 0}; // v is [N, C*H*W] in (C, H, W) order; Keras's is (H, W, C)
-  int64_t pad[4] = {0, 0, 0, 0}; // pending ZeroPadding2D [top, left, bottom, right]
+  int64_t pad[4] = {0, 0, 0, 0}; // pending ZeroPadding2D/1D [top, left, bottom, right]
   bool nonNegative = false;  // relu/relu6/sigmoid/softmax output (zero padding = -inf padding
                              // for a max pool)
   bool hasFlat() const { return flat[0] != 0; }
@@ -605,10 +607,17 @@ private:
                        shapeText(kerasShape(t)));
     return t;
   }
+  static const char *paddingLayer(const Tensor &t) {
+    return t.seq ? "ZeroPadding1D" : "ZeroPadding2D";
+  }
   void noPadding(const Layer &l, const Tensor &t) {
-    if (t.padded())
-      failLayer(l, "reads a ZeroPadding2D output; graphc folds ZeroPadding2D only into a "
-                   "following Conv2D, DepthwiseConv2D or pooling layer");
+    if (!t.padded())
+      return;
+    if (t.seq)
+      failLayer(l, "reads a ZeroPadding1D output; graphc folds ZeroPadding1D only into a "
+                   "following Conv1D, MaxPooling1D or AveragePooling1D layer");
+    failLayer(l, "reads a ZeroPadding2D output; graphc folds ZeroPadding2D only into a "
+                 "following Conv2D, DepthwiseConv2D or pooling layer");
   }
   void noFlat(const Layer &l, const Tensor &t) {
     if (t.hasFlat())
@@ -825,9 +834,10 @@ private:
     if (oneD && mode != "valid" && mode != "same" && mode != "causal")
       refuseAttr(l, "padding", "= " + mode + " is not supported (valid, same or causal)");
     // Causal (1-D only): every output sees only the current and earlier steps, i.e. all the
-    // padding on the left.
+    // padding on the left (after a folded ZeroPadding1D's).
     auto pad = oneD && mode == "causal"
-                   ? std::vector<int64_t>{0, (kernel[1] - 1) * dilations[1], 0, 0}
+                   ? std::vector<int64_t>{0, in.pad[1] + (kernel[1] - 1) * dilations[1], 0,
+                                          in.pad[3]}
                    : windowPadding(l, in, mode, kernel, strides, dilations);
     int64_t oh = convOutputSize(xs[2], kernel[0], strides[0], pad[0], pad[2], dilations[0]);
     int64_t ow = convOutputSize(xs[3], kernel[1], strides[1], pad[1], pad[3], dilations[1]);
@@ -919,13 +929,13 @@ private:
     bool countIncludePad = false;
     if (in.padded()) {
       if (max && !in.nonNegative)
-        failLayer(l, "reads a ZeroPadding2D output of values that may be negative; folding "
-                     "the zeros into a max pool is exact only after relu, relu6, sigmoid or "
-                     "softmax");
+        failLayer(l, std::string("reads a ") + paddingLayer(in) +
+                         " output of values that may be negative; folding the zeros into a max "
+                         "pool is exact only after relu, relu6, sigmoid or softmax");
       if (!max) {
         if (mode != "valid")
-          failLayer(l, "reads a ZeroPadding2D output with padding = same; only valid pooling "
-                       "can absorb the zeros");
+          failLayer(l, std::string("reads a ") + paddingLayer(in) +
+                           " output with padding = same; only valid pooling can absorb the zeros");
         countIncludePad = true; // the zeros count in every window, as in Keras
       }
     }
@@ -1141,41 +1151,55 @@ private:
     return out;
   }
 
-  Tensor zeroPadding(const Layer &l, const Tensor &in) {
-    needImage(l, in);
-    const json::Value *p = l.config->get("padding");
-    int64_t pad[4]; // top, left, bottom, right
-    auto bad = [&]() { refuseAttr(l, "padding", "= " + show(p) + " is not a padding"); };
-    if (!p) {
-      pad[0] = pad[1] = pad[2] = pad[3] = 1;
+  /// The `padding` / `cropping` of the ZeroPadding and Cropping layers: [before, after] for
+  /// each of `axes` spatial axes (height then width): an int for every edge, a pair per axis,
+  /// or (2-D) a pair of pairs; each edge 0 to 65536.
+  std::vector<std::array<int64_t, 2>> edgesAttr(const Layer &l, const std::string &key,
+                                                size_t axes, int64_t dflt) {
+    const json::Value *p = l.config->get(key);
+    auto bad = [&]() { refuseAttr(l, key, "= " + show(p) + " is not a valid " + key); };
+    auto pairOf = [&](const json::Value *v) -> std::optional<std::array<int64_t, 2>> {
+      if (auto i = integer(v))
+        return std::array<int64_t, 2>{*i, *i};
+      if (auto *a = v->getAsArray(); a && a->size() == 2 && integer(&(*a)[0]) &&
+                                     integer(&(*a)[1]))
+        return std::array<int64_t, 2>{*integer(&(*a)[0]), *integer(&(*a)[1])};
+      return std::nullopt;
+    };
+    std::vector<std::array<int64_t, 2>> out;
+    if (!p || p->getAsNull()) {
+      out.assign(axes, {dflt, dflt});
     } else if (auto i = integer(p)) {
-      pad[0] = pad[1] = pad[2] = pad[3] = *i;
-    } else if (auto *a = p->getAsArray(); a && a->size() == 2) {
-      int64_t v[2][2];
-      for (int d = 0; d < 2; ++d) {
-        if (auto i = integer(&(*a)[d])) {
-          v[d][0] = v[d][1] = *i;
-        } else if (auto *pair = (*a)[d].getAsArray(); pair && pair->size() == 2 &&
-                                                      integer(&(*pair)[0]) && integer(&(*pair)[1])) {
-          v[d][0] = *integer(&(*pair)[0]);
-          v[d][1] = *integer(&(*pair)[1]);
-        } else {
+      out.assign(axes, {*i, *i});
+    } else if (axes == 1) {
+      auto q = pairOf(p);
+      if (!q || p->getAsArray() == nullptr)
+        bad();
+      out.push_back(*q);
+    } else if (auto *a = p->getAsArray(); a && a->size() == axes) {
+      for (const json::Value &e : *a) {
+        auto q = pairOf(&e);
+        if (!q)
           bad();
-        }
+        out.push_back(*q);
       }
-      pad[0] = v[0][0];
-      pad[2] = v[0][1];
-      pad[1] = v[1][0];
-      pad[3] = v[1][1];
     } else {
       bad();
     }
-    Tensor out = in;
-    for (int i = 0; i < 4; ++i) {
-      if (pad[i] < 0 || pad[i] > 65536)
+    for (const auto &q : out)
+      if (q[0] < 0 || q[0] > 65536 || q[1] < 0 || q[1] > 65536)
         bad();
-      out.pad[i] += pad[i];
-    }
+    return out;
+  }
+
+  Tensor zeroPadding(const Layer &l, const Tensor &in) {
+    needImage(l, in);
+    auto e = edgesAttr(l, "padding", 2, 1);
+    Tensor out = in;
+    out.pad[0] += e[0][0];
+    out.pad[2] += e[0][1];
+    out.pad[1] += e[1][0];
+    out.pad[3] += e[1][1];
     return out;
   }
 
@@ -1794,6 +1818,95 @@ private:
     return layerActivation(l, out, loc);
   }
 
+  //===--------------------------------------------------------------------===//
+  // ZeroPadding1D, Cropping1D/2D, UpSampling1D/2D
+  //===--------------------------------------------------------------------===//
+
+  /// ZeroPadding1D: pending padding of the 1-D feature map, folded (as ZeroPadding2D's) into
+  /// the next Conv1D or 1-D pool.
+  Tensor zeroPadding1D(const Layer &l, const Tensor &in, Location loc) {
+    auto e = edgesAttr(l, "padding", 1, 1);
+    Tensor out = asSequence(l, in, loc);
+    out.pad[1] += e[0][0];
+    out.pad[3] += e[0][1];
+    return out;
+  }
+
+  /// v without `before` leading and `after` trailing entries along `axis` (axis > 0): one
+  /// graph.slice of a reshape that puts the axis (times the inner dims) last, so that the
+  /// slice is the only reader of its input (slice's gradient needs that) whatever else reads v.
+  Value cropAxis(Value v, int64_t axis, int64_t before, int64_t after, Location loc) {
+    if (before == 0 && after == 0)
+      return v;
+    auto s = shapeOf(v);
+    int64_t outer = 1, inner = 1;
+    for (int64_t d = 1; d < axis; ++d)
+      outer *= s[size_t(d)];
+    for (size_t d = size_t(axis) + 1; d < s.size(); ++d)
+      inner *= s[d];
+    int64_t kept = s[size_t(axis)] - before - after;
+    Value view = b.create<ReshapeOp>(loc, f32({s[0], outer, s[size_t(axis)] * inner}), v);
+    Value slice = b.create<SliceOp>(loc, f32({s[0], outer, kept * inner}), view,
+                                    b.getI64IntegerAttr(2), b.getI64IntegerAttr(before * inner));
+    s[size_t(axis)] = kept;
+    return b.create<ReshapeOp>(loc, f32(s), slice);
+  }
+
+  /// Cropping2D (height and width of an image) and Cropping1D (the steps of a (batch, steps,
+  /// features) tensor or of a 1-D feature map).
+  Tensor cropping(const Layer &l, const Tensor &in, bool oneD, Location loc) {
+    if (!oneD)
+      needImage(l, in);
+    auto xs = shapeOf(in.v);
+    bool seqView = in.image && in.seq;
+    if (oneD && !seqView && (in.image || xs.size() != 3))
+      failLayer(l, "expects a 3-D (batch, steps, features) input, got shape " +
+                       shapeText(kerasShape(in)));
+    auto e = edgesAttr(l, "cropping", oneD ? 1 : 2, oneD ? 1 : 0);
+    // The graphc axes of Keras's cropped axes: H, W of [N, C, H, W]; L of [N, C, 1, L] or of
+    // a plain [N, L, F].
+    std::vector<int64_t> axes = oneD ? std::vector<int64_t>{seqView ? 3 : 1}
+                                     : std::vector<int64_t>{2, 3};
+    Tensor out = in;
+    for (size_t i = 0; i < axes.size(); ++i) {
+      if (e[i][0] + e[i][1] >= xs[size_t(axes[i])])
+        refuseAttr(l, "cropping", "= " + show(l.config->get("cropping")) +
+                                      " leaves nothing of the input of shape " +
+                                      shapeText(kerasShape(in)));
+      out.v = cropAxis(out.v, axes[i], e[i][0], e[i][1], loc);
+    }
+    return out;
+  }
+
+  /// UpSampling2D (nearest) and UpSampling1D: every pixel (step) repeated size times along
+  /// each axis, exactly: a depthwise transposed convolution (conv2d_backward_data, groups =
+  /// channels, stride = size) with a constant all-ones [C, 1, sh, sw] filter (graph.fill, no
+  /// parameter, no gradient). Its input gradient is the conv2d that sums each block.
+  Tensor upSampling(const Layer &l, const Tensor &in, bool oneD, Location loc) {
+    std::vector<int64_t> size;
+    Tensor x = in;
+    if (oneD) {
+      x = asSequence(l, in, loc);
+      size = {1, intAttr(l, "size", 2)};
+    } else {
+      needImage(l, in);
+      size = intsAttr(l, "size", 2, {2, 2});
+      std::string mode = strAttr(l, "interpolation", "nearest");
+      if (mode != "nearest")
+        refuseAttr(l, "interpolation", "= " + mode + " is not supported (nearest only)");
+    }
+    if (size[0] < 1 || size[1] < 1 || size[0] > 65536 || size[1] > 65536)
+      refuseAttr(l, "size", "= " + show(l.config->get("size")) + " is not a positive size");
+    auto s = shapeOf(x.v); // N C H W
+    Value ones = b.create<FillOp>(loc, f32({s[1], 1, size[0], size[1]}), b.getF32FloatAttr(1.0f));
+    Tensor out = x;
+    out.v = b.create<Conv2dBackwardDataOp>(
+        loc, f32({s[0], s[1], s[2] * size[0], s[3] * size[1]}), x.v, ones, Value(),
+        b.getDenseI64ArrayAttr(size), b.getDenseI64ArrayAttr({0, 0, 0, 0}),
+        b.getDenseI64ArrayAttr({1, 1}), b.getI64IntegerAttr(s[1]));
+    return out;
+  }
+
   static bool isKnownLayer(const std::string &c) {
     static const std::set<std::string> known = {
         "Dense", "Conv2D", "Convolution2D", "DepthwiseConv2D", "MaxPooling2D", "MaxPool2D",
@@ -1801,7 +1914,8 @@ private:
         "GlobalMaxPooling2D", "GlobalMaxPool2D", "Flatten", "Reshape", "Activation", "ReLU",
         "Softmax", "Dropout", "BatchNormalization", "ZeroPadding2D", "Add", "Concatenate",
         "Subtract", "Multiply", "Average", "LeakyReLU", "ELU", "Embedding", "LSTM", "GRU",
-        "SimpleRNN", "Bidirectional", "TimeDistributed"};
+        "SimpleRNN", "Bidirectional", "TimeDistributed", "ZeroPadding1D", "Cropping1D",
+        "Cropping2D", "UpSampling1D", "UpSampling2D"};
     return known.count(c) != 0 || convFamily().count(c) != 0;
   }
 
@@ -1833,8 +1947,11 @@ private:
     if (c == "Concatenate")
       return concatenate(l, ins, loc);
     const Tensor &in = ins[0];
-    if (c != "ZeroPadding2D" && c != "Conv2D" && c != "Convolution2D" && c != "DepthwiseConv2D" &&
-        c != "MaxPooling2D" && c != "MaxPool2D" && c != "AveragePooling2D" && c != "AvgPool2D")
+    static const std::set<std::string> readsPadding = {
+        "ZeroPadding2D", "Conv2D", "Convolution2D", "DepthwiseConv2D", "MaxPooling2D",
+        "MaxPool2D", "AveragePooling2D", "AvgPool2D", "ZeroPadding1D", "Conv1D",
+        "Convolution1D", "MaxPooling1D", "MaxPool1D", "AveragePooling1D", "AvgPool1D"};
+    if (!readsPadding.count(c))
       noPadding(l, in);
     if (c != "Dense" && c != "Dropout" && c != "Activation" && c != "ReLU" && c != "Flatten" &&
         c != "Reshape")
@@ -1913,6 +2030,12 @@ private:
       return batchNorm(l, in, loc);
     if (c == "ZeroPadding2D")
       return zeroPadding(l, in);
+    if (c == "ZeroPadding1D")
+      return zeroPadding1D(l, in, loc);
+    if (c == "Cropping1D" || c == "Cropping2D")
+      return cropping(l, in, c == "Cropping1D", loc);
+    if (c == "UpSampling1D" || c == "UpSampling2D")
+      return upSampling(l, in, c == "UpSampling1D", loc);
     refuseLayer(l);
   }
 
@@ -2481,7 +2604,8 @@ private:
            " outputs; graphc trains models with one output");
     Tensor out = outs[0];
     if (out.padded())
-      fail("the model's output is a ZeroPadding2D output, which graphc folds away");
+      fail(std::string("the model's output is a ") + paddingLayer(out) +
+           " output, which graphc folds away");
     if (out.hasFlat())
       fail("the model's output is a flattened feature map, which graphc keeps in (channels, "
            "height, width) order, not Keras's");

@@ -605,6 +605,103 @@ CASES["k3_conv1d_lstm"] = dict(
              ("layers/dense", None, "dense", [("kernel", (5, 3)), ("bias", (3,))])],
     empty=["layers/input_layer", "layers/max_pooling1d", "layers/lstm", "optimizer"],
     graphc={"conv1d/kernel": conv1d_kernel})
+
+
+# ---- Cropping, ZeroPadding1D, UpSampling: PyTorch indexing, F.pad and repeat_interleave ------
+
+def k3_crop2d_forward(x, P, S, step):
+    h = x[:, 1:, 2:-1, :]  # Cropping2D(((1, 0), (2, 1))) on NHWC
+    c = torch.relu(conv(h, P["conv2d/kernel"], P["conv2d/bias"], padding="same"))
+    h = c[:, 1:-1, 1:-1, :] + torch.tanh(conv(c, P["conv2d_1/kernel"], P["conv2d_1/bias"]))
+    return h.reshape(h.shape[0], -1) @ P["dense/kernel"] + P["dense/bias"]  # Keras's Flatten order
+
+
+def tf2_crop1d_forward(x, P, S, step):
+    h = torch.relu(conv1d(x[:, 1:-2], P["conv1d/kernel"], P["conv1d/bias"]))
+    h = h[:, 2:-1]
+    return h.reshape(h.shape[0], -1) @ P["dense/kernel"] + P["dense/bias"]
+
+
+def pad1d(x, left, right):
+    """ZeroPadding1D on (N, L, C)."""
+    return F.pad(x, (0, 0, left, right))
+
+
+def tf2_pad1d_forward(x, P, S, step):
+    h = torch.relu(conv1d(pad1d(x, 2, 1), P["conv1d/kernel"], P["conv1d/bias"]))
+    h = pool1d(max_pool, pad1d(h, 1, 0), 2, 2)
+    h = pool1d(avg_pool, pad1d(h, 1, 1), 2, 2)
+    h = torch.tanh(conv1d(pad1d(h, 1, 2), P["conv1d_1/kernel"], P["conv1d_1/bias"], padding="causal",
+                          dilation=2))
+    h = conv1d(pad1d(h, 1, 1), P["conv1d_2/kernel"], P["conv1d_2/bias"], stride=2, padding="same")
+    return h.reshape(h.shape[0], -1) @ P["dense/kernel"] + P["dense/bias"]
+
+
+def k3_upsample2d_forward(x, P, S, step):
+    h = torch.relu(conv(x, P["conv2d/kernel"], P["conv2d/bias"], padding="same"))
+    h = h.repeat_interleave(2, dim=1).repeat_interleave(3, dim=2)  # UpSampling2D((2, 3)), nearest
+    h = conv(h, P["conv2d_1/kernel"], P["conv2d_1/bias"], strides=(2, 2))
+    h = h.repeat_interleave(2, dim=1).repeat_interleave(2, dim=2)
+    return h.mean(dim=(1, 2)) @ P["dense/kernel"] + P["dense/bias"]
+
+
+def tf2_upsample1d_forward(x, P, S, step):
+    h = torch.relu(conv1d(x.repeat_interleave(2, dim=1), P["conv1d/kernel"], P["conv1d/bias"]))
+    h = h.repeat_interleave(3, dim=1)
+    return h.amax(dim=1) @ P["dense/kernel"] + P["dense/bias"]
+
+
+CASES.update({
+    "k3_crop2d": dict(
+        layout="keras3", input=(9, 8, 3), classes=3, loss="sparse", opt=("sgd", 0.05, 0.0),
+        flags=[], forward=k3_crop2d_forward,
+        weights=[("layers/conv2d", None, "conv2d", [("kernel", (3, 3, 3, 4)), ("bias", (4,))]),
+                 ("layers/conv2d_1", None, "conv2d_1", [("kernel", (3, 3, 4, 4)), ("bias", (4,))]),
+                 ("layers/dense", None, "dense", [("kernel", (72, 3)), ("bias", (3,))])],
+        empty=["layers/input_layer", "layers/cropping2d", "layers/cropping2d_1", "layers/add",
+               "layers/flatten", "optimizer"],
+        graphc={"conv2d/kernel": hwio, "conv2d_1/kernel": hwio, "dense/kernel": flat_rows(4, 6, 3)}),
+    "tf2_crop1d": dict(
+        layout="legacy", input=(12, 3), classes=3, loss="sparse", opt=("momentum", 0.05, 0.9),
+        flags=["--loss=sparse_categorical_crossentropy", "--optimizer=momentum", "--lr=0.05",
+               "--momentum=0.9"], forward=tf2_crop1d_forward,
+        layer_names=["cropping1d", "conv1d", "cropping1d_1", "flatten", "dense", "activation"],
+        weights=[(None, "conv1d", "conv1d", [("kernel", (3, 3, 4)), ("bias", (4,))]),
+                 (None, "dense", "dense", [("kernel", (16, 3)), ("bias", (3,))])],
+        # The Dense after Flatten of the (4 steps, 4 channels) feature map reads graphc's (C, L).
+        graphc={"conv1d/kernel": conv1d_kernel, "dense/kernel": flat_rows(4, 1, 4)}),
+    "tf2_pad1d": dict(
+        layout="legacy", input=(10, 3), classes=3, loss="sparse", opt=("adam", 0.01, 0.0),
+        flags=["--loss=sparse_categorical_crossentropy", "--optimizer=adam", "--lr=0.01"],
+        forward=tf2_pad1d_forward,
+        layer_names=["zero_padding1d", "conv1d", "zero_padding1d_1", "max_pooling1d",
+                     "zero_padding1d_2", "average_pooling1d", "zero_padding1d_3", "conv1d_1",
+                     "zero_padding1d_4", "conv1d_2", "flatten", "dense", "activation"],
+        weights=[(None, "conv1d", "conv1d", [("kernel", (3, 3, 4)), ("bias", (4,))]),
+                 (None, "conv1d_1", "conv1d_1", [("kernel", (2, 4, 3)), ("bias", (3,))]),
+                 (None, "conv1d_2", "conv1d_2", [("kernel", (3, 3, 2)), ("bias", (2,))]),
+                 (None, "dense", "dense", [("kernel", (10, 3)), ("bias", (3,))])],
+        graphc={"conv1d/kernel": conv1d_kernel, "conv1d_1/kernel": conv1d_kernel,
+                "conv1d_2/kernel": conv1d_kernel, "dense/kernel": flat_rows(2, 1, 5)}),
+    "k3_upsample2d": dict(
+        layout="keras3", input=(3, 4, 2), classes=3, loss="sparse", opt=("adam", 0.01, 0.0),
+        flags=[], forward=k3_upsample2d_forward,
+        weights=[("layers/conv2d", None, "conv2d", [("kernel", (2, 2, 2, 3)), ("bias", (3,))]),
+                 ("layers/conv2d_1", None, "conv2d_1", [("kernel", (3, 3, 3, 4)), ("bias", (4,))]),
+                 ("layers/dense", None, "dense", [("kernel", (4, 3)), ("bias", (3,))])],
+        empty=["layers/input_layer", "layers/up_sampling2d", "layers/up_sampling2d_1",
+               "layers/global_average_pooling2d", "optimizer"],
+        graphc={"conv2d/kernel": hwio, "conv2d_1/kernel": hwio}),
+    "tf2_upsample1d": dict(
+        layout="legacy", input=(5, 3), classes=3, loss="sparse", opt=("momentum", 0.05, 0.9),
+        flags=["--loss=sparse_categorical_crossentropy", "--optimizer=momentum", "--lr=0.05",
+               "--momentum=0.9"], forward=tf2_upsample1d_forward,
+        layer_names=["up_sampling1d", "conv1d", "up_sampling1d_1", "global_max_pooling1d", "dense",
+                     "activation"],
+        weights=[(None, "conv1d", "conv1d", [("kernel", (3, 3, 4)), ("bias", (4,))]),
+                 (None, "dense", "dense", [("kernel", (4, 3)), ("bias", (3,))])],
+        graphc={"conv1d/kernel": conv1d_kernel}),
+})
 STATS = ("moving_mean", "moving_variance")
 
 

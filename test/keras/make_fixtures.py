@@ -196,6 +196,32 @@ class Style:
         c.update({"padding": [[pad, pad], [pad, pad]], "data_format": "channels_last"})
         return self.entry("ZeroPadding2D", c, shape)
 
+    def zero_padding1d(self, name, pad, shape=None):
+        """ZeroPadding1D: the (left, right) pair normalize_tuple makes of an int or a pair."""
+        c = self.base(name)
+        c["padding"] = [pad, pad] if isinstance(pad, int) else list(pad)
+        return self.entry("ZeroPadding1D", c, shape)
+
+    def cropping(self, name, crop, shape=None):
+        """Cropping1D ((begin, end)) or, with a pair of pairs, Cropping2D (((top, bottom),
+        (left, right)) and a data_format)."""
+        c = self.base(name)
+        if isinstance(crop[0], (list, tuple)):
+            c.update({"cropping": [list(p) for p in crop], "data_format": "channels_last"})
+            return self.entry("Cropping2D", c, shape)
+        c["cropping"] = list(crop)
+        return self.entry("Cropping1D", c, shape)
+
+    def upsampling(self, name, size, interpolation="nearest", shape=None):
+        """UpSampling1D (an int size) or UpSampling2D (a pair, data_format, interpolation)."""
+        c = self.base(name)
+        if isinstance(size, int):
+            c["size"] = size
+            return self.entry("UpSampling1D", c, shape)
+        c.update({"size": list(size), "data_format": "channels_last",
+                  "interpolation": interpolation})
+        return self.entry("UpSampling2D", c, shape)
+
     def merge(self, cls, name, shape=None, **extra):
         c = self.base(name)
         c.update(extra)
@@ -358,6 +384,86 @@ def write(name, model):
     with open(os.path.join(HERE, name + ".json"), "w") as f:
         json.dump(model, f, indent=1)
         f.write("\n")
+
+
+def crop_pad_upsample_fixtures(k3, k2):
+    """Cropping2D, Cropping1D, ZeroPadding1D, UpSampling2D and UpSampling1D."""
+    N = None
+
+    # J. Keras 3 Functional: Cropping2D of the input (uneven edges), a same Conv2D whose output
+    # a Cropping2D and a valid Conv2D both read, Add, Flatten, Dense softmax; compile_config:
+    # SGD.
+    s = k3
+    L = [s.input_layer("input_layer", [N, 9, 8, 3])]
+    L[0]["name"] = "input_layer"
+    L[0]["inbound_nodes"] = []
+    def add(entry, inputs):
+        L.append(s.wire(entry, [[(i, 0, 0, None) for i in inputs]]))
+    add(s.cropping("cropping2d", ((1, 0), (2, 1)), [N, 9, 8, 3]), ["input_layer"])
+    add(s.conv2d("conv2d", 4, (3, 3), padding="same", activation="relu", shape=[N, 8, 5, 3]), ["cropping2d"])
+    add(s.cropping("cropping2d_1", ((1, 1), (1, 1)), [N, 8, 5, 4]), ["conv2d"])
+    add(s.conv2d("conv2d_1", 4, (3, 3), activation="tanh", shape=[N, 8, 5, 4]), ["conv2d"])
+    add(s.merge("Add", "add"), ["cropping2d_1", "conv2d_1"])
+    add(s.flatten("flatten", [N, 6, 3, 4]), ["add"])
+    add(s.dense("dense", 3, "softmax", shape=[N, 72]), ["flatten"])
+    write("k3_crop2d", s.functional("functional", L, [("input_layer", 0, 0)], [("dense", 0, 0)],
+                                    k3_compile("SGD", {"learning_rate": 0.05, "momentum": 0.0, "nesterov": False},
+                                               "sparse_categorical_crossentropy")))
+
+    # K. tf.keras 2.15 Sequential: Cropping1D of the (batch, steps, features) input, Conv1D,
+    # Cropping1D of the 1-D feature map, Flatten, Dense, Activation softmax.
+    s = k2
+    L = [s.input_layer("input_1", [N, 12, 3]),
+         s.cropping("cropping1d", (1, 2), [N, 12, 3]),
+         s.conv1d("conv1d", 4, 3, activation="relu", shape=[N, 9, 3]),
+         s.cropping("cropping1d_1", (2, 1), [N, 7, 4]),
+         s.flatten("flatten", [N, 4, 4]),
+         s.dense("dense", 3, shape=[N, 16]),
+         s.activation("activation", "softmax", [N, 3])]
+    write("tf2_crop1d", s.sequential("sequential", L, [N, 12, 3]))
+
+    # L. tf.keras 2.15 Sequential: ZeroPadding1D folded into a valid Conv1D, a MaxPooling1D
+    # (after relu), a valid AveragePooling1D (the zeros count), a causal dilated Conv1D, a
+    # strided same Conv1D; Flatten, Dense, Activation softmax.
+    L = [s.input_layer("input_1", [N, 10, 3]),
+         s.zero_padding1d("zero_padding1d", (2, 1), [N, 10, 3]),
+         s.conv1d("conv1d", 4, 3, activation="relu", shape=[N, 13, 3]),
+         s.zero_padding1d("zero_padding1d_1", (1, 0), [N, 11, 4]),
+         s.pool("MaxPooling1D", "max_pooling1d", (2,), shape=[N, 12, 4]),
+         s.zero_padding1d("zero_padding1d_2", 1, [N, 6, 4]),
+         s.pool("AveragePooling1D", "average_pooling1d", (2,), shape=[N, 8, 4]),
+         s.zero_padding1d("zero_padding1d_3", (1, 2), [N, 4, 4]),
+         s.conv1d("conv1d_1", 3, 2, padding="causal", dilation=2, activation="tanh", shape=[N, 7, 4]),
+         s.zero_padding1d("zero_padding1d_4", 1, [N, 7, 3]),
+         s.conv1d("conv1d_2", 2, 3, strides=2, padding="same", shape=[N, 9, 3]),
+         s.flatten("flatten", [N, 5, 2]),
+         s.dense("dense", 3, shape=[N, 10]),
+         s.activation("activation", "softmax", [N, 3])]
+    write("tf2_pad1d", s.sequential("sequential", L, [N, 10, 3]))
+
+    # M. Keras 3 Sequential: same Conv2D, UpSampling2D (2, 3), strided Conv2D, UpSampling2D
+    # (2, 2), GlobalAveragePooling2D, Dense softmax; compile_config: Adam.
+    s = k3
+    L = [s.input_layer("input_layer", [N, 3, 4, 2]),
+         s.conv2d("conv2d", 3, (2, 2), padding="same", activation="relu", shape=[N, 3, 4, 2]),
+         s.upsampling("up_sampling2d", (2, 3), shape=[N, 3, 4, 3]),
+         s.conv2d("conv2d_1", 4, (3, 3), strides=(2, 2), shape=[N, 6, 12, 3]),
+         s.upsampling("up_sampling2d_1", (2, 2), shape=[N, 2, 5, 4]),
+         s.global_pool("GlobalAveragePooling2D", "global_average_pooling2d", [N, 4, 10, 4]),
+         s.dense("dense", 3, "softmax", shape=[N, 4])]
+    write("k3_upsample2d", s.sequential("sequential", L, [N, 3, 4, 2], k3_adam(0.01, "sparse_categorical_crossentropy")))
+
+    # N. tf.keras 2.15 Sequential: UpSampling1D of the (batch, steps, features) input, Conv1D,
+    # UpSampling1D of the 1-D feature map, GlobalMaxPooling1D, Dense, Activation softmax.
+    s = k2
+    L = [s.input_layer("input_1", [N, 5, 3]),
+         s.upsampling("up_sampling1d", 2, shape=[N, 5, 3]),
+         s.conv1d("conv1d", 4, 3, activation="relu", shape=[N, 10, 3]),
+         s.upsampling("up_sampling1d_1", 3, shape=[N, 8, 4]),
+         s.global_pool("GlobalMaxPooling1D", "global_max_pooling1d", [N, 24, 4]),
+         s.dense("dense", 3, shape=[N, 4]),
+         s.activation("activation", "softmax", [N, 3])]
+    write("tf2_upsample1d", s.sequential("sequential", L, [N, 5, 3]))
 
 
 def conv_family_fixtures(k3, k2):
@@ -596,6 +702,7 @@ def main():
                                                       "sparse_categorical_crossentropy")))
 
     conv_family_fixtures(k3, k2)
+    crop_pad_upsample_fixtures(k3, k2)
 
     # I. Keras 3 Sequential CNN-LSTM: Conv1D and MaxPooling1D, then an LSTM reading the 1-D
     # feature map's steps, a TimeDistributed-free Dense over the last state.
