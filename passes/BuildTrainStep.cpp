@@ -302,7 +302,12 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
           prediction = map.lookup(ret.getOperand(0));
           continue;
         }
-        forwardOps.push_back(b.clone(op, map));
+        Operation *clone = b.clone(op, map);
+        // Micro-batch `micro` draws its rows of the whole batch's dropout mask.
+        if (auto drop = dyn_cast<DropoutOp>(clone); drop && micro > 0)
+          drop.setIndexOffset(drop.getIndexOffset() +
+                              micro * cast<RankedTensorType>(drop.getType()).getNumElements());
+        forwardOps.push_back(clone);
       }
 
       // Which values depend on a parameter (only those need gradients).
@@ -646,7 +651,8 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
                     setGrad(drop.getInput(),
                             b.create<DropoutBackwardOp>(gradLoc(op, "grad_input"), dy.getType(),
                                                         dy, drop.getStep(), drop.getRatioAttr(),
-                                                        drop.getOpIdAttr()),
+                                                        drop.getOpIdAttr(),
+                                                        drop.getIndexOffsetAttr()),
                             op);
                   return success();
                 })

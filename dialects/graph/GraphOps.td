@@ -370,12 +370,14 @@ def Graph_DropoutOp : Graph_Op<"dropout", [Pure, SameFloatElementType]> {
   let summary = "training-mode dropout with a counter-based mask";
   let description = [{
     `y = x * keep / (1 - ratio)`, where keep for element i is a pure function of (the
-    program's seed, `op_id`, the step number `step`, i): a splitmix64 hash compared with
-    `ratio`. A recomputed dropout (and the backward op) reproduces the same mask. `step` is
-    the runtime's f32 step counter.
+    program's seed, `op_id`, the step number `step`, i + `index_offset`): a splitmix64 hash
+    compared with `ratio`. A recomputed dropout (and the backward op) reproduces the same mask.
+    `step` is the runtime's f32 step counter. With micro-batches, micro-batch j's copy has
+    `index_offset` = j * its element count, so the k micro-batches draw exactly the rows of the
+    whole batch's mask.
   }];
   let arguments = (ins GraphFloatTensor:$input, GraphF32Scalar:$step, F32Attr:$ratio,
-                       I64Attr:$op_id);
+                       I64Attr:$op_id, DefaultValuedAttr<I64Attr, "0">:$index_offset);
   let results = (outs GraphFloatTensor:$result);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
@@ -384,7 +386,7 @@ def Graph_DropoutOp : Graph_Op<"dropout", [Pure, SameFloatElementType]> {
 def Graph_DropoutBackwardOp : Graph_Op<"dropout_backward", [Pure, SameFloatElementType]> {
   let summary = "dx = dy * keep / (1 - ratio), the forward mask regenerated";
   let arguments = (ins GraphFloatTensor:$grad, GraphF32Scalar:$step, F32Attr:$ratio,
-                       I64Attr:$op_id);
+                       I64Attr:$op_id, DefaultValuedAttr<I64Attr, "0">:$index_offset);
   let results = (outs GraphFloatTensor:$result);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;

@@ -1147,7 +1147,8 @@ private:
       return in;
     Tensor out = in;
     out.v = b.create<DropoutOp>(loc, in.v.getType(), in.v, stepInput(),
-                                b.getF32FloatAttr(float(rate)), b.getI64IntegerAttr(dropoutOps++));
+                                b.getF32FloatAttr(float(rate)), b.getI64IntegerAttr(dropoutOps++),
+                                b.getI64IntegerAttr(0));
     return out;
   }
 

@@ -1276,7 +1276,8 @@ private:
         return;
       }
       define(node, b.create<DropoutOp>(loc, x.getType(), x, stepInput(),
-                                       b.getF32FloatAttr(ratio), b.getI64IntegerAttr(index)));
+                                       b.getF32FloatAttr(ratio), b.getI64IntegerAttr(index),
+                                       b.getI64IntegerAttr(0)));
       return;
     }
     if (op == "Concat") {

@@ -558,16 +558,16 @@ bool dropoutKeep(uint64_t seed, uint64_t opId, int64_t step, int64_t index, floa
 }
 
 void dropout(const float *x, float *y, int64_t n, float ratio, uint64_t seed, uint64_t opId,
-             float step) {
+             float step, int64_t indexOffset) {
   const uint64_t key = dropoutKey(seed, opId, static_cast<int64_t>(step));
   const float scale = 1.0f / (1.0f - ratio);
   for (int64_t i = 0; i < n; ++i)
-    y[i] = dropoutKeeps(key, i, ratio) ? x[i] * scale : 0.0f;
+    y[i] = dropoutKeeps(key, i + indexOffset, ratio) ? x[i] * scale : 0.0f;
 }
 
 void dropoutBackward(const float *dy, float *dx, int64_t n, float ratio, uint64_t seed,
-                     uint64_t opId, float step) {
-  dropout(dy, dx, n, ratio, seed, opId, step);
+                     uint64_t opId, float step, int64_t indexOffset) {
+  dropout(dy, dx, n, ratio, seed, opId, step, indexOffset);
 }
 
 void clip(const float *x, float *y, int64_t n, float lo, float hi) {

@@ -432,14 +432,14 @@ private:
           s << "  dropout(" << ptr(d.getInput()) << ", " << ptr(d.getResult()) << ", "
             << tensorElements(d.getInput()) << ", " << floatLiteral(d.getRatio())
             << ", graphc_program.seed, " << d.getOpId() << "ull, *" << ptr(d.getStep())
-            << ");\n";
+            << ", " << d.getIndexOffset() << ");\n";
           return success();
         })
         .Case([&](DropoutBackwardOp d) {
           s << "  dropoutBackward(" << ptr(d.getGrad()) << ", " << ptr(d.getResult()) << ", "
             << tensorElements(d.getGrad()) << ", " << floatLiteral(d.getRatio())
             << ", graphc_program.seed, " << d.getOpId() << "ull, *" << ptr(d.getStep())
-            << ");\n";
+            << ", " << d.getIndexOffset() << ");\n";
           return success();
         })
         .Case([&](ClipOp c) {

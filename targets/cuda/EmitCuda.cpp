@@ -340,12 +340,12 @@ private:
         .Case([&](LayerNormBackwardOp ln) { return layerNormBackward(ln); })
         .Case([&](DropoutOp d) {
           addEw(dropoutNode(op, d.getInput(), d.getResult(), d.getStep(), d.getRatio(),
-                            d.getOpId()));
+                            d.getOpId(), d.getIndexOffset()));
           return success();
         })
         .Case([&](DropoutBackwardOp d) {
           addEw(dropoutNode(op, d.getGrad(), d.getResult(), d.getStep(), d.getRatio(),
-                            d.getOpId()));
+                            d.getOpId(), d.getIndexOffset()));
           return success();
         })
         .Case([&](BatchSliceOp b) { return batchSlice(b); })
@@ -1021,7 +1021,7 @@ private:
   /// mask is dropout_mask.h's, keyed as the CPU target keys it (graphc --seed, the op id, the
   /// step counter read from the arena), so the masks are the CPU's bit for bit.
   EwNode dropoutNode(Operation *op, Value x, Value y, Value step, APFloat ratioAttr,
-                     uint64_t opId) {
+                     uint64_t opId, int64_t indexOffset) {
     EwNode n = unaryNode(op, x, y, nullptr); // with its own code, which names the key
     const std::string ratio = floatLiteral(attrFloat(ratioAttr)), stepPtr = ptr(step),
                       seed = std::to_string(options.dropoutSeed) + "ull",
@@ -1031,8 +1031,10 @@ private:
              ", static_cast<int64_t>(" + stepPtr + "[0]));\n";
     };
     n.code = [=](ArrayRef<std::string> in, ArrayRef<std::string> o, const std::string &k) {
-      return "      const float " + o[0] + " = ::graphc::rt::dropoutKeeps(dropKey_" + k + ", i, " +
-             ratio + ") ? " + in[0] + " * (1.0f / (1.0f - " + ratio + ")) : 0.0f;\n";
+      const std::string index = indexOffset ? "i + " + std::to_string(indexOffset) : "i";
+      return "      const float " + o[0] + " = ::graphc::rt::dropoutKeeps(dropKey_" + k + ", " +
+             index + ", " + ratio + ") ? " + in[0] + " * (1.0f / (1.0f - " + ratio +
+             ")) : 0.0f;\n";
     };
     return n;
   }
