@@ -168,6 +168,16 @@ private:
   void refuseAttr(const onnx::NodeProto &node, const std::string &name, const std::string &why) {
     fail(nodeLabel(node) + ": attribute " + name + " " + why);
   }
+  /// The `axis` attribute (default 0) for an input of rank `rank`, negative counted from the
+  /// end; out of range is refused.
+  int64_t axisAttr(const onnx::NodeProto &node, int64_t rank) {
+    int64_t axis = intAttr(node, "axis", 0);
+    if (axis < 0)
+      axis += rank;
+    if (axis < 0 || axis >= rank)
+      refuseAttr(node, "axis", "is out of range");
+    return axis;
+  }
 
   Value valueOf(const onnx::NodeProto &node, int index) {
     if (index >= node.input_size() || node.input(index).empty())
@@ -1281,7 +1291,6 @@ private:
       return;
     }
     if (op == "Concat") {
-      int64_t axis = intAttr(node, "axis", 0);
       bool allConstant = node.input_size() > 0;
       for (const auto &in : node.input())
         allConstant = allConstant && isConstant(in);
@@ -1301,11 +1310,7 @@ private:
       for (int i = 0; i < node.input_size(); ++i)
         inputs.push_back(valueOf(node, i));
       auto shape = shapeOf(inputs[0]);
-      int64_t rank = shape.size();
-      if (axis < 0)
-        axis += rank;
-      if (axis < 0 || axis >= rank)
-        refuseAttr(node, "axis", "is out of range");
+      int64_t rank = shape.size(), axis = axisAttr(node, rank);
       shape[axis] = 0;
       for (Value v : inputs) {
         auto vs = shapeOf(v);
@@ -1345,11 +1350,7 @@ private:
       Value data = valueOf(node, 0);
       const HostTensor &indices = constantOf(node, 1);
       auto xs = shapeOf(data);
-      int64_t rank = xs.size(), axis = intAttr(node, "axis", 0);
-      if (axis < 0)
-        axis += rank;
-      if (axis < 0 || axis >= rank)
-        refuseAttr(node, "axis", "is out of range");
+      int64_t rank = xs.size(), axis = axisAttr(node, rank);
       if (indices.dataType != onnx::TensorProto::INT64 || indices.ints.size() != 1 ||
           indices.dims.size() > 1)
         fail(nodeLabel(node) + ": only one constant int64 index is supported when gathering "
@@ -1548,11 +1549,7 @@ private:
       // in the supported opsets).
       Value x = computedOrParameter(node, 0);
       auto xs = shapeOf(x);
-      int64_t rank = xs.size(), axis = intAttr(node, "axis", 0);
-      if (axis < 0)
-        axis += rank;
-      if (axis < 0 || axis >= rank)
-        refuseAttr(node, "axis", "is out of range");
+      int64_t rank = xs.size(), axis = axisAttr(node, rank);
       std::vector<int64_t> sizes;
       if (node.input_size() > 1 && !node.input(1).empty()) {
         const HostTensor &split = constantOf(node, 1);
