@@ -870,7 +870,6 @@ private:
       stats = "    const double mean = " + rm + "[c], var = " + rv + "[c];\n    " +
               ptr(bn.getNewRunningMean()) + "[c] = " + rm + "[c];\n    " +
               ptr(bn.getNewRunningVar()) + "[c] = " + rv + "[c];\n";
-    const std::string scale = ptr(bn.getScale()) + "[c]";
     std::string k = kernelName("batch_norm");
     kernels += "// " + label(op) + ": batch normalization" +
                (training ? " (training: batch statistics, running statistics updated)"
@@ -880,16 +879,23 @@ private:
                "    const double invstd = 1.0 / sqrt(var + static_cast<double>(" +
                floatLiteral(attrFloat(bn.getEpsilon())) + "));\n    " + ptr(bn.getSavedMean()) +
                "[c] = static_cast<float>(mean);\n    " + ptr(bn.getSavedInvstd()) +
-               "[c] = static_cast<float>(invstd);\n    float alpha, beta;\n"
-               "    ::graphc::rt::batchNormAffine(" + ptr(bn.getSavedMean()) + "[c], " +
-               ptr(bn.getSavedInvstd()) + "[c], " + scale + ", " + ptr(bn.getBias()) +
-               "[c], &alpha, &beta);\n" +
+               "[c] = static_cast<float>(invstd);\n" +
+               channelAffine(bn.getSavedMean(), bn.getSavedInvstd(), bn.getScale(),
+                             bn.getBias()) +
                forEachInChannel(n, c, inner,
                                 {{"const float *p", x}, {"float *q", ptr(bn.getResult())}},
                                 "\n        q[i] = p[i] * alpha + beta;\n") +
                "  }\n}\n\n";
     addCode(launch(k, c, op));
     return success();
+  }
+
+  /// Channel c's y = x alpha + beta coefficients from the saved statistics (batchNormAffine,
+  /// elementwise_math.h): one definition for the forward and the recomputation.
+  std::string channelAffine(Value savedMean, Value savedInvstd, Value scale, Value bias) {
+    return "    float alpha, beta;\n    ::graphc::rt::batchNormAffine(" + ptr(savedMean) +
+           "[c], " + ptr(savedInvstd) + "[c], " + ptr(scale) + "[c], " + ptr(bias) +
+           "[c], &alpha, &beta);\n";
   }
 
   /// A batch norm's output recomputed from its saved statistics (rematerialization): one thread
@@ -904,11 +910,10 @@ private:
     kernels += "// " + label(op) +
                ": batch norm output recomputed from its saved statistics\n__global__ void " + k +
                "(unsigned char *arena) {\n" + gridLoop("i", num(total)) +
-               "    const int64_t c = (i / " + num(inner) + ") % " + num(c) +
-               ";\n    float alpha, beta;\n    ::graphc::rt::batchNormAffine(" +
-               ptr(bn.getSavedMean()) + "[c], " + ptr(bn.getSavedInvstd()) + "[c], " +
-               ptr(bn.getScale()) + "[c], " + ptr(bn.getBias()) + "[c], &alpha, &beta);\n    " +
-               ptr(bn.getResult()) + "[i] = " + ptr(bn.getInput()) +
+               "    const int64_t c = (i / " + num(inner) + ") % " + num(c) + ";\n" +
+               channelAffine(bn.getSavedMean(), bn.getSavedInvstd(), bn.getScale(),
+                             bn.getBias()) +
+               "    " + ptr(bn.getResult()) + "[i] = " + ptr(bn.getInput()) +
                "[i] * alpha + beta;\n  }\n}\n\n";
     addCode(launch(k, total, op));
     return success();
