@@ -22,14 +22,13 @@ fit) instead. Prints one Markdown table.
 import argparse
 import os
 import re
-import subprocess
 import sys
 
 import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from training_graphs import MODELS, OPSET  # noqa: E402
+from training_graphs import MODELS, OPSET, run  # noqa: E402
 
 STEP = re.compile(r"^step \d+/\d+ loss (\S+)$", re.M)
 ARENA = re.compile(r"arena +\S+ \S+ \((\d+) bytes")
@@ -47,11 +46,6 @@ def export_dynamic(build, shape, batch, integer, path):
                           training=torch.onnx.TrainingMode.TRAINING, opset_version=OPSET,
                           input_names=["input"], output_names=["output"],
                           dynamic_axes={"input": {0: "batch"}, "output": {0: "batch"}})
-
-
-def run(args, timeout=3600):
-    p = subprocess.run(args, capture_output=True, text=True, timeout=timeout)
-    return p.returncode, p.stdout, p.stderr
 
 
 def main():
@@ -74,14 +68,14 @@ def main():
         export_dynamic(build, shape, batch, integer, onnx_path)
         common = [opts.graphc, onnx_path, "--optimizer=adam", "--lr=0.001", "--loss=" + loss,
                   "--batch=%d" % batch]
-        rc, out, err = run(common + ["-o", os.path.join(opts.work, name + ".full")])
+        rc, out, err, _ = run(common + ["-o", os.path.join(opts.work, name + ".full")], 3600)
         if rc != 0:
             rows.append((desc, batch, "-", "-", "full build failed: " + (err or out).strip()[-200:], "-"))
             continue
         peak = int(ARENA.search(out).group(1))
         half = peak // 2
-        rc, out, err = run(common + ["--budget=%d" % half, "--precision=fp32",
-                                     "-o", os.path.join(opts.work, name + ".half")])
+        rc, out, err, _ = run(common + ["--budget=%d" % half, "--precision=fp32",
+                                        "-o", os.path.join(opts.work, name + ".half")], 3600)
         if rc != 0:
             line = (err or out).strip().splitlines()[-1]
             # "...: the training step needs X but --budget is Y; by kind: ...; lower bound ...
@@ -98,16 +92,16 @@ def main():
         n = opts.steps * batch
         x = rng.standard_normal((n,) + shape, dtype=np.float32)
         if loss == "binary_crossentropy":
-            y = rng.integers(0, 2, (n,) + tuple(out_shape(build, shape))).astype(np.float32)
+            y = rng.integers(0, 2, (n,) + forward_shape(build, shape)).astype(np.float32)
         else:
-            y = rng.integers(0, classes(build, shape), n)
+            y = rng.integers(0, forward_shape(build, shape)[0], n)
         xp, yp = os.path.join(opts.work, name + ".x.npy"), os.path.join(opts.work, name + ".y.npy")
         np.save(xp, x)
         np.save(yp, y)
         losses = {}
         for tag in ("full", "half"):
-            rc, out, err = run([os.path.join(opts.work, name + "." + tag), "--data", xp,
-                                "--labels", yp, "--steps", str(opts.steps)])
+            rc, out, err, _ = run([os.path.join(opts.work, name + "." + tag), "--data", xp,
+                                   "--labels", yp, "--steps", str(opts.steps)], 3600)
             losses[tag] = [float(v) for v in STEP.findall(out)]
         a, b = np.array(losses["full"]), np.array(losses["half"])
         rel = float(np.max(np.abs(a - b) / np.maximum(np.abs(a), 1e-12))) if len(a) == len(b) == opts.steps else float("nan")
@@ -120,20 +114,13 @@ def main():
         print("| %s | %d | %s | %s | %s | %s |" % r)
 
 
-def _forward_shape(build, shape):
+def forward_shape(build, shape):
+    """The model's output shape per sample (labels of a per-pixel loss; classes = [0])."""
     torch.manual_seed(0)
     model = build()
     model.eval()
     with torch.no_grad():
         return tuple(model(torch.zeros((1,) + shape)).shape[1:])
-
-
-def out_shape(build, shape):
-    return _forward_shape(build, shape)
-
-
-def classes(build, shape):
-    return _forward_shape(build, shape)[0]
 
 
 if __name__ == "__main__":
