@@ -28,6 +28,7 @@
 
 #include "dialects/graph/GraphOps.h"
 #include "importers/common/RecurrentUnroll.h"
+#include "importers/onnx/ParameterInputs.h"
 
 using namespace mlir;
 using namespace graphc;
@@ -376,6 +377,22 @@ private:
       constants[init.name()] = readTensor(init);
       initializers.insert(init.name());
     }
+    // Parameters exported as inputs become initializers with PyTorch's default initial values.
+    ParameterInputs parameterInputs;
+    std::string parameterError;
+    if (!initialiseParameterInputs(graph, options.dataInput, options.seed, parameterInputs,
+                                   parameterError))
+      fail(parameterError);
+    for (auto &p : parameterInputs.parameters) {
+      HostTensor h;
+      h.dims = p.dims;
+      h.dataType = p.dataType;
+      h.floats = std::move(p.floats);
+      h.ints = std::move(p.ints);
+      constants[p.name] = std::move(h);
+      initializers.insert(p.name);
+    }
+    initialisedParameters = int(parameterInputs.parameters.size());
 
     OwningOpRef<ModuleOp> module = ModuleOp::create(b.getUnknownLoc());
     b.setInsertionPointToEnd(module->getBody());
@@ -904,7 +921,7 @@ private:
       fail(nodeLabel(node) + " has no output");
     if (!node.domain().empty() && node.domain() != "ai.onnx")
       fail(nodeLabel(node) + " is in domain \"" + node.domain() +
-           "\", which is not supported; supported ops: " + kSupportedOps);
+           "\", which is not supported");
 
     if (op == "Constant") {
       auto *value = findAttr(node, "value");
@@ -1075,7 +1092,7 @@ private:
         return;
       }
       fail(nodeLabel(node) + " is supported between two computed tensors of the same shape, "
-           "or as the bias of a MatMul; supported ops: " + kSupportedOps);
+           "or as the bias of a MatMul");
     }
     if (op == "Conv") {
       Value x = valueOf(node, 0);
@@ -1668,7 +1685,7 @@ private:
       define(node, b.create<SoftmaxOp>(loc, x.getType(), x, b.getI64IntegerAttr(axis)));
       return;
     }
-    fail(nodeLabel(node) + " is not supported; supported ops: " + kSupportedOps);
+    fail(nodeLabel(node) + " is not supported (--verbose lists the supported ops)");
   }
 
   MLIRContext &ctx;
@@ -1692,13 +1709,17 @@ private:
   std::map<std::string, HostTensor> constants;
   std::set<std::string> initializers; // the names of the graph's initializers (weights)
   std::set<std::string> tokenIdInputs; // integer graph inputs: token ids, as exact float32
+
+public:
+  int initialisedParameters = 0; // parameter inputs given PyTorch's initial values
 };
 
 } // namespace
 
 OwningOpRef<ModuleOp> graphc::importOnnxFile(const std::string &path, MLIRContext &context,
                                              const OnnxImportOptions &options,
-                                             std::string &error) {
+                                             std::string &error,
+                                             OnnxImportSummary *summary) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     error = path + ": cannot open the file";
@@ -1714,5 +1735,11 @@ OwningOpRef<ModuleOp> graphc::importOnnxFile(const std::string &path, MLIRContex
     return nullptr;
   }
   context.loadDialect<GraphDialect, func::FuncDialect>();
-  return Importer(context, path, options).run(model, error);
+  Importer importer(context, path, options);
+  auto module = importer.run(model, error);
+  if (module && summary)
+    summary->initialisedParameters = importer.initialisedParameters;
+  return module;
 }
+
+const char *graphc::onnxSupportedOps() { return kSupportedOps; }

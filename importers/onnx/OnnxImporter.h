@@ -10,7 +10,20 @@ namespace graphc {
 
 struct OnnxImportOptions {
   int64_t batch = 0; // > 0 overrides the data input's first dimension
+  // An export without its parameters (export_params=False) has them as graph inputs: the data
+  // input is `dataInput` (--data-input), or else the one input not named like a parameter; the
+  // others get PyTorch's default initial values, drawn from `seed` (importers/onnx/ParameterInputs.h).
+  std::string dataInput;
+  uint64_t seed = 0;
 };
+
+/// What the import did that the user should hear about.
+struct OnnxImportSummary {
+  int initialisedParameters = 0; // parameter inputs given initial values (export_params=False)
+};
+
+/// The ONNX ops the importer supports, for --verbose.
+const char *onnxSupportedOps();
 
 /// Reads `path` and builds `func.func @forward`. Parameters (initializers) become arguments
 /// tagged graph.kind = "parameter" with their ONNX name and initial value (graph.init, a
@@ -19,6 +32,7 @@ struct OnnxImportOptions {
 mlir::OwningOpRef<mlir::ModuleOp> importOnnxFile(const std::string &path,
                                                  mlir::MLIRContext &context,
                                                  const OnnxImportOptions &options,
-                                                 std::string &error);
+                                                 std::string &error,
+                                                 OnnxImportSummary *summary = nullptr);
 
 } // namespace graphc

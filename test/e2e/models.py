@@ -124,7 +124,10 @@ def torchvision_net(name):
     if name == "resnet18":
         return torchvision.models.resnet18(weights=None, num_classes=10)
     if name == "mobilenet_v2":
-        return torchvision.models.mobilenet_v2(weights=None, num_classes=10, dropout=0.0)
+        import functools
+        eps = float(os.environ.get("GRAPHC_E2E_BN_EPS", "1e-5"))
+        return torchvision.models.mobilenet_v2(weights=None, num_classes=10, dropout=0.0,
+                                               norm_layer=functools.partial(nn.BatchNorm2d, eps=eps))
     if name == "squeezenet1_1":
         return torchvision.models.squeezenet1_1(weights=None, num_classes=10, dropout=0.0)
     if name == "vgg11":
@@ -361,7 +364,7 @@ def build(name):
     raise ValueError("unknown model %r" % name)
 
 
-def export(name, path, batch=None, training=None, dynamic_batch=False):
+def export(name, path, batch=None, training=None, dynamic_batch=False, export_params=True):
     """Export model `name` (with its Softmax/Sigmoid head) to ONNX at `path`; returns the model.
 
     training: export in training mode (torch.onnx.TrainingMode.TRAINING: BatchNormalization
@@ -372,6 +375,9 @@ def export(name, path, batch=None, training=None, dynamic_batch=False):
     dynamic_batch: export the batch axis as dynamic (dynamic_axes), so that shape arithmetic
     (Shape/Gather/Cast/Div/Concat chains) replaces the batch the exporter would bake into
     Reshape constants; graphc folds it at the --batch it is given.
+
+    export_params=False: the parameters become graph inputs named by their state_dict keys,
+    without values (graphc initialises them).
     """
     if training is None:
         training = name in TRAINING_EXPORT
@@ -388,7 +394,7 @@ def export(name, path, batch=None, training=None, dynamic_batch=False):
     # default: the LSTM/GRU weights become new initializers already in ONNX's gate order.
     fold = not training and name in RECURRENT
     with torch.no_grad():
-        torch.onnx.export(model, dummy, path, export_params=True,
+        torch.onnx.export(model, dummy, path, export_params=export_params,
                           do_constant_folding=fold, training=mode, opset_version=OPSETS.get(name, OPSET),
                           input_names=["input"], output_names=["output"],
                           dynamic_axes=({"input": {0: "batch"}, "output": {0: "batch"}}

@@ -4,7 +4,7 @@
   train_vs_torch.py --model mlp|cnn|cnn_bce|resmlp|resnet18|mobilenet_v2|squeezenet1_1|vgg11|
                             transformer|transformer_ln17|unet|tconv|lstm|gru
                     --optimizer adam|sgd|momentum --steps 20 --workdir DIR --graphc PATH
-                    [--check-no-reuse] [--eval-export] [--precision bf16]
+                    [--check-no-reuse] [--eval-export] [--precision bf16] [--no-export-params]
 
 1. exports the model (test/e2e/models.py) to DIR/model.onnx (batch 32, or 4 for the torchvision
    models, which are exported in training mode; Softmax/Sigmoid kept);
@@ -19,6 +19,24 @@
 5. compares each of the per-step losses and each final weight tensor (DIR/w/<name>.npy, <name> the
    ONNX initializer name, which is the state_dict key; verified by models.initializer_map),
    BatchNorm running means and variances included (graphc saves them with the weights).
+
+With --no-export-params the model is exported with export_params=False: its parameters are
+graph inputs without values, which graphc initialises as PyTorch's modules do. The initial values
+(read from `graphc --compile-to=import`) are first checked against PyTorch's rule for each
+state_dict entry, derived from the PyTorch module that owns it (not from the ONNX graph):
+Linear/Conv weights and biases within 1/sqrt(fan_in) and spread over that range,
+MultiheadAttention's in_proj_weight within its xavier bound, its biases zero, BatchNorm/LayerNorm
+ones and zeros, LSTM/GRU within 1/sqrt(hidden_size), Embedding N(0, 1). PyTorch then trains from
+those values, and the comparison goes on as usual.
+
+With --accept-float64 a quantity also passes when it is within --tol of PyTorch's float64 run
+(for models where PyTorch's own float32 run drifts further than --tol from float64, so that
+matching it would mean matching its rounding noise).
+
+With --first-loss-only (for models whose float32 training is chaotic, such as mobilenet_v2 from
+a random initialisation in training mode, where PyTorch's own float32 run is 1e-2 away from its
+float64 run within 5 steps, whatever the learning rate), only step 1's loss (the forward pass,
+before any update) is compared, and every loss must be finite.
 
 With --eval-export the model is exported in eval mode instead (torch 1.13 folds BatchNorm into
 the convolutions, renaming the weights), so PyTorch trains a different parametrisation: only the
@@ -71,6 +89,8 @@ DATA_SEED = {"mlp": 101, "cnn": 202, "cnn_bce": 303, "resmlp": 404, "resnet18": 
              "transformer_ln17": 909, "unet": 1010, "tconv": 1111, "lstm": 1212, "gru": 1313,
              "emb_lstm": 1414, "split_mlp": 1515}
 B = models.BATCH  # set per model in main()
+# Eval-mode exports whose BatchNorms the exporter folds: PyTorch trains the folded model.
+FOLDED_EVAL_EXPORTS = ("resnet18", "mobilenet_v2")
 STEP_RE = re.compile(r"^step (\d+)/(\d+) loss (\S+)\s*$")
 
 
@@ -127,11 +147,12 @@ def parse_losses(out, steps):
     return lines, [float(l) for _, _, l in losses]
 
 
-def torch_reference(name, optimizer, steps, x, y, init, dtype, autocast=None):
+def torch_reference(name, optimizer, steps, x, y, init, dtype, autocast=None, make_model=None):
     """Per-step losses and final state_dict of the PyTorch reference training. With
     `autocast` (torch.bfloat16), the forward pass and the loss run under torch.autocast on the
-    CPU: linear and convolution in bf16, parameters and optimizer in float32."""
-    model = models.build(name)
+    CPU: linear and convolution in bf16, parameters and optimizer in float32. `make_model`
+    builds the model (default: models.build(name))."""
+    model = make_model() if make_model else models.build(name)
     state = model.state_dict()
     state.update({k: torch.from_numpy(v.copy()) for k, v in init.items()})
     model.load_state_dict(state)
@@ -175,9 +196,125 @@ def load_weights(wdir, mapping):
     return out
 
 
-def eval_export_check(args, name, model, onnx_path, wd):
-    """--eval-export: graphc trains the folded model; step 1's loss must match PyTorch's
-    eval-mode loss on the same batch, and every loss must be finite."""
+def ir_initial_values(ir_text):
+    """{parameter name: float32 array (flat)} from the dense_resource blobs of graphc's IR."""
+    out = {}
+    for name, hexdata in re.findall(r'^\s*([\w./:-]+): "0x([0-9A-F]+)"', ir_text, re.M):
+        out[name] = np.frombuffer(bytes.fromhex(hexdata)[4:], dtype="<f4")  # 4 bytes: alignment
+    return out
+
+
+def check_pytorch_initialisation(model, init):
+    """Failures of the initial values `init` (state_dict key -> array) against the rule PyTorch's
+    own modules apply to each state_dict entry."""
+    failures = []
+    modules = dict(model.named_modules())
+    for key, ref in model.state_dict().items():
+        if key.endswith("num_batches_tracked"):
+            continue
+        if key not in init:
+            failures.append("initial value of %s: not a graphc parameter" % key)
+            continue
+        v = np.asarray(init[key], dtype=np.float64)
+        owner_name, _, leaf = key.rpartition(".")
+        owner = modules[owner_name]
+        rule, bound = None, None
+        if isinstance(owner, torch.nn.MultiheadAttention) and leaf.endswith("proj_weight"):
+            fan_in, fan_out = torch.nn.init._calculate_fan_in_and_fan_out(getattr(owner, leaf))
+            rule, bound = "xavier", (6.0 / (fan_in + fan_out)) ** 0.5
+        elif isinstance(owner, torch.nn.MultiheadAttention) and leaf == "in_proj_bias":
+            rule = "zeros"
+        elif (leaf == "bias" and owner_name.endswith("out_proj")
+              and isinstance(modules.get(owner_name.rpartition(".")[0]), torch.nn.MultiheadAttention)):
+            rule = "zeros"
+        elif isinstance(owner, (torch.nn.Linear, torch.nn.modules.conv._ConvNd)):
+            fan_in, _ = torch.nn.init._calculate_fan_in_and_fan_out(owner.weight)
+            rule, bound = "uniform", 1.0 / fan_in ** 0.5
+        elif isinstance(owner, (torch.nn.modules.batchnorm._BatchNorm, torch.nn.LayerNorm)):
+            rule = "ones" if leaf in ("weight", "running_var") else "zeros"
+        elif isinstance(owner, torch.nn.modules.rnn.RNNBase):
+            rule, bound = "uniform", 1.0 / owner.hidden_size ** 0.5
+        elif isinstance(owner, torch.nn.Embedding):
+            rule = "normal"
+        else:
+            failures.append("initial value of %s: no PyTorch rule known for %s"
+                            % (key, type(owner).__name__))
+            continue
+        if v.size != ref.numel():
+            failures.append("initial value of %s: %d values, PyTorch has %d" % (key, v.size, ref.numel()))
+            continue
+        m, mean = float(np.max(np.abs(v))), float(np.mean(v))
+        if rule == "zeros":
+            ok = m == 0
+        elif rule == "ones":
+            ok = bool(np.all(v == 1))
+        elif rule == "normal":
+            ok = abs(mean) < 0.2 and 0.8 < float(np.std(v)) < 1.2
+        else:
+            ok = m <= bound and abs(mean) < 0.25 * bound and (v.size < 16 or m > 0.75 * bound)
+        print("init %-45s %-7s max|w| %.4g%s mean %.3g: %s"
+              % (key, rule, m, "" if bound is None else " (bound %.4g)" % bound, mean,
+                 "ok" if ok else "WRONG"))
+        if not ok:
+            failures.append("initial value of %s does not follow PyTorch's %s rule" % (key, rule))
+    return failures
+
+
+def folded_reference(model, onnx_path):
+    """The PyTorch model that an eval-mode export of `model` describes, and its parameters.
+
+    torch 1.13 folds each BatchNorm into the convolution before it (torch.fx's conv-bn fusion
+    computes the same fold). The exporter then stores identical initializers once and re-creates
+    the copies with Identity nodes (the folded biases are all zero, so convolutions with the same
+    channel count share one); graphc imports each Identity copy as a parameter of its own, as
+    the model has them. Each Conv/Gemm node's weight and bias input (an initializer or an
+    Identity copy of one) is matched to the folded module named by the node's scope
+    ("/net/features/features.1/conv/conv.0/conv.0.0/Conv" -> net.features.1.conv.0.0), and
+    its value must equal the folded one (allclose, rtol 1e-5). Returns (make_model,
+    {graphc parameter name: state_dict key}, {graphc parameter name: initial value})."""
+    from torch.fx.experimental.optimization import fuse
+    import copy
+    import onnx
+    from onnx import numpy_helper
+    base = copy.deepcopy(model).eval()
+    base.head = False
+    fused = fuse(base)
+    sd = {k: v.detach().numpy() for k, v in fused.state_dict().items()}
+    graph = onnx.load(onnx_path).graph
+    values = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
+    for node in graph.node:
+        if node.op_type == "Identity" and node.input[0] in values:
+            values[node.output[0]] = values[node.input[0]]
+    mapping, init = {}, {}
+    for node in graph.node:
+        if node.op_type not in ("Conv", "Gemm"):
+            continue
+        path = ".".join(part.rpartition(".")[2] for part in node.name.strip("/").split("/")[:-1])
+        for index, leaf in ((1, "weight"), (2, "bias")):
+            if index >= len(node.input) or node.input[index] not in values:
+                continue
+            pname, key = node.input[index], path + "." + leaf
+            if key not in sd or sd[key].shape != values[pname].shape or not np.allclose(
+                    sd[key], values[pname], rtol=1e-5, atol=1e-7):
+                raise RuntimeError("%s of node %s does not match the folded %s" % (pname, node.name, key))
+            if pname in mapping:
+                raise RuntimeError("%s is read by two layers (truly tied); not expected here" % pname)
+            mapping[pname], init[key] = key, values[pname]
+    missing = set(sd) - set(mapping.values())
+    if missing:
+        raise RuntimeError("folded parameters no node reads: %s" % sorted(missing))
+
+    def make_model():
+        m = copy.deepcopy(fused)
+        m.train()
+        return m
+    return make_model, mapping, init
+
+
+def first_loss_check(args, name, model, onnx_path, wd, training):
+    """--first-loss-only, or --eval-export of a model PyTorch cannot train in the exported
+    parametrisation: step 1's loss must match PyTorch's (eval-mode or training-mode) loss on the
+    same batch, and every loss must be finite."""
     steps = args.steps
     x, y = make_data(name, steps * B)
     xp, yp = os.path.join(wd, "x.npy"), os.path.join(wd, "y.npy")
@@ -189,14 +326,14 @@ def eval_export_check(args, name, model, onnx_path, wd):
         "graphc")
     out, _ = run([exe, "--data", xp, "--labels", yp, "--steps", str(steps)], "training binary")
     _, losses = parse_losses(out, steps)
-    model.eval()
+    model.train(training)
     model.head = False
     with torch.no_grad():
         ref = float(F.cross_entropy(model(torch.from_numpy(x[:B])), torch.from_numpy(y[:B])))
     err = abs(losses[0] - ref) / max(abs(ref), 1e-12)
     ok = err <= args.tol and all(np.isfinite(losses))
-    print("eval export: step 1 loss graphc %.9g torch %.9g rel err %.3g; losses %s"
-          % (losses[0], ref, err, " ".join("%.6g" % l for l in losses)))
+    print("%s export: step 1 loss graphc %.9g torch %.9g rel err %.3g; losses %s"
+          % ("training" if training else "eval", losses[0], ref, err, " ".join("%.6g" % l for l in losses)))
     print("PASS" if ok else "FAIL")
     return 0 if ok else 1
 
@@ -208,6 +345,12 @@ def main():
                     + list(models.TRANSFORMERS) + ["unet", "tconv"] + list(models.RECURRENT)
                     + list(models.TOKEN_MODELS))
     ap.add_argument("--eval-export", action="store_true")
+    ap.add_argument("--accept-float64", action="store_true",
+                    help="a quantity also passes within --tol of PyTorch's float64 run")
+    ap.add_argument("--first-loss-only", action="store_true",
+                    help="compare step 1's loss only (models whose float32 training is chaotic)")
+    ap.add_argument("--no-export-params", action="store_true",
+                    help="export with export_params=False: graphc initialises the parameters")
     ap.add_argument("--dynamic-batch", action="store_true",
                     help="export with a dynamic batch axis (graphc folds the shape arithmetic)")
     ap.add_argument("--lr", type=float, help="learning rate (default: 0.01 for sgd/momentum, "
@@ -249,12 +392,35 @@ def main():
     # only graphc's folding of the shape arithmetic can give the right shapes.
     model = models.export(name, onnx_path, training=False if args.eval_export else None,
                           batch=max(B // 2, 1) if args.dynamic_batch else None,
-                          dynamic_batch=args.dynamic_batch)
+                          dynamic_batch=args.dynamic_batch,
+                          export_params=not args.no_export_params)
+    make_model = None
+    if args.eval_export and name not in FOLDED_EVAL_EXPORTS:
+        return first_loss_check(args, name, model, onnx_path, wd, training=False)
+    if args.first_loss_only:
+        return first_loss_check(args, name, model, onnx_path, wd, training=True)
     if args.eval_export:
-        return eval_export_check(args, name, model, onnx_path, wd)
-    mapping = models.initializer_map(onnx_path, model)  # ONNX initializer name -> state_dict key
-    inits = models.onnx_initializers(onnx_path)
-    init = {mapping[k]: v for k, v in inits.items()}
+        # The reference trains the folded (and tied) model that the export describes.
+        make_model, mapping, init = folded_reference(model, onnx_path)
+        inits = {k: init[v] for k, v in mapping.items()}
+        print("eval export: %d initializers, %d folded parameters"
+              % (len(models.onnx_initializers(onnx_path)), len(mapping)))
+    elif args.no_export_params:
+        # graphc's initial values, as the training binary starts from them.
+        ir_path = os.path.join(wd, "import.mlir")
+        run([args.graphc, onnx_path, "--compile-to=import", "-o", ir_path, "--batch=%d" % B,
+             "--loss=" + models.LOSSES[name]], "graphc --compile-to=import")
+        blobs = ir_initial_values(open(ir_path).read())
+        sd = model.state_dict()
+        inits = {k: blobs[k].reshape(tuple(sd[k].shape)) for k in blobs if k in sd}
+        for f in check_pytorch_initialisation(model, inits):
+            fail(f)
+        mapping = {k: k for k in inits}
+    else:
+        mapping = models.initializer_map(onnx_path, model)  # ONNX initializer name -> state_dict key
+        inits = models.onnx_initializers(onnx_path)
+    if not args.eval_export:
+        init = {mapping[k]: v for k, v in inits.items()}
     x, y = make_data(name, steps * B)
     xp, yp = os.path.join(wd, "x.npy"), os.path.join(wd, "y.npy")
     np.save(xp, x)
@@ -287,8 +453,9 @@ def main():
     # float32 each are from the (nearly exact) float64 trajectory, i.e. the inherent float32 noise.
     autocast = torch.bfloat16 if args.precision == "bf16" else None
     ref_losses, ref_sd = torch_reference(name, args.optimizer, steps, x, y, init, torch.float32,
-                                         autocast)
-    r64_losses, r64_sd = torch_reference(name, args.optimizer, steps, x, y, init, torch.float64)
+                                         autocast, make_model)
+    r64_losses, r64_sd = torch_reference(name, args.optimizer, steps, x, y, init, torch.float64,
+                                         make_model=make_model)
 
     # 4. Compare losses and weights.  In bf16 the two runs round differently (oneDNN's bf16
     # kernels against graphc's f32 kernels on bf16-rounded tensors), so each quantity is judged
@@ -300,6 +467,10 @@ def main():
     if bf16:
         loss_errs = [max(0.0, abs(a - c) / max(abs(c), 1e-12) - 1.25 * abs(b - c) / max(abs(c), 1e-12))
                      for a, b, c in zip(losses, ref_losses, r64_losses)]
+    if args.accept_float64:
+        loss_errs = [min(e, abs(a - c) / max(abs(c), 1e-12))
+                     for e, a, c in zip(loss_errs, losses, r64_losses)]
+
     if args.precision != "fp32":
         if max(abs(a - c) / max(abs(c), 1e-12) for a, c in zip(losses, r64_losses)) < 1e-6:
             fail("%s losses equal the float64 ones within 1e-6: were any casts applied?"
@@ -315,6 +486,8 @@ def main():
         return max(abs(a - b) / max(abs(b), 1e-12) for a, b in zip(xs, refs))
     if bf16:
         print("bf16: errors below are graphc's excess over 1.25x PyTorch autocast's distance to float64")
+    if args.accept_float64:
+        print("errors below are the smaller of those against PyTorch float32 and float64")
     print("losses: max rel err %.3g (vs torch f64: graphc %.3g, torch f32 %.3g); first %.9g last %.9g"
           % (max(loss_errs), max_loss_err(losses, r64_losses), max_loss_err(ref_losses, r64_losses),
              ref_losses[0], ref_losses[-1]))
@@ -336,6 +509,9 @@ def main():
         moved = rel_err(b, init[key])
         if bf16:
             e = max(0.0, g64 - 1.25 * e64)  # accuracy beyond autocast's, see step 4
+        if args.accept_float64:
+            e = min(e, g64)
+
         if not e <= args.tol:
             i = np.unravel_index(np.argmax(np.abs(a.astype(np.float64) - b)), a.shape)
             fail("weight %s: rel err %.3g at %s: graphc %.9g torch %.9g (init %.9g)"

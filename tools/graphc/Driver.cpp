@@ -74,6 +74,7 @@ struct Options {
   // Keras (.json): --weights, --input-shape, --seed, --verbose; which training flags were given
   // (compile_config supplies the others).
   std::string weights, inputShape;
+  std::string dataInput; // ONNX exported with export_params=False: the data input's name
   uint64_t seed = 0;
   bool verbose = false, lossSet = false, optimizerSet = false, lrSet = false, momentumSet = false;
 };
@@ -836,7 +837,7 @@ private:
     }
     return module;
   }
-  bool kerasNoted = false;
+  bool kerasNoted = false, onnxNoted = false;
 
   OwningOpRef<ModuleOp> importModel(MLIRContext &context, int64_t batch, bool trial) {
     if (!llvm::sys::fs::exists(opts.model))
@@ -846,11 +847,28 @@ private:
       std::string error;
       OnnxImportOptions importOptions;
       importOptions.batch = batch;
-      auto module = importOnnxFile(opts.model, context, importOptions, error);
-      if (!module && !trial)
+      importOptions.dataInput = opts.dataInput;
+      importOptions.seed = opts.seed;
+      OnnxImportSummary summary;
+      auto module = importOnnxFile(opts.model, context, importOptions, error, &summary);
+      if (!module && !trial) {
+        if (opts.verbose) {
+          llvm::errs() << "graphc: error: " << error << "\n"
+                       << "graphc: note: supported ONNX ops: " << onnxSupportedOps() << "\n";
+          throw Failure{kBadInput};
+        }
         fail(kBadInput, error);
+      }
       if (!module)
         trialImportError = error;
+      if (module && summary.initialisedParameters && !opts.quiet && !trial && !onnxNoted) {
+        llvm::errs() << "graphc: note: " << llvm::sys::path::filename(opts.model) << " has "
+                     << summary.initialisedParameters
+                     << " parameters as graph inputs (export_params=False); they start from "
+                        "PyTorch's default initialisation, drawn with --seed="
+                     << opts.seed << "\n";
+        onnxNoted = true;
+      }
       return module;
     }
     if (ext == ".mlir") {
@@ -1380,10 +1398,18 @@ int runGraphcDriver(int argc, char **argv) {
                                                           "batch, channels last (for None dims), "
                                                           "e.g. 32,32,3"),
                                   cl::cat(category));
+  cl::opt<std::string> dataInput(
+      "data-input",
+      cl::desc("ONNX exported with export_params=False: the graph input that is the data (the "
+               "other inputs without an initializer are parameters; default: the one not named "
+               "like a parameter)"),
+      cl::value_desc("NAME"), cl::cat(category));
   cl::opt<uint64_t> seed("seed", cl::desc("seed of the dropout masks (counter-based: a recomputed dropout "
-                                  "repeats its mask), and of Keras initial weights without --weights"),
+                                  "repeats its mask), and of the initial weights of Keras models "
+                                  "without --weights and ONNX parameter inputs"),
                          cl::init(0), cl::cat(category));
-  cl::opt<bool> verbose("verbose", cl::desc("Keras: list the supported layers with an error"),
+  cl::opt<bool> verbose("verbose", cl::desc("list the supported Keras layers or ONNX ops with an "
+                                            "import error"),
                         cl::cat(category));
   cl::opt<bool> dataParallel("data-parallel",
                              cl::desc("data parallelism: a binary that runs as --world-size ranks "
@@ -1436,6 +1462,7 @@ int runGraphcDriver(int argc, char **argv) {
   opts.quiet = quiet;
   opts.weights = weights;
   opts.inputShape = inputShape;
+  opts.dataInput = dataInput;
   opts.seed = seed;
   opts.verbose = verbose;
   opts.lossSet = loss.getNumOccurrences() > 0;
