@@ -41,3 +41,22 @@ t.name = "w"
 t.data_type = TensorProto.FLOAT
 t.dims.extend([1 << 32, 1 << 32])
 save("initializer-dims-overflow", [helper.make_node("MatMul", ["x", "w"], ["y"])], [t])
+
+
+def save_with_inputs(name, nodes, inputs):
+    g = helper.make_graph(nodes, name, inputs, [vi("y", [2, 4])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    onnx.save(m, os.path.join(HERE, name + ".onnx"))
+
+
+# Parameters as graph inputs (export_params=False): a Linear whose weight and bias graphc
+# initialises, as a seed for the mutations of ParameterInputs.cpp.
+save_with_inputs("parameter-inputs-linear",
+                 [helper.make_node("Gemm", ["x", "fc.weight", "fc.bias"], ["y"], transB=1)],
+                 [vi("x", [2, 3]), vi("fc.weight", [4, 3]), vi("fc.bias", [4])])
+# A parameter input of 2^40 elements: its shape costs nothing in the file, its values would
+# cost 4 TiB; refused by the element bound.
+save_with_inputs("parameter-inputs-huge",
+                 [helper.make_node("Gemm", ["x", "fc.weight", "fc.bias"], ["y"], transB=1)],
+                 [vi("x", [2, 3]), vi("fc.weight", [1 << 20, 1 << 20]), vi("fc.bias", [4])])

@@ -380,7 +380,8 @@ private:
     // Parameters exported as inputs become initializers with PyTorch's default initial values.
     ParameterInputs parameterInputs;
     std::string parameterError;
-    if (!initialiseParameterInputs(graph, options.dataInput, options.seed, parameterInputs,
+    if (!initialiseParameterInputs(graph, options.dataInput, options.seed,
+                                   options.maxParameterInputElements, parameterInputs,
                                    parameterError))
       fail(parameterError);
     for (auto &p : parameterInputs.parameters) {

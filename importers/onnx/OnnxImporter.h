@@ -15,6 +15,7 @@ struct OnnxImportOptions {
   // others get PyTorch's default initial values, drawn from `seed` (importers/onnx/ParameterInputs.h).
   std::string dataInput;
   uint64_t seed = 0;
+  int64_t maxParameterInputElements = int64_t{1} << 32; // 16 GiB of float32 in all
 };
 
 /// What the import did that the user should hear about.

@@ -36,7 +36,8 @@ struct Use {
 
 class Initialiser {
 public:
-  Initialiser(const onnx::GraphProto &graph, uint64_t seed) : graph(graph), seed(seed) {
+  Initialiser(const onnx::GraphProto &graph, uint64_t seed, int64_t maxElements)
+      : graph(graph), seed(seed), elementsLeft(maxElements) {
     for (int i = 0; i < graph.node_size(); ++i) {
       const auto &node = graph.node(i);
       for (int k = 0; k < node.input_size(); ++k)
@@ -218,10 +219,13 @@ private:
   bool initialise(ParameterInputInit &p, std::string &error) {
     int64_t count = 1;
     for (int64_t d : p.dims)
-      if (__builtin_mul_overflow(count, d, &count) || count > (int64_t{1} << 34)) {
-        error = "parameter input \"" + p.name + "\" has an impossibly large shape";
+      if (__builtin_mul_overflow(count, d, &count) || count > elementsLeft) {
+        error = "parameter input \"" + p.name + "\" is too large to initialise (the parameter "
+                "inputs may hold " + std::to_string(elementsLeft) + " more elements); export with "
+                "export_params=True";
         return false;
       }
+    elementsLeft -= count;
     if (p.dataType == onnx::TensorProto::INT64) {
       p.ints.assign(size_t(count), 0);
       p.rule = "zeros (a counter)";
@@ -349,6 +353,7 @@ private:
 
   const onnx::GraphProto &graph;
   uint64_t seed;
+  int64_t elementsLeft; // of the bound on all initialised elements
   std::string dataInput;
   std::map<std::string, std::vector<Use>> uses;
   std::map<std::string, int> producer;
@@ -367,8 +372,9 @@ bool looksLikeParameterName(const std::string &name) {
 }
 
 bool initialiseParameterInputs(const onnx::GraphProto &graph, const std::string &dataInputFlag,
-                               uint64_t seed, ParameterInputs &out, std::string &error) {
-  return Initialiser(graph, seed).run(dataInputFlag, out, error);
+                               uint64_t seed, int64_t maxElements, ParameterInputs &out,
+                               std::string &error) {
+  return Initialiser(graph, seed, maxElements).run(dataInputFlag, out, error);
 }
 
 } // namespace graphc

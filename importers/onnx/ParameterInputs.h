@@ -53,7 +53,9 @@ bool looksLikeParameterName(const std::string &name);
 /// Returns false with `error` set (one line, without the file name) when the data input cannot be
 /// told apart, a parameter's shape or type is unusable, or a parameter is read in a role above
 /// none of.
+/// `maxElements` bounds the elements initialised in all (a file declares shapes for free).
 bool initialiseParameterInputs(const onnx::GraphProto &graph, const std::string &dataInputFlag,
-                               uint64_t seed, ParameterInputs &out, std::string &error);
+                               uint64_t seed, int64_t maxElements, ParameterInputs &out,
+                               std::string &error);
 
 } // namespace graphc
