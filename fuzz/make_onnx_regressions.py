@@ -60,3 +60,8 @@ save_with_inputs("parameter-inputs-linear",
 save_with_inputs("parameter-inputs-huge",
                  [helper.make_node("Gemm", ["x", "fc.weight", "fc.bias"], ["y"], transB=1)],
                  [vi("x", [2, 3]), vi("fc.weight", [1 << 20, 1 << 20]), vi("fc.bias", [4])])
+# A Reshape to [32767, 2^50 - 1]: the product of the target dims overflowed int64 (signed
+# overflow, UB) before it was compared with the input's element count. Found by the fuzzer.
+big = helper.make_tensor("s", TensorProto.INT64, [2], [32767, (1 << 50) - 1])
+save("reshape-shape-overflow", [helper.make_node("Constant", [], ["s"], value=big),
+                                helper.make_node("Reshape", ["x", "s"], ["y"])])

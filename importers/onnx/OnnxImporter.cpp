@@ -1197,8 +1197,10 @@ private:
           inferred = i;
         } else if (d <= 0) {
           fail(nodeLabel(node) + ": shape has an invalid dimension " + std::to_string(d));
-        } else {
-          known *= d;
+        } else if (__builtin_mul_overflow(known, d, &known) || known > total) {
+          // More elements than the input has (checked before the product can overflow).
+          fail(nodeLabel(node) + ": cannot reshape " + std::to_string(total) +
+               " elements to the shape given (too many elements)");
         }
         dims.push_back(d);
       }
