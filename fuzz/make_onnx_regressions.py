@@ -65,3 +65,14 @@ save_with_inputs("parameter-inputs-huge",
 big = helper.make_tensor("s", TensorProto.INT64, [2], [32767, (1 << 50) - 1])
 save("reshape-shape-overflow", [helper.make_node("Constant", [], ["s"], value=big),
                                 helper.make_node("Reshape", ["x", "s"], ["y"])])
+# A Conv whose bias initializer has no elements: the empty value vector reached memcpy as a null
+# pointer when graphc copied it into the parameter's blob (UB). Found by the fuzzer.
+x4 = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 2, 2])
+g = helper.make_graph([helper.make_node("Conv", ["x", "w", "b"], ["y"], name="c")],
+                      "empty-parameter", [x4],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1, 2, 2])],
+                      initializer=[helper.make_tensor("w", TensorProto.FLOAT, [1, 1, 1, 1], [1.0]),
+                                   helper.make_tensor("b", TensorProto.FLOAT, [0], [])])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+m.ir_version = 8
+onnx.save(m, os.path.join(HERE, "empty-parameter.onnx"))

@@ -223,6 +223,8 @@ private:
     const HostTensor &h = found->second;
     if (h.dataType != onnx::TensorProto::FLOAT)
       fail(nodeLabel(node) + ": parameter \"" + name + "\" must be float32");
+    if (h.floats.empty())
+      fail(nodeLabel(node) + ": parameter \"" + name + "\" has no elements");
     auto type = RankedTensorType::get(h.dims, b.getF32Type());
     auto blob = HeapAsmResourceBlob::allocateAndCopyInferAlign<float>(h.floats);
     auto init = DenseResourceElementsAttr::get(type, name, std::move(blob));
@@ -257,6 +259,8 @@ private:
     const HostTensor &h = constantOf(node, index);
     if (h.dataType != onnx::TensorProto::FLOAT)
       fail(nodeLabel(node) + ": \"" + name + "\" must be float32");
+    if (h.floats.empty())
+      fail(nodeLabel(node) + ": \"" + name + "\" has no elements");
     auto type = RankedTensorType::get(h.dims, b.getF32Type());
     auto blob = HeapAsmResourceBlob::allocateAndCopyInferAlign<float>(h.floats);
     auto init = DenseResourceElementsAttr::get(type, name, std::move(blob));
