@@ -14,10 +14,10 @@ using namespace graphc::graph;
 
 namespace {
 const DeviceProfile kProfiles[] = {
-    {"h100", 67e12, 989e12, 3.35e12, 80e9, "NVIDIA H100 SXM5 datasheet: 67 TFLOPS fp32, 989 TFLOPS dense bf16, 3.35 TB/s HBM3"},
-    {"h200", 67e12, 989e12, 4.8e12, 141e9, "NVIDIA H200 SXM datasheet: 67 TFLOPS fp32, 989 TFLOPS dense bf16, 4.8 TB/s HBM3e"},
-    {"a100-80gb", 19.5e12, 312e12, 2.039e12, 80e9, "NVIDIA A100 80GB SXM datasheet: 19.5 TFLOPS fp32, 312 TFLOPS bf16, 2.039 TB/s HBM2e"},
-    {"cpu", 160e9, 160e9, 20e9, 24e9, "2-core x86 AVX2 at 2.5 GHz: 2 x 2 FMA x 8 lanes x 2 flops x 2.5e9 = 160 GFLOP/s, ~20 GB/s DRAM"},
+    {"h100", 67e12, 989e12, 3.35e12, 80e9, "NVIDIA H100 SXM5 datasheet: 67 TFLOPS fp32, 989 TFLOPS dense bf16, 3.35 TB/s HBM3; PCIe Gen5 x16 64 GB/s", 64e9},
+    {"h200", 67e12, 989e12, 4.8e12, 141e9, "NVIDIA H200 SXM datasheet: 67 TFLOPS fp32, 989 TFLOPS dense bf16, 4.8 TB/s HBM3e; PCIe Gen5 x16 64 GB/s", 64e9},
+    {"a100-80gb", 19.5e12, 312e12, 2.039e12, 80e9, "NVIDIA A100 80GB SXM datasheet: 19.5 TFLOPS fp32, 312 TFLOPS bf16, 2.039 TB/s HBM2e; PCIe Gen4 x16 32 GB/s", 32e9},
+    {"cpu", 160e9, 160e9, 20e9, 24e9, "2-core x86 AVX2 at 2.5 GHz: 2 x 2 FMA x 8 lanes x 2 flops x 2.5e9 = 160 GFLOP/s, ~20 GB/s DRAM (host memory is its own: no link)", 0},
 };
 
 double elements(Value v) {

@@ -27,6 +27,7 @@ struct DeviceProfile {
   double bytesPerSecond;      // memory bandwidth
   double memoryBytes;         // device memory
   const char *source;         // where the figures come from
+  double hostLinkBytesPerSecond; // host <-> device, one direction (offloaded optimizer state)
 };
 
 /// Every known profile (h100, h200, a100-80gb, cpu).

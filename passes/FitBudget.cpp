@@ -84,7 +84,7 @@ FailureOr<Measure> measure(func::FuncOp func, uint64_t alignment, bool withArena
   if (withArena) {
     plan::PlanOptions options;
     options.heuristicOnly = true;
-    plan::planNearOptimal(plan, options);
+    plan::planWithHostBuffers(plan, [&](plan::Plan &p) { plan::planNearOptimal(p, options); });
     m.arena = plan.arenaBytes;
   }
   return m;
@@ -106,7 +106,7 @@ struct Remat {
 std::vector<int64_t> memoryProfile(const StepLiveness &live, uint64_t alignment) {
   std::vector<int64_t> diff(live.steps.size() + 1, 0);
   for (const LiveBuffer &b : live.buffers) {
-    if (b.last < b.first)
+    if (b.last < b.first || b.host) // host memory is not the device arena's
       continue;
     int64_t size = int64_t(plan::alignTo(b.bytes, std::max<uint64_t>(alignment, 1)));
     diff[b.first] += size;

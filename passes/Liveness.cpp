@@ -188,6 +188,8 @@ FailureOr<StepLiveness> graphc::computeStepLiveness(func::FuncOp func,
                               << arg.getType(), failure();
     if (k == "parameter" || k == "optimizer_state" || k == "batch_stats")
       live.buffers.back().last = lastStep; // persists across training steps
+    if (auto space = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kMemorySpaceAttr))
+      live.buffers.back().host = space.getValue() == "host";
   }
 
   // The backward region: every op that (transitively) reads the loss gradient.

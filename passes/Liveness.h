@@ -29,6 +29,7 @@ struct LiveBuffer {
   int64_t last = 0;
   llvm::SmallVector<mlir::Value, 2> values; // empty for workspaces
   mlir::Operation *workspaceOf = nullptr;   // the op whose scratch this is
+  bool host = false; // an argument with graph.memory_space = "host": outside the device arena
 };
 
 struct StepLiveness {

@@ -19,6 +19,7 @@ plan::Plan graphc::planProblemFromLiveness(const StepLiveness &live, uint64_t al
     b.last = buffer.last;
     b.kind = buffer.kind;
     b.op = buffer.op;
+    b.host = buffer.host;
     plan.buffers.push_back(std::move(b));
   }
   return plan;
@@ -41,6 +42,10 @@ void graphc::annotatePlan(func::FuncOp func, const StepLiveness &live, const pla
       op->setAttr(kWorkspaceOffsetAttr, b.getI64IntegerAttr(plan.buffers[it->second].offset));
   }
   func->setAttr(kArenaBytesAttr, b.getI64IntegerAttr(plan.arenaBytes));
+  if (plan.hostArenaBytes)
+    func->setAttr(kHostArenaBytesAttr, b.getI64IntegerAttr(plan.hostArenaBytes));
+  else
+    func->removeAttr(kHostArenaBytesAttr);
   func->setAttr(kLowerBoundAttr,
                 b.getI64IntegerAttr(plan::lowerBound(plan.buffers, plan.alignment)));
   func->setAttr(kAlignmentAttr, b.getI64IntegerAttr(plan.alignment));
@@ -84,6 +89,8 @@ FailureOr<PlannedStep> graphc::readPlannedStep(func::FuncOp func) {
   PlannedStep planned;
   planned.plan = planProblemFromLiveness(*live, alignment.getInt());
   planned.plan.arenaBytes = arena.getInt();
+  if (auto host = func->getAttrOfType<IntegerAttr>(kHostArenaBytesAttr))
+    planned.plan.hostArenaBytes = host.getInt();
   for (auto [i, buffer] : llvm::enumerate(live->buffers)) {
     int64_t offset = buffer.workspaceOf
                          ? buffer.workspaceOf->getAttrOfType<IntegerAttr>(kWorkspaceOffsetAttr).getInt()

@@ -15,6 +15,7 @@
 namespace graphc {
 
 constexpr llvm::StringLiteral kArenaBytesAttr = "graph.arena_bytes";
+constexpr llvm::StringLiteral kHostArenaBytesAttr = "graph.host_arena_bytes"; // offloaded state
 constexpr llvm::StringLiteral kLowerBoundAttr = "graph.lower_bound_bytes";
 constexpr llvm::StringLiteral kAlignmentAttr = "graph.alignment";
 constexpr llvm::StringLiteral kOffsetAttr = "graph.offset";           // on arguments

@@ -275,14 +275,47 @@ def PlanMemory : Pass<"graphc-plan-memory", "mlir::func::FuncOp"> {
   ];
 }
 
+def OffloadOptimizerState : Pass<"graphc-offload-optimizer-state", "mlir::func::FuncOp"> {
+  let summary = "Keep the optimizer state in host memory, outside the device arena";
+  let description = [{
+    The last cure for a budget that the parameters, gradients and optimizer state alone
+    exceed (Adam's two moments are twice the parameters): as in ZeRO-Offload (Ren et al. 2021),
+    the optimizer state moves to host memory. Every `optimizer_state` argument that only
+    optimizer updates read (momentum's velocity, Adam's m and v) gets
+    `graph.memory_space = "host"`; the planner then lays these buffers out in a second, host
+    arena after the device arena (`graph.host_arena_bytes`), which the budget does not count.
+    The update kernels read and write the state there: on the CPU target this is the same
+    memory (the split is accounting, as 16-bit storage is emulated there); a device target reads
+    it over the host link, which the cost model charges (each state byte read and written once
+    per step).
+    The values computed are unchanged. Loss-scale counters stay in the arena. O(arguments + uses).
+
+    Before:
+    ```mlir
+    func.func @train_step(%w: tensor<4xf32> {graph.kind = "parameter"},
+                          %m: tensor<4xf32> {graph.kind = "optimizer_state"}, ...)
+    %w1, %m1, %v1 = graph.adam_update %w, %g, %m, %v, %step {...} : tensor<4xf32>, tensor<f32>
+    ```
+    After:
+    ```mlir
+    func.func @train_step(%w: tensor<4xf32> {graph.kind = "parameter"},
+                          %m: tensor<4xf32> {graph.kind = "optimizer_state",
+                                             graph.memory_space = "host"}, ...)
+        attributes {graph.offloaded_state_bytes = 32 : i64}
+    ```
+  }];
+}
+
 def VerifyPlan : Pass<"graphc-verify-plan", "mlir::func::FuncOp"> {
   let summary = "Independently check the offsets of a planned training step";
   let description = [{
     Re-derives every value's live range from the IR with its own simple walk (not the
     planner's liveness code), applies the same storage-sharing rules, and checks that no two
     values live at the same op share a byte unless they share storage, and that every byte is
-    inside `graph.arena_bytes`. Runs on every compile; a violation is an error naming both
-    values.
+    inside `graph.arena_bytes`, or, for the optimizer state kept in host memory
+    (`graph.memory_space = "host"`), inside the host arena that follows it
+    (`graph.host_arena_bytes`), and read by optimizer updates only. Runs on every compile; a
+    violation is an error naming both values.
   }];
 }
 

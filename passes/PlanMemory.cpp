@@ -25,12 +25,13 @@ struct PlanMemoryPass : graphc::impl::PlanMemoryBase<PlanMemoryPass> {
     if (failed(live))
       return signalPassFailure();
     plan::Plan plan = planProblemFromLiveness(*live, alignment);
+    // Host-resident buffers (offloaded optimizer state) go above the device arena.
     if (noReuse) {
-      plan::planNoReuse(plan);
+      plan::planWithHostBuffers(plan, [](plan::Plan &p) { plan::planNoReuse(p); });
     } else {
       plan::PlanOptions options;
       options.timeLimitSeconds = timeLimit;
-      plan::planNearOptimal(plan, options);
+      plan::planWithHostBuffers(plan, [&](plan::Plan &p) { plan::planNearOptimal(p, options); });
     }
     annotatePlan(func, *live, plan, reuseDyingOperands);
   }

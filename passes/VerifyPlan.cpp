@@ -24,6 +24,7 @@ struct Range {
   int64_t offset;
   uint64_t bytes;
   std::string name, kind;
+  bool host = false; // graph.memory_space = "host": must lie in the host arena
 };
 
 struct VerifyPlanPass : graphc::impl::VerifyPlanBase<VerifyPlanPass> {
@@ -75,6 +76,34 @@ struct VerifyPlanPass : graphc::impl::VerifyPlanBase<VerifyPlanPass> {
       addValue(arg, 0, k, -1);
       if (ok && (k == "parameter" || k == "optimizer_state" || k == "batch_stats"))
         ranges.back().last = end;
+      auto space = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), graph::kMemorySpaceAttr);
+      if (ok && space && space.getValue() == "host") {
+        // Only the optimizer's state may leave the device: the update kernels are the only ones
+        // that can reach host memory (docs/fitting.md, offload).
+        if (k != "optimizer_state") {
+          emitError(arg.getLoc()) << "argument " << arg.getArgNumber() << " of kind '" << k
+                                  << "' is in host memory; only optimizer_state may be";
+          ok = false;
+        }
+        ranges.back().host = true;
+        for (OpOperand &use : arg.getUses()) {
+          if (k != "optimizer_state")
+            break; // already refused above
+          Operation *user = use.getOwner();
+          bool stateOfUpdate =
+              user->hasTrait<OpTrait::IsTerminator>() ||
+              (isa<graph::MomentumUpdateOp>(user) &&
+               use.get() == cast<graph::MomentumUpdateOp>(user).getVelocity()) ||
+              (isa<graph::AdamUpdateOp>(user) &&
+               (use.get() == cast<graph::AdamUpdateOp>(user).getM() ||
+                use.get() == cast<graph::AdamUpdateOp>(user).getV()));
+          if (!stateOfUpdate) {
+            user->emitError() << "reads argument " << arg.getArgNumber()
+                              << ", which is in host memory; only optimizer updates may";
+            ok = false;
+          }
+        }
+      }
     }
     // Last reading step of each value (the terminator reads after every step), so that an
     // elementwise result planned over one of its operands can be checked: that is only sound
@@ -154,6 +183,8 @@ struct VerifyPlanPass : graphc::impl::VerifyPlanBase<VerifyPlanPass> {
     plan::Plan plan;
     plan.alignment = alignment.getInt();
     plan.arenaBytes = arena.getInt();
+    if (auto host = func->getAttrOfType<IntegerAttr>(kHostArenaBytesAttr))
+      plan.hostArenaBytes = host.getInt();
     for (Range &r : ranges) {
       plan::Buffer b;
       b.name = r.name;
@@ -162,6 +193,7 @@ struct VerifyPlanPass : graphc::impl::VerifyPlanBase<VerifyPlanPass> {
       b.last = r.last;
       b.offset = r.offset;
       b.kind = r.kind;
+      b.host = r.host;
       plan.buffers.push_back(std::move(b));
     }
     std::string error = plan::verifyPlan(plan);

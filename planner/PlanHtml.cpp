@@ -607,7 +607,8 @@ void writePlanHtml(llvm::raw_ostream &os, const Plan &plan, const std::vector<St
       minStep = b.first;
     if (i == 0 || b.last > maxStep)
       maxStep = b.last;
-    top = std::max(top, b.offset + alignTo(b.bytes, alignment));
+    if (!b.host)
+      top = std::max(top, b.offset + alignTo(b.bytes, alignment));
   }
   size_t numSteps = !steps.empty() ? steps.size()
                     : maxStep >= minStep ? size_t(maxStep - minStep + 1)
@@ -635,6 +636,9 @@ void writePlanHtml(llvm::raw_ostream &os, const Plan &plan, const std::vector<St
      << "</b> steps &middot; alignment " << alignment;
   if (top > plan.arenaBytes)
     os << " &middot; <b>buffers end at " << humanBytes(top) << ", above the arena</b>";
+  if (plan.hostArenaBytes)
+    os << " &middot; host arena <b>" << humanBytes(plan.hostArenaBytes)
+       << "</b> (offloaded optimizer state, drawn above the arena)";
   os << "</div>\n<div class=\"legend\" id=\"legend\">\n";
   for (size_t k = 0; k < kinds.size(); ++k) {
     os << "<span class=\"item" << (kindCount[k] == 0 ? " empty" : "") << "\" data-kind=\""

@@ -50,6 +50,8 @@ void writePlanJson(llvm::raw_ostream &os, const Plan &plan, const std::vector<St
     else
       j.attribute("budget_bytes", nullptr);
     j.attribute("alignment", plan.alignment);
+    if (plan.hostArenaBytes)
+      j.attribute("host_arena_bytes", plan.hostArenaBytes);
     j.attributeArray("steps", [&] {
       for (const Step &s : steps)
         j.object([&] {
@@ -67,6 +69,8 @@ void writePlanJson(llvm::raw_ostream &os, const Plan &plan, const std::vector<St
           j.attribute("first", b.first);
           j.attribute("last", b.last);
           j.attribute("kind", b.kind);
+          if (b.host)
+            j.attribute("space", "host");
         });
     });
   });
@@ -92,6 +96,9 @@ void writePlanText(llvm::raw_ostream &os, const Plan &plan, std::optional<uint64
   auto amount = [](uint64_t bytes) { return std::to_string(bytes) + " (" + humanBytes(bytes) + ")"; };
   uint64_t lower = lowerBound(plan.buffers, plan.alignment);
   os << "arena:       " << amount(plan.arenaBytes) << "\n";
+  if (plan.hostArenaBytes)
+    os << "host arena:  " << amount(plan.hostArenaBytes)
+       << " (offloaded optimizer state, after the arena)\n";
   os << "lower bound: " << amount(lower);
   if (lower != 0)
     os << llvm::format("  arena/lower = %.3f", double(plan.arenaBytes) / double(lower));
@@ -103,7 +110,7 @@ void writePlanText(llvm::raw_ostream &os, const Plan &plan, std::optional<uint64
   // Bytes by kind (exact sizes), in name order so that dumps are stable.
   std::map<std::string, std::pair<uint64_t, size_t>> byKind;
   for (const Buffer &b : plan.buffers) {
-    auto &entry = byKind[b.kind.empty() ? "-" : b.kind];
+    auto &entry = byKind[(b.kind.empty() ? "-" : b.kind) + (b.host ? " (host)" : "")];
     entry.first += b.bytes;
     entry.second += 1;
   }
@@ -135,7 +142,8 @@ void writePlanText(llvm::raw_ostream &os, const Plan &plan, std::optional<uint64
     rows.push_back({std::to_string(b.offset), std::to_string(b.offset + alignTo(b.bytes, alignment)),
                     std::to_string(b.bytes),
                     std::to_string(b.first) + ".." + std::to_string(b.last),
-                    b.kind.empty() ? "-" : b.kind, b.name.empty() ? "-" : b.name,
+                    (b.kind.empty() ? "-" : b.kind) + (b.host ? " (host)" : ""),
+                    b.name.empty() ? "-" : b.name,
                     b.op.empty() ? "-" : b.op});
   }
   const size_t numCols = rows.front().size();
@@ -345,6 +353,9 @@ std::string parsePlanJson(llvm::StringRef text, llvm::StringRef fileName, JsonPl
   if (!(err = u64(*root, "arena_bytes", "", out.plan.arenaBytes)).empty() ||
       !(err = u64(*root, "alignment", "", out.plan.alignment)).empty())
     return err;
+  if (root->get("host_arena_bytes") &&
+      !(err = u64(*root, "host_arena_bytes", "", out.plan.hostArenaBytes)).empty())
+    return err;
   if (root->get("lower_bound_bytes") &&
       !(err = u64(*root, "lower_bound_bytes", "", out.lowerBoundBytes)).empty())
     return err;
@@ -392,6 +403,12 @@ std::string parsePlanJson(llvm::StringRef text, llvm::StringRef fileName, JsonPl
         !(err = i64(*o, "last", where, b.last)).empty() ||
         !(err = str(*o, "kind", where, b.kind, false)).empty())
       return err;
+    std::string space;
+    if (!(err = str(*o, "space", where, space, false)).empty())
+      return err;
+    if (!space.empty() && space != "host" && space != "device")
+      return error("'" + where + "space' is neither \"device\" nor \"host\"");
+    b.host = space == "host";
     out.plan.buffers.push_back(std::move(b));
   }
   return "";

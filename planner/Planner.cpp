@@ -36,8 +36,8 @@ uint64_t lowerBound(const std::vector<Buffer> &buffers, uint64_t alignment) {
   std::vector<std::pair<std::pair<int64_t, int>, uint64_t>> ev;
   ev.reserve(2 * buffers.size());
   for (const Buffer &b : buffers) {
-    if (b.last < b.first)
-      continue; // empty live range: never live, takes no space
+    if (b.last < b.first || b.host)
+      continue; // empty live range: never live, takes no space; host memory is not the arena's
     uint64_t size = alignTo(b.bytes, alignment);
     ev.push_back({{b.first, 1}, size});
     ev.push_back({{b.last + 1, 0}, size});
@@ -154,9 +154,15 @@ std::string verifyPlan(const Plan &plan) {
       return os.str();
     }
     // offset + bytes may not fit in 64 bits; compare without forming it.
-    if (b.bytes > plan.arenaBytes || b.offset > plan.arenaBytes - b.bytes) {
+    if (!b.host && (b.bytes > plan.arenaBytes || b.offset > plan.arenaBytes - b.bytes)) {
       os << "plan: buffer " << describe(b) << " ends past the arena of " << plan.arenaBytes
          << " bytes";
+      return os.str();
+    }
+    if (b.host && (b.offset < plan.arenaBytes || b.bytes > plan.hostArenaBytes ||
+                   b.offset - plan.arenaBytes > plan.hostArenaBytes - b.bytes)) {
+      os << "plan: host buffer " << describe(b) << " lies outside the host arena ["
+         << plan.arenaBytes << ", " << plan.arenaBytes + plan.hostArenaBytes << ")";
       return os.str();
     }
   }

@@ -18,20 +18,26 @@ struct Buffer {
   uint64_t offset = 0;  // output of the planner
   std::string kind;     // parameter|gradient|optimizer_state|activation|temporary|workspace|input
   std::string op;       // the op that defines it, for dumps
+  bool host = false;    // lives in host memory (offloaded optimizer state), not the device arena
 };
 
+/// The arena is device memory [0, arenaBytes); host-resident buffers (offloaded optimizer
+/// state) follow it at [arenaBytes, arenaBytes + hostArenaBytes), a second allocation that the
+/// device budget does not count. Offsets of both are relative to the arena's start.
 struct Plan {
   std::vector<Buffer> buffers;
   uint64_t alignment = 256;
   uint64_t arenaBytes = 0;
+  uint64_t hostArenaBytes = 0;
 };
 
 inline uint64_t alignTo(uint64_t value, uint64_t alignment) {
   return (value + alignment - 1) / alignment * alignment;
 }
 
-/// Largest sum of aligned sizes of buffers live at the same step. No placement with
-/// aligned offsets can use fewer bytes. O(n log n) sweep over range endpoints.
+/// Largest sum of aligned sizes of device buffers (host ones are skipped) live at the same
+/// step. No placement with aligned offsets can use fewer bytes. O(n log n) sweep over range
+/// endpoints.
 uint64_t lowerBound(const std::vector<Buffer> &buffers, uint64_t alignment);
 
 /// Best-fit placement, buffers taken largest first (TFLite's arena planner order): each buffer
@@ -85,9 +91,41 @@ PlanStats planNearOptimal(Plan &plan, const PlanOptions &options = {});
 /// Every buffer gets its own bytes, in input order (for testing the planner against itself).
 void planNoReuse(Plan &plan);
 
+/// Plans the device buffers with `planDevice` (one of the planners above, on a plan holding
+/// only them), then lays the host buffers out one after another above the arena; they are all
+/// persistent, so no reuse is possible among them. Fills offsets, arenaBytes, hostArenaBytes.
+/// Without host buffers this is planDevice(plan). O(n) besides planDevice.
+template <typename PlanDevice> void planWithHostBuffers(Plan &plan, PlanDevice planDevice);
+
 /// Independent check of a finished plan. Returns an empty string when the plan is valid, or
 /// one line naming the first problem found: two buffers live at the same step whose byte ranges
-/// overlap, a buffer that ends past arenaBytes, a misaligned offset, or an empty live range.
+/// overlap, a device buffer that ends past arenaBytes, a host buffer outside [arenaBytes,
+/// arenaBytes + hostArenaBytes), a misaligned offset, or an empty live range.
 std::string verifyPlan(const Plan &plan);
+
+template <typename PlanDevice> void planWithHostBuffers(Plan &plan, PlanDevice planDevice) {
+  Plan device;
+  device.alignment = plan.alignment;
+  std::vector<size_t> deviceIndex, hostIndex;
+  for (size_t i = 0; i < plan.buffers.size(); ++i)
+    (plan.buffers[i].host ? hostIndex : deviceIndex).push_back(i);
+  if (hostIndex.empty()) {
+    planDevice(plan);
+    plan.hostArenaBytes = 0;
+    return;
+  }
+  for (size_t i : deviceIndex)
+    device.buffers.push_back(plan.buffers[i]);
+  planDevice(device);
+  for (size_t k = 0; k < deviceIndex.size(); ++k)
+    plan.buffers[deviceIndex[k]].offset = device.buffers[k].offset;
+  plan.arenaBytes = alignTo(device.arenaBytes, plan.alignment ? plan.alignment : 1);
+  uint64_t next = plan.arenaBytes;
+  for (size_t i : hostIndex) {
+    plan.buffers[i].offset = next;
+    next += alignTo(plan.buffers[i].bytes, plan.alignment ? plan.alignment : 1);
+  }
+  plan.hostArenaBytes = next - plan.arenaBytes;
+}
 
 } // namespace graphc::plan

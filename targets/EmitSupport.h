@@ -110,6 +110,12 @@ inline const char *runtimeActivationName(graph::ActivationKind kind) {
   return "";
 }
 
+/// Bytes of the host arena after the device arena (offloaded optimizer state), or 0.
+inline int64_t hostArenaBytes(mlir::func::FuncOp func) {
+  auto attr = func->getAttrOfType<mlir::IntegerAttr>("graph.host_arena_bytes");
+  return attr ? attr.getInt() : 0;
+}
+
 /// The smallest vocabulary of the embeddings that read the data argument (through micro-batch
 /// slices and reshapes), or 0 when none does: the runtime checks the ids against it.
 inline int64_t embeddingIndexLimit(mlir::func::FuncOp func) {

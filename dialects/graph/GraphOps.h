@@ -37,6 +37,9 @@ namespace graphc::graph {
 constexpr llvm::StringLiteral kKindAttr = "graph.kind";   // parameter|optimizer_state|input|...
 constexpr llvm::StringLiteral kNameAttr = "graph.name";   // user-visible name (ONNX name)
 constexpr llvm::StringLiteral kRoleAttr = "graph.role";   // data|labels|step (inputs only)
+// "host" on an optimizer_state argument: the state lives in host memory outside the device
+// arena (--offload=optimizer); only the optimizer's update ops read and write it.
+constexpr llvm::StringLiteral kMemorySpaceAttr = "graph.memory_space";
 constexpr llvm::StringLiteral kInitAttr = "graph.init";   // initial value of a parameter
 constexpr llvm::StringLiteral kTiedArgAttr = "graph.tied_to_arg"; // result i updates arg j
 constexpr llvm::StringLiteral kTrainableAttr = "graph.trainable"; // false: a frozen parameter

@@ -383,6 +383,9 @@ int describe(const Program &prog) {
   }
   std::printf("arena %" PRIu64 " bytes (alignment %" PRIu64 ")\n", prog.arenaBytes,
               prog.alignment);
+  if (prog.hostArenaBytes)
+    std::printf("host arena %" PRIu64 " bytes after it (offloaded optimizer state)\n",
+                prog.hostArenaBytes);
   std::fflush(stdout);
   return 0;
 }
@@ -410,8 +413,15 @@ bool validateProgram(const Program &prog, std::string &error) {
               std::to_string(product(dims) * static_cast<int64_t>(elementSize(t.dtype)));
       return false;
     }
-    if (t.offset > prog.arenaBytes || t.bytes > prog.arenaBytes - t.offset) {
+    // The host arena (offloaded optimizer state) follows the arena in the same allocation.
+    const uint64_t total = prog.arenaBytes + prog.hostArenaBytes;
+    if (prog.hostArenaBytes > UINT64_MAX - prog.arenaBytes || t.offset > total ||
+        t.bytes > total - t.offset) {
       error = "tensor '" + name + "' lies outside the arena";
+      return false;
+    }
+    if (t.offset >= prog.arenaBytes && t.bytes && t.role != TensorRole::State) {
+      error = "tensor '" + name + "' lies in the host arena but is not optimizer state";
       return false;
     }
     if (t.role == TensorRole::Parameter && t.initOffset >= 0 &&
@@ -1261,8 +1271,11 @@ int trainMain(int argc, char **argv) {
     if (int rc = device->start(prog))
       return rc;
 
-  // The one arena allocation; everything after this reuses it.
-  const uint64_t arenaSize = (std::max<uint64_t>(prog.arenaBytes, 1) + 4095) / 4096 * 4096;
+  // The one arena allocation; everything after this reuses it. Offloaded optimizer state
+  // (graphc --offload) is a host arena right after the arena's bytes, in the same allocation:
+  // on the CPU both are host memory, and --budget counted only the first.
+  const uint64_t arenaSize =
+      (std::max<uint64_t>(prog.arenaBytes + prog.hostArenaBytes, 1) + 4095) / 4096 * 4096;
   std::unique_ptr<unsigned char, FreeDeleter> arenaOwner(
       static_cast<unsigned char *>(std::aligned_alloc(4096, arenaSize)));
   if (!arenaOwner) {

@@ -96,7 +96,9 @@ public:
        << "    " << embeddingIndexLimit(func) << ", // data index limit (token ids)\n"
        << "    " << (ranks ? ranks.getInt() : 1) << ", // data-parallel ranks\n"
        << "    " << (func->hasAttr("graph.sharded_buckets") ? "true" : "false")
-       << ", // sharded optimizer state (ZeRO)\n};\n";
+       << ", // sharded optimizer state (ZeRO)\n"
+       << "    0, // gradient buckets (the CPU backend sizes them as they start)\n"
+       << "    " << hostArenaBytes(func) << "ull, // host arena bytes (offloaded optimizer state)\n};\n";
     return success();
   }
 

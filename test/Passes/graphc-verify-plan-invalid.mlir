@@ -218,3 +218,36 @@ func.func @in_place_operand_still_live(%x: tensor<16xf32> {graph.kind = "input",
   %b = graph.relu %a {graph.offsets = array<i64: 64>} : tensor<16xf32> loc("b")
   return %a, %b : tensor<16xf32>, tensor<16xf32>
 }
+
+// -----
+
+// (h) Only optimizer state may live in host memory (the update kernels are the only ones that
+// reach it).
+// expected-error @+1 {{argument 0 of kind 'parameter' is in host memory; only optimizer_state may be}}
+func.func @host_parameter(%w: tensor<16xf32> {graph.kind = "parameter", graph.name = "w", graph.memory_space = "host", graph.offset = 256 : i64})
+    -> tensor<16xf32> attributes {graph.arena_bytes = 256 : i64, graph.host_arena_bytes = 256 : i64, graph.alignment = 256 : i64} {
+  %y = graph.relu %w {graph.offsets = array<i64: 0>} : tensor<16xf32> loc("y")
+  return %y : tensor<16xf32>
+}
+
+// -----
+
+// (h) Host-resident state must be read by optimizer updates only.
+func.func @host_state_read(%u: tensor<16xf32> {graph.kind = "optimizer_state", graph.name = "u", graph.memory_space = "host", graph.offset = 256 : i64})
+    -> tensor<16xf32> attributes {graph.arena_bytes = 256 : i64, graph.host_arena_bytes = 256 : i64, graph.alignment = 256 : i64} {
+  // expected-error @+1 {{reads argument 0, which is in host memory; only optimizer updates may}}
+  %y = graph.relu %u {graph.offsets = array<i64: 0>} : tensor<16xf32>
+  return %y : tensor<16xf32>
+}
+
+// -----
+
+// (h) Host-resident state must lie in the host arena, after the device arena.
+// expected-error @+1 {{memory plan is invalid: plan: host buffer "m" [0, 64) live 0..0 lies outside the host arena [256, 512)}}
+func.func @host_state_in_arena(%w: tensor<16xf32> {graph.kind = "parameter", graph.name = "w", graph.offset = 0 : i64},
+                               %g: tensor<16xf32> {graph.kind = "input", graph.name = "g", graph.offset = 128 : i64},
+                               %m: tensor<16xf32> {graph.kind = "optimizer_state", graph.name = "m", graph.memory_space = "host", graph.offset = 0 : i64})
+    -> (tensor<16xf32>, tensor<16xf32>) attributes {graph.arena_bytes = 256 : i64, graph.host_arena_bytes = 256 : i64, graph.alignment = 64 : i64} {
+  %w1, %m1 = graph.momentum_update %w, %g, %m {graph.offsets = array<i64: 0, 0>, lr = 1.0e-02 : f32, momentum = 0.9 : f32} : tensor<16xf32> loc("u")
+  return %w1, %m1 : tensor<16xf32>, tensor<16xf32>
+}

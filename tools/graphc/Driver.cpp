@@ -66,6 +66,9 @@ struct Options {
   int64_t worldSize = 0; // 0 unless --data-parallel
   std::string bucketSize = "25MiB";
   std::string zero = "auto"; // --zero: 0 | 1 | auto (shard the optimizer state when --budget needs it)
+  // --offload: none | optimizer (keep momentum/Adam state in host memory) | auto (only when
+  // nothing else fits --budget)
+  std::string offload = "none";
   std::string device;
   std::string precision = "fp32"; // fp32 | bf16 | fp16 | auto
   int64_t lossScaleGrowthInterval = 2000; // fp16: clean steps before the loss scale doubles
@@ -225,6 +228,13 @@ public:
                           "16-bit kernels); use --precision=fp32, or --target=cpu");
     if (opts.lossScaleGrowthInterval < 1)
       fail(kBadInput, "--loss-scale-growth-interval must be at least 1");
+    if (opts.offload != "none" && opts.offload != "optimizer" && opts.offload != "auto")
+      fail(kBadInput, "--offload=" + opts.offload + " is unknown; use none, optimizer or auto");
+    if (opts.offload != "none" && opts.target == "cuda")
+      fail(kBadInput, "--offload=" + opts.offload + " is not available for --target=cuda yet (its "
+                      "update kernels do not reach host memory); use --offload=none, or "
+                      "--target=cpu");
+    offloadState = opts.offload == "optimizer";
     // auto starts in fp32 and moves to bf16 only when the budget needs it (run, below).
     precision = opts.precision == "auto" ? "fp32" : opts.precision;
     if (opts.remat != "heuristic" && opts.remat != "exact" && opts.remat != "auto")
@@ -285,6 +295,25 @@ public:
         (compiled.planned.plan.arenaBytes > *budget || compiled.rematOps > 0))
       if (auto split = tryMicroBatching(context, *budget, compiled))
         compiled = std::move(*split);
+    // --offload=auto: the last cure, for a budget that nothing above meets (the parameters,
+    // gradients and optimizer state alone can exceed it). It costs host-link traffic every
+    // step, so it is taken only when needed, and the cures above are chosen again on top of it.
+    if (budget && opts.offload == "auto" && !offloadState &&
+        compiled.planned.plan.arenaBytes > *budget) {
+      offloadState = true;
+      microBatches = opts.microBatches;
+      Compiled offloaded = compile(context, opts.batch, budget, phase, /*trial=*/false);
+      if (offloaded.offloadedBytes == 0) {
+        offloadState = false; // nothing to offload (SGD): keep the first result
+      } else {
+        compiled = std::move(offloaded);
+        if (opts.microBatches == 1 && !opts.noMicroBatching &&
+            (compiled.planned.plan.arenaBytes > *budget || compiled.rematOps > 0))
+          if (auto split = tryMicroBatching(context, *budget, compiled))
+            compiled = std::move(*split);
+        compiled.offloadChosenForBudget = true;
+      }
+    }
     OwningOpRef<ModuleOp> &module = compiled.module;
     func::FuncOp step = compiled.step;
     const PlannedStep *planned = &compiled.planned;
@@ -330,6 +359,8 @@ private:
     std::string precision = "fp32";
     bool precisionChosenForBudget = false; // --precision=auto moved to bf16
     bool shardChosenForBudget = false;     // --zero=auto sharded the optimizer state
+    bool offloadChosenForBudget = false;   // --offload=auto moved the optimizer state to the host
+    uint64_t offloadedBytes = 0;           // optimizer state in host memory
     unsigned casts = 0;                    // graph.cast ops in the step
   };
 
@@ -418,6 +449,8 @@ private:
       reduceOptions.shardOptimizerState = shardState;
       pm.addNestedPass<func::FuncOp>(createAllReduceGradients(reduceOptions));
     }
+    if (offloadState)
+      pm.addNestedPass<func::FuncOp>(createOffloadOptimizerState());
     if (failed(pm.run(*out.module))) {
       if (trial)
         return std::nullopt;
@@ -465,6 +498,7 @@ private:
     if (auto before = intAttr("graph.schedule_bound_before"))
       out.scheduleBounds = {*before, *intAttr("graph.schedule_bound_after")};
     out.rematOps = intAttr("graph.fit_remat_ops").value_or(0);
+    out.offloadedBytes = intAttr("graph.offloaded_state_bytes").value_or(0);
     out.step.walk([&](graph::CastOp) { ++out.casts; });
     out.peakBeforeRemat = intAttr("graph.fit_peak_before").value_or(0);
     if (auto extra = out.step->getAttrOfType<FloatAttr>("graph.fit_extra_flops"))
@@ -614,6 +648,14 @@ private:
     return lo;
   }
 
+  /// Host-link time of the offloaded optimizer state: each update reads and writes every state
+  /// byte over the link; counted one direction at a time (no credit for full duplex).
+  double offloadSeconds(const Compiled &compiled) const {
+    if (!compiled.offloadedBytes || device->hostLinkBytesPerSecond <= 0)
+      return 0;
+    return 2.0 * double(compiled.offloadedBytes) / device->hostLinkBytesPerSecond;
+  }
+
   double predictedStepSeconds(func::FuncOp step) {
     double seconds = 0;
     for (Operation &op : step.getBody().front().without_terminator())
@@ -725,6 +767,29 @@ private:
       precision = "fp32";
       if (trial && trial->planned.plan.arenaBytes <= budget)
         fitsAt += "; fits with --precision=bf16 (or --precision=auto)";
+    }
+    // Would keeping the optimizer state in host memory fit? (Only when it was not tried.)
+    if (!offloadState && opts.offload == "none" && opts.target == "cpu") {
+      offloadState = true;
+      auto trial = tryCompile(context, opts.batch, budget, Phase::Planned, /*trial=*/true);
+      if (trial && trial->offloadedBytes && trial->planned.plan.arenaBytes > budget &&
+          opts.microBatches == 1 && !opts.noMicroBatching) {
+        silent = true;
+        auto split = tryMicroBatching(context, budget, *trial);
+        silent = false;
+        if (split)
+          trial = std::move(split);
+      }
+      offloadState = false;
+      if (trial && trial->offloadedBytes && trial->planned.plan.arenaBytes <= budget)
+        fitsAt += llvm::formatv("; fits with --offload=auto (the optimizer state, {0}, in host "
+                                "memory{1})",
+                                plan::humanBytes(trial->offloadedBytes),
+                                trial->microBatches > 1
+                                    ? llvm::formatv(", and {0} micro-batches", trial->microBatches)
+                                          .str()
+                                    : std::string())
+                      .str();
     }
     // Would sharding the optimizer state over the ranks fit? (When --zero=0 kept it whole.)
     if (canShardOptimizerState() && !shardState) {
@@ -895,9 +960,10 @@ private:
                           "temporary", "workspace", "input"})
       out.push_back({k, 0});
     for (const plan::Buffer &b : p.buffers) {
-      auto it = llvm::find_if(out, [&](const auto &entry) { return entry.first == b.kind; });
+      std::string kind = b.host ? b.kind + " (host)" : b.kind;
+      auto it = llvm::find_if(out, [&](const auto &entry) { return entry.first == kind; });
       if (it == out.end())
-        out.push_back({b.kind, b.bytes});
+        out.push_back({kind, b.bytes});
       else
         it->second += b.bytes;
     }
@@ -928,7 +994,7 @@ private:
     if (auto live = computeStepLiveness(stepFunc, /*reuseDyingOperands=*/false);
         succeeded(live)) {
       separate = planProblemFromLiveness(*live, p.alignment);
-      plan::planNoReuse(separate);
+      plan::planWithHostBuffers(separate, [](plan::Plan &q) { plan::planNoReuse(q); });
     }
     llvm::raw_ostream &os = reportStream();
     double gap = planned.lowerBound
@@ -1019,6 +1085,19 @@ private:
       os << llvm::formatv("  host scratch {0,12} (CPU only: f32 copies that emulate 16-bit "
                           "storage; not device memory, not in the arena)\n",
                           plan::humanBytes(scratch));
+    if (compiled.offloadedBytes)
+      os << llvm::formatv("  cures        optimizer state in host memory{0}: {1} in a host arena "
+                          "of {2} bytes after the device arena, not counted by --budget; the "
+                          "updates move {3} over the host link per step ({4})\n",
+                          compiled.offloadChosenForBudget ? " because --budget needs it" : "",
+                          plan::humanBytes(compiled.offloadedBytes), p.hostArenaBytes,
+                          plan::humanBytes(2 * compiled.offloadedBytes),
+                          device->hostLinkBytesPerSecond > 0
+                              ? llvm::formatv("+{0:F3} ms predicted on {1}",
+                                              offloadSeconds(compiled) * 1e3, device->name)
+                                    .str()
+                              : std::string("the CPU target's host memory is its own: no "
+                                            "link cost"));
     if (compiled.microBatches > 1)
       os << llvm::formatv("  cures        {0} micro-batches of {1} with gradient "
                           "accumulation{2}\n",
@@ -1049,14 +1128,15 @@ private:
                           100.0 * compiled.chenExtraFlops);
     }
     else if (compiled.microBatches == 1 && !compiled.precisionChosenForBudget &&
-             !compiled.shardChosenForBudget)
+             !compiled.shardChosenForBudget && !compiled.offloadedBytes)
       os << "  cures        none needed (static reuse only)\n";
     double flops = 0;
     func::FuncOp step = compiled.step;
     for (Operation &op : step.getBody().front().without_terminator())
       flops += estimateOpCost(&op).flops;
     os << llvm::formatv("  cost model   {0:F3} GFLOP/step, predicted {1:F3} ms/step on {2}\n",
-                        flops / 1e9, predictedStepSeconds(step) * 1e3, device->name);
+                        flops / 1e9, (predictedStepSeconds(step) + offloadSeconds(compiled)) * 1e3,
+                        device->name);
     if (opts.printPlan)
       plan::writePlanText(os, p, budget);
     os.flush();
@@ -1305,6 +1385,7 @@ private:
   int64_t microBatches = 1; // the split the next compile uses
   uint64_t bucketBytes = 25u << 20; // --bucket-size, parsed
   bool shardState = false;          // the next compile shards the optimizer state (ZeRO)
+  bool offloadState = false;        // the next compile keeps the optimizer state in host memory
   std::string precision = "fp32"; // the precision the next compile uses (auto may switch)
   bool silent = false; // trial compiles print no diagnostics
   // Why the last trial import failed (an export whose Reshape constants fix the batch fails to
@@ -1398,6 +1479,12 @@ int runGraphcDriver(int argc, char **argv) {
                                                           "batch, channels last (for None dims), "
                                                           "e.g. 32,32,3"),
                                   cl::cat(category));
+  cl::opt<std::string> offload(
+      "offload",
+      cl::desc("none (default) | optimizer: keep the momentum/Adam state in host memory, outside "
+               "the device arena and --budget (CPU target for now) | auto: only when nothing else "
+               "fits --budget"),
+      cl::init("none"), cl::cat(category));
   cl::opt<std::string> dataInput(
       "data-input",
       cl::desc("ONNX exported with export_params=False: the graph input that is the data (the "
@@ -1463,6 +1550,7 @@ int runGraphcDriver(int argc, char **argv) {
   opts.weights = weights;
   opts.inputShape = inputShape;
   opts.dataInput = dataInput;
+  opts.offload = offload;
   opts.seed = seed;
   opts.verbose = verbose;
   opts.lossSet = loss.getNumOccurrences() > 0;

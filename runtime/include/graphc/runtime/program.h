@@ -89,6 +89,11 @@ struct Program {
   // backend can prepare one in-flight slot per bucket before step 1 (the CUDA target's NCCL
   // events). 0 where unknown (the CPU target's backend sizes its requests as buckets start).
   int32_t allReduceBuckets;
+  // Optimizer state kept in host memory (graphc --offload): a second region of this many bytes
+  // right after the arena's `arenaBytes`; tensor offsets in [arenaBytes, arenaBytes +
+  // hostArenaBytes) lie in it. The CPU target allocates both together; --budget counts only the
+  // arena. 0: everything is in the arena.
+  uint64_t hostArenaBytes;
 };
 
 } // namespace graphc::rt
