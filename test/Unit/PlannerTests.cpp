@@ -646,3 +646,26 @@ TEST(PlanIO, TextTable) {
   EXPECT_LT(late, g);
   EXPECT_NE(text.find("offset   end  size  live"), std::string::npos) << text;
 }
+
+TEST(Planner, HostBuffersFollowTheArena) {
+  // Two offloaded state buffers (host, live throughout) and a chain a -> b on the device: the
+  // device planner sees only a and b; the host ones are laid out above the arena in input order.
+  Plan plan = makePlan({buf("m", 100, 0, 3), buf("a", 1000, 0, 1), buf("v", 300, 0, 3),
+                        buf("b", 1000, 2, 3)},
+                       256);
+  plan.buffers[0].host = plan.buffers[2].host = true;
+  planWithHostBuffers(plan, [](Plan &p) { planBestFit(p); });
+  EXPECT_EQ(plan.buffers[1].offset, 0u);    // a: bottom of the device arena
+  EXPECT_EQ(plan.buffers[3].offset, 0u);    // b: never meets a, takes its bytes
+  EXPECT_EQ(plan.arenaBytes, 1024u);        // 1000 align 256; m and v are not in it
+  EXPECT_EQ(plan.buffers[0].offset, 1024u); // m: +1024, the host arena's start
+  EXPECT_EQ(plan.buffers[2].offset, 1280u); // v: +1280 (m's 100 align 256)
+  EXPECT_EQ(plan.hostArenaBytes, 768u);     // 256 + 512 (300 align 256)
+  EXPECT_EQ(lowerBound(plan.buffers, 256), 1024u); // host buffers do not count
+  EXPECT_EQ(verifyPlan(plan), "");
+  // A host buffer moved into the device arena, or past the host arena, is refused.
+  plan.buffers[0].offset = 0;
+  EXPECT_NE(verifyPlan(plan).find("lies outside the host arena [1024, 1792)"), std::string::npos);
+  plan.buffers[0].offset = 1792;
+  EXPECT_NE(verifyPlan(plan).find("lies outside the host arena"), std::string::npos);
+}

@@ -193,13 +193,17 @@ int verify(const Options &opts) {
     llvm::errs() << err << "\n";
     return 1;
   }
-  uint64_t used = 0;
+  uint64_t used = 0; // of the device arena (host buffers lie after it)
   for (const Buffer &b : plan.buffers)
-    used = std::max(used, b.offset + b.bytes);
+    if (!b.host)
+      used = std::max(used, b.offset + b.bytes);
   llvm::outs() << "plan ok: " << path << ": buffers=" << plan.buffers.size()
                << " height=" << used << " arena=" << plan.arenaBytes
                << " lower_bound=" << lowerBound(plan.buffers, plan.alignment)
-               << " alignment=" << plan.alignment << "\n";
+               << " alignment=" << plan.alignment;
+  if (plan.hostArenaBytes)
+    llvm::outs() << " host_arena=" << plan.hostArenaBytes;
+  llvm::outs() << "\n";
   return 0;
 }
 
