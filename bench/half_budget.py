@@ -12,7 +12,8 @@ parameters and Adam state a larger share of the peak, so half of it may be below
 
   1. compiles the Adam step without a budget; its arena is the no-remat peak P;
   2. compiles it again with --budget=P/2 (every cure allowed except 16-bit storage: the
-     comparison is fp32 against fp32), and prints the cures the fit report names;
+     comparison is fp32 against fp32; --offload=auto, so that the optimizer state may move to
+     host memory when nothing else fits), and prints the cures the fit report names;
   3. trains both --steps steps on the same fixed random batch data and compares the printed
      losses: the largest relative difference, against the issue's 1e-5.
 
@@ -74,7 +75,7 @@ def main():
             continue
         peak = int(ARENA.search(out).group(1))
         half = peak // 2
-        rc, out, err, _ = run(common + ["--budget=%d" % half, "--precision=fp32",
+        rc, out, err, _ = run(common + ["--budget=%d" % half, "--precision=fp32", "--offload=auto",
                                         "-o", os.path.join(opts.work, name + ".half")], 3600)
         if rc != 0:
             line = (err or out).strip().splitlines()[-1]
