@@ -27,6 +27,8 @@
 // re-solved below the missed model peak when the arena misses the budget. If no round fits,
 // the heuristic above runs, so the exact mode fits whenever the heuristic does; when both fit,
 // the one with fewer extra FLOPs is kept.
+#include <chrono>
+
 #include "passes/CostModel.h"
 #include "passes/Liveness.h"
 #include "passes/MemoryPlan.h"
@@ -152,6 +154,16 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
     }
     Block &body = func.getBody().front();
     Builder attrs(func.getContext());
+    // The whole pass's wall time, for the fit report and the solve-time benchmark.
+    struct Timer {
+      func::FuncOp func;
+      std::chrono::steady_clock::time_point begin = std::chrono::steady_clock::now();
+      ~Timer() {
+        std::chrono::duration<double> seconds = std::chrono::steady_clock::now() - begin;
+        func->setAttr("graph.fit_seconds",
+                      Builder(func.getContext()).getF64FloatAttr(seconds.count()));
+      }
+    } timer{func};
     auto start = measure(func, alignment, true);
     if (failed(start))
       return signalPassFailure();

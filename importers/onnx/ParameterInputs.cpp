@@ -143,36 +143,27 @@ private:
     return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
   }
 
-  /// Whether `name` is the data input, or a view of it.
-  bool derivesFromData(std::string name) const {
+  /// The tensor that `name` is a view of (through viewOps, input 0), or `name` itself.
+  std::string viewRoot(std::string name) const {
     for (int hops = 0; hops < graph.node_size() + 1; ++hops) {
-      if (name == dataInput)
-        return true;
       auto it = producer.find(name);
       if (it == producer.end())
-        return false;
+        return name;
       const auto &node = graph.node(it->second);
       if (!viewOps().count(node.op_type()) || node.input_size() == 0)
-        return false;
+        return name;
       name = node.input(0);
     }
-    return false;
+    return name;
   }
 
+  /// Whether `name` is the data input, or a view of it.
+  bool derivesFromData(const std::string &name) const { return viewRoot(name) == dataInput; }
+
   /// The shape of the parameter or initializer that `name` is a view of, or null.
-  const std::vector<int64_t> *sourceOf(std::string name) const {
-    for (int hops = 0; hops < graph.node_size() + 1; ++hops) {
-      if (auto it = sourceDims.find(name); it != sourceDims.end())
-        return &it->second;
-      auto it = producer.find(name);
-      if (it == producer.end())
-        return nullptr;
-      const auto &node = graph.node(it->second);
-      if (!viewOps().count(node.op_type()) || node.input_size() == 0)
-        return nullptr;
-      name = node.input(0);
-    }
-    return nullptr;
+  const std::vector<int64_t> *sourceOf(const std::string &name) const {
+    auto it = sourceDims.find(viewRoot(name));
+    return it == sourceDims.end() ? nullptr : &it->second;
   }
 
   /// PyTorch's fan_in of a weight (torch.nn.init._calculate_fan_in_and_fan_out): dims[1] times

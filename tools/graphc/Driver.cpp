@@ -354,6 +354,7 @@ private:
     std::string rematSolver, exactStatus;   // who chose the remats; the exact solve's status
     std::optional<double> rematLowerBound;  // the exact model's bound on extraFlops
     double rematSolveSeconds = 0;
+    double fitSeconds = 0;     // the whole graphc-fit-budget pass
     double chenExtraFlops = 0; // Chen et al.'s sqrt(n) checkpointing, same cost model
     std::optional<std::pair<uint64_t, uint64_t>> scheduleBounds;
     std::string precision = "fp32";
@@ -511,6 +512,8 @@ private:
       out.rematLowerBound = bound.getValueAsDouble();
     if (auto secs = out.step->getAttrOfType<FloatAttr>("graph.fit_solve_seconds"))
       out.rematSolveSeconds = secs.getValueAsDouble();
+    if (auto secs = out.step->getAttrOfType<FloatAttr>("graph.fit_seconds"))
+      out.fitSeconds = secs.getValueAsDouble();
     if (auto chen = out.step->getAttrOfType<FloatAttr>("graph.fit_chen_extra_flops"))
       out.chenExtraFlops = chen.getValueAsDouble();
     silent = false;
@@ -1111,7 +1114,9 @@ private:
                           compiled.rematOps, plan::humanBytes(compiled.peakBeforeRemat),
                           plan::humanBytes(p.arenaBytes), 100.0 * compiled.extraFlops);
     if (!compiled.rematSolver.empty()) {
-      os << llvm::formatv("  remat        {0} solver chose", compiled.rematSolver);
+      os << llvm::formatv("  remat        {0} solver chose ({1:F2} s in all, {2} ops)",
+                          compiled.rematSolver, compiled.fitSeconds,
+                          func::FuncOp(compiled.step).getBody().front().getOperations().size() - 1);
       // The gap is measured against the exact model's lower bound (CBC's best bound, at least
       // the LP relaxation's); the model itself approximates the planned arena (docs/fitting.md).
       if (!compiled.exactStatus.empty())
