@@ -75,7 +75,7 @@ bool lighter(const std::vector<int64_t> &a, const std::vector<int64_t> &b) {
 }
 
 FailureOr<Measure> measure(func::FuncOp func, uint64_t alignment, bool withArena) {
-  auto live = computeStepLiveness(func, /*reuseDyingOperands=*/true);
+  auto live = computeStepLiveness(func, /*reuseDyingOperands=*/true, /*withNames=*/false);
   if (failed(live))
     return failure();
   plan::Plan plan = planProblemFromLiveness(*live, alignment);
@@ -272,10 +272,19 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
         // the relu overwrote in place). A candidate kept in the first round has no backward
         // readers left, so rematerialize() declines it in the second.
         std::optional<Remat> remat;
+        size_t previousClones = 0;
         for (unsigned chain = 0; chain <= kMaxChain && !remat; ++chain) {
           remat = rematerialize(c.op, lossGrad, chain);
           if (!remat)
             break;
+          if (chain > 0 && remat->clones.size() == previousClones) {
+            // The chain did not grow (no further pure producer to recompute): the same
+            // remat was already measured and declined.
+            remat->undo();
+            remat.reset();
+            break;
+          }
+          previousClones = remat->clones.size();
           auto bound = measure(func, alignment, false);
           if (failed(bound))
             return failure();
@@ -292,13 +301,28 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
         for (Operation *clone : remat->clones)
           out.extraFlops += estimateOpCost(clone).flops;
         out.applied.push_back(std::move(*remat));
-        auto next = measure(func, alignment, true);
+        // The arena is at least the lower bound, so the (O(n^2)) heuristic plan is only worth
+        // computing once the bound is within the budget.
+        auto next = measure(func, alignment, /*withArena=*/false);
         if (failed(next))
           return failure();
         out.measure = *next;
-        if (out.measure.arena <= uint64_t(budget))
-          return out;
+        out.measure.arena = 0;
+        if (out.measure.bound <= uint64_t(budget)) {
+          auto planned = measure(func, alignment, /*withArena=*/true);
+          if (failed(planned))
+            return failure();
+          out.measure = *planned;
+          if (out.measure.arena <= uint64_t(budget))
+            return out;
+        }
       }
+    }
+    if (out.measure.arena == 0) { // the candidates ran out above the budget: plan the last step
+      auto planned = measure(func, alignment, /*withArena=*/true);
+      if (failed(planned))
+        return failure();
+      out.measure = *planned;
     }
     return out;
   }

@@ -153,7 +153,7 @@ static std::string resultKind(Value value, const llvm::DenseSet<Operation *> &ba
 }
 
 FailureOr<StepLiveness> graphc::computeStepLiveness(func::FuncOp func,
-                                                    bool reuseDyingOperands) {
+                                                    bool reuseDyingOperands, bool withNames) {
   StepLiveness live;
   if (!func.getBody().hasOneBlock())
     return func.emitError("graphc plans single-block functions only"), failure();
@@ -161,7 +161,10 @@ FailureOr<StepLiveness> graphc::computeStepLiveness(func::FuncOp func,
   for (Operation &op : body.without_terminator())
     live.steps.push_back(&op);
   int64_t lastStep = std::max<int64_t>(0, int64_t(live.steps.size()) - 1);
+  live.buffers.reserve(live.steps.size() + func.getNumArguments());
+  live.bufferOf.reserve(2 * live.steps.size() + func.getNumArguments());
   llvm::DenseMap<Operation *, int64_t> stepOf;
+  stepOf.reserve(live.steps.size());
   for (auto [i, op] : llvm::enumerate(live.steps))
     stepOf[op] = int64_t(i);
 
@@ -169,9 +172,11 @@ FailureOr<StepLiveness> graphc::computeStepLiveness(func::FuncOp func,
     if (auto ranked = dyn_cast<RankedTensorType>(v.getType()); !ranked || !ranked.hasStaticShape())
       return false;
     LiveBuffer buffer;
-    buffer.name = valueName(v, first);
+    if (withNames) {
+      buffer.name = valueName(v, first);
+      buffer.op = std::move(opName);
+    }
     buffer.kind = std::move(kind);
-    buffer.op = std::move(opName);
     buffer.bytes = tensorBytes(v.getType());
     buffer.first = buffer.last = first;
     buffer.values.push_back(v);
@@ -225,7 +230,8 @@ FailureOr<StepLiveness> graphc::computeStepLiveness(func::FuncOp func,
       if (!bytes)
         return;
       LiveBuffer ws;
-      ws.name = valueName(op->getResult(0), step) + ".workspace";
+      if (withNames)
+        ws.name = valueName(op->getResult(0), step) + ".workspace";
       ws.kind = "workspace";
       ws.op = op->getName().stripDialect().str();
       ws.bytes = bytes;

@@ -43,8 +43,11 @@ struct StepLiveness {
 /// plan: dynamic shapes, or an in-place update whose operand is still used after it.
 /// With `reuseDyingOperands`, an elementwise op whose operand dies at that op writes its result
 /// into the operand's buffer (see reusableOperandsOf).
+/// Without `withNames` the buffers' name and op strings stay empty (rematerialization measures
+/// thousands of variants and reads only sizes and ranges).
 mlir::FailureOr<StepLiveness> computeStepLiveness(mlir::func::FuncOp func,
-                                                  bool reuseDyingOperands = true);
+                                                  bool reuseDyingOperands = true,
+                                                  bool withNames = true);
 
 /// Operands whose buffer an elementwise op may overwrite with its result when they die at that
 /// op: the kernels (add, activations, activation backwards) read and write element i together,

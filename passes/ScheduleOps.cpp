@@ -25,7 +25,7 @@ namespace {
 
 /// Lower bound of the function in its current op order.
 FailureOr<uint64_t> boundOf(func::FuncOp func, uint64_t alignment) {
-  auto live = computeStepLiveness(func, /*reuseDyingOperands=*/true);
+  auto live = computeStepLiveness(func, /*reuseDyingOperands=*/true, /*withNames=*/false);
   if (failed(live))
     return failure();
   plan::Plan plan = planProblemFromLiveness(*live, alignment);

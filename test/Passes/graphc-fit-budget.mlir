@@ -49,7 +49,7 @@
 
 // solver=auto with more candidates than exact-limit: only the heuristic runs (no solver status).
 // AUTOBIG-LABEL: func.func @train_step
-// AUTOBIG-SAME: graph.fit_remat_ops = 1 : i64, graph.fit_solver = "heuristic"}
+// AUTOBIG-SAME: graph.fit_remat_ops = 1 : i64, graph.fit_seconds = {{.*}} : f64, graph.fit_solver = "heuristic"}
 
 // An unknown solver is one clear error.
 // BADSOLVER: error: graphc-fit-budget: solver must be heuristic, exact or auto, not 'ilp'

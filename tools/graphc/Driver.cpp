@@ -514,6 +514,9 @@ private:
       out.rematSolveSeconds = secs.getValueAsDouble();
     if (auto secs = out.step->getAttrOfType<FloatAttr>("graph.fit_seconds"))
       out.fitSeconds = secs.getValueAsDouble();
+    // Wall times differ from run to run; keep the emitted IR reproducible.
+    out.step->removeAttr("graph.fit_seconds");
+    out.step->removeAttr("graph.fit_solve_seconds");
     if (auto chen = out.step->getAttrOfType<FloatAttr>("graph.fit_chen_extra_flops"))
       out.chenExtraFlops = chen.getValueAsDouble();
     silent = false;
@@ -685,21 +688,26 @@ private:
     if (opts.dataParallel)
       os << llvm::formatv("  (data parallel: {0} ranks; --batch is global, the budget per rank)\n",
                           ranks);
+    bool offloadAllowed = opts.offload != "none";
     struct Row {
       std::string label;
-      bool zero, low, remat, split;
-    } rows[] = {{"reuse only", opts.zero == "1", false, false, false},
-                {"+ ZeRO-1", true, false, false, false},
-                {"+ " + low, zeroAllowed, true, false, false},
-                {"+ rematerialization", zeroAllowed, lowAllowed, true, false},
-                {"+ micro-batching", zeroAllowed, lowAllowed, true, true}};
+      bool zero, low, remat, split, offload;
+    } rows[] = {{"reuse only", opts.zero == "1", false, false, false, opts.offload == "optimizer"},
+                {"+ ZeRO-1", true, false, false, false, opts.offload == "optimizer"},
+                {"+ " + low, zeroAllowed, true, false, false, opts.offload == "optimizer"},
+                {"+ rematerialization", zeroAllowed, lowAllowed, true, false,
+                 opts.offload == "optimizer"},
+                {"+ micro-batching", zeroAllowed, lowAllowed, true, true, opts.offload == "optimizer"},
+                {"+ offload", zeroAllowed, lowAllowed, true, true, true}};
     for (const Row &row : rows) {
       if ((row.remat && opts.noRemat) || (row.split && opts.noMicroBatching) ||
           (row.low && !lowAllowed) || (row.zero && !zeroAllowed) ||
-          (row.label == "+ ZeRO-1" && opts.zero == "1"))
+          (row.label == "+ ZeRO-1" && opts.zero == "1") ||
+          (row.label == "+ offload" && opts.offload != "auto"))
         continue;
       precision = row.low ? low : "fp32";
       shardState = row.zero;
+      offloadState = row.offload;
       trialImportError.clear();
       int64_t batch = largestBatch(context, budget, row.remat, start, row.split);
       if (batch == 0) {
@@ -725,7 +733,7 @@ private:
       if (!found)
         continue;
       Compiled &c = *found;
-      double seconds = predictedStepSeconds(c.step);
+      double seconds = predictedStepSeconds(c.step) + offloadSeconds(c);
       os << llvm::formatv("  {0,-22} --batch={1,-6} arena {2}, +{3:F1}% FLOPs, predicted "
                           "{4:F2} ms/step, {5:F1} us/sample{6}{7}\n",
                           row.label, batch * ranks, plan::humanBytes(c.planned.plan.arenaBytes),
@@ -738,8 +746,11 @@ private:
     }
     precision = "fp32";
     shardState = opts.zero == "1";
+    offloadState = opts.offload == "optimizer";
     if (!lowAllowed)
       os << "  (16-bit storage not allowed: pass --precision=auto to include bf16)\n";
+    if (!offloadAllowed)
+      os << "  (optimizer state kept on the device: pass --offload=auto to include host memory)\n";
     return kOk;
   }
 
