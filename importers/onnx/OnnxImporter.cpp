@@ -1201,10 +1201,9 @@ private:
           inferred = i;
         } else if (d <= 0) {
           fail(nodeLabel(node) + ": shape has an invalid dimension " + std::to_string(d));
-        } else if (__builtin_mul_overflow(known, d, &known) || known > total) {
-          // More elements than the input has (checked before the product can overflow).
+        } else if (__builtin_mul_overflow(known, d, &known)) {
           fail(nodeLabel(node) + ": cannot reshape " + std::to_string(total) +
-               " elements to the shape given (too many elements)");
+               " elements to a shape of more than 2^63 elements");
         }
         dims.push_back(d);
       }
