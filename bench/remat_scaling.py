@@ -16,10 +16,9 @@ Reports the training step's op count (the fit report's remat line), graphc-fit-b
 time (the same line: the whole pass, candidates, measurements and the solve), the extra FLOPs,
 and the whole compile's wall time. A budget a solver cannot meet is "no fit". Usage:
 
-  /usr/bin/python3 bench/remat_scaling.py [--graphc build/bin/graphc] [--layers 6,24,48,96]
+  /usr/bin/python3 bench/remat_scaling.py [--graphc build/bin/graphc] [--layers 6,24,48,106]
       [--modes heuristic,exact] [--time-limit 60] [--work /tmp/graphc-remat-scaling]
 """
-import argparse
 import json
 import os
 import re
@@ -29,7 +28,7 @@ import torch
 import torch.nn as nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from training_graphs import export, run  # noqa: E402
+from training_graphs import bench_parser, export, run  # noqa: E402
 
 FIXED_KINDS = {"parameter", "optimizer_state", "input"}
 REMAT = re.compile(r"remat +(\w+) solver chose \(([0-9.]+) s in all, ([0-9]+) ops\)"
@@ -71,14 +70,11 @@ def compile_plan(opts, onnx_path, extra, plan_json):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    ap.add_argument("--graphc", default=os.path.join(root, "build", "bin", "graphc"))
-    ap.add_argument("--layers", default="6,24,48,96")
+    ap = bench_parser(__doc__, "/tmp/graphc-remat-scaling")
+    ap.add_argument("--layers", default="6,24,48,106")
     ap.add_argument("--modes", default="heuristic,exact")
     ap.add_argument("--time-limit", type=float, default=60)
     ap.add_argument("--timeout", type=float, default=3600)
-    ap.add_argument("--work", default="/tmp/graphc-remat-scaling")
     opts = ap.parse_args()
     os.makedirs(opts.work, exist_ok=True)
     rows = []

@@ -213,6 +213,16 @@ PLAN_SUMMARY = re.compile(
 SCHEDULE = re.compile(r"schedule\s+lower bound (.*) before reordering, (.*) after")
 
 
+def bench_parser(doc, work):
+    """The argument parser every benchmark script starts from: its docstring's first line,
+    --graphc (default: the build tree's) and --work (default `work`)."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    ap.add_argument("--graphc", default=os.path.join(root, "build", "bin", "graphc"))
+    ap.add_argument("--work", default=work)
+    return ap
+
+
 def run(args, timeout):
     """Runs a command; returns (exit status, stdout, stderr, wall seconds). Timeout: status None."""
     start = time.monotonic()
