@@ -89,6 +89,7 @@ struct State {
   std::vector<PoolPlan> pools;
   StepContext ctx{};
   std::vector<Range> inputs, outputs, persistent;
+  bool hostArenaMapped = false; // the offloaded optimizer state, registered with CUDA
   unsigned char *pinned = nullptr; // staging: inputs then outputs
   uint64_t inputBytes = 0;
   cudaGraphExec_t graph = nullptr;
@@ -338,7 +339,9 @@ int startDevice(const Program &prog) {
     } else if (t.role == TensorRole::Loss || t.role == TensorRole::Prediction) {
       S.outputs.push_back({t.offset, t.bytes});
       outputBytes += t.bytes;
-    } else if (t.role == TensorRole::Parameter || t.role == TensorRole::State) {
+    } else if ((t.role == TensorRole::Parameter || t.role == TensorRole::State) &&
+               t.offset < prog.arenaBytes) {
+      // (State in the host arena stays where it is: the update kernels reach it mapped.)
       S.persistent.push_back({t.offset, t.bytes});
     }
   }
@@ -383,7 +386,28 @@ void copyPersistent(const unsigned char *host, unsigned char *hostOut, bool toDe
   GRAPHC_CUDA(cudaStreamSynchronize(S.compute), "cudaStreamSynchronize", "between steps");
 }
 
-void pushPersistent(const Program &, const unsigned char *hostArena) {
+void pushPersistent(const Program &prog, const unsigned char *hostArena) {
+  State &S = state();
+  if (prog.hostArenaBytes && !S.hostArenaMapped) {
+    // Optimizer state kept in host memory (graphc --offload): the host image's tail is the
+    // state itself, pinned and mapped into the device's address space once, so the update
+    // kernels read and write it over the host link and nothing copies it between steps.
+    unsigned char *tail = const_cast<unsigned char *>(hostArena) + prog.arenaBytes;
+    const char *op = "mapping the host arena (offloaded optimizer state)";
+    GRAPHC_CUDA(cudaHostRegister(tail, prog.hostArenaBytes, cudaHostRegisterMapped),
+                "cudaHostRegister", op);
+    void *devicePointer = nullptr;
+    GRAPHC_CUDA(cudaHostGetDevicePointer(&devicePointer, tail, 0), "cudaHostGetDevicePointer", op);
+    if (!graphc_generated.setHostArena) {
+      std::fprintf(stderr, "error: the program has a host arena but its step cannot reach it\n");
+      std::exit(kExitDevice);
+    }
+    graphc_generated.setHostArena(static_cast<unsigned char *>(devicePointer));
+    S.hostArenaMapped = true;
+    std::fprintf(stderr, "cuda: host arena %s (%" PRIu64 " bytes of optimizer state) pinned and "
+                 "mapped; the update kernels reach it over the host link\n",
+                 formatBytes(prog.hostArenaBytes).c_str(), prog.hostArenaBytes);
+  }
   copyPersistent(hostArena, nullptr, true);
 }
 void pullPersistent(const Program &, unsigned char *hostArena) {

@@ -96,10 +96,22 @@ bool decodeProgramDescriptor(const uint8_t *data, size_t size, const unsigned ch
     }
     info.offset = t->offset();
     info.bytes = t->bytes();
-    if (info.offset > p->arena_bytes() || info.bytes > p->arena_bytes() - info.offset) {
+    // The host arena (offloaded optimizer state) follows the device arena's offsets.
+    const uint64_t space = p->host_arena_bytes() <= UINT64_MAX - p->arena_bytes()
+                               ? p->arena_bytes() + p->host_arena_bytes()
+                               : 0;
+    if (info.offset > space || info.bytes > space - info.offset) {
       error = what + " at offset " + std::to_string(info.offset) + " (" +
               std::to_string(info.bytes) + " bytes) lies outside the arena of " +
-              std::to_string(p->arena_bytes()) + " bytes";
+              std::to_string(p->arena_bytes()) + " bytes" +
+              (p->host_arena_bytes() ? " and the host arena of " +
+                                           std::to_string(p->host_arena_bytes()) + " bytes after it"
+                                     : std::string());
+      return false;
+    }
+    if (info.offset >= p->arena_bytes() && info.bytes &&
+        t->role() != desc::TensorRole_State) {
+      error = what + " lies in the host arena but is not optimizer state";
       return false;
     }
     if (info.offset % p->alignment() != 0) {
@@ -147,6 +159,7 @@ bool decodeProgramDescriptor(const uint8_t *data, size_t size, const unsigned ch
   prog = Program{};
   prog.modelName = out.modelName.c_str();
   prog.arenaBytes = p->arena_bytes();
+  prog.hostArenaBytes = p->host_arena_bytes();
   prog.alignment = p->alignment();
   prog.batch = p->batch();
   prog.loss = static_cast<LossKind>(p->loss());

@@ -13,7 +13,13 @@ namespace {
 
 using namespace graphc::rt;
 
-void hostStep(unsigned char *arena) { graphc_generated.step(arena, nullptr); }
+uint64_t deviceArenaBytes = 0; // the host arena (offloaded optimizer state) follows it
+
+void hostStep(unsigned char *arena) {
+  if (graphc_generated.setHostArena)
+    graphc_generated.setHostArena(arena + deviceArenaBytes);
+  graphc_generated.step(arena, nullptr);
+}
 
 Program loadProgram() {
   static cuda::DecodedProgram decoded;
@@ -26,6 +32,7 @@ Program loadProgram() {
     std::exit(3);
   }
   decoded.program.trainStep = hostStep;
+  deviceArenaBytes = decoded.program.arenaBytes;
   return decoded.program;
 }
 

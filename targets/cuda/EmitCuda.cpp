@@ -167,7 +167,15 @@ private:
   // ---------------------------------------------------------------- operands and labels
 
   static std::string f32(int64_t offset) { return "F32(" + std::to_string(offset) + ")"; }
-  std::string ptr(Value v) { return f32(plannedOffset(v)); }
+  /// The device pointer of `v`: in the arena, or for optimizer state kept in host memory
+  /// (graphc --offload; read only by update kernels) in the mapped host arena.
+  std::string ptr(Value v) {
+    int64_t offset = plannedOffset(v);
+    int64_t arena = func->getAttrOfType<IntegerAttr>(kArenaBytesAttr).getInt();
+    if (hostArenaBytes(func) > 0 && offset >= arena)
+      return "HF32(" + std::to_string(offset - arena) + ")";
+    return f32(offset);
+  }
   std::string label(Operation *op) {
     std::string s;
     if (auto name = dyn_cast<NameLoc>(op->getLoc()))
@@ -1605,7 +1613,7 @@ private:
         uint64_t(func->getAttrOfType<IntegerAttr>(kArenaBytesAttr).getInt()),
         uint64_t(func->getAttrOfType<IntegerAttr>(kAlignmentAttr).getInt()), batch, loss,
         &tensors, &parameters, &inputs, out.initBlob.size(), embeddingIndexLimit(func),
-        worldSize(), int32_t(allReduceBuckets));
+        worldSize(), int32_t(allReduceBuckets), uint64_t(hostArenaBytes(func)));
     desc::FinishProgramBuffer(fbb, root);
     return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
   }
@@ -1639,6 +1647,24 @@ private:
          << "#include \"graphc/runtime/cuda/comm_nccl.h\"\n";
     os << "\n"
        << "#define F32(offset) reinterpret_cast<float *>(arena + (offset))\n\n";
+    if (int64_t host = hostArenaBytes(func))
+      os << "// Optimizer state kept in host memory (graphc --offload): " << host
+         << " bytes after the arena's offsets, pinned and\n// mapped by the runtime "
+            "(setHostArena); only the optimizer update kernels read it, as HF32(offset).\n"
+         << "#ifdef GRAPHC_HOST_SHIM\n"
+         << "static unsigned char *graphc_host_arena = nullptr;\n"
+         << "static void graphcSetHostArena(unsigned char *hostArena) { graphc_host_arena = "
+            "hostArena; }\n"
+         << "#else\n"
+         << "__device__ unsigned char *graphc_host_arena = nullptr;\n"
+         << "static void graphcSetHostArena(unsigned char *hostArena) {\n"
+         << "  const cudaError_t status = cudaMemcpyToSymbol(graphc_host_arena, &hostArena, "
+            "sizeof(hostArena));\n"
+         << "  if (status != cudaSuccess)\n"
+         << "    graphc::rt::cuda::failCuda(status, \"cudaMemcpyToSymbol\", \"the host arena\");\n"
+         << "}\n"
+         << "#endif\n"
+         << "#define HF32(offset) reinterpret_cast<float *>(graphc_host_arena + (offset))\n\n";
     if (!out.initBlob.empty())
       os << "#if !defined(__CUDA_ARCH__)\n"
          << "__asm__(\".section .rodata\\n.balign 64\\n.globl graphc_init_blob_begin\\n"
@@ -1673,7 +1699,8 @@ private:
        << "    " << out.initBlob.size() << "ull,\n"
        << "    " << (numConvs ? "kConvs" : "nullptr") << ",\n    " << numConvs << ",\n"
        << "    " << (numPools ? "kPools" : "nullptr") << ",\n    " << numPools << ",\n"
-       << "    graphcStep,\n};\n";
+       << "    graphcStep,\n"
+       << "    " << (hostArenaBytes(func) ? "graphcSetHostArena" : "nullptr") << ",\n};\n";
     os.flush();
   }
 

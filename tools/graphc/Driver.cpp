@@ -230,10 +230,6 @@ public:
       fail(kBadInput, "--loss-scale-growth-interval must be at least 1");
     if (opts.offload != "none" && opts.offload != "optimizer" && opts.offload != "auto")
       fail(kBadInput, "--offload=" + opts.offload + " is unknown; use none, optimizer or auto");
-    if (opts.offload != "none" && opts.target == "cuda")
-      fail(kBadInput, "--offload=" + opts.offload + " is not available for --target=cuda yet (its "
-                      "update kernels do not reach host memory); use --offload=none, or "
-                      "--target=cpu");
     offloadState = opts.offload == "optimizer";
     // auto starts in fp32 and moves to bf16 only when the budget needs it (run, below).
     precision = opts.precision == "auto" ? "fp32" : opts.precision;
@@ -783,7 +779,7 @@ private:
         fitsAt += "; fits with --precision=bf16 (or --precision=auto)";
     }
     // Would keeping the optimizer state in host memory fit? (Only when it was not tried.)
-    if (!offloadState && opts.offload == "none" && opts.target == "cpu") {
+    if (!offloadState && opts.offload == "none") {
       offloadState = true;
       auto trial = tryCompile(context, opts.batch, budget, Phase::Planned, /*trial=*/true);
       if (trial && trial->offloadedBytes && trial->planned.plan.arenaBytes > budget &&
@@ -1498,8 +1494,7 @@ int runGraphcDriver(int argc, char **argv) {
   cl::opt<std::string> offload(
       "offload",
       cl::desc("none (default) | optimizer: keep the momentum/Adam state in host memory, outside "
-               "the device arena and --budget (CPU target for now) | auto: only when nothing else "
-               "fits --budget"),
+               "the device arena and --budget | auto: only when nothing else fits --budget"),
       cl::init("none"), cl::cat(category));
   cl::opt<std::string> dataInput(
       "data-input",

@@ -89,6 +89,10 @@ struct GeneratedProgram {
   /// Runs one step on the arena: on the GPU enqueues it on ctx->stream (capturable into a CUDA
   /// graph: no allocation, no synchronisation); on the host runs it.
   void (*step)(unsigned char *arena, const StepContext *ctx);
+  /// Steps with optimizer state in host memory (graphc --offload): tells the update kernels
+  /// where the host arena is, as the device sees it (a mapped pinned address on the GPU, the
+  /// plain address in the host build). Null when the step keeps everything in the arena.
+  void (*setHostArena)(unsigned char *hostArena);
 };
 
 // ---- device helpers of the generated kernels (the same formulas as runtime/kernels.cpp) ----
