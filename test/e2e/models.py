@@ -52,6 +52,11 @@ if os.environ.get("GRAPHC_E2E_BATCH"):
 TRANSFORMERS = ("transformer", "transformer_ln17")
 TRANSFORMER = dict(d_model=32, nhead=4, dim_feedforward=64, num_layers=2, seq=16)
 BATCHES.update({name: 4 for name in TRANSFORMERS})
+if os.environ.get("GRAPHC_E2E_TRANSFORMER"):  # exploration: d_model,nhead,ff,layers,seq[,batch]
+    _t = [int(v) for v in os.environ["GRAPHC_E2E_TRANSFORMER"].split(",")]
+    TRANSFORMER = dict(zip(("d_model", "nhead", "dim_feedforward", "num_layers", "seq"), _t[:5]))
+    if len(_t) > 5:
+        BATCHES.update({name: _t[5] for name in TRANSFORMERS})
 OPSETS = {"transformer_ln17": 17}
 
 # Recurrent classifiers (issue #6), exported like the transformers (training mode, no constant
