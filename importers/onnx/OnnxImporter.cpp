@@ -389,6 +389,7 @@ private:
                                    parameterError))
       fail(parameterError);
     for (auto &p : parameterInputs.parameters) {
+      initialisationRules.push_back(p.name + ": " + p.rule);
       HostTensor h;
       h.dims = p.dims;
       h.dataType = p.dataType;
@@ -1718,6 +1719,7 @@ private:
 
 public:
   int initialisedParameters = 0; // parameter inputs given PyTorch's initial values
+  std::vector<std::string> initialisationRules; // "name: rule" of each
 };
 
 } // namespace
@@ -1743,8 +1745,10 @@ OwningOpRef<ModuleOp> graphc::importOnnxFile(const std::string &path, MLIRContex
   context.loadDialect<GraphDialect, func::FuncDialect>();
   Importer importer(context, path, options);
   auto module = importer.run(model, error);
-  if (module && summary)
+  if (module && summary) {
     summary->initialisedParameters = importer.initialisedParameters;
+    summary->initialisationRules = importer.initialisationRules;
+  }
   return module;
 }
 

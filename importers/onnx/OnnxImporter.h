@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
@@ -21,6 +22,7 @@ struct OnnxImportOptions {
 /// What the import did that the user should hear about.
 struct OnnxImportSummary {
   int initialisedParameters = 0; // parameter inputs given initial values (export_params=False)
+  std::vector<std::string> initialisationRules; // "name: rule", one per such parameter
 };
 
 /// The ONNX ops the importer supports, for --verbose.

@@ -941,7 +941,11 @@ private:
                      << summary.initialisedParameters
                      << " parameters as graph inputs (export_params=False); they start from "
                         "PyTorch's default initialisation, drawn with --seed="
-                     << opts.seed << "\n";
+                     << opts.seed
+                     << (opts.verbose ? ":" : " (--verbose lists how each was drawn)") << "\n";
+        if (opts.verbose)
+          for (const std::string &rule : summary.initialisationRules)
+            llvm::errs() << "graphc: note:   " << rule << "\n";
         onnxNoted = true;
       }
       return module;
