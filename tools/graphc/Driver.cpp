@@ -685,15 +685,15 @@ private:
       os << llvm::formatv("  (data parallel: {0} ranks; --batch is global, the budget per rank)\n",
                           ranks);
     bool offloadAllowed = opts.offload != "none";
+    bool offloadForced = opts.offload == "optimizer"; // then every row keeps the state on the host
     struct Row {
       std::string label;
       bool zero, low, remat, split, offload;
-    } rows[] = {{"reuse only", opts.zero == "1", false, false, false, opts.offload == "optimizer"},
-                {"+ ZeRO-1", true, false, false, false, opts.offload == "optimizer"},
-                {"+ " + low, zeroAllowed, true, false, false, opts.offload == "optimizer"},
-                {"+ rematerialization", zeroAllowed, lowAllowed, true, false,
-                 opts.offload == "optimizer"},
-                {"+ micro-batching", zeroAllowed, lowAllowed, true, true, opts.offload == "optimizer"},
+    } rows[] = {{"reuse only", opts.zero == "1", false, false, false, offloadForced},
+                {"+ ZeRO-1", true, false, false, false, offloadForced},
+                {"+ " + low, zeroAllowed, true, false, false, offloadForced},
+                {"+ rematerialization", zeroAllowed, lowAllowed, true, false, offloadForced},
+                {"+ micro-batching", zeroAllowed, lowAllowed, true, true, offloadForced},
                 {"+ offload", zeroAllowed, lowAllowed, true, true, true}};
     for (const Row &row : rows) {
       if ((row.remat && opts.noRemat) || (row.split && opts.noMicroBatching) ||
@@ -742,7 +742,7 @@ private:
     }
     precision = "fp32";
     shardState = opts.zero == "1";
-    offloadState = opts.offload == "optimizer";
+    offloadState = offloadForced;
     if (!lowAllowed)
       os << "  (16-bit storage not allowed: pass --precision=auto to include bf16)\n";
     if (!offloadAllowed)
