@@ -78,12 +78,13 @@ FailureOr<Measure> measure(func::FuncOp func, uint64_t alignment, bool withArena
   auto live = computeStepLiveness(func, /*reuseDyingOperands=*/true, /*withNames=*/false);
   if (failed(live))
     return failure();
-  plan::Plan plan = planProblemFromLiveness(*live, alignment);
   Measure m;
-  m.bound = plan::lowerBound(plan.buffers, alignment);
+  // The lower bound is the profile's peak (plan::lowerBound's sweep, without building a plan).
   m.descendingProfile = memoryProfile(*live, alignment);
   llvm::sort(m.descendingProfile, std::greater<int64_t>());
+  m.bound = m.descendingProfile.empty() ? 0 : uint64_t(std::max<int64_t>(m.descendingProfile[0], 0));
   if (withArena) {
+    plan::Plan plan = planProblemFromLiveness(*live, alignment);
     plan::PlanOptions options;
     options.heuristicOnly = true;
     plan::planWithHostBuffers(plan, [&](plan::Plan &p) { plan::planNearOptimal(p, options); });

@@ -11,6 +11,7 @@ using namespace graphc;
 plan::Plan graphc::planProblemFromLiveness(const StepLiveness &live, uint64_t alignment) {
   plan::Plan plan;
   plan.alignment = alignment;
+  plan.buffers.reserve(live.buffers.size());
   for (const LiveBuffer &buffer : live.buffers) {
     plan::Buffer b;
     b.name = buffer.name;
