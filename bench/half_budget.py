@@ -20,7 +20,6 @@ parameters and Adam state a larger share of the peak, so half of it may be below
 A model whose half budget cannot be met prints graphc's exit-3 line (the floor, and what would
 fit) instead. Prints one Markdown table.
 """
-import argparse
 import os
 import re
 import sys
@@ -29,7 +28,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from training_graphs import MODELS, OPSET, run  # noqa: E402
+from training_graphs import MODELS, OPSET, bench_parser, run  # noqa: E402
 
 STEP = re.compile(r"^step \d+/\d+ loss (\S+)$", re.M)
 ARENA = re.compile(r"arena +\S+ \S+ \((\d+) bytes")
@@ -50,13 +49,10 @@ def export_dynamic(build, shape, batch, integer, path):
 
 
 def main():
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--graphc", default=os.path.join(root, "build", "bin", "graphc"))
+    ap = bench_parser(__doc__, "/tmp/graphc-half")
     ap.add_argument("--models", default="resnet50,vgg16,unet,transformer")
     ap.add_argument("--batch-scale", type=int, default=1)
     ap.add_argument("--steps", type=int, default=2)
-    ap.add_argument("--work", default="/tmp/graphc-half")
     opts = ap.parse_args()
     os.makedirs(opts.work, exist_ok=True)
     wanted = opts.models.split(",")

@@ -24,7 +24,6 @@ table per model and writes --work/remat_results.json. Usage:
   /usr/bin/python3 bench/remat_overhead.py [--graphc build/bin/graphc] [--work DIR]
       [--models resnet50,vgg16,unet,transformer] [--fractions 0.9,0.75,0.5,0.33,0.25] [--time-limit 60]
 """
-import argparse
 import json
 import os
 import re
@@ -32,7 +31,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from training_graphs import MODELS, export, run  # noqa: E402
+from training_graphs import MODELS, bench_parser, export, run  # noqa: E402
 
 FIXED_KINDS = {"parameter", "optimizer_state", "input"}
 CURE = re.compile(r"rematerialized (\d+) ops: peak .* -> .*, \+([0-9.]+)% FLOPs")
@@ -87,10 +86,7 @@ def cell_exact(r, limit):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    ap.add_argument("--graphc", default=os.path.join(root, "build", "bin", "graphc"))
-    ap.add_argument("--work", default="/tmp/graphc-remat-bench")
+    ap = bench_parser(__doc__, "/tmp/graphc-remat-bench")
     ap.add_argument("--models", default="resnet50,vgg16,unet,transformer")
     ap.add_argument("--fractions", default="0.9,0.75,0.5,0.33,0.25")
     ap.add_argument("--time-limit", type=float, default=60)
