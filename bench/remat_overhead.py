@@ -35,7 +35,7 @@ from training_graphs import MODELS, bench_parser, export, run  # noqa: E402
 
 FIXED_KINDS = {"parameter", "optimizer_state", "input"}
 CURE = re.compile(r"rematerialized (\d+) ops: peak .* -> .*, \+([0-9.]+)% FLOPs")
-REMAT = re.compile(r"remat +(\w+) solver chose(?: \([0-9.]+ s in all, [0-9]+ ops\))?(?:; exact solve ([\w-]+) in ([0-9.]+) s)?"
+REMAT = re.compile(r"remat +([\w+]+) solver chose(?: \([0-9.]+ s in all, [0-9]+ ops\))?(?:; exact solve ([\w-]+) in ([0-9.]+) s)?"
                    r"(?:, lower bound \+([0-9.]+)% FLOPs, remat optimality gap ([0-9.]+)%)?"
                    r"; Chen sqrt\(n\) checkpointing: \+([0-9.]+)% FLOPs")
 

@@ -24,9 +24,17 @@
 // 0/1 program of fit/RematSolver.h: each candidate's options (alone, or with 1..4 producers)
 // are applied once, measured as a change of the liveness profile and undone (O(c * n)); CBC
 // picks the fewest extra FLOPs within the budget; the choice is applied and planned, and
-// re-solved below the missed model peak when the arena misses the budget. If no round fits,
-// the heuristic above runs, so the exact mode fits whenever the heuristic does; when both fit,
-// the one with fewer extra FLOPs is kept.
+// re-solved below the missed model peak when the arena misses the budget; a choice that misses
+// is also completed by the heuristic from where it stands, and the cheapest fitting result of
+// the rounds is kept. The heuristic alone runs too, so the exact mode fits whenever the
+// heuristic does; when both fit, the one with fewer extra FLOPs is kept.
+//
+// Trial arenas come from planToCapacity (best fit, then a node-limited placement search that
+// stops at the first plan within the budget), which graphc-plan-memory falls back to as well.
+// A recomputed chain goes past its depth through cheap ops (batch norm, elementwise) down to
+// values live anyway, so that two overlapping chains (a skip connection's relu, recomputed for
+// its own backward reader and inside its concat's chain) never keep an original alive; this
+// also makes the exact model's linear sum of deltas match the applied choice.
 #include <chrono>
 
 #include "passes/CostModel.h"
@@ -74,7 +82,7 @@ bool lighter(const std::vector<int64_t> &a, const std::vector<int64_t> &b) {
   return false;
 }
 
-FailureOr<Measure> measure(func::FuncOp func, uint64_t alignment, bool withArena) {
+FailureOr<Measure> measure(func::FuncOp func, uint64_t alignment, int64_t budget, bool withArena) {
   auto live = computeStepLiveness(func, /*reuseDyingOperands=*/true, /*withNames=*/false);
   if (failed(live))
     return failure();
@@ -85,9 +93,7 @@ FailureOr<Measure> measure(func::FuncOp func, uint64_t alignment, bool withArena
   m.bound = m.descendingProfile.empty() ? 0 : uint64_t(std::max<int64_t>(m.descendingProfile[0], 0));
   if (withArena) {
     plan::Plan plan = planProblemFromLiveness(*live, alignment);
-    plan::PlanOptions options;
-    options.heuristicOnly = true;
-    plan::planWithHostBuffers(plan, [&](plan::Plan &p) { plan::planNearOptimal(p, options); });
+    planToCapacity(plan, uint64_t(std::max<int64_t>(budget, 0)));
     m.arena = plan.arenaBytes;
   }
   return m;
@@ -165,7 +171,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
                       Builder(func.getContext()).getF64FloatAttr(seconds.count()));
       }
     } timer{func};
-    auto start = measure(func, alignment, true);
+    auto start = measure(func, alignment, budget, true);
     if (failed(start))
       return signalPassFailure();
     double flopsBefore = 0;
@@ -218,15 +224,19 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
         return signalPassFailure();
       outcome = std::move(*solved);
       // The exact model adds memory changes linearly, so its choice can cost more FLOPs once
-      // applied than the heuristic's: keep whichever fits with fewer (the exact choice is
-      // re-derived, deterministically, when it wins).
+      // applied than the heuristic's: keep whichever fits with fewer (on a tie, the exact
+      // choice as solved, or the heuristic's over an exact choice it had to complete); the
+      // exact choice is re-derived, deterministically, when it wins.
       if (outcome) {
         double exactFlops = outcome->extraFlops;
         outcome->undo();
         auto searched = searchHeuristically(func, candidates, lossGrad, *start);
         if (failed(searched))
           return signalPassFailure();
-        if (searched->measure.arena <= uint64_t(budget) && searched->extraFlops < exactFlops) {
+        auto chose = func->getAttrOfType<StringAttr>("graph.fit_solver");
+        bool repaired = chose && chose.getValue() == "exact+heuristic";
+        if (searched->measure.arena <= uint64_t(budget) &&
+            (searched->extraFlops < exactFlops || (repaired && searched->extraFlops <= exactFlops))) {
           outcome = std::move(*searched);
           func->setAttr("graph.fit_solver", attrs.getStringAttr("heuristic"));
         } else {
@@ -286,7 +296,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
             break;
           }
           previousClones = remat->clones.size();
-          auto bound = measure(func, alignment, false);
+          auto bound = measure(func, alignment, budget, false);
           if (failed(bound))
             return failure();
           bool keep = peakOnly
@@ -304,13 +314,13 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
         out.applied.push_back(std::move(*remat));
         // The arena is at least the lower bound, so the (O(n^2)) heuristic plan is only worth
         // computing once the bound is within the budget.
-        auto next = measure(func, alignment, /*withArena=*/false);
+        auto next = measure(func, alignment, budget, /*withArena=*/false);
         if (failed(next))
           return failure();
         out.measure = *next;
         out.measure.arena = 0;
         if (out.measure.bound <= uint64_t(budget)) {
-          auto planned = measure(func, alignment, /*withArena=*/true);
+          auto planned = measure(func, alignment, budget, /*withArena=*/true);
           if (failed(planned))
             return failure();
           out.measure = *planned;
@@ -320,7 +330,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
       }
     }
     if (out.measure.arena == 0) { // the candidates ran out above the budget: plan the last step
-      auto planned = measure(func, alignment, /*withArena=*/true);
+      auto planned = measure(func, alignment, budget, /*withArena=*/true);
       if (failed(planned))
         return failure();
       out.measure = *planned;
@@ -383,8 +393,46 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
     solveOptions.timeLimitSeconds = timeLimit;
     problem.budget = budget;
     double seconds = 0;
-    std::optional<Outcome> found;
-    for (unsigned round = 0; round < kExactRounds && !found; ++round) {
+    // Applies a choice of the program; with `repair`, a choice that misses the budget once
+    // applied is completed by the heuristic from there (the remats it adds are the ones the
+    // linear model could not see, such as two options that free the same bytes).
+    auto apply = [&](const std::vector<int> &choice, bool repair) -> FailureOr<Outcome> {
+      Outcome out;
+      for (auto [c, option] : llvm::enumerate(choice)) {
+        if (option < 0)
+          continue;
+        std::optional<Remat> r = rematerialize(candidates[c].op, lossGrad, chains[c][option]);
+        if (!r)
+          continue; // an earlier remat took its backward readers
+        for (Operation *clone : r->clones)
+          out.extraFlops += estimateOpCost(clone).flops;
+        out.applied.push_back(std::move(*r));
+      }
+      auto planned = measure(func, alignment, budget, true);
+      if (failed(planned))
+        return failure();
+      out.measure = *planned;
+      if (!repair || out.measure.arena <= uint64_t(budget))
+        return out;
+      auto completed = searchHeuristically(func, candidates, lossGrad, out.measure);
+      if (failed(completed))
+        return failure();
+      out.measure = completed->measure;
+      out.extraFlops += completed->extraFlops;
+      for (Remat &r : completed->applied)
+        out.applied.push_back(std::move(r));
+      return out;
+    };
+    // The cheapest fitting choice over the rounds: applied as solved, or repaired.
+    std::optional<std::pair<std::vector<int>, bool>> best;
+    double bestFlops = 0;
+    auto consider = [&](const std::vector<int> &choice, bool repaired, const Outcome &out) {
+      if (out.measure.arena > uint64_t(budget) || (best && out.extraFlops >= bestFlops))
+        return;
+      best = {choice, repaired};
+      bestFlops = out.extraFlops;
+    };
+    for (unsigned round = 0; round < kExactRounds; ++round) {
       solveOptions.timeLimitSeconds = std::max(0.5, double(timeLimit) - seconds);
       remat::Solution sol = remat::solveExact(problem, solveOptions);
       seconds += sol.seconds;
@@ -396,34 +444,34 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
       }
       if (!sol.hasSolution())
         break;
-      Outcome out;
-      for (auto [c, choice] : llvm::enumerate(sol.choice)) {
-        if (choice < 0)
-          continue;
-        std::optional<Remat> r = rematerialize(candidates[c].op, lossGrad, chains[c][choice]);
-        if (!r)
-          continue; // an earlier remat took its backward readers
-        for (Operation *clone : r->clones)
-          out.extraFlops += estimateOpCost(clone).flops;
-        out.applied.push_back(std::move(*r));
-      }
-      auto planned = measure(func, alignment, true);
-      if (failed(planned))
+      auto out = apply(sol.choice, /*repair=*/false);
+      if (failed(out))
         return failure();
-      out.measure = *planned;
-      if (out.measure.arena <= uint64_t(budget)) {
-        found = std::move(out);
+      consider(sol.choice, false, *out);
+      if (out->measure.arena <= uint64_t(budget)) {
+        out->undo();
         break;
       }
-      int64_t miss = int64_t(out.measure.arena) - budget;
-      out.undo();
+      int64_t miss = int64_t(out->measure.arena) - budget;
+      out->undo();
+      auto repaired = apply(sol.choice, /*repair=*/true);
+      if (failed(repaired))
+        return failure();
+      consider(sol.choice, true, *repaired);
+      repaired->undo();
       // Below the model peak of the choice that missed, by the miss: the next choice differs.
       problem.budget = std::min(problem.budget, sol.modelPeak) - std::max<int64_t>(miss, alignment);
     }
     func->setAttr("graph.fit_solve_seconds", attrs.getF64FloatAttr(seconds));
-    if (found)
-      func->setAttr("graph.fit_solver", attrs.getStringAttr("exact"));
-    return found;
+    if (!best)
+      return std::optional<Outcome>();
+    // Re-derive the winner (deterministic: the same remats in the same order).
+    auto found = apply(best->first, best->second);
+    if (failed(found))
+      return failure();
+    func->setAttr("graph.fit_solver",
+                  attrs.getStringAttr(best->second ? "exact+heuristic" : "exact"));
+    return std::optional<Outcome>(std::move(*found));
   }
 
   /// The change a remat made to the memory profile, on the original program points: the
@@ -511,6 +559,35 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
 
   static constexpr unsigned kMaxChain = 4;
 
+  /// Whether `op` is elementwise-cheap (a batch norm, recomputed as batch_norm_apply, or at
+  /// most a few FLOPs per output element) and every value it would be recomputed from is live
+  /// at `point` anyway (a function argument, or read by the backward pass at or after it), or
+  /// is itself the output of such an op (up to `levels` of them: relu <- batch norm <- kept
+  /// convolution output).
+  static bool cheapFromLiveInputs(Operation *op, Operation *point, Operation *lossGrad,
+                                  unsigned levels = kCheapLevels) {
+    if (levels == 0 || !recomputable(op) || !op->isBeforeInBlock(lossGrad))
+      return false;
+    SmallVector<Value, 4> inputs;
+    if (auto bn = dyn_cast<BatchNormOp>(op)) {
+      inputs.push_back(bn.getInput());
+    } else {
+      auto type = dyn_cast<ShapedType>(op->getResult(0).getType());
+      if (!type || !type.hasStaticShape() ||
+          estimateOpCost(op).flops > kCheapFlopsPerElement * double(type.getNumElements()))
+        return false;
+      inputs.append(op->operand_begin(), op->operand_end());
+    }
+    return llvm::all_of(inputs, [&](Value v) {
+      if (isa<BlockArgument>(v) || readAtOrAfter(v, point, lossGrad))
+        return true;
+      Operation *producer = v.getDefiningOp();
+      return producer && cheapFromLiveInputs(producer, point, lossGrad, levels - 1);
+    });
+  }
+  static constexpr double kCheapFlopsPerElement = 8;
+  static constexpr unsigned kCheapLevels = 3;
+
   /// Whether the backward pass reads `v` (or a view of it) at `point` or after it.
   static bool readAtOrAfter(Value v, Operation *point, Operation *lossGrad) {
     return llvm::any_of(backwardUses(v, lossGrad), [&](OpOperand *use) {
@@ -544,16 +621,24 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
         chained.push_back(bn.getInput());
       else
         chained.append(source->operand_begin(), source->operand_end());
-      if (depth > 0)
-        for (Value operand : chained) {
-          Operation *producer = operand.getDefiningOp();
-          // An operand the backward pass reads at or after the recomputation is live there
-          // anyway (a residual block's input, read by its convolution's filter gradient):
-          // reading it costs nothing, recomputing it would keep its own inputs alive.
-          if (producer && recomputable(producer) && producer->isBeforeInBlock(lossGrad) &&
-              !readAtOrAfter(operand, first, lossGrad))
-            map.map(operand, cloneChain(producer, depth - 1)->getResult(0));
-        }
+      for (Value operand : chained) {
+        Operation *producer = operand.getDefiningOp();
+        // An operand the backward pass reads at or after the recomputation is live there
+        // anyway (a residual block's input, read by its convolution's filter gradient):
+        // reading it costs nothing, recomputing it would keep its own inputs alive.
+        if (!producer || !recomputable(producer) || !producer->isBeforeInBlock(lossGrad) ||
+            readAtOrAfter(operand, first, lossGrad))
+          continue;
+        if (depth > 0)
+          map.map(operand, cloneChain(producer, depth - 1)->getResult(0));
+        else if (cheapFromLiveInputs(producer, first, lossGrad))
+          // Past the depth, a cheap producer whose inputs are live anyway is still recomputed
+          // (relu <- batch norm <- kept convolution output): reading the original would keep
+          // it alive until here, which is what two overlapping chains (a skip connection's
+          // relu, recomputed both for its own backward reader and inside its concat's chain)
+          // otherwise do.
+          map.map(operand, cloneChain(producer, 0)->getResult(0));
+      }
       Operation *clone =
           bn ? b.create<BatchNormApplyOp>(bn.getLoc(), bn.getResult().getType(),
                                           map.lookupOrDefault(bn.getInput()), bn.getScale(),

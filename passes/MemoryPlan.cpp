@@ -8,6 +8,21 @@
 using namespace mlir;
 using namespace graphc;
 
+void graphc::planToCapacity(plan::Plan &plan, uint64_t capacity) {
+  plan::planWithHostBuffers(plan, [&](plan::Plan &p) {
+    plan::PlanOptions options;
+    options.heuristicOnly = true;
+    plan::planNearOptimal(p, options);
+    if (p.arenaBytes <= capacity || plan::lowerBound(p.buffers, p.alignment) > capacity)
+      return;
+    options.heuristicOnly = false;
+    options.capacity = capacity;
+    options.nodeLimit = kCapacitySearchNodes;
+    options.timeLimitSeconds = 1e9; // the node limit decides
+    plan::planNearOptimal(p, options);
+  });
+}
+
 plan::Plan graphc::planProblemFromLiveness(const StepLiveness &live, uint64_t alignment) {
   plan::Plan plan;
   plan.alignment = alignment;

@@ -26,6 +26,14 @@ constexpr llvm::StringLiteral kInPlaceAttr = "graph.in_place"; // dying operands
 /// One planner buffer per live buffer, in the same order.
 plan::Plan planProblemFromLiveness(const StepLiveness &live, uint64_t alignment);
 
+/// The plan graphc-fit-budget measures a budgeted step with, and graphc-plan-memory falls back
+/// to when its own (time-limited, minimising) plan is above the arena the fit promised: the
+/// best-fit heuristics, then, when they miss `capacity`, the exact search stopped at the first
+/// plan within it. The search is limited by nodes, not time, so both passes get the same plan
+/// on any machine. Host buffers go above the arena (plan::planWithHostBuffers).
+void planToCapacity(plan::Plan &plan, uint64_t capacity);
+constexpr uint64_t kCapacitySearchNodes = 200000;
+
 /// Writes plan offsets (same order as live.buffers) and arena figures onto the function.
 void annotatePlan(mlir::func::FuncOp func, const StepLiveness &live, const plan::Plan &plan,
                   bool inPlace);

@@ -194,7 +194,11 @@ def FitBudget : Pass<"graphc-fit-budget", "mlir::func::FuncOp"> {
     Tries, most bytes saved per recomputed FLOP first, to recompute a forward activation right
     before its first backward reader instead of keeping it alive; keeps each remat that lowers
     the liveness lower bound (then, in a second round, each that makes the memory profile
-    lighter) and stops at the first heuristic plan within `budget`. Pure ops that write nothing
+    lighter) and stops at the first plan within `budget` (best fit, then a node-limited exact
+    placement search that stops at the first fit; graphc-plan-memory falls back to the same
+    plan, so the promised arena holds). A chain of producers is recomputed up to 4 levels, and
+    past that through cheap ops (batch norm, elementwise) down to values that are live anyway,
+    so that a recomputation never keeps an original alive. Pure ops that write nothing
     in place are the only ones recomputed, so side effects never repeat; a training
     `graph.batch_norm` is recomputed as `graph.batch_norm_apply` from its saved statistics,
     without touching the running statistics:
@@ -209,11 +213,12 @@ def FitBudget : Pass<"graphc-fit-budget", "mlir::func::FuncOp"> {
     `graph.fit_extra_flops` (a fraction of the step's FLOPs) for the fit report.
 
     With `solver=exact` (or `auto` under `exact-limit` candidates) the choice comes from a
-    0/1 program solved with CBC (fit/RematSolver.h): every candidate, alone or with 1..3 levels
+    0/1 program solved with CBC (fit/RematSolver.h): every candidate, alone or with 1..4 levels
     of producers, is measured on the IR as a memory delta, and the least extra FLOPs within
     the budget are chosen; the choice is applied, planned and checked, the budget tightened and
-    re-solved when the planned arena misses it, and the heuristic used when no exact choice
-    fits. Also records `graph.fit_solver`, `graph.fit_solver_status`, `graph.fit_lower_bound`
+    re-solved when the planned arena misses it. A choice that misses is also completed by the
+    heuristic from where it stands (`graph.fit_solver = "exact+heuristic"`); the cheapest
+    fitting result of the rounds is kept, and the heuristic's alone when it is no dearer. Also records `graph.fit_solver`, `graph.fit_solver_status`, `graph.fit_lower_bound`
     (the model's lower bound on extra FLOPs, a fraction of the step's), `graph.fit_gap` and
     `graph.fit_solve_seconds`, and, for comparison, `graph.fit_chen_extra_flops` (Chen et al.'s
     sqrt(n) checkpointing priced with the same cost model).

@@ -32,6 +32,18 @@ struct PlanMemoryPass : graphc::impl::PlanMemoryBase<PlanMemoryPass> {
       plan::PlanOptions options;
       options.timeLimitSeconds = timeLimit;
       plan::planWithHostBuffers(plan, [&](plan::Plan &p) { plan::planNearOptimal(p, options); });
+      // graphc-fit-budget measured this step with planToCapacity and promised its arena; a
+      // time-limited minimisation can stop above it, the node-limited search of that plan
+      // cannot (same liveness, same search).
+      if (auto promised = func->getAttrOfType<IntegerAttr>("graph.fit_peak_after")) {
+        uint64_t capacity = uint64_t(std::max<int64_t>(promised.getInt(), 0));
+        if (plan.arenaBytes > capacity) {
+          plan::Plan again = planProblemFromLiveness(*live, alignment);
+          planToCapacity(again, capacity);
+          if (again.arenaBytes < plan.arenaBytes)
+            plan = std::move(again);
+        }
+      }
     }
     annotatePlan(func, *live, plan, reuseDyingOperands);
   }
