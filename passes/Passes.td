@@ -192,13 +192,13 @@ def FitBudget : Pass<"graphc-fit-budget", "mlir::func::FuncOp"> {
   let summary = "Rematerialize forward activations until the step fits a byte budget";
   let description = [{
     Tries, most bytes saved per recomputed FLOP first, to recompute a forward activation right
-    before its first backward reader instead of keeping it alive; keeps each remat that lowers
-    the liveness lower bound (then, in a second round, each that makes the memory profile
-    lighter) and stops at the first plan within `budget` (best fit, then a node-limited exact
+    before its first backward reader instead of keeping it alive (with the chain depth, 0 to 4
+    levels of producers, that lowers the bound most; if that sequence never fits, the first
+    depth that lowers it); keeps each remat that lowers the liveness lower bound (then, in a
+    second round, each that makes the memory profile lighter) and stops at the first plan
+    within `budget` (best fit, then a node-limited exact
     placement search that stops at the first fit; graphc-plan-memory falls back to the same
-    plan, so the promised arena holds). A chain of producers is recomputed up to 4 levels, and
-    past that through cheap ops (batch norm, elementwise) down to values that are live anyway,
-    so that a recomputation never keeps an original alive. Pure ops that write nothing
+    plan, so the promised arena holds). Pure ops that write nothing
     in place are the only ones recomputed, so side effects never repeat; a training
     `graph.batch_norm` is recomputed as `graph.batch_norm_apply` from its saved statistics,
     without touching the running statistics:
@@ -214,7 +214,8 @@ def FitBudget : Pass<"graphc-fit-budget", "mlir::func::FuncOp"> {
 
     With `solver=exact` (or `auto` under `exact-limit` candidates) the choice comes from a
     0/1 program solved with CBC (fit/RematSolver.h): every candidate, alone or with 1..4 levels
-    of producers, is measured on the IR as a memory delta, and the least extra FLOPs within
+    of producers (and past them through cheap ops, batch norm and elementwise, down to values
+    live anyway, so that no option keeps an original alive and the options add up), is measured on the IR as a memory delta, and the least extra FLOPs within
     the budget are chosen; the choice is applied, planned and checked, the budget tightened and
     re-solved when the planned arena misses it. A choice that misses is also completed by the
     heuristic from where it stands (`graph.fit_solver = "exact+heuristic"`); the cheapest
