@@ -79,9 +79,11 @@ def cell_exact(r, limit):
     if status is None:
         return "%.2f (no remat)" % r["extra"]
     timeout = " timeout" if status in ("feasible", "no-solution") and r["solve_s"] >= limit else ""
-    if r.get("solver") != "exact":
-        return "model %s%s; heuristic used: %.2f" % (status, timeout, r["extra"])
     gap = " gap %.1f%%" % r["gap"] if r.get("gap") is not None else ""
+    if r.get("solver") == "heuristic":
+        return "model %s%s; heuristic used: %.2f" % (status, timeout, r["extra"])
+    if r.get("solver") == "exact+heuristic":  # the model's choice missed, the heuristic completed it
+        return "%.2f (model %s, completed by the heuristic,%s)" % (r["extra"], status, gap)
     return "%.2f (%s%s, %.1f s%s)" % (r["extra"], status, gap, r["solve_s"], timeout)
 
 

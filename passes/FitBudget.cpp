@@ -62,11 +62,27 @@ namespace {
 
 std::vector<int64_t> memoryProfile(const StepLiveness &live, uint64_t alignment);
 
+/// Where the memory profile peaks (its first and last step at the peak), and the live range
+/// of each rematerialization candidate's result buffer, on one version of the IR.
+struct PeakWindow {
+  int64_t first = 0, last = -1;
+  llvm::DenseMap<Operation *, std::pair<int64_t, int64_t>> ranges;
+};
+
 struct Measure {
   uint64_t bound = 0;
   uint64_t arena = 0;
   /// Bytes live at each step, largest first: remats are compared on it (see lighter()).
+  /// Empty when the measure was taken for the bound only.
   std::vector<int64_t> descendingProfile;
+  /// Filled when asked for (MeasureOptions::windowOf).
+  std::optional<PeakWindow> window;
+};
+
+struct MeasureOptions {
+  bool withArena = false;       // plan the step (planToCapacity) for its arena
+  bool sortedProfile = true;    // fill Measure::descendingProfile
+  ArrayRef<Operation *> windowOf; // non-empty: fill Measure::window for these candidates
 };
 
 /// Whether profile `a` is lighter than `b`: lexicographically smaller when both are sorted
@@ -84,16 +100,38 @@ bool lighter(const std::vector<int64_t> &a, const std::vector<int64_t> &b) {
   return false;
 }
 
-FailureOr<Measure> measure(func::FuncOp func, uint64_t alignment, int64_t budget, bool withArena) {
+FailureOr<Measure> measure(func::FuncOp func, uint64_t alignment, int64_t budget,
+                           const MeasureOptions &options) {
   auto live = computeStepLiveness(func, /*reuseDyingOperands=*/true, /*withNames=*/false);
   if (failed(live))
     return failure();
   Measure m;
   // The lower bound is the profile's peak (plan::lowerBound's sweep, without building a plan).
-  m.descendingProfile = memoryProfile(*live, alignment);
-  llvm::sort(m.descendingProfile, std::greater<int64_t>());
-  m.bound = m.descendingProfile.empty() ? 0 : uint64_t(std::max<int64_t>(m.descendingProfile[0], 0));
-  if (withArena) {
+  std::vector<int64_t> profile = memoryProfile(*live, alignment);
+  int64_t peak = profile.empty() ? 0 : *std::max_element(profile.begin(), profile.end());
+  m.bound = uint64_t(std::max<int64_t>(peak, 0));
+  if (!options.windowOf.empty()) {
+    PeakWindow window;
+    for (int64_t t = 0; t < int64_t(profile.size()); ++t)
+      if (profile[t] == peak) {
+        if (window.last < window.first)
+          window.first = t;
+        window.last = t;
+      }
+    for (Operation *op : options.windowOf) {
+      auto buffer = live->bufferOf.find(op->getResult(0));
+      if (buffer == live->bufferOf.end())
+        continue;
+      const LiveBuffer &b = live->buffers[buffer->second];
+      window.ranges[op] = {b.first, b.last};
+    }
+    m.window = std::move(window);
+  }
+  if (options.sortedProfile) {
+    m.descendingProfile = std::move(profile);
+    llvm::sort(m.descendingProfile, std::greater<int64_t>());
+  }
+  if (options.withArena) {
     plan::Plan plan = planProblemFromLiveness(*live, alignment);
     planToCapacity(plan, uint64_t(std::max<int64_t>(budget, 0)));
     m.arena = plan.arenaBytes;
@@ -173,7 +211,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
                       Builder(func.getContext()).getF64FloatAttr(seconds.count()));
       }
     } timer{func};
-    auto start = measure(func, alignment, budget, true);
+    auto start = measure(func, alignment, budget, {/*withArena=*/true});
     if (failed(start))
       return signalPassFailure();
     double flopsBefore = 0;
@@ -301,26 +339,60 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
   FailureOr<Outcome> searchHeuristically(func::FuncOp func, ArrayRef<Candidate> candidates,
                                          Operation *lossGrad, const Measure &start,
                                          ShapePolicy policy) {
+    std::vector<Operation *> candidateOps;
+    for (const Candidate &c : candidates)
+      candidateOps.push_back(c.op);
     Outcome out;
     out.measure = start;
     for (bool peakOnly : {true, false}) {
+      // Round 1 compares bounds only, and skips what cannot lower the peak: a remat frees
+      // bytes only inside the live range of the candidate's buffer (the producers it
+      // recomputes with it die inside that range too), and lowering the peak means freeing
+      // bytes at every peak step, so a candidate whose buffer does not span the first to the
+      // last peak step is not tried. Round 2 compares whole profiles.
+      MeasureOptions trialOptions;
+      trialOptions.sortedProfile = !peakOnly;
+      if (peakOnly)
+        trialOptions.windowOf = candidateOps;
+      if (peakOnly ? !out.measure.window : out.measure.descendingProfile.empty()) {
+        uint64_t arena = out.measure.arena; // the IR is the same: no need to plan it again
+        auto measured = measure(func, alignment, budget, trialOptions);
+        if (failed(measured))
+          return failure();
+        out.measure = std::move(*measured);
+        out.measure.arena = arena;
+      }
       for (const Candidate &c : candidates) {
+        if (peakOnly) {
+          const PeakWindow &window = *out.measure.window;
+          auto range = window.ranges.find(c.op);
+          if (range != window.ranges.end() &&
+              (range->second.first > window.first || range->second.second < window.last))
+            continue;
+        }
         // Recompute the op alone, or with up to kMaxChain of the pure forward ops that feed
         // it (a relu is only worth recomputing together with the conv before it, whose output
         // the relu overwrote in place). A candidate kept in the first round has no backward
         // readers left, so rematerialize() declines it in the second.
-        // Deepest (ShapePolicy::Best): every shape is measured and the best kept (the lowest
-        // bound, or the lightest profile; the first, so the shallowest, on a tie): a shallow
-        // chain that already lowers the bound may leave a producer alive that one more level
-        // frees (a concat recomputed from the kept upsampling output, or with the upsampling
-        // too). ShapePolicy::FirstImproving keeps the first shape that improves.
+        // ShapePolicy::Best: every depth is measured and the best kept (the lowest bound, or
+        // the lightest profile; the shallowest on a tie): a shallow chain that already lowers
+        // the bound may leave a producer alive that one more level frees (a concat recomputed
+        // from the kept upsampling output, or with the upsampling too).
+        // ShapePolicy::FirstImproving keeps the first depth that improves.
         std::optional<ChainShape> bestShape;
         std::optional<Measure> best;
-        for (ChainShape shape : chainShapes(c.op, lossGrad, /*withCheap=*/false)) {
+        size_t previousClones = 0;
+        for (unsigned depth = 0; depth <= kMaxChain; ++depth) {
+          ChainShape shape{depth, /*throughCheap=*/false};
           std::optional<Remat> remat = rematerialize(c.op, lossGrad, shape);
           if (!remat)
             break;
-          auto trial = measure(func, alignment, budget, false);
+          if (depth > 0 && remat->clones.size() == previousClones) { // no producer added
+            remat->undo();
+            break;
+          }
+          previousClones = remat->clones.size();
+          auto trial = measure(func, alignment, budget, trialOptions);
           remat->undo();
           if (failed(trial))
             return failure();
@@ -345,25 +417,27 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
         for (Operation *clone : remat->clones)
           out.extraFlops += estimateOpCost(clone).flops;
         out.applied.push_back(std::move(*remat));
-        // The arena is at least the lower bound, so the (O(n^2)) heuristic plan is only worth
-        // computing once the bound is within the budget.
+        // The trial measured this very IR. The arena is at least the lower bound, so the
+        // (O(n^2)) plan is only worth computing once the bound is within the budget.
         out.measure = std::move(*best);
         out.measure.arena = 0;
         if (out.measure.bound <= uint64_t(budget)) {
-          auto planned = measure(func, alignment, budget, /*withArena=*/true);
+          MeasureOptions planning = trialOptions;
+          planning.withArena = true;
+          auto planned = measure(func, alignment, budget, planning);
           if (failed(planned))
             return failure();
-          out.measure = *planned;
+          out.measure = std::move(*planned);
           if (out.measure.arena <= uint64_t(budget))
             return out;
         }
       }
     }
     if (out.measure.arena == 0) { // the candidates ran out above the budget: plan the last step
-      auto planned = measure(func, alignment, budget, /*withArena=*/true);
+      auto planned = measure(func, alignment, budget, {/*withArena=*/true});
       if (failed(planned))
         return failure();
-      out.measure = *planned;
+      out.measure = std::move(*planned);
     }
     return out;
   }
@@ -378,7 +452,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
                                                  ArrayRef<Candidate> candidates,
                                                  Operation *lossGrad, double flopsBefore) {
     Builder attrs(func.getContext());
-    auto live = computeStepLiveness(func, /*reuseDyingOperands=*/true);
+    auto live = computeStepLiveness(func, /*reuseDyingOperands=*/true, /*withNames=*/false);
     if (failed(live))
       return failure();
     remat::Problem problem;
@@ -391,14 +465,14 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
     for (const Candidate &c : candidates) {
       std::vector<remat::Option> options;
       std::vector<ChainShape> shapes;
-      for (ChainShape shape : chainShapes(c.op, lossGrad, /*withCheap=*/true)) {
+      for (ChainShape shape : exactOptionShapes(c.op, lossGrad)) {
         std::optional<Remat> r = rematerialize(c.op, lossGrad, shape);
         if (!r)
           break;
         remat::Option option;
         for (Operation *clone : r->clones)
           option.flops += estimateOpCost(clone).flops;
-        auto after = computeStepLiveness(func, /*reuseDyingOperands=*/true);
+        auto after = computeStepLiveness(func, /*reuseDyingOperands=*/true, /*withNames=*/false);
         if (failed(after))
           return failure();
         option.delta = foldedDelta(*after, pointOf, problem.baseMemory);
@@ -432,7 +506,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
           out.extraFlops += estimateOpCost(clone).flops;
         out.applied.push_back(std::move(*r));
       }
-      auto planned = measure(func, alignment, budget, true);
+      auto planned = measure(func, alignment, budget, {/*withArena=*/true});
       if (failed(planned))
         return failure();
       out.measure = *planned;
@@ -631,15 +705,14 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
     bool throughCheap = false;
   };
 
-  /// The distinct shapes of `op`'s recomputation, shallowest first: each depth, going on
-  /// through cheap producers or not (`withCheap`; the exact model does, so that its options
-  /// add up once applied; the heuristic does not, measured better on ResNet-50). Stops at the
-  /// depth that adds no op. Leaves the IR unchanged.
-  std::vector<ChainShape> chainShapes(Operation *op, Operation *lossGrad, bool withCheap) {
+  /// The exact model's options for `op`, shallowest first: each depth, going on through cheap
+  /// producers (so that no option keeps an original alive and the options add up once
+  /// applied). Stops at the depth that adds no op. Leaves the IR unchanged.
+  std::vector<ChainShape> exactOptionShapes(Operation *op, Operation *lossGrad) {
     std::vector<ChainShape> shapes;
     size_t previous = 0;
     for (unsigned depth = 0; depth <= kMaxChain; ++depth) {
-      std::optional<Remat> remat = rematerialize(op, lossGrad, {depth, withCheap});
+      std::optional<Remat> remat = rematerialize(op, lossGrad, {depth, /*throughCheap=*/true});
       if (!remat)
         break;
       size_t clones = remat->clones.size();
@@ -647,7 +720,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
       if (depth > 0 && clones == previous)
         break;
       previous = clones;
-      shapes.push_back({depth, withCheap});
+      shapes.push_back({depth, /*throughCheap=*/true});
     }
     return shapes;
   }

@@ -108,6 +108,16 @@ llvm::SmallVector<unsigned, 2> graphc::reusableOperandsOf(Operation *op) {
   return {};
 }
 
+/// The prediction the runtime reads after the step, given the step's only loss (null: none,
+/// or several).
+static Value predictionOfOnlyLoss(LossOp only) {
+  if (!only || only.getKind() == LossKind::mse)
+    return {};
+  if (only.getKind() == LossKind::binary_crossentropy && !only.getFromLogits())
+    return {};
+  return only.getPrediction();
+}
+
 Value graphc::reportedPrediction(func::FuncOp func) {
   LossOp only;
   for (Operation &op : func.getBody().front())
@@ -116,11 +126,7 @@ Value graphc::reportedPrediction(func::FuncOp func) {
         return {};
       only = loss;
     }
-  if (!only || only.getKind() == LossKind::mse)
-    return {};
-  if (only.getKind() == LossKind::binary_crossentropy && !only.getFromLogits())
-    return {};
-  return only.getPrediction();
+  return predictionOfOnlyLoss(only);
 }
 
 std::string graphc::valueName(Value value, int64_t step) {
@@ -158,8 +164,15 @@ FailureOr<StepLiveness> graphc::computeStepLiveness(func::FuncOp func,
   if (!func.getBody().hasOneBlock())
     return func.emitError("graphc plans single-block functions only"), failure();
   Block &body = func.getBody().front();
-  for (Operation &op : body.without_terminator())
+  LossOp onlyLoss;
+  bool severalLosses = false;
+  for (Operation &op : body.without_terminator()) {
     live.steps.push_back(&op);
+    if (auto loss = dyn_cast<LossOp>(op)) {
+      severalLosses = severalLosses || onlyLoss;
+      onlyLoss = loss;
+    }
+  }
   int64_t lastStep = std::max<int64_t>(0, int64_t(live.steps.size()) - 1);
   live.buffers.reserve(live.steps.size() + func.getNumArguments());
   live.bufferOf.reserve(2 * live.steps.size() + func.getNumArguments());
@@ -168,13 +181,15 @@ FailureOr<StepLiveness> graphc::computeStepLiveness(func::FuncOp func,
   for (auto [i, op] : llvm::enumerate(live.steps))
     stepOf[op] = int64_t(i);
 
-  auto newBuffer = [&](Value v, std::string kind, std::string opName, int64_t first) {
+  // `definingOp` null: a function argument. Names are built only when asked for (the
+  // rematerialization search measures thousands of variants and reads only sizes and ranges).
+  auto newBuffer = [&](Value v, std::string kind, Operation *definingOp, int64_t first) {
     if (auto ranked = dyn_cast<RankedTensorType>(v.getType()); !ranked || !ranked.hasStaticShape())
       return false;
     LiveBuffer buffer;
     if (withNames) {
       buffer.name = valueName(v, first);
-      buffer.op = std::move(opName);
+      buffer.op = definingOp ? definingOp->getName().stripDialect().str() : std::string("arg");
     }
     buffer.kind = std::move(kind);
     buffer.bytes = tensorBytes(v.getType());
@@ -188,7 +203,7 @@ FailureOr<StepLiveness> graphc::computeStepLiveness(func::FuncOp func,
   for (BlockArgument arg : func.getArguments()) {
     auto kind = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kKindAttr);
     std::string k = kind ? kind.str() : "input";
-    if (!newBuffer(arg, k, "arg", 0))
+    if (!newBuffer(arg, k, nullptr, 0))
       return func.emitError() << "argument " << arg.getArgNumber() << " needs a static shape, got "
                               << arg.getType(), failure();
     if (k == "parameter" || k == "optimizer_state" || k == "batch_stats")
@@ -197,23 +212,29 @@ FailureOr<StepLiveness> graphc::computeStepLiveness(func::FuncOp func,
       live.buffers.back().host = space.getValue() == "host";
   }
 
-  // The backward region: every op that (transitively) reads the loss gradient.
+  // The backward region: every op that (transitively) reads the loss gradient (only the
+  // kinds of results, which are left empty without names, need it).
   llvm::DenseSet<Operation *> backward;
-  for (Operation *op : live.steps)
-    if (isa<LossBackwardOp>(op) || llvm::any_of(op->getOperands(), [&](Value v) {
-          Operation *def = v.getDefiningOp();
-          return def && backward.contains(def);
-        }))
-      backward.insert(op);
+  if (withNames)
+    for (Operation *op : live.steps)
+      if (isa<LossBackwardOp>(op) || llvm::any_of(op->getOperands(), [&](Value v) {
+            Operation *def = v.getDefiningOp();
+            return def && backward.contains(def);
+          }))
+        backward.insert(op);
 
   // Last reading step of every value (the terminator reads after the last step).
   llvm::DenseMap<Value, int64_t> lastRead;
+  lastRead.reserve(2 * live.steps.size());
   for (auto [step, op] : llvm::enumerate(live.steps))
-    for (Value operand : op->getOperands())
-      lastRead[operand] = std::max(lastRead.lookup(operand), int64_t(step));
+    for (Value operand : op->getOperands()) {
+      auto [it, inserted] = lastRead.try_emplace(operand, int64_t(step));
+      if (!inserted)
+        it->second = std::max(it->second, int64_t(step));
+    }
   for (Value operand : body.getTerminator()->getOperands())
     lastRead[operand] = int64_t(live.steps.size());
-  Value prediction = reportedPrediction(func);
+  Value prediction = severalLosses ? Value() : predictionOfOnlyLoss(onlyLoss); // = reportedPrediction
   if (prediction)
     lastRead[prediction] = int64_t(live.steps.size());
   auto bufferDiesAt = [&](unsigned id, int64_t step) {
@@ -232,8 +253,10 @@ FailureOr<StepLiveness> graphc::computeStepLiveness(func::FuncOp func,
       LiveBuffer ws;
       if (withNames)
         ws.name = valueName(op->getResult(0), step) + ".workspace";
-      ws.kind = "workspace";
-      ws.op = op->getName().stripDialect().str();
+      if (withNames) {
+        ws.kind = "workspace";
+        ws.op = op->getName().stripDialect().str();
+      }
       ws.bytes = bytes;
       ws.first = ws.last = step;
       ws.workspaceOf = op;
@@ -285,8 +308,7 @@ FailureOr<StepLiveness> graphc::computeStepLiveness(func::FuncOp func,
         live.buffers[id].values.push_back(result);
         continue;
       }
-      if (!newBuffer(result, resultKind(result, backward), op->getName().stripDialect().str(),
-                     step))
+      if (!newBuffer(result, withNames ? resultKind(result, backward) : std::string(), op, step))
         return op->emitError() << "result needs a static shape, got " << result.getType(),
                failure();
     }
@@ -294,11 +316,11 @@ FailureOr<StepLiveness> graphc::computeStepLiveness(func::FuncOp func,
   }
 
   // Extend each buffer to its last use; returned values live to the end of the step.
-  for (Operation *op : live.steps)
+  for (auto [step, op] : llvm::enumerate(live.steps))
     for (Value operand : op->getOperands()) {
       auto it = live.bufferOf.find(operand);
       if (it != live.bufferOf.end())
-        live.buffers[it->second].last = std::max(live.buffers[it->second].last, stepOf[op]);
+        live.buffers[it->second].last = std::max(live.buffers[it->second].last, int64_t(step));
     }
   SmallVector<Value> readAfterStep(body.getTerminator()->getOperands());
   if (prediction)

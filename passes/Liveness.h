@@ -43,8 +43,9 @@ struct StepLiveness {
 /// plan: dynamic shapes, or an in-place update whose operand is still used after it.
 /// With `reuseDyingOperands`, an elementwise op whose operand dies at that op writes its result
 /// into the operand's buffer (see reusableOperandsOf).
-/// Without `withNames` the buffers' name and op strings stay empty (rematerialization measures
-/// thousands of variants and reads only sizes and ranges).
+/// Without `withNames` the buffers' name and op strings, and the kinds of all but argument
+/// buffers, stay empty (rematerialization measures thousands of variants and reads only sizes
+/// and ranges).
 mlir::FailureOr<StepLiveness> computeStepLiveness(mlir::func::FuncOp func,
                                                   bool reuseDyingOperands = true,
                                                   bool withNames = true);
