@@ -317,18 +317,20 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
   /// is used for, so the planned peak stays monotone in the budget. When neither fits, the
   /// one that got closer is left applied (for the error's figures).
   FailureOr<Outcome> searchWithFallback(func::FuncOp func, ArrayRef<Candidate> candidates,
-                                        Operation *lossGrad, const Measure &start) {
-    auto primary = searchHeuristically(func, candidates, lossGrad, start, ShapePolicy::Best);
+                                        Operation *lossGrad, const Measure &start,
+                                        bool extended = false) {
+    auto primary =
+        searchHeuristically(func, candidates, lossGrad, start, ShapePolicy::Best, extended);
     if (failed(primary) || primary->measure.arena <= uint64_t(budget))
       return primary;
     uint64_t primaryArena = primary->measure.arena;
     primary->undo();
-    auto fallback =
-        searchHeuristically(func, candidates, lossGrad, start, ShapePolicy::FirstImproving);
+    auto fallback = searchHeuristically(func, candidates, lossGrad, start,
+                                        ShapePolicy::FirstImproving, extended);
     if (failed(fallback) || fallback->measure.arena <= primaryArena)
       return fallback;
     fallback->undo();
-    return searchHeuristically(func, candidates, lossGrad, start, ShapePolicy::Best);
+    return searchHeuristically(func, candidates, lossGrad, start, ShapePolicy::Best, extended);
   }
 
   /// The heuristic: candidates in score order, each kept (alone or with up to kMaxChain
@@ -338,7 +340,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
   /// the first round has cut the peak down to them. The rounds do not depend on the budget.
   FailureOr<Outcome> searchHeuristically(func::FuncOp func, ArrayRef<Candidate> candidates,
                                          Operation *lossGrad, const Measure &start,
-                                         ShapePolicy policy) {
+                                         ShapePolicy policy, bool extended) {
     std::vector<Operation *> candidateOps;
     for (const Candidate &c : candidates)
       candidateOps.push_back(c.op);
@@ -383,7 +385,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
         std::optional<Measure> best;
         size_t previousClones = 0;
         for (unsigned depth = 0; depth <= kMaxChain; ++depth) {
-          ChainShape shape{depth, /*throughCheap=*/false};
+          ChainShape shape{depth, extended};
           std::optional<Remat> remat = rematerialize(c.op, lossGrad, shape);
           if (!remat)
             break;
@@ -512,7 +514,10 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
       out.measure = *planned;
       if (!repair || out.measure.arena <= uint64_t(budget))
         return out;
-      auto completed = searchWithFallback(func, candidates, lossGrad, out.measure);
+      // Completed with the model's own (extended) shapes: the choice already recomputes
+      // through reshapes and cheap ops, and plain shapes often cannot add to it.
+      auto completed =
+          searchWithFallback(func, candidates, lossGrad, out.measure, /*extended=*/true);
       if (failed(completed))
         return failure();
       out.measure = completed->measure;
@@ -697,12 +702,15 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
   /// its first backward reader, and points the backward readers at the recomputed values.
   /// With `chain` > 0, the pure forward ops producing its operands are recomputed too, up to
   /// `chain` levels deep, so that their outputs need not stay alive either.
-  /// How a candidate is recomputed: with `depth` levels of pure producers, and, past them,
-  /// through cheap producers down to values live anyway (`throughCheap`, see
-  /// cheapFromLiveInputs).
+  /// How a candidate is recomputed: with `depth` levels of pure producers. `extended` (the
+  /// exact model's options) also looks through reshape views for producers, and goes on past
+  /// the depth through cheap producers down to values live anyway (see cheapFromLiveInputs).
+  /// The heuristic's greedy order does worse with either (measured: a transformer's
+  /// attention transposes, cheap candidates tried first, then reach the QKV projection
+  /// through its reshapes and recompute it once per chain).
   struct ChainShape {
     unsigned depth = 0;
-    bool throughCheap = false;
+    bool extended = false;
   };
 
   /// The exact model's options for `op`, shallowest first: each depth, going on through cheap
@@ -712,7 +720,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
     std::vector<ChainShape> shapes;
     size_t previous = 0;
     for (unsigned depth = 0; depth <= kMaxChain; ++depth) {
-      std::optional<Remat> remat = rematerialize(op, lossGrad, {depth, /*throughCheap=*/true});
+      std::optional<Remat> remat = rematerialize(op, lossGrad, {depth, /*extended=*/true});
       if (!remat)
         break;
       size_t clones = remat->clones.size();
@@ -720,7 +728,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
       if (depth > 0 && clones == previous)
         break;
       previous = clones;
-      shapes.push_back({depth, /*throughCheap=*/true});
+      shapes.push_back({depth, /*extended=*/true});
     }
     return shapes;
   }
@@ -749,22 +757,43 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
       else
         chained.append(source->operand_begin(), source->operand_end());
       for (Value operand : chained) {
-        Operation *producer = operand.getDefiningOp();
+        // Look through reshape views (free, and aliases of their source's buffer): the
+        // decision is about the value they view, and the views are re-created on top of its
+        // recomputation (a linear layer's relu reads its dense output through a reshape).
+        SmallVector<ReshapeOp> views;
+        Value viewed = operand;
+        while (auto view = shape.extended ? viewed.getDefiningOp<ReshapeOp>() : ReshapeOp()) {
+          if (!view->isBeforeInBlock(lossGrad))
+            break;
+          views.push_back(view);
+          viewed = view.getInput();
+        }
+        Operation *producer = viewed.getDefiningOp();
         // An operand the backward pass reads at or after the recomputation is live there
         // anyway (a residual block's input, read by its convolution's filter gradient):
         // reading it costs nothing, recomputing it would keep its own inputs alive.
         if (!producer || !recomputable(producer) || !producer->isBeforeInBlock(lossGrad) ||
-            readAtOrAfter(operand, first, lossGrad))
+            readAtOrAfter(viewed, first, lossGrad))
           continue;
+        Operation *recomputed = nullptr;
         if (depth > 0)
-          map.map(operand, cloneChain(producer, depth - 1)->getResult(0));
-        else if (shape.throughCheap && cheapFromLiveInputs(producer, first, lossGrad))
+          recomputed = cloneChain(producer, depth - 1);
+        else if (shape.extended && cheapFromLiveInputs(producer, first, lossGrad))
           // Past the depth, a cheap producer whose inputs are live anyway is still recomputed
           // (relu <- batch norm <- kept convolution output): reading the original would keep
           // it alive until here, which is what two overlapping chains (a skip connection's
           // relu, recomputed both for its own backward reader and inside its concat's chain)
           // otherwise do.
-          map.map(operand, cloneChain(producer, 0)->getResult(0));
+          recomputed = cloneChain(producer, 0);
+        if (!recomputed)
+          continue;
+        Value value = recomputed->getResult(0);
+        for (ReshapeOp view : llvm::reverse(views)) {
+          Operation *copy = b.create<ReshapeOp>(view.getLoc(), view.getType(), value);
+          remat.clones.push_back(copy);
+          value = copy->getResult(0);
+        }
+        map.map(operand, value);
       }
       Operation *clone =
           bn ? b.create<BatchNormApplyOp>(bn.getLoc(), bn.getResult().getType(),
