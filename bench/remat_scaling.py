@@ -31,7 +31,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from training_graphs import bench_parser, export, run  # noqa: E402
 
 FIXED_KINDS = {"parameter", "optimizer_state", "input"}
-REMAT = re.compile(r"remat +(\w+) solver chose \(([0-9.]+) s in all, ([0-9]+) ops\)"
+REMAT = re.compile(r"remat +([\w+]+) solver chose \(([0-9.]+) s in all, ([0-9]+) ops\)"
                    r"(?:; exact solve ([\w-]+) in ([0-9.]+) s)?")
 CURE = re.compile(r"rematerialized (\d+) ops: peak .* -> .*, \+([0-9.]+)% FLOPs")
 
