@@ -14,7 +14,8 @@
 // fixed order, most bytes saved per recomputed FLOP first (cost model, passes/CostModel.h); in
 // a first round a remat is kept only if it lowers the liveness lower bound, in a second round
 // over the rest if it makes the memory profile lighter (frees bytes below the peak, which
-// become the peak once the first round has cut it); otherwise it is undone. Of a candidate's
+// become the peak once the first round has cut it); otherwise it is undone. The first round
+// runs once over recomputations of cheap ops only, then over all. Of a candidate's
 // chain depths the one that lowers the bound most is kept; only if that sequence never fits,
 // the sequence keeping the first depth that lowers it runs instead (searchWithFallback). After each kept
 // remat the step is planned (heuristic placement) and the search stops at the first plan
@@ -346,7 +347,12 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
       candidateOps.push_back(c.op);
     Outcome out;
     out.measure = start;
-    for (bool peakOnly : {true, false}) {
+    // Round 1 runs twice: first with recomputations of cheap ops only (a max pooling, a relu
+    // after a batch norm), then with any; a costly chain of a high-scoring candidate (a relu
+    // whose four-level chain reaches a convolution) would otherwise be kept before a cheap
+    // candidate further down the order that frees the same bytes.
+    for (int round : {0, 1, 2}) {
+      bool peakOnly = round < 2, cheapOnly = round == 0;
       // Round 1 compares bounds only, and skips what cannot lower the peak: a remat frees
       // bytes only inside the live range of the candidate's buffer (the producers it
       // recomputes with it die inside that range too), and lowering the peak means freeing
@@ -357,6 +363,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
       if (peakOnly)
         trialOptions.windowOf = candidateOps;
       if (peakOnly ? !out.measure.window : out.measure.descendingProfile.empty()) {
+        // (after round 1 the window is present, so this re-measures only for round 2)
         uint64_t arena = out.measure.arena; // the IR is the same: no need to plan it again
         auto measured = measure(func, alignment, budget, trialOptions);
         if (failed(measured))
@@ -389,11 +396,17 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
           std::optional<Remat> remat = rematerialize(c.op, lossGrad, shape);
           if (!remat)
             break;
-          if (depth > 0 && remat->clones.size() == previousClones) { // no producer added
+          if ((depth > 0 && remat->clones.size() == previousClones) || // no producer added
+              (cheapOnly && !llvm::all_of(remat->clones, cheapOp))) {
             remat->undo();
             break;
           }
           previousClones = remat->clones.size();
+          if (round == 1 && llvm::all_of(remat->clones, cheapOp)) {
+            // Measured in the cheap pass already.
+            remat->undo();
+            continue;
+          }
           auto trial = measure(func, alignment, budget, trialOptions);
           remat->undo();
           if (failed(trial))
@@ -667,6 +680,16 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
   /// at `point` anyway (a function argument, or read by the backward pass at or after it), or
   /// is itself the output of such an op (up to `levels` of them: relu <- batch norm <- kept
   /// convolution output).
+  /// Whether `op` costs at most a few FLOPs per output element (batch_norm_apply, relu, max
+  /// pooling, concat, reshape: not a convolution or a matmul).
+  static bool cheapOp(Operation *op) {
+    if (op->getNumResults() == 0)
+      return false;
+    auto type = dyn_cast<ShapedType>(op->getResult(0).getType());
+    return type && type.hasStaticShape() &&
+           estimateOpCost(op).flops <= kCheapFlopsPerElement * double(type.getNumElements());
+  }
+
   static bool cheapFromLiveInputs(Operation *op, Operation *point, Operation *lossGrad,
                                   unsigned levels = kCheapLevels) {
     if (levels == 0 || !recomputable(op) || !op->isBeforeInBlock(lossGrad))
@@ -675,9 +698,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
     if (auto bn = dyn_cast<BatchNormOp>(op)) {
       inputs.push_back(bn.getInput());
     } else {
-      auto type = dyn_cast<ShapedType>(op->getResult(0).getType());
-      if (!type || !type.hasStaticShape() ||
-          estimateOpCost(op).flops > kCheapFlopsPerElement * double(type.getNumElements()))
+      if (!cheapOp(op))
         return false;
       inputs.append(op->operand_begin(), op->operand_end());
     }

@@ -194,8 +194,9 @@ def FitBudget : Pass<"graphc-fit-budget", "mlir::func::FuncOp"> {
     Tries, most bytes saved per recomputed FLOP first, to recompute a forward activation right
     before its first backward reader instead of keeping it alive (with the chain depth, 0 to 4
     levels of producers, that lowers the bound most; if that sequence never fits, the first
-    depth that lowers it); keeps each remat that lowers the liveness lower bound (then, in a
-    second round, each that makes the memory profile lighter) and stops at the first plan
+    depth that lowers it); keeps each remat that lowers the liveness lower bound (first among
+    recomputations of cheap ops only, then among all; then, in a second round, each that makes
+    the memory profile lighter) and stops at the first plan
     within `budget` (best fit, then a node-limited exact
     placement search that stops at the first fit; graphc-plan-memory falls back to the same
     plan, so the promised arena holds). Pure ops that write nothing
