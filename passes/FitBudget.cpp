@@ -263,26 +263,25 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
       auto solved = solveExactly(func, candidates, lossGrad, flopsBefore);
       if (failed(solved))
         return signalPassFailure();
-      outcome = std::move(*solved);
       // The exact model adds memory changes linearly, so its choice can cost more FLOPs once
       // applied than the heuristic's: keep whichever fits with fewer (on a tie, the exact
       // choice as solved, or the heuristic's over an exact choice it had to complete); the
-      // exact choice is re-derived, deterministically, when it wins.
-      if (outcome) {
-        double exactFlops = outcome->extraFlops;
-        outcome->undo();
+      // exact choice is re-applied, deterministically, when it wins.
+      if (*solved) {
+        ExactResult &result = **solved;
+        double exactFlops = result.outcome.extraFlops;
+        result.outcome.undo();
         auto searched = searchWithFallback(func, candidates, lossGrad, *start);
         if (failed(searched))
           return signalPassFailure();
-        auto chose = func->getAttrOfType<StringAttr>("graph.fit_solver");
-        bool repaired = chose && chose.getValue() == "exact+heuristic";
         if (searched->measure.arena <= uint64_t(budget) &&
-            (searched->extraFlops < exactFlops || (repaired && searched->extraFlops <= exactFlops))) {
+            (searched->extraFlops < exactFlops ||
+             (result.pick.repaired && searched->extraFlops <= exactFlops))) {
           outcome = std::move(*searched);
           func->setAttr("graph.fit_solver", attrs.getStringAttr("heuristic"));
         } else {
           searched->undo();
-          auto again = solveExactly(func, candidates, lossGrad, flopsBefore);
+          auto again = applyExact(func, candidates, lossGrad, result.pick);
           if (failed(again))
             return signalPassFailure();
           outcome = std::move(*again);
@@ -307,6 +306,17 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
                     attrs.getF64FloatAttr(extra > 0 ? std::max(0.0, (extra - lower) / extra) : 0));
     }
   }
+
+  /// How a candidate is recomputed: with `depth` levels of pure producers. `extended` (the
+  /// exact model's options) also looks through reshape views for producers, and goes on past
+  /// the depth through cheap producers down to values live anyway (see cheapFromLiveInputs).
+  /// The heuristic's greedy order does worse with either (measured: a transformer's
+  /// attention transposes, cheap candidates tried first, then reach the QKV projection
+  /// through its reshapes and recompute it once per chain).
+  struct ChainShape {
+    unsigned depth = 0;
+    bool extended = false;
+  };
 
   /// Which of a candidate's recomputation shapes the heuristic keeps.
   enum class ShapePolicy { Best, FirstImproving };
@@ -463,7 +473,18 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
   /// is tightened by the miss and the program re-solved (a few rounds). Returns nullopt (IR
   /// unchanged) when no exact choice fits; the caller then runs the heuristic. The first
   /// solve's bound, a lower bound for the model at the real budget, is recorded either way.
-  FailureOr<std::optional<Outcome>> solveExactly(func::FuncOp func,
+  /// An exact choice, as applied: candidate index and shape of each remat, and whether the
+  /// heuristic completed it.
+  struct ExactPick {
+    std::vector<std::pair<unsigned, ChainShape>> remats;
+    bool repaired = false;
+  };
+  struct ExactResult {
+    Outcome outcome;
+    ExactPick pick;
+  };
+
+  FailureOr<std::optional<ExactResult>> solveExactly(func::FuncOp func,
                                                  ArrayRef<Candidate> candidates,
                                                  Operation *lossGrad, double flopsBefore) {
     Builder attrs(func.getContext());
@@ -509,35 +530,16 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
     // Applies a choice of the program; with `repair`, a choice that misses the budget once
     // applied is completed by the heuristic from there (the remats it adds are the ones the
     // linear model could not see, such as two options that free the same bytes).
+    auto pickOf = [&](const std::vector<int> &choice, bool repair) {
+      ExactPick pick;
+      pick.repaired = repair;
+      for (auto [c, option] : llvm::enumerate(choice))
+        if (option >= 0)
+          pick.remats.push_back({unsigned(c), chains[c][option]});
+      return pick;
+    };
     auto apply = [&](const std::vector<int> &choice, bool repair) -> FailureOr<Outcome> {
-      Outcome out;
-      for (auto [c, option] : llvm::enumerate(choice)) {
-        if (option < 0)
-          continue;
-        std::optional<Remat> r = rematerialize(candidates[c].op, lossGrad, chains[c][option]);
-        if (!r)
-          continue; // an earlier remat took its backward readers
-        for (Operation *clone : r->clones)
-          out.extraFlops += estimateOpCost(clone).flops;
-        out.applied.push_back(std::move(*r));
-      }
-      auto planned = measure(func, alignment, budget, {/*withArena=*/true});
-      if (failed(planned))
-        return failure();
-      out.measure = *planned;
-      if (!repair || out.measure.arena <= uint64_t(budget))
-        return out;
-      // Completed with the model's own (extended) shapes: the choice already recomputes
-      // through reshapes and cheap ops, and plain shapes often cannot add to it.
-      auto completed =
-          searchWithFallback(func, candidates, lossGrad, out.measure, /*extended=*/true);
-      if (failed(completed))
-        return failure();
-      out.measure = completed->measure;
-      out.extraFlops += completed->extraFlops;
-      for (Remat &r : completed->applied)
-        out.applied.push_back(std::move(r));
-      return out;
+      return applyExact(func, candidates, lossGrad, pickOf(choice, repair));
     };
     // The cheapest fitting choice over the rounds: applied as solved, or repaired.
     std::optional<std::pair<std::vector<int>, bool>> best;
@@ -570,24 +572,61 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
       }
       int64_t miss = int64_t(out->measure.arena) - budget;
       out->undo();
-      auto repaired = apply(sol.choice, /*repair=*/true);
-      if (failed(repaired))
-        return failure();
-      consider(sol.choice, true, *repaired);
-      repaired->undo();
+      // Completing a choice runs the heuristic (the costly part on large graphs): only the
+      // first kRepairedRounds rounds' choices are completed.
+      if (round < kRepairedRounds) {
+        auto repaired = apply(sol.choice, /*repair=*/true);
+        if (failed(repaired))
+          return failure();
+        consider(sol.choice, true, *repaired);
+        repaired->undo();
+      }
       // Below the model peak of the choice that missed, by the miss: the next choice differs.
       problem.budget = std::min(problem.budget, sol.modelPeak) - std::max<int64_t>(miss, alignment);
     }
     func->setAttr("graph.fit_solve_seconds", attrs.getF64FloatAttr(seconds));
     if (!best)
-      return std::optional<Outcome>();
+      return std::optional<ExactResult>();
     // Re-derive the winner (deterministic: the same remats in the same order).
-    auto found = apply(best->first, best->second);
+    ExactPick pick = pickOf(best->first, best->second);
+    auto found = applyExact(func, candidates, lossGrad, pick);
     if (failed(found))
       return failure();
     func->setAttr("graph.fit_solver",
                   attrs.getStringAttr(best->second ? "exact+heuristic" : "exact"));
-    return std::optional<Outcome>(std::move(*found));
+    return std::optional<ExactResult>(ExactResult{std::move(*found), std::move(pick)});
+  }
+
+  /// Applies an exact choice: its remats in candidate order, then, if `pick.repaired`, the
+  /// heuristic from where they leave the step (with the model's extended shapes: the choice
+  /// already recomputes through reshapes and cheap ops, and plain shapes often cannot add to
+  /// it). Deterministic, so a pick re-applied gives the same remats.
+  FailureOr<Outcome> applyExact(func::FuncOp func, ArrayRef<Candidate> candidates,
+                                Operation *lossGrad, const ExactPick &pick) {
+    Outcome out;
+    for (auto [c, shape] : pick.remats) {
+      std::optional<Remat> r = rematerialize(candidates[c].op, lossGrad, shape);
+      if (!r)
+        continue; // an earlier remat took its backward readers
+      for (Operation *clone : r->clones)
+        out.extraFlops += estimateOpCost(clone).flops;
+      out.applied.push_back(std::move(*r));
+    }
+    auto planned = measure(func, alignment, budget, {/*withArena=*/true});
+    if (failed(planned))
+      return failure();
+    out.measure = *planned;
+    if (!pick.repaired || out.measure.arena <= uint64_t(budget))
+      return out;
+    auto completed =
+        searchWithFallback(func, candidates, lossGrad, out.measure, /*extended=*/true);
+    if (failed(completed))
+      return failure();
+    out.measure = completed->measure;
+    out.extraFlops += completed->extraFlops;
+    for (Remat &r : completed->applied)
+      out.applied.push_back(std::move(r));
+    return out;
   }
 
   /// The change a remat made to the memory profile, on the original program points: the
@@ -640,6 +679,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
   }
 
   static constexpr unsigned kExactRounds = 8;
+  static constexpr unsigned kRepairedRounds = 2;
 
   /// Pure forward ops that write nothing in place and are worth recomputing, and batch norms
   /// (their output, recomputed from the saved statistics).
@@ -723,16 +763,6 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
   /// its first backward reader, and points the backward readers at the recomputed values.
   /// With `chain` > 0, the pure forward ops producing its operands are recomputed too, up to
   /// `chain` levels deep, so that their outputs need not stay alive either.
-  /// How a candidate is recomputed: with `depth` levels of pure producers. `extended` (the
-  /// exact model's options) also looks through reshape views for producers, and goes on past
-  /// the depth through cheap producers down to values live anyway (see cheapFromLiveInputs).
-  /// The heuristic's greedy order does worse with either (measured: a transformer's
-  /// attention transposes, cheap candidates tried first, then reach the QKV projection
-  /// through its reshapes and recompute it once per chain).
-  struct ChainShape {
-    unsigned depth = 0;
-    bool extended = false;
-  };
 
   /// The exact model's options for `op`, shallowest first: each depth, going on through cheap
   /// producers (so that no option keeps an original alive and the options add up once
