@@ -345,10 +345,11 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
   }
 
   /// The heuristic: candidates in score order, each kept (alone or with up to kMaxChain
-  /// producers) if it lowers the liveness lower bound, until a heuristic plan fits. When the
-  /// candidates run out first, a second round keeps those of the rest that make the memory
-  /// profile lighter (see lighter()): they free bytes away from the peak, which matters once
-  /// the first round has cut the peak down to them. The rounds do not depend on the budget.
+  /// producers, with the depth `policy` picks; `extended`: the exact model's shapes) if it
+  /// lowers the liveness lower bound, until a plan fits. When the candidates run out first, a
+  /// second round keeps those of the rest that make the memory profile lighter (see
+  /// lighter()): they free bytes away from the peak, which matters once the first round has
+  /// cut the peak down to them. The rounds do not depend on the budget.
   FailureOr<Outcome> searchHeuristically(func::FuncOp func, ArrayRef<Candidate> candidates,
                                          Operation *lossGrad, const Measure &start,
                                          ShapePolicy policy, bool extended) {
@@ -373,7 +374,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
       if (peakOnly)
         trialOptions.windowOf = candidateOps;
       if (peakOnly ? !out.measure.window : out.measure.descendingProfile.empty()) {
-        // (after round 1 the window is present, so this re-measures only for round 2)
+        // (the first pass and round 2 only: later passes of round 1 find the window there)
         uint64_t arena = out.measure.arena; // the IR is the same: no need to plan it again
         auto measured = measure(func, alignment, budget, trialOptions);
         if (failed(measured))
