@@ -6,6 +6,8 @@
 // RUN: graphc-opt %S/../graphc/Inputs/deep-mlp.mlir --graphc-build-train-step=loss=mse "--graphc-fit-budget=budget=130000 solver=auto exact-limit=0" | FileCheck %s --check-prefix=AUTOBIG
 // RUN: not graphc-opt %S/../graphc/Inputs/deep-mlp.mlir --graphc-build-train-step=loss=mse "--graphc-fit-budget=budget=130000 solver=ilp" 2>&1 | FileCheck %s --check-prefix=BADSOLVER
 // RUN: graphc-opt %S/../graphc/Inputs/conv-bn-stack.mlir --graphc-build-train-step --graphc-fit-budget=budget=280000 --graphc-plan-memory --graphc-verify-plan | FileCheck %s --check-prefix=BATCHNORM
+// RUN: graphc-opt %S/../graphc/Inputs/deep-mlp-dropout.mlir --graphc-build-train-step=loss=mse "--graphc-fit-budget=budget=120000 solver=exact" --graphc-plan-memory --graphc-verify-plan | FileCheck %s --check-prefix=REPAIR
+// RUN: graphc-opt %S/../graphc/Inputs/deep-mlp-dropout.mlir --graphc-build-train-step=loss=mse "--graphc-fit-budget=budget=120000 solver=heuristic" | FileCheck %s --check-prefix=HEURMISS
 
 // A budget above the peak (131328 bytes) changes nothing: no op is recomputed.
 // ROOMY-LABEL: func.func @train_step
@@ -70,3 +72,13 @@
 // BATCHNORM-NEXT: %[[R:.*]] = graph.relu %[[Y]]
 // BATCHNORM: graph.relu_backward %{{.*}}, %[[R]]
 // BATCHNORM-NOT: graph.batch_norm %
+
+// solver=exact at 120000 bytes on the MLP with dropout: CBC's choice misses the budget once
+// applied, the heuristic run from there completes it, and the step fits (115200 bytes), where
+// the heuristic alone stops above the budget (123392 bytes).
+// REPAIR-LABEL: func.func @train_step
+// REPAIR-SAME: graph.fit_peak_after = 115200 : i64
+// REPAIR-SAME: graph.fit_solver = "exact+heuristic", graph.fit_solver_status = "optimal"
+// HEURMISS-LABEL: func.func @train_step
+// HEURMISS-SAME: graph.fit_peak_after = 123392 : i64
+// HEURMISS-SAME: graph.fit_solver = "heuristic"
