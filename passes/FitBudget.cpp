@@ -17,7 +17,8 @@
 // become the peak once the first round has cut it); otherwise it is undone. The first round
 // runs once over recomputations of cheap ops only, then over all. Of a candidate's
 // chain depths the one that lowers the bound most is kept; only if that sequence never fits,
-// the sequence keeping the first depth that lowers it runs instead (searchWithFallback). After each kept
+// the sequence keeping the first depth that lowers it runs instead, and after it the best-depth
+// sequence over the exact model's extended shapes (searchWithFallback). After each kept
 // remat the step is planned (heuristic placement) and the search stops at the first plan
 // within the budget. Because the keep/undo decisions do not depend on the budget, a smaller budget only
 // ever goes further along the same sequence, so the planned peak never increases when the
@@ -323,25 +324,39 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
 
   /// The heuristic as run: the best-shape sequence, and, only when no prefix of it fits the
   /// budget, the first-improving one (deeper chains chosen early can use up the candidates
-  /// that a tighter budget needs: ResNet-50 at a third of its activations). Each sequence is
-  /// independent of the budget, and every prefix of the first is above any budget the second
-  /// is used for, so the planned peak stays monotone in the budget. When neither fits, the
-  /// one that got closer is left applied (for the error's figures).
+  /// that a tighter budget needs: ResNet-50 at a third of its activations), and only when
+  /// that misses too, the best-shape sequence over extended shapes. Each sequence is
+  /// independent of the budget, and every prefix of an earlier one is above any budget a later
+  /// one is used for, so the planned peak stays monotone in the budget. When none fits, the
+  /// one that got closest is left applied (for the error's figures).
   FailureOr<Outcome> searchWithFallback(func::FuncOp func, ArrayRef<Candidate> candidates,
                                         Operation *lossGrad, const Measure &start,
                                         bool extended = false) {
-    auto primary =
-        searchHeuristically(func, candidates, lossGrad, start, ShapePolicy::Best, extended);
-    if (failed(primary) || primary->measure.arena <= uint64_t(budget))
-      return primary;
-    uint64_t primaryArena = primary->measure.arena;
-    primary->undo();
-    auto fallback = searchHeuristically(func, candidates, lossGrad, start,
-                                        ShapePolicy::FirstImproving, extended);
-    if (failed(fallback) || fallback->measure.arena <= primaryArena)
-      return fallback;
-    fallback->undo();
-    return searchHeuristically(func, candidates, lossGrad, start, ShapePolicy::Best, extended);
+    // The sequences in the order they are tried; the last (the exact model's extended shapes:
+    // chains through reshape views and on through cheap ops, which free a transformer's
+    // attention transposes) reaches lower than the others but costs more where they fit.
+    SmallVector<std::pair<ShapePolicy, bool>, 3> sequences = {{ShapePolicy::Best, extended},
+                                                              {ShapePolicy::FirstImproving, extended}};
+    if (!extended)
+      sequences.push_back({ShapePolicy::Best, true});
+    std::optional<size_t> closest;
+    uint64_t closestArena = 0;
+    for (auto [index, sequence] : llvm::enumerate(sequences)) {
+      auto outcome =
+          searchHeuristically(func, candidates, lossGrad, start, sequence.first, sequence.second);
+      if (failed(outcome) || outcome->measure.arena <= uint64_t(budget))
+        return outcome;
+      if (!closest || outcome->measure.arena < closestArena) {
+        closest = index;
+        closestArena = outcome->measure.arena;
+      }
+      if (index + 1 == sequences.size() && *closest == index)
+        return outcome;
+      outcome->undo();
+    }
+    // None fits: leave the one that got closest applied (for the error's figures).
+    return searchHeuristically(func, candidates, lossGrad, start, sequences[*closest].first,
+                               sequences[*closest].second);
   }
 
   /// The heuristic: candidates in score order, each kept (alone or with up to kMaxChain
