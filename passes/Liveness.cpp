@@ -19,22 +19,28 @@ uint64_t graphc::tensorBytes(Type type) {
          static_cast<uint64_t>(ranked.getElementTypeBitWidth() / 8);
 }
 
+int64_t graphc::im2colTileRows(Operation *op) {
+  auto rows = op->getAttrOfType<IntegerAttr>(kIm2colRowsAttr);
+  return rows ? rows.getInt() : 0;
+}
+
 uint64_t graphc::workspaceBytes(Operation *op) {
   auto shape = [](Value v) { return cast<RankedTensorType>(v.getType()).getShape(); };
-  // All three conv kernels stage one image's im2col matrix: C*R*S x OH*OW.
+  // All three conv kernels stage one tile of one image's im2col matrix: C*R*S x rows*OW, for
+  // one group's channels (the filter's C / groups).
+  auto im2col = [&](ArrayRef<int64_t> filter, ArrayRef<int64_t> out) {
+    return rt::conv2dWorkspaceBytes(filter[1], filter[2], filter[3],
+                                    rt::conv2dTileRows(im2colTileRows(op), out[2]), out[3]);
+  };
   return llvm::TypeSwitch<Operation *, uint64_t>(op)
       .Case([&](Conv2dOp conv) {
-        auto x = shape(conv.getInput()), w = shape(conv.getFilter()), y = shape(conv.getResult());
-        (void)x; // one group's channels: the filter's C / groups
-        return rt::conv2dWorkspaceBytes(w[1], w[2], w[3], y[2], y[3]);
+        return im2col(shape(conv.getFilter()), shape(conv.getResult()));
       })
       .Case([&](Conv2dBackwardDataOp conv) {
-        auto w = shape(conv.getFilter()), dy = shape(conv.getGrad());
-        return rt::conv2dWorkspaceBytes(w[1], w[2], w[3], dy[2], dy[3]);
+        return im2col(shape(conv.getFilter()), shape(conv.getGrad()));
       })
       .Case([&](Conv2dBackwardFilterOp conv) {
-        auto w = shape(conv.getResult()), dy = shape(conv.getGrad());
-        return rt::conv2dWorkspaceBytes(w[1], w[2], w[3], dy[2], dy[3]);
+        return im2col(shape(conv.getResult()), shape(conv.getGrad()));
       })
       // The gathered flat concatenation of the parameters (every rank's shard).
       .Case([&](AllGatherIntoOp gather) {

@@ -59,7 +59,15 @@ llvm::SmallVector<unsigned, 2> reusableOperandsOf(mlir::Operation *op);
 uint64_t tensorBytes(mlir::Type type);
 
 /// Scratch bytes the CPU and CUDA kernels of `op` need (0 for most ops), planned in the arena.
+/// A convolution's is one im2col tile: all output rows, or kIm2colRowsAttr of them.
 uint64_t workspaceBytes(mlir::Operation *op);
+
+/// Output rows per im2col tile of a convolution (conv2d and its two backward ops), set by
+/// graphc-fit-budget when the whole-image workspace does not fit; absent: all rows.
+constexpr llvm::StringLiteral kIm2colRowsAttr = "graph.im2col_rows";
+
+/// The im2col tile rows of a convolution op: its kIm2colRowsAttr, or 0 (all rows).
+int64_t im2colTileRows(mlir::Operation *op);
 
 /// How the CPU target emulates 16-bit storage (bf16, f16) for an op that computes on such
 /// tensors: each distinct 16-bit operand is widened into an f32 copy, the op's f32 kernel

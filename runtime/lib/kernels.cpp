@@ -56,34 +56,38 @@ void fillZero(float *p, int64_t n) {
 
 // C[m,n] = alpha * op(A) * op(B) + beta * C, row-major, with the degenerate shapes handled here
 // because BLAS implementations differ on them (k == 0 must still overwrite C when beta == 0).
+// lda, ldb, ldc: the row strides of A, B and C as stored (0: packed, op(A) is m x k etc.); a
+// convolution's im2col tile is a column block of its [K, OH*OW] output.
 void gemm(const float *a, const float *b, float *c, int64_t m, int64_t n, int64_t k, bool transA,
-          bool transB, float beta) {
+          bool transB, float beta, int64_t lda = 0, int64_t ldb = 0, int64_t ldc = 0) {
   if (m <= 0 || n <= 0)
     return;
+  if (ldc == 0)
+    ldc = n;
   if (k <= 0) {
-    if (beta == 0.0f)
-      fillZero(c, m * n);
-    else
-      for (int64_t i = 0; i < m * n; ++i)
-        c[i] *= beta;
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j)
+        c[i * ldc + j] = beta == 0.0f ? 0.0f : c[i * ldc + j] * beta;
     return;
   }
   cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans,
-              blasInt(m), blasInt(n), blasInt(k), 1.0f, a, blasInt(transA ? m : k), b,
-              blasInt(transB ? k : n), beta, c, blasInt(n));
+              blasInt(m), blasInt(n), blasInt(k), 1.0f, a,
+              blasInt(lda ? lda : (transA ? m : k)), b, blasInt(ldb ? ldb : (transB ? k : n)),
+              beta, c, blasInt(ldc));
 }
 
-// Unfolds one image x[C,H,W] into col[(c*R + r)*S + s][oh*OW + ow]; out-of-image taps are 0.
-void im2col(const float *x, float *col, const Conv2dShape &sh) {
-  const int64_t ohw = sh.oh * sh.ow;
+// Unfolds output rows [oy0, oy0 + rows) of one image x[C,H,W]:
+// col[(c*R + r)*S + s][(oy - oy0)*OW + ox]; out-of-image taps are 0.
+void im2colRows(const float *x, float *col, const Conv2dShape &sh, int64_t oy0, int64_t rows) {
+  const int64_t cols = rows * sh.ow;
   for (int64_t c = 0; c < sh.c; ++c)
     for (int64_t r = 0; r < sh.r; ++r)
       for (int64_t s = 0; s < sh.s; ++s) {
-        float *row = col + ((c * sh.r + r) * sh.s + s) * ohw;
+        float *row = col + ((c * sh.r + r) * sh.s + s) * cols;
         const float *img = x + c * sh.h * sh.w;
-        for (int64_t oy = 0; oy < sh.oh; ++oy) {
+        for (int64_t oy = oy0; oy < oy0 + rows; ++oy) {
           const int64_t iy = oy * sh.strideH - sh.padTop + r * sh.dilationH;
-          float *out = row + oy * sh.ow;
+          float *out = row + (oy - oy0) * sh.ow;
           if (iy < 0 || iy >= sh.h) {
             fillZero(out, sh.ow);
             continue;
@@ -97,21 +101,22 @@ void im2col(const float *x, float *col, const Conv2dShape &sh) {
       }
 }
 
-// The adjoint of im2col: overwrites dx[C,H,W] with the sum of the column entries that read each
-// pixel, always in the same (c, r, s, oy, ox) order.
-void col2im(const float *col, float *dx, const Conv2dShape &sh) {
-  const int64_t ohw = sh.oh * sh.ow;
-  fillZero(dx, sh.c * sh.h * sh.w);
+// The adjoint of im2colRows: adds to dx[C,H,W] the column entries of output rows
+// [oy0, oy0 + rows), in (c, r, s, oy, ox) order, so that one tile over all rows sums every
+// pixel in the same order whatever the tiling of other convolutions.
+void col2imRowsAdd(const float *col, float *dx, const Conv2dShape &sh, int64_t oy0,
+                   int64_t rows) {
+  const int64_t cols = rows * sh.ow;
   for (int64_t c = 0; c < sh.c; ++c)
     for (int64_t r = 0; r < sh.r; ++r)
       for (int64_t s = 0; s < sh.s; ++s) {
-        const float *row = col + ((c * sh.r + r) * sh.s + s) * ohw;
+        const float *row = col + ((c * sh.r + r) * sh.s + s) * cols;
         float *img = dx + c * sh.h * sh.w;
-        for (int64_t oy = 0; oy < sh.oh; ++oy) {
+        for (int64_t oy = oy0; oy < oy0 + rows; ++oy) {
           const int64_t iy = oy * sh.strideH - sh.padTop + r * sh.dilationH;
           if (iy < 0 || iy >= sh.h)
             continue;
-          const float *in = row + oy * sh.ow;
+          const float *in = row + (oy - oy0) * sh.ow;
           float *out = img + iy * sh.w;
           for (int64_t ox = 0; ox < sh.ow; ++ox) {
             const int64_t ix = ox * sh.strideW - sh.padLeft + s * sh.dilationW;
@@ -267,18 +272,27 @@ Conv2dShape groupShape(const Conv2dShape &sh) {
 inline int64_t groupsOf(const Conv2dShape &sh) { return sh.groups > 1 ? sh.groups : 1; }
 } // namespace
 
+// Every convolution kernel walks the output rows in tiles of conv2dTileRows(sh.tileRows, oh)
+// rows (all of them unless graphc tiled the op to fit a budget), staging one tile's im2col
+// matrix in the workspace: C*R*S x rows*OW floats. Each tile's GEMM writes (or reads) a column
+// block of the [K, OH*OW] output with row stride OH*OW. Forward and backward-data results do not
+// depend on the tiling (each output element's dot product is the same); backward-filter sums
+// the tiles' partial products in tile order, like the images.
 void conv2d(const float *x, const float *w, const float *bias, float *y, const Conv2dShape &sh,
             float *workspace) {
   const Conv2dShape g = groupShape(sh);
   const int64_t groups = groupsOf(sh);
   const int64_t crs = g.c * sh.r * sh.s, ohw = sh.oh * sh.ow;
+  const int64_t tile = conv2dTileRows(sh.tileRows, sh.oh);
   for (int64_t img = 0; img < sh.n; ++img) {
     float *yImg = y + img * sh.k * ohw;
-    for (int64_t grp = 0; grp < groups; ++grp) {
-      im2col(x + (img * sh.c + grp * g.c) * sh.h * sh.w, workspace, g);
-      gemm(w + grp * g.k * crs, workspace, yImg + grp * g.k * ohw, g.k, ohw, crs, false, false,
-           0.0f);
-    }
+    for (int64_t grp = 0; grp < groups; ++grp)
+      for (int64_t oy0 = 0; oy0 < sh.oh; oy0 += tile) {
+        const int64_t rows = std::min(tile, sh.oh - oy0), cols = rows * sh.ow;
+        im2colRows(x + (img * sh.c + grp * g.c) * sh.h * sh.w, workspace, g, oy0, rows);
+        gemm(w + grp * g.k * crs, workspace, yImg + grp * g.k * ohw + oy0 * sh.ow, g.k, cols, crs,
+             false, false, 0.0f, crs, cols, ohw);
+      }
     if (bias)
       for (int64_t k = 0; k < sh.k; ++k)
         for (int64_t i = 0; i < ohw; ++i)
@@ -291,12 +305,18 @@ void conv2dBackwardData(const float *dy, const float *w, float *dx, const Conv2d
   const Conv2dShape g = groupShape(sh);
   const int64_t groups = groupsOf(sh);
   const int64_t crs = g.c * sh.r * sh.s, ohw = sh.oh * sh.ow, hw = sh.h * sh.w;
+  const int64_t tile = conv2dTileRows(sh.tileRows, sh.oh);
   for (int64_t img = 0; img < sh.n; ++img) {
     for (int64_t grp = 0; grp < groups; ++grp) {
-      // col[crs, ohw] = W_g^T[crs, kg] * dy_g[kg, ohw]
-      gemm(w + grp * g.k * crs, dy + (img * sh.k + grp * g.k) * ohw, workspace, crs, ohw, g.k,
-           true, false, 0.0f);
-      col2im(workspace, dx + (img * sh.c + grp * g.c) * hw, g);
+      float *dxGroup = dx + (img * sh.c + grp * g.c) * hw;
+      fillZero(dxGroup, g.c * hw);
+      for (int64_t oy0 = 0; oy0 < sh.oh; oy0 += tile) {
+        const int64_t rows = std::min(tile, sh.oh - oy0), cols = rows * sh.ow;
+        // col[crs, cols] = W_g^T[crs, kg] * dy_g[kg, the tile's columns]
+        gemm(w + grp * g.k * crs, dy + (img * sh.k + grp * g.k) * ohw + oy0 * sh.ow, workspace,
+             crs, cols, g.k, true, false, 0.0f, crs, ohw, cols);
+        col2imRowsAdd(workspace, dxGroup, g, oy0, rows);
+      }
     }
     if (bias)
       for (int64_t c = 0; c < sh.c; ++c)
@@ -310,15 +330,18 @@ void conv2dBackwardFilter(const float *dy, const float *x, float *dw, const Conv
   const Conv2dShape g = groupShape(sh);
   const int64_t groups = groupsOf(sh);
   const int64_t crs = g.c * sh.r * sh.s, ohw = sh.oh * sh.ow;
+  const int64_t tile = conv2dTileRows(sh.tileRows, sh.oh);
   if (sh.n <= 0)
     fillZero(dw, sh.k * crs);
   for (int64_t img = 0; img < sh.n; ++img)
-    for (int64_t grp = 0; grp < groups; ++grp) {
-      im2col(x + (img * sh.c + grp * g.c) * sh.h * sh.w, workspace, g);
-      // dw_g[kg, crs] (+)= dy_g[kg, ohw] * col^T[ohw, crs]; beta = 0 on the first image.
-      gemm(dy + (img * sh.k + grp * g.k) * ohw, workspace, dw + grp * g.k * crs, g.k, crs, ohw,
-           false, true, img == 0 ? 0.0f : 1.0f);
-    }
+    for (int64_t grp = 0; grp < groups; ++grp)
+      for (int64_t oy0 = 0; oy0 < sh.oh; oy0 += tile) {
+        const int64_t rows = std::min(tile, sh.oh - oy0), cols = rows * sh.ow;
+        im2colRows(x + (img * sh.c + grp * g.c) * sh.h * sh.w, workspace, g, oy0, rows);
+        // dw_g[kg, crs] (+)= dy_g[kg, tile] * col^T[tile, crs]; beta = 0 on the first product.
+        gemm(dy + (img * sh.k + grp * g.k) * ohw + oy0 * sh.ow, workspace, dw + grp * g.k * crs,
+             g.k, crs, cols, false, true, img == 0 && oy0 == 0 ? 0.0f : 1.0f, ohw, cols, crs);
+      }
 }
 
 void maxPool2d(const float *x, float *y, const Pool2dShape &sh) {

@@ -169,14 +169,15 @@ private:
     return s;
   }
 
-  /// Conv2dShape{n, c, h, w, k, r, s, oh, ow, strides, padTop, padLeft, dilations}.
+  /// Conv2dShape{n, c, h, w, k, r, s, oh, ow, strides, padTop, padLeft, dilations, groups,
+  /// im2col tile rows}.
   std::string convShape(Value x, Value w, Value y, ArrayRef<int64_t> strides,
                         ArrayRef<int64_t> padding, ArrayRef<int64_t> dilations,
-                        int64_t groups) {
+                        int64_t groups, Operation *op) {
     auto xs = tensorDims(x), ws = tensorDims(w), ys = tensorDims(y);
     return "Conv2dShape{" + list({xs[0], xs[1], xs[2], xs[3], ws[0], ws[2], ws[3], ys[2], ys[3],
                                   strides[0], strides[1], padding[0], padding[1], dilations[0],
-                                  dilations[1], groups}) +
+                                  dilations[1], groups, im2colTileRows(op)}) +
            "}";
   }
   std::string poolShape(Value x, Value y, ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
@@ -311,7 +312,7 @@ private:
           s << "  conv2d(" << ptr(c.getInput()) << ", " << ptr(c.getFilter()) << ", "
             << optPtr(c.getBias()) << ", " << ptr(c.getResult()) << ", "
             << convShape(c.getInput(), c.getFilter(), c.getResult(), c.getStrides(),
-                         c.getPadding(), c.getDilations(), static_cast<int64_t>(c.getGroups()))
+                         c.getPadding(), c.getDilations(), static_cast<int64_t>(c.getGroups()), op)
             << ", " << workspace(op) << ");\n";
           return success();
         })
@@ -319,7 +320,7 @@ private:
           s << "  conv2dBackwardData(" << ptr(c.getGrad()) << ", " << ptr(c.getFilter()) << ", "
             << ptr(c.getResult()) << ", "
             << convShape(c.getResult(), c.getFilter(), c.getGrad(), c.getStrides(),
-                         c.getPadding(), c.getDilations(), static_cast<int64_t>(c.getGroups()))
+                         c.getPadding(), c.getDilations(), static_cast<int64_t>(c.getGroups()), op)
             << ", " << workspace(op) << ", " << optPtr(c.getBias()) << ");\n";
           return success();
         })
@@ -327,7 +328,7 @@ private:
           s << "  conv2dBackwardFilter(" << ptr(c.getGrad()) << ", " << ptr(c.getInput())
             << ", " << ptr(c.getResult()) << ", "
             << convShape(c.getInput(), c.getResult(), c.getGrad(), c.getStrides(),
-                         c.getPadding(), c.getDilations(), static_cast<int64_t>(c.getGroups()))
+                         c.getPadding(), c.getDilations(), static_cast<int64_t>(c.getGroups()), op)
             << ", " << workspace(op) << ");\n";
           return success();
         })

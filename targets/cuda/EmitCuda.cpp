@@ -625,7 +625,7 @@ private:
     std::string shape = "graphc::rt::Conv2dShape{" +
                         list({xs[0], xs[1], xs[2], xs[3], ws[0], ws[2], ws[3], ys[2], ys[3],
                               strides[0], strides[1], padding[0], padding[1], dilations[0],
-                              dilations[1], groups}) +
+                              dilations[1], groups, im2colTileRows(op)}) +
                         "}";
     std::string c = "ctx->conv[" + std::to_string(index) + "]";
     std::string ref = opRef(op), host, device;

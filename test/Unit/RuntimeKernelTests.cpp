@@ -173,11 +173,12 @@ std::vector<double> refConv(const std::vector<double> &x, const std::vector<doub
   return y;
 }
 
-// A workspace of exactly conv2dWorkspaceBytes, NaN-filled, followed by guard floats that must
-// survive (the kernel may use the planned size and no more).
+// A workspace of exactly conv2dWorkspaceBytes (one im2col tile), NaN-filled, followed by guard
+// floats that must survive (the kernel may use the planned size and no more).
 struct Workspace {
   explicit Workspace(const Conv2dShape &sh)
-      : floats(conv2dWorkspaceBytes(sh.c, sh.r, sh.s, sh.oh, sh.ow) / sizeof(float)),
+      : floats(conv2dWorkspaceBytes(sh.c, sh.r, sh.s, conv2dTileRows(sh.tileRows, sh.oh), sh.ow) /
+               sizeof(float)),
         buf(floats + kGuard, kNaN) {
     for (size_t i = floats; i < buf.size(); ++i)
       buf[i] = 12345.0f;
@@ -199,8 +200,22 @@ const Conv2dShape kConvCases[] = {
     makeConv(2, 4, 9, 8, 5, 2, 3, 3, 1, 2), // stride 3 with dilation
 };
 
+// Every case untiled and tiled by 1 and 2 output rows (the last tile shorter when 2 does not
+// divide OH): the kernels then stage one tile's im2col rows in a smaller workspace.
+std::vector<Conv2dShape> convCasesAndTilings() {
+  std::vector<Conv2dShape> cases;
+  for (const Conv2dShape &sh : kConvCases)
+    for (int64_t tileRows : {0, 1, 2}) {
+      Conv2dShape tiled = sh;
+      tiled.tileRows = tileRows;
+      cases.push_back(tiled);
+    }
+  return cases;
+}
+
 TEST(RuntimeKernels, Conv2dForwardMatchesReference) {
-  for (const Conv2dShape &sh : kConvCases) {
+  for (const Conv2dShape &sh : convCasesAndTilings()) {
+    SCOPED_TRACE(testing::Message() << "tile rows " << sh.tileRows);
     SCOPED_TRACE(testing::Message() << "C" << sh.c << " H" << sh.h << " stride " << sh.strideH
                                     << " dil " << sh.dilationH);
     const auto x = randomVec(sh.n * sh.c * sh.h * sh.w, 11);
@@ -218,7 +233,8 @@ TEST(RuntimeKernels, Conv2dForwardMatchesReference) {
 }
 
 TEST(RuntimeKernels, Conv2dBackwardDataMatchesFiniteDifferences) {
-  for (const Conv2dShape &sh : kConvCases) {
+  for (const Conv2dShape &sh : convCasesAndTilings()) {
+    SCOPED_TRACE(testing::Message() << "tile rows " << sh.tileRows);
     const auto x = randomVec(sh.n * sh.c * sh.h * sh.w, 21);
     const auto w = randomVec(sh.k * sh.c * sh.r * sh.s, 22);
     const auto dy = randomVec(sh.n * sh.k * sh.oh * sh.ow, 23);
@@ -235,7 +251,8 @@ TEST(RuntimeKernels, Conv2dBackwardDataMatchesFiniteDifferences) {
 // As a transposed convolution's forward, conv2dBackwardData adds a bias per dx channel on
 // top of exactly the bias-free result.
 TEST(RuntimeKernels, Conv2dBackwardDataAddsBiasPerChannel) {
-  for (const Conv2dShape &sh : kConvCases) {
+  for (const Conv2dShape &sh : convCasesAndTilings()) {
+    SCOPED_TRACE(testing::Message() << "tile rows " << sh.tileRows);
     const auto w = randomVec(sh.k * sh.c * sh.r * sh.s, 24);
     const auto dy = randomVec(sh.n * sh.k * sh.oh * sh.ow, 25);
     const auto bias = randomVec(sh.c, 26);
@@ -250,7 +267,8 @@ TEST(RuntimeKernels, Conv2dBackwardDataAddsBiasPerChannel) {
 }
 
 TEST(RuntimeKernels, Conv2dBackwardFilterMatchesFiniteDifferences) {
-  for (const Conv2dShape &sh : kConvCases) {
+  for (const Conv2dShape &sh : convCasesAndTilings()) {
+    SCOPED_TRACE(testing::Message() << "tile rows " << sh.tileRows);
     const auto x = randomVec(sh.n * sh.c * sh.h * sh.w, 31);
     const auto w = randomVec(sh.k * sh.c * sh.r * sh.s, 32);
     const auto dy = randomVec(sh.n * sh.k * sh.oh * sh.ow, 33);

@@ -13,6 +13,7 @@
 
 #include "graphc/runtime/elementwise_math.h"
 #include "graphc/runtime/program.h"
+#include "graphc/runtime/workspace.h"
 
 namespace graphc::rt {
 
@@ -62,10 +63,13 @@ struct Conv2dShape {
   // c and k are totals; output channel group g (k / groups channels) reads input channels
   // [g c/groups, (g+1) c/groups) through filter channels [0, c/groups): w is [K, C/groups, R, S].
   int64_t groups = 1;
+  // Output rows per im2col tile (0: all OH rows at once). graphc tiles a convolution whose
+  // workspace would not fit the budget; the workspace then holds one tile.
+  int64_t tileRows = 0;
 };
 
 /// y[N,K,OH,OW] = conv(x[N,C,H,W], w[K,C/groups,R,S]) + bias[K] (bias may be null).
-/// workspace: conv2dWorkspaceBytes(c / groups, r, s, oh, ow) bytes.
+/// workspace: conv2dWorkspaceBytes(c / groups, r, s, conv2dTileRows(tileRows, oh), ow) bytes.
 void conv2d(const float *x, const float *w, const float *bias, float *y, const Conv2dShape &shape,
             float *workspace);
 /// dx[N,C,H,W] from dy[N,K,OH,OW] and w. Same workspace size as conv2d. With `bias` [C] (a
