@@ -46,6 +46,8 @@
 #include "passes/MemoryPlan.h"
 #include "passes/Passes.h"
 
+#include "graphc/runtime/workspace.h"
+
 #include "fit/RematSolver.h"
 
 #include "mlir/IR/Builders.h"
@@ -74,6 +76,9 @@ struct PeakWindow {
 struct Measure {
   uint64_t bound = 0;
   uint64_t arena = 0;
+  /// The convolutions at the peak steps, when every peak step is a convolution whose im2col
+  /// workspace can be tiled smaller (see smallerIm2colTile); else empty.
+  std::vector<Operation *> tileAtPeak;
   /// Bytes live at each step, largest first: remats are compared on it (see lighter()).
   /// Empty when the measure was taken for the bound only.
   std::vector<int64_t> descendingProfile;
@@ -102,6 +107,35 @@ bool lighter(const std::vector<int64_t> &a, const std::vector<int64_t> &b) {
   return false;
 }
 
+/// Output pixels of the im2col tiles the fit gives a convolution: first kFirstTilePixels (16
+/// rows of a 256-wide image, a sixteenth of its whole-image workspace), then, while the
+/// convolution still makes the peak, half as many rows at a time down to kMinTilePixels. Each
+/// tile's GEMM stays at least that wide, so tiling costs no FLOPs and little GEMM efficiency.
+constexpr int64_t kFirstTilePixels = 4096, kMinTilePixels = 256;
+
+/// The next smaller im2col tile (output rows) of convolution `op`, or nullopt when `op` is not
+/// a convolution or its tile is as small as the fit makes it.
+std::optional<int64_t> smallerIm2colTile(Operation *op) {
+  Value out;
+  if (auto conv = dyn_cast<Conv2dOp>(op))
+    out = conv.getResult();
+  else if (auto data = dyn_cast<Conv2dBackwardDataOp>(op))
+    out = data.getGrad();
+  else if (auto filter = dyn_cast<Conv2dBackwardFilterOp>(op))
+    out = filter.getGrad();
+  else
+    return std::nullopt;
+  auto shape = cast<RankedTensorType>(out.getType()).getShape();
+  int64_t oh = shape[2], ow = std::max<int64_t>(shape[3], 1);
+  int64_t current = rt::conv2dTileRows(im2colTileRows(op), oh);
+  int64_t first = llvm::divideCeil(kFirstTilePixels, ow);
+  int64_t smallest = llvm::divideCeil(kMinTilePixels, ow);
+  int64_t rows = current > first ? first : std::max(smallest, current / 2);
+  if (rows >= current)
+    return std::nullopt;
+  return rows;
+}
+
 FailureOr<Measure> measure(func::FuncOp func, uint64_t alignment, int64_t budget,
                            const MeasureOptions &options) {
   auto live = computeStepLiveness(func, /*reuseDyingOperands=*/true, /*withNames=*/false);
@@ -112,6 +146,18 @@ FailureOr<Measure> measure(func::FuncOp func, uint64_t alignment, int64_t budget
   std::vector<int64_t> profile = memoryProfile(*live, alignment);
   int64_t peak = profile.empty() ? 0 : *std::max_element(profile.begin(), profile.end());
   m.bound = uint64_t(std::max<int64_t>(peak, 0));
+  // A peak made of convolution steps only (a workspace is live at its op's step alone) is cut
+  // by tiling their im2col; a plateau of more than a few steps is not a workspace's.
+  constexpr size_t kMaxPeakConvs = 8;
+  for (int64_t t = 0; t < int64_t(profile.size()); ++t) {
+    if (profile[t] != peak)
+      continue;
+    if (m.tileAtPeak.size() == kMaxPeakConvs || !smallerIm2colTile(live->steps[t])) {
+      m.tileAtPeak.clear();
+      break;
+    }
+    m.tileAtPeak.push_back(live->steps[t]);
+  }
   if (!options.windowOf.empty()) {
     PeakWindow window;
     for (int64_t t = 0; t < int64_t(profile.size()); ++t)
@@ -141,17 +187,39 @@ FailureOr<Measure> measure(func::FuncOp func, uint64_t alignment, int64_t budget
   return m;
 }
 
-/// One applied rematerialization, kept so that it can be undone.
+/// One applied rematerialization, or one im2col tiling of the convolutions at the peak, kept so
+/// that it can be undone.
 struct Remat {
   SmallVector<Operation *> clones;
   SmallVector<std::pair<OpOperand *, Value>> redirected; // operand -> its old value
+  SmallVector<std::pair<Operation *, Attribute>> retiled; // convolution -> its old tile rows
+  bool isTiling() const { return !retiled.empty(); }
   void undo() {
+    for (auto &[op, old] : retiled) {
+      if (old)
+        op->setAttr(kIm2colRowsAttr, old);
+      else
+        op->removeAttr(kIm2colRowsAttr);
+    }
     for (auto &[operand, old] : redirected)
       operand->set(old);
     for (Operation *clone : llvm::reverse(clones))
       clone->erase();
   }
 };
+
+/// Tiles the im2col of `convs` (Measure::tileAtPeak) to smallerIm2colTile's rows.
+Remat tileIm2col(ArrayRef<Operation *> convs) {
+  Remat tiling;
+  for (Operation *op : convs) {
+    std::optional<int64_t> rows = smallerIm2colTile(op);
+    if (!rows)
+      continue;
+    tiling.retiled.push_back({op, op->getAttr(kIm2colRowsAttr)});
+    op->setAttr(kIm2colRowsAttr, Builder(op->getContext()).getI64IntegerAttr(*rows));
+  }
+  return tiling;
+}
 
 /// Bytes live at each step of `live` (aligned sizes, as plan::lowerBound counts them).
 std::vector<int64_t> memoryProfile(const StepLiveness &live, uint64_t alignment) {
@@ -296,8 +364,9 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
       outcome = std::move(*searched);
       func->setAttr("graph.fit_solver", attrs.getStringAttr("heuristic"));
     }
-    unsigned kept = outcome->applied.size();
+    unsigned kept = llvm::count_if(outcome->applied, [](const Remat &r) { return !r.isTiling(); });
     func->setAttr("graph.fit_remat_ops", attrs.getI64IntegerAttr(kept));
+    recordTiling(func);
     func->setAttr("graph.fit_peak_after", attrs.getI64IntegerAttr(outcome->measure.arena));
     double extra = flopsBefore > 0 ? outcome->extraFlops / flopsBefore : 0;
     func->setAttr("graph.fit_extra_flops", attrs.getF64FloatAttr(extra));
@@ -306,6 +375,30 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
       func->setAttr("graph.fit_gap",
                     attrs.getF64FloatAttr(extra > 0 ? std::max(0.0, (extra - lower) / extra) : 0));
     }
+  }
+
+  /// Records the im2col tiling the fit chose: graph.fit_tiled_convs (how many convolutions,
+  /// recomputed ones included) and graph.fit_tiled_workspace = [the largest of their
+  /// whole-image workspaces, the largest of their tiles].
+  static void recordTiling(func::FuncOp func) {
+    int64_t count = 0;
+    uint64_t largestWhole = 0, largestTile = 0;
+    func.walk([&](Operation *op) {
+      Attribute rows = op->getAttr(kIm2colRowsAttr);
+      if (!rows)
+        return;
+      ++count;
+      largestTile = std::max(largestTile, workspaceBytes(op));
+      op->removeAttr(kIm2colRowsAttr);
+      largestWhole = std::max(largestWhole, workspaceBytes(op));
+      op->setAttr(kIm2colRowsAttr, rows);
+    });
+    if (count == 0)
+      return;
+    Builder b(func.getContext());
+    func->setAttr("graph.fit_tiled_convs", b.getI64IntegerAttr(count));
+    func->setAttr("graph.fit_tiled_workspace",
+                  b.getDenseI64ArrayAttr({int64_t(largestWhole), int64_t(largestTile)}));
   }
 
   /// How a candidate is recomputed: with `depth` levels of pure producers. `extended` (the
@@ -397,7 +490,54 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
         out.measure = std::move(*measured);
         out.measure.arena = arena;
       }
+      // Keeps an applied change whose trial measured `measured`; whether the plan now fits.
+      auto keep = [&](Remat change, Measure measured) -> FailureOr<bool> {
+        for (Operation *clone : change.clones)
+          out.extraFlops += estimateOpCost(clone).flops;
+        out.applied.push_back(std::move(change));
+        // The trial measured this very IR. The arena is at least the lower bound, so the
+        // (O(n^2)) plan is only worth computing once the bound is within the budget.
+        out.measure = std::move(measured);
+        out.measure.arena = 0;
+        if (out.measure.bound > uint64_t(budget))
+          return false;
+        MeasureOptions planning = trialOptions;
+        planning.withArena = true;
+        auto planned = measure(func, alignment, budget, planning);
+        if (failed(planned))
+          return failure();
+        out.measure = std::move(*planned);
+        return out.measure.arena <= uint64_t(budget);
+      };
+      // Tiling the im2col of the convolutions that make the peak costs no FLOPs, so it comes
+      // before any recomputation whenever the peak is made of convolution steps only (a
+      // decoder's full-resolution filter gradient, once recomputation has cut the rest).
+      auto tilePeak = [&]() -> FailureOr<bool> {
+        while (!out.measure.tileAtPeak.empty()) {
+          Remat tiling = tileIm2col(out.measure.tileAtPeak);
+          auto trial = measure(func, alignment, budget, trialOptions);
+          if (failed(trial))
+            return failure();
+          bool better = peakOnly
+                            ? trial->bound < out.measure.bound
+                            : lighter(trial->descendingProfile, out.measure.descendingProfile);
+          if (!better) {
+            tiling.undo();
+            out.measure.tileAtPeak.clear();
+            return false;
+          }
+          auto fits = keep(std::move(tiling), std::move(*trial));
+          if (failed(fits) || *fits)
+            return fits;
+        }
+        return false;
+      };
       for (const Candidate &c : candidates) {
+        auto tiled = tilePeak();
+        if (failed(tiled))
+          return failure();
+        if (*tiled)
+          return out;
         if (peakOnly) {
           const PeakWindow &window = *out.measure.window;
           auto range = window.ranges.find(c.op);
@@ -455,24 +595,17 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
           c.op->emitError("graphc-fit-budget: a measured recomputation could not be re-applied");
           return failure();
         }
-        for (Operation *clone : remat->clones)
-          out.extraFlops += estimateOpCost(clone).flops;
-        out.applied.push_back(std::move(*remat));
-        // The trial measured this very IR. The arena is at least the lower bound, so the
-        // (O(n^2)) plan is only worth computing once the bound is within the budget.
-        out.measure = std::move(*best);
-        out.measure.arena = 0;
-        if (out.measure.bound <= uint64_t(budget)) {
-          MeasureOptions planning = trialOptions;
-          planning.withArena = true;
-          auto planned = measure(func, alignment, budget, planning);
-          if (failed(planned))
-            return failure();
-          out.measure = std::move(*planned);
-          if (out.measure.arena <= uint64_t(budget))
-            return out;
-        }
+        auto fits = keep(std::move(*remat), std::move(*best));
+        if (failed(fits))
+          return failure();
+        if (*fits)
+          return out;
       }
+      auto tiled = tilePeak();
+      if (failed(tiled))
+        return failure();
+      if (*tiled)
+        return out;
     }
     if (out.measure.arena == 0) { // the candidates ran out above the budget: plan the last step
       auto planned = measure(func, alignment, budget, {/*withArena=*/true});

@@ -8,6 +8,7 @@
 // RUN: graphc-opt %S/../graphc/Inputs/conv-bn-stack.mlir --graphc-build-train-step --graphc-fit-budget=budget=280000 --graphc-plan-memory --graphc-verify-plan | FileCheck %s --check-prefix=BATCHNORM
 // RUN: graphc-opt %S/../graphc/Inputs/deep-mlp-dropout.mlir --graphc-build-train-step=loss=mse "--graphc-fit-budget=budget=120000 solver=exact" --graphc-plan-memory --graphc-verify-plan | FileCheck %s --check-prefix=REPAIR
 // RUN: graphc-opt %S/../graphc/Inputs/deep-mlp-dropout.mlir --graphc-build-train-step=loss=mse "--graphc-fit-budget=budget=120000 solver=heuristic" | FileCheck %s --check-prefix=HEURMISS
+// RUN: graphc-opt %S/../graphc/Inputs/wide-conv.mlir --graphc-build-train-step=loss=mse --graphc-fit-budget=budget=8000000 --graphc-plan-memory --graphc-verify-plan | FileCheck %s --check-prefix=TILE
 
 // A budget above the peak (131328 bytes) changes nothing: no op is recomputed.
 // ROOMY-LABEL: func.func @train_step
@@ -82,3 +83,12 @@
 // HEURMISS-LABEL: func.func @train_step
 // HEURMISS-SAME: graph.fit_peak_after = 123392 : i64
 // HEURMISS-SAME: graph.fit_solver = "heuristic"
+
+// im2col tiling: the convolution steps at wide-conv.mlir's peak (a 5.06 MiB whole-image
+// workspace) walk their output in tiles of 43 rows (4096 pixels), and nothing is recomputed.
+// TILE-LABEL: func.func @train_step
+// TILE-SAME: graph.fit_remat_ops = 0 : i64
+// TILE-SAME: graph.fit_tiled_convs = 3 : i64, graph.fit_tiled_workspace = array<i64: 5308416, 2377728>
+// TILE: graph.conv2d {{.*}}graph.im2col_rows = 43 : i64
+// TILE: graph.loss_backward
+// TILE-COUNT-2: graph.im2col_rows = 43 : i64

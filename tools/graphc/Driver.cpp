@@ -346,6 +346,9 @@ private:
     int64_t microBatches = 1;
     uint64_t rematOps = 0;
     double extraFlops = 0; // fraction of the step's FLOPs added by rematerialization
+    // Convolutions whose im2col the fit tiled, and [largest whole-image workspace, largest tile].
+    uint64_t tiledConvs = 0;
+    std::pair<uint64_t, uint64_t> tiledWorkspace{0, 0};
     uint64_t peakBeforeRemat = 0;
     std::string rematSolver, exactStatus;   // who chose the remats; the exact solve's status
     std::optional<double> rematLowerBound;  // the exact model's bound on extraFlops
@@ -495,6 +498,10 @@ private:
     if (auto before = intAttr("graph.schedule_bound_before"))
       out.scheduleBounds = {*before, *intAttr("graph.schedule_bound_after")};
     out.rematOps = intAttr("graph.fit_remat_ops").value_or(0);
+    out.tiledConvs = intAttr("graph.fit_tiled_convs").value_or(0);
+    if (auto sizes = out.step->getAttrOfType<DenseI64ArrayAttr>("graph.fit_tiled_workspace");
+        sizes && sizes.size() == 2)
+      out.tiledWorkspace = {uint64_t(sizes[0]), uint64_t(sizes[1])};
     out.offloadedBytes = intAttr("graph.offloaded_state_bytes").value_or(0);
     out.step.walk([&](graph::CastOp) { ++out.casts; });
     out.peakBeforeRemat = intAttr("graph.fit_peak_before").value_or(0);
@@ -1120,6 +1127,17 @@ private:
                               ? " (batch norm: each micro-batch normalized with its own "
                                 "statistics, running statistics updated per micro-batch)"
                               : "");
+    if (compiled.tiledConvs)
+      os << llvm::formatv("  cures        im2col tiled on {0} convolution{1} (no extra FLOPs): "
+                          "largest workspace {2} -> {3}{4}\n",
+                          compiled.tiledConvs, compiled.tiledConvs == 1 ? "" : "s",
+                          plan::humanBytes(compiled.tiledWorkspace.first),
+                          plan::humanBytes(compiled.tiledWorkspace.second),
+                          compiled.rematOps ? ""
+                                            : llvm::formatv("; peak {0} -> {1}",
+                                                            plan::humanBytes(compiled.peakBeforeRemat),
+                                                            plan::humanBytes(p.arenaBytes))
+                                                  .str());
     if (compiled.rematOps)
       os << llvm::formatv("  cures        rematerialized {0} ops: peak {1} -> {2}, +{3:F2}% FLOPs\n",
                           compiled.rematOps, plan::humanBytes(compiled.peakBeforeRemat),
