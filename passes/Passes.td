@@ -211,7 +211,24 @@ def FitBudget : Pass<"graphc-fit-budget", "mlir::func::FuncOp"> {
     %r = graph.relu %y : tensor<...>
     ```
     Records `graph.fit_peak_before`, `graph.fit_peak_after`, `graph.fit_remat_ops` and
-    `graph.fit_extra_flops` (a fraction of the step's FLOPs) for the fit report.
+    `graph.fit_extra_flops` (a fraction of the step's FLOPs) for the fit report. When that
+    sequence runs out too, the heuristic runs again over the exact model's extended shapes
+    (below).
+
+    Whenever the peak is made of convolution steps only (their im2col workspace is live at
+    their own step), the heuristic first tiles those convolutions' im2col, which costs no
+    FLOPs: `graph.im2col_rows` output rows per tile, first 4096 output pixels' worth, then
+    halved while the convolution still makes the peak, down to 256 pixels. The kernels stage
+    one tile in the workspace (cuDNN picks its algorithm under that size). Records
+    `graph.fit_tiled_convs` and `graph.fit_tiled_workspace` ([largest whole-image workspace,
+    largest tile]):
+
+    ```mlir
+    // Before: a 5.06 MiB workspace (16*3*3 x 96*96 floats) at this step.
+    %dw = graph.conv2d_backward_filter %g, %x {...} : (...) -> tensor<16x16x3x3xf32>
+    // After: 43 rows of 96 per tile, a 2.27 MiB workspace.
+    %dw = graph.conv2d_backward_filter %g, %x {..., graph.im2col_rows = 43 : i64} : ...
+    ```
 
     With `solver=exact` (or `auto` under `exact-limit` candidates) the choice comes from a
     0/1 program solved with CBC (fit/RematSolver.h): every candidate, alone or with 1..4 levels
