@@ -113,9 +113,12 @@ bool lighter(const std::vector<int64_t> &a, const std::vector<int64_t> &b) {
 /// tile's GEMM stays at least that wide, so tiling costs no FLOPs and little GEMM efficiency.
 constexpr int64_t kFirstTilePixels = 4096, kMinTilePixels = 256;
 
-/// The next smaller im2col tile (output rows) of convolution `op`, or nullopt when `op` is not
-/// a convolution or its tile is as small as the fit makes it.
-std::optional<int64_t> smallerIm2colTile(Operation *op) {
+/// A convolution's output rows (OH), and the tile rows of kFirstTilePixels and kMinTilePixels;
+/// nullopt when `op` is not a convolution.
+struct Im2colTiles {
+  int64_t outputRows, first, smallest;
+};
+std::optional<Im2colTiles> im2colTilesOf(Operation *op) {
   Value out;
   if (auto conv = dyn_cast<Conv2dOp>(op))
     out = conv.getResult();
@@ -126,11 +129,19 @@ std::optional<int64_t> smallerIm2colTile(Operation *op) {
   else
     return std::nullopt;
   auto shape = cast<RankedTensorType>(out.getType()).getShape();
-  int64_t oh = shape[2], ow = std::max<int64_t>(shape[3], 1);
-  int64_t current = rt::conv2dTileRows(im2colTileRows(op), oh);
-  int64_t first = llvm::divideCeil(kFirstTilePixels, ow);
-  int64_t smallest = llvm::divideCeil(kMinTilePixels, ow);
-  int64_t rows = current > first ? first : std::max(smallest, current / 2);
+  int64_t ow = std::max<int64_t>(shape[3], 1);
+  return Im2colTiles{shape[2], int64_t(llvm::divideCeil(kFirstTilePixels, ow)),
+                     int64_t(llvm::divideCeil(kMinTilePixels, ow))};
+}
+
+/// The next smaller im2col tile (output rows) of convolution `op`, or nullopt when `op` is not
+/// a convolution or its tile is as small as the fit makes it.
+std::optional<int64_t> smallerIm2colTile(Operation *op) {
+  std::optional<Im2colTiles> tiles = im2colTilesOf(op);
+  if (!tiles)
+    return std::nullopt;
+  int64_t current = rt::conv2dTileRows(im2colTileRows(op), tiles->outputRows);
+  int64_t rows = current > tiles->first ? tiles->first : std::max(tiles->smallest, current / 2);
   if (rows >= current)
     return std::nullopt;
   return rows;
@@ -208,16 +219,18 @@ struct Remat {
   }
 };
 
+/// Sets the im2col tile rows of `op` to `rows`, remembering the old ones in `tiling`.
+void setIm2colRows(Remat &tiling, Operation *op, int64_t rows) {
+  tiling.retiled.push_back({op, op->getAttr(kIm2colRowsAttr)});
+  op->setAttr(kIm2colRowsAttr, Builder(op->getContext()).getI64IntegerAttr(rows));
+}
+
 /// Tiles the im2col of `convs` (Measure::tileAtPeak) to smallerIm2colTile's rows.
 Remat tileIm2col(ArrayRef<Operation *> convs) {
   Remat tiling;
-  for (Operation *op : convs) {
-    std::optional<int64_t> rows = smallerIm2colTile(op);
-    if (!rows)
-      continue;
-    tiling.retiled.push_back({op, op->getAttr(kIm2colRowsAttr)});
-    op->setAttr(kIm2colRowsAttr, Builder(op->getContext()).getI64IntegerAttr(*rows));
-  }
+  for (Operation *op : convs)
+    if (std::optional<int64_t> rows = smallerIm2colTile(op))
+      setIm2colRows(tiling, op, *rows);
   return tiling;
 }
 
@@ -626,6 +639,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
   /// heuristic completed it.
   struct ExactPick {
     std::vector<std::pair<unsigned, ChainShape>> remats;
+    std::vector<std::pair<Operation *, int64_t>> tilings; // convolution -> im2col tile rows
     bool repaired = false;
   };
   struct ExactResult {
@@ -671,6 +685,39 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
       problem.candidates.push_back(std::move(options));
       chains.push_back(std::move(shapes));
     }
+    // im2col tiling: each convolution whose whole-image workspace is at least 1/256 of the
+    // budget is one more candidate, tiled to kFirstTilePixels or to kMinTilePixels. Tiling adds
+    // no FLOPs; its objective is a token 1e-6 (first) or 4e-6 (smallest) of the op's FLOPs,
+    // the narrower GEMMs' cost, so that the program tiles only where it has to.
+    std::vector<std::vector<int64_t>> tileRowsOf; // per tiling candidate: rows of each option
+    std::vector<Operation *> tiledOps;
+    for (Operation *op : live->steps) {
+      std::optional<Im2colTiles> tiles = im2colTilesOf(op);
+      if (!tiles || im2colTileRows(op) != 0 || tiles->first >= tiles->outputRows ||
+          workspaceBytes(op) * 256 < uint64_t(budget))
+        continue;
+      std::vector<remat::Option> options;
+      std::vector<int64_t> rows;
+      double opFlops = estimateOpCost(op).flops;
+      for (auto [tileRows, weight] : {std::pair{tiles->first, 1e-6}, {tiles->smallest, 4e-6}}) {
+        if (!rows.empty() && tileRows >= rows.back())
+          continue;
+        Remat tiling;
+        setIm2colRows(tiling, op, tileRows);
+        auto after = computeStepLiveness(func, /*reuseDyingOperands=*/true, /*withNames=*/false);
+        tiling.undo();
+        if (failed(after))
+          return failure();
+        remat::Option option;
+        option.flops = weight * opFlops;
+        option.delta = foldedDelta(*after, pointOf, problem.baseMemory);
+        options.push_back(std::move(option));
+        rows.push_back(tileRows);
+      }
+      problem.candidates.push_back(std::move(options));
+      tileRowsOf.push_back(std::move(rows));
+      tiledOps.push_back(op);
+    }
 
     remat::SolveOptions solveOptions;
     solveOptions.timeLimitSeconds = timeLimit;
@@ -682,9 +729,15 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
     auto pickOf = [&](const std::vector<int> &choice, bool repair) {
       ExactPick pick;
       pick.repaired = repair;
-      for (auto [c, option] : llvm::enumerate(choice))
-        if (option >= 0)
+      for (auto [c, option] : llvm::enumerate(choice)) {
+        if (option < 0)
+          continue;
+        if (c < chains.size())
           pick.remats.push_back({unsigned(c), chains[c][option]});
+        else
+          pick.tilings.push_back(
+              {tiledOps[c - chains.size()], tileRowsOf[c - chains.size()][option]});
+      }
       return pick;
     };
     auto apply = [&](const std::vector<int> &choice, bool repair) -> FailureOr<Outcome> {
@@ -753,6 +806,13 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
   FailureOr<Outcome> applyExact(func::FuncOp func, ArrayRef<Candidate> candidates,
                                 Operation *lossGrad, const ExactPick &pick) {
     Outcome out;
+    // Tilings first, so that a recomputed convolution's clone gets its original's tile.
+    if (!pick.tilings.empty()) {
+      Remat tiling;
+      for (auto [op, rows] : pick.tilings)
+        setIm2colRows(tiling, op, rows);
+      out.applied.push_back(std::move(tiling));
+    }
     for (auto [c, shape] : pick.remats) {
       std::optional<Remat> r = rematerialize(candidates[c].op, lossGrad, shape);
       if (!r)

@@ -9,6 +9,7 @@
 // RUN: graphc-opt %S/../graphc/Inputs/deep-mlp-dropout.mlir --graphc-build-train-step=loss=mse "--graphc-fit-budget=budget=120000 solver=exact" --graphc-plan-memory --graphc-verify-plan | FileCheck %s --check-prefix=REPAIR
 // RUN: graphc-opt %S/../graphc/Inputs/deep-mlp-dropout.mlir --graphc-build-train-step=loss=mse "--graphc-fit-budget=budget=120000 solver=heuristic" | FileCheck %s --check-prefix=HEURMISS
 // RUN: graphc-opt %S/../graphc/Inputs/wide-conv.mlir --graphc-build-train-step=loss=mse --graphc-fit-budget=budget=8000000 --graphc-plan-memory --graphc-verify-plan | FileCheck %s --check-prefix=TILE
+// RUN: graphc-opt %S/../graphc/Inputs/wide-conv.mlir --graphc-build-train-step=loss=mse "--graphc-fit-budget=budget=8000000 solver=exact" --graphc-plan-memory --graphc-verify-plan | FileCheck %s --check-prefix=EXACTTILE
 
 // A budget above the peak (131328 bytes) changes nothing: no op is recomputed.
 // ROOMY-LABEL: func.func @train_step
@@ -92,3 +93,9 @@
 // TILE: graph.conv2d {{.*}}graph.im2col_rows = 43 : i64
 // TILE: graph.loss_backward
 // TILE-COUNT-2: graph.im2col_rows = 43 : i64
+
+// The exact program has each large convolution's tiling as a candidate too (a token cost, so
+// it tiles only where it has to): the same three steps as the heuristic, solved as is.
+// EXACTTILE-LABEL: func.func @train_step
+// EXACTTILE-SAME: graph.fit_remat_ops = 0 : i64
+// EXACTTILE-SAME: graph.fit_solver = "exact", graph.fit_solver_status = "optimal", graph.fit_tiled_convs = 3 : i64
