@@ -440,65 +440,74 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
   FailureOr<Outcome> searchWithFallback(func::FuncOp func, ArrayRef<Candidate> candidates,
                                         Operation *lossGrad, const Measure &start,
                                         bool extended = false) {
-    // The first two sequences differ only in their order (static scores, or re-scored lazily
-    // by chain FLOPs), and neither is better everywhere (lazy: the transformer at half its
-    // activations +1.69% instead of +3.70%; static: ResNet-50 fits a third of its activations,
-    // lazy does not): of the two, the fitting one with fewer extra FLOPs is kept (on a tie,
-    // the static one). That choice is monotone too: a smaller budget either keeps the same
-    // prefix of the winner, or goes further along both sequences, whose FLOPs only grow, and
-    // the larger budget's winner did not fit it. The fallbacks run only when neither fits; the
-    // last (the exact model's extended shapes: chains through reshape views and on through
-    // cheap ops, which free a transformer's attention transposes) reaches lower than the
-    // others but costs more where they fit. The lazy sequence runs only up to
-    // kLazyCandidateLimit candidates (a fact of the graph, not of the budget, so monotonicity
-    // holds): it doubles the pass's time, and a 10k-op graph (1167 candidates) would take
-    // 15.7 s instead of 7.3 s.
+    // Groups of sequences, tried in turn; a group runs only when no sequence of the groups
+    // before it fits. The sequences of a group differ only in their order (static scores, or
+    // re-scored lazily by chain FLOPs), and neither is better everywhere (lazy: the
+    // transformer at half its activations +1.69% instead of +3.70%; static: ResNet-50 fits a
+    // third of its activations, lazy does not): the fitting one with fewer extra FLOPs is
+    // kept (on a tie, the static one). That choice is monotone: a smaller budget either keeps
+    // the same prefix of the winner, or goes further along both sequences, whose FLOPs only
+    // grow, and the larger budget's winner did not fit it; a later group's result is below
+    // every prefix of the earlier groups. The last group (the exact model's extended shapes:
+    // chains through reshape views and on through cheap ops, which free a transformer's
+    // attention transposes) reaches lower than the others but costs more where they fit.
+    // Lazy sequences run only up to kLazyCandidateLimit candidates (a fact of the graph, not
+    // of the budget): they double the pass's time, and a 10k-op graph (1167 candidates) would
+    // take 15.7 s instead of 7.3 s.
     constexpr size_t kLazyCandidateLimit = 600;
     struct Sequence {
       ShapePolicy policy;
       bool extended, lazy;
     };
     bool withLazy = candidates.size() <= kLazyCandidateLimit;
-    SmallVector<Sequence, 4> sequences = {{ShapePolicy::Best, extended, false}};
-    if (withLazy)
-      sequences.push_back({ShapePolicy::Best, extended, true});
-    sequences.push_back({ShapePolicy::FirstImproving, extended, false});
+    SmallVector<SmallVector<Sequence, 2>, 3> groups;
+    auto addGroup = [&](ShapePolicy policy, bool withExtended, bool orderedLazily) {
+      groups.push_back({{policy, withExtended, false}});
+      if (orderedLazily && withLazy)
+        groups.back().push_back({policy, withExtended, true});
+    };
+    addGroup(ShapePolicy::Best, extended, true);
+    addGroup(ShapePolicy::FirstImproving, extended, false);
     if (!extended)
-      sequences.push_back({ShapePolicy::Best, true, false});
-    auto run = [&](size_t index) {
-      const Sequence &sequence = sequences[index];
+      addGroup(ShapePolicy::Best, true, true);
+    auto run = [&](const Sequence &sequence) {
       return searchHeuristically(func, candidates, lossGrad, start, sequence.policy,
                                  sequence.extended, sequence.lazy);
     };
-    const size_t compared = withLazy ? 2 : 1;
-    std::optional<size_t> cheapest, closest;
-    double cheapestFlops = 0;
+    std::optional<Sequence> closest;
     uint64_t closestArena = 0;
-    for (size_t index = 0; index < sequences.size(); ++index) {
-      if (index == compared && cheapest)
-        break;
-      auto outcome = run(index);
-      if (failed(outcome))
-        return failure();
-      bool fits = outcome->measure.arena <= uint64_t(budget);
-      if (fits && index >= compared)
-        return outcome;
-      if (fits && (!cheapest || outcome->extraFlops < cheapestFlops)) {
-        cheapest = index;
-        cheapestFlops = outcome->extraFlops;
+    for (auto [groupIndex, group] : llvm::enumerate(groups)) {
+      std::optional<size_t> cheapest;
+      double cheapestFlops = 0;
+      for (auto [index, sequence] : llvm::enumerate(group)) {
+        auto outcome = run(sequence);
+        if (failed(outcome))
+          return failure();
+        if (outcome->measure.arena <= uint64_t(budget) &&
+            (!cheapest || outcome->extraFlops < cheapestFlops)) {
+          cheapest = index;
+          cheapestFlops = outcome->extraFlops;
+        }
+        if (!closest || outcome->measure.arena < closestArena) {
+          closest = sequence;
+          closestArena = outcome->measure.arena;
+        }
+        bool lastRun = index + 1 == group.size() &&
+                       (cheapest || groupIndex + 1 == groups.size());
+        bool keep = cheapest ? *cheapest == index
+                             : closest->policy == sequence.policy &&
+                                   closest->extended == sequence.extended &&
+                                   closest->lazy == sequence.lazy;
+        if (lastRun && keep)
+          return outcome;
+        outcome->undo();
       }
-      if (!closest || outcome->measure.arena < closestArena) {
-        closest = index;
-        closestArena = outcome->measure.arena;
-      }
-      bool last = index + 1 == sequences.size() || (index + 1 == compared && cheapest);
-      if (last && (cheapest ? *cheapest : *closest) == index)
-        return outcome;
-      outcome->undo();
+      // Re-run the group's winner (deterministic).
+      if (cheapest)
+        return run(group[*cheapest]);
     }
-    // Re-run the winner (deterministic), or, when none fits, the one that got closest (for the
-    // error's figures).
-    return run(cheapest ? *cheapest : *closest);
+    // None fits: the one that got closest, for the error's figures.
+    return run(*closest);
   }
 
   /// The heuristic: candidates in score order, each kept (alone or with up to kMaxChain

@@ -1,19 +1,36 @@
-# Sweeps graphc-fit-budget's budget from HIGH down to LOW in STEP-byte decrements and checks
-# that the resulting peak (graph.fit_peak_after) never increases as the budget decreases.
-# Usage: remat_sweep.py GRAPHC_OPT MODEL.mlir HIGH LOW STEP [SOLVER]
-# (SOLVER: graphc-fit-budget's solver option, heuristic by default.)
+# Sweeps the budget from HIGH down to LOW in STEP-byte decrements and checks that the resulting
+# peak never increases as the budget decreases.
+# Usage: remat_sweep.py TOOL MODEL HIGH LOW STEP [SOLVER]
+# TOOL graphc-opt: MODEL is a forward function in the graph dialect, run through
+#   graphc-build-train-step (mse) and graphc-fit-budget; the peak is graph.fit_peak_after.
+# TOOL graphc: MODEL is anything graphc imports, compiled to a plan (Adam, no micro-batching);
+#   the peak is the planned arena; a budget graphc cannot meet (exit 3) ends the sweep.
+# (SOLVER: the fit's solver, heuristic by default.)
+import os
 import re
 import subprocess
 import sys
 
 tool, model, high, low, step = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:6])
 solver = sys.argv[6] if len(sys.argv) > 6 else "heuristic"
+driver = os.path.basename(tool) == "graphc"
 peaks = []
 for budget in range(high, low - 1, -step):
-    out = subprocess.run([tool, model, "--graphc-build-train-step=loss=mse",
-                          f"--graphc-fit-budget=budget={budget} solver={solver}"],
-                         check=True, capture_output=True, text=True).stdout
-    peaks.append((budget, int(re.search(r"graph.fit_peak_after = (\d+)", out).group(1))))
+    if driver:
+        run = subprocess.run([tool, model, "--compile-to=planned", "-o", "/dev/null",
+                              "--optimizer=adam", "--no-micro-batching", f"--budget={budget}",
+                              f"--remat={solver}"], capture_output=True, text=True)
+        if run.returncode == 3:
+            break
+        if run.returncode != 0:
+            sys.exit(f"graphc failed at --budget={budget}: {run.stderr.strip()}")
+        peak = int(re.search(r"arena +\S+ \S+ \((\d+) bytes", run.stdout).group(1))
+    else:
+        out = subprocess.run([tool, model, "--graphc-build-train-step=loss=mse",
+                              f"--graphc-fit-budget=budget={budget} solver={solver}"],
+                             check=True, capture_output=True, text=True).stdout
+        peak = int(re.search(r"graph.fit_peak_after = (\d+)", out).group(1))
+    peaks.append((budget, peak))
 monotone = all(later <= earlier for (_, earlier), (_, later) in zip(peaks, peaks[1:]))
 for budget, peak in peaks:
     print(f"budget {budget} peak {peak}")
