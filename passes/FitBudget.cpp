@@ -18,7 +18,10 @@
 // runs once over recomputations of cheap ops only, then over all. Of a candidate's
 // chain depths the one that lowers the bound most is kept; only if that sequence never fits,
 // the sequence keeping the first depth that lowers it runs instead, and after it the best-depth
-// sequence over the exact model's extended shapes (searchWithFallback). After each kept
+// sequence over the exact model's extended shapes (searchWithFallback). The best-depth
+// sequences run in two orders, static scores and scores lazily re-computed from the chain's
+// FLOPs, and the fitting one with fewer extra FLOPs is kept. Whenever the peak is made of
+// convolution steps only, their im2col is tiled first (no FLOPs). After each kept
 // remat the step is planned (heuristic placement) and the search stops at the first plan
 // within the budget. Because the keep/undo decisions do not depend on the budget, a smaller budget only
 // ever goes further along the same sequence, so the planned peak never increases when the

@@ -213,7 +213,9 @@ def FitBudget : Pass<"graphc-fit-budget", "mlir::func::FuncOp"> {
     Records `graph.fit_peak_before`, `graph.fit_peak_after`, `graph.fit_remat_ops` and
     `graph.fit_extra_flops` (a fraction of the step's FLOPs) for the fit report. When that
     sequence runs out too, the heuristic runs again over the exact model's extended shapes
-    (below).
+    (below). The best-depth sequences run in two candidate orders, the static scores and
+    scores lazily re-computed from the chosen chain's FLOPs (up to 600 candidates), and the
+    fitting one with fewer extra FLOPs is kept.
 
     Whenever the peak is made of convolution steps only (their im2col workspace is live at
     their own step), the heuristic first tiles those convolutions' im2col, which costs no
