@@ -348,6 +348,7 @@ private:
     double extraFlops = 0; // fraction of the step's FLOPs added by rematerialization
     // Convolutions whose im2col the fit tiled, and [largest whole-image workspace, largest tile].
     uint64_t tiledConvs = 0;
+    uint64_t splitFilterGradients = 0; // filter gradients split over a concatenation's parts
     std::pair<uint64_t, uint64_t> tiledWorkspace{0, 0};
     uint64_t peakBeforeRemat = 0;
     std::string rematSolver, exactStatus;   // who chose the remats; the exact solve's status
@@ -499,6 +500,7 @@ private:
       out.scheduleBounds = {*before, *intAttr("graph.schedule_bound_after")};
     out.rematOps = intAttr("graph.fit_remat_ops").value_or(0);
     out.tiledConvs = intAttr("graph.fit_tiled_convs").value_or(0);
+    out.splitFilterGradients = intAttr("graph.fit_split_filter_gradients").value_or(0);
     if (auto sizes = out.step->getAttrOfType<DenseI64ArrayAttr>("graph.fit_tiled_workspace");
         sizes && sizes.size() == 2)
       out.tiledWorkspace = {uint64_t(sizes[0]), uint64_t(sizes[1])};
@@ -1127,6 +1129,12 @@ private:
                               ? " (batch norm: each micro-batch normalized with its own "
                                 "statistics, running statistics updated per micro-batch)"
                               : "");
+    if (compiled.splitFilterGradients)
+      os << llvm::formatv("  cures        split {0} filter gradient{1} over the parts of the "
+                          "concatenation it reads (no extra FLOPs): the concatenation dies "
+                          "after the forward pass\n",
+                          compiled.splitFilterGradients,
+                          compiled.splitFilterGradients == 1 ? "" : "s");
     if (compiled.tiledConvs)
       os << llvm::formatv("  cures        im2col tiled on {0} convolution{1} (no extra FLOPs): "
                           "largest workspace {2} -> {3}{4}\n",
