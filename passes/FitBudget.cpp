@@ -21,7 +21,9 @@
 // sequence over the exact model's extended shapes (searchWithFallback). The best-depth
 // sequences run in two orders, static scores and scores lazily re-computed from the chain's
 // FLOPs, and the fitting one with fewer extra FLOPs is kept. Whenever the peak is made of
-// convolution steps only, their im2col is tiled first (no FLOPs). After each kept
+// convolution steps only, their im2col is tiled first (no FLOPs). When nothing fits, filter
+// gradients that read a channel concatenation are split over its parts and the fit runs
+// again. After each kept
 // remat the step is planned (heuristic placement) and the search stops at the first plan
 // within the budget. Because the keep/undo decisions do not depend on the budget, a smaller budget only
 // ever goes further along the same sequence, so the planned peak never increases when the

@@ -217,6 +217,11 @@ def FitBudget : Pass<"graphc-fit-budget", "mlir::func::FuncOp"> {
     scores lazily re-computed from the chosen chain's FLOPs (up to 600 candidates), and the
     fitting one with fewer extra FLOPs is kept.
 
+    When nothing fits, the last cure splits each filter gradient that reads a channel
+    concatenation over the concatenation's parts (the results concatenated on the filter's
+    input-channel axis are the same sums), so the concatenation dies after the forward pass,
+    and the fit runs again; records `graph.fit_split_filter_gradients`.
+
     Whenever the peak is made of convolution steps only (their im2col workspace is live at
     their own step), the heuristic first tiles those convolutions' im2col, which costs no
     FLOPs: `graph.im2col_rows` output rows per tile, first 4096 output pixels' worth, then
