@@ -1,11 +1,12 @@
 # Sweeps the budget from HIGH down to LOW in STEP-byte decrements and checks that the resulting
 # peak never increases as the budget decreases.
-# Usage: remat_sweep.py TOOL MODEL HIGH LOW STEP [SOLVER]
+# Usage: remat_sweep.py TOOL MODEL HIGH LOW STEP [SOLVER [GRAPHC_ARG...]]
 # TOOL graphc-opt: MODEL is a forward function in the graph dialect, run through
 #   graphc-build-train-step (mse) and graphc-fit-budget; the peak is graph.fit_peak_after.
 # TOOL graphc: MODEL is anything graphc imports, compiled to a plan (Adam, no micro-batching);
 #   the peak is the planned arena; a budget graphc cannot meet (exit 3) ends the sweep.
-# (SOLVER: the fit's solver, heuristic by default.)
+# (SOLVER: the fit's solver, heuristic by default; GRAPHC_ARGs: more graphc options, such as
+# --loss=binary_crossentropy.)
 import os
 import re
 import subprocess
@@ -13,13 +14,14 @@ import sys
 
 tool, model, high, low, step = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:6])
 solver = sys.argv[6] if len(sys.argv) > 6 else "heuristic"
+extra = sys.argv[7:]
 driver = os.path.basename(tool) == "graphc"
 peaks = []
 for budget in range(high, low - 1, -step):
     if driver:
         run = subprocess.run([tool, model, "--compile-to=planned", "-o", "/dev/null",
                               "--optimizer=adam", "--no-micro-batching", f"--budget={budget}",
-                              f"--remat={solver}"], capture_output=True, text=True)
+                              f"--remat={solver}"] + extra, capture_output=True, text=True)
         if run.returncode == 3:
             break
         if run.returncode != 0:
