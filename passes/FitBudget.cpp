@@ -439,14 +439,19 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
     return std::move(*outcome);
   }
 
-  /// Whether a filter gradient reads a channel concatenation (splitFilterGradientsOverConcats).
+  /// The channel concatenation that `filterGrad` reads (splitFilterGradientsOverConcats), or
+  /// null.
+  static ConcatOp concatReadBy(Conv2dBackwardFilterOp filterGrad) {
+    auto concat = filterGrad.getInput().getDefiningOp<ConcatOp>();
+    return concat && concat.getAxis() == 1 && filterGrad.getGroups() == 1 ? concat : ConcatOp();
+  }
+
   static bool hasFilterGradientOverConcat(func::FuncOp func) {
-    bool found = false;
-    func.walk([&](Conv2dBackwardFilterOp filterGrad) {
-      auto concat = filterGrad.getInput().getDefiningOp<ConcatOp>();
-      found |= concat && concat.getAxis() == 1 && filterGrad.getGroups() == 1;
-    });
-    return found;
+    return func
+        .walk([](Conv2dBackwardFilterOp filterGrad) {
+          return concatReadBy(filterGrad) ? WalkResult::interrupt() : WalkResult::advance();
+        })
+        .wasInterrupted();
   }
 
   /// The filter gradients split by splitFilterGradientsOverConcats: each split's new ops, and
@@ -467,12 +472,11 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
   unsigned splitFilterGradientsOverConcats(func::FuncOp func) {
     SmallVector<Conv2dBackwardFilterOp> found;
     func.walk([&](Conv2dBackwardFilterOp filterGrad) {
-      auto concat = filterGrad.getInput().getDefiningOp<ConcatOp>();
-      if (concat && concat.getAxis() == 1 && filterGrad.getGroups() == 1)
+      if (concatReadBy(filterGrad))
         found.push_back(filterGrad);
     });
     for (Conv2dBackwardFilterOp filterGrad : found) {
-      auto concat = filterGrad.getInput().getDefiningOp<ConcatOp>();
+      ConcatOp concat = concatReadBy(filterGrad);
       auto filterType = cast<RankedTensorType>(filterGrad.getResult().getType());
       OpBuilder b(filterGrad);
       FilterGradientSplit split{filterGrad, SmallVector<Value, 2>(filterGrad->getOperands()), {}};
