@@ -599,7 +599,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
       return searchHeuristically(func, candidates, lossGrad, start, sequence.policy,
                                  sequence.extended, sequence.lazy);
     };
-    std::optional<Sequence> closest;
+    const Sequence *closest = nullptr; // of the sequences run, the one with the smallest arena
     uint64_t closestArena = 0;
     for (auto [groupIndex, group] : llvm::enumerate(groups)) {
       std::optional<size_t> cheapest;
@@ -614,15 +614,12 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
           cheapestFlops = outcome->extraFlops;
         }
         if (!closest || outcome->measure.arena < closestArena) {
-          closest = sequence;
+          closest = &sequence;
           closestArena = outcome->measure.arena;
         }
         bool lastRun = index + 1 == group.size() &&
                        (cheapest || groupIndex + 1 == groups.size());
-        bool keep = cheapest ? *cheapest == index
-                             : closest->policy == sequence.policy &&
-                                   closest->extended == sequence.extended &&
-                                   closest->lazy == sequence.lazy;
+        bool keep = cheapest ? *cheapest == index : closest == &sequence;
         if (lastRun && keep)
           return outcome;
         outcome->undo();
