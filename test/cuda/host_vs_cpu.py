@@ -20,6 +20,11 @@
 With --build=gpu (on a machine with a GPU) step 1-2 are replaced by graphc --target=cuda -o DIR/gpu:
 the real CUDA binary, cuBLAS/cuDNN included, is compared with the CPU target instead.
 
+--stage splits a --build=gpu check between two machines: `prepare` (where graphc is) builds
+both binaries, writes the data and runs the CPU reference, saving its losses in DIR/ref.txt and
+its weights in DIR/w-cpu; `compare` (on the GPU machine, no graphc needed) runs DIR/gpu and
+compares it with them (bench/gpu_checks.py). The default, `all`, does both in one go.
+
 With --ranks N the tested step is compiled with --data-parallel --world-size=N and runs under
 `mpirun -np N`; its host build links the CPU target's MPI backend (libgraphc_runtime_mpi.a and
 --mpi-libs), which graphc/runtime/cuda/comm_nccl.h maps the NCCL all-reduce calls to. The
@@ -101,6 +106,9 @@ def main():
     ap.add_argument("--tol", type=float, default=1e-5)
     ap.add_argument("--cxx", default=os.environ.get("GRAPHC_CXX", "c++"))
     ap.add_argument("--build", choices=("host", "gpu"), default="host")
+    ap.add_argument("--stage", choices=("all", "prepare", "compare"), default="all",
+                    help="prepare: build and run the reference only; compare: run the prebuilt "
+                    "tested binary against the saved reference (--build=gpu)")
     ap.add_argument("--batch", type=int, help="graphc --batch (models with a None batch, e.g. Keras)")
     ap.add_argument("--classes", type=int, default=10, help="classes of sparse labels")
     ap.add_argument("--ids", type=int, help="data are token ids in [0, IDS) (embedding models)")
@@ -117,8 +125,11 @@ def main():
     args = ap.parse_args()
 
     work = args.workdir
-    shutil.rmtree(work, ignore_errors=True)
-    os.makedirs(work)
+    if args.stage != "all" and args.build != "gpu":
+        ap.error("--stage=%s needs --build=gpu" % args.stage)
+    if args.stage != "compare":
+        shutil.rmtree(work, ignore_errors=True)
+        os.makedirs(work)
     flags = ["--loss=" + args.loss, "--optimizer=" + args.optimizer, "--lr=" + args.lr, "--quiet"]
     flags += args.graphc_flag
     if args.batch:
@@ -133,8 +144,9 @@ def main():
 
     if args.build == "gpu":
         host = os.path.join(work, "gpu")
-        run([args.graphc, args.model, "--target=cuda", "-o", host] + flags + args.tested_flag
-            + parallel(args.ranks))
+        if args.stage != "compare":
+            run([args.graphc, args.model, "--target=cuda", "-o", host] + flags + args.tested_flag
+                + parallel(args.ranks))
     else:
         source = os.path.join(work, "step.cu")
         run([args.graphc, args.model, "--target=cuda", "--compile-to=source", "-o", source] + flags
@@ -153,12 +165,17 @@ def main():
              os.path.join(lib, "libgraphc_cuda_common.a"), os.path.join(lib, "libgraphc_runtime.a")]
             + mpi + ["-lopenblas", "-lpthread", "-lm", "-o", host])
     cpu = os.path.join(work, "cpu")
-    run([args.graphc, args.model, "-o", cpu] + flags + parallel(ref_ranks)
-        + (["--target=cuda"] if args.ref_target == "cuda" else []))
+    if args.stage != "compare":
+        run([args.graphc, args.model, "-o", cpu] + flags + parallel(ref_ranks)
+            + (["--target=cuda"] if args.ref_target == "cuda" else []))
+    if args.stage == "compare":
+        compare(args, work, host)
+        return
 
     # The tensor table (from the descriptor) gives the data and label shapes.
     shapes = {}
-    for line in run([host, "--describe"]).splitlines():
+    described = cpu if args.stage == "prepare" else host
+    for line in run([described, "--describe"]).splitlines():
         m = re.match(r"(\S+)\s+\S+\s+(data|labels)\s+(\S+)\s+\[([0-9,]*)\]", line)
         if m:
             shapes[m.group(2)] = (m.group(3), [int(d) for d in m.group(4).split(",") if d])
@@ -190,15 +207,54 @@ def main():
                   [rng.random() for _ in range(numel(yshape))])
 
     outs = {}
-    for name, binary, ranks in (("host", host, args.ranks), ("cpu", cpu, ref_ranks)):
-        wdir = os.path.join(work, "w-" + name)
-        text = run(launch(ranks) + [binary, "--data", os.path.join(work, "x.npy"), "--labels",
-                    os.path.join(work, "y.npy"), "--steps", str(args.steps), "--save-weights",
-                    wdir])
-        losses = [float(m.group(1)) for m in re.finditer(r"loss (\S+)", text)]
-        weights = {f: read_npy_f32(os.path.join(wdir, f)) for f in sorted(os.listdir(wdir))}
-        outs[name] = (losses, weights)
+    runs = (("host", host, args.ranks), ("cpu", cpu, ref_ranks))
+    if args.stage == "prepare":
+        if args.ref_target == "cuda":  # the reference needs the GPU too: compare runs it
+            print("prepared %s: the CUDA reference runs with the tested binary" % work)
+            return
+        runs = runs[1:]
+    for name, binary, ranks in runs:
+        outs[name] = train(args, work, name, launch(ranks) + [binary])
+    if args.stage == "prepare":
+        with open(os.path.join(work, "ref.txt"), "w") as f:
+            f.write("".join("%.9g\n" % loss for loss in outs["cpu"][0]))
+        print("prepared %s: reference of %d losses and %d weight tensors"
+              % (work, len(outs["cpu"][0]), len(outs["cpu"][1])))
+        return
+    report(args, outs)
 
+
+def train(args, work, name, command):
+    """Runs a binary on DIR/x.npy, DIR/y.npy; returns (per-step losses, {file: weights})."""
+    wdir = os.path.join(work, "w-" + name)
+    text = run(command + ["--data", os.path.join(work, "x.npy"), "--labels",
+                          os.path.join(work, "y.npy"), "--steps", str(args.steps),
+                          "--save-weights", wdir])
+    losses = [float(m.group(1)) for m in re.finditer(r"loss (\S+)", text)]
+    weights = {f: read_npy_f32(os.path.join(wdir, f)) for f in sorted(os.listdir(wdir))}
+    return losses, weights
+
+
+def compare(args, work, host):
+    """--stage=compare: the prebuilt tested binary against the saved reference."""
+    def launch(ranks):
+        return [args.mpirun, "-np", str(ranks)] if ranks else []
+
+    if os.path.exists(os.path.join(work, "ref.txt")):
+        with open(os.path.join(work, "ref.txt")) as f:
+            losses = [float(line) for line in f if line.strip()]
+        wdir = os.path.join(work, "w-cpu")
+        weights = {f: read_npy_f32(os.path.join(wdir, f)) for f in sorted(os.listdir(wdir))}
+        reference = (losses, weights)
+    else:  # a CUDA reference (--ref-target=cuda), prepared but not run
+        ref_ranks = args.ranks if args.ref_ranks is None else args.ref_ranks
+        reference = train(args, work, "cpu", launch(ref_ranks) + [os.path.join(work, "cpu")])
+    report(args, {"host": train(args, work, "host", launch(args.ranks) + [host]),
+                  "cpu": reference})
+
+
+def report(args, outs):
+    """Compares the tested run with the reference; prints PASS or FAIL and exits."""
     failed = 0
     worst = 0.0
     hl, hw = outs["host"]

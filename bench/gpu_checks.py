@@ -1,0 +1,699 @@
+#!/usr/bin/python3
+"""The GPU checks and GPU benchmarks of issues #3, #5 and #8, split between two machines.
+
+graphc (MLIR, CBC, ONNX) runs where it was built; the GPU machine has CUDA, PyTorch and
+compute-sanitizer but not graphc. So the work is split in two:
+
+  /usr/bin/python3 bench/gpu_checks.py prepare --graphc build/bin/graphc --bundle .gpu
+      (here) compiles every CUDA binary, writes the correctness cases' data and runs their CPU
+      references (test/cuda/host_vs_cpu.py --stage=prepare), and writes .gpu/manifest.json.
+      Benchmark binaries embed their initial weights; their models are exported with a
+      periodic weight pattern (not random) so that the binaries compress ~100x with xz and
+      travel (the bundle must stay under the device tool's 64 MiB). Values do not change the
+      time of a GEMM or a convolution.
+
+  python3 bench/gpu_checks.py run --bundle .gpu --out $OUT [--part checks|bench|maxbatch]
+      (on the GPU machine) runs the parts and writes OUT/gpu_checks.json (appended to after
+      every item, so that a call cut short keeps what it measured) and OUT/gpu_checks.log:
+      * checks: every correctness case's CUDA binary against its CPU reference (losses and final
+        weights, host_vs_cpu.py --stage=compare); CUDA graph replay against eager launches
+        (bit-identical losses); compute-sanitizer --tool memcheck on three binaries; the
+        runtime's memory lines (arena, runtime reserve, free before and after); the refusal of
+        an arena larger than the device; the NCCL data-parallel binary at world size 1.
+      * bench: step time at equal batch, graphc (GRAPHC_CUDA_TIMING=1, device time of the step,
+        median of steps 11..60) against PyTorch eager and torch.compile on the same GPU in the
+        same run (median of 100 steps after 10 warm-up steps, CUDA events, TF32 off in both,
+        SGD), and memory: graphc's planned arena and measured device bytes beside PyTorch's
+        torch.cuda.max_memory_allocated.
+      * maxbatch: PyTorch eager's largest batch (doubling, then bisection; Adam, fp32) for
+        ResNet-50 and the transformer, and graphc's binaries at graphc's largest fp32 batches
+        (from `graphc --max-batch`), their step time per sample.
+
+Models: bench/training_graphs.py's definitions (the users' three CNNs, torchvision ResNet-18 and
+ResNet-50, the 6-layer transformer encoder).
+"""
+
+import argparse
+import json
+import lzma
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+sys.dont_write_bytecode = True
+HERE = os.path.dirname(os.path.abspath(__file__))
+SRC = os.path.dirname(HERE)
+HOST_VS_CPU = os.path.join(SRC, "test", "cuda", "host_vs_cpu.py")
+SCE, BCE = "sparse_categorical_crossentropy", "binary_crossentropy"
+
+# Correctness cases: (name, model, host_vs_cpu.py arguments). The first nine are
+# test/cuda/gpu-train.test and gpu-norm-dropout.test; the others add the models of #2 and #6, a
+# budget that forces rematerialization, im2col tiling and optimizer-state offload.
+CORRECTNESS = [
+    ("mlp-adam", "examples/mlp.onnx", ["--optimizer", "adam", "--lr", "0.001", "--steps", "8"]),
+    ("cnn-sgd", "examples/cnn.onnx", ["--optimizer", "sgd", "--steps", "8"]),
+    ("cnn_bce-momentum", "e2e:cnn_bce", ["--loss", BCE, "--optimizer", "momentum", "--lr", "0.01",
+                                          "--steps", "8"]),
+    ("resmlp-adam", "e2e:resmlp", ["--optimizer", "adam", "--lr", "0.001", "--steps", "8"]),
+    ("cnn_bn-adam", "e2e:cnn_bn", ["--optimizer", "adam", "--lr", "0.01", "--steps", "8"]),
+    ("cnn_bn-micro-momentum", "e2e:cnn_bn", ["--optimizer", "momentum", "--lr", "0.05", "--steps",
+                                             "8", "--graphc-flag=--micro-batches=2"]),
+    ("transformer_dropout-sgd", "e2e:transformer_dropout", ["--optimizer", "sgd", "--lr", "0.05",
+                                                            "--steps", "8"]),
+    ("attention-adam", "test/cuda/Inputs/attention.mlir", ["--classes", "4", "--optimizer", "adam",
+                                                           "--lr", "0.01", "--steps", "8"]),
+    ("squeezenet-sgd", "e2e:squeezenet1_1", ["--optimizer", "sgd", "--lr", "0.01", "--steps", "8"]),
+    ("unet-sgd", "e2e:unet", ["--loss", BCE, "--optimizer", "sgd", "--lr", "0.05", "--steps", "8"]),
+    ("transformer-adam", "e2e:transformer", ["--optimizer", "adam", "--lr", "0.001", "--steps", "8"]),
+    ("lstm-adam", "e2e:lstm", ["--optimizer", "adam", "--lr", "0.01", "--steps", "8"]),
+    ("remat-dropout-mlp", "test/graphc/Inputs/deep-mlp-dropout.mlir",
+     ["--loss", "mse", "--optimizer", "adam", "--lr", "0.001", "--steps", "4",
+      "--tested-flag=--budget=260000"]),
+    ("remat-conv-bn", "test/graphc/Inputs/conv-bn-stack.mlir",
+     ["--classes", "5", "--optimizer", "adam", "--lr", "0.01", "--steps", "4",
+      "--tested-flag=--budget=240000"]),
+    ("im2col-tiled", "test/graphc/Inputs/wide-conv.mlir",
+     ["--classes", "5", "--optimizer", "sgd", "--steps", "4", "--tested-flag=--budget=5000000"]),
+    ("offload-adam", "test/graphc/Inputs/deep-mlp.mlir",
+     ["--loss", "mse", "--optimizer", "adam", "--lr", "0.001", "--steps", "4",
+      "--tested-flag=--offload=optimizer"]),
+]
+# Data parallelism over NCCL at world size 1 (test/cuda/gpu-data-parallel.test): against the
+# single-process CUDA binary (both run on the GPU) and against the CPU target.
+DATA_PARALLEL = [
+    ("dp1-mlp-vs-cuda", "examples/mlp.onnx",
+     ["--ranks", "1", "--ref-ranks", "0", "--ref-target", "cuda", "--tol", "1e-5", "--optimizer",
+      "adam", "--lr", "0.001", "--steps", "8"]),
+    ("dp1-cnn-vs-cuda", "examples/cnn.onnx",
+     ["--ranks", "1", "--ref-ranks", "0", "--ref-target", "cuda", "--tol", "1e-5", "--optimizer",
+      "sgd", "--steps", "8", "--graphc-flag=--bucket-size=4KiB"]),
+    ("dp1-cnn-vs-cpu", "examples/cnn.onnx",
+     ["--ranks", "1", "--ref-ranks", "0", "--optimizer", "sgd", "--steps", "8",
+      "--graphc-flag=--bucket-size=4KiB"]),
+]
+# Step time at equal batch (issue #3): the users' three CNNs and ResNet-18 at 224x224, SGD.
+BENCH = [("cnn28", 256), ("cnn64", 64), ("cnn256", 128), ("resnet18", 64)]
+MAXBATCH_MODELS = ("resnet50", "transformer")
+
+
+def log(msg):
+    print(msg, flush=True)
+
+
+def run(cmd, timeout=None, env=None, check=True):
+    t0 = time.time()
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+    if check and res.returncode != 0:
+        raise RuntimeError("%s exited %d:\n%s%s" % (" ".join(cmd), res.returncode,
+                                                    res.stdout[-3000:], res.stderr[-3000:]))
+    return res, time.time() - t0
+
+
+# ---------------------------------------------------------------------------------------------
+# prepare (where graphc is)
+# ---------------------------------------------------------------------------------------------
+
+def export_bench_model(name, path, patterned=True):
+    """Exports bench/training_graphs.py's model `name` in training mode with a dynamic batch
+    axis; with `patterned`, every weight and bias is a short periodic pattern of small values
+    (compressible; BatchNorm keeps ones and zeros)."""
+    import torch
+    import warnings
+    warnings.filterwarnings("ignore")
+    sys.path.insert(0, HERE)
+    import training_graphs as tg
+    entry = {m[0]: m for m in tg.MODELS}[name]
+    _, _, build, shape, batch, _, integer, _ = entry
+    torch.manual_seed(0)
+    model = build()
+    model.train()
+    if patterned:
+        with torch.no_grad():
+            for pname, p in model.named_parameters():
+                if p.dim() >= 2 or pname.endswith("bias") and "norm" not in pname and "bn" not in pname:
+                    fan_in = p[0].numel() if p.dim() >= 2 else 64
+                    pattern = (torch.arange(97, dtype=torch.float32) / 48.0 - 1.0) / fan_in ** 0.5
+                    p.copy_(pattern.repeat(p.numel() // 97 + 1)[:p.numel()].view_as(p))
+    dummy = torch.zeros((batch,) + shape, dtype=torch.int64 if integer else torch.float32)
+    with torch.no_grad():
+        torch.onnx.export(model, dummy, path, export_params=True, do_constant_folding=False,
+                          training=torch.onnx.TrainingMode.TRAINING, opset_version=13,
+                          input_names=["input"], output_names=["output"],
+                          dynamic_axes={"input": {0: "batch"}, "output": {0: "batch"}})
+    return entry
+
+
+def compress(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    with lzma.open(path + ".xz", "wb", preset=6) as f:
+        f.write(data)
+    os.remove(path)
+
+
+def describe_arena(binary):
+    res, _ = run([binary, "--describe"])
+    m = re.search(r"arena (\d+) bytes", res.stdout)
+    return int(m.group(1)) if m else None
+
+
+def prepare(args):
+    bundle = os.path.abspath(args.bundle)
+    graphc = os.path.abspath(args.graphc)
+    lib = os.path.join(os.path.dirname(os.path.dirname(graphc)), "lib")
+    exports = os.path.join(args.work, "onnx")
+    os.makedirs(exports, exist_ok=True)
+    if args.append:  # only the --maxbatch binaries, added to an existing bundle
+        manifest = {"correctness": [], "bench": [], "maxbatch": [], "refuse": None}
+        if os.path.exists(os.path.join(bundle, "manifest.json")):
+            with open(os.path.join(bundle, "manifest.json")) as f:
+                manifest = json.load(f)
+        os.makedirs(bundle, exist_ok=True)
+        prepare_maxbatch(args, graphc, bundle, exports, manifest)
+        return
+    shutil.rmtree(bundle, ignore_errors=True)
+    os.makedirs(bundle)
+    manifest = {"correctness": [], "bench": [], "maxbatch": [], "refuse": None}
+    models_dir = os.path.join(bundle, "models")
+    os.makedirs(models_dir)
+
+    # Correctness: host_vs_cpu.py --stage=prepare per case.
+    sys.path.insert(0, os.path.join(SRC, "test", "e2e"))
+    for name, model, extra in CORRECTNESS + DATA_PARALLEL:
+        if args.only and not re.search(args.only, name):
+            continue
+        if model.startswith("e2e:"):
+            import models as e2e  # test/e2e/models.py
+            onnx = os.path.join(models_dir, model[4:] + ".onnx")
+            if not os.path.exists(onnx):
+                e2e.export(model[4:], onnx)
+            model_path = onnx
+        else:
+            model_path = os.path.join(SRC, model)
+        work = os.path.join(bundle, "correct", name)
+        cmd = [sys.executable, HOST_VS_CPU, "--build=gpu", "--stage=prepare", "--model",
+               model_path, "--graphc", graphc, "--src", SRC, "--lib", lib, "--workdir", work]
+        if "--tol" not in extra:
+            cmd += ["--tol", "1e-4"]
+        cmd += extra
+        if name.startswith("dp1"):
+            cmd += ["--mpirun", "mpirun"]
+        log("prepare %s" % name)
+        run(cmd)
+        if "--ref-target" not in extra:
+            os.remove(os.path.join(work, "cpu"))  # the CPU reference already ran
+        for f in ("cpu", "gpu"):
+            if os.path.exists(os.path.join(work, f)):
+                compress(os.path.join(work, f))
+        manifest["correctness"].append({"name": name, "args": cmd[2:], "model": model})
+    shutil.rmtree(models_dir)
+
+    # Benchmarks at equal batch, SGD.
+    for name, batch in BENCH if not args.only else []:
+        onnx = os.path.join(exports, name + ".onnx")
+        entry = export_bench_model(name, onnx)
+        loss = entry[5]
+        out = os.path.join(bundle, "bench", name)
+        os.makedirs(out)
+        binary = os.path.join(out, "train")
+        log("compile %s batch %d" % (name, batch))
+        res, secs = run([graphc, onnx, "--target=cuda", "--batch=%d" % batch, "--optimizer=sgd",
+                         "--lr=0.01", "--loss=" + loss, "--device=h100", "-o", binary])
+        predicted = re.search(r"predicted[^\n]*?([0-9.]+) ms", res.stdout + res.stderr)
+        manifest["bench"].append({"name": name, "batch": batch, "loss": loss,
+                                  "arena_bytes": describe_arena(binary),
+                                  "compile_s": round(secs, 1),
+                                  "fit_report": (res.stdout + res.stderr)[-1500:]})
+        compress(binary)
+
+    # The refusal: cnn256 at a batch whose arena exceeds any GPU's memory.
+    if not args.only:
+        onnx = os.path.join(exports, "cnn256.onnx")
+        out = os.path.join(bundle, "refuse")
+        os.makedirs(out)
+        binary = os.path.join(out, "train")
+        run([graphc, onnx, "--target=cuda", "--batch=8192", "--optimizer=sgd", "--loss=" + BCE,
+             "--quiet", "-o", binary])
+        manifest["refuse"] = {"batch": 8192, "arena_bytes": describe_arena(binary)}
+        compress(binary)
+    prepare_maxbatch(args, graphc, bundle, exports, manifest)
+
+
+def prepare_maxbatch(args, graphc, bundle, exports, manifest):
+    """Largest batch on 80 GB: graphc's binaries at its fp32 answers (`graphc --max-batch`),
+    given as --maxbatch LABEL:MODEL:BATCH:FLAGS."""
+    for spec in args.maxbatch or []:
+        label, name, batch, flags = spec.split(":", 3)
+        onnx = os.path.join(exports, name + ".onnx")
+        if not os.path.exists(onnx):
+            export_bench_model(name, onnx)
+        out = os.path.join(bundle, "maxbatch", label)
+        os.makedirs(out)
+        binary = os.path.join(out, "train")
+        log("compile %s (%s) batch %s %s" % (label, name, batch, flags))
+        res, secs = run([graphc, onnx, "--target=cuda", "--batch=" + batch, "--optimizer=adam",
+                         "--device=h100", "-o", binary] + [f for f in flags.split(",") if f])
+        manifest["maxbatch"].append({"label": label, "name": name, "batch": int(batch),
+                                     "flags": flags, "arena_bytes": describe_arena(binary),
+                                     "compile_s": round(secs, 1),
+                                     "fit_report": (res.stdout + res.stderr)[-2500:]})
+        compress(binary)
+
+    with open(os.path.join(bundle, "manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=1)
+    total = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(bundle) for f in fs)
+    log("bundle %s: %.1f MiB" % (bundle, total / 2.0 ** 20))
+
+
+# ---------------------------------------------------------------------------------------------
+# run (on the GPU machine)
+# ---------------------------------------------------------------------------------------------
+
+class Results:
+    """gpu_checks.json, rewritten after every item."""
+
+    def __init__(self, out):
+        self.path = os.path.join(out, "gpu_checks.json")
+        self.data = {}
+        if os.path.exists(self.path):
+            with open(self.path) as f:
+                self.data = json.load(f)
+
+    def add(self, section, key, value):
+        self.data.setdefault(section, {})[key] = value
+        with open(self.path, "w") as f:
+            json.dump(self.data, f, indent=1)
+        log("%s/%s: %s" % (section, key, json.dumps(value)[:600]))
+
+
+def unpack(path):
+    """path.xz -> path (executable); returns path."""
+    if not os.path.exists(path) and os.path.exists(path + ".xz"):
+        with lzma.open(path + ".xz", "rb") as src, open(path, "wb") as dst:
+            shutil.copyfileobj(src, dst, 1 << 24)
+        os.chmod(path, 0o755)
+    return path
+
+
+def runtime_lines(text):
+    return [line for line in text.splitlines()
+            if line.startswith("cuda:") and "device time" not in line
+            or line.startswith("runtime reserve") or line.startswith("error")]
+
+
+def write_data(binary, work, batch_count, seed=0):
+    """Random data for `binary` from its --describe table: uint8 {0,1} images (converted per
+    batch), int64 classes or float {0,1} targets."""
+    import numpy as np
+    res, _ = run([binary, "--describe"])
+    shapes = {}
+    for line in res.stdout.splitlines():
+        m = re.match(r"(\S+)\s+\S+\s+(data|labels)\s+(\S+)\s+\[([0-9,]*)\]", line)
+        if m:
+            shapes[m.group(2)] = (m.group(3), [int(d) for d in m.group(4).split(",") if d])
+    rng = np.random.default_rng(seed)
+    dtype, dims = shapes["data"]
+    n = dims[0] * batch_count
+    x = np.lib.format.open_memmap(os.path.join(work, "x.npy"), mode="w+",
+                                  dtype=np.uint8 if dtype == "float32" else np.int64,
+                                  shape=tuple([n] + dims[1:]))
+    chunk = max(1, dims[0])
+    for i in range(0, n, chunk):
+        x[i:i + chunk] = rng.integers(0, 2, size=x[i:i + chunk].shape, dtype=x.dtype)
+    x.flush()
+    del x
+    ltype, ldims = shapes["labels"]
+    if ltype == "int64":
+        y = rng.integers(0, 10, size=(n,), dtype=np.int64)
+    else:
+        y = rng.integers(0, 2, size=tuple([n] + ldims[1:])).astype(np.float32)
+    np.save(os.path.join(work, "y.npy"), y)
+    return os.path.join(work, "x.npy"), os.path.join(work, "y.npy")
+
+
+def time_graphc(binary, work, steps, warmup, batch_count=4, timeout=300):
+    x, y = write_data(binary, work, batch_count)
+    env = dict(os.environ, GRAPHC_CUDA_TIMING="1")
+    res, wall = run([binary, "--data", x, "--labels", y, "--steps", str(steps)], env=env,
+                    timeout=timeout, check=False)
+    times = [float(m.group(1)) for m in re.finditer(r"device time ([0-9.]+) ms", res.stderr)]
+    losses = [float(m.group(1)) for m in re.finditer(r"loss (\S+)", res.stdout)]
+    out = {"exit": res.returncode, "steps": len(times), "wall_s": round(wall, 2),
+           "runtime": runtime_lines(res.stderr)}
+    if len(times) > warmup:
+        out["median_ms"] = round(statistics.median(times[warmup:]), 4)
+        out["min_ms"] = round(min(times[warmup:]), 4)
+    if losses:
+        out["first_loss"], out["last_loss"] = losses[0], losses[-1]
+    if res.returncode != 0:
+        out["stderr"] = res.stderr[-1500:]
+    return out
+
+
+def torch_model(name):
+    """(logits model, input shape, loss) of bench/training_graphs.py's `name`."""
+    import torch
+    sys.path.insert(0, HERE)
+    import training_graphs as tg
+    _, _, build, shape, _, loss, integer, _ = {m[0]: m for m in tg.MODELS}[name]
+    torch.manual_seed(0)
+    model = build()
+    if isinstance(model, tg.Head):
+        model = model.net
+    elif isinstance(model, tg.Encoder):
+        enc = model
+
+        class Logits(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.enc = enc
+
+            def forward(self, x):
+                return self.enc.fc(self.enc.encoder(x).mean(dim=1))
+        model = Logits()
+    return model, shape, loss
+
+
+def torch_step_fn(model, loss, optimizer):
+    import torch.nn.functional as F
+
+    def step(x, y):
+        optimizer.zero_grad(set_to_none=True)
+        out = model(x)
+        if loss == BCE:
+            value = F.binary_cross_entropy_with_logits(out, y)
+        else:
+            value = F.cross_entropy(out, y)
+        value.backward()
+        optimizer.step()
+        return value
+    return step
+
+
+def torch_inputs(shape, loss, batch, classes):
+    import torch
+    x = torch.randint(0, 2, (batch,) + tuple(shape), device="cuda").float()
+    if loss == BCE:
+        y = torch.randint(0, 2, (batch, 1), device="cuda").float()
+    else:
+        y = torch.randint(0, classes, (batch,), device="cuda")
+    return x, y
+
+
+def time_torch(name, batch, compiled, steps=100, warmup=10, optimizer="sgd"):
+    import torch
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    model, shape, loss = torch_model(name)
+    model = model.cuda().train()
+    opt = (torch.optim.SGD(model.parameters(), lr=0.01) if optimizer == "sgd"
+           else torch.optim.Adam(model.parameters(), lr=1e-3))
+    fwd = torch.compile(model) if compiled else model
+    step = torch_step_fn(fwd, loss, opt)
+    x, y = torch_inputs(shape, loss, batch, 10)
+    t0 = time.time()
+    for _ in range(warmup):
+        step(x, y)
+    torch.cuda.synchronize()
+    warm_s = time.time() - t0
+    torch.cuda.reset_peak_memory_stats()
+    times = []
+    for _ in range(steps):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        value = step(x, y)
+        b.record()
+        b.synchronize()
+        times.append(a.elapsed_time(b))
+    result = {"median_ms": round(statistics.median(times), 4), "min_ms": round(min(times), 4),
+              "max_memory_allocated": torch.cuda.max_memory_allocated(),
+              "max_memory_reserved": torch.cuda.max_memory_reserved(),
+              "warmup_s": round(warm_s, 1), "last_loss": float(value)}
+    del model, opt, fwd, x, y
+    torch.cuda.empty_cache()
+    return result
+
+
+def torch_largest_batch(name, start, limit_s):
+    """PyTorch eager's largest batch for one Adam step plus one more (fp32): doubling from
+    `start`, then bisection to 1% of the batch."""
+    import torch
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    model, shape, loss = torch_model(name)
+    model = model.cuda().train()
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    step = torch_step_fn(model, loss, opt)
+    t0 = time.time()
+    tried = []
+
+    def fits(batch):
+        try:
+            x, y = torch_inputs(shape, loss, batch, 10)
+            step(x, y)
+            step(x, y)
+            torch.cuda.synchronize()
+            ok = True
+        except torch.OutOfMemoryError:
+            ok = False
+        x = y = None
+        opt.zero_grad(set_to_none=True)
+        torch.cuda.empty_cache()
+        tried.append((batch, ok))
+        return ok
+
+    lo, hi = 0, None
+    b = start
+    while hi is None and time.time() - t0 < limit_s:
+        if fits(b):
+            lo, b = b, b * 2
+        else:
+            hi = b
+    while hi is not None and hi - lo > max(1, lo // 100) and time.time() - t0 < limit_s:
+        mid = (lo + hi) // 2
+        if fits(mid):
+            lo = mid
+        else:
+            hi = mid
+    result = {"largest_batch": lo, "first_failing": hi, "tries": tried,
+              "search_s": round(time.time() - t0, 1)}
+    del model, opt
+    torch.cuda.empty_cache()
+    return result
+
+
+def part_checks(bundle, manifest, results, work):
+    for case in manifest["correctness"]:
+        args = list(case["args"])
+        case_dir = os.path.join(bundle, "correct", case["name"])
+        args[args.index("--workdir") + 1] = case_dir
+        for f in ("cpu", "gpu"):
+            unpack(os.path.join(case_dir, f))
+        args = [a if a != "--stage=prepare" else "--stage=compare" for a in args]
+        cmd = [sys.executable, HOST_VS_CPU] + fix_paths(args)
+        try:
+            res, secs = run(cmd, timeout=300, check=False)
+            text = res.stdout.strip().splitlines()
+            results.add("correctness", case["name"], {"pass": res.returncode == 0,
+                                                      "summary": text[-2:] if text else [],
+                                                      "failures": text[:-2][:12],
+                                                      "seconds": round(secs, 1)})
+        except Exception as e:  # noqa: BLE001 - recorded
+            results.add("correctness", case["name"], {"pass": False, "error": str(e)[-800:]})
+
+    # CUDA graph replay against eager launches, and the runtime's lines.
+    cnn = os.path.join(bundle, "correct", "cnn-sgd")
+    losses = {}
+    for mode in ("1", "0"):
+        env = dict(os.environ, GRAPHC_CUDA_GRAPH=mode, GRAPHC_CUDA_VERBOSE="1")
+        res, _ = run([os.path.join(cnn, "gpu"), "--data", os.path.join(cnn, "x.npy"), "--labels",
+                      os.path.join(cnn, "y.npy"), "--steps", "8"], env=env, check=False)
+        losses[mode] = re.findall(r"loss (\S+)", res.stdout)
+        if mode == "1":
+            results.add("runtime", "cnn-verbose", res.stderr.splitlines()[:40])
+    results.add("checks", "graph-vs-eager", {"bit_identical": losses["1"] == losses["0"] and
+                                             len(losses["1"]) == 8, "graph": losses["1"],
+                                             "eager": losses["0"]})
+
+    # compute-sanitizer memcheck (and the others it has) on three binaries.
+    for name, tool in (("cnn-sgd", "memcheck"), ("cnn_bn-adam", "memcheck"),
+                       ("transformer_dropout-sgd", "memcheck"), ("cnn-sgd", "racecheck"),
+                       ("cnn-sgd", "initcheck"), ("offload-adam", "memcheck")):
+        d = os.path.join(bundle, "correct", name)
+        try:
+            res, secs = run(["compute-sanitizer", "--tool", tool, "--error-exitcode", "99",
+                             os.path.join(d, "gpu"), "--data", os.path.join(d, "x.npy"),
+                             "--labels", os.path.join(d, "y.npy"), "--steps", "3"],
+                            timeout=240, check=False)
+            summary = [l for l in (res.stdout + res.stderr).splitlines() if "ERROR SUMMARY" in l
+                       or "RACECHECK SUMMARY" in l]
+            results.add("sanitizer", "%s-%s" % (name, tool),
+                        {"exit": res.returncode, "summary": summary,
+                         "first_lines": [l for l in (res.stdout + res.stderr).splitlines()
+                                         if l.startswith("=========")][:12],
+                         "seconds": round(secs, 1)})
+        except Exception as e:  # noqa: BLE001
+            results.add("sanitizer", "%s-%s" % (name, tool), {"error": str(e)[-500:]})
+
+    # The refusal of an arena larger than the device.
+    if manifest.get("refuse"):
+        binary = unpack(os.path.join(bundle, "refuse", "train"))
+        d = os.path.join(work, "refuse")
+        os.makedirs(d, exist_ok=True)
+        import numpy as np
+        np.save(os.path.join(d, "x.npy"), np.zeros((8192, 3, 256, 256), np.uint8))
+        np.save(os.path.join(d, "y.npy"), np.zeros((8192, 1), np.float32))
+        res, _ = run([binary, "--data", os.path.join(d, "x.npy"), "--labels",
+                      os.path.join(d, "y.npy"), "--steps", "1"], check=False)
+        results.add("checks", "refuse-arena", {"exit": res.returncode,
+                                               "arena_bytes": manifest["refuse"]["arena_bytes"],
+                                               "stderr": res.stderr.strip().splitlines()[-4:]})
+        os.remove(binary)
+        shutil.rmtree(d)
+
+
+def fix_paths(args):
+    """Paths in a prepared case's arguments were the preparing machine's; map them here."""
+    out = []
+    for a in args:
+        if a.startswith("/") and "/test/" in a:
+            a = os.path.join(SRC, "test", a.split("/test/", 1)[1])
+        elif a.startswith("/") and "/examples/" in a:
+            a = os.path.join(SRC, "examples", a.split("/examples/", 1)[1])
+        out.append(a)
+    return out
+
+
+def part_bench(bundle, manifest, results, work, compiled):
+    for entry in manifest["bench"]:
+        name, batch = entry["name"], entry["batch"]
+        binary = unpack(os.path.join(bundle, "bench", name, "train"))
+        d = os.path.join(work, name)
+        os.makedirs(d, exist_ok=True)
+        try:
+            g = time_graphc(binary, d, steps=60, warmup=10)
+            g["arena_bytes"] = entry["arena_bytes"]
+            results.add("bench-graphc", name, g)
+        except Exception as e:  # noqa: BLE001
+            results.add("bench-graphc", name, {"error": str(e)[-800:]})
+        shutil.rmtree(d)
+        for mode in (("eager", False),) + ((("compile", True),) if compiled else ()):
+            try:
+                results.add("bench-torch-" + mode[0], name, time_torch(name, batch, mode[1]))
+            except Exception as e:  # noqa: BLE001
+                results.add("bench-torch-" + mode[0], name, {"error": str(e)[-800:]})
+
+
+def part_maxbatch(bundle, manifest, results, work, torch_limit_s):
+    for entry in manifest["maxbatch"]:
+        binary = unpack(os.path.join(bundle, "maxbatch", entry["label"], "train"))
+        d = os.path.join(work, entry["label"])
+        os.makedirs(d, exist_ok=True)
+        try:
+            g = time_graphc(binary, d, steps=8, warmup=3, batch_count=2, timeout=400)
+            g.update({k: entry[k] for k in ("batch", "arena_bytes", "flags")})
+            if "median_ms" in g:
+                g["us_per_sample"] = round(g["median_ms"] * 1000.0 / entry["batch"], 2)
+            results.add("maxbatch-graphc", entry["label"], g)
+        except Exception as e:  # noqa: BLE001
+            results.add("maxbatch-graphc", entry["label"], {"error": str(e)[-800:]})
+        shutil.rmtree(d)
+        os.remove(binary)
+    for name, start in (("resnet50", 128), ("transformer", 64)):
+        try:
+            r = torch_largest_batch(name, start, torch_limit_s)
+            if r["largest_batch"]:
+                t = time_torch(name, r["largest_batch"], False, steps=5, warmup=2,
+                               optimizer="adam")
+                r["median_ms"] = t["median_ms"]
+                r["us_per_sample"] = round(t["median_ms"] * 1000.0 / r["largest_batch"], 2)
+            results.add("maxbatch-torch-eager", name, r)
+        except Exception as e:  # noqa: BLE001
+            results.add("maxbatch-torch-eager", name, {"error": str(e)[-800:]})
+
+
+def device_info(results, bundle):
+    info = {}
+    for cmd in (["nvidia-smi", "--query-gpu=name,memory.total,driver_version", "--format=csv,noheader"],
+                ["nvcc", "--version"]):
+        try:
+            res, _ = run(cmd, check=False)
+            info[cmd[0]] = res.stdout.strip().splitlines()[-1]
+        except Exception as e:  # noqa: BLE001
+            info[cmd[0]] = str(e)
+    try:
+        import torch
+        info["torch"] = torch.__version__
+        info["cudnn"] = torch.backends.cudnn.version()
+    except Exception as e:  # noqa: BLE001
+        info["torch"] = str(e)
+    probe = os.path.join(bundle, "correct", "cnn-sgd", "gpu")
+    if os.path.exists(probe):
+        res, _ = run(["ldd", probe], check=False)
+        info["libraries"] = [l.strip() for l in res.stdout.splitlines()
+                             if "cudnn" in l or "cublas" in l or "nccl" in l or "mpi" in l]
+    info["date"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    results.add("device", "info", info)
+
+
+def library_path():
+    """The CUDA libraries for the binaries (run here as children): cuBLAS from the toolkit, cuDNN
+    from PyTorch's wheel where there is one (else the system's). This process's own libraries
+    (PyTorch's) were resolved at its start and stay as they are."""
+    import glob
+    dirs = sorted(glob.glob("/opt/torch/.venv/lib/python3*/site-packages/nvidia/cudnn/lib"))
+    dirs += [d for d in ("/usr/local/cuda/lib64",) if os.path.isdir(d)]
+    os.environ["LD_LIBRARY_PATH"] = ":".join(dirs + [p for p in os.environ.get(
+        "LD_LIBRARY_PATH", "").split(":") if p])
+
+
+def run_parts(args):
+    library_path()
+    bundle = os.path.abspath(args.bundle)
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(bundle, "manifest.json")) as f:
+        manifest = json.load(f)
+    results = Results(args.out)
+    work = args.work or "/tmp/gpu_checks"
+    os.makedirs(work, exist_ok=True)
+    device_info(results, bundle)
+    parts = args.part.split(",")
+    if "checks" in parts:
+        part_checks(bundle, manifest, results, work)
+    if "bench" in parts:
+        part_bench(bundle, manifest, results, work, compiled="compile" in parts)
+    if "maxbatch" in parts:
+        part_maxbatch(bundle, manifest, results, work, args.torch_limit_s)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("prepare")
+    p.add_argument("--graphc", required=True)
+    p.add_argument("--bundle", required=True)
+    p.add_argument("--work", default="/tmp/gpu_checks_prepare")
+    p.add_argument("--only", help="regex: only these correctness cases, nothing else")
+    p.add_argument("--append", action="store_true",
+                   help="add the --maxbatch binaries to an existing bundle")
+    p.add_argument("--maxbatch", action="append",
+                   help="LABEL:MODEL:BATCH:FLAGS (comma-separated graphc flags), repeatable")
+    r = sub.add_parser("run")
+    r.add_argument("--bundle", required=True)
+    r.add_argument("--out", required=True)
+    r.add_argument("--work")
+    r.add_argument("--part", default="checks,bench,compile,maxbatch")
+    r.add_argument("--torch-limit-s", type=float, default=150.0)
+    args = ap.parse_args()
+    if args.cmd == "prepare":
+        prepare(args)
+    else:
+        run_parts(args)
+
+
+if __name__ == "__main__":
+    main()
