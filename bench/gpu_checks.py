@@ -50,16 +50,19 @@ SRC = os.path.dirname(HERE)
 HOST_VS_CPU = os.path.join(SRC, "test", "cuda", "host_vs_cpu.py")
 SCE, BCE = "sparse_categorical_crossentropy", "binary_crossentropy"
 
-# Correctness cases: (name, model, host_vs_cpu.py arguments). The first nine are
-# test/cuda/gpu-train.test and gpu-norm-dropout.test; the others add the models of #2 and #6, a
-# budget that forces rematerialization, im2col tiling and optimizer-state offload.
+# Correctness cases: (name, model, host_vs_cpu.py arguments): test/cuda/gpu-train.test and
+# gpu-norm-dropout.test, the models of #2 and #6, budgets that force rematerialization and im2col
+# tiling, and optimizer-state offload. Adam is left out where a parameter's true gradient is zero
+# (a bias feeding a batch norm; attention's key bias): Adam turns the rounding noise there into
+# whole lr-sized updates of either sign, so any two correct implementations drift apart by
+# about lr per step (measured on the H100: 2.7e-2 and 1.4e-2 relative after 8 steps).
 CORRECTNESS = [
     ("mlp-adam", "examples/mlp.onnx", ["--optimizer", "adam", "--lr", "0.001", "--steps", "8"]),
     ("cnn-sgd", "examples/cnn.onnx", ["--optimizer", "sgd", "--steps", "8"]),
     ("cnn_bce-momentum", "e2e:cnn_bce", ["--loss", BCE, "--optimizer", "momentum", "--lr", "0.01",
                                           "--steps", "8"]),
     ("resmlp-adam", "e2e:resmlp", ["--optimizer", "adam", "--lr", "0.001", "--steps", "8"]),
-    ("cnn_bn-adam", "e2e:cnn_bn", ["--optimizer", "adam", "--lr", "0.01", "--steps", "8"]),
+    ("cnn_bn-sgd", "e2e:cnn_bn", ["--optimizer", "sgd", "--lr", "0.05", "--steps", "8"]),
     ("cnn_bn-micro-momentum", "e2e:cnn_bn", ["--optimizer", "momentum", "--lr", "0.05", "--steps",
                                              "8", "--graphc-flag=--micro-batches=2"]),
     ("transformer_dropout-sgd", "e2e:transformer_dropout", ["--optimizer", "sgd", "--lr", "0.05",
@@ -68,7 +71,8 @@ CORRECTNESS = [
                                                            "--lr", "0.01", "--steps", "8"]),
     ("squeezenet-sgd", "e2e:squeezenet1_1", ["--optimizer", "sgd", "--lr", "0.01", "--steps", "8"]),
     ("unet-sgd", "e2e:unet", ["--loss", BCE, "--optimizer", "sgd", "--lr", "0.05", "--steps", "8"]),
-    ("transformer-adam", "e2e:transformer", ["--optimizer", "adam", "--lr", "0.001", "--steps", "8"]),
+    ("transformer-momentum", "e2e:transformer", ["--optimizer", "momentum", "--lr", "0.01",
+                                                  "--steps", "8"]),
     ("lstm-adam", "e2e:lstm", ["--optimizer", "adam", "--lr", "0.01", "--steps", "8"]),
     ("remat-dropout-mlp", "test/graphc/Inputs/deep-mlp-dropout.mlir",
      ["--loss", "mse", "--optimizer", "adam", "--lr", "0.001", "--steps", "4",
@@ -520,7 +524,7 @@ def part_checks(bundle, manifest, results, work):
                                              "eager": losses["0"]})
 
     # compute-sanitizer memcheck (and the others it has) on three binaries.
-    for name, tool in (("cnn-sgd", "memcheck"), ("cnn_bn-adam", "memcheck"),
+    for name, tool in (("cnn-sgd", "memcheck"), ("cnn_bn-sgd", "memcheck"),
                        ("transformer_dropout-sgd", "memcheck"), ("cnn-sgd", "racecheck"),
                        ("cnn-sgd", "initcheck"), ("offload-adam", "memcheck")):
         d = os.path.join(bundle, "correct", name)

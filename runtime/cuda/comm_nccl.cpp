@@ -264,8 +264,16 @@ void allReduceMeanStart(int bucket, float *data, int64_t count, const StepContex
   checkCuda(cudaStreamWaitEvent(N.stream, N.ready[b], 0), "cudaStreamWaitEvent", what);
   settle(ncclAllReduce(data, data, size_t(count), ncclFloat32, ncclAvg, N.comm, N.stream),
          "ncclAllReduce", what);
-  checkCuda(cudaEventRecordWithFlags(N.finished[b], N.stream, cudaEventRecordExternal),
-            "cudaEventRecordWithFlags", what);
+  // Under stream capture the record must be an external event node, so that every replay of
+  // the graph records it; outside capture (the eager first step) that flag is an error
+  // (cudaErrorIllegalState, seen on an H100 with CUDA 13), so a plain record.
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  checkCuda(cudaStreamIsCapturing(N.stream, &capture), "cudaStreamIsCapturing", what);
+  if (capture == cudaStreamCaptureStatusActive)
+    checkCuda(cudaEventRecordWithFlags(N.finished[b], N.stream, cudaEventRecordExternal),
+              "cudaEventRecordWithFlags", what);
+  else
+    checkCuda(cudaEventRecord(N.finished[b], N.stream), "cudaEventRecord", what);
   checkCuda(cudaEventRecord(N.done[b], N.stream), "cudaEventRecord", what);
   N.started[b] = data;
 }

@@ -307,15 +307,6 @@ int startDevice(const Program &prog) {
   GRAPHC_CUDNN(cudnnCreate(&S.cudnn), "cudnnCreate", startup);
   GRAPHC_CUDNN(cudnnSetStream(S.cudnn, S.compute), "cudnnSetStream", startup);
 
-  const GeneratedProgram &gen = graphc_generated;
-  S.convs.resize(static_cast<size_t>(gen.numConvs));
-  for (int32_t i = 0; i < gen.numConvs; ++i)
-    chooseConv(S.cudnn, gen.convs[i], S.convs[static_cast<size_t>(i)]);
-  S.pools.resize(static_cast<size_t>(gen.numPools));
-  for (int32_t i = 0; i < gen.numPools; ++i)
-    createPool(gen.pools[i], S.pools[static_cast<size_t>(i)]);
-  S.ctx = StepContext{S.compute, S.cublas, S.cudnn, S.convs.data(), S.pools.data()};
-
   size_t freeBytes = 0;
   GRAPHC_CUDA(cudaMemGetInfo(&freeBytes, &total), "cudaMemGetInfo", startup);
   S.freeAfterHandles = freeBytes;
@@ -326,6 +317,16 @@ int startDevice(const Program &prog) {
     std::fprintf(stderr, "%s\n", fit.message.c_str());
     return kExitDevice;
   }
+  // The cuDNN descriptors and algorithms after the arena check, so that a plan too large for
+  // this device is refused as such, whatever cuDNN would say of its shapes.
+  const GeneratedProgram &gen = graphc_generated;
+  S.convs.resize(static_cast<size_t>(gen.numConvs));
+  for (int32_t i = 0; i < gen.numConvs; ++i)
+    chooseConv(S.cudnn, gen.convs[i], S.convs[static_cast<size_t>(i)]);
+  S.pools.resize(static_cast<size_t>(gen.numPools));
+  for (int32_t i = 0; i < gen.numPools; ++i)
+    createPool(gen.pools[i], S.pools[static_cast<size_t>(i)]);
+  S.ctx = StepContext{S.compute, S.cublas, S.cudnn, S.convs.data(), S.pools.data()};
   // The one device allocation.
   const cudaError_t alloc = cudaMalloc(reinterpret_cast<void **>(&S.arena),
                                        std::max<uint64_t>(prog.arenaBytes, 1));

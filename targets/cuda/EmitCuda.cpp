@@ -27,6 +27,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <functional>
+#include <limits>
 #include <map>
 
 #include "flatbuffers/flatbuffers.h"
@@ -597,6 +598,20 @@ private:
     return hostOrDevice(host, device);
   }
 
+  /// cuDNN's tensor descriptors count elements in 32 bits: refuse, at compile time and naming
+  /// the op, a tensor it cannot describe (cudnnSetTensor4dDescriptor would fail at start-up).
+  LogicalResult checkCudnnSize(Operation *op, std::initializer_list<Value> values) {
+    for (Value v : values) {
+      const int64_t elements = tensorElements(v);
+      if (elements > std::numeric_limits<int32_t>::max())
+        return op->emitError() << "a tensor of [" << list(tensorDims(v)) << "] (" << elements
+                               << " elements) is beyond cuDNN's 2^31-1 elements per tensor on "
+                                  "--target=cuda; use a smaller --batch, --micro-batches=N, or "
+                                  "--target=cpu";
+    }
+    return success();
+  }
+
   /// x: the convolution's input (dx for backward data), w: its filter (dw for backward filter),
   /// y: its output (dy for the backward ops).
   LogicalResult conv(Operation *op, int direction, Value x, Value w, Value y,
@@ -612,6 +627,8 @@ private:
       return op->emitError() << "'" << op->getName() << "' with asymmetric padding ["
                              << list(padding) << "] is not supported on --target=cuda yet (cuDNN "
                                                  "pads symmetrically); use --target=cpu";
+    if (failed(checkCudnnSize(op, {x, w, y})))
+      return failure();
     if (!op->hasAttr(kWorkspaceOffsetAttr))
       return op->emitError("convolution without a planned workspace");
     uint64_t limit = workspaceBytes(op);
@@ -678,6 +695,8 @@ private:
                        ", " + poolShape(p.getInput(), p.getResult(), kernel, strides, padding) +
                        ");\n";
     if (symmetric) {
+      if (failed(checkCudnnSize(op, {p.getInput(), p.getResult()})))
+        return failure();
       int index = numPools++;
       poolTable += "    {" + cppString(label(op)) + ", " +
                    list({xs[0], xs[1], xs[2], xs[3], ys[2], ys[3], kernel[0], kernel[1],
@@ -840,15 +859,37 @@ private:
     return s + "      for (int64_t i = 0; i < " + num(inner) + "; ++i)" + body + "    }\n";
   }
 
-  /// Batch normalization, one thread per channel doing what the CPU kernel does for it, in its
-  /// order (statistics summed in double, then y = x alpha + beta with alpha and beta from the
-  /// saved float statistics through batchNormAffine, elementwise_math.h), so the result is the CPU's bit for bit: batch norm's backward formula cancels
-  /// heavily when a channel has few elements (a ResNet's last stages), and there even the float
-  /// rounding of a statistic shows in the weights after a few steps. In training the running
-  /// statistics are written in place over the old ones (each thread reads its channel's before
-  /// writing them), once per run of the op: once per step, or once per micro-batch with
-  /// --micro-batches, as on the CPU. cuDNN's batch norm is not used: its reductions are not the
-  /// CPU's.
+  /// Inside a block kernel's phase (GRAPHC_BLOCK_THREADS(t), step.h): thread t's share of
+  /// channel c's elements of an [n, channels, inner] tensor, `off` each one's offset.
+  /// Consecutive threads take consecutive elements (coalesced loads); the walk is a fixed
+  /// function of t, so the sums are deterministic. O(n inner / 256) per thread.
+  static std::string channelShare(int64_t n, int64_t channels, int64_t inner,
+                                  const std::string &body) {
+    if (inner >= kThreads)
+      return "    for (int64_t b = 0; b < " + num(n) + "; ++b)\n      for (int64_t i = t; i < " +
+             num(inner) + "; i += GRAPHC_BLOCK_SIZE) {\n        const int64_t off = (b * " +
+             num(channels) + " + c) * " + num(inner) + " + i;\n" + body + "      }\n";
+    return "    for (int64_t j = t; j < " + num(n * inner) +
+           "; j += GRAPHC_BLOCK_SIZE) {\n        const int64_t b = j / " + num(inner) +
+           ", off = (b * " + num(channels) + " + c) * " + num(inner) + " + (j - b * " +
+           num(inner) + ");\n" + body + "      }\n";
+  }
+  /// A launch of a block kernel: one block of GRAPHC_BLOCK_SIZE threads per channel.
+  std::string launchBlocks(const std::string &kernel, int64_t blocks, Operation *op) {
+    return "  GRAPHC_LAUNCH_BLOCKS(" + kernel + ", " + num(std::max<int64_t>(blocks, 1)) + ", " +
+           opRef(op) + ", arena);\n";
+  }
+
+  /// Batch normalization, one block per channel (a block kernel, step.h): the statistics are
+  /// summed in double, each thread over its share of the channel and then by a fixed tree (so
+  /// the same every run, though not in the CPU kernel's order: the sums agree to double
+  /// rounding, which the float statistics almost never show), then thread 0 derives the
+  /// statistics as the CPU kernel does and y = x alpha + beta with alpha and beta from the
+  /// saved float statistics through batchNormAffine (elementwise_math.h), like the CPU. In
+  /// training the running statistics are written in place over the old ones (thread 0 reads
+  /// its channel's before writing them), once per run of the op: once per step, or once per
+  /// micro-batch with --micro-batches, as on the CPU. cuDNN's batch norm is not used: its
+  /// reductions are not the CPU's. O(n inner / 256) per thread plus log2(256) barrier steps.
   LogicalResult batchNorm(BatchNormOp bn) {
     Operation *op = bn;
     auto xs = tensorDims(bn.getInput());
@@ -857,14 +898,20 @@ private:
     const bool training = bn.getTraining();
     const std::string x = ptr(bn.getInput()), rm = ptr(bn.getRunningMean()),
                       rv = ptr(bn.getRunningVar());
-    std::string stats;
-    if (training)
-      stats = "    double sum = 0.0;\n" +
-              forEachInChannel(n, c, inner, {{"const float *p", x}}, "\n        sum += p[i];\n") +
-              "    const double mean = " + meanOf("sum", count) + ";\n    double varSum = 0.0;\n" +
-              forEachInChannel(n, c, inner, {{"const float *p", x}},
-                               " {\n        const double d = p[i] - mean;\n"
-                               "        varSum += d * d;\n      }\n") +
+    std::string reduce, stats;
+    if (training) {
+      reduce = "  GRAPHC_BLOCK_THREADS(t) {\n    double sum = 0.0;\n" +
+               channelShare(n, c, inner, "        sum += " + x + "[off];\n") +
+               "    part[t] = sum;\n  }\n  GRAPHC_BLOCK_SUM(part)\n"
+               "  GRAPHC_BLOCK_THREADS(t) {\n    if (t == 0)\n      stat[0] = " +
+               meanOf("part[0]", count) + ";\n  }\n"
+               "  GRAPHC_BLOCK_THREADS(t) {\n    const double mean = stat[0];\n"
+               "    double varSum = 0.0;\n" +
+               channelShare(n, c, inner,
+                            "        const double d = " + x + "[off] - mean;\n"
+                            "        varSum += d * d;\n") +
+               "    part[t] = varSum;\n  }\n  GRAPHC_BLOCK_SUM(part)\n";
+      stats = "    const double mean = stat[0], varSum = part[0];\n"
               "    const double var = " + meanOf("varSum", count) +
               ";\n    const double unbiased = " +
               (count > 1 ? "varSum / " + num(count - 1) + ".0" : std::string("var")) +
@@ -874,27 +921,33 @@ private:
               "[c] = static_cast<float>(m * mean + (1.0 - m) * oldMean);\n    " +
               ptr(bn.getNewRunningVar()) +
               "[c] = static_cast<float>(m * unbiased + (1.0 - m) * oldVar);\n";
-    else
+    } else {
       stats = "    const double mean = " + rm + "[c], var = " + rv + "[c];\n    " +
               ptr(bn.getNewRunningMean()) + "[c] = " + rm + "[c];\n    " +
               ptr(bn.getNewRunningVar()) + "[c] = " + rv + "[c];\n";
+    }
     std::string k = kernelName("batch_norm");
     kernels += "// " + label(op) + ": batch normalization" +
                (training ? " (training: batch statistics, running statistics updated)"
                          : " (running statistics)") +
-               ", one thread per channel in the CPU kernel's order\n__global__ void " + k +
-               "(unsigned char *arena) {\n" + gridLoop("c", num(c)) + stats +
+               ", one block per channel\n__global__ void " + k +
+               "(unsigned char *arena) {\n  GRAPHC_BLOCK_SHARED double part[GRAPHC_BLOCK_SIZE];\n"
+               "  GRAPHC_BLOCK_SHARED double stat[1];\n  GRAPHC_BLOCK_SHARED float affine[2];\n"
+               "  const int64_t c = blockIdx.x;\n" + reduce +
+               "  GRAPHC_BLOCK_THREADS(t) {\n    if (t == 0) {\n" + stats +
                "    const double invstd = 1.0 / sqrt(var + static_cast<double>(" +
                floatLiteral(attrFloat(bn.getEpsilon())) + "));\n    " + ptr(bn.getSavedMean()) +
                "[c] = static_cast<float>(mean);\n    " + ptr(bn.getSavedInvstd()) +
                "[c] = static_cast<float>(invstd);\n" +
                channelAffine(bn.getSavedMean(), bn.getSavedInvstd(), bn.getScale(),
                              bn.getBias()) +
-               forEachInChannel(n, c, inner,
-                                {{"const float *p", x}, {"float *q", ptr(bn.getResult())}},
-                                "\n        q[i] = p[i] * alpha + beta;\n") +
+               "    affine[0] = alpha;\n    affine[1] = beta;\n    }\n  }\n"
+               "  GRAPHC_BLOCK_THREADS(t) {\n    const float alpha = affine[0], beta = affine[1];\n" +
+               channelShare(n, c, inner,
+                            "        " + ptr(bn.getResult()) + "[off] = " + x +
+                                "[off] * alpha + beta;\n") +
                "  }\n}\n\n";
-    addCode(launch(k, c, op));
+    addCode(launchBlocks(k, c, op));
     return success();
   }
 
@@ -927,9 +980,10 @@ private:
     return success();
   }
 
-  /// One thread per channel, as the CPU kernel: dy and (x - mean) dy summed in double into
-  /// grad_bias and grad_scale, then dx by PyTorch's formula from those double sums (bit for bit;
-  /// see batchNorm for why).
+  /// One block per channel (a block kernel, step.h): dy and (x - mean) dy summed in double,
+  /// each thread over its share and then by a fixed tree, into grad_bias and grad_scale, then
+  /// dx by PyTorch's formula from those double sums (the CPU kernel's formula; see batchNorm
+  /// for the order of the sums). O(n inner / 256) per thread.
   LogicalResult batchNormBackward(BatchNormBackwardOp bn) {
     Operation *op = bn;
     auto xs = tensorDims(bn.getInput());
@@ -939,30 +993,37 @@ private:
     std::string dxCode;
     if (bn.getTraining() && count > 0)
       dxCode = "    // PyTorch: k = dot invstd^2 / N; dx = (dy - sum/N - (x - mean) k) invstd w.\n"
-               "    const double k = dot * invstd * invstd / " + num(count) +
-               ".0;\n    const double gradMean = sum / " + num(count) + ".0;\n" +
-               forEachInChannel(n, c, inner,
-                                {{"const float *g", dy}, {"const float *p", x}, {"float *q", dx}},
-                                "\n        q[i] = static_cast<float>((g[i] - gradMean - (p[i] - "
-                                "mean) * k) * invstd * w);\n");
+               "    const double mean = stat[0], invstd = stat[1], w = stat[2];\n"
+               "    const double k = stat[4] * invstd * invstd / " + num(count) +
+               ".0;\n    const double gradMean = stat[3] / " + num(count) + ".0;\n" +
+               channelShare(n, c, inner,
+                            "        " + dx + "[off] = static_cast<float>((" + dy +
+                                "[off] - gradMean - (" + x +
+                                "[off] - mean) * k) * invstd * w);\n");
     else
-      dxCode = "    const float f = static_cast<float>(invstd * w);\n" +
-               forEachInChannel(n, c, inner, {{"const float *g", dy}, {"float *q", dx}},
-                                "\n        q[i] = g[i] * f;\n");
+      dxCode = "    const float f = static_cast<float>(stat[1] * stat[2]);\n" +
+               channelShare(n, c, inner, "        " + dx + "[off] = " + dy + "[off] * f;\n");
     std::string k = kernelName("batch_norm_backward");
     kernels += "// " + label(op) + ": batch-norm backward" +
                (bn.getTraining() ? " (training)" : "") +
-               ", one thread per channel in the CPU kernel's order\n__global__ void " + k +
-               "(unsigned char *arena) {\n" + gridLoop("c", num(c)) + "    const double mean = " +
-               ptr(bn.getSavedMean()) + "[c], invstd = " + ptr(bn.getSavedInvstd()) +
+               ", one block per channel\n__global__ void " + k +
+               "(unsigned char *arena) {\n  GRAPHC_BLOCK_SHARED double part[GRAPHC_BLOCK_SIZE];\n"
+               "  GRAPHC_BLOCK_SHARED double partDot[GRAPHC_BLOCK_SIZE];\n"
+               "  GRAPHC_BLOCK_SHARED double stat[5];\n  const int64_t c = blockIdx.x;\n"
+               "  GRAPHC_BLOCK_THREADS(t) {\n    const double mean = " + ptr(bn.getSavedMean()) +
                "[c];\n    double sum = 0.0, dot = 0.0;\n" +
-               forEachInChannel(n, c, inner, {{"const float *g", dy}, {"const float *p", x}},
-                                " {\n        sum += g[i];\n        dot += (p[i] - mean) * g[i];\n"
-                                "      }\n") +
-               "    " + ptr(bn.getGradBias()) + "[c] = static_cast<float>(sum);\n    " +
-               ptr(bn.getGradScale()) + "[c] = static_cast<float>(dot * invstd);\n" +
-               "    const double w = " + ptr(bn.getScale()) + "[c];\n" + dxCode + "  }\n}\n\n";
-    addCode(launch(k, c, op));
+               channelShare(n, c, inner,
+                            "        const double g = " + dy + "[off];\n        sum += g;\n"
+                            "        dot += (" + x + "[off] - mean) * g;\n") +
+               "    part[t] = sum;\n    partDot[t] = dot;\n  }\n  GRAPHC_BLOCK_SUM(part)\n"
+               "  GRAPHC_BLOCK_SUM(partDot)\n  GRAPHC_BLOCK_THREADS(t) {\n    if (t == 0) {\n"
+               "      stat[0] = " + ptr(bn.getSavedMean()) + "[c];\n      stat[1] = " +
+               ptr(bn.getSavedInvstd()) + "[c];\n      stat[2] = " + ptr(bn.getScale()) +
+               "[c];\n      stat[3] = part[0];\n      stat[4] = partDot[0];\n      " +
+               ptr(bn.getGradBias()) + "[c] = static_cast<float>(part[0]);\n      " +
+               ptr(bn.getGradScale()) + "[c] = static_cast<float>(partDot[0] * stat[1]);\n"
+               "    }\n  }\n  GRAPHC_BLOCK_THREADS(t) {\n" + dxCode + "  }\n}\n\n";
+    addCode(launchBlocks(k, c, op));
     return success();
   }
 
@@ -1176,17 +1237,18 @@ private:
     for (size_t i = axis + 1; i < d.size(); ++i)
       inner *= d[i];
     int64_t channels = d[axis];
-    auto S = [](int64_t v) { return std::to_string(v); };
     std::string k = kernelName("bias_grad");
-    kernels += "// " + label(op) + ": bias gradient, one thread per channel, summed in double in "
-                                   "the CPU kernel's order\n__global__ void " +
-               k + "(unsigned char *arena) {\n" + gridLoop("c", S(channels)) +
-               "    double sum = 0.0;\n    for (int64_t o = 0; o < " + S(outer) +
-               "; ++o) {\n      const float *p = " + ptr(g.getGrad()) + " + (o * " + S(channels) +
-               " + c) * " + S(inner) + ";\n      for (int64_t i = 0; i < " + S(inner) +
-               "; ++i)\n        sum += p[i];\n    }\n    " + ptr(g.getResult()) +
-               "[c] = static_cast<float>(sum);\n  }\n}\n\n";
-    addCode(launch(k, channels, op));
+    kernels += "// " + label(op) +
+               ": bias gradient, one block per channel: each thread sums its share in double, "
+               "then a fixed tree adds the shares\n__global__ void " + k +
+               "(unsigned char *arena) {\n  GRAPHC_BLOCK_SHARED double part[GRAPHC_BLOCK_SIZE];\n"
+               "  const int64_t c = blockIdx.x;\n  GRAPHC_BLOCK_THREADS(t) {\n    double sum = 0.0;\n" +
+               channelShare(outer, channels, inner,
+                            "        sum += " + ptr(g.getGrad()) + "[off];\n") +
+               "    part[t] = sum;\n  }\n  GRAPHC_BLOCK_SUM(part)\n  GRAPHC_BLOCK_THREADS(t) {\n"
+               "    if (t == 0)\n      " + ptr(g.getResult()) +
+               "[c] = static_cast<float>(part[0]);\n  }\n}\n\n";
+    addCode(launchBlocks(k, channels, op));
     return success();
   }
 
@@ -1235,7 +1297,9 @@ private:
                    : ptr(labels);
   }
 
-  /// The mean loss, by one thread in the CPU kernel's order (runtime/kernels.cpp lossForward).
+  /// The mean loss (runtime/kernels.cpp lossForward) by one block: each thread adds the losses
+  /// of its rows (every row's own terms in the CPU kernel's order) in double, then a fixed tree
+  /// adds the threads' totals (deterministic; equal to the CPU's to double rounding).
   LogicalResult lossForward(LossOp l) {
     Operation *op = l;
     lossKind = l.getKind();
@@ -1246,23 +1310,24 @@ private:
     std::string k = kernelName("loss");
     std::string b = "// " + label(op) + ": " + stringifyLossKind(l.getKind()).str() +
                     (logits ? " from logits" : "") +
-                    ", one thread (a fixed summation order)\n__global__ void " + k +
-                    "(unsigned char *arena) {\n  if (blockIdx.x != 0 || threadIdx.x != 0)\n    "
-                    "return;\n  const float *pred = " + ptr(l.getPrediction()) +
-                    ";\n  double total = 0.0, count = " + S(batch) + ".0;\n";
+                    ", one block (a fixed summation order)\n__global__ void " + k +
+                    "(unsigned char *arena) {\n  GRAPHC_BLOCK_SHARED double part[GRAPHC_BLOCK_SIZE];\n"
+                    "  const float *pred = " + ptr(l.getPrediction()) +
+                    ";\n  GRAPHC_BLOCK_THREADS(t) {\n  double total = 0.0;\n";
+    int64_t count = batch;
     const std::string C = S(classes), B = S(batch);
     switch (l.getKind()) {
     case LossKind::sparse_categorical_crossentropy:
-      b += "  const int64_t *idx = " + labelsPtr(l.getLabels(), true) + ";\n  for (int64_t b = 0; b < " +
-           B + "; ++b) {\n    const float *row = pred + b * " + C + ";\n    const int64_t y = idx[b];\n"
+      b += "  const int64_t *idx = " + labelsPtr(l.getLabels(), true) + ";\n  for (int64_t b = t; b < " +
+           B + "; b += GRAPHC_BLOCK_SIZE) {\n    const float *row = pred + b * " + C + ";\n    const int64_t y = idx[b];\n"
            "    if (y < 0 || y >= " + C + ") {\n      total = NAN;\n      continue;\n    }\n" +
            (logits ? "    total += ::graphc::rt::cuda::logSumExpRow(row, " + C + ") - row[y];\n"
                    : "    total -= log(static_cast<double>(::graphc::rt::cuda::clipProb(row[y])));\n") +
            "  }\n";
       break;
     case LossKind::categorical_crossentropy:
-      b += "  const float *target = " + ptr(l.getLabels()) + ";\n  for (int64_t b = 0; b < " + B +
-           "; ++b) {\n    const float *row = pred + b * " + C + ", *t = target + b * " + C + ";\n" +
+      b += "  const float *target = " + ptr(l.getLabels()) + ";\n  for (int64_t b = t; b < " + B +
+           "; b += GRAPHC_BLOCK_SIZE) {\n    const float *row = pred + b * " + C + ", *t = target + b * " + C + ";\n" +
            (logits ? "    const double lse = ::graphc::rt::cuda::logSumExpRow(row, " + C +
                          ");\n    for (int64_t j = 0; j < " + C +
                          "; ++j)\n      total += static_cast<double>(t[j]) * (lse - row[j]);\n"
@@ -1272,25 +1337,27 @@ private:
            "  }\n";
       break;
     case LossKind::binary_crossentropy:
-      b += "  const float *target = " + ptr(l.getLabels()) + ";\n  count = " + S(batch * classes) +
-           ".0;\n  for (int64_t i = 0; i < " + S(batch * classes) +
-           "; ++i) {\n    const double x = pred[i], y = target[i];\n" +
+      count = batch * classes;
+      b += "  const float *target = " + ptr(l.getLabels()) + ";\n  for (int64_t i = t; i < " + S(batch * classes) +
+           "; i += GRAPHC_BLOCK_SIZE) {\n    const double x = pred[i], y = target[i];\n" +
            (logits ? "    total += (x < 0.0 ? 0.0 : x) - x * y + log1p(exp(-fabs(x)));\n"
                    : "    const double p = ::graphc::rt::cuda::clipProb(pred[i]);\n    total -= y * "
                      "log(p) + (1.0 - y) * log(1.0 - p);\n") +
            "  }\n";
       break;
     case LossKind::mse:
-      b += "  const float *target = " + ptr(l.getLabels()) + ";\n  count = " + S(batch * classes) +
-           ".0;\n  for (int64_t i = 0; i < " + S(batch * classes) +
-           "; ++i) {\n    const double d = static_cast<double>(pred[i]) - target[i];\n    total += "
+      count = batch * classes;
+      b += "  const float *target = " + ptr(l.getLabels()) + ";\n  for (int64_t i = t; i < " + S(batch * classes) +
+           "; i += GRAPHC_BLOCK_SIZE) {\n    const double d = static_cast<double>(pred[i]) - target[i];\n    total += "
            "d * d;\n  }\n";
       break;
     }
-    b += "  " + ptr(l.getResult()) +
-         "[0] = count > 0 ? static_cast<float>(total / count) : 0.0f;\n}\n\n";
+    b += "  part[t] = total;\n  }\n  GRAPHC_BLOCK_SUM(part)\n  GRAPHC_BLOCK_THREADS(t) {\n"
+         "    if (t == 0)\n      " + ptr(l.getResult()) + "[0] = " +
+         (count > 0 ? "static_cast<float>(part[0] / " + S(count) + ".0)" : std::string("0.0f")) +
+         ";\n  }\n}\n\n";
     kernels += b;
-    addCode("  GRAPHC_LAUNCH(" + k + ", 1, 1, " + opRef(op) + ", arena);\n");
+    addCode(launchBlocks(k, 1, op));
     return success();
   }
 

@@ -145,10 +145,28 @@ __device__ __forceinline__ int64_t poolArgmax(const float *img, int64_t h, int64
 extern "C" const graphc::rt::cuda::GeneratedProgram graphc_generated;
 
 // ---- how generated code launches kernels and checks statuses ----
+// Block kernels (host_shim.h): phases of all threads of a block separated by barriers, and
+// arrays shared by a block's threads. A phase's local variables end with it; whatever the next
+// phase needs goes through a GRAPHC_BLOCK_SHARED array. GRAPHC_BLOCK_SUM(part) adds part[0..256)
+// into part[0] by a fixed tree (the same order on the GPU and on the host: deterministic).
+#define GRAPHC_BLOCK_SIZE 256
+#define GRAPHC_BLOCK_SUM(part)                                                                     \
+  for (int graphc_stride_ = GRAPHC_BLOCK_SIZE / 2; graphc_stride_ > 0; graphc_stride_ >>= 1)      \
+    GRAPHC_BLOCK_THREADS(graphc_t_) {                                                              \
+      if (graphc_t_ < graphc_stride_)                                                              \
+        (part)[graphc_t_] += (part)[graphc_t_ + graphc_stride_];                                   \
+    }
 #ifdef GRAPHC_HOST_SHIM
 #define GRAPHC_LAUNCH(kernel, blocks, threads, op, ...)                                            \
   ::graphc::rt::cuda::hostLaunch(kernel, dim3(blocks), dim3(threads), __VA_ARGS__)
+#define GRAPHC_LAUNCH_BLOCKS(kernel, blocks, op, ...)                                              \
+  ::graphc::rt::cuda::hostLaunchBlocks(kernel, dim3(blocks), dim3(GRAPHC_BLOCK_SIZE), __VA_ARGS__)
+#define GRAPHC_BLOCK_SHARED
+#define GRAPHC_BLOCK_THREADS(t) for (int t = 0; t < GRAPHC_BLOCK_SIZE; ++t)
 #else
+#define GRAPHC_BLOCK_SHARED __shared__
+#define GRAPHC_BLOCK_THREADS(t)                                                                    \
+  for (int t = threadIdx.x, graphc_once_ = 1; graphc_once_; graphc_once_ = 0, __syncthreads())
 #define GRAPHC_CUDA(call, name, op)                                                                \
   do {                                                                                             \
     cudaError_t graphc_status_ = (call);                                                           \
@@ -172,4 +190,6 @@ extern "C" const graphc::rt::cuda::GeneratedProgram graphc_generated;
     kernel<<<(blocks), (threads), 0, ctx->stream>>>(__VA_ARGS__);                                  \
     GRAPHC_CUDA(cudaGetLastError(), "launch of " #kernel, op);                                     \
   } while (0)
+#define GRAPHC_LAUNCH_BLOCKS(kernel, blocks, op, ...)                                              \
+  GRAPHC_LAUNCH(kernel, blocks, GRAPHC_BLOCK_SIZE, op, __VA_ARGS__)
 #endif
