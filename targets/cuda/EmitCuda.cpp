@@ -1053,8 +1053,9 @@ private:
     return success();
   }
 
-  /// The scale and bias gradients by one thread per column (over the rows, in double), then dx
-  /// by one thread per row, both in the CPU kernel's order (bit for bit).
+  /// The scale and bias gradients by one block per column (a block kernel, step.h: each thread
+  /// sums its rows in double, then a fixed tree adds the threads' sums; deterministic, equal to
+  /// the CPU's sums to double rounding), then dx by one thread per row in the CPU kernel's order.
   LogicalResult layerNormBackward(LayerNormBackwardOp ln) {
     Operation *op = ln;
     const int64_t d = tensorDims(ln.getInput()).back(), rows = tensorElements(ln.getInput()) / d;
@@ -1062,16 +1063,21 @@ private:
                       mean = ptr(ln.getSavedMean()), invstd = ptr(ln.getSavedInvstd()),
                       scale = ptr(ln.getScale());
     std::string columns = kernelName("layer_norm_backward_columns");
-    kernels += "// " + label(op) + ": layer-norm scale and bias gradients, one thread per "
+    kernels += "// " + label(op) + ": layer-norm scale and bias gradients, one block per "
                                    "column\n__global__ void " + columns +
-               "(unsigned char *arena) {\n" + gridLoop("i", num(d)) +
-               "    double sumDy = 0.0, sumDyXhat = 0.0;\n    for (int64_t r = 0; r < " +
-               num(rows) + "; ++r) {\n      const double g = " + dy + "[r * " + num(d) +
-               " + i];\n      sumDy += g;\n      sumDyXhat += g * (" + x + "[r * " + num(d) +
-               " + i] - static_cast<double>(" + mean + "[r])) * " + invstd + "[r];\n    }\n    " +
-               ptr(ln.getGradScale()) + "[i] = static_cast<float>(sumDyXhat);\n    " +
-               ptr(ln.getGradBias()) + "[i] = static_cast<float>(sumDy);\n  }\n}\n\n";
-    addCode(launch(columns, d, op));
+               "(unsigned char *arena) {\n  GRAPHC_BLOCK_SHARED double part[GRAPHC_BLOCK_SIZE];\n"
+               "  GRAPHC_BLOCK_SHARED double partXhat[GRAPHC_BLOCK_SIZE];\n"
+               "  const int64_t i = blockIdx.x;\n  GRAPHC_BLOCK_THREADS(t) {\n"
+               "    double sumDy = 0.0, sumDyXhat = 0.0;\n    for (int64_t r = t; r < " +
+               num(rows) + "; r += GRAPHC_BLOCK_SIZE) {\n      const double g = " + dy + "[r * " +
+               num(d) + " + i];\n      sumDy += g;\n      sumDyXhat += g * (" + x + "[r * " +
+               num(d) + " + i] - static_cast<double>(" + mean + "[r])) * " + invstd +
+               "[r];\n    }\n    part[t] = sumDy;\n    partXhat[t] = sumDyXhat;\n  }\n"
+               "  GRAPHC_BLOCK_SUM(part)\n  GRAPHC_BLOCK_SUM(partXhat)\n"
+               "  GRAPHC_BLOCK_THREADS(t) {\n    if (t == 0) {\n      " +
+               ptr(ln.getGradScale()) + "[i] = static_cast<float>(partXhat[0]);\n      " +
+               ptr(ln.getGradBias()) + "[i] = static_cast<float>(part[0]);\n    }\n  }\n}\n\n";
+    addCode(launchBlocks(columns, d, op));
     std::string k = kernelName("layer_norm_backward_rows");
     kernels += "// " + label(op) + ": layer-norm input gradient, one thread per row\n"
                "__global__ void " + k + "(unsigned char *arena) {\n" + gridLoop("r", num(rows)) +
