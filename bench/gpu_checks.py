@@ -27,7 +27,8 @@ compute-sanitizer but not graphc. So the work is split in two:
         torch.cuda.max_memory_allocated.
       * maxbatch: PyTorch eager's largest batch (doubling, then bisection; Adam, fp32) for
         ResNet-50 and the transformer, and graphc's binaries at graphc's largest fp32 batches
-        (from `graphc --max-batch`), their step time per sample.
+        (from `graphc --max-batch`), their step time per sample; a LABEL with "refuse" in it is a
+        binary whose arena exceeds the device, which must refuse to start (checks/refuse-*).
 
 Models: bench/training_graphs.py's definitions (the users' three CNNs, torchvision ResNet-18 and
 ResNet-50, the 6-layer transformer encoder).
@@ -172,7 +173,7 @@ def prepare(args):
     exports = os.path.join(args.work, "onnx")
     os.makedirs(exports, exist_ok=True)
     if args.append:  # only the --maxbatch binaries, added to an existing bundle
-        manifest = {"correctness": [], "bench": [], "maxbatch": [], "refuse": None}
+        manifest = {"correctness": [], "bench": [], "maxbatch": []}
         if os.path.exists(os.path.join(bundle, "manifest.json")):
             with open(os.path.join(bundle, "manifest.json")) as f:
                 manifest = json.load(f)
@@ -181,7 +182,7 @@ def prepare(args):
         return
     shutil.rmtree(bundle, ignore_errors=True)
     os.makedirs(bundle)
-    manifest = {"correctness": [], "bench": [], "maxbatch": [], "refuse": None}
+    manifest = {"correctness": [], "bench": [], "maxbatch": []}
     models_dir = os.path.join(bundle, "models")
     os.makedirs(models_dir)
 
@@ -234,16 +235,6 @@ def prepare(args):
                                   "fit_report": (res.stdout + res.stderr)[-1500:]})
         compress(binary)
 
-    # The refusal: cnn256 at a batch whose arena exceeds any GPU's memory.
-    if not args.only:
-        onnx = os.path.join(exports, "cnn256.onnx")
-        out = os.path.join(bundle, "refuse")
-        os.makedirs(out)
-        binary = os.path.join(out, "train")
-        run([graphc, onnx, "--target=cuda", "--batch=8192", "--optimizer=sgd", "--loss=" + BCE,
-             "--quiet", "-o", binary])
-        manifest["refuse"] = {"batch": 8192, "arena_bytes": describe_arena(binary)}
-        compress(binary)
     prepare_maxbatch(args, graphc, bundle, exports, manifest)
 
 
@@ -266,7 +257,6 @@ def prepare_maxbatch(args, graphc, bundle, exports, manifest):
                                      "compile_s": round(secs, 1),
                                      "fit_report": (res.stdout + res.stderr)[-2500:]})
         compress(binary)
-
     with open(os.path.join(bundle, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)
     total = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(bundle) for f in fs)
@@ -543,21 +533,6 @@ def part_checks(bundle, manifest, results, work):
         except Exception as e:  # noqa: BLE001
             results.add("sanitizer", "%s-%s" % (name, tool), {"error": str(e)[-500:]})
 
-    # The refusal of an arena larger than the device.
-    if manifest.get("refuse"):
-        binary = unpack(os.path.join(bundle, "refuse", "train"))
-        d = os.path.join(work, "refuse")
-        os.makedirs(d, exist_ok=True)
-        import numpy as np
-        np.save(os.path.join(d, "x.npy"), np.zeros((8192, 3, 256, 256), np.uint8))
-        np.save(os.path.join(d, "y.npy"), np.zeros((8192, 1), np.float32))
-        res, _ = run([binary, "--data", os.path.join(d, "x.npy"), "--labels",
-                      os.path.join(d, "y.npy"), "--steps", "1"], check=False)
-        results.add("checks", "refuse-arena", {"exit": res.returncode,
-                                               "arena_bytes": manifest["refuse"]["arena_bytes"],
-                                               "stderr": res.stderr.strip().splitlines()[-4:]})
-        os.remove(binary)
-        shutil.rmtree(d)
 
 
 def fix_paths(args):
@@ -597,8 +572,17 @@ def part_maxbatch(bundle, manifest, results, work, torch_limit_s):
         binary = unpack(os.path.join(bundle, "maxbatch", entry["label"], "train"))
         d = os.path.join(work, entry["label"])
         os.makedirs(d, exist_ok=True)
+        if "refuse" in entry["label"]:  # an arena larger than the device: refused at start-up
+            x, y = write_data(binary, d, 1)
+            res, _ = run([binary, "--data", x, "--labels", y, "--steps", "1"], check=False)
+            results.add("checks", "refuse-" + entry["label"],
+                        {"exit": res.returncode, "arena_bytes": entry["arena_bytes"],
+                         "stderr": res.stderr.strip().splitlines()[-4:]})
+            shutil.rmtree(d)
+            os.remove(binary)
+            continue
         try:
-            g = time_graphc(binary, d, steps=8, warmup=3, batch_count=2, timeout=400)
+            g = time_graphc(binary, d, steps=6, warmup=2, batch_count=1, timeout=400)
             g.update({k: entry[k] for k in ("batch", "arena_bytes", "flags")})
             if "median_ms" in g:
                 g["us_per_sample"] = round(g["median_ms"] * 1000.0 / entry["batch"], 2)
