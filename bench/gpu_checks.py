@@ -604,6 +604,44 @@ def part_maxbatch(bundle, manifest, results, work, torch_limit_s):
             results.add("maxbatch-torch-eager", name, {"error": str(e)[-800:]})
 
 
+def part_profile(bundle, manifest, results, work):
+    """Nsight Compute's per-kernel GPU time for one eager step of each benchmark binary (ncu
+    serialises kernels, so the sum exceeds the replayed step's time), top kernels first, and
+    the cuDNN algorithm choices (GRAPHC_CUDA_VERBOSE)."""
+    import csv
+    for entry in manifest["bench"]:
+        name = entry["name"]
+        binary = unpack(os.path.join(bundle, "bench", name, "train"))
+        d = os.path.join(work, "profile-" + name)
+        os.makedirs(d, exist_ok=True)
+        x, y = write_data(binary, d, 1)
+        try:
+            res, secs = run(["ncu", "--csv", "--metrics", "gpu__time_duration.sum",
+                             "--print-units", "base", binary, "--data", x, "--labels", y,
+                             "--steps", "1"], timeout=300, check=False,
+                            env=dict(os.environ, GRAPHC_CUDA_VERBOSE="1"))
+            per = {}
+            rows = [l for l in res.stdout.splitlines() if l.startswith('"')]
+            for row in csv.DictReader(rows):
+                if row.get("Metric Name") != "gpu__time_duration.sum":
+                    continue
+                kernel = row["Kernel Name"][:90]
+                t = float(row["Metric Value"].replace(",", ""))
+                n, total = per.get(kernel, (0, 0.0))
+                per[kernel] = (n + 1, total + t)
+            total = sum(t for _, t in per.values())
+            top = sorted(per.items(), key=lambda kv: -kv[1][1])[:18]
+            results.add("profile", name, {
+                "kernels_ms_total": round(total / 1e6, 3), "seconds": round(secs, 1),
+                "top": [[k, n, round(t / 1e6, 3)] for k, (n, t) in top],
+                "cudnn": [l for l in res.stderr.splitlines() if "cuDNN algorithm" in l][:40],
+                "exit": res.returncode,
+                "tail": (res.stderr[-600:] if res.returncode else "")})
+        except Exception as e:  # noqa: BLE001
+            results.add("profile", name, {"error": str(e)[-800:]})
+        shutil.rmtree(d)
+
+
 def device_info(results, bundle):
     info = {}
     for cmd in (["nvidia-smi", "--query-gpu=name,memory.total,driver_version", "--format=csv,noheader"],
@@ -654,6 +692,8 @@ def run_parts(args):
         part_checks(bundle, manifest, results, work)
     if "bench" in parts:
         part_bench(bundle, manifest, results, work, compiled="compile" in parts)
+    if "profile" in parts:
+        part_profile(bundle, manifest, results, work)
     if "maxbatch" in parts:
         part_maxbatch(bundle, manifest, results, work, args.torch_limit_s)
 

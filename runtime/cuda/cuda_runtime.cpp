@@ -241,6 +241,79 @@ void chooseConv(cudnnHandle_t h, const ConvSpec &sp, ConvPlan &pl) {
                  " planned bytes\n", op, directionName(sp.direction), algo, ws, sp.workspaceLimit);
 }
 
+/// Times cuDNN's algorithms for one convolution on this device (cudnnFind*AlgorithmEx) and keeps
+/// the fastest that fits the planned workspace and uses FMA math (as pickAlgorithm), replacing
+/// the heuristic's choice. The buffers are scratch regions of the arena, before anything lives
+/// in it: disjoint where x, w, y and the workspace fit side by side, else overlapping (the
+/// values are garbage either way; only the times matter). The Ex variants allocate nothing.
+template <typename Perf>
+int fastestAlgorithm(const Perf *perf, int count, uint64_t limit, size_t *workspace) {
+  for (int i = 0; i < count; ++i) {
+    const Perf &p = perf[i];
+    if (p.status != CUDNN_STATUS_SUCCESS || p.memory > limit)
+      continue;
+    if (p.mathType != CUDNN_FMA_MATH && p.mathType != CUDNN_DEFAULT_MATH)
+      continue;
+    *workspace = p.memory;
+    return static_cast<int>(p.algo);
+  }
+  return -1;
+}
+
+void findConv(cudnnHandle_t h, const ConvSpec &sp, ConvPlan &pl, unsigned char *arena,
+              uint64_t arenaBytes) {
+  const char *op = sp.op;
+  auto align = [](uint64_t b) { return (b + 255) / 256 * 256; };
+  const uint64_t xBytes = align(uint64_t(sp.n * sp.c * sp.h * sp.w) * 4),
+                 yBytes = align(uint64_t(sp.n * sp.k * sp.oh * sp.ow) * 4),
+                 wBytes = align(uint64_t(sp.k * (sp.c / sp.groups) * sp.r * sp.s) * 4);
+  const bool apart = xBytes + yBytes + wBytes + sp.workspaceLimit <= arenaBytes;
+  unsigned char *x = arena, *y = apart ? arena + xBytes : arena,
+                *w = apart ? arena + xBytes + yBytes : arena,
+                *ws = apart ? arena + xBytes + yBytes + wBytes : arena;
+  const size_t limit = size_t(sp.workspaceLimit);
+  int returned = 0, algo = -1;
+  size_t need = 0;
+  switch (sp.direction) {
+  case ConvDirection::Forward: {
+    cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+    GRAPHC_CUDNN(cudnnFindConvolutionForwardAlgorithmEx(
+                     h, pl.x, x, pl.w, w, pl.conv, pl.y, y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
+                     &returned, perf, limit ? ws : nullptr, limit),
+                 "cudnnFindConvolutionForwardAlgorithmEx", op);
+    algo = fastestAlgorithm(perf, returned, sp.workspaceLimit, &need);
+    break;
+  }
+  case ConvDirection::BackwardData: {
+    cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+    GRAPHC_CUDNN(cudnnFindConvolutionBackwardDataAlgorithmEx(
+                     h, pl.w, w, pl.y, y, pl.conv, pl.x, x, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
+                     &returned, perf, limit ? ws : nullptr, limit),
+                 "cudnnFindConvolutionBackwardDataAlgorithmEx", op);
+    algo = fastestAlgorithm(perf, returned, sp.workspaceLimit, &need);
+    break;
+  }
+  case ConvDirection::BackwardFilter: {
+    cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+    GRAPHC_CUDNN(cudnnFindConvolutionBackwardFilterAlgorithmEx(
+                     h, pl.x, x, pl.y, y, pl.conv, pl.w, w,
+                     CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &returned, perf,
+                     limit ? ws : nullptr, limit),
+                 "cudnnFindConvolutionBackwardFilterAlgorithmEx", op);
+    algo = fastestAlgorithm(perf, returned, sp.workspaceLimit, &need);
+    break;
+  }
+  }
+  if (algo < 0)
+    return; // nothing timed within the workspace: keep the heuristic's choice
+  pl.algo = algo;
+  pl.workspaceBytes = need;
+  if (state().verbose)
+    std::fprintf(stderr, "cuda: op '%s' %s: timed, cuDNN algorithm %d, workspace %zu of %" PRIu64
+                 " planned bytes\n", op, directionName(sp.direction), algo, need,
+                 sp.workspaceLimit);
+}
+
 void createPool(const PoolSpec &sp, PoolPlan &pl) {
   const char *op = sp.op;
   GRAPHC_CUDNN(cudnnCreateTensorDescriptor(&pl.x), "cudnnCreateTensorDescriptor", op);
@@ -337,6 +410,16 @@ int startDevice(const Program &prog) {
     return kExitDevice;
   }
   GRAPHC_CUDA(cudaMemset(S.arena, 0, prog.arenaBytes), "cudaMemset", startup);
+  // Time the convolutions' algorithms on this device within their planned workspaces (as
+  // PyTorch's cudnn.benchmark does), unless only deterministic algorithms are wanted: the
+  // timed choice can differ between runs, the heuristic's cannot. GRAPHC_CUDA_FIND=0 keeps the
+  // heuristic's choice.
+  const char *findEnv = std::getenv("GRAPHC_CUDA_FIND");
+  if (!S.deterministic && !(findEnv && std::strcmp(findEnv, "0") == 0)) {
+    for (int32_t i = 0; i < gen.numConvs; ++i)
+      findConv(S.cudnn, gen.convs[i], S.convs[static_cast<size_t>(i)], S.arena, prog.arenaBytes);
+    GRAPHC_CUDA(cudaMemset(S.arena, 0, prog.arenaBytes), "cudaMemset", startup);
+  }
 
   // The per-step traffic: inputs in, loss and prediction out, through one pinned buffer.
   uint64_t outputBytes = 0;
