@@ -701,6 +701,78 @@ def run_parts(args):
         part_maxbatch(bundle, manifest, results, work, args.torch_limit_s)
 
 
+def mib(b):
+    return "%.1f MiB" % (b / 2.0 ** 20) if b < 2 ** 30 else "%.2f GiB" % (b / 2.0 ** 30)
+
+
+def reserve_of(runtime):
+    """The last 'runtime reserve now X (N bytes)' of a binary's start-up lines, in bytes."""
+    found = None
+    for line in runtime:
+        m = re.search(r"runtime reserve now .*?\((\d+) bytes\)", line)
+        if m:
+            found = int(m.group(1))
+    return found
+
+
+def report(args):
+    """Markdown tables of one run's gpu_checks.json (docs/benchmarks.md)."""
+    data = {}
+    for path in args.json:
+        with open(path) as f:
+            for section, items in json.load(f).items():
+                data.setdefault(section, {}).update(items)
+    out = []
+    info = data.get("device", {}).get("info", {})
+    out.append("Device: %s; driver %s; %s; PyTorch %s (cuDNN %s); %s.\n" % (
+        info.get("nvidia-smi", "?").split(",")[0], info.get("nvidia-smi", "?").split(",")[-1].strip(),
+        info.get("nvcc", "?").replace("Build ", ""), info.get("torch"), info.get("cudnn"),
+        info.get("date")))
+    if "correctness" in data:
+        out.append("| case | result | worst relative error |\n|---|---|---|")
+        for name, v in data["correctness"].items():
+            m = re.search(r"worst relative error (\S+) \(tolerance (\S+)\)", " ".join(v.get("summary", [])))
+            out.append("| %s | %s | %s |" % (name, "pass" if v.get("pass") else "FAIL",
+                                             "%s (tolerance %s)" % m.groups() if m else
+                                             "; ".join(v.get("failures", []))[:200]))
+        out.append("")
+    if "bench-graphc" in data:
+        out.append("| model (batch) | graphc ms | PyTorch eager ms | torch.compile ms | graphc / eager "
+                   "| graphc / compile | graphc arena | graphc device bytes (arena + reserve) "
+                   "| PyTorch max_memory_allocated | PyTorch max_memory_reserved |")
+        out.append("|---|---|---|---|---|---|---|---|---|---|")
+        batches = dict(BENCH)
+        for name, g in data["bench-graphc"].items():
+            e = data.get("bench-torch-eager", {}).get(name, {})
+            c = data.get("bench-torch-compile", {}).get(name, {})
+            gm, em, cm = g.get("median_ms"), e.get("median_ms"), c.get("median_ms")
+            reserve = reserve_of(g.get("runtime", []))
+            out.append("| %s (%s) | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                name, batches.get(name, "?"), gm, em, cm,
+                "%.2f" % (gm / em) if gm and em else "-", "%.2f" % (gm / cm) if gm and cm else "-",
+                mib(g["arena_bytes"]) if g.get("arena_bytes") else "-",
+                mib(g["arena_bytes"] + reserve) if reserve and g.get("arena_bytes") else "-",
+                mib(e["max_memory_allocated"]) if e.get("max_memory_allocated") else "-",
+                mib(e["max_memory_reserved"]) if e.get("max_memory_reserved") else "-"))
+        out.append("")
+    if "maxbatch-graphc" in data or "maxbatch-torch-eager" in data:
+        out.append("| model | who | batch | arena | step ms | us/sample |\n|---|---|---|---|---|---|")
+        for label, g in data.get("maxbatch-graphc", {}).items():
+            out.append("| %s | graphc %s | %s | %s | %s | %s |" % (
+                label.split("-")[0], g.get("flags") or "reuse only", g.get("batch"),
+                mib(g["arena_bytes"]) if g.get("arena_bytes") else "-", g.get("median_ms", g.get("error", "-")),
+                g.get("us_per_sample", "-")))
+        for name, t in data.get("maxbatch-torch-eager", {}).items():
+            out.append("| %s | PyTorch eager (first failing %s) | %s | - | %s | %s |" % (
+                name, t.get("first_failing"), t.get("largest_batch"), t.get("median_ms", "-"),
+                t.get("us_per_sample", "-")))
+        out.append("")
+    for section in ("checks", "sanitizer"):
+        for name, v in data.get(section, {}).items():
+            out.append("* %s/%s: %s" % (section, name, json.dumps(v)[:400]))
+    print("\n".join(out))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -719,8 +791,12 @@ def main():
     r.add_argument("--work")
     r.add_argument("--part", default="checks,bench,compile,maxbatch")
     r.add_argument("--torch-limit-s", type=float, default=150.0)
+    t = sub.add_parser("report")
+    t.add_argument("json", nargs="+")
     args = ap.parse_args()
-    if args.cmd == "prepare":
+    if args.cmd == "report":
+        report(args)
+    elif args.cmd == "prepare":
         prepare(args)
     else:
         run_parts(args)

@@ -10,6 +10,7 @@
 #include "tools/graphc/Driver.h"
 
 #include <cctype>
+#include <limits>
 #include <optional>
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -613,6 +614,31 @@ private:
     return opts.dataParallel && opts.optimizer != "sgd" && opts.target == "cpu";
   }
 
+  /// --target=cuda: every tensor that a cuDNN descriptor describes (convolutions and their
+  /// gradients, max pooling) counts at most 2^31-1 elements, or the CUDA emitter refuses the
+  /// step. A batch search takes this as a limit like the budget (monotone in the batch).
+  bool withinCudnnLimits(const Compiled &compiled) const {
+    if (opts.target != "cuda")
+      return true;
+    bool ok = true;
+    func::FuncOp step = compiled.step;
+    step.walk([&](Operation *op) {
+      llvm::StringRef name = op->getName().getStringRef();
+      if (!name.contains("conv2d") && !name.contains("max_pool2d"))
+        return;
+      auto large = [](Type type) {
+        auto tensor = dyn_cast<RankedTensorType>(type);
+        return tensor && tensor.hasStaticShape() &&
+               tensor.getNumElements() > std::numeric_limits<int32_t>::max();
+      };
+      for (Type t : op->getOperandTypes())
+        ok = ok && !large(t);
+      for (Type t : op->getResultTypes())
+        ok = ok && !large(t);
+    });
+    return ok;
+  }
+
   int64_t largestBatch(MLIRContext &context, uint64_t budget, bool remat, int64_t start,
                        bool split = false) {
     bool saved = opts.noRemat;
@@ -627,7 +653,7 @@ private:
         microBatches = k;
         auto c = tryCompile(context, batch * ranks, budget, Phase::Planned, /*trial=*/true);
         microBatches = 1;
-        if (c && c->planned.plan.arenaBytes <= budget)
+        if (c && c->planned.plan.arenaBytes <= budget && withinCudnnLimits(*c))
           return true;
       }
       return false;
@@ -730,7 +756,7 @@ private:
           continue;
         microBatches = k;
         auto c = tryCompile(context, batch * ranks, budget, Phase::Planned, /*trial=*/true);
-        if (c && c->planned.plan.arenaBytes <= budget)
+        if (c && c->planned.plan.arenaBytes <= budget && withinCudnnLimits(*c))
           found = std::move(c);
       }
       microBatches = 1;
@@ -754,6 +780,9 @@ private:
     offloadState = offloadForced;
     if (!lowAllowed)
       os << "  (16-bit storage not allowed: pass --precision=auto to include bf16)\n";
+    if (opts.target == "cuda")
+      os << "  (--target=cuda: every convolution and pooling tensor also stays within cuDNN's "
+            "2^31-1 elements)\n";
     if (!offloadAllowed)
       os << "  (optimizer state kept on the device: pass --offload=auto to include host memory)\n";
     return kOk;
