@@ -87,6 +87,14 @@ CORRECTNESS = [
      ["--loss", "mse", "--optimizer", "adam", "--lr", "0.001", "--steps", "4",
       "--tested-flag=--offload=optimizer"]),
 ]
+# The cases also trained by PyTorch on the GPU (test/e2e/models.py's name): the models of #2 and
+# three of #6, from the same initial weights on the same batches, TF32 off; issue #3 asks for
+# 1e-3 relative in fp32.
+TORCH_MODELS = {"mlp-adam": "mlp", "cnn-sgd": "cnn", "cnn_bce-momentum": "cnn_bce",
+                "resmlp-adam": "resmlp", "squeezenet-sgd": "squeezenet1_1", "unet-sgd": "unet",
+                "transformer-momentum": "transformer"}
+TORCH_TOLERANCE = 1e-3
+
 # Data parallelism over NCCL at world size 1 (test/cuda/gpu-data-parallel.test): against the
 # single-process CUDA binary (both run on the GPU) and against the CPU target.
 DATA_PARALLEL = [
@@ -188,6 +196,7 @@ def prepare(args):
 
     # Correctness: host_vs_cpu.py --stage=prepare per case.
     sys.path.insert(0, os.path.join(SRC, "test", "e2e"))
+    import models as e2e  # test/e2e/models.py
     for name, model, extra in CORRECTNESS + DATA_PARALLEL:
         if args.only and not re.search(args.only, name):
             continue
@@ -209,6 +218,16 @@ def prepare(args):
             cmd += ["--mpirun", "mpirun"]
         log("prepare %s" % name)
         run(cmd)
+        torch_name = TORCH_MODELS.get(name)
+        if torch_name:  # the initial weights for the PyTorch run on the GPU
+            import numpy as np
+            model_obj = e2e.build(torch_name)
+            mapping = e2e.initializer_map(model_path, model_obj)
+            os.makedirs(os.path.join(work, "init"))
+            for onnx_name, array in e2e.onnx_initializers(model_path).items():
+                np.save(os.path.join(work, "init", mapping[onnx_name] + ".npy"), array)
+            with open(os.path.join(work, "init", "mapping.json"), "w") as f:
+                json.dump(mapping, f)
         if "--ref-target" not in extra:
             os.remove(os.path.join(work, "cpu"))  # the CPU reference already ran
         for f in ("cpu", "gpu"):
@@ -498,6 +517,12 @@ def part_checks(bundle, manifest, results, work):
                                                       "seconds": round(secs, 1)})
         except Exception as e:  # noqa: BLE001 - recorded
             results.add("correctness", case["name"], {"pass": False, "error": str(e)[-800:]})
+        if case["name"] in TORCH_MODELS and os.path.isdir(os.path.join(case_dir, "init")):
+            try:
+                results.add("vs-torch-gpu", case["name"],
+                            torch_compare(case_dir, TORCH_MODELS[case["name"]], args))
+            except Exception as e:  # noqa: BLE001 - recorded
+                results.add("vs-torch-gpu", case["name"], {"pass": False, "error": str(e)[-800:]})
 
     # CUDA graph replay against eager launches, and the runtime's lines.
     cnn = os.path.join(bundle, "correct", "cnn-sgd")
@@ -536,6 +561,76 @@ def part_checks(bundle, manifest, results, work):
         except Exception as e:  # noqa: BLE001
             results.add("sanitizer", "%s-%s" % (name, tool), {"error": str(e)[-500:]})
 
+
+
+def torch_compare(case_dir, name, args):
+    """PyTorch on the GPU (TF32 off) trains test/e2e/models.py's `name` from the case's initial
+    weights on its batches (step t: rows [(t-1)B, tB)), with its optimizer and learning rate;
+    returns the worst relative error of the per-step losses and final weights against the CUDA
+    binary's (w-host, written by --stage=compare)."""
+    import numpy as np
+    import torch
+    import torch.nn.functional as F
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    sys.path.insert(0, os.path.join(SRC, "test", "e2e"))
+    import models as e2e
+
+    def opt_arg(flag, default):
+        return args[args.index(flag) + 1] if flag in args else default
+    optimizer, lr = opt_arg("--optimizer", "sgd"), float(opt_arg("--lr", "0.01"))
+    steps = int(opt_arg("--steps", "4"))
+    with open(os.path.join(case_dir, "init", "mapping.json")) as f:
+        mapping = json.load(f)
+    model = e2e.build(name)
+    state = model.state_dict()
+    for key in mapping.values():
+        state[key] = torch.from_numpy(np.load(os.path.join(case_dir, "init", key + ".npy")))
+    model.load_state_dict(state)
+    model.head = False
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    model = model.to(device).train()
+    params = list(model.parameters())
+    if optimizer == "sgd":
+        opt = torch.optim.SGD(params, lr=lr)
+    elif optimizer == "momentum":
+        opt = torch.optim.SGD(params, lr=lr, momentum=0.9)
+    else:
+        opt = torch.optim.Adam(params, lr=lr, betas=(0.9, 0.999), eps=1e-8)
+    x, y = np.load(os.path.join(case_dir, "x.npy")), np.load(os.path.join(case_dir, "y.npy"))
+    batch = x.shape[0] // steps
+    losses = []
+    for t in range(steps):
+        xb = torch.from_numpy(x[t * batch:(t + 1) * batch]).to(device)
+        yb = torch.from_numpy(y[t * batch:(t + 1) * batch]).to(device)
+        logits = model(xb).float()
+        if e2e.LOSSES[name] == "binary_crossentropy":
+            loss = F.binary_cross_entropy_with_logits(logits, yb.float())
+        else:
+            loss = F.cross_entropy(logits, yb)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(float(loss.item()))
+    res, _ = run([os.path.join(case_dir, "gpu"), "--data", os.path.join(case_dir, "x.npy"),
+                  "--labels", os.path.join(case_dir, "y.npy"), "--steps", str(steps)])
+    graphc_losses = [float(m.group(1)) for m in re.finditer(r"loss (\S+)", res.stdout)]
+
+    def rel(a, b):
+        a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+        return float(np.max(np.abs(a - b)) / max(float(np.max(np.abs(b))), 1e-12))
+    worst = {"losses": rel(graphc_losses, losses)}
+    sd = {k: v.detach().cpu().numpy() for k, v in model.state_dict().items()}
+    for onnx_name, key in mapping.items():
+        path = os.path.join(case_dir, "w-host", re.sub(r"[^A-Za-z0-9._:-]", "_", onnx_name) + ".npy")
+        if os.path.exists(path):
+            worst[key] = rel(np.load(path).reshape(sd[key].shape), sd[key])
+    top = max(worst.values())
+    return {"pass": top <= TORCH_TOLERANCE, "worst": top, "tolerance": TORCH_TOLERANCE,
+            "weights_compared": len(worst) - 1,
+            "worst_three": sorted(worst.items(), key=lambda kv: -kv[1])[:3],
+            "torch_losses": [round(v, 6) for v in losses[:3]],
+            "graphc_losses": graphc_losses[:3]}
 
 
 def fix_paths(args):
