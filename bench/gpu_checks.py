@@ -197,14 +197,16 @@ def prepare(args):
     # Correctness: host_vs_cpu.py --stage=prepare per case.
     sys.path.insert(0, os.path.join(SRC, "test", "e2e"))
     import models as e2e  # test/e2e/models.py
+    exported = {}
     for name, model, extra in CORRECTNESS + DATA_PARALLEL:
         if args.only and not re.search(args.only, name):
             continue
         if model.startswith("e2e:"):
-            import models as e2e  # test/e2e/models.py
             onnx = os.path.join(models_dir, model[4:] + ".onnx")
             if not os.path.exists(onnx):
-                e2e.export(model[4:], onnx)
+                # (A training-mode export updates the running statistics of the model it
+                # traces; the initializers hold those, and so does the model returned.)
+                exported[model[4:]] = e2e.export(model[4:], onnx)
             model_path = onnx
         else:
             model_path = os.path.join(SRC, model)
@@ -221,7 +223,7 @@ def prepare(args):
         torch_name = TORCH_MODELS.get(name)
         if torch_name:  # the initial weights for the PyTorch run on the GPU
             import numpy as np
-            model_obj = e2e.build(torch_name)
+            model_obj = exported.get(torch_name) or e2e.build(torch_name)
             mapping = e2e.initializer_map(model_path, model_obj)
             os.makedirs(os.path.join(work, "init"))
             for onnx_name, array in e2e.onnx_initializers(model_path).items():
