@@ -667,8 +667,8 @@ def part_bench(bundle, manifest, results, work, compiled):
                 results.add("bench-torch-" + mode[0], name, {"error": str(e)[-800:]})
 
 
-def part_maxbatch(bundle, manifest, results, work, torch_limit_s):
-    for entry in manifest["maxbatch"]:
+def part_maxbatch(bundle, manifest, results, work, torch_limit_s, graphc=True, torch=True):
+    for entry in manifest["maxbatch"] if graphc else []:
         binary = unpack(os.path.join(bundle, "maxbatch", entry["label"], "train"))
         d = os.path.join(work, entry["label"])
         os.makedirs(d, exist_ok=True)
@@ -691,7 +691,7 @@ def part_maxbatch(bundle, manifest, results, work, torch_limit_s):
             results.add("maxbatch-graphc", entry["label"], {"error": str(e)[-800:]})
         shutil.rmtree(d)
         os.remove(binary)
-    for name, start in (("resnet50", 128), ("transformer", 64)):
+    for name, start in (("resnet50", 128), ("transformer", 64)) if torch else ():
         try:
             r = torch_largest_batch(name, start, torch_limit_s)
             if r["largest_batch"]:
@@ -794,8 +794,9 @@ def run_parts(args):
         part_bench(bundle, manifest, results, work, compiled="compile" in parts)
     if "profile" in parts:
         part_profile(bundle, manifest, results, work)
-    if "maxbatch" in parts:
-        part_maxbatch(bundle, manifest, results, work, args.torch_limit_s)
+    if "maxbatch" in parts or "maxbatch-graphc" in parts or "maxbatch-torch" in parts:
+        part_maxbatch(bundle, manifest, results, work, args.torch_limit_s,
+                      graphc="maxbatch-torch" not in parts, torch="maxbatch-graphc" not in parts)
 
 
 def mib(b):
