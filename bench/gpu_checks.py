@@ -523,10 +523,12 @@ def part_checks(bundle, manifest, results, work):
         for f in ("cpu", "gpu"):
             unpack(os.path.join(case_dir, f))
         args = [a if a != "--stage=prepare" else "--stage=compare" for a in args]
-        cmd = [sys.executable, HOST_VS_CPU] + fix_paths(args)
+        cmd = [sys.executable, HOST_VS_CPU] + args  # (--model and --graphc are unused there)
         try:
             res, secs = run(cmd, timeout=300, check=False)
             text = res.stdout.strip().splitlines()
+            if not text:
+                text = ["FAIL: " + line for line in res.stderr.strip().splitlines()[-2:]]
             results.add("correctness", case["name"], {"pass": res.returncode == 0,
                                                       "summary": text[-2:] if text else [],
                                                       "failures": text[:-2][:12],
@@ -543,7 +545,7 @@ def part_checks(bundle, manifest, results, work):
     # CUDA graph replay against eager launches, and the runtime's lines.
     cnn = os.path.join(bundle, "correct", "cnn-sgd")
     losses = {}
-    for mode in ("1", "0"):
+    for mode in ("1", "0") if os.path.exists(os.path.join(cnn, "gpu")) else ():
         # The heuristic's algorithms (GRAPHC_CUDA_FIND=0): two processes that timed cuDNN's
         # algorithms could choose differently, and that is not what is compared here.
         env = dict(os.environ, GRAPHC_CUDA_GRAPH=mode, GRAPHC_CUDA_VERBOSE="1",
@@ -553,15 +555,18 @@ def part_checks(bundle, manifest, results, work):
         losses[mode] = re.findall(r"loss (\S+)", res.stdout)
         if mode == "1":
             results.add("runtime", "cnn-verbose", res.stderr.splitlines()[:40])
-    results.add("checks", "graph-vs-eager", {"bit_identical": losses["1"] == losses["0"] and
-                                             len(losses["1"]) == 8, "graph": losses["1"],
-                                             "eager": losses["0"]})
+    if losses:
+        results.add("checks", "graph-vs-eager", {"bit_identical": losses["1"] == losses["0"] and
+                                                 len(losses["1"]) == 8, "graph": losses["1"],
+                                                 "eager": losses["0"]})
 
     # compute-sanitizer memcheck (and the others it has) on three binaries.
     for name, tool in (("cnn-sgd", "memcheck"), ("cnn_bn-sgd", "memcheck"),
                        ("transformer_dropout-sgd", "memcheck"), ("cnn-sgd", "racecheck"),
                        ("cnn-sgd", "initcheck"), ("offload-adam", "memcheck")):
         d = os.path.join(bundle, "correct", name)
+        if not os.path.exists(os.path.join(d, "gpu")):
+            continue
         try:
             res, secs = run(["compute-sanitizer", "--tool", tool, "--error-exitcode", "99",
                              os.path.join(d, "gpu"), "--data", os.path.join(d, "x.npy"),
@@ -647,18 +652,6 @@ def torch_compare(case_dir, name, args):
             "worst_three": sorted(worst.items(), key=lambda kv: -kv[1])[:3],
             "torch_losses": [round(v, 6) for v in losses[:3]],
             "graphc_losses": graphc_losses[:3]}
-
-
-def fix_paths(args):
-    """Paths in a prepared case's arguments were the preparing machine's; map them here."""
-    out = []
-    for a in args:
-        if a.startswith("/") and "/test/" in a:
-            a = os.path.join(SRC, "test", a.split("/test/", 1)[1])
-        elif a.startswith("/") and "/examples/" in a:
-            a = os.path.join(SRC, "examples", a.split("/examples/", 1)[1])
-        out.append(a)
-    return out
 
 
 def part_bench(bundle, manifest, results, work, compiled):
@@ -825,6 +818,15 @@ def reserve_of(runtime):
     return found
 
 
+def failure_line(result):
+    """The most telling line of a failed case: an `error:` line first, else the first line."""
+    lines = []
+    for text in result.get("failures", []) + result.get("summary", []) + [result.get("error", "")]:
+        lines += [line.strip() for line in text.splitlines() if line.strip()]
+    errors = [line for line in lines if line.startswith("error")]
+    return ((errors or lines or ["?"])[0]).replace("|", "/")[:300]
+
+
 def report(args):
     """Markdown tables of one run's gpu_checks.json (docs/benchmarks.md)."""
     data = {}
@@ -844,7 +846,14 @@ def report(args):
             m = re.search(r"worst relative error (\S+) \(tolerance (\S+)\)", " ".join(v.get("summary", [])))
             out.append("| %s | %s | %s |" % (name, "pass" if v.get("pass") else "FAIL",
                                              "%s (tolerance %s)" % m.groups() if m else
-                                             "; ".join(v.get("failures", []))[:200]))
+                                             failure_line(v)))
+        out.append("")
+    if "vs-torch-gpu" in data:
+        out.append("| case | vs PyTorch on the GPU | worst |\n|---|---|---|")
+        for name, v in data["vs-torch-gpu"].items():
+            out.append("| %s | %s | %s |" % (name, "pass" if v.get("pass") else "FAIL",
+                                             "%.3g (tolerance %g)" % (v["worst"], v["tolerance"])
+                                             if "worst" in v else failure_line(v)))
         out.append("")
     if "bench-graphc" in data:
         out.append("| model (batch) | graphc ms | PyTorch eager ms | torch.compile ms | graphc / eager "
