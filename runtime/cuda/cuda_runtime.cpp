@@ -416,8 +416,29 @@ int startDevice(const Program &prog) {
   // heuristic's choice.
   const char *findEnv = std::getenv("GRAPHC_CUDA_FIND");
   if (!S.deterministic && !(findEnv && std::strcmp(findEnv, "0") == 0)) {
-    for (int32_t i = 0; i < gen.numConvs; ++i)
-      findConv(S.cudnn, gen.convs[i], S.convs[static_cast<size_t>(i)], S.arena, prog.arenaBytes);
+    // Convolutions of the same direction, shape and workspace limit (a ResNet's repeated
+    // blocks) are timed once: at ResNet-50's largest batches each timing takes seconds.
+    std::vector<int32_t> timedAs(static_cast<size_t>(gen.numConvs), -1);
+    auto sameProblem = [](const ConvSpec &a, const ConvSpec &b) {
+      return a.direction == b.direction && a.n == b.n && a.c == b.c && a.h == b.h && a.w == b.w &&
+             a.k == b.k && a.r == b.r && a.s == b.s && a.oh == b.oh && a.ow == b.ow &&
+             a.strideH == b.strideH && a.strideW == b.strideW && a.padH == b.padH &&
+             a.padW == b.padW && a.dilationH == b.dilationH && a.dilationW == b.dilationW &&
+             a.groups == b.groups && a.workspaceLimit == b.workspaceLimit;
+    };
+    for (int32_t i = 0; i < gen.numConvs; ++i) {
+      for (int32_t j = 0; j < i && timedAs[size_t(i)] < 0; ++j)
+        if (timedAs[size_t(j)] < 0 && sameProblem(gen.convs[i], gen.convs[j]))
+          timedAs[size_t(i)] = j;
+      ConvPlan &plan = S.convs[static_cast<size_t>(i)];
+      if (timedAs[size_t(i)] >= 0) {
+        const ConvPlan &timed = S.convs[size_t(timedAs[size_t(i)])];
+        plan.algo = timed.algo;
+        plan.workspaceBytes = timed.workspaceBytes;
+        continue;
+      }
+      findConv(S.cudnn, gen.convs[i], plan, S.arena, prog.arenaBytes);
+    }
     GRAPHC_CUDA(cudaMemset(S.arena, 0, prog.arenaBytes), "cudaMemset", startup);
   }
 
