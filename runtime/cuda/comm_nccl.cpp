@@ -217,7 +217,7 @@ std::string stalledCollective() {
   const Nccl &N = nccl();
   for (size_t b = 0; b < N.finished.size(); ++b)
     if (cudaEventQuery(N.finished[b]) == cudaErrorNotReady)
-      return "the all-reduce of gradient bucket " + std::to_string(b);
+      return "the collective of gradient bucket " + std::to_string(b);
   return "the step's GPU work";
 }
 
@@ -249,21 +249,18 @@ void finish(int exitCode) {
   mpi::finishJob(exitCode);
 }
 
-} // namespace
-
-namespace graphc::rt::cuda {
-
-void allReduceMeanStart(int bucket, float *data, int64_t count, const StepContext *ctx) {
-  char buffer[48];
-  const char *what = bucketName(bucket, buffer);
+/// Fork: the communication stream starts after everything the compute stream enqueued so far,
+/// which completed the bucket.
+void forkCollective(size_t b, const graphc::rt::cuda::StepContext *ctx, const char *what) {
   Nccl &N = nccl();
-  const size_t b = size_t(bucket);
-  // Fork: the communication stream starts after everything the compute stream enqueued so far,
-  // which completed the bucket.
   checkCuda(cudaEventRecord(N.ready[b], ctx->stream), "cudaEventRecord", what);
   checkCuda(cudaStreamWaitEvent(N.stream, N.ready[b], 0), "cudaStreamWaitEvent", what);
-  settle(ncclAllReduce(data, data, size_t(count), ncclFloat32, ncclAvg, N.comm, N.stream),
-         "ncclAllReduce", what);
+}
+
+/// After the bucket's collective on the communication stream: its "finished" event (for the
+/// timeout's message) and its "done" event (the join).
+void endCollective(size_t b, float *data, const char *what) {
+  Nccl &N = nccl();
   // Under stream capture the record must be an external event node, so that every replay of
   // the graph records it; outside capture (the eager first step) that flag is an error
   // (cudaErrorIllegalState, seen on an H100 with CUDA 13), so a plain record.
@@ -278,15 +275,67 @@ void allReduceMeanStart(int bucket, float *data, int64_t count, const StepContex
   N.started[b] = data;
 }
 
-void allReduceMeanWait(int bucket, float *data, int64_t, const StepContext *ctx) {
+/// Join: the ops reading the bucket's result run after its collective finished.
+void joinCollective(int bucket, float *data, const graphc::rt::cuda::StepContext *ctx) {
   char buffer[48];
   const char *what = bucketName(bucket, buffer);
   Nccl &N = nccl();
   const size_t b = size_t(bucket);
   if (N.started[b] != data)
-    abortJob("%s: the step waits for an all-reduce it did not start (a compiler bug)", what);
-  // Join: the ops reading the averaged bucket run after NCCL finished it.
+    abortJob("%s: the step waits for a collective it did not start (a compiler bug)", what);
   checkCuda(cudaStreamWaitEvent(ctx->stream, N.done[b], 0), "cudaStreamWaitEvent", what);
+}
+
+} // namespace
+
+namespace graphc::rt::cuda {
+
+void allReduceMeanStart(int bucket, float *data, int64_t count, const StepContext *ctx) {
+  char buffer[48];
+  const char *what = bucketName(bucket, buffer);
+  Nccl &N = nccl();
+  forkCollective(size_t(bucket), ctx, what);
+  settle(ncclAllReduce(data, data, size_t(count), ncclFloat32, ncclAvg, N.comm, N.stream),
+         "ncclAllReduce", what);
+  endCollective(size_t(bucket), data, what);
+}
+
+void allReduceMeanWait(int bucket, float *data, int64_t, const StepContext *ctx) {
+  joinCollective(bucket, data, ctx);
+}
+
+void reduceScatterMeanStart(int bucket, float *data, int64_t shardCount, const StepContext *ctx) {
+  char buffer[48];
+  const char *what = bucketName(bucket, buffer);
+  Nccl &N = nccl();
+  forkCollective(size_t(bucket), ctx, what);
+  // In place as NCCL defines it: this rank's averaged slice lands at data + rank * shardCount.
+  const int64_t rank = mpi::job().rank;
+  float *slice = data + rank * shardCount;
+  settle(ncclReduceScatter(data, slice, size_t(shardCount), ncclFloat32, ncclAvg, N.comm,
+                           N.stream),
+         "ncclReduceScatter", what);
+  // The plan keeps the shard at the bucket's start; the two ranges do not overlap for rank > 0.
+  if (rank > 0)
+    checkCuda(cudaMemcpyAsync(data, slice, size_t(shardCount) * sizeof(float),
+                              cudaMemcpyDeviceToDevice, N.stream),
+              "cudaMemcpyAsync (the shard to the bucket's start)", what);
+  endCollective(size_t(bucket), data, what);
+}
+
+void reduceScatterMeanWait(int bucket, float *data, int64_t, const StepContext *ctx) {
+  joinCollective(bucket, data, ctx);
+}
+
+void allGather(int bucket, const float *shard, float *gathered, int64_t shardCount,
+               const StepContext *ctx) {
+  char what[64];
+  std::snprintf(what, sizeof what, "the all-gather of parameter bucket %d", bucket);
+  Nccl &N = nccl();
+  if (!N.comm)
+    abortJob("%s: the step ran before the NCCL communicator was made", what);
+  settle(ncclAllGather(shard, gathered, size_t(shardCount), ncclFloat32, N.comm, ctx->stream),
+         "ncclAllGather", what);
 }
 
 void synchronizeStep(cudaStream_t compute) {

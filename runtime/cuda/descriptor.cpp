@@ -174,6 +174,7 @@ bool decodeProgramDescriptor(const uint8_t *data, size_t size, const unsigned ch
   }
   prog.worldSize = p->world_size();
   prog.allReduceBuckets = p->all_reduce_buckets();
+  prog.shardedOptimizerState = p->sharded_optimizer_state();
   if (prog.worldSize < 0 || prog.allReduceBuckets < 0) {
     error = "world_size (" + std::to_string(prog.worldSize) + ") or all_reduce_buckets (" +
             std::to_string(prog.allReduceBuckets) + ") is negative";

@@ -150,13 +150,18 @@ public:
           return failure();
         continue;
       }
-      collectives.beforeOp(&op, [&](Operation *reduce) { emitWait(cast<AllReduceOp>(reduce)); });
+      if (auto scatter = dyn_cast<ReduceScatterOp>(&op)) {
+        if (failed(reduceScatterStart(scatter)))
+          return failure();
+        continue;
+      }
+      collectives.beforeOp(&op, [&](Operation *collective) { emitWait(collective); });
       if (failed(emitOp(&op)))
         return failure();
     }
     // Nothing read it: still join it within the step (a captured CUDA graph must end with every
     // forked stream joined back into the compute stream).
-    collectives.finish([&](Operation *reduce) { emitWait(cast<AllReduceOp>(reduce)); });
+    collectives.finish([&](Operation *collective) { emitWait(collective); });
     if (failed(collectTensors()))
       return failure();
     std::string body = renderItems();
@@ -311,6 +316,8 @@ private:
           return success();
         })
         .Case([&](BiasGradOp g) { return biasGrad(g); })
+        .Case([&](RankShardOp shard) { return rankShard(shard); })
+        .Case([&](AllGatherIntoOp gather) { return allGatherInto(gather); })
         .Case([&](Conv2dOp c) -> LogicalResult {
           if (failed(conv(op, rt_cuda_forward, c.getInput(), c.getFilter(), c.getResult(),
                           c.getStrides(), c.getPadding(), c.getDilations(),
@@ -565,12 +572,83 @@ private:
   }
   /// Before the first op reading an all-reduced bucket: the compute stream waits for the
   /// bucket's "done" event (an event join). Nothing blocks the host.
-  void emitWait(AllReduceOp reduce) {
-    addCode("  // the compute stream waits for gradient bucket " +
-            std::to_string(reduce.getBucket()) + " (" + label(reduce) + ")\n" +
-            "  ::graphc::rt::cuda::allReduceMeanWait(" + std::to_string(reduce.getBucket()) +
-            ", " + ptr(reduce.getResult()) + ", " +
-            std::to_string(tensorElements(reduce.getResult())) + ", ctx);\n");
+  /// ZeRO-1: this rank's averaged shard of a gradient bucket, in place at the bucket's start
+  /// (comm_nccl.h: ncclReduceScatter on the communication stream, then the slice's copy).
+  LogicalResult reduceScatterStart(ReduceScatterOp scatter) {
+    if (plannedOffset(scatter.getInput()) != plannedOffset(scatter.getResult()))
+      return scatter.emitError("graph.reduce_scatter must be planned in place (its shard at its "
+                               "bucket's offset)");
+    const int64_t bucket = scatter.getBucket();
+    allReduceBuckets = std::max<int64_t>(allReduceBuckets, bucket + 1);
+    addCode("  // " + label(scatter) + ": this rank's shard of the mean of gradient bucket " +
+            std::to_string(bucket) + " (" + std::to_string(tensorElements(scatter.getResult())) +
+            " floats per rank) on the communication stream\n"
+            "  ::graphc::rt::cuda::reduceScatterMeanStart(" + std::to_string(bucket) + ", " +
+            ptr(scatter.getInput()) + ", " + std::to_string(tensorElements(scatter.getResult())) +
+            ", ctx);\n");
+    collectives.started(scatter);
+    return success();
+  }
+  /// The join of a collective started above (graph.all_reduce or graph.reduce_scatter).
+  void emitWait(Operation *collective) {
+    const int64_t bucket = collective->getAttrOfType<IntegerAttr>("bucket").getInt();
+    Value result = collective->getResult(0);
+    addCode("  // the compute stream waits for gradient bucket " + std::to_string(bucket) + " (" +
+            label(collective) + ")\n" + "  ::graphc::rt::cuda::" +
+            (isa<AllReduceOp>(collective) ? "allReduceMeanWait(" : "reduceScatterMeanWait(") +
+            std::to_string(bucket) + ", " + ptr(result) + ", " +
+            std::to_string(tensorElements(result)) + ", ctx);\n");
+  }
+
+  /// graph.rank_shard: elements [rank S, (rank + 1) S) of the inputs' flat concatenation, zero
+  /// past its end; one thread per shard element, the rank a kernel argument (the process's,
+  /// ::graphc::rt::commRank(), fixed for the job, so a captured graph may keep it).
+  LogicalResult rankShard(RankShardOp shard) {
+    Operation *op = shard;
+    const int64_t count = tensorElements(shard.getResult());
+    std::string k = kernelName("rank_shard");
+    std::string body = "    int64_t g = rank * " + num(count) + " + e;\n    float v = 0.0f;\n";
+    std::string chain;
+    for (Value in : shard.getInputs()) {
+      const int64_t n = tensorElements(in);
+      chain += "    if (g >= 0 && g < " + num(n) + ")\n      v = " + ptr(in) + "[g];\n    g -= " +
+               num(n) + ";\n";
+    }
+    kernels += "// " + label(op) + ": this rank's shard of the parameters' concatenation\n"
+               "__global__ void " + k + "(unsigned char *arena, int64_t rank) {\n" +
+               gridLoop("e", num(count)) + body + chain + "    " + ptr(shard.getResult()) +
+               "[e] = v;\n  }\n}\n\n";
+    addCode("  GRAPHC_LAUNCH(" + k + ", " + num(blocksFor(count)) + ", " + num(kThreads) + ", " +
+            opRef(op) + ", arena, int64_t(::graphc::rt::commRank()));\n");
+    return success();
+  }
+
+  /// graph.all_gather_into: every rank's shard into the op's workspace (ncclAllGather), then
+  /// the concatenation back over the parameters, one thread per element.
+  LogicalResult allGatherInto(AllGatherIntoOp gather) {
+    Operation *op = gather;
+    if (!op->hasAttr(kWorkspaceOffsetAttr))
+      return op->emitError("graph.all_gather_into without a planned workspace");
+    const int64_t shardCount = tensorElements(gather.getShard());
+    int64_t total = 0;
+    std::string chain;
+    for (auto [param, out] : llvm::zip(gather.getParams(), gather.getNewParams())) {
+      if (plannedOffset(param) != plannedOffset(out))
+        return op->emitError("graph.all_gather_into must write its parameters in place");
+      const int64_t n = tensorElements(out);
+      chain += "    if (e >= " + num(total) + " && e < " + num(total + n) + ")\n      " + ptr(out) +
+               "[e - " + num(total) + "] = gathered[e];\n";
+      total += n;
+    }
+    std::string k = kernelName("scatter_gathered");
+    kernels += "// " + label(op) + ": the gathered parameters back in place\n__global__ void " +
+               k + "(unsigned char *arena) {\n  const float *gathered = " + workspace(op) +
+               ";\n" + gridLoop("e", num(total)) + chain + "  }\n}\n\n";
+    addCode("  // " + label(op) + ": every rank's updated shard, in rank order\n"
+            "  ::graphc::rt::cuda::allGather(" + num(gather.getBucket()) + ", " +
+            ptr(gather.getShard()) + ", " + workspace(op) + ", " + num(shardCount) + ", ctx);\n" +
+            launch(k, total, op));
+    return success();
   }
 
   // Direction tags for conv(); plain ints so that the emitter does not need the runtime header.
@@ -1686,7 +1764,8 @@ private:
         uint64_t(func->getAttrOfType<IntegerAttr>(kArenaBytesAttr).getInt()),
         uint64_t(func->getAttrOfType<IntegerAttr>(kAlignmentAttr).getInt()), batch, loss,
         &tensors, &parameters, &inputs, out.initBlob.size(), embeddingIndexLimit(func),
-        worldSize(), int32_t(allReduceBuckets), uint64_t(hostArenaBytes(func)));
+        worldSize(), int32_t(allReduceBuckets), uint64_t(hostArenaBytes(func)),
+        func->hasAttr("graph.sharded_buckets"));
     desc::FinishProgramBuffer(fbb, root);
     return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
   }

@@ -213,9 +213,6 @@ public:
 #endif
       if (opts.zero != "0" && opts.zero != "1" && opts.zero != "auto")
         fail(kBadInput, "--zero=" + opts.zero + " is unknown; use 0, 1 or auto");
-      if (opts.zero == "1" && opts.target == "cuda")
-        fail(kBadInput, "--zero=1 is not available for --target=cuda yet (its reduce-scatter and "
-                        "all-gather are not emitted); use --zero=0, or --target=cpu");
       shardState = opts.zero == "1";
     }
     if (opts.precision == "f16")
@@ -608,10 +605,10 @@ private:
 
   /// Largest batch whose plan fits `budget` (0 if none), by exponential then binary search
   /// over trial compiles; never by running anything.
-  /// ZeRO-1 applies: data parallel, an optimizer with state (momentum, Adam), and a target
-  /// that emits the sharded collectives (the CPU so far).
+  /// ZeRO-1 applies: data parallel and an optimizer with state (momentum, Adam). Both targets
+  /// emit the sharded collectives (MPI on the CPU, NCCL on CUDA).
   bool canShardOptimizerState() const {
-    return opts.dataParallel && opts.optimizer != "sgd" && opts.target == "cpu";
+    return opts.dataParallel && opts.optimizer != "sgd";
   }
 
   /// --target=cuda: every tensor that a cuDNN descriptor describes (convolutions and their

@@ -13,7 +13,8 @@
 //
 // Under GRAPHC_HOST_SHIM (the host build the CPU-only CI runs) the same calls go to the CPU
 // target's MPI backend (comm.h, runtime/lib/comm_mpi.cpp): MPI_Iallreduce at Start, the wait and
-// the division by the world size at Wait. The bucket ids, offsets and the Start/Wait placement
+// the division by the world size at Wait; the reduce-scatter and all-gather of optimizer-state
+// sharding (--zero=1) likewise. The bucket ids, offsets and the Start/Wait placement
 // the host build exercises are the ones the GPU build runs.
 #pragma once
 
@@ -31,6 +32,18 @@ inline void allReduceMeanStart(int bucket, float *data, int64_t count, const Ste
 inline void allReduceMeanWait(int bucket, float *data, int64_t count, const StepContext *) {
   ::graphc::rt::commAllReduceMeanWait(bucket, data, count);
 }
+inline void reduceScatterMeanStart(int bucket, float *data, int64_t shardCount,
+                                   const StepContext *) {
+  ::graphc::rt::commReduceScatterMeanStart(bucket, data, shardCount);
+}
+inline void reduceScatterMeanWait(int bucket, float *data, int64_t shardCount,
+                                  const StepContext *) {
+  ::graphc::rt::commReduceScatterMeanWait(bucket, data, shardCount);
+}
+inline void allGather(int bucket, const float *shard, float *gathered, int64_t shardCount,
+                      const StepContext *) {
+  ::graphc::rt::commAllGather(bucket, shard, gathered, shardCount);
+}
 #else
 /// Forks the all-reduce of bucket `bucket` (`count` floats at `data`, a device pointer into the
 /// arena) onto the communication stream after the work enqueued on ctx->stream so far. Every
@@ -39,6 +52,19 @@ void allReduceMeanStart(int bucket, float *data, int64_t count, const StepContex
 /// Makes ctx->stream wait until bucket `bucket`'s all-reduce is done (`data` and `count` are
 /// the host build's; the GPU build checks them against Start's).
 void allReduceMeanWait(int bucket, float *data, int64_t count, const StepContext *ctx);
+/// Optimizer-state sharding (ZeRO-1, graph.reduce_scatter): forks the reduce-scatter of bucket
+/// `bucket` (ranks x shardCount floats at `data`) onto the communication stream, as
+/// allReduceMeanStart: ncclReduceScatter with ncclAvg in place (into this rank's slice
+/// data + rank shardCount), then, for rank > 0, a device copy of that slice to `data` (the
+/// plan puts the shard at the bucket's start; NCCL's in-place form has it at the rank's slice).
+void reduceScatterMeanStart(int bucket, float *data, int64_t shardCount, const StepContext *ctx);
+/// Makes ctx->stream wait until bucket `bucket`'s reduce-scatter (and its copy) is done.
+void reduceScatterMeanWait(int bucket, float *data, int64_t shardCount, const StepContext *ctx);
+/// graph.all_gather_into: every rank's `shardCount` floats at `shard`, in rank order, into
+/// `gathered` (ranks x shardCount, the op's planned workspace), with ncclAllGather on the
+/// compute stream (the updated parameters are read by nothing else in this step).
+void allGather(int bucket, const float *shard, float *gathered, int64_t shardCount,
+               const StepContext *ctx);
 
 /// For runtime/cuda/cuda_runtime.cpp (which references both weakly, so that single-process CUDA
 /// binaries do not link NCCL):
