@@ -1205,9 +1205,30 @@ private:
     os << llvm::formatv("  cost model   {0:F3} GFLOP/step, predicted {1:F3} ms/step on {2}\n",
                         flops / 1e9, (predictedStepSeconds(step) + offloadSeconds(compiled)) * 1e3,
                         device->name);
+    if (opts.target == "cuda")
+      printRuntimeReserve(os, p.arenaBytes);
     if (opts.printPlan)
       plan::writePlanText(os, p, budget);
     os.flush();
+  }
+
+  /// The device memory a CUDA binary uses outside its arena, as measured on an H100 with
+  /// CUDA 13.0, cuDNN 9.19 and NCCL 2.28 (2026-11-22, docs/benchmarks.md): the CUDA context,
+  /// then the cuBLAS/cuDNN handles, streams and the captured CUDA graph, then (data parallel)
+  /// the NCCL communicator. Other GPUs and versions differ; the binary prints its own measured
+  /// figures at start-up, and refuses to start when the arena plus 64 MiB is not free.
+  void printRuntimeReserve(llvm::raw_ostream &os, uint64_t arenaBytes) {
+    constexpr uint64_t kContext = 527ull << 20, kHandles = 84ull << 20,
+                       kNccl = 1151336448ull; // 1.07 GiB
+    const uint64_t reserve = kContext + kHandles + (opts.dataParallel ? kNccl : 0);
+    os << llvm::formatv("  runtime reserve {0} outside the arena (CUDA context {1}, cuBLAS/cuDNN "
+                        "handles and the CUDA graph {2}{3}; measured on an H100 with CUDA 13.0): "
+                        "the device needs about {4}\n",
+                        plan::humanBytes(reserve), plan::humanBytes(kContext),
+                        plan::humanBytes(kHandles),
+                        opts.dataParallel ? ", NCCL communicator " + plan::humanBytes(kNccl)
+                                          : std::string(),
+                        plan::humanBytes(arenaBytes + reserve));
   }
 
   void writePlanDumps(const PlannedStep &planned, std::optional<uint64_t> budget) {
