@@ -1100,8 +1100,8 @@ struct HostArena {
       munmap(data, bytes);
   }
   bool allocate(uint64_t size) {
-    void *p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                   -1, 0);
+    void *p = mmap(nullptr, size, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED)
       return false;
     data = static_cast<unsigned char *>(p);
