@@ -312,8 +312,7 @@ void reduceScatterMeanStart(int bucket, float *data, int64_t shardCount, const S
   // In place as NCCL defines it: this rank's averaged slice lands at data + rank * shardCount.
   const int64_t rank = mpi::job().rank;
   float *slice = data + rank * shardCount;
-  settle(ncclReduceScatter(data, slice, size_t(shardCount), ncclFloat32, ncclAvg, N.comm,
-                           N.stream),
+  settle(ncclReduceScatter(data, slice, size_t(shardCount), ncclFloat32, ncclAvg, N.comm, N.stream),
          "ncclReduceScatter", what);
   // The plan keeps the shard at the bucket's start; the two ranges do not overlap for rank > 0.
   if (rank > 0)

@@ -277,9 +277,9 @@ void findConv(cudnnHandle_t h, const ConvSpec &sp, ConvPlan &pl, unsigned char *
   switch (sp.direction) {
   case ConvDirection::Forward: {
     cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-    GRAPHC_CUDNN(cudnnFindConvolutionForwardAlgorithmEx(
-                     h, pl.x, x, pl.w, w, pl.conv, pl.y, y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
-                     &returned, perf, limit ? ws : nullptr, limit),
+    GRAPHC_CUDNN(cudnnFindConvolutionForwardAlgorithmEx(h, pl.x, x, pl.w, w, pl.conv, pl.y, y,
+                                                        CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned,
+                                                        perf, limit ? ws : nullptr, limit),
                  "cudnnFindConvolutionForwardAlgorithmEx", op);
     algo = fastestAlgorithm(perf, returned, sp.workspaceLimit, &need);
     break;
@@ -296,9 +296,8 @@ void findConv(cudnnHandle_t h, const ConvSpec &sp, ConvPlan &pl, unsigned char *
   case ConvDirection::BackwardFilter: {
     cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
     GRAPHC_CUDNN(cudnnFindConvolutionBackwardFilterAlgorithmEx(
-                     h, pl.x, x, pl.y, y, pl.conv, pl.w, w,
-                     CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &returned, perf,
-                     limit ? ws : nullptr, limit),
+                     h, pl.x, x, pl.y, y, pl.conv, pl.w, w, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
+                     &returned, perf, limit ? ws : nullptr, limit),
                  "cudnnFindConvolutionBackwardFilterAlgorithmEx", op);
     algo = fastestAlgorithm(perf, returned, sp.workspaceLimit, &need);
     break;
@@ -309,9 +308,10 @@ void findConv(cudnnHandle_t h, const ConvSpec &sp, ConvPlan &pl, unsigned char *
   pl.algo = algo;
   pl.workspaceBytes = need;
   if (state().verbose)
-    std::fprintf(stderr, "cuda: op '%s' %s: timed, cuDNN algorithm %d, workspace %zu of %" PRIu64
-                 " planned bytes\n", op, directionName(sp.direction), algo, need,
-                 sp.workspaceLimit);
+    std::fprintf(stderr,
+                 "cuda: op '%s' %s: timed, cuDNN algorithm %d, workspace %zu of %" PRIu64
+                 " planned bytes\n",
+                 op, directionName(sp.direction), algo, need, sp.workspaceLimit);
 }
 
 void createPool(const PoolSpec &sp, PoolPlan &pl) {

@@ -1300,8 +1300,8 @@ int trainMain(int argc, char **argv) {
       (std::max<uint64_t>(prog.arenaBytes + prog.hostArenaBytes, 1) + 4095) / 4096 * 4096;
   HostArena arenaOwner;
   if (!arenaOwner.allocate(arenaSize)) {
-    std::fprintf(stderr, "error: cannot allocate the arena of %" PRIu64 " bytes: %s\n",
-                 arenaSize, std::strerror(errno));
+    std::fprintf(stderr, "error: cannot allocate the arena of %" PRIu64 " bytes: %s\n", arenaSize,
+                 std::strerror(errno));
     return kExitInternal;
   }
   unsigned char *arena = arenaOwner.data; // zero-filled by the kernel, page by page

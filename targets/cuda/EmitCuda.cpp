@@ -471,7 +471,9 @@ private:
           }));
           return success();
         })
-        .Case([&](SoftmaxOp u) { return softmax(op, u.getInput(), Value(), u.getResult(), u.getAxis()); })
+        .Case([&](SoftmaxOp u) {
+          return softmax(op, u.getInput(), Value(), u.getResult(), u.getAxis());
+        })
         .Case([&](SoftmaxBackwardOp u) {
           return softmax(op, u.getGrad(), u.getOutput(), u.getResult(), u.getAxis());
         })
@@ -583,9 +585,9 @@ private:
     addCode("  // " + label(scatter) + ": this rank's shard of the mean of gradient bucket " +
             std::to_string(bucket) + " (" + std::to_string(tensorElements(scatter.getResult())) +
             " floats per rank) on the communication stream\n"
-            "  ::graphc::rt::cuda::reduceScatterMeanStart(" + std::to_string(bucket) + ", " +
-            ptr(scatter.getInput()) + ", " + std::to_string(tensorElements(scatter.getResult())) +
-            ", ctx);\n");
+            "  ::graphc::rt::cuda::reduceScatterMeanStart(" +
+            std::to_string(bucket) + ", " + ptr(scatter.getInput()) + ", " +
+            std::to_string(tensorElements(scatter.getResult())) + ", ctx);\n");
     collectives.started(scatter);
     return success();
   }
@@ -611,13 +613,14 @@ private:
     std::string chain;
     for (Value in : shard.getInputs()) {
       const int64_t n = tensorElements(in);
-      chain += "    if (g >= 0 && g < " + num(n) + ")\n      v = " + ptr(in) + "[g];\n    g -= " +
-               num(n) + ";\n";
+      chain += "    if (g >= 0 && g < " + num(n) + ")\n      v = " + ptr(in) +
+               "[g];\n    g -= " + num(n) + ";\n";
     }
-    kernels += "// " + label(op) + ": this rank's shard of the parameters' concatenation\n"
-               "__global__ void " + k + "(unsigned char *arena, int64_t rank) {\n" +
-               gridLoop("e", num(count)) + body + chain + "    " + ptr(shard.getResult()) +
-               "[e] = v;\n  }\n}\n\n";
+    kernels += "// " + label(op) +
+               ": this rank's shard of the parameters' concatenation\n"
+               "__global__ void " +
+               k + "(unsigned char *arena, int64_t rank) {\n" + gridLoop("e", num(count)) + body +
+               chain + "    " + ptr(shard.getResult()) + "[e] = v;\n  }\n}\n\n";
     addCode("  GRAPHC_LAUNCH(" + k + ", " + num(blocksFor(count)) + ", " + num(kThreads) + ", " +
             opRef(op) + ", arena, int64_t(::graphc::rt::commRank()));\n");
     return success();
@@ -641,13 +644,14 @@ private:
       total += n;
     }
     std::string k = kernelName("scatter_gathered");
-    kernels += "// " + label(op) + ": the gathered parameters back in place\n__global__ void " +
-               k + "(unsigned char *arena) {\n  const float *gathered = " + workspace(op) +
-               ";\n" + gridLoop("e", num(total)) + chain + "  }\n}\n\n";
-    addCode("  // " + label(op) + ": every rank's updated shard, in rank order\n"
-            "  ::graphc::rt::cuda::allGather(" + num(gather.getBucket()) + ", " +
-            ptr(gather.getShard()) + ", " + workspace(op) + ", " + num(shardCount) + ", ctx);\n" +
-            launch(k, total, op));
+    kernels += "// " + label(op) + ": the gathered parameters back in place\n__global__ void " + k +
+               "(unsigned char *arena) {\n  const float *gathered = " + workspace(op) + ";\n" +
+               gridLoop("e", num(total)) + chain + "  }\n}\n\n";
+    addCode("  // " + label(op) +
+            ": every rank's updated shard, in rank order\n"
+            "  ::graphc::rt::cuda::allGather(" +
+            num(gather.getBucket()) + ", " + ptr(gather.getShard()) + ", " + workspace(op) + ", " +
+            num(shardCount) + ", ctx);\n" + launch(k, total, op));
     return success();
   }
 
@@ -949,8 +953,8 @@ private:
              num(channels) + " + c) * " + num(inner) + " + i;\n" + body + "      }\n";
     return "    for (int64_t j = t; j < " + num(n * inner) +
            "; j += GRAPHC_BLOCK_SIZE) {\n        const int64_t b = j / " + num(inner) +
-           ", off = (b * " + num(channels) + " + c) * " + num(inner) + " + (j - b * " +
-           num(inner) + ");\n" + body + "      }\n";
+           ", off = (b * " + num(channels) + " + c) * " + num(inner) + " + (j - b * " + num(inner) +
+           ");\n" + body + "      }\n";
   }
   /// A launch of a block kernel: one block of GRAPHC_BLOCK_SIZE threads per channel.
   std::string launchBlocks(const std::string &kernel, int64_t blocks, Operation *op) {
@@ -982,16 +986,18 @@ private:
                channelShare(n, c, inner, "        sum += " + x + "[off];\n") +
                "    part[t] = sum;\n  }\n  GRAPHC_BLOCK_SUM(part)\n"
                "  GRAPHC_BLOCK_THREADS(t) {\n    if (t == 0)\n      stat[0] = " +
-               meanOf("part[0]", count) + ";\n  }\n"
+               meanOf("part[0]", count) +
+               ";\n  }\n"
                "  GRAPHC_BLOCK_THREADS(t) {\n    const double mean = stat[0];\n"
                "    double varSum = 0.0;\n" +
                channelShare(n, c, inner,
-                            "        const double d = " + x + "[off] - mean;\n"
-                            "        varSum += d * d;\n") +
+                            "        const double d = " + x +
+                                "[off] - mean;\n"
+                                "        varSum += d * d;\n") +
                "    part[t] = varSum;\n  }\n  GRAPHC_BLOCK_SUM(part)\n";
       stats = "    const double mean = stat[0], varSum = part[0];\n"
-              "    const double var = " + meanOf("varSum", count) +
-              ";\n    const double unbiased = " +
+              "    const double var = " +
+              meanOf("varSum", count) + ";\n    const double unbiased = " +
               (count > 1 ? "varSum / " + num(count - 1) + ".0" : std::string("var")) +
               ";\n    const double m = static_cast<double>(" +
               floatLiteral(attrFloat(bn.getMomentum())) + ");\n    const double oldMean = " + rm +
@@ -1005,26 +1011,26 @@ private:
               ptr(bn.getNewRunningVar()) + "[c] = " + rv + "[c];\n";
     }
     std::string k = kernelName("batch_norm");
-    kernels += "// " + label(op) + ": batch normalization" +
-               (training ? " (training: batch statistics, running statistics updated)"
-                         : " (running statistics)") +
-               ", one block per channel\n__global__ void " + k +
-               "(unsigned char *arena) {\n  GRAPHC_BLOCK_SHARED double part[GRAPHC_BLOCK_SIZE];\n"
-               "  GRAPHC_BLOCK_SHARED double stat[1];\n  GRAPHC_BLOCK_SHARED float affine[2];\n"
-               "  const int64_t c = blockIdx.x;\n" + reduce +
-               "  GRAPHC_BLOCK_THREADS(t) {\n    if (t == 0) {\n" + stats +
-               "    const double invstd = 1.0 / sqrt(var + static_cast<double>(" +
-               floatLiteral(attrFloat(bn.getEpsilon())) + "));\n    " + ptr(bn.getSavedMean()) +
-               "[c] = static_cast<float>(mean);\n    " + ptr(bn.getSavedInvstd()) +
-               "[c] = static_cast<float>(invstd);\n" +
-               channelAffine(bn.getSavedMean(), bn.getSavedInvstd(), bn.getScale(),
-                             bn.getBias()) +
-               "    affine[0] = alpha;\n    affine[1] = beta;\n    }\n  }\n"
-               "  GRAPHC_BLOCK_THREADS(t) {\n    const float alpha = affine[0], beta = affine[1];\n" +
-               channelShare(n, c, inner,
-                            "        " + ptr(bn.getResult()) + "[off] = " + x +
-                                "[off] * alpha + beta;\n") +
-               "  }\n}\n\n";
+    kernels +=
+        "// " + label(op) + ": batch normalization" +
+        (training ? " (training: batch statistics, running statistics updated)"
+                  : " (running statistics)") +
+        ", one block per channel\n__global__ void " + k +
+        "(unsigned char *arena) {\n  GRAPHC_BLOCK_SHARED double part[GRAPHC_BLOCK_SIZE];\n"
+        "  GRAPHC_BLOCK_SHARED double stat[1];\n  GRAPHC_BLOCK_SHARED float affine[2];\n"
+        "  const int64_t c = blockIdx.x;\n" +
+        reduce + "  GRAPHC_BLOCK_THREADS(t) {\n    if (t == 0) {\n" + stats +
+        "    const double invstd = 1.0 / sqrt(var + static_cast<double>(" +
+        floatLiteral(attrFloat(bn.getEpsilon())) + "));\n    " + ptr(bn.getSavedMean()) +
+        "[c] = static_cast<float>(mean);\n    " + ptr(bn.getSavedInvstd()) +
+        "[c] = static_cast<float>(invstd);\n" +
+        channelAffine(bn.getSavedMean(), bn.getSavedInvstd(), bn.getScale(), bn.getBias()) +
+        "    affine[0] = alpha;\n    affine[1] = beta;\n    }\n  }\n"
+        "  GRAPHC_BLOCK_THREADS(t) {\n    const float alpha = affine[0], beta = affine[1];\n" +
+        channelShare(n, c, inner,
+                     "        " + ptr(bn.getResult()) + "[off] = " + x +
+                         "[off] * alpha + beta;\n") +
+        "  }\n}\n\n";
     addCode(launchBlocks(k, c, op));
     return success();
   }
@@ -1072,12 +1078,11 @@ private:
     if (bn.getTraining() && count > 0)
       dxCode = "    // PyTorch: k = dot invstd^2 / N; dx = (dy - sum/N - (x - mean) k) invstd w.\n"
                "    const double mean = stat[0], invstd = stat[1], w = stat[2];\n"
-               "    const double k = stat[4] * invstd * invstd / " + num(count) +
-               ".0;\n    const double gradMean = stat[3] / " + num(count) + ".0;\n" +
+               "    const double k = stat[4] * invstd * invstd / " +
+               num(count) + ".0;\n    const double gradMean = stat[3] / " + num(count) + ".0;\n" +
                channelShare(n, c, inner,
                             "        " + dx + "[off] = static_cast<float>((" + dy +
-                                "[off] - gradMean - (" + x +
-                                "[off] - mean) * k) * invstd * w);\n");
+                                "[off] - gradMean - (" + x + "[off] - mean) * k) * invstd * w);\n");
     else
       dxCode = "    const float f = static_cast<float>(stat[1] * stat[2]);\n" +
                channelShare(n, c, inner, "        " + dx + "[off] = " + dy + "[off] * f;\n");
@@ -1088,19 +1093,24 @@ private:
                "(unsigned char *arena) {\n  GRAPHC_BLOCK_SHARED double part[GRAPHC_BLOCK_SIZE];\n"
                "  GRAPHC_BLOCK_SHARED double partDot[GRAPHC_BLOCK_SIZE];\n"
                "  GRAPHC_BLOCK_SHARED double stat[5];\n  const int64_t c = blockIdx.x;\n"
-               "  GRAPHC_BLOCK_THREADS(t) {\n    const double mean = " + ptr(bn.getSavedMean()) +
-               "[c];\n    double sum = 0.0, dot = 0.0;\n" +
+               "  GRAPHC_BLOCK_THREADS(t) {\n    const double mean = " +
+               ptr(bn.getSavedMean()) + "[c];\n    double sum = 0.0, dot = 0.0;\n" +
                channelShare(n, c, inner,
-                            "        const double g = " + dy + "[off];\n        sum += g;\n"
-                            "        dot += (" + x + "[off] - mean) * g;\n") +
+                            "        const double g = " + dy +
+                                "[off];\n        sum += g;\n"
+                                "        dot += (" +
+                                x + "[off] - mean) * g;\n") +
                "    part[t] = sum;\n    partDot[t] = dot;\n  }\n  GRAPHC_BLOCK_SUM(part)\n"
                "  GRAPHC_BLOCK_SUM(partDot)\n  GRAPHC_BLOCK_THREADS(t) {\n    if (t == 0) {\n"
-               "      stat[0] = " + ptr(bn.getSavedMean()) + "[c];\n      stat[1] = " +
-               ptr(bn.getSavedInvstd()) + "[c];\n      stat[2] = " + ptr(bn.getScale()) +
+               "      stat[0] = " +
+               ptr(bn.getSavedMean()) + "[c];\n      stat[1] = " + ptr(bn.getSavedInvstd()) +
+               "[c];\n      stat[2] = " + ptr(bn.getScale()) +
                "[c];\n      stat[3] = part[0];\n      stat[4] = partDot[0];\n      " +
                ptr(bn.getGradBias()) + "[c] = static_cast<float>(part[0]);\n      " +
-               ptr(bn.getGradScale()) + "[c] = static_cast<float>(partDot[0] * stat[1]);\n"
-               "    }\n  }\n  GRAPHC_BLOCK_THREADS(t) {\n" + dxCode + "  }\n}\n\n";
+               ptr(bn.getGradScale()) +
+               "[c] = static_cast<float>(partDot[0] * stat[1]);\n"
+               "    }\n  }\n  GRAPHC_BLOCK_THREADS(t) {\n" +
+               dxCode + "  }\n}\n\n";
     addCode(launchBlocks(k, c, op));
     return success();
   }
@@ -1141,8 +1151,10 @@ private:
                       mean = ptr(ln.getSavedMean()), invstd = ptr(ln.getSavedInvstd()),
                       scale = ptr(ln.getScale());
     std::string columns = kernelName("layer_norm_backward_columns");
-    kernels += "// " + label(op) + ": layer-norm scale and bias gradients, one block per "
-                                   "column\n__global__ void " + columns +
+    kernels += "// " + label(op) +
+               ": layer-norm scale and bias gradients, one block per "
+               "column\n__global__ void " +
+               columns +
                "(unsigned char *arena) {\n  GRAPHC_BLOCK_SHARED double part[GRAPHC_BLOCK_SIZE];\n"
                "  GRAPHC_BLOCK_SHARED double partXhat[GRAPHC_BLOCK_SIZE];\n"
                "  const int64_t i = blockIdx.x;\n  GRAPHC_BLOCK_THREADS(t) {\n"
@@ -1322,16 +1334,17 @@ private:
       inner *= d[i];
     int64_t channels = d[axis];
     std::string k = kernelName("bias_grad");
-    kernels += "// " + label(op) +
-               ": bias gradient, one block per channel: each thread sums its share in double, "
-               "then a fixed tree adds the shares\n__global__ void " + k +
-               "(unsigned char *arena) {\n  GRAPHC_BLOCK_SHARED double part[GRAPHC_BLOCK_SIZE];\n"
-               "  const int64_t c = blockIdx.x;\n  GRAPHC_BLOCK_THREADS(t) {\n    double sum = 0.0;\n" +
-               channelShare(outer, channels, inner,
-                            "        sum += " + ptr(g.getGrad()) + "[off];\n") +
-               "    part[t] = sum;\n  }\n  GRAPHC_BLOCK_SUM(part)\n  GRAPHC_BLOCK_THREADS(t) {\n"
-               "    if (t == 0)\n      " + ptr(g.getResult()) +
-               "[c] = static_cast<float>(part[0]);\n  }\n}\n\n";
+    kernels +=
+        "// " + label(op) +
+        ": bias gradient, one block per channel: each thread sums its share in double, "
+        "then a fixed tree adds the shares\n__global__ void " +
+        k +
+        "(unsigned char *arena) {\n  GRAPHC_BLOCK_SHARED double part[GRAPHC_BLOCK_SIZE];\n"
+        "  const int64_t c = blockIdx.x;\n  GRAPHC_BLOCK_THREADS(t) {\n    double sum = 0.0;\n" +
+        channelShare(outer, channels, inner, "        sum += " + ptr(g.getGrad()) + "[off];\n") +
+        "    part[t] = sum;\n  }\n  GRAPHC_BLOCK_SUM(part)\n  GRAPHC_BLOCK_THREADS(t) {\n"
+        "    if (t == 0)\n      " +
+        ptr(g.getResult()) + "[c] = static_cast<float>(part[0]);\n  }\n}\n\n";
     addCode(launchBlocks(k, channels, op));
     return success();
   }
@@ -1392,26 +1405,33 @@ private:
     bool logits = l.getFromLogits();
     auto S = [](int64_t v) { return std::to_string(v); };
     std::string k = kernelName("loss");
-    std::string b = "// " + label(op) + ": " + stringifyLossKind(l.getKind()).str() +
-                    (logits ? " from logits" : "") +
-                    ", one block (a fixed summation order)\n__global__ void " + k +
-                    "(unsigned char *arena) {\n  GRAPHC_BLOCK_SHARED double part[GRAPHC_BLOCK_SIZE];\n"
-                    "  const float *pred = " + ptr(l.getPrediction()) +
-                    ";\n  GRAPHC_BLOCK_THREADS(t) {\n  double total = 0.0;\n";
+    std::string b =
+        "// " + label(op) + ": " + stringifyLossKind(l.getKind()).str() +
+        (logits ? " from logits" : "") + ", one block (a fixed summation order)\n__global__ void " +
+        k +
+        "(unsigned char *arena) {\n  GRAPHC_BLOCK_SHARED double part[GRAPHC_BLOCK_SIZE];\n"
+        "  const float *pred = " +
+        ptr(l.getPrediction()) + ";\n  GRAPHC_BLOCK_THREADS(t) {\n  double total = 0.0;\n";
     int64_t count = batch;
     const std::string C = S(classes), B = S(batch);
     switch (l.getKind()) {
     case LossKind::sparse_categorical_crossentropy:
-      b += "  const int64_t *idx = " + labelsPtr(l.getLabels(), true) + ";\n  for (int64_t b = t; b < " +
-           B + "; b += GRAPHC_BLOCK_SIZE) {\n    const float *row = pred + b * " + C + ";\n    const int64_t y = idx[b];\n"
-           "    if (y < 0 || y >= " + C + ") {\n      total = NAN;\n      continue;\n    }\n" +
-           (logits ? "    total += ::graphc::rt::cuda::logSumExpRow(row, " + C + ") - row[y];\n"
-                   : "    total -= log(static_cast<double>(::graphc::rt::cuda::clipProb(row[y])));\n") +
-           "  }\n";
+      b +=
+          "  const int64_t *idx = " + labelsPtr(l.getLabels(), true) +
+          ";\n  for (int64_t b = t; b < " + B +
+          "; b += GRAPHC_BLOCK_SIZE) {\n    const float *row = pred + b * " + C +
+          ";\n    const int64_t y = idx[b];\n"
+          "    if (y < 0 || y >= " +
+          C + ") {\n      total = NAN;\n      continue;\n    }\n" +
+          (logits
+               ? "    total += ::graphc::rt::cuda::logSumExpRow(row, " + C + ") - row[y];\n"
+               : "    total -= log(static_cast<double>(::graphc::rt::cuda::clipProb(row[y])));\n") +
+          "  }\n";
       break;
     case LossKind::categorical_crossentropy:
       b += "  const float *target = " + ptr(l.getLabels()) + ";\n  for (int64_t b = t; b < " + B +
-           "; b += GRAPHC_BLOCK_SIZE) {\n    const float *row = pred + b * " + C + ", *t = target + b * " + C + ";\n" +
+           "; b += GRAPHC_BLOCK_SIZE) {\n    const float *row = pred + b * " + C +
+           ", *t = target + b * " + C + ";\n" +
            (logits ? "    const double lse = ::graphc::rt::cuda::logSumExpRow(row, " + C +
                          ");\n    for (int64_t j = 0; j < " + C +
                          "; ++j)\n      total += static_cast<double>(t[j]) * (lse - row[j]);\n"
@@ -1422,22 +1442,27 @@ private:
       break;
     case LossKind::binary_crossentropy:
       count = batch * classes;
-      b += "  const float *target = " + ptr(l.getLabels()) + ";\n  for (int64_t i = t; i < " + S(batch * classes) +
-           "; i += GRAPHC_BLOCK_SIZE) {\n    const double x = pred[i], y = target[i];\n" +
-           (logits ? "    total += (x < 0.0 ? 0.0 : x) - x * y + log1p(exp(-fabs(x)));\n"
-                   : "    const double p = ::graphc::rt::cuda::clipProb(pred[i]);\n    total -= y * "
-                     "log(p) + (1.0 - y) * log(1.0 - p);\n") +
-           "  }\n";
+      b +=
+          "  const float *target = " + ptr(l.getLabels()) + ";\n  for (int64_t i = t; i < " +
+          S(batch * classes) +
+          "; i += GRAPHC_BLOCK_SIZE) {\n    const double x = pred[i], y = target[i];\n" +
+          (logits ? "    total += (x < 0.0 ? 0.0 : x) - x * y + log1p(exp(-fabs(x)));\n"
+                  : "    const double p = ::graphc::rt::cuda::clipProb(pred[i]);\n    total -= y * "
+                    "log(p) + (1.0 - y) * log(1.0 - p);\n") +
+          "  }\n";
       break;
     case LossKind::mse:
       count = batch * classes;
-      b += "  const float *target = " + ptr(l.getLabels()) + ";\n  for (int64_t i = t; i < " + S(batch * classes) +
-           "; i += GRAPHC_BLOCK_SIZE) {\n    const double d = static_cast<double>(pred[i]) - target[i];\n    total += "
+      b += "  const float *target = " + ptr(l.getLabels()) + ";\n  for (int64_t i = t; i < " +
+           S(batch * classes) +
+           "; i += GRAPHC_BLOCK_SIZE) {\n    const double d = static_cast<double>(pred[i]) - "
+           "target[i];\n    total += "
            "d * d;\n  }\n";
       break;
     }
     b += "  part[t] = total;\n  }\n  GRAPHC_BLOCK_SUM(part)\n  GRAPHC_BLOCK_THREADS(t) {\n"
-         "    if (t == 0)\n      " + ptr(l.getResult()) + "[0] = " +
+         "    if (t == 0)\n      " +
+         ptr(l.getResult()) + "[0] = " +
          (count > 0 ? "static_cast<float>(part[0] / " + S(count) + ".0)" : std::string("0.0f")) +
          ";\n  }\n}\n\n";
     kernels += b;
@@ -1762,9 +1787,9 @@ private:
     auto root = desc::CreateProgramDirect(
         fbb, kDescriptorVersion, options.modelName.c_str(), "cuda",
         uint64_t(func->getAttrOfType<IntegerAttr>(kArenaBytesAttr).getInt()),
-        uint64_t(func->getAttrOfType<IntegerAttr>(kAlignmentAttr).getInt()), batch, loss,
-        &tensors, &parameters, &inputs, out.initBlob.size(), embeddingIndexLimit(func),
-        worldSize(), int32_t(allReduceBuckets), uint64_t(hostArenaBytes(func)),
+        uint64_t(func->getAttrOfType<IntegerAttr>(kAlignmentAttr).getInt()), batch, loss, &tensors,
+        &parameters, &inputs, out.initBlob.size(), embeddingIndexLimit(func), worldSize(),
+        int32_t(allReduceBuckets), uint64_t(hostArenaBytes(func)),
         func->hasAttr("graph.sharded_buckets"));
     desc::FinishProgramBuffer(fbb, root);
     return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};

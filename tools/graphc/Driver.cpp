@@ -607,9 +607,7 @@ private:
   /// over trial compiles; never by running anything.
   /// ZeRO-1 applies: data parallel and an optimizer with state (momentum, Adam). Both targets
   /// emit the sharded collectives (MPI on the CPU, NCCL on CUDA).
-  bool canShardOptimizerState() const {
-    return opts.dataParallel && opts.optimizer != "sgd";
-  }
+  bool canShardOptimizerState() const { return opts.dataParallel && opts.optimizer != "sgd"; }
 
   /// --target=cuda: every tensor that a cuDNN descriptor describes (convolutions and their
   /// gradients, max pooling) counts at most 2^31-1 elements, or the CUDA emitter refuses the
@@ -1221,14 +1219,13 @@ private:
     constexpr uint64_t kContext = 527ull << 20, kHandles = 84ull << 20,
                        kNccl = 1151336448ull; // 1.07 GiB
     const uint64_t reserve = kContext + kHandles + (opts.dataParallel ? kNccl : 0);
-    os << llvm::formatv("  runtime reserve {0} outside the arena (CUDA context {1}, cuBLAS/cuDNN "
-                        "handles and the CUDA graph {2}{3}; measured on an H100 with CUDA 13.0): "
-                        "the device needs about {4}\n",
-                        plan::humanBytes(reserve), plan::humanBytes(kContext),
-                        plan::humanBytes(kHandles),
-                        opts.dataParallel ? ", NCCL communicator " + plan::humanBytes(kNccl)
-                                          : std::string(),
-                        plan::humanBytes(arenaBytes + reserve));
+    os << llvm::formatv(
+        "  runtime reserve {0} outside the arena (CUDA context {1}, cuBLAS/cuDNN "
+        "handles and the CUDA graph {2}{3}; measured on an H100 with CUDA 13.0): "
+        "the device needs about {4}\n",
+        plan::humanBytes(reserve), plan::humanBytes(kContext), plan::humanBytes(kHandles),
+        opts.dataParallel ? ", NCCL communicator " + plan::humanBytes(kNccl) : std::string(),
+        plan::humanBytes(arenaBytes + reserve));
   }
 
   void writePlanDumps(const PlannedStep &planned, std::optional<uint64_t> budget) {

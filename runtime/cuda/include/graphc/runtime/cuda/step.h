@@ -151,7 +151,7 @@ extern "C" const graphc::rt::cuda::GeneratedProgram graphc_generated;
 // into part[0] by a fixed tree (the same order on the GPU and on the host: deterministic).
 #define GRAPHC_BLOCK_SIZE 256
 #define GRAPHC_BLOCK_SUM(part)                                                                     \
-  for (int graphc_stride_ = GRAPHC_BLOCK_SIZE / 2; graphc_stride_ > 0; graphc_stride_ >>= 1)      \
+  for (int graphc_stride_ = GRAPHC_BLOCK_SIZE / 2; graphc_stride_ > 0; graphc_stride_ >>= 1)       \
     GRAPHC_BLOCK_THREADS(graphc_t_) {                                                              \
       if (graphc_t_ < graphc_stride_)                                                              \
         (part)[graphc_t_] += (part)[graphc_t_ + graphc_stride_];                                   \
