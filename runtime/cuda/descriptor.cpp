@@ -3,6 +3,7 @@
 
 #include "graphc/runtime/program_generated.h"
 
+#include <cstdint>
 #include <cstring>
 
 namespace graphc::rt::cuda {
@@ -71,6 +72,13 @@ bool decodeProgramDescriptor(const uint8_t *data, size_t size, const unsigned ch
       return false;
     }
     const auto *shape = t->shape();
+    // The FlatBuffers verifier checks a vector's length word, not that 8-byte elements are
+    // 8-byte aligned: a corrupted offset could otherwise make the reads below misaligned
+    // (found by fuzz/FuzzProgramDescriptor.cpp). The embedded descriptor is 16-byte aligned.
+    if (shape && reinterpret_cast<uintptr_t>(shape->data()) % alignof(int64_t) != 0) {
+      error = what + "'s shape is misaligned: the descriptor is corrupted";
+      return false;
+    }
     const size_t rank = shape ? shape->size() : 0;
     if (rank > static_cast<size_t>(kMaxRank)) {
       error = what + " has rank " + std::to_string(rank) + ", at most " +
