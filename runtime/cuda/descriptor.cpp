@@ -75,7 +75,9 @@ bool decodeProgramDescriptor(const uint8_t *data, size_t size, const unsigned ch
     // The FlatBuffers verifier checks a vector's length word, not that 8-byte elements are
     // 8-byte aligned: a corrupted offset could otherwise make the reads below misaligned
     // (found by fuzz/FuzzProgramDescriptor.cpp). The embedded descriptor is 16-byte aligned.
-    if (shape && reinterpret_cast<uintptr_t>(shape->data()) % alignof(int64_t) != 0) {
+    // (An empty shape, a scalar's, has no elements to read, and flatc need not align it.)
+    if (shape && shape->size() > 0 &&
+        reinterpret_cast<uintptr_t>(shape->data()) % alignof(int64_t) != 0) {
       error = what + "'s shape is misaligned: the descriptor is corrupted";
       return false;
     }
