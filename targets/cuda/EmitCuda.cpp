@@ -558,40 +558,45 @@ private:
   /// communication stream after the compute stream's work so far (an event fork); the host build
   /// maps it to the CPU target's MPI backend (graphc/runtime/cuda/comm_nccl.h).
   LogicalResult allReduceStart(AllReduceOp reduce) {
-    if (plannedOffset(reduce.getInput()) != plannedOffset(reduce.getResult()))
-      return reduce.emitError("graph.all_reduce must be planned in place (its result at its "
-                              "operand's offset)");
-    const int64_t bucket = reduce.getBucket();
-    allReduceBuckets = std::max<int64_t>(allReduceBuckets, bucket + 1);
-    addCode("  // " + label(reduce) + ": average gradient bucket " + std::to_string(bucket) +
-            " (" + std::to_string(tensorElements(reduce.getInput())) +
-            " floats) over the ranks on the communication stream\n"
-            "  ::graphc::rt::cuda::allReduceMeanStart(" + std::to_string(bucket) + ", " +
-            ptr(reduce.getInput()) + ", " + std::to_string(tensorElements(reduce.getInput())) +
-            ", ctx);\n");
-    collectives.started(reduce);
-    return success();
+    const int64_t count = tensorElements(reduce.getInput());
+    return startCollective(reduce, reduce.getBucket(), reduce.getInput(), reduce.getResult(),
+                           ": average gradient bucket " + std::to_string(reduce.getBucket()) +
+                               " (" + std::to_string(count) +
+                               " floats) over the ranks on the communication stream",
+                           "allReduceMeanStart", count,
+                           "graph.all_reduce must be planned in place (its result at its "
+                           "operand's offset)");
   }
-  /// Before the first op reading an all-reduced bucket: the compute stream waits for the
-  /// bucket's "done" event (an event join). Nothing blocks the host.
   /// ZeRO-1: this rank's averaged shard of a gradient bucket, in place at the bucket's start
   /// (comm_nccl.h: ncclReduceScatter on the communication stream, then the slice's copy).
   LogicalResult reduceScatterStart(ReduceScatterOp scatter) {
-    if (plannedOffset(scatter.getInput()) != plannedOffset(scatter.getResult()))
-      return scatter.emitError("graph.reduce_scatter must be planned in place (its shard at its "
-                               "bucket's offset)");
-    const int64_t bucket = scatter.getBucket();
+    const int64_t count = tensorElements(scatter.getResult());
+    return startCollective(scatter, scatter.getBucket(), scatter.getInput(), scatter.getResult(),
+                           ": this rank's shard of the mean of gradient bucket " +
+                               std::to_string(scatter.getBucket()) + " (" +
+                               std::to_string(count) +
+                               " floats per rank) on the communication stream",
+                           "reduceScatterMeanStart", count,
+                           "graph.reduce_scatter must be planned in place (its shard at its "
+                           "bucket's offset)");
+  }
+  /// The fork of a bucket's collective, run until the first reader of its result (emitWait):
+  /// the call `call(bucket, input, count, ctx)` after a comment naming the op.
+  LogicalResult startCollective(Operation *op, int64_t bucket, Value input, Value result,
+                                const std::string &comment, const char *call, int64_t count,
+                                const char *notInPlace) {
+    if (plannedOffset(input) != plannedOffset(result))
+      return op->emitError(notInPlace);
     allReduceBuckets = std::max<int64_t>(allReduceBuckets, bucket + 1);
-    addCode("  // " + label(scatter) + ": this rank's shard of the mean of gradient bucket " +
-            std::to_string(bucket) + " (" + std::to_string(tensorElements(scatter.getResult())) +
-            " floats per rank) on the communication stream\n"
-            "  ::graphc::rt::cuda::reduceScatterMeanStart(" +
-            std::to_string(bucket) + ", " + ptr(scatter.getInput()) + ", " +
-            std::to_string(tensorElements(scatter.getResult())) + ", ctx);\n");
-    collectives.started(scatter);
+    addCode("  // " + label(op) + comment + "\n  ::graphc::rt::cuda::" + call + "(" +
+            std::to_string(bucket) + ", " + ptr(input) + ", " + std::to_string(count) +
+            ", ctx);\n");
+    collectives.started(op);
     return success();
   }
-  /// The join of a collective started above (graph.all_reduce or graph.reduce_scatter).
+  /// The join of a collective started above (graph.all_reduce or graph.reduce_scatter), before
+  /// the first op reading its result: the compute stream waits for the bucket's "done" event
+  /// (an event join). Nothing blocks the host.
   void emitWait(Operation *collective) {
     const int64_t bucket = collective->getAttrOfType<IntegerAttr>("bucket").getInt();
     Value result = collective->getResult(0);
