@@ -5,6 +5,7 @@
 // a gradient emits its backward ops. A parameter's update is emitted right after its gradient
 // is complete, so gradients die early and the update can overwrite the parameter in place
 // (the weight's last reader, the op's own backward, has already run).
+#include "passes/Liveness.h"
 #include "passes/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -307,6 +308,13 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
         if (auto drop = dyn_cast<DropoutOp>(clone); drop && micro > 0)
           drop.setIndexOffset(drop.getIndexOffset() +
                               micro * cast<RankedTensorType>(drop.getType()).getNumElements());
+        // A fused attention's mask covers its [B, M, N] probabilities.
+        if (auto attention = dyn_cast<AttentionOp>(clone); attention && micro > 0) {
+          auto queries = cast<RankedTensorType>(attention.getQuery().getType()).getShape();
+          auto keys = cast<RankedTensorType>(attention.getKey().getType()).getShape();
+          attention.setIndexOffset(attention.getIndexOffset() +
+                                   micro * queries[0] * queries[1] * keys[1]);
+        }
         forwardOps.push_back(clone);
       }
 
@@ -644,6 +652,22 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
                               op);
                     offset += cast<RankedTensorType>(in.getType()).getDimSize(axis);
                   }
+                  return success();
+                })
+                .Case([&](AttentionOp attention) {
+                  auto backward = b.create<AttentionBackwardOp>(
+                      gradLoc(op, "grad"), attention.getQuery().getType(),
+                      attention.getKey().getType(), attention.getValue().getType(), dy,
+                      attention.getQuery(), attention.getKey(), attention.getValue(),
+                      attention.getStep(), attention.getScaleAttr(),
+                      attention.getDropoutRatioAttr(), attention.getOpIdAttr(),
+                      attention.getIndexOffsetAttr());
+                  if (Attribute block = attention->getAttr(kQueryBlockAttr))
+                    backward->setAttr(kQueryBlockAttr, block);
+                  Value inputs[] = {attention.getQuery(), attention.getKey(), attention.getValue()};
+                  for (auto [input, inputGrad] : llvm::zip(inputs, backward.getResults()))
+                    if (wants(input))
+                      setGrad(input, inputGrad, op);
                   return success();
                 })
                 .Case([&](DropoutOp drop) {

@@ -67,6 +67,20 @@ OpCost graphc::estimateOpCost(Operation *op) {
                      double k = double(m.getTransposeLhs() ? a[1] : a[2]);
                      return 2.0 * elements(m.getResult()) * k;
                    })
+                   // Forward: two GEMMs (Q K^T, P V) and a softmax per score. Backward:
+                   // five GEMMs (the scores again, dO V^T, dV, dQ, dK) and two row passes.
+                   .Case([&](AttentionOp a) {
+                     auto q = shape(a.getQuery()), v = shape(a.getValue());
+                     double scores = double(q[0] * q[1] * v[1]);
+                     cost.bytes += 3.0 * 4.0 * scores; // the block written, read, read again
+                     return scores * (2.0 * double(q[2]) + 2.0 * double(v[2]) + 5.0);
+                   })
+                   .Case([&](AttentionBackwardOp a) {
+                     auto q = shape(a.getQuery()), v = shape(a.getValue());
+                     double scores = double(q[0] * q[1] * v[1]);
+                     cost.bytes += 8.0 * 4.0 * scores;
+                     return scores * (6.0 * double(q[2]) + 4.0 * double(v[2]) + 10.0);
+                   })
                    .Case<LayerNormOp, LayerNormBackwardOp>(
                        // Two passes for the statistics, one to normalise (three for backward).
                        [&](Operation *) { return 8.0 * elements(op->getOperand(0)); })

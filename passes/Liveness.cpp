@@ -6,6 +6,8 @@
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <algorithm>
+
 #include "dialects/graph/GraphOps.h"
 #include "graphc/runtime/workspace.h"
 
@@ -24,6 +26,17 @@ int64_t graphc::im2colTileRows(Operation *op) {
   return rows ? rows.getInt() : 0;
 }
 
+int64_t graphc::attentionQueryBlock(Operation *op) {
+  // Forward operands: query, key, value; backward: grad, query, key, value.
+  const unsigned first = isa<AttentionOp>(op) ? 0 : 1;
+  auto q = cast<RankedTensorType>(op->getOperand(first).getType());
+  auto v = cast<RankedTensorType>(op->getOperand(first + 2).getType());
+  const int64_t queries = q.getDimSize(1), keys = v.getDimSize(1), width = v.getDimSize(2);
+  if (auto rows = op->getAttrOfType<IntegerAttr>(kQueryBlockAttr))
+    return rt::attentionBlockRows(rows.getInt(), queries);
+  return std::clamp<int64_t>(queries * width / std::max<int64_t>(keys, 1), 1, queries);
+}
+
 uint64_t graphc::workspaceBytes(Operation *op) {
   auto shape = [](Value v) { return cast<RankedTensorType>(v.getType()).getShape(); };
   // All three conv kernels stage one tile of one image's im2col matrix: C*R*S x rows*OW, for
@@ -33,14 +46,19 @@ uint64_t graphc::workspaceBytes(Operation *op) {
                                     rt::conv2dTileRows(im2colTileRows(op), out[2]), out[3]);
   };
   return llvm::TypeSwitch<Operation *, uint64_t>(op)
-      .Case([&](Conv2dOp conv) {
-        return im2col(shape(conv.getFilter()), shape(conv.getResult()));
-      })
+      .Case([&](Conv2dOp conv) { return im2col(shape(conv.getFilter()), shape(conv.getResult())); })
       .Case([&](Conv2dBackwardDataOp conv) {
         return im2col(shape(conv.getFilter()), shape(conv.getGrad()));
       })
       .Case([&](Conv2dBackwardFilterOp conv) {
         return im2col(shape(conv.getResult()), shape(conv.getGrad()));
+      })
+      // One block of scores (two in the backward pass).
+      .Case<AttentionOp, AttentionBackwardOp>([&](Operation *attention) {
+        auto q = shape(attention->getOperand(isa<AttentionOp>(attention) ? 0 : 1));
+        auto k = shape(attention->getOperand(isa<AttentionOp>(attention) ? 1 : 2));
+        return rt::attentionWorkspaceBytes(q[0], attentionQueryBlock(attention), k[1],
+                                           isa<AttentionBackwardOp>(attention));
       })
       // The gathered flat concatenation of the parameters (every rank's shard).
       .Case([&](AllGatherIntoOp gather) {

@@ -69,6 +69,14 @@ constexpr llvm::StringLiteral kIm2colRowsAttr = "graph.im2col_rows";
 /// The im2col tile rows of a convolution op: its kIm2colRowsAttr, or 0 (all rows).
 int64_t im2colTileRows(mlir::Operation *op);
 
+/// Query rows per block of graph.attention and its backward op, when set (tests, tuning).
+constexpr llvm::StringLiteral kQueryBlockAttr = "graph.query_block";
+
+/// The query rows per block of an attention op (forward or backward): its kQueryBlockAttr, or
+/// the most rows whose [batch, rows, keys] scores are no larger than the op's [batch, queries,
+/// value width] output, so that the workspace stays within the activations' size (at least 1).
+int64_t attentionQueryBlock(mlir::Operation *op);
+
 /// How the CPU target emulates 16-bit storage (bf16, f16) for an op that computes on such
 /// tensors: each distinct 16-bit operand is widened into an f32 copy, the op's f32 kernel
 /// runs on the copies, and each 16-bit result is narrowed from its f32 copy. The copies live

@@ -10,6 +10,48 @@
 
 include "mlir/Pass/PassBase.td"
 
+def FuseAttention : Pass<"graphc-fuse-attention", "mlir::func::FuncOp"> {
+  let summary = "Fuse batch_matmul / softmax / dropout / batch_matmul into graph.attention";
+  let description = [{
+    Runs on the forward function, first. An exported attention layer (PyTorch's
+    MultiheadAttention, Keras' MultiHeadAttention) arrives as the scores Q K^T, a softmax over
+    the keys, an optional dropout and the product with V; autodiff then keeps the
+    [batch x heads, queries, keys] probabilities (and the dropout's output) alive from the
+    forward pass to the backward pass, and they are the largest activations of a transformer.
+    graph.attention computes the same values a block of query rows at a time and its backward
+    op recomputes the probabilities, so they only ever occupy the op's workspace.
+
+    The chain is fused when each of its intermediate values has that one reader, the softmax is
+    over the last axis, the scores are scaled by a constant at most once (on Q, on K or on the
+    scores, without offset) and the products are not transposed on the query or value side.
+    K^T given as a transpose of a stored K (the usual export) becomes the transpose that
+    produces K itself. Dropout keeps its op id, ratio and mask index, so the fused and unfused
+    graphs drop the same elements.
+
+    Before:
+    ```mlir
+    %qs = graph.scale %q {factor = 0.125 : f32} : tensor<16x64x64xf32>
+    %kt = graph.transpose %k0 {perm = array<i64: 1, 2, 0>} : (tensor<64x16x64xf32>) -> tensor<16x64x64xf32>
+    %s = graph.batch_matmul %qs, %kt : (tensor<16x64x64xf32>, tensor<16x64x64xf32>) -> tensor<16x64x64xf32>
+    %p = graph.softmax %s {axis = 2 : i64} : tensor<16x64x64xf32>
+    %d = graph.dropout %p, %step {op_id = 61 : i64, ratio = 0.1 : f32} : (tensor<16x64x64xf32>, tensor<f32>) -> tensor<16x64x64xf32>
+    %o = graph.batch_matmul %d, %v : (tensor<16x64x64xf32>, tensor<16x64x64xf32>) -> tensor<16x64x64xf32>
+    ```
+    After:
+    ```mlir
+    %k = graph.transpose %k0 {perm = array<i64: 1, 0, 2>} : (tensor<64x16x64xf32>) -> tensor<16x64x64xf32>
+    %o = graph.attention %q, %k, %v, %step {scale = 0.125 : f32, dropout_ratio = 0.1 : f32, op_id = 61 : i64}
+        : (tensor<16x64x64xf32>, tensor<16x64x64xf32>, tensor<16x64x64xf32>, tensor<f32>) -> tensor<16x64x64xf32>
+    ```
+  }];
+  let options = [
+    Option<"queryBlock", "query-block", "int64_t", "0",
+           "query rows per block of each fused attention (graph.query_block); 0: the most "
+           "rows whose scores are no larger than the attention's output">,
+  ];
+  let dependentDialects = ["::graphc::graph::GraphDialect"];
+}
+
 def InsertCasts : Pass<"graphc-insert-casts", "mlir::func::FuncOp"> {
   let summary = "Run matmul and convolution in 16 bit (bf16 or f16), in the spirit of torch.autocast";
   let description = [{

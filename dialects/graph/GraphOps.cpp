@@ -220,6 +220,54 @@ LogicalResult BatchMatmulOp::verify() {
   return expectShape(*this, "result", getType(), {a.getDimSize(0), m, n});
 }
 
+/// Shapes shared by graph.attention and its backward: query [B, M, D], key [B, N, D], value
+/// [B, N, E]; a step operand exactly when the dropout ratio is in (0, 1).
+static LogicalResult verifyAttention(Operation *op, Value query, Value key, Value value, Value step,
+                                     float ratio) {
+  if (failed(requireStatic(op)))
+    return failure();
+  auto q = tensorType(query), k = tensorType(key), v = tensorType(value);
+  if (q.getRank() != 3 || k.getRank() != 3 || v.getRank() != 3)
+    return op->emitOpError() << "expects rank-3 query, key and value [B, M, D], [B, N, D], "
+                                "[B, N, E], got "
+                             << q << ", " << k << " and " << v;
+  if (q.getDimSize(0) != k.getDimSize(0) || k.getDimSize(0) != v.getDimSize(0))
+    return op->emitOpError() << "batch sizes differ: " << q << ", " << k << " and " << v;
+  if (q.getDimSize(2) != k.getDimSize(2))
+    return op->emitOpError() << "query and key widths differ: " << q << " and " << k;
+  if (k.getDimSize(1) != v.getDimSize(1))
+    return op->emitOpError() << "key and value lengths differ: " << k << " and " << v;
+  if (!(ratio >= 0.0f && ratio < 1.0f))
+    return op->emitOpError() << "dropout_ratio " << ratio << " is outside [0, 1)";
+  if ((ratio > 0.0f) != bool(step))
+    return op->emitOpError() << (step ? "has a step operand but no dropout"
+                                      : "needs a step operand for its dropout");
+  return success();
+}
+
+LogicalResult AttentionOp::verify() {
+  if (failed(verifyAttention(*this, getQuery(), getKey(), getValue(), getStep(),
+                             getDropoutRatio().convertToFloat())))
+    return failure();
+  auto q = tensorType(getQuery()), v = tensorType(getValue());
+  return expectShape(*this, "result", getType(),
+                     {q.getDimSize(0), q.getDimSize(1), v.getDimSize(2)});
+}
+
+LogicalResult AttentionBackwardOp::verify() {
+  if (failed(verifyAttention(*this, getQuery(), getKey(), getValue(), getStep(),
+                             getDropoutRatio().convertToFloat())))
+    return failure();
+  auto q = tensorType(getQuery()), v = tensorType(getValue());
+  if (failed(expectShape(*this, "grad", getGrad().getType(),
+                         {q.getDimSize(0), q.getDimSize(1), v.getDimSize(2)})) ||
+      failed(expectShape(*this, "grad_query", getGradQuery().getType(), q.getShape())) ||
+      failed(
+          expectShape(*this, "grad_key", getGradKey().getType(), tensorType(getKey()).getShape())))
+    return failure();
+  return expectShape(*this, "grad_value", getGradValue().getType(), v.getShape());
+}
+
 LogicalResult BiasGradOp::verify() {
   auto g = tensorType(getGrad());
   int64_t axis = static_cast<int64_t>(getAxis()); // I64Attr's getter is unsigned

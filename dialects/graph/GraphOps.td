@@ -130,6 +130,61 @@ def Graph_BatchMatmulOp : Graph_Op<"batch_matmul", [Pure, SameFloatElementType]>
   let hasVerifier = 1;
 }
 
+def Graph_AttentionOp : Graph_Op<"attention", [Pure]> {
+  let summary = "fused scaled dot-product attention that never stores the probabilities";
+  let description = [{
+    `result[b] = dropout(softmax(scale * query[b] key[b]^T)) value[b]` for each of the B
+    leading slices (B = batch x heads): query is [B, M, D], key [B, N, D], value [B, N, E]
+    and the result [B, M, E]. graphc-fuse-attention forms it from the importer's
+    batch_matmul / softmax / dropout / batch_matmul chain.
+
+    The kernels walk the query rows in blocks of `query_block` rows (all of them when it is
+    absent or 0): a block's [B, rows, N] scores live in the op's planned workspace only, so the
+    [B, M, N] probabilities, which the unfused chain keeps alive from the forward pass to the
+    backward pass, never exist. graph.attention_backward recomputes them block by block from
+    the query and the key (memory-efficient attention; Rabe and Staats 2021, FlashAttention's
+    backward pass, Dao et al. 2022).
+
+    With `dropout_ratio` > 0 the probabilities' element (b, i, j) is kept by the same
+    counter-based draw as graph.dropout's element b M N + i N + j + `index_offset` under
+    `op_id` and `step`, so the fused and unfused graphs train identically and a recomputed
+    attention reproduces its mask.
+
+    ```mlir
+    %o = graph.attention %q, %k, %v, %step {scale = 0.125 : f32, dropout_ratio = 0.1 : f32, op_id = 61}
+        : (tensor<16x64x64xf32>, tensor<16x64x64xf32>, tensor<16x64x64xf32>, tensor<f32>) -> tensor<16x64x64xf32>
+    ```
+  }];
+  let arguments = (ins GraphF32Tensor:$query, GraphF32Tensor:$key, GraphF32Tensor:$value,
+                       Optional<GraphF32Scalar>:$step, F32Attr:$scale,
+                       DefaultValuedAttr<F32Attr, "0.0f">:$dropout_ratio,
+                       DefaultValuedAttr<I64Attr, "0">:$op_id,
+                       DefaultValuedAttr<I64Attr, "0">:$index_offset);
+  let results = (outs GraphF32Tensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Graph_AttentionBackwardOp : Graph_Op<"attention_backward", [Pure]> {
+  let summary = "gradients of graph.attention, the probabilities recomputed block by block";
+  let description = [{
+    For each block of query rows: the scores S = scale Q K^T and the probabilities P =
+    softmax(S) again, the masked P~ = keep P / (1 - ratio), dV += P~^T dO, dP~ = dO V^T,
+    the row sums D = sum_j dP~ P~ (= dO . O, so the forward result is not read),
+    dS = P (keep dP~ / (1 - ratio) - D), dQ = scale dS K and dK += scale dS^T Q.
+    Its workspace holds two [B, rows, N] blocks.
+  }];
+  let arguments = (ins GraphF32Tensor:$grad, GraphF32Tensor:$query, GraphF32Tensor:$key,
+                       GraphF32Tensor:$value, Optional<GraphF32Scalar>:$step, F32Attr:$scale,
+                       DefaultValuedAttr<F32Attr, "0.0f">:$dropout_ratio,
+                       DefaultValuedAttr<I64Attr, "0">:$op_id,
+                       DefaultValuedAttr<I64Attr, "0">:$index_offset);
+  let results = (outs GraphF32Tensor:$grad_query, GraphF32Tensor:$grad_key,
+                      GraphF32Tensor:$grad_value);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Convolution and pooling (NCHW, OIHW)
 //===----------------------------------------------------------------------===//

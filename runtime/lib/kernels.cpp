@@ -6,6 +6,7 @@
 // and Keras' probability clipping for the losses that take probabilities.
 #include "graphc/runtime/kernels.h"
 
+#include "graphc/runtime/attention_rows.h"
 #include "graphc/runtime/dropout_mask.h"
 #include "graphc/runtime/pool_window.h"
 
@@ -197,6 +198,98 @@ void batchMatmul(const float *a, const float *b, float *c, int64_t batch, int64_
                  int64_t k, bool transA, bool transB) {
   for (int64_t i = 0; i < batch; ++i)
     gemm(a + i * m * k, b + i * k * n, c + i * m * n, m, n, k, transA, transB, 0.0f);
+}
+
+void stridedBatchMatmul(const float *a, int64_t strideA, const float *b, int64_t strideB, float *c,
+                        int64_t strideC, int64_t batch, int64_t m, int64_t n, int64_t k,
+                        bool transA, bool transB, float alpha, float beta) {
+  if (m <= 0 || n <= 0)
+    return;
+  for (int64_t i = 0; i < batch; ++i) {
+    float *ci = c + i * strideC;
+    if (k <= 0) {
+      for (int64_t e = 0; e < m * n; ++e)
+        ci[e] = beta == 0.0f ? 0.0f : ci[e] * beta;
+      continue;
+    }
+    cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
+                transB ? CblasTrans : CblasNoTrans, blasInt(m), blasInt(n), blasInt(k), alpha,
+                a + i * strideA, blasInt(transA ? m : k), b + i * strideB, blasInt(transB ? k : n),
+                beta, ci, blasInt(n));
+  }
+}
+
+// Memory-efficient attention (Rabe and Staats 2021): per block of query rows, three (forward)
+// or five (backward) GEMMs over all batch slices around an O(keys) pass per row
+// (attention_rows.h). The [batch, queries, keys] probabilities never exist; a block's scores
+// live in the workspace. Time O(batch queries keys width), workspace O(batch rows keys).
+namespace {
+/// The sizes both attention kernels loop over, and the dropout mask's key at this step.
+struct AttentionSizes {
+  int64_t M, N, D, E, block;
+  bool dropout;
+  uint64_t key;
+};
+AttentionSizes attentionSizes(const AttentionShape &sh, uint64_t seed, float step) {
+  const bool dropout = sh.dropoutRatio > 0.0f;
+  return {sh.queries,
+          sh.keys,
+          sh.width,
+          sh.valueWidth,
+          attentionBlockRows(sh.queryBlock, sh.queries),
+          dropout,
+          dropout ? dropoutKey(seed, sh.opId, static_cast<int64_t>(step)) : 0};
+}
+} // namespace
+
+void attentionForward(const float *q, const float *k, const float *v, float *out, float *workspace,
+                      const AttentionShape &sh, uint64_t seed, float step) {
+  const AttentionSizes z = attentionSizes(sh, seed, step);
+  const int64_t M = z.M, N = z.N, D = z.D, E = z.E, block = z.block;
+  const bool dropout = z.dropout;
+  const uint64_t key = z.key;
+  for (int64_t i0 = 0; i0 < M; i0 += block) {
+    const int64_t rows = std::min(block, M - i0);
+    stridedBatchMatmul(q + i0 * D, M * D, k, N * D, workspace, rows * N, sh.batch, rows, N, D,
+                       false, true, 1.0f, 0.0f);
+    for (int64_t b = 0; b < sh.batch; ++b)
+      for (int64_t r = 0; r < rows; ++r)
+        attentionProbabilityRow(workspace + (b * rows + r) * N, N, sh.scale, dropout, key,
+                                (b * M + i0 + r) * N + sh.indexOffset, sh.dropoutRatio);
+    stridedBatchMatmul(workspace, rows * N, v, N * E, out + i0 * E, M * E, sh.batch, rows, E, N,
+                       false, false, 1.0f, 0.0f);
+  }
+}
+
+void attentionBackward(const float *dout, const float *q, const float *k, const float *v, float *dq,
+                       float *dk, float *dv, float *workspace, const AttentionShape &sh,
+                       uint64_t seed, float step) {
+  const AttentionSizes z = attentionSizes(sh, seed, step);
+  const int64_t M = z.M, N = z.N, D = z.D, E = z.E, block = z.block;
+  const bool dropout = z.dropout;
+  const uint64_t key = z.key;
+  float *p = workspace, *g = workspace + sh.batch * block * N;
+  for (int64_t i0 = 0; i0 < M; i0 += block) {
+    const int64_t rows = std::min(block, M - i0);
+    const float accumulate = i0 == 0 ? 0.0f : 1.0f; // dK and dV sum over the blocks
+    stridedBatchMatmul(q + i0 * D, M * D, k, N * D, p, rows * N, sh.batch, rows, N, D, false, true,
+                       1.0f, 0.0f);
+    for (int64_t b = 0; b < sh.batch; ++b)
+      for (int64_t r = 0; r < rows; ++r)
+        attentionProbabilityRow(p + (b * rows + r) * N, N, sh.scale, false, 0, 0, 0.0f);
+    stridedBatchMatmul(dout + i0 * E, M * E, v, N * E, g, rows * N, sh.batch, rows, N, E, false,
+                       true, 1.0f, 0.0f);
+    for (int64_t b = 0; b < sh.batch; ++b)
+      for (int64_t r = 0; r < rows; ++r)
+        attentionGradientRow(p + (b * rows + r) * N, g + (b * rows + r) * N, N, dropout, key,
+                             (b * M + i0 + r) * N + sh.indexOffset, sh.dropoutRatio);
+    stridedBatchMatmul(p, rows * N, dout + i0 * E, M * E, dv, N * E, sh.batch, N, E, rows, true,
+                       false, 1.0f, accumulate);
+    stridedBatchMatmul(g, rows * N, k, N * D, dq + i0 * D, M * D, sh.batch, rows, D, N, false,
+                       false, sh.scale, 0.0f);
+    stridedBatchMatmul(g, rows * N, q + i0 * D, M * D, dk, N * D, sh.batch, N, D, rows, true, false,
+                       sh.scale, accumulate);
+  }
 }
 
 void transpose(const float *x, float *y, const TransposeShape &sh) {

@@ -187,6 +187,17 @@ private:
                                   strides[0], strides[1], padding[0], padding[1]}) +
            "}";
   }
+  /// AttentionShape{batch, queries, keys, width, value width, query block, scale, dropout
+  /// ratio, op id, index offset}.
+  std::string attentionShape(Operation *op, Value q, Value k, Value v, APFloat scale, APFloat ratio,
+                             uint64_t opId, uint64_t indexOffset) {
+    auto qs = tensorDims(q), ks = tensorDims(k), vs = tensorDims(v);
+    return "AttentionShape{" + list({qs[0], qs[1], ks[1], qs[2], vs[2], attentionQueryBlock(op)}) +
+           ", " + floatLiteral(scale) + ", " + floatLiteral(ratio) + ", " + std::to_string(opId) +
+           "ull, " + std::to_string(indexOffset) + "}";
+  }
+  /// The step counter's value for the dropout mask (0 without dropout: no step operand).
+  std::string stepValue(Value step) { return step ? "*" + ptr(step) : std::string("0.0f"); }
   std::string workspace(Operation *op) {
     return "F32(" + std::to_string(op->getAttrOfType<IntegerAttr>(kWorkspaceOffsetAttr).getInt()) +
            ")";
@@ -429,6 +440,23 @@ private:
                      static_cast<int64_t>(sl.getOffset()), tensorDims(sl.getResult())[axis],
                      innerOf(sl.getInput(), axis)})
             << ");\n";
+          return success();
+        })
+        .Case([&](AttentionOp a) {
+          s << "  attentionForward(" << ptr(a.getQuery()) << ", " << ptr(a.getKey()) << ", "
+            << ptr(a.getValue()) << ", " << ptr(a.getResult()) << ", " << workspace(op) << ", "
+            << attentionShape(op, a.getQuery(), a.getKey(), a.getValue(), a.getScale(),
+                              a.getDropoutRatio(), a.getOpId(), a.getIndexOffset())
+            << ", graphc_program.seed, " << stepValue(a.getStep()) << ");\n";
+          return success();
+        })
+        .Case([&](AttentionBackwardOp a) {
+          s << "  attentionBackward(" << ptr(a.getGrad()) << ", " << ptr(a.getQuery()) << ", "
+            << ptr(a.getKey()) << ", " << ptr(a.getValue()) << ", " << ptr(a.getGradQuery()) << ", "
+            << ptr(a.getGradKey()) << ", " << ptr(a.getGradValue()) << ", " << workspace(op) << ", "
+            << attentionShape(op, a.getQuery(), a.getKey(), a.getValue(), a.getScale(),
+                              a.getDropoutRatio(), a.getOpId(), a.getIndexOffset())
+            << ", graphc_program.seed, " << stepValue(a.getStep()) << ");\n";
           return success();
         })
         .Case([&](DropoutOp d) {

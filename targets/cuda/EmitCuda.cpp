@@ -354,6 +354,14 @@ private:
         .Case([&](BatchNormApplyOp bn) { return batchNormApply(bn); })
         .Case([&](LayerNormOp ln) { return layerNorm(ln); })
         .Case([&](LayerNormBackwardOp ln) { return layerNormBackward(ln); })
+        .Case([&](AttentionOp a) {
+          return attention(op, a.getQuery(), a.getKey(), a.getValue(), a.getStep(), a.getScale(),
+                           a.getDropoutRatio(), a.getOpId(), a.getIndexOffset());
+        })
+        .Case([&](AttentionBackwardOp a) {
+          return attention(op, a.getQuery(), a.getKey(), a.getValue(), a.getStep(), a.getScale(),
+                           a.getDropoutRatio(), a.getOpId(), a.getIndexOffset());
+        })
         .Case([&](DropoutOp d) {
           addEw(dropoutNode(op, d.getInput(), d.getResult(), d.getStep(), d.getRatio(),
                             d.getOpId(), d.getIndexOffset()));
@@ -683,6 +691,123 @@ private:
         (batched ? ", " + std::to_string(batch) : std::string()) + "),\n               \"" + call +
         "\", " + opRef(op) + ");\n";
     return hostOrDevice(host, device);
+  }
+
+  /// C_i = alpha op(A_i) op(B_i) + beta C_i for i < batch, the matrices `strideX` floats apart:
+  /// one cublasSgemmStridedBatched (row-major through C^T = op(B)^T op(A)^T, as gemm()), or
+  /// on the host the CPU's stridedBatchMatmul. Pointers and m, n, k are C++ expressions, so that
+  /// a loop over attention's query blocks can offset them.
+  std::string stridedGemm(Operation *op, const std::string &a, int64_t strideA,
+                          const std::string &b, int64_t strideB, const std::string &c,
+                          int64_t strideC, int64_t batch, const std::string &m,
+                          const std::string &n, const std::string &k, bool transA, bool transB,
+                          const std::string &alpha, const std::string &beta) {
+    ++cublasCalls;
+    auto ll = [](int64_t v) { return std::to_string(v) + "ll"; };
+    std::string host = "    ::graphc::rt::stridedBatchMatmul(" + a + ", " + ll(strideA) + ", " + b +
+                       ", " + ll(strideB) + ", " + c + ", " + ll(strideC) + ", " + ll(batch) +
+                       ", " + m + ", " + n + ", " + k + ", " + (transA ? "true" : "false") + ", " +
+                       (transB ? "true" : "false") + ", " + alpha + ", " + beta + ");\n";
+    std::string device =
+        "    {\n      const float alpha = " + alpha + ", beta = " + beta +
+        ";\n      GRAPHC_CUBLAS(cublasSgemmStridedBatched(ctx->cublas, " +
+        (transB ? "CUBLAS_OP_T" : "CUBLAS_OP_N") + ", " + (transA ? "CUBLAS_OP_T" : "CUBLAS_OP_N") +
+        ", int(" + n + "), int(" + m + "), int(" + k + "), &alpha, " + b + ", int(" +
+        (transB ? k : n) + "), " + ll(strideB) + ", " + a + ", int(" + (transA ? m : k) + "), " +
+        ll(strideA) + ", &beta, " + c + ", int(" + n + "), " + ll(strideC) + ", int(" +
+        std::to_string(batch) + ")),\n                    \"cublasSgemmStridedBatched\", " +
+        opRef(op) + ");\n    }\n";
+    return hostOrDevice(host, device);
+  }
+
+  /// graph.attention (forward) or graph.attention_backward, a block of query rows at a time
+  /// as the CPU kernels (runtime/lib/kernels.cpp): strided-batched GEMMs over all batch slices
+  /// around one generated kernel whose threads each own one row of the block
+  /// (attention_rows.h), so both targets compute the same probabilities and masks.
+  LogicalResult attention(Operation *op, Value q, Value k, Value v, Value step, APFloat scaleAttr,
+                          APFloat ratioAttr, uint64_t opId, int64_t indexOffset) {
+    if (!op->hasAttr(kWorkspaceOffsetAttr))
+      return op->emitError("attention without a planned workspace");
+    auto backward = dyn_cast<AttentionBackwardOp>(op);
+    auto qs = tensorDims(q), ks = tensorDims(k), vs = tensorDims(v);
+    const int64_t B = qs[0], M = qs[1], N = ks[1], D = qs[2], E = vs[2];
+    const int64_t block = attentionQueryBlock(op);
+    const float ratio = attrFloat(ratioAttr);
+    const std::string scale = floatLiteral(attrFloat(scaleAttr)), S = num(B * block * N);
+    auto at = [](const std::string &base, int64_t rowWidth) {
+      return base + " + i0 * " + std::to_string(rowWidth);
+    };
+    // The row kernel: thread r owns row r % rows of slice r / rows of the block.
+    std::string kname = kernelName(backward ? "attention_grad_rows" : "attention_rows");
+    std::string key = "0", dropout = ratio > 0.0f ? "true" : "false";
+    std::string body = "// " + label(op) + ": " + num(N) + " keys per row\n__global__ void " +
+                       kname + "(unsigned char *arena, int64_t i0, int64_t rows) {\n";
+    if (ratio > 0.0f)
+      body += "  const uint64_t key = ::graphc::rt::dropoutKey(" +
+              std::to_string(options.dropoutSeed) + "ull, " + std::to_string(opId) +
+              "ull, static_cast<int64_t>(" + ptr(step) + "[0]));\n";
+    key = ratio > 0.0f ? "key" : "0";
+    // Slice b's rows are block * N floats apart in the workspace (the GEMMs' stride), also in
+    // a last block of fewer rows.
+    const std::string row =
+        "    const int64_t row = ((r / rows) * " + num(block) + " + r % rows) * " + num(N) + ";\n";
+    body += gridLoop("r", "int64_t(" + num(B) + ") * rows") +
+            "    const int64_t first = ((r / rows) * " + num(M) + " + i0 + r % rows) * " + num(N) +
+            " + " + num(indexOffset) + ";\n" + row;
+    if (!backward)
+      body += "    ::graphc::rt::attentionProbabilityRow(" + workspace(op) + " + row, " + num(N) +
+              ", " + scale + ", " + dropout + ", " + key + ", first, " + floatLiteral(ratio) +
+              ");\n";
+    else
+      body += "    ::graphc::rt::attentionGradientRow(" + workspace(op) + " + row, " +
+              workspace(op) + " + " + S + " + row, " + num(N) + ", " + dropout + ", " + key +
+              ", first, " + floatLiteral(ratio) + ");\n";
+    kernels += body + "  }\n}\n\n";
+    std::string probs;
+    if (backward) { // the undropped probabilities first: the same kernel without dropout
+      probs = kernelName("attention_rows");
+      kernels += "// " + label(op) + ": the probabilities again\n__global__ void " + probs +
+                 "(unsigned char *arena, int64_t i0, int64_t rows) {\n" +
+                 gridLoop("r", "int64_t(" + num(B) + ") * rows") + row +
+                 "    ::graphc::rt::attentionProbabilityRow(" + workspace(op) + " + row, " +
+                 num(N) + ", " + scale + ", false, 0, 0, 0.0f);\n  }\n}\n\n";
+    }
+    auto rowLaunch = [&](const std::string &kernel) {
+      return "    GRAPHC_LAUNCH(" + kernel + ", " + num(blocksFor(B * block)) + ", " +
+             num(kThreads) + ", " + opRef(op) + ", arena, i0, rows);\n";
+    };
+    std::string code = "  // " + label(op) + ": " + (backward ? "backward, " : "") + num(B) +
+                       " slices, blocks of " + num(block) + " of " + num(M) +
+                       " query rows\n  for (int64_t i0 = 0; i0 < " + num(M) +
+                       "; i0 += " + num(block) + ") {\n    const int64_t rows = " + num(M) +
+                       " - i0 < " + num(block) + " ? " + num(M) + " - i0 : " + num(block) + ";\n";
+    const std::string ws = workspace(op), g = ws + " + " + S;
+    if (!backward) {
+      code += stridedGemm(op, at(ptr(q), D), M * D, ptr(k), N * D, ws, block * N, B, "rows", num(N),
+                          num(D), false, true, "1.0f", "0.0f");
+      code += rowLaunch(kname);
+      code += stridedGemm(op, ws, block * N, ptr(v), N * E, at(ptr(op->getResult(0)), E), M * E, B,
+                          "rows", num(E), num(N), false, false, "1.0f", "0.0f");
+    } else {
+      Value dout = backward.getGrad();
+      std::string dq = ptr(backward.getGradQuery()), dk = ptr(backward.getGradKey()),
+                  dv = ptr(backward.getGradValue());
+      code += "    const float accumulate = i0 == 0 ? 0.0f : 1.0f;\n";
+      code += stridedGemm(op, at(ptr(q), D), M * D, ptr(k), N * D, ws, block * N, B, "rows", num(N),
+                          num(D), false, true, "1.0f", "0.0f");
+      code += rowLaunch(probs);
+      code += stridedGemm(op, at(ptr(dout), E), M * E, ptr(v), N * E, g, block * N, B, "rows",
+                          num(N), num(E), false, true, "1.0f", "0.0f");
+      code += rowLaunch(kname);
+      code += stridedGemm(op, ws, block * N, at(ptr(dout), E), M * E, dv, N * E, B, num(N), num(E),
+                          "rows", true, false, "1.0f", "accumulate");
+      code += stridedGemm(op, g, block * N, ptr(k), N * D, at(dq, D), M * D, B, "rows", num(D),
+                          num(N), false, false, scale, "0.0f");
+      code += stridedGemm(op, g, block * N, at(ptr(q), D), M * D, dk, N * D, B, num(N), num(D),
+                          "rows", true, false, scale, "accumulate");
+    }
+    addCode(code + "  }\n");
+    return success();
   }
 
   /// cuDNN's tensor descriptors count elements in 32 bits: refuse, at compile time and naming

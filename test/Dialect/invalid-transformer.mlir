@@ -88,3 +88,30 @@ func.func @layer_norm_backward_grad(%dy: tensor<4x16xf32>, %x: tensor<4x32xf32>,
   %dx, %dg, %db = graph.layer_norm_backward %dy, %x, %g, %m, %s : (tensor<4x16xf32>, tensor<4x32xf32>, tensor<32xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<4x32xf32>, tensor<32xf32>, tensor<32xf32>)
   return %dx : tensor<4x32xf32>
 }
+
+// -----
+
+// graph.attention needs a step operand exactly when it drops.
+func.func @attention_dropout_without_step(%q: tensor<2x8x4xf32>, %k: tensor<2x6x4xf32>, %v: tensor<2x6x3xf32>) -> tensor<2x8x3xf32> {
+  // expected-error @+1 {{'graph.attention' op needs a step operand for its dropout}}
+  %o = graph.attention %q, %k, %v {scale = 0.5 : f32, dropout_ratio = 0.1 : f32} : (tensor<2x8x4xf32>, tensor<2x6x4xf32>, tensor<2x6x3xf32>) -> tensor<2x8x3xf32>
+  return %o : tensor<2x8x3xf32>
+}
+
+// -----
+
+// Query and key widths must agree.
+func.func @attention_widths(%q: tensor<2x8x4xf32>, %k: tensor<2x6x5xf32>, %v: tensor<2x6x3xf32>) -> tensor<2x8x3xf32> {
+  // expected-error @+1 {{'graph.attention' op query and key widths differ: 'tensor<2x8x4xf32>' and 'tensor<2x6x5xf32>'}}
+  %o = graph.attention %q, %k, %v {scale = 0.5 : f32} : (tensor<2x8x4xf32>, tensor<2x6x5xf32>, tensor<2x6x3xf32>) -> tensor<2x8x3xf32>
+  return %o : tensor<2x8x3xf32>
+}
+
+// -----
+
+// The backward op's gradients have their inputs' shapes.
+func.func @attention_backward_shapes(%g: tensor<2x8x3xf32>, %q: tensor<2x8x4xf32>, %k: tensor<2x6x4xf32>, %v: tensor<2x6x3xf32>) -> tensor<2x6x4xf32> {
+  // expected-error @+1 {{'graph.attention_backward' op grad_key should have shape [2x6x4], got 'tensor<2x6x3xf32>'}}
+  %dq, %dk, %dv = graph.attention_backward %g, %q, %k, %v {scale = 0.5 : f32} : (tensor<2x8x3xf32>, tensor<2x8x4xf32>, tensor<2x6x4xf32>, tensor<2x6x3xf32>) -> (tensor<2x8x4xf32>, tensor<2x6x3xf32>, tensor<2x6x3xf32>)
+  return %k : tensor<2x6x4xf32>
+}

@@ -27,16 +27,26 @@ import sys
 
 sys.dont_write_bytecode = True
 
-PAIR = re.compile(r"#ifdef GRAPHC_HOST_SHIM\n\s*graphc::rt::(\w+)\(([^;\n]*)\);\n#else\n"
+PAIR = re.compile(r"#ifdef GRAPHC_HOST_SHIM\n\s*(?:::)?graphc::rt::(\w+)\(([^;\n]*)\);\n#else\n"
+                  r"(?:\s*\{\n\s*const float alpha = ([^,\n]+), beta = ([^;\n]+);\n)?"
                   r"\s*GRAPHC_CUBLAS\((cublasSgemm\w*)\(([^;]*?)\),\s*\n\s*\"[^\"]*\", (\"[^\"]*\")\);")
+# graph.attention's GEMMs run in a loop over blocks of query rows:
+#   for (int64_t i0 = 0; i0 < M; i0 += T) {
+# their arguments are expressions of i0, rows (T, or fewer in the last block) and accumulate
+# (0 in the first block, 1 after); each is checked for the first block and for the last.
+BLOCK_LOOP = re.compile(r"for \(int64_t i0 = 0; i0 < (\d+); i0 \+= (\d+)\) \{")
 
 
 def split_args(text):
     return [a.strip() for a in text.replace("\n", " ").split(",")]
 
 
+ENV = {}  # i0, rows and accumulate of the attention block being checked
+
+
 def value(arg):
-    """An argument as a number: F32(offset) -> the float index, literals -> int/bool."""
+    """An argument as a number: F32(offset) -> the float index, literals -> int/bool/float,
+    expressions of the block loop's variables (ENV) evaluated."""
     m = re.fullmatch(r"F32\((\d+)\)", arg)
     if m:
         offset = int(m.group(1))
@@ -46,7 +56,13 @@ def value(arg):
         return arg == "true"
     if arg == "nullptr":
         return None
-    return int(arg.rstrip("l"))
+    if re.fullmatch(r"\d+l*", arg):
+        return int(arg.rstrip("l"))
+    expr = re.sub(r"F32\((\d+)\)", lambda g: str(int(g.group(1)) // 4), arg)
+    expr = re.sub(r"\(([-0-9.e]+)f\)", r"(\1)", expr)          # float literals (0.125f)
+    expr = re.sub(r"\b(\d+)ll\b", r"\1", expr).replace("int(", "(")
+    expr = re.sub(r"\b([0-9.]+)f\b", r"\1", expr)
+    return eval(expr, {"__builtins__": {}}, dict(ENV))
 
 
 def host_gemm(mem, a, b, c, m, n, k, trans_a, trans_b):
@@ -70,6 +86,14 @@ def run_host(mem, fn, args):
         a, b, c, batch, m, n, k, ta, tb = v
         for i in range(batch):
             host_gemm(mem, a + i * m * k, b + i * k * n, c + i * m * n, m, n, k, ta, tb)
+    elif fn == "stridedBatchMatmul":
+        a, sa, b, sb, c, sc, batch, m, n, k, ta, tb, alpha, beta = v
+        for i in range(batch):
+            C = c + i * sc
+            old = [mem[C + e] for e in range(m * n)]
+            host_gemm(mem, a + i * sa, b + i * sb, C, m, n, k, ta, tb)
+            for e in range(m * n):
+                mem[C + e] = alpha * mem[C + e] + beta * old[e]
     elif fn == "dense":
         x, w, bias, y, rows, inputs, outputs, tw = v
         assert bias is None, "the bias is a separate kernel"
@@ -78,19 +102,24 @@ def run_host(mem, fn, args):
         raise ValueError("unknown host twin graphc::rt::" + fn)
 
 
-def run_cublas(mem, call, args):
-    """cuBLAS's column-major definition (alpha = 1, beta = 0 as the step passes kOne/kZero)."""
-    assert args[0] == "ctx->cublas" and args[6] == "&kOne", args
+def run_cublas(mem, call, args, alpha_beta):
+    """cuBLAS's column-major definition: alpha and beta are kOne and kZero, or the local
+    `alpha` and `beta` the call's block declares (alpha_beta: their expressions)."""
+    assert args[0] == "ctx->cublas", args
+    scalars = {"&kOne": 1.0, "&kZero": 0.0}
+    if alpha_beta[0]:
+        scalars.update({"&alpha": value(alpha_beta[0]), "&beta": value(alpha_beta[1])})
     op_a, op_b = args[1], args[2]
-    m, n, k = (int(x) for x in args[3:6])
+    m, n, k = (value(x) for x in args[3:6])
+    alpha = scalars[args[6]]
     if call == "cublasSgemmStridedBatched":
         a, lda, sa, b, ldb, sb = (value(x) for x in args[7:13])
-        assert args[13] == "&kZero", args
+        beta = scalars[args[13]]
         c, ldc, sc, batch = (value(x) for x in args[14:18])
     else:
         assert call == "cublasSgemm", call
         a, lda, b, ldb = (value(x) for x in args[7:11])
-        assert args[11] == "&kZero", args
+        beta = scalars[args[11]]
         c, ldc = value(args[12]), value(args[13])
         sa = sb = sc = 0
         batch = 1
@@ -104,12 +133,24 @@ def run_cublas(mem, call, args):
                     av = mem[A + (l + i * lda if ta else i + l * lda)]
                     bv = mem[B + (j + l * ldb if tb else l + j * ldb)]
                     s += av * bv
-                mem[C + i + j * ldc] = s
+                mem[C + i + j * ldc] = alpha * s + beta * mem[C + i + j * ldc]
+
+
+def block_cases(text, position):
+    """The loop variables under which the call at `position` is checked: none outside an
+    attention block loop; inside one, the first block and the last."""
+    loops = [m for m in BLOCK_LOOP.finditer(text, 0, position)]
+    if not loops or text.count("\n  }\n", loops[-1].end(), position):
+        return [{}]
+    total, block = int(loops[-1].group(1)), int(loops[-1].group(2))
+    last = (total - 1) // block * block
+    return [{"i0": 0, "rows": min(block, total), "accumulate": 0.0},
+            {"i0": last, "rows": total - last, "accumulate": 0.0 if last == 0 else 1.0}]
 
 
 def main():
     text = open(sys.argv[1]).read()
-    pairs = PAIR.findall(text)
+    pairs = [(m.start(), m.groups()) for m in PAIR.finditer(text)]
     calls = len(re.findall(r"GRAPHC_CUBLAS\(", text))
     if len(pairs) != calls:
         print("FAIL: %d cuBLAS calls, %d with a recognised host twin" % (calls, len(pairs)))
@@ -118,16 +159,22 @@ def main():
     floats = int(re.search(r"single device allocation of (\d+) bytes", text).group(1)) // 4
     rng = random.Random(7)
     failed = 0
-    for fn, host_args, call, cublas_args, op in pairs:
+    for position, (fn, host_args, alpha, beta, call, cublas_args, op) in pairs:
         host_args, cublas_args = split_args(host_args), split_args(cublas_args)
-        size = floats
-        base = [rng.uniform(-1.0, 1.0) for _ in range(size)]
-        host, dev = list(base), list(base)
-        run_host(host, fn, host_args)
-        run_cublas(dev, call, cublas_args)
-        bad = [i for i in range(size) if abs(host[i] - dev[i]) > 1e-9 * max(1.0, abs(host[i]))]
-        print("%s %s: %s" % (call, op, "differs at %d floats" % len(bad) if bad else "ok"))
-        failed += bool(bad)
+        for env in block_cases(text, position):
+            ENV.clear()
+            ENV.update(env)
+            size = floats
+            base = [rng.uniform(-1.0, 1.0) for _ in range(size)]
+            host, dev = list(base), list(base)
+            run_host(host, fn, host_args)
+            run_cublas(dev, call, cublas_args, (alpha, beta))
+            bad = [i for i in range(size)
+                   if abs(host[i] - dev[i]) > 1e-9 * max(1.0, abs(host[i]))]
+            where = " (query rows from %d)" % env["i0"] if env else ""
+            print("%s %s%s: %s" % (call, op, where,
+                                   "differs at %d floats" % len(bad) if bad else "ok"))
+            failed += bool(bad)
     print("checked %d cuBLAS calls" % len(pairs))
     print("PASS" if not failed else "FAIL")
     return 1 if failed else 0

@@ -59,8 +59,9 @@ struct Options {
   int64_t batch = 0;
   std::vector<std::string> planOut;
   bool noReuse = false, quiet = false, printPlan = false, noSchedule = false, noRemat = false,
-       maxBatch = false, noMicroBatching = false;
+       noFuseAttention = false, maxBatch = false, noMicroBatching = false;
   int64_t microBatches = 1;
+  int64_t attentionQueryBlock = 0; // 0: graphc-fuse-attention's default
   // --data-parallel --world-size=N: --batch is the global batch, N ranks share it equally and
   // --budget is what each rank's device may use.
   bool dataParallel = false;
@@ -184,6 +185,8 @@ public:
 
     if (opts.microBatches < 1)
       fail(kBadInput, "--micro-batches must be at least 1");
+    if (opts.attentionQueryBlock < 0)
+      fail(kBadInput, "--attention-query-block must be at least 1 (or 0: the default)");
     if (opts.dataParallel && opts.worldSize < 1)
       fail(kBadInput, "--data-parallel needs --world-size=N, N >= 1: the number of ranks the "
                       "binary will run as (mpirun -np N)");
@@ -424,6 +427,11 @@ private:
       return out;
     PassManager pm(&context);
     out.precision = precision;
+    if (!opts.noFuseAttention) {
+      FuseAttentionOptions fuseOptions;
+      fuseOptions.queryBlock = opts.attentionQueryBlock;
+      pm.addNestedPass<func::FuncOp>(createFuseAttention(fuseOptions));
+    }
     if (precision != "fp32") {
       InsertCastsOptions castOptions;
       castOptions.precision = precision;
@@ -1524,6 +1532,16 @@ int runGraphcDriver(int argc, char **argv) {
   cl::opt<bool> noSchedule("no-schedule", cl::desc("keep the autodiff op order (no memory-aware "
                                                   "reordering)"),
                            cl::cat(category));
+  cl::opt<bool> noFuseAttention(
+      "no-fuse-attention",
+      cl::desc("keep attention as batch_matmul / softmax / dropout / batch_matmul, whose "
+               "probabilities stay alive until the backward pass (testing, comparisons)"),
+      cl::cat(category));
+  cl::opt<int64_t> attentionQueryBlock(
+      "attention-query-block",
+      cl::desc("query rows per block of the fused attention kernels (default: the most rows "
+               "whose scores are no larger than the attention's output)"),
+      cl::init(0), cl::cat(category));
   cl::opt<bool> noRemat("no-remat", cl::desc("do not rematerialize to fit --budget"),
                         cl::cat(category));
   cl::opt<std::string> remat("remat", cl::desc("how to choose what to recompute for --budget: "
@@ -1622,6 +1640,8 @@ int runGraphcDriver(int argc, char **argv) {
   opts.noReuse = noReuse;
   opts.printPlan = printPlan;
   opts.noSchedule = noSchedule;
+  opts.noFuseAttention = noFuseAttention;
+  opts.attentionQueryBlock = attentionQueryBlock;
   opts.noRemat = noRemat;
   opts.remat = remat;
   opts.rematTimeLimit = rematTimeLimit;

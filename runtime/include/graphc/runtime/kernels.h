@@ -35,6 +35,31 @@ void matmul(const float *a, const float *b, float *c, int64_t m, int64_t n, int6
 void batchMatmul(const float *a, const float *b, float *c, int64_t batch, int64_t m, int64_t n,
                  int64_t k, bool transA, bool transB);
 
+/// c[i] = alpha op(a[i]) op(b[i]) + beta c[i] for i < batch, where a[i] = a + i * strideA (and
+/// so for b and c), each matrix row-major and dense in its rows: lets a product work on a block
+/// of rows of each batch slice (graph.attention's query blocks). beta = 0 overwrites c.
+void stridedBatchMatmul(const float *a, int64_t strideA, const float *b, int64_t strideB, float *c,
+                        int64_t strideC, int64_t batch, int64_t m, int64_t n, int64_t k,
+                        bool transA, bool transB, float alpha, float beta);
+
+/// graph.attention's sizes: query [batch, queries, width], key [batch, keys, width], value
+/// [batch, keys, valueWidth]; queryBlock rows per block (0: all); dropout as graph.dropout's.
+struct AttentionShape {
+  int64_t batch, queries, keys, width, valueWidth, queryBlock;
+  float scale, dropoutRatio;
+  uint64_t opId;
+  int64_t indexOffset;
+};
+/// out = dropout(softmax(scale q k^T)) v, one block of query rows at a time; `workspace`
+/// holds attentionWorkspaceBytes(batch, block rows, keys, false).
+void attentionForward(const float *q, const float *k, const float *v, float *out, float *workspace,
+                      const AttentionShape &shape, uint64_t seed, float step);
+/// dq, dk, dv of attentionForward, the probabilities recomputed per block; `workspace` holds
+/// attentionWorkspaceBytes(batch, block rows, keys, true).
+void attentionBackward(const float *dout, const float *q, const float *k, const float *v, float *dq,
+                       float *dk, float *dv, float *workspace, const AttentionShape &shape,
+                       uint64_t seed, float step);
+
 /// The input's dims and a permutation of its axes (rank <= kMaxRank).
 struct TransposeShape {
   int64_t rank;

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 
+#include "graphc/runtime/attention_rows.h"
 #include "graphc/runtime/dropout_mask.h"
 #include "graphc/runtime/elementwise_math.h"
 #include "graphc/runtime/pool_window.h"

@@ -1,0 +1,143 @@
+// graphc-fuse-attention: turns the importer's attention chain (Q K^T, softmax over the keys,
+// optional dropout, times V) into one graph.attention, whose kernels never store the
+// probabilities (see Passes.td for the IR before and after). One walk over the function's
+// batch_matmuls, O(ops); each match looks at a fixed number of producers.
+#include "passes/Liveness.h"
+#include "passes/Passes.h"
+
+#include "mlir/IR/Builders.h"
+
+namespace graphc {
+#define GEN_PASS_DEF_FUSEATTENTION
+#include "passes/Passes.h.inc"
+} // namespace graphc
+
+using namespace mlir;
+using namespace graphc;
+using namespace graphc::graph;
+
+namespace {
+
+bool hasOneUse(Value v) { return v.hasOneUse(); }
+
+/// A constant scale without offset whose result has one reader: its factor, else nullopt.
+std::optional<float> pureScaleOf(Operation *op) {
+  auto scale = dyn_cast_or_null<ScaleOp>(op);
+  if (!scale || scale.getOffset().convertToFloat() != 0.0f || !hasOneUse(scale.getResult()))
+    return std::nullopt;
+  return scale.getFactor().convertToFloat();
+}
+
+/// What the matched chain is made of, producers first.
+struct AttentionChain {
+  Value query, key, value, step;
+  float scale = 1.0f;
+  DropoutOp dropout;
+  SmallVector<Operation *> erased; // the chain's ops, readers last
+  TransposeOp keyTranspose;        // K^T as a transpose of a stored K, rewritten to give K
+};
+
+/// Matches `product` = batch_matmul(dropout?(softmax(scores)), V).
+std::optional<AttentionChain> matchChain(BatchMatmulOp product) {
+  AttentionChain chain;
+  if (product.getTransposeLhs() || product.getTransposeRhs())
+    return std::nullopt;
+  Value probabilities = product.getLhs();
+  if (auto drop = probabilities.getDefiningOp<DropoutOp>()) {
+    if (!hasOneUse(drop.getResult()))
+      return std::nullopt;
+    chain.dropout = drop;
+    probabilities = drop.getInput();
+  }
+  auto softmax = probabilities.getDefiningOp<SoftmaxOp>();
+  if (!softmax || !hasOneUse(softmax.getResult()) ||
+      softmax.getAxis() != uint64_t(cast<RankedTensorType>(softmax.getType()).getRank() - 1))
+    return std::nullopt;
+  Value scores = softmax.getInput();
+  std::optional<float> factor = pureScaleOf(scores.getDefiningOp());
+  Operation *scoreScale = factor ? scores.getDefiningOp() : nullptr;
+  if (scoreScale)
+    scores = scoreScale->getOperand(0);
+  auto qk = scores.getDefiningOp<BatchMatmulOp>();
+  if (!qk || !hasOneUse(qk.getResult()) || qk.getTransposeLhs())
+    return std::nullopt;
+  Value query = qk.getLhs(), keyT = qk.getRhs();
+  Operation *queryScale = nullptr, *keyScale = nullptr;
+  if (!factor)
+    if ((factor = pureScaleOf(query.getDefiningOp()))) {
+      queryScale = query.getDefiningOp();
+      query = queryScale->getOperand(0);
+    }
+  if (!factor)
+    if ((factor = pureScaleOf(keyT.getDefiningOp()))) {
+      keyScale = keyT.getDefiningOp();
+      keyT = keyScale->getOperand(0);
+    }
+  chain.query = query;
+  chain.value = product.getRhs();
+  chain.scale = factor.value_or(1.0f);
+  if (qk.getTransposeRhs())
+    chain.key = keyT; // already stored [B, N, D]
+  else if (auto t = keyT.getDefiningOp<TransposeOp>(); t && hasOneUse(t.getResult()))
+    chain.keyTranspose = t;
+  else
+    return std::nullopt; // a K^T computed some other way: left unfused
+  auto f32 = [](Value v) { return cast<RankedTensorType>(v.getType()).getElementType().isF32(); };
+  if (!f32(query) || !f32(keyT) || !f32(chain.value))
+    return std::nullopt;
+  if (chain.dropout)
+    chain.step = chain.dropout.getStep();
+  for (Operation *op : {queryScale, keyScale, (Operation *)qk, scoreScale, (Operation *)softmax,
+                        chain.dropout ? chain.dropout.getOperation() : nullptr})
+    if (op)
+      chain.erased.push_back(op);
+  return chain;
+}
+
+struct FuseAttentionPass : graphc::impl::FuseAttentionBase<FuseAttentionPass> {
+  using FuseAttentionBase::FuseAttentionBase;
+
+  void runOnOperation() override {
+    SmallVector<BatchMatmulOp> products;
+    getOperation().walk([&](BatchMatmulOp op) { products.push_back(op); });
+    for (BatchMatmulOp product : products) {
+      std::optional<AttentionChain> chain = matchChain(product);
+      if (!chain)
+        continue;
+      OpBuilder b(product);
+      Value key = chain->key;
+      if (TransposeOp t = chain->keyTranspose) {
+        // K^T = transpose(X, perm) is [B, D, N]; K = transpose(X, perm with its last two
+        // entries swapped), or X itself when that is the identity.
+        SmallVector<int64_t> perm(t.getPerm());
+        std::swap(perm[perm.size() - 1], perm[perm.size() - 2]);
+        auto keyT = cast<RankedTensorType>(t.getType());
+        SmallVector<int64_t> shape(keyT.getShape());
+        std::swap(shape[shape.size() - 1], shape[shape.size() - 2]);
+        bool identity = llvm::all_of(llvm::enumerate(perm),
+                                     [](auto p) { return p.value() == int64_t(p.index()); });
+        b.setInsertionPoint(t);
+        key = identity ? t.getInput()
+                       : b.create<TransposeOp>(t.getLoc(), keyT.clone(shape), t.getInput(),
+                                               b.getDenseI64ArrayAttr(perm))
+                             .getResult();
+        chain->erased.insert(chain->erased.begin(), t);
+        b.setInsertionPoint(product);
+      }
+      auto attention = b.create<AttentionOp>(
+          product.getLoc(), product.getType(), chain->query, key, chain->value, chain->step,
+          b.getF32FloatAttr(chain->scale),
+          b.getF32FloatAttr(chain->dropout ? chain->dropout.getRatio().convertToFloat() : 0.0f),
+          b.getI64IntegerAttr(chain->dropout ? int64_t(chain->dropout.getOpId()) : 0),
+          b.getI64IntegerAttr(chain->dropout ? int64_t(chain->dropout.getIndexOffset()) : 0));
+      if (queryBlock > 0)
+        attention->setAttr(kQueryBlockAttr, b.getI64IntegerAttr(queryBlock));
+      product.getResult().replaceAllUsesWith(attention.getResult());
+      product.erase();
+      for (Operation *op : llvm::reverse(chain->erased))
+        op->erase();
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,76 @@
+// RUN: graphc-opt %s --split-input-file --graphc-fuse-attention | FileCheck %s
+// RUN: graphc-opt %s --split-input-file --graphc-fuse-attention=query-block=4 | FileCheck %s --check-prefix=BLOCK
+
+// The exported MultiheadAttention chain (scaled Q, K^T as a transpose of the stored K, softmax,
+// dropout, times V) becomes one graph.attention; K^T's transpose becomes the one giving K.
+// CHECK-LABEL: func.func @exported_chain
+// CHECK: %[[K:.*]] = graph.transpose %arg1 {perm = array<i64: 1, 0, 2>} : (tensor<16x8x4xf32>) -> tensor<8x16x4xf32>
+// CHECK-NEXT: %[[O:.*]] = graph.attention %arg0, %[[K]], %arg2, %arg3 {dropout_ratio = 1.000000e-01 : f32, op_id = 61 : i64, scale = 5.000000e-01 : f32} : (tensor<8x16x4xf32>, tensor<8x16x4xf32>, tensor<8x16x4xf32>, tensor<f32>) -> tensor<8x16x4xf32>
+// CHECK-NEXT: return %[[O]]
+// BLOCK-LABEL: func.func @exported_chain
+// BLOCK: graph.attention {{.*}}graph.query_block = 4 : i64
+func.func @exported_chain(%q: tensor<8x16x4xf32>, %k0: tensor<16x8x4xf32>, %v: tensor<8x16x4xf32>,
+                          %step: tensor<f32>) -> tensor<8x16x4xf32> {
+  %qs = graph.scale %q {factor = 0.5 : f32} : tensor<8x16x4xf32>
+  %kt = graph.transpose %k0 {perm = array<i64: 1, 2, 0>} : (tensor<16x8x4xf32>) -> tensor<8x4x16xf32>
+  %s = graph.batch_matmul %qs, %kt : (tensor<8x16x4xf32>, tensor<8x4x16xf32>) -> tensor<8x16x16xf32>
+  %p = graph.softmax %s {axis = 2 : i64} : tensor<8x16x16xf32>
+  %d = graph.dropout %p, %step {op_id = 61 : i64, ratio = 0.1 : f32} : (tensor<8x16x16xf32>, tensor<f32>) -> tensor<8x16x16xf32>
+  %o = graph.batch_matmul %d, %v : (tensor<8x16x16xf32>, tensor<8x16x4xf32>) -> tensor<8x16x4xf32>
+  return %o : tensor<8x16x4xf32>
+}
+
+// -----
+
+// Scores scaled after the product, K stored [B, N, D] (transpose_rhs), no dropout: no step
+// operand, and no transpose is needed.
+// CHECK-LABEL: func.func @scaled_scores
+// CHECK-NEXT: %[[O:.*]] = graph.attention %arg0, %arg1, %arg2 {scale = 2.500000e-01 : f32} : (tensor<2x8x4xf32>, tensor<2x6x4xf32>, tensor<2x6x3xf32>) -> tensor<2x8x3xf32>
+// CHECK-NEXT: return %[[O]]
+func.func @scaled_scores(%q: tensor<2x8x4xf32>, %k: tensor<2x6x4xf32>, %v: tensor<2x6x3xf32>) -> tensor<2x8x3xf32> {
+  %s = graph.batch_matmul %q, %k {transpose_rhs} : (tensor<2x8x4xf32>, tensor<2x6x4xf32>) -> tensor<2x8x6xf32>
+  %ss = graph.scale %s {factor = 0.25 : f32} : tensor<2x8x6xf32>
+  %p = graph.softmax %ss {axis = 2 : i64} : tensor<2x8x6xf32>
+  %o = graph.batch_matmul %p, %v : (tensor<2x8x6xf32>, tensor<2x6x3xf32>) -> tensor<2x8x3xf32>
+  return %o : tensor<2x8x3xf32>
+}
+
+// -----
+
+// K^T whose transpose only swaps the last two axes: K is the transpose's input itself.
+// CHECK-LABEL: func.func @key_transposed_in_place
+// CHECK-NOT: graph.transpose
+// CHECK: graph.attention %arg0, %arg1, %arg2 {scale = 1.000000e+00 : f32}
+func.func @key_transposed_in_place(%q: tensor<2x8x4xf32>, %k: tensor<2x6x4xf32>, %v: tensor<2x6x3xf32>) -> tensor<2x8x3xf32> {
+  %kt = graph.transpose %k {perm = array<i64: 0, 2, 1>} : (tensor<2x6x4xf32>) -> tensor<2x4x6xf32>
+  %s = graph.batch_matmul %q, %kt : (tensor<2x8x4xf32>, tensor<2x4x6xf32>) -> tensor<2x8x6xf32>
+  %p = graph.softmax %s {axis = 2 : i64} : tensor<2x8x6xf32>
+  %o = graph.batch_matmul %p, %v : (tensor<2x8x6xf32>, tensor<2x6x3xf32>) -> tensor<2x8x3xf32>
+  return %o : tensor<2x8x3xf32>
+}
+
+// -----
+
+// Probabilities read twice (returned too) must exist anyway: nothing is fused.
+// CHECK-LABEL: func.func @probabilities_returned
+// CHECK-NOT: graph.attention
+// CHECK: graph.softmax
+func.func @probabilities_returned(%q: tensor<2x8x4xf32>, %k: tensor<2x6x4xf32>, %v: tensor<2x6x3xf32>)
+    -> (tensor<2x8x3xf32>, tensor<2x8x6xf32>) {
+  %s = graph.batch_matmul %q, %k {transpose_rhs} : (tensor<2x8x4xf32>, tensor<2x6x4xf32>) -> tensor<2x8x6xf32>
+  %p = graph.softmax %s {axis = 2 : i64} : tensor<2x8x6xf32>
+  %o = graph.batch_matmul %p, %v : (tensor<2x8x6xf32>, tensor<2x6x3xf32>) -> tensor<2x8x3xf32>
+  return %o, %p : tensor<2x8x3xf32>, tensor<2x8x6xf32>
+}
+
+// -----
+
+// A softmax over the queries (axis 1) is not attention over the keys: nothing is fused.
+// CHECK-LABEL: func.func @softmax_over_queries
+// CHECK-NOT: graph.attention
+func.func @softmax_over_queries(%q: tensor<2x8x4xf32>, %k: tensor<2x8x4xf32>, %v: tensor<2x8x3xf32>) -> tensor<2x8x3xf32> {
+  %s = graph.batch_matmul %q, %k {transpose_rhs} : (tensor<2x8x4xf32>, tensor<2x8x4xf32>) -> tensor<2x8x8xf32>
+  %p = graph.softmax %s {axis = 1 : i64} : tensor<2x8x8xf32>
+  %o = graph.batch_matmul %p, %v : (tensor<2x8x8xf32>, tensor<2x8x3xf32>) -> tensor<2x8x3xf32>
+  return %o : tensor<2x8x3xf32>
+}

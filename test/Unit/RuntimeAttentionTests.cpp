@@ -1,0 +1,193 @@
+// Unit tests of the fused attention kernels (graph.attention and graph.attention_backward):
+// without dropout against a double-precision reference and its central finite differences;
+// with dropout against the unfused chain of CPU kernels the importer's graph runs
+// (batchMatmul, softmax, dropout, batchMatmul and their backward ops), which must draw the
+// very same mask. Each case runs with every query block (all rows, uneven blocks, one row);
+// outputs are pre-filled with NaN and a guard after the exact planned workspace must survive.
+#include "graphc/runtime/kernels.h"
+#include "graphc/runtime/workspace.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+using namespace graphc::rt;
+
+namespace {
+
+const float kNaN = std::numeric_limits<float>::quiet_NaN();
+const float kGuard = 12345.0f;
+
+std::vector<float> randomVec(size_t n, uint64_t seed) {
+  std::mt19937_64 gen(seed);
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = static_cast<float>(-1.0 + 2.0 * static_cast<double>(gen() >> 11) * 0x1p-53);
+  return v;
+}
+
+// Max |got - want| <= tol * max|want|.
+void expectClose(const std::vector<float> &got, const std::vector<double> &want, double tol) {
+  ASSERT_EQ(got.size(), want.size());
+  double maxAbs = 0.0, maxErr = 0.0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    ASSERT_FALSE(std::isnan(got[i])) << "at " << i;
+    maxAbs = std::max(maxAbs, std::fabs(want[i]));
+    maxErr = std::max(maxErr, std::fabs(got[i] - want[i]));
+  }
+  EXPECT_LE(maxErr, tol * std::max(maxAbs, 1e-30)) << "max error " << maxErr;
+}
+
+std::vector<double> toDouble(const std::vector<float> &v) { return {v.begin(), v.end()}; }
+
+// softmax(scale q k^T) v in double, no dropout.
+std::vector<double> attentionRef(const std::vector<double> &q, const std::vector<double> &k,
+                                 const std::vector<double> &v, const AttentionShape &sh) {
+  const int64_t M = sh.queries, N = sh.keys, D = sh.width, E = sh.valueWidth;
+  std::vector<double> out(sh.batch * M * E, 0.0), s(N);
+  for (int64_t b = 0; b < sh.batch; ++b)
+    for (int64_t i = 0; i < M; ++i) {
+      double mx = -INFINITY, sum = 0.0;
+      for (int64_t j = 0; j < N; ++j) {
+        s[j] = 0.0;
+        for (int64_t d = 0; d < D; ++d)
+          s[j] += q[(b * M + i) * D + d] * k[(b * N + j) * D + d];
+        s[j] *= sh.scale;
+        mx = std::max(mx, s[j]);
+      }
+      for (int64_t j = 0; j < N; ++j)
+        sum += (s[j] = std::exp(s[j] - mx));
+      for (int64_t j = 0; j < N; ++j)
+        for (int64_t e = 0; e < E; ++e)
+          out[(b * M + i) * E + e] += s[j] / sum * v[(b * N + j) * E + e];
+    }
+  return out;
+}
+
+struct Buffers {
+  std::vector<float> q, k, v, out, dout, dq, dk, dv;
+};
+
+Buffers randomBuffers(const AttentionShape &sh) {
+  Buffers x;
+  x.q = randomVec(sh.batch * sh.queries * sh.width, 1);
+  x.k = randomVec(sh.batch * sh.keys * sh.width, 2);
+  x.v = randomVec(sh.batch * sh.keys * sh.valueWidth, 3);
+  x.dout = randomVec(sh.batch * sh.queries * sh.valueWidth, 4);
+  x.out.assign(sh.batch * sh.queries * sh.valueWidth, kNaN);
+  x.dq.assign(x.q.size(), kNaN);
+  x.dk.assign(x.k.size(), kNaN);
+  x.dv.assign(x.v.size(), kNaN);
+  return x;
+}
+
+// Runs both kernels with a workspace of exactly the planned size plus a guard word.
+void runFused(Buffers &x, const AttentionShape &sh, uint64_t seed, float step) {
+  const int64_t rows = attentionBlockRows(sh.queryBlock, sh.queries);
+  for (bool backward : {false, true}) {
+    const uint64_t bytes = attentionWorkspaceBytes(sh.batch, rows, sh.keys, backward);
+    std::vector<float> workspace(bytes / sizeof(float) + 1, kNaN);
+    workspace.back() = kGuard;
+    if (backward)
+      attentionBackward(x.dout.data(), x.q.data(), x.k.data(), x.v.data(), x.dq.data(), x.dk.data(),
+                        x.dv.data(), workspace.data(), sh, seed, step);
+    else
+      attentionForward(x.q.data(), x.k.data(), x.v.data(), x.out.data(), workspace.data(), sh, seed,
+                       step);
+    EXPECT_EQ(workspace.back(), kGuard)
+        << (backward ? "backward" : "forward") << " wrote past its planned workspace";
+  }
+}
+
+class AttentionBlocks : public ::testing::TestWithParam<int64_t> {};
+
+TEST_P(AttentionBlocks, NoDropoutMatchesDoubleReferenceAndFiniteDifferences) {
+  // batch 2, 5 queries, 7 keys, width 3, value width 4; blocks of GetParam() query rows.
+  const AttentionShape sh{2, 5, 7, 3, 4, GetParam(), 0.6f, 0.0f, 0, 0};
+  Buffers x = randomBuffers(sh);
+  runFused(x, sh, 0, 0.0f);
+  auto q = toDouble(x.q), k = toDouble(x.k), v = toDouble(x.v);
+  expectClose(x.out, attentionRef(q, k, v, sh), 1e-6);
+
+  // d/d(input) of sum(attention * dout) by central differences, for each of q, k and v.
+  auto gradient = [&](std::vector<double> *input) {
+    std::vector<double> g(input->size());
+    for (size_t i = 0; i < input->size(); ++i) {
+      const double keep = (*input)[i], h = 1e-5;
+      double sides[2];
+      for (int side = 0; side < 2; ++side) {
+        (*input)[i] = keep + (side ? -h : h);
+        auto y = attentionRef(q, k, v, sh);
+        sides[side] = 0.0;
+        for (size_t e = 0; e < y.size(); ++e)
+          sides[side] += y[e] * x.dout[e];
+      }
+      (*input)[i] = keep;
+      g[i] = (sides[0] - sides[1]) / (2 * h);
+    }
+    return g;
+  };
+  expectClose(x.dq, gradient(&q), 1e-5);
+  expectClose(x.dk, gradient(&k), 1e-5);
+  expectClose(x.dv, gradient(&v), 1e-5);
+}
+
+TEST_P(AttentionBlocks, DropoutEqualsTheUnfusedChainWithTheSameMask) {
+  // batch 3, 6 queries, 9 keys, width 4, value width 5; dropout 0.3 of op 61, drawing the
+  // mask's elements from 1000 on (a micro-batch's offset).
+  const AttentionShape sh{3, 6, 9, 4, 5, GetParam(), 0.5f, 0.3f, 61, 1000};
+  const uint64_t seed = 7;
+  const float step = 4.0f;
+  Buffers x = randomBuffers(sh);
+  runFused(x, sh, seed, step);
+
+  // The unfused chain on the same inputs: scale(q) k^T -> softmax -> dropout -> . v.
+  const int64_t B = sh.batch, M = sh.queries, N = sh.keys, D = sh.width, E = sh.valueWidth;
+  std::vector<float> scaled(x.q.size()), scores(B * M * N), probs(B * M * N), dropped(B * M * N),
+      out(B * M * E);
+  scale(x.q.data(), scaled.data(), int64_t(scaled.size()), sh.scale);
+  batchMatmul(scaled.data(), x.k.data(), scores.data(), B, M, N, D, false, true);
+  softmax(scores.data(), probs.data(), B * M, N, 1);
+  dropout(probs.data(), dropped.data(), B * M * N, sh.dropoutRatio, seed, sh.opId, step,
+          sh.indexOffset);
+  batchMatmul(dropped.data(), x.v.data(), out.data(), B, M, E, N, false, false);
+  expectClose(x.out, toDouble(out), 1e-5);
+
+  std::vector<float> dDropped(B * M * N), dProbs(B * M * N), dScores(B * M * N),
+      dScaled(x.q.size()), dq(x.q.size()), dk(x.k.size()), dv(x.v.size());
+  batchMatmul(x.dout.data(), x.v.data(), dDropped.data(), B, M, N, E, false, true);
+  batchMatmul(dropped.data(), x.dout.data(), dv.data(), B, N, E, M, true, false);
+  dropoutBackward(dDropped.data(), dProbs.data(), B * M * N, sh.dropoutRatio, seed, sh.opId, step,
+                  sh.indexOffset);
+  softmaxBackward(dProbs.data(), probs.data(), dScores.data(), B * M, N, 1);
+  batchMatmul(dScores.data(), x.k.data(), dScaled.data(), B, M, D, N, false, false);
+  batchMatmul(dScores.data(), scaled.data(), dk.data(), B, N, D, M, true, false);
+  scale(dScaled.data(), dq.data(), int64_t(dq.size()), sh.scale);
+  expectClose(x.dq, toDouble(dq), 1e-5);
+  expectClose(x.dk, toDouble(dk), 1e-5);
+  expectClose(x.dv, toDouble(dv), 1e-5);
+
+  // A different step draws a different mask.
+  Buffers other = randomBuffers(sh);
+  runFused(other, sh, seed, step + 1.0f);
+  EXPECT_NE(other.out, x.out);
+}
+
+INSTANTIATE_TEST_SUITE_P(QueryBlocks, AttentionBlocks, ::testing::Values(0, 2, 1),
+                         [](const auto &info) {
+                           return info.param ? "block" + std::to_string(info.param) : "all";
+                         });
+
+TEST(AttentionWorkspace, IsOneBlockOfScoresForwardAndTwoBackward) {
+  // 16 slices x 8 rows x 512 keys x 4 bytes = 262144; the backward holds P and dP.
+  EXPECT_EQ(attentionWorkspaceBytes(16, attentionBlockRows(8, 512), 512, false), 262144u);
+  EXPECT_EQ(attentionWorkspaceBytes(16, attentionBlockRows(8, 512), 512, true), 524288u);
+  // No block, or one past the query count, means all 512 rows: 16 x 512 x 512 x 4.
+  EXPECT_EQ(attentionWorkspaceBytes(16, attentionBlockRows(0, 512), 512, false), 16777216u);
+  EXPECT_EQ(attentionBlockRows(600, 512), 512);
+}
+
+} // namespace
