@@ -1,9 +1,11 @@
 // The cost model: FLOPs and bytes moved per op, and device profiles that turn them into time.
 //
 // Time per op is a roofline estimate: max(FLOPs / peak FLOP/s, bytes / memory bandwidth).
-// Profiles hold nominal datasheet figures (docs/cost-model.md), which is enough to rank cures
+// Profiles hold nominal datasheet figures (docs/fitting.md), which is enough to rank cures
 // (rematerialization against micro-batching against lower precision) and to predict their
-// relative cost; absolute step times are estimates, not measurements.
+// relative cost. A profile calibrated against measured steps (h100) also scales the roofline by
+// the efficiencies graphc's binaries achieve, so that its absolute step times are predictions
+// of the binary's.
 #pragma once
 
 #include <string>
@@ -28,6 +30,22 @@ struct DeviceProfile {
   double memoryBytes;         // device memory
   const char *source;         // where the figures come from
   double hostLinkBytesPerSecond; // host <-> device, one direction (offloaded optimizer state)
+  // Calibration against measured steps (bench/calibrate_cost_model.py): the fractions of the
+  // peak FLOP/s and of the bandwidth that graphc's binaries achieve, and a fixed time per op
+  // (a kernel launch, a library call's set-up). 1, 1, 0: the nominal roofline.
+  double computeEfficiency = 1.0;
+  double bandwidthEfficiency = 1.0;
+  double secondsPerOp = 0.0;
+  const char *calibration = nullptr; // what the efficiencies were fitted on; null: nominal
+};
+
+/// A step's cost at the nominal roofline, split by what bounds each op: the inputs of the
+/// calibration fit (measured seconds ~ computeBound / computeEfficiency + memoryBound /
+/// bandwidthEfficiency + ops * secondsPerOp).
+struct RooflineSplit {
+  double computeBoundSeconds = 0; // ops whose FLOPs at peak take longer than their bytes
+  double memoryBoundSeconds = 0;  // the others, at the nominal bandwidth
+  int64_t ops = 0;                // ops that run a kernel (views excluded)
 };
 
 /// Every known profile (h100, h200, a100-80gb, cpu).
@@ -38,7 +56,12 @@ const DeviceProfile *findDeviceProfile(llvm::StringRef name);
 /// FLOPs and bytes of one graph-dialect op (0 for views and unknown ops).
 OpCost estimateOpCost(mlir::Operation *op);
 
-/// Roofline time of `cost` on `device`, in seconds.
+/// Time of `cost` on `device` in seconds: the roofline at the calibrated rates,
+/// max(FLOPs / (peak x computeEfficiency), bytes / (bandwidth x bandwidthEfficiency)), plus
+/// secondsPerOp for an op that runs a kernel.
 double predictSeconds(const OpCost &cost, const DeviceProfile &device);
+
+/// Adds one op to `split` (nominal rates, no calibration).
+void addToRooflineSplit(mlir::Operation *op, const DeviceProfile &device, RooflineSplit &split);
 
 } // namespace graphc

@@ -1208,9 +1208,22 @@ private:
     func::FuncOp step = compiled.step;
     for (Operation &op : step.getBody().front().without_terminator())
       flops += estimateOpCost(&op).flops;
-    os << llvm::formatv("  cost model   {0:F3} GFLOP/step, predicted {1:F3} ms/step on {2}\n",
-                        flops / 1e9, (predictedStepSeconds(step) + offloadSeconds(compiled)) * 1e3,
-                        device->name);
+    os << llvm::formatv(
+        "  cost model   {0:F3} GFLOP/step, predicted {1:F3} ms/step on {2}{3}\n", flops / 1e9,
+        (predictedStepSeconds(step) + offloadSeconds(compiled)) * 1e3, device->name,
+        device->calibration
+            ? llvm::formatv(" (calibrated: {0:F0}% of peak FLOP/s, {1:F0}% of "
+                            "the bandwidth, {2:F1} us per op; {3})",
+                            100.0 * device->computeEfficiency, 100.0 * device->bandwidthEfficiency,
+                            1e6 * device->secondsPerOp, device->calibration)
+                  .str()
+            : std::string(" (nominal datasheet roofline)"));
+    RooflineSplit split;
+    for (Operation &op : step.getBody().front().without_terminator())
+      addToRooflineSplit(&op, *device, split);
+    os << llvm::formatv("  roofline     at the nominal peak: {0:F3} ms in compute-bound ops, "
+                        "{1:F3} ms in memory-bound ops, {2} ops\n",
+                        split.computeBoundSeconds * 1e3, split.memoryBoundSeconds * 1e3, split.ops);
     if (opts.target == "cuda")
       printRuntimeReserve(os, p.arenaBytes);
     if (opts.printPlan)

@@ -1,0 +1,134 @@
+#!/usr/bin/python3
+"""Calibrates the cost model's device profile against measured graphc step times (issue #5).
+
+  /usr/bin/python3 bench/calibrate_cost_model.py [--graphc build/bin/graphc] [--work DIR]
+      [--results docs/gpu-results/2026-11-22-h100-checks-bench.json,docs/gpu-results/2026-11-22-h100-maxbatch.json]
+
+The measured steps are the medians `bench/gpu_checks.py run` recorded on a GPU (the `bench` and
+`maxbatch-graphc` parts). Each measured binary is compiled again here, exactly as gpu_checks.py
+compiled it (--target=cuda, its batch, optimizer and flags; the transformer with
+--no-fuse-attention, as the measured binary predates the fused attention), to
+--compile-to=planned, and the fit report's `roofline` line gives its cost at the nominal
+datasheet peak, split into C (seconds in compute-bound ops), M (memory-bound ops) and N (ops).
+Then the model
+
+    measured ~ C / computeEfficiency + M / bandwidthEfficiency + N * secondsPerOp
+
+is fitted by least squares on the relative error (each row divided by its measurement, so a
+0.5 ms CNN step counts as much as a 2 s ResNet-50 step), with every coefficient kept
+non-negative (a term whose best coefficient is negative is dropped). Prints the fit, and one
+row per binary: measured, the nominal prediction (C + M), the calibrated one and their ratios
+to the measurement. The efficiencies go into passes/CostModel.cpp's profile by hand, with the
+date and the device; re-run this after a GPU session to refresh them.
+"""
+import itertools
+import json
+import os
+import re
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from training_graphs import bench_parser, run  # noqa: E402
+
+ROOF = re.compile(r"roofline +at the nominal peak: ([0-9.]+) ms in compute-bound ops, "
+                  r"([0-9.]+) ms in memory-bound ops, (\d+) ops")
+LOSSES = {"cnn256": "binary_crossentropy"}
+# gpu_checks.py's `maxbatch-graphc` labels: the model each one trained.
+MAXBATCH_MODELS = {"r50": "resnet50", "tr": "transformer"}
+
+
+def measured_binaries(paths):
+    """(label, model, batch, optimizer, extra flags, measured ms) of every recorded binary."""
+    out = []
+    for path in paths:
+        data = json.load(open(path))
+        for name, r in data.get("bench-graphc", {}).items():
+            if r.get("exit") == 0 and r.get("median_ms"):
+                batch = {"cnn28": 256, "cnn64": 64, "cnn256": 128, "resnet18": 64}[name]
+                flags = ["--lr=0.01", "--loss=" + LOSSES.get(name, "sparse_categorical_crossentropy")]
+                out.append((name, name, batch, "sgd", flags, r["median_ms"]))
+        for label, r in data.get("maxbatch-graphc", {}).items():
+            if r.get("exit") == 0 and r.get("median_ms"):
+                model = MAXBATCH_MODELS[label.split("-")[0]]
+                flags = [f for f in r.get("flags", "").split(",") if f]
+                if model == "transformer":
+                    flags.append("--no-fuse-attention")
+                out.append((label, model, r["batch"], "adam", flags, r["median_ms"]))
+    return out
+
+
+def fit(rows):
+    """Non-negative least squares on relative errors, by trying every subset of the three terms
+    (three unknowns: exhaustive is exact and instant). Returns (coefficients, rms error)."""
+    A = np.array([[c, m, n] for c, m, n, _ in rows]) / np.array([[t] for *_, t in rows])
+    y = np.ones(len(rows))
+    best = None
+    for k in (3, 2, 1):
+        for subset in itertools.combinations(range(3), k):
+            coef, *_ = np.linalg.lstsq(A[:, subset], y, rcond=None)
+            if (coef < 0).any():
+                continue
+            full = np.zeros(3)
+            full[list(subset)] = coef
+            rms = float(np.sqrt(np.mean((A @ full - y) ** 2)))
+            if best is None or rms < best[1] - 1e-12:
+                best = (full, rms)
+    return best
+
+
+def main():
+    ap = bench_parser(__doc__, "/tmp/graphc-calibrate")
+    ap.add_argument("--results", default=",".join(
+        os.path.join(HERE, "..", "docs", "gpu-results", f) for f in
+        ("2026-11-22-h100-checks-bench.json", "2026-11-22-h100-maxbatch.json")))
+    ap.add_argument("--device", default="h100")
+    opts = ap.parse_args()
+    os.makedirs(opts.work, exist_ok=True)
+    import gpu_checks  # noqa: E402  (its exports: training mode, dynamic batch axis)
+
+    rows, names = [], []
+    for label, model, batch, optimizer, flags, ms in measured_binaries(opts.results.split(",")):
+        onnx = os.path.join(opts.work, model + ".onnx")
+        if not os.path.exists(onnx):
+            gpu_checks.export_bench_model(model, onnx, patterned=True)
+        cmd = [opts.graphc, onnx, "--target=cuda", "--batch=%d" % batch,
+               "--optimizer=" + optimizer, "--device=" + opts.device, "--compile-to=planned",
+               "-o", os.devnull] + flags
+        status, out, err, secs = run(cmd, 1800)
+        m = ROOF.search(out + err)
+        if status != 0 or not m:
+            print("%s: graphc failed (%s): %s" % (label, status, (out + err)[-400:]))
+            return 1
+        c, mem, n = float(m.group(1)) / 1e3, float(m.group(2)) / 1e3, int(m.group(3))
+        rows.append((c, mem, n, ms / 1e3))
+        names.append((label, model, batch, ms))
+        print("%s: %s batch %d: C %.3f ms, M %.3f ms, %d ops; measured %.3f ms (%.0f s)"
+              % (label, model, batch, c * 1e3, mem * 1e3, n, ms, secs), flush=True)
+
+    (a, b, per_op), rms = fit(rows)
+    eff_c = 1.0 / a if a > 0 else float("inf")
+    eff_b = 1.0 / b if b > 0 else float("inf")
+    print("\nfit over %d binaries: computeEfficiency %.4f, bandwidthEfficiency %.4f, "
+          "secondsPerOp %.3g (rms relative error %.1f%%)" % (len(rows), eff_c, eff_b, per_op,
+                                                            100 * rms))
+    print("\n| binary | batch | measured ms | nominal ms (ratio) | calibrated ms (ratio) |")
+    print("|---|---:|---:|---:|---:|")
+    for (label, model, batch, ms), (c, mem, n, t) in zip(names, rows):
+        nominal = (c + mem) * 1e3
+        calibrated = (a * c + b * mem + per_op * n) * 1e3
+        print("| %s (%s) | %d | %.3f | %.3f (%.2f) | %.3f (%.2f) |"
+              % (label, model, batch, ms, nominal, nominal / ms, calibrated, calibrated / ms))
+    json.dump({"device": opts.device, "computeEfficiency": eff_c, "bandwidthEfficiency": eff_b,
+               "secondsPerOp": per_op, "rms_relative_error": rms,
+               "rows": [dict(zip(("label", "model", "batch", "measured_ms"), nm),
+                             compute_s=r[0], memory_s=r[1], ops=r[2])
+                        for nm, r in zip(names, rows)]},
+              open(os.path.join(opts.work, "calibration.json"), "w"), indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
