@@ -18,12 +18,10 @@ using namespace graphc::graph;
 
 namespace {
 
-bool hasOneUse(Value v) { return v.hasOneUse(); }
-
 /// A constant scale without offset whose result has one reader: its factor, else nullopt.
 std::optional<float> pureScaleOf(Operation *op) {
   auto scale = dyn_cast_or_null<ScaleOp>(op);
-  if (!scale || scale.getOffset().convertToFloat() != 0.0f || !hasOneUse(scale.getResult()))
+  if (!scale || scale.getOffset().convertToFloat() != 0.0f || !scale.getResult().hasOneUse())
     return std::nullopt;
   return scale.getFactor().convertToFloat();
 }
@@ -44,13 +42,13 @@ std::optional<AttentionChain> matchChain(BatchMatmulOp product) {
     return std::nullopt;
   Value probabilities = product.getLhs();
   if (auto drop = probabilities.getDefiningOp<DropoutOp>()) {
-    if (!hasOneUse(drop.getResult()))
+    if (!drop.getResult().hasOneUse())
       return std::nullopt;
     chain.dropout = drop;
     probabilities = drop.getInput();
   }
   auto softmax = probabilities.getDefiningOp<SoftmaxOp>();
-  if (!softmax || !hasOneUse(softmax.getResult()) ||
+  if (!softmax || !softmax.getResult().hasOneUse() ||
       softmax.getAxis() != uint64_t(cast<RankedTensorType>(softmax.getType()).getRank() - 1))
     return std::nullopt;
   Value scores = softmax.getInput();
@@ -59,7 +57,7 @@ std::optional<AttentionChain> matchChain(BatchMatmulOp product) {
   if (scoreScale)
     scores = scoreScale->getOperand(0);
   auto qk = scores.getDefiningOp<BatchMatmulOp>();
-  if (!qk || !hasOneUse(qk.getResult()) || qk.getTransposeLhs())
+  if (!qk || !qk.getResult().hasOneUse() || qk.getTransposeLhs())
     return std::nullopt;
   Value query = qk.getLhs(), keyT = qk.getRhs();
   Operation *queryScale = nullptr, *keyScale = nullptr;
@@ -78,7 +76,7 @@ std::optional<AttentionChain> matchChain(BatchMatmulOp product) {
   chain.scale = factor.value_or(1.0f);
   if (qk.getTransposeRhs())
     chain.key = keyT; // already stored [B, N, D]
-  else if (auto t = keyT.getDefiningOp<TransposeOp>(); t && hasOneUse(t.getResult()))
+  else if (auto t = keyT.getDefiningOp<TransposeOp>(); t && t.getResult().hasOneUse())
     chain.keyTranspose = t;
   else
     return std::nullopt; // a K^T computed some other way: left unfused
