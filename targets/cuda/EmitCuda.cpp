@@ -739,14 +739,13 @@ private:
     };
     // The row kernel: thread r owns row r % rows of slice r / rows of the block.
     std::string kname = kernelName(backward ? "attention_grad_rows" : "attention_rows");
-    std::string key = "0", dropout = ratio > 0.0f ? "true" : "false";
+    const std::string key = ratio > 0.0f ? "key" : "0", dropout = ratio > 0.0f ? "true" : "false";
     std::string body = "// " + label(op) + ": " + num(N) + " keys per row\n__global__ void " +
                        kname + "(unsigned char *arena, int64_t i0, int64_t rows) {\n";
     if (ratio > 0.0f)
       body += "  const uint64_t key = ::graphc::rt::dropoutKey(" +
               std::to_string(options.dropoutSeed) + "ull, " + std::to_string(opId) +
               "ull, static_cast<int64_t>(" + ptr(step) + "[0]));\n";
-    key = ratio > 0.0f ? "key" : "0";
     // Slice b's rows are block * N floats apart in the workspace (the GEMMs' stride), also in
     // a last block of fewer rows.
     const std::string row =
