@@ -24,7 +24,8 @@ compute-sanitizer but not graphc. So the work is split in two:
         median of steps 11..60) against PyTorch eager and torch.compile on the same GPU in the
         same run (median of 100 steps after 10 warm-up steps, CUDA events, TF32 off in both,
         SGD), and memory: graphc's planned arena and measured device bytes beside PyTorch's
-        torch.cuda.max_memory_allocated.
+        torch.cuda.max_memory_allocated; and graphc's wall time per step with the next batch
+        staged during the step before (the default) against GRAPHC_CUDA_STAGE_NEXT=0.
       * maxbatch: PyTorch eager's largest batch (doubling, then bisection; Adam, fp32) for
         ResNet-50 and the transformer, and graphc's binaries at graphc's largest fp32 batches
         (from `graphc --max-batch`), their step time per sample; a LABEL with "refuse" in it is a
@@ -350,18 +351,30 @@ def write_data(binary, work, batch_count, seed=0):
     return os.path.join(work, "x.npy"), os.path.join(work, "y.npy")
 
 
-def time_graphc(binary, work, steps, warmup, batch_count=4, timeout=300):
+def time_graphc(binary, work, steps, warmup, batch_count=4, timeout=300, extra_env=None):
+    """Device time of the step (CUDA events) and the wall time between steps (the host's view,
+    uploads and the loss's way back included), medians after `warmup` steps."""
     x, y = write_data(binary, work, batch_count)
-    env = dict(os.environ, GRAPHC_CUDA_TIMING="1")
-    res, wall = run([binary, "--data", x, "--labels", y, "--steps", str(steps)], env=env,
-                    timeout=timeout, check=False)
+    env = dict(os.environ, GRAPHC_CUDA_TIMING="1", **(extra_env or {}))
+    log = os.path.join(work, "log.jsonl")
+    if os.path.exists(log):
+        os.remove(log)
+    res, wall = run([binary, "--data", x, "--labels", y, "--steps", str(steps), "--log-json", log],
+                    env=env, timeout=timeout, check=False)
     times = [float(m.group(1)) for m in re.finditer(r"device time ([0-9.]+) ms", res.stderr)]
+    stamps = []
+    if os.path.exists(log):
+        with open(log) as f:
+            stamps = [json.loads(line)["time_s"] for line in f if '"event":"step"' in line]
     losses = [float(m.group(1)) for m in re.finditer(r"loss (\S+)", res.stdout)]
     out = {"exit": res.returncode, "steps": len(times), "wall_s": round(wall, 2),
            "runtime": runtime_lines(res.stderr)}
     if len(times) > warmup:
         out["median_ms"] = round(statistics.median(times[warmup:]), 4)
         out["min_ms"] = round(min(times[warmup:]), 4)
+    if len(stamps) > warmup + 1:
+        gaps = [b - a for a, b in zip(stamps[warmup:], stamps[warmup + 1:])]
+        out["wall_step_ms"] = round(1000 * statistics.median(gaps), 4)
     if losses:
         out["first_loss"], out["last_loss"] = losses[0], losses[-1]
     if res.returncode != 0:
@@ -666,6 +679,14 @@ def part_bench(bundle, manifest, results, work, compiled):
             results.add("bench-graphc", name, g)
         except Exception as e:  # noqa: BLE001
             results.add("bench-graphc", name, {"error": str(e)[-800:]})
+        # The same binary uploading each batch before its step instead of during the one
+        # before (#3: next-batch staging), for the wall time per step it saves.
+        try:
+            results.add("bench-graphc-unstaged", name,
+                        time_graphc(binary, d, steps=60, warmup=10,
+                                    extra_env={"GRAPHC_CUDA_STAGE_NEXT": "0"}))
+        except Exception as e:  # noqa: BLE001
+            results.add("bench-graphc-unstaged", name, {"error": str(e)[-800:]})
         shutil.rmtree(d)
         for mode in (("eager", False),) + ((("compile", True),) if compiled else ()):
             try:
@@ -887,6 +908,18 @@ def report(args):
                 mib(g["arena_bytes"] + reserve) if reserve and g.get("arena_bytes") else "-",
                 mib(e["max_memory_allocated"]) if e.get("max_memory_allocated") else "-",
                 mib(e["max_memory_reserved"]) if e.get("max_memory_reserved") else "-"))
+        out.append("")
+    if "bench-graphc-unstaged" in data:
+        out.append("| model (batch) | wall ms per step, next batch staged | uploaded before "
+                   "its step (GRAPHC_CUDA_STAGE_NEXT=0) | staged / unstaged | device ms, staged "
+                   "/ unstaged |")
+        out.append("|---|---|---|---|---|")
+        for name, u in data["bench-graphc-unstaged"].items():
+            g = data.get("bench-graphc", {}).get(name, {})
+            gw, uw = g.get("wall_step_ms"), u.get("wall_step_ms")
+            out.append("| %s (%s) | %s | %s | %s | %s / %s |" % (
+                name, dict(BENCH).get(name, "?"), gw, uw,
+                "%.3f" % (gw / uw) if gw and uw else "-", g.get("median_ms"), u.get("median_ms")))
         out.append("")
     if "maxbatch-graphc" in data or "maxbatch-torch-eager" in data:
         out.append("| model | who | batch | arena | step ms | us/sample |\n|---|---|---|---|---|---|")

@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include "dialects/graph/GraphOps.h"
+#include "graphc/runtime/staging.h"
 #include "graphc/runtime/workspace.h"
 
 using namespace mlir;
@@ -182,6 +183,20 @@ static std::string resultKind(Value value, const llvm::DenseSet<Operation *> &ba
   return backward.contains(value.getDefiningOp()) ? "temporary" : "activation";
 }
 
+uint64_t graphc::nextBatchStagingBytes(func::FuncOp func) {
+  if (!func->hasAttr(kStageNextBatchAttr))
+    return 0;
+  uint64_t data = 0, labels = 0;
+  for (BlockArgument arg : func.getArguments()) {
+    auto role = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kRoleAttr);
+    if (role && role.getValue() == "data")
+      data += tensorBytes(arg.getType());
+    else if (role && role.getValue() == "labels")
+      labels += tensorBytes(arg.getType());
+  }
+  return data + labels ? rt::stagingBytes(data, labels) : 0;
+}
+
 FailureOr<StepLiveness> graphc::computeStepLiveness(func::FuncOp func,
                                                     bool reuseDyingOperands, bool withNames) {
   StepLiveness live;
@@ -234,6 +249,21 @@ FailureOr<StepLiveness> graphc::computeStepLiveness(func::FuncOp func,
       live.buffers.back().last = lastStep; // persists across training steps
     if (auto space = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kMemorySpaceAttr))
       live.buffers.back().host = space.getValue() == "host";
+  }
+
+  if (uint64_t bytes = nextBatchStagingBytes(func)) {
+    LiveBuffer staging;
+    if (withNames) {
+      staging.name = "next_batch_staging";
+      staging.op = "staging";
+    }
+    staging.kind = "input_staging";
+    staging.bytes = bytes;
+    staging.first = 0;
+    staging.last = lastStep; // written by the copy stream while any op of the step runs
+    staging.staging = true;
+    live.stagingBuffer = unsigned(live.buffers.size());
+    live.buffers.push_back(std::move(staging));
   }
 
   // The backward region: every op that (transitively) reads the loss gradient (only the

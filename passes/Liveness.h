@@ -30,6 +30,7 @@ struct LiveBuffer {
   llvm::SmallVector<mlir::Value, 2> values; // empty for workspaces
   mlir::Operation *workspaceOf = nullptr;   // the op whose scratch this is
   bool host = false; // an argument with graph.memory_space = "host": outside the device arena
+  bool staging = false; // the next-batch staging region (kStageNextBatchAttr)
 };
 
 struct StepLiveness {
@@ -37,7 +38,20 @@ struct StepLiveness {
   std::vector<LiveBuffer> buffers;
   llvm::DenseMap<mlir::Value, unsigned> bufferOf;
   llvm::DenseMap<mlir::Operation *, unsigned> workspaceBufferOf;
+  std::optional<unsigned> stagingBuffer; // index of the next-batch staging region, if any
 };
+
+/// Unit attribute on a training step whose target uploads the next batch while the step runs
+/// (--target=cuda, graphc-plan-memory's staging): the plan then holds one more buffer,
+/// "next_batch_staging" of kind "input_staging", live for the whole step, with room for one
+/// batch of data and labels (graphc/runtime/staging.h), and graphc-plan-memory records its
+/// offset in kStagingOffsetAttr.
+constexpr llvm::StringLiteral kStageNextBatchAttr = "graph.stage_next_batch";
+constexpr llvm::StringLiteral kStagingOffsetAttr = "graph.staging_offset";
+
+/// Bytes of the next-batch staging region of `func`: 0 without kStageNextBatchAttr, else one
+/// batch of its data and labels arguments in the runtime's layout.
+uint64_t nextBatchStagingBytes(mlir::func::FuncOp func);
 
 /// Computes the buffers of a single-block function. Fails (with a diagnostic) on IR it cannot
 /// plan: dynamic shapes, or an in-place update whose operand is still used after it.

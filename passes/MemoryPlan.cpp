@@ -57,6 +57,11 @@ void graphc::annotatePlan(func::FuncOp func, const StepLiveness &live, const pla
     if (auto it = live.workspaceBufferOf.find(op); it != live.workspaceBufferOf.end())
       op->setAttr(kWorkspaceOffsetAttr, b.getI64IntegerAttr(plan.buffers[it->second].offset));
   }
+  if (live.stagingBuffer)
+    func->setAttr(kStagingOffsetAttr,
+                  b.getI64IntegerAttr(plan.buffers[*live.stagingBuffer].offset));
+  else
+    func->removeAttr(kStagingOffsetAttr);
   func->setAttr(kArenaBytesAttr, b.getI64IntegerAttr(plan.arenaBytes));
   if (plan.hostArenaBytes)
     func->setAttr(kHostArenaBytesAttr, b.getI64IntegerAttr(plan.hostArenaBytes));
@@ -108,9 +113,14 @@ FailureOr<PlannedStep> graphc::readPlannedStep(func::FuncOp func) {
   if (auto host = func->getAttrOfType<IntegerAttr>(kHostArenaBytesAttr))
     planned.plan.hostArenaBytes = host.getInt();
   for (auto [i, buffer] : llvm::enumerate(live->buffers)) {
-    int64_t offset = buffer.workspaceOf
-                         ? buffer.workspaceOf->getAttrOfType<IntegerAttr>(kWorkspaceOffsetAttr).getInt()
-                         : plannedOffset(buffer.values.front());
+    int64_t offset = -1;
+    if (buffer.workspaceOf)
+      offset = buffer.workspaceOf->getAttrOfType<IntegerAttr>(kWorkspaceOffsetAttr).getInt();
+    else if (buffer.staging) {
+      if (auto attr = func->getAttrOfType<IntegerAttr>(kStagingOffsetAttr))
+        offset = attr.getInt();
+    } else
+      offset = plannedOffset(buffer.values.front());
     if (offset < 0)
       return func.emitError() << "buffer '" << buffer.name << "' has no planned offset",
              failure();

@@ -12,7 +12,11 @@
 // A step (cudaTrainStep): the inputs (data, labels, step) go from the host image of the arena
 // through a pinned staging buffer to the device on the copy stream; the compute stream waits for
 // that copy, runs the step (eagerly the first time, then as a captured CUDA graph), and copies
-// the loss and the prediction back. See docs/cuda.md.
+// the loss and the prediction back. With a planned next-batch staging region (the default; see
+// staging.h), once the step is launched the main's prefetcher hands over the next batch, which
+// goes to that region on the copy stream while the step computes; the next step then starts
+// with a device-to-device copy into its data and labels instead of waiting for the host link.
+// See docs/cuda.md.
 //
 // Data-parallel binaries (graphc --data-parallel) also link the NCCL backend (comm_nccl.cpp),
 // which starts first: it sets this rank's GPU as the current device (used here instead of device
@@ -21,10 +25,11 @@
 // file only refers to it weakly, so single-process binaries do not link NCCL or MPI.
 #include "graphc/runtime/cuda/step.h"
 
+#include "graphc/runtime/comm.h"
 #include "graphc/runtime/cuda/descriptor.h"
 #include "graphc/runtime/cuda/fit.h"
-#include "graphc/runtime/comm.h"
 #include "graphc/runtime/device.h"
+#include "graphc/runtime/staging.h"
 
 #include <algorithm>
 #include <cinttypes>
@@ -83,6 +88,15 @@ struct State {
   unsigned char *arena = nullptr; // the device arena
   cudaStream_t compute = nullptr, copy = nullptr;
   cudaEvent_t inputsCopied = nullptr;
+  // Next-batch staging (StagingLayout): the batch of the next step, uploaded during this one.
+  StagingLayout staging;
+  bool stageNext = false;              // a region is planned and GRAPHC_CUDA_STAGE_NEXT is not 0
+  bool staged = false;                 // the region holds the batch of the next cudaTrainStep
+  unsigned char *pinnedNext = nullptr; // pinned source of that upload
+  cudaEvent_t stagedCopied = nullptr;  // copy stream: the upload has landed
+  cudaEvent_t stagingRead = nullptr;   // compute stream: the region has been copied out
+  NextBatchSource nextSource = nullptr;
+  void *nextContext = nullptr;
   cublasHandle_t cublas = nullptr;
   cudnnHandle_t cudnn = nullptr;
   std::vector<ConvPlan> convs;
@@ -341,6 +355,10 @@ int startDevice(const Program &prog) {
   S.useGraph = !(graphEnv && std::strcmp(graphEnv, "0") == 0);
   const char *timingEnv = std::getenv("GRAPHC_CUDA_TIMING");
   S.timing = timingEnv && std::strcmp(timingEnv, "0") != 0;
+  // GRAPHC_CUDA_STAGE_NEXT=0 uploads each batch before its step instead (comparisons).
+  const char *stageEnv = std::getenv("GRAPHC_CUDA_STAGE_NEXT");
+  S.staging = S.decoded.staging;
+  S.stageNext = S.staging.present && !(stageEnv && std::strcmp(stageEnv, "0") == 0);
   int count = 0;
   const cudaError_t status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess || count < 1) {
@@ -367,6 +385,10 @@ int startDevice(const Program &prog) {
   GRAPHC_CUDA(cudaStreamCreateWithFlags(&S.copy, cudaStreamNonBlocking),
               "cudaStreamCreateWithFlags", startup);
   GRAPHC_CUDA(cudaEventCreateWithFlags(&S.inputsCopied, cudaEventDisableTiming),
+              "cudaEventCreateWithFlags", startup);
+  GRAPHC_CUDA(cudaEventCreateWithFlags(&S.stagedCopied, cudaEventDisableTiming),
+              "cudaEventCreateWithFlags", startup);
+  GRAPHC_CUDA(cudaEventCreateWithFlags(&S.stagingRead, cudaEventDisableTiming),
               "cudaEventCreateWithFlags", startup);
   if (S.timing) {
     GRAPHC_CUDA(cudaEventCreate(&S.stepBegin), "cudaEventCreate", startup);
@@ -464,6 +486,11 @@ int startDevice(const Program &prog) {
   GRAPHC_CUDA(cudaHostAlloc(reinterpret_cast<void **>(&S.pinned),
                             std::max<uint64_t>(S.inputBytes + outputBytes, 1), cudaHostAllocDefault),
               "cudaHostAlloc (pinned staging buffer)", startup);
+  if (S.stageNext)
+    GRAPHC_CUDA(cudaHostAlloc(reinterpret_cast<void **>(&S.pinnedNext),
+                              stagingBytes(S.staging.dataBytes, S.staging.labelsBytes),
+                              cudaHostAllocDefault),
+                "cudaHostAlloc (pinned buffer of the next batch)", startup);
 
   size_t freeNow = 0;
   GRAPHC_CUDA(cudaMemGetInfo(&freeNow, &total), "cudaMemGetInfo", startup);
@@ -476,6 +503,12 @@ int startDevice(const Program &prog) {
                prog.arenaBytes, formatBytes(freeNow).c_str(), formatBytes(total).c_str(),
                formatBytes(S.handleReserve).c_str(), size_t(S.handleReserve),
                formatBytes(total - freeAfterContext).c_str());
+  if (S.stageNext)
+    std::fprintf(stderr,
+                 "cuda: each next batch is uploaded while the step before runs, into "
+                 "the planned next_batch_staging buffer (%s at offset %" PRIu64 ")\n",
+                 formatBytes(stagingBytes(S.staging.dataBytes, S.staging.labelsBytes)).c_str(),
+                 S.staging.offset);
   if (collectiveDeviceReserve) {
     // Measured by the NCCL backend around its communicator (peers connected at start-up, see
     // comm_nccl.cpp), so it is part of what "held before" above counts too.
@@ -554,11 +587,45 @@ void captureGraph() {
                formatBytes(reserve).c_str(), reserve);
 }
 
+void setNextBatchSource(NextBatchSource source, void *context) {
+  state().nextSource = source;
+  state().nextContext = context;
+}
+
+/// Uploads the next step's batch into the staging region on the copy stream, once the compute
+/// stream has copied the region out for this step (stagingRead). The host copies into pinned
+/// memory while the device computes.
+void stageNextBatch() {
+  State &S = state();
+  NextBatch next;
+  if (!S.stageNext || !S.nextSource || !S.nextSource(S.nextContext, next))
+    return;
+  const char *op = "staging the next batch";
+  const StagingLayout &l = S.staging;
+  // The previous upload from pinnedNext finished before this step started (the step waited for
+  // it); this returns at once, and guards the buffer if that ever changes.
+  GRAPHC_CUDA(cudaEventSynchronize(S.stagedCopied), "cudaEventSynchronize", op);
+  std::memcpy(S.pinnedNext, next.data, l.dataBytes);
+  std::memcpy(S.pinnedNext + stagedLabelsOffset(l.dataBytes), next.labels, l.labelsBytes);
+  GRAPHC_CUDA(cudaStreamWaitEvent(S.copy, S.stagingRead, 0), "cudaStreamWaitEvent", op);
+  GRAPHC_CUDA(cudaMemcpyAsync(S.arena + l.offset, S.pinnedNext,
+                              stagingBytes(l.dataBytes, l.labelsBytes), cudaMemcpyHostToDevice,
+                              S.copy),
+              "cudaMemcpyAsync", op);
+  GRAPHC_CUDA(cudaEventRecord(S.stagedCopied, S.copy), "cudaEventRecord", op);
+  S.staged = true;
+}
+
 void cudaTrainStep(unsigned char *hostArena) {
   State &S = state();
   const char *op = "the step's inputs";
+  const StagingLayout &l = S.staging;
+  const bool staged = S.staged; // this step's data and labels are in the staging region
+  S.staged = false;
   uint64_t pos = 0;
   for (const Range &r : S.inputs) {
+    if (staged && (r.offset == l.dataOffset || r.offset == l.labelsOffset))
+      continue;
     std::memcpy(S.pinned + pos, hostArena + r.offset, r.bytes);
     GRAPHC_CUDA(cudaMemcpyAsync(S.arena + r.offset, S.pinned + pos, r.bytes,
                                 cudaMemcpyHostToDevice, S.copy),
@@ -567,8 +634,21 @@ void cudaTrainStep(unsigned char *hostArena) {
   }
   GRAPHC_CUDA(cudaEventRecord(S.inputsCopied, S.copy), "cudaEventRecord", op);
   GRAPHC_CUDA(cudaStreamWaitEvent(S.compute, S.inputsCopied, 0), "cudaStreamWaitEvent", op);
-  if (S.timing)
+  if (staged)
+    GRAPHC_CUDA(cudaStreamWaitEvent(S.compute, S.stagedCopied, 0), "cudaStreamWaitEvent", op);
+  if (S.timing) // the device-to-device copy of a staged batch is part of the step's time
     GRAPHC_CUDA(cudaEventRecord(S.stepBegin, S.compute), "cudaEventRecord", "the step");
+  if (staged) {
+    GRAPHC_CUDA(cudaMemcpyAsync(S.arena + l.dataOffset, S.arena + l.offset, l.dataBytes,
+                                cudaMemcpyDeviceToDevice, S.compute),
+                "cudaMemcpyAsync (the staged data)", op);
+    GRAPHC_CUDA(cudaMemcpyAsync(S.arena + l.labelsOffset,
+                                S.arena + l.offset + stagedLabelsOffset(l.dataBytes), l.labelsBytes,
+                                cudaMemcpyDeviceToDevice, S.compute),
+                "cudaMemcpyAsync (the staged labels)", op);
+  }
+  if (S.stageNext)
+    GRAPHC_CUDA(cudaEventRecord(S.stagingRead, S.compute), "cudaEventRecord", op);
   if (!S.useGraph || S.stepsRun < 1) {
     graphc_generated.step(S.arena, &S.ctx); // warm-up: library initialisation happens here
   } else {
@@ -586,6 +666,7 @@ void cudaTrainStep(unsigned char *hostArena) {
                 "cudaMemcpyAsync", op);
     pos += r.bytes;
   }
+  stageNextBatch(); // the host's copy and the upload overlap the step just launched
   // Errors of asynchronous kernels surface here. A data-parallel step's collectives are joined
   // into the compute stream; waiting for them is bounded by the collective timeout.
   if (synchronizeStep)
@@ -618,6 +699,7 @@ Program loadProgram() {
     exitDevice();
   }
   S.decoded.program.trainStep = cudaTrainStep;
+  S.decoded.program.setNextBatchSource = setNextBatchSource;
   return S.decoded.program;
 }
 

@@ -2,6 +2,7 @@
 #include "graphc/runtime/cuda/descriptor.h"
 
 #include "graphc/runtime/program_generated.h"
+#include "graphc/runtime/staging.h"
 
 #include <cstdint>
 #include <cstring>
@@ -164,6 +165,37 @@ bool decodeProgramDescriptor(const uint8_t *data, size_t size, const unsigned ch
         return r == TensorRole::Data || r == TensorRole::Labels || r == TensorRole::Step;
       }))
     return false;
+
+  out.staging = StagingLayout{};
+  const TensorInfo *dataT = nullptr, *labelsT = nullptr, *staging = nullptr;
+  int dataCount = 0, labelsCount = 0, stagingCount = 0;
+  for (const TensorInfo &t : out.tensors) {
+    if (t.role == TensorRole::Data)
+      dataT = &t, ++dataCount;
+    else if (t.role == TensorRole::Labels)
+      labelsT = &t, ++labelsCount;
+    else if (t.role == TensorRole::Staging)
+      staging = &t, ++stagingCount;
+  }
+  if (staging) {
+    if (stagingCount != 1 || dataCount != 1 || labelsCount != 1) {
+      error = "a next-batch staging region needs exactly one staging, one data and one labels "
+              "tensor (found " +
+              std::to_string(stagingCount) + ", " + std::to_string(dataCount) + " and " +
+              std::to_string(labelsCount) + ")";
+      return false;
+    }
+    if (staging->offset >= p->arena_bytes() ||
+        staging->bytes < stagingBytes(dataT->bytes, labelsT->bytes)) {
+      error = "the next-batch staging region (" + std::to_string(staging->bytes) +
+              " bytes) cannot hold the data and labels (" +
+              std::to_string(stagingBytes(dataT->bytes, labelsT->bytes)) +
+              " bytes in its layout), or lies outside the device arena";
+      return false;
+    }
+    out.staging = {true,         staging->offset, dataT->offset,
+                   dataT->bytes, labelsT->offset, labelsT->bytes};
+  }
 
   Program &prog = out.program;
   prog = Program{};

@@ -6,8 +6,11 @@
 
 #include "graphc/runtime/cuda/descriptor.h"
 
+#include "graphc/runtime/staging.h"
+
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 namespace {
 
@@ -15,7 +18,48 @@ using namespace graphc::rt;
 
 uint64_t deviceArenaBytes = 0; // the host arena (offloaded optimizer state) follows it
 
+/// The next-batch staging, as the CUDA runtime does it but in order: the upload of batch t+1
+/// is written into the staging region before step t's kernels run (the earliest a copy stream
+/// could land it), and step t+1 checks that it is still there. The main already put batch t+1
+/// into the arena itself (this build has no separate device memory), so a difference means
+/// that step t overwrote the staging region, which would have fed a GPU a corrupted batch.
+struct HostStaging {
+  cuda::StagingLayout layout;
+  NextBatchSource source = nullptr;
+  void *context = nullptr;
+  bool staged = false;
+  int64_t steps = 0;
+} staging;
+
+void setNextBatchSource(NextBatchSource source, void *context) {
+  staging.source = source;
+  staging.context = context;
+}
+
 void hostStep(unsigned char *arena) {
+  const cuda::StagingLayout &l = staging.layout;
+  ++staging.steps;
+  if (staging.staged) {
+    const unsigned char *region = arena + l.offset;
+    if (std::memcmp(arena + l.dataOffset, region, l.dataBytes) != 0 ||
+        std::memcmp(arena + l.labelsOffset, region + stagedLabelsOffset(l.dataBytes),
+                    l.labelsBytes) != 0) {
+      std::fprintf(stderr,
+                   "error: step %lld: the batch staged during the step before (at offset "
+                   "%llu of the arena) is not the batch this step received: the staging region "
+                   "was overwritten, or the main handed over another batch\n",
+                   static_cast<long long>(staging.steps),
+                   static_cast<unsigned long long>(l.offset));
+      std::exit(3);
+    }
+    staging.staged = false;
+  }
+  NextBatch next;
+  if (l.present && staging.source && staging.source(staging.context, next)) {
+    std::memcpy(arena + l.offset, next.data, l.dataBytes);
+    std::memcpy(arena + l.offset + stagedLabelsOffset(l.dataBytes), next.labels, l.labelsBytes);
+    staging.staged = true;
+  }
   if (graphc_generated.setHostArena)
     graphc_generated.setHostArena(arena + deviceArenaBytes);
   graphc_generated.step(arena, nullptr);
@@ -32,6 +76,8 @@ Program loadProgram() {
     std::exit(3);
   }
   decoded.program.trainStep = hostStep;
+  decoded.program.setNextBatchSource = setNextBatchSource;
+  staging.layout = decoded.staging;
   deviceArenaBytes = decoded.program.arenaBytes;
   return decoded.program;
 }

@@ -313,6 +313,8 @@ const char *roleName(TensorRole r) {
   case TensorRole::Step: return "step";
   case TensorRole::Loss: return "loss";
   case TensorRole::Prediction: return "prediction";
+  case TensorRole::Staging:
+    return "staging";
   }
   return "?";
 }
@@ -706,7 +708,25 @@ public:
 
   /// Starts producing the items that follow step `done` (0: from the beginning).
   void start(int64_t done) {
+    total_ = 0;
+    for (int64_t t = done + 1; t <= s_.totalSteps; ++t)
+      total_ += 1 + (s_.valBatches > 0 && s_.endsEpoch(t) ? s_.valBatches : 0);
     thread_ = std::thread([this, done] { run(done); });
+  }
+
+  /// The item the next acquire() will return, once staged, without consuming it; null when the
+  /// run has no further item. Main thread only (as acquire and release).
+  Slot *peek() { return consumed_ < total_ ? &acquire() : nullptr; }
+
+  /// A NextBatchSource (program.h) over peek(), for a step that uploads its successor's batch
+  /// while it runs. A failed batch is not handed out: the main reports it on acquire().
+  static bool nextBatch(void *self, NextBatch &batch) {
+    Slot *slot = static_cast<Prefetcher *>(self)->peek();
+    if (!slot || !slot->error.empty())
+      return false;
+    batch.data = slot->data;
+    batch.labels = slot->labels;
+    return true;
   }
 
   /// The next item in schedule order; blocks until it is staged.
@@ -817,6 +837,7 @@ private:
   std::vector<int64_t> order_;
   std::mutex mutex_;
   std::condition_variable cv_;
+  int64_t total_ = 0; // items from start() to the end of the run
   bool stopping_ = false;
   int64_t produced_ = 0, consumed_ = 0;
   std::thread thread_;
@@ -1633,6 +1654,8 @@ int trainMain(int argc, char **argv) {
                  "; nothing left to train\n", done, T);
 
   prefetch.start(done);
+  if (prog.setNextBatchSource)
+    prog.setNextBatchSource(&Prefetcher::nextBatch, &prefetch);
   const Clock::time_point runStart = Clock::now();
   for (int64_t t = done + 1; t <= T; ++t) {
     const int64_t epoch = sched.epochOf(t), b = sched.batchOf(t);

@@ -98,7 +98,8 @@ public:
        << "    " << (func->hasAttr("graph.sharded_buckets") ? "true" : "false")
        << ", // sharded optimizer state (ZeRO)\n"
        << "    0, // gradient buckets (the CPU backend sizes them as they start)\n"
-       << "    " << hostArenaBytes(func) << "ull, // host arena bytes (offloaded optimizer state)\n};\n";
+       << "    " << hostArenaBytes(func) << "ull, // host arena bytes (offloaded optimizer state)\n"
+       << "    nullptr, // no next-batch staging: the step reads the host arena itself\n};\n";
     return success();
   }
 

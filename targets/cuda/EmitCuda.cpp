@@ -1833,7 +1833,7 @@ private:
     std::string name;
     rt::TensorKind kind;
     rt::TensorRole role;
-    Value value;
+    Value value; // null for the staging region, which is no value of the step
     int64_t initOffset;
   };
 
@@ -1877,6 +1877,14 @@ private:
     if (Value prediction = reportedPrediction(func))
       rows.push_back({"prediction", rt::TensorKind::Activation, rt::TensorRole::Prediction,
                       prediction, -1});
+    // The next batch's upload target (graph.stage_next_batch): data then labels, in
+    // graphc/runtime/staging.h's layout, listed as f32 words.
+    if (nextBatchStagingBytes(func)) {
+      if (!func->getAttrOfType<IntegerAttr>(kStagingOffsetAttr))
+        return func.emitError("the step stages the next batch but has no graph.staging_offset");
+      rows.push_back(
+          {"next_batch_staging", rt::TensorKind::Input, rt::TensorRole::Staging, Value(), -1});
+    }
     return success();
   }
 
@@ -1885,6 +1893,15 @@ private:
     std::vector<flatbuffers::Offset<desc::Tensor>> tensors;
     std::vector<uint32_t> parameters, inputs;
     for (auto [i, r] : llvm::enumerate(rows)) {
+      if (!r.value) { // the staging region
+        uint64_t bytes = nextBatchStagingBytes(func);
+        std::vector<int64_t> shape{int64_t(bytes / 4)};
+        tensors.push_back(desc::CreateTensorDirect(
+            fbb, r.name.c_str(), static_cast<desc::TensorKind>(r.kind),
+            static_cast<desc::TensorRole>(r.role), desc::DType_F32, &shape,
+            uint64_t(func->getAttrOfType<IntegerAttr>(kStagingOffsetAttr).getInt()), bytes, -1));
+        continue;
+      }
       auto type = cast<RankedTensorType>(r.value.getType());
       std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
       tensors.push_back(desc::CreateTensorDirect(

@@ -59,7 +59,7 @@ struct Options {
   int64_t batch = 0;
   std::vector<std::string> planOut;
   bool noReuse = false, quiet = false, printPlan = false, noSchedule = false, noRemat = false,
-       noFuseAttention = false, maxBatch = false, noMicroBatching = false;
+       noFuseAttention = false, maxBatch = false, noMicroBatching = false, noStageNextBatch = false;
   int64_t microBatches = 1;
   int64_t attentionQueryBlock = 0; // 0: graphc-fuse-attention's default
   // --data-parallel --world-size=N: --batch is the global batch, N ranks share it equally and
@@ -466,6 +466,10 @@ private:
     if (stopAfter == Phase::Training)
       return out;
 
+    // The CUDA runtime uploads batch t+1 while step t runs, into a buffer of the plan.
+    if (opts.target == "cuda" && !opts.noStageNextBatch)
+      if (auto step = out.module->lookupSymbol<func::FuncOp>("train_step"))
+        step->setAttr(kStageNextBatchAttr, UnitAttr::get(&context));
     PassManager plan(&context);
     if (!opts.noSchedule)
       plan.addNestedPass<func::FuncOp>(createScheduleOps());
@@ -1550,6 +1554,11 @@ int runGraphcDriver(int argc, char **argv) {
       cl::desc("keep attention as batch_matmul / softmax / dropout / batch_matmul, whose "
                "probabilities stay alive until the backward pass (testing, comparisons)"),
       cl::cat(category));
+  cl::opt<bool> noStageNextBatch(
+      "no-stage-next-batch",
+      cl::desc("--target=cuda: do not plan a staging buffer for the next batch; its upload then "
+               "precedes each step instead of overlapping the one before"),
+      cl::cat(category));
   cl::opt<int64_t> attentionQueryBlock(
       "attention-query-block",
       cl::desc("query rows per block of the fused attention kernels (default: the most rows "
@@ -1654,6 +1663,7 @@ int runGraphcDriver(int argc, char **argv) {
   opts.printPlan = printPlan;
   opts.noSchedule = noSchedule;
   opts.noFuseAttention = noFuseAttention;
+  opts.noStageNextBatch = noStageNextBatch;
   opts.attentionQueryBlock = attentionQueryBlock;
   opts.noRemat = noRemat;
   opts.remat = remat;

@@ -26,17 +26,20 @@ enum class DType : uint8_t { F32 = 0, I64 = 1 };
 
 /// What the runtime does with a tensor before and after each step.
 enum class TensorRole : uint8_t {
-  None = 0,       // internal: listed for --describe only
-  Parameter = 1,  // initialised from the init blob (or --init-weights), saved by --save-weights
-  State = 2,      // optimizer state: zero at start, persists across steps
-  Data = 3,       // the runtime copies the batch of --data here before each step
-  Labels = 4,     // the runtime copies the batch of --labels here before each step
-  Step = 5,       // f32 scalar: the 1-based step number (Adam's bias correction)
-  Loss = 6,       // f32 scalar: the mean loss of the step, read after it
+  None = 0,      // internal: listed for --describe only
+  Parameter = 1, // initialised from the init blob (or --init-weights), saved by --save-weights
+  State = 2,     // optimizer state: zero at start, persists across steps
+  Data = 3,      // the runtime copies the batch of --data here before each step
+  Labels = 4,    // the runtime copies the batch of --labels here before each step
+  Step = 5,      // f32 scalar: the 1-based step number (Adam's bias correction)
+  Loss = 6,      // f32 scalar: the mean loss of the step, read after it
   // f32 [batch, ...]: what the loss compared with the labels (the logits, before the folded
   // Softmax/Sigmoid), still valid when the step returns. Optional; with it the runtime reports
   // accuracy and checks class indices against the number of classes (product of dims[1:]).
   Prediction = 7,
+  // --target=cuda: room in the device arena for the next batch's data and labels, uploaded
+  // while the step before runs (graphc/runtime/staging.h). The CPU main ignores it.
+  Staging = 8,
 };
 
 constexpr int kMaxRank = 8;
@@ -59,6 +62,17 @@ enum class LossKind : uint8_t {
   BinaryCrossentropy = 2,
   MeanSquaredError = 3,
 };
+
+/// The batch that the next call of Program::trainStep will receive in its arena image: the
+/// data and labels in the tensors' layout (the bytes of the Data and Labels tensors).
+struct NextBatch {
+  const unsigned char *data = nullptr, *labels = nullptr;
+};
+/// Called by a step while it runs: blocks until the main's prefetch thread has the next step's
+/// batch, fills `batch` and returns true; returns false when no step follows (or its batch could
+/// not be read: the main reports that itself). The pointers stay valid until the calling step
+/// returns.
+using NextBatchSource = bool (*)(void *context, NextBatch &batch);
 
 struct Program {
   const char *modelName;
@@ -94,6 +108,10 @@ struct Program {
   // hostArenaBytes) lie in it. The CPU target allocates both together; --budget counts only the
   // arena. 0: everything is in the arena.
   uint64_t hostArenaBytes;
+  // Targets whose step can take the next batch ahead of time (--target=cuda uploads it into
+  // the planned "next_batch_staging" buffer while the step before runs): the main hands over a
+  // source of upcoming batches once, before step 1. Null where the step needs none.
+  void (*setNextBatchSource)(NextBatchSource source, void *context);
 };
 
 } // namespace graphc::rt

@@ -17,16 +17,27 @@ constexpr uint32_t kProgramDescriptorVersion = 1;
 /// A decoded descriptor. `program.tensors` points into `tensors`, tensor names and the model name
 /// point into `modelName` and the descriptor buffer, which must outlive this object; the object
 /// must not be copied or moved once `program` is in use.
+/// Where the next batch is uploaded while a step runs (role Staging; graphc/runtime/staging.h):
+/// the staging region's offset, and the Data and Labels tensors it feeds. `present` is false
+/// when the program has no staging region (graphc --no-stage-next-batch).
+struct StagingLayout {
+  bool present = false;
+  uint64_t offset = 0;
+  uint64_t dataOffset = 0, dataBytes = 0, labelsOffset = 0, labelsBytes = 0;
+};
+
 struct DecodedProgram {
   std::string modelName, target;
   std::vector<TensorInfo> tensors;
   std::vector<uint32_t> parameters, dataInputs;
+  StagingLayout staging;
   Program program{};
 };
 
 /// Verifies `data` (size bytes) with the flatbuffers Verifier, then its contents against what the
 /// runtime relies on (identifier, version, ranks, sizes, offsets inside the arena and aligned,
-/// initial values inside the init blob, the parameter and input lists). On success fills `out`
+/// initial values inside the init blob, the parameter and input lists, a staging region large
+/// enough for one batch of the data and labels). On success fills `out`
 /// (program.trainStep and program.seed are left for the caller). On failure `error` says what is
 /// wrong, e.g. "not a program descriptor (file identifier 'XXXX', expected 'GPRG')".
 bool decodeProgramDescriptor(const uint8_t *data, size_t size, const unsigned char *initBlob,
