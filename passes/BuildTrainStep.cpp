@@ -715,8 +715,19 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
                 })
                 .Case<ReluOp, SigmoidOp, TanhOp>([&](Operation *act) {
                   return activationGradient(act, dy, [&](Location loc, Value g, Value y) -> Value {
-                    if (isa<ReluOp>(act))
+                    if (isa<ReluOp>(act)) {
+                      // A relu read only by a dropout (a transformer's FFN): its backward reads
+                      // the dropout's output instead. That is positive exactly where relu's is
+                      // and the mask keeps the element; where the mask drops it, g (the
+                      // dropout's backward, same mask) is zero anyway. So grad * (y > 0) is the
+                      // same bit for bit, and relu's output, read by nothing else, dies at the
+                      // dropout, which then writes over it: one activation less per layer.
+                      if (y.hasOneUse())
+                        if (auto drop = dyn_cast<DropoutOp>(*y.user_begin());
+                            drop && drop.getInput() == y && g.getDefiningOp<DropoutBackwardOp>())
+                          y = drop.getResult();
                       return b.create<ReluBackwardOp>(loc, g.getType(), g, y);
+                    }
                     if (isa<SigmoidOp>(act))
                       return b.create<SigmoidBackwardOp>(loc, g.getType(), g, y);
                     return b.create<TanhBackwardOp>(loc, g.getType(), g, y);

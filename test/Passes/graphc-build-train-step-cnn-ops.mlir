@@ -2,7 +2,7 @@
 // RUN: graphc-opt %s --split-input-file --graphc-build-train-step --graphc-plan-memory --graphc-verify-plan | FileCheck %s --check-prefix=PIPE
 
 // Autodiff of the ops of issue #6. Every built step also plans and passes the verifier.
-// PIPE-COUNT-4: graph.arena_bytes
+// PIPE-COUNT-6: graph.arena_bytes
 
 // A depthwise conv, a training-mode batch_norm, ReLU6 (clip) and a global average pool: the
 // running statistics become batch_stats arguments after the parameters, are returned last as
@@ -116,4 +116,44 @@ func.func @forward(%x: tensor<2x2x6x6xf32> {graph.kind = "input", graph.name = "
   %f = graph.reshape %t : (tensor<2x4x8x8xf32>) -> tensor<2x256xf32>
   %o = graph.dense %f, %wd : (tensor<2x256xf32>, tensor<256x3xf32>) -> tensor<2x3xf32>
   return %o : tensor<2x3xf32>
+}
+
+// -----
+
+// relu read only by a dropout (a transformer's FFN): relu_backward reads the dropout's output,
+// positive exactly where relu's is and the mask keeps the element (where it drops it, the
+// gradient from dropout_backward is zero), so relu's output dies at the dropout.
+// CHECK-LABEL: func.func @train_step(
+//       CHECK:   %[[R:.*]] = graph.relu
+//       CHECK:   %[[D:.*]] = graph.dropout %[[R]], %{{.*}} {op_id = 4 : i64, ratio = 1.000000e-01 : f32}
+//       CHECK:   %[[DD:.*]] = graph.dropout_backward %{{.*}}, %{{.*}} {op_id = 4 : i64, ratio = 1.000000e-01 : f32}
+//       CHECK:   graph.relu_backward %[[DD]], %[[D]] :
+func.func @forward(%x: tensor<2x3xf32> {graph.kind = "input", graph.name = "x"},
+                   %w1: tensor<3x4xf32> {graph.kind = "parameter", graph.name = "w1"},
+                   %w2: tensor<4x2xf32> {graph.kind = "parameter", graph.name = "w2"},
+                   %step: tensor<f32> {graph.kind = "input", graph.name = "step", graph.role = "step"}) -> tensor<2x2xf32> {
+  %h = graph.dense %x, %w1 : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
+  %r = graph.relu %h : tensor<2x4xf32>
+  %d = graph.dropout %r, %step {ratio = 0.1 : f32, op_id = 4} : (tensor<2x4xf32>, tensor<f32>) -> tensor<2x4xf32>
+  %o = graph.dense %d, %w2 : (tensor<2x4xf32>, tensor<4x2xf32>) -> tensor<2x2xf32>
+  return %o : tensor<2x2xf32>
+}
+
+// -----
+
+// A relu with another reader besides the dropout keeps reading its own output: the other
+// reader's gradient reaches relu where the mask dropped the element too.
+// CHECK-LABEL: func.func @train_step(
+//       CHECK:   %[[R:.*]] = graph.relu
+//       CHECK:   graph.relu_backward %{{.*}}, %[[R]] :
+func.func @forward(%x: tensor<2x3xf32> {graph.kind = "input", graph.name = "x"},
+                   %w1: tensor<3x4xf32> {graph.kind = "parameter", graph.name = "w1"},
+                   %w2: tensor<4x2xf32> {graph.kind = "parameter", graph.name = "w2"},
+                   %step: tensor<f32> {graph.kind = "input", graph.name = "step", graph.role = "step"}) -> tensor<2x2xf32> {
+  %h = graph.dense %x, %w1 : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
+  %r = graph.relu %h : tensor<2x4xf32>
+  %d = graph.dropout %r, %step {ratio = 0.1 : f32, op_id = 4} : (tensor<2x4xf32>, tensor<f32>) -> tensor<2x4xf32>
+  %s = graph.add %d, %r : tensor<2x4xf32>
+  %o = graph.dense %s, %w2 : (tensor<2x4xf32>, tensor<4x2xf32>) -> tensor<2x2xf32>
+  return %o : tensor<2x2xf32>
 }
