@@ -20,6 +20,10 @@ struct Options {
   std::vector<uint32_t> parameters = {0};
   std::vector<uint32_t> inputs = {1};
   int32_t worldSize = 0, buckets = 0; // data parallelism (appended fields)
+  // The next-batch staging region (role Staging) at offset 1024, of this many bytes (0: none),
+  // with a labels tensor (int64 [2] at 768) unless `labels` is false; set `arena` to fit.
+  uint64_t stagingBytes = 0;
+  bool labels = true;
 };
 
 std::vector<uint8_t> build(const Options &o) {
@@ -34,6 +38,16 @@ std::vector<uint8_t> build(const Options &o) {
       desc::CreateTensorDirect(fbb, "loss", desc::TensorKind_Activation, desc::TensorRole_Loss,
                                desc::DType_F32, &lossShape, 512, 4, -1),
   };
+  std::vector<int64_t> labelsShape = {2}, stagingShape = {int64_t(o.stagingBytes / 4)};
+  if (o.stagingBytes) {
+    if (o.labels)
+      tensors.push_back(desc::CreateTensorDirect(fbb, "labels", desc::TensorKind_Input,
+                                                 desc::TensorRole_Labels, desc::DType_I64,
+                                                 &labelsShape, 768, 16, -1));
+    tensors.push_back(desc::CreateTensorDirect(fbb, "next_batch_staging", desc::TensorKind_Input,
+                                               desc::TensorRole_Staging, desc::DType_F32,
+                                               &stagingShape, 1024, o.stagingBytes, -1));
+  }
   auto root = desc::CreateProgramDirect(fbb, o.version, "model.onnx", "cuda", o.arena, 256, 2,
                                         desc::LossKind_MeanSquaredError, &tensors, &o.parameters,
                                         &o.inputs, o.initBlob, 0, o.worldSize, o.buckets);
@@ -153,4 +167,35 @@ TEST(CudaDescriptor, SemanticRefusals) {
   o.buckets = 2;
   EXPECT_EQ(refusal(build(o)), "all_reduce_buckets is 2 but world_size is 0: gradient buckets "
                                "need a data-parallel program");
+}
+
+// The next-batch staging region: data at 0, labels at the data's 24 bytes aligned to 256, so
+// one batch needs 256 + 16 bytes; the layout reaches the runtime, a smaller region or one with
+// no labels tensor to fill is refused.
+TEST(CudaDescriptor, StagingRegion) {
+  Options o;
+  o.arena = 2048;
+  o.stagingBytes = 272;
+  std::vector<uint8_t> buf = build(o);
+  DecodedProgram d;
+  std::string error;
+  ASSERT_TRUE(decodeProgramDescriptor(buf.data(), buf.size(), kBlob, 40, d, error)) << error;
+  EXPECT_TRUE(d.staging.present);
+  EXPECT_EQ(d.staging.offset, 1024u);
+  EXPECT_EQ(d.staging.dataOffset, 256u);
+  EXPECT_EQ(d.staging.dataBytes, 24u);
+  EXPECT_EQ(d.staging.labelsOffset, 768u);
+  EXPECT_EQ(d.staging.labelsBytes, 16u);
+  std::vector<uint8_t> plain = build({});
+  ASSERT_TRUE(decodeProgramDescriptor(plain.data(), plain.size(), kBlob, 40, d, error)) << error;
+  EXPECT_FALSE(d.staging.present);
+
+  o.stagingBytes = 256;
+  EXPECT_EQ(refusal(build(o)), "the next-batch staging region (256 bytes) cannot hold the data "
+                               "and labels (272 bytes in its layout), or lies outside the "
+                               "device arena");
+  o.stagingBytes = 272;
+  o.labels = false;
+  EXPECT_EQ(refusal(build(o)), "a next-batch staging region needs exactly one staging, one data "
+                               "and one labels tensor (found 1, 1 and 0)");
 }
