@@ -34,7 +34,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from training_graphs import MODELS, bench_parser, export, run  # noqa: E402
 
 FIXED_KINDS = {"parameter", "optimizer_state", "input"}
-CURE = re.compile(r"rematerialized (\d+) ops: peak .* -> .*, \+([0-9.]+)% FLOPs")
+CURE = re.compile(r"rematerialized (?:(\d+) ops?)?(?: and )?(?:(\d+) segments? \(\d+ ops\))?: peak .* -> .*, \+([0-9.]+)% FLOPs")
 REMAT = re.compile(r"remat +([\w+]+) solver chose(?: \([0-9.]+ s in all, [0-9]+ ops\))?(?:; exact solve ([\w-]+) in ([0-9.]+) s)?"
                    r"(?:, lower bound \+([0-9.]+)% FLOPs, remat optimality gap ([0-9.]+)%)?"
                    r"; Chen sqrt\(n\) checkpointing: \+([0-9.]+)% FLOPs")
@@ -56,7 +56,8 @@ def compile_one(opts, onnx_path, batch, loss, extra, plan_json):
     res["fixed"] = sum(b["bytes"] for b in plan["buffers"]
                        if b.get("kind") in FIXED_KINDS)
     m = CURE.search(stdout)
-    res["remat_ops"], res["extra"] = (int(m.group(1)), float(m.group(2))) if m else (0, 0.0)
+    res["remat_ops"], res["remat_segments"], res["extra"] = (
+        (int(m.group(1) or 0), int(m.group(2) or 0), float(m.group(3))) if m else (0, 0, 0.0))
     m = REMAT.search(stdout)
     if m:
         res["solver"] = m.group(1)

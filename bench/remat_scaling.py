@@ -33,7 +33,7 @@ from training_graphs import bench_parser, export, run  # noqa: E402
 FIXED_KINDS = {"parameter", "optimizer_state", "input"}
 REMAT = re.compile(r"remat +([\w+]+) solver chose \(([0-9.]+) s in all, ([0-9]+) ops\)"
                    r"(?:; exact solve ([\w-]+) in ([0-9.]+) s)?")
-CURE = re.compile(r"rematerialized (\d+) ops: peak .* -> .*, \+([0-9.]+)% FLOPs")
+CURE = re.compile(r"rematerialized (?:(\d+) ops?)?(?: and )?(?:(\d+) segments? \(\d+ ops\))?: peak .* -> .*, \+([0-9.]+)% FLOPs")
 
 
 class DeepEncoder(nn.Module):
@@ -65,7 +65,7 @@ def compile_plan(opts, onnx_path, extra, plan_json):
         res.update(fit_seconds=float(m.group(2)), ops=int(m.group(3)),
                    exact_status=m.group(4), exact_seconds=float(m.group(5) or 0))
     c = CURE.search(out)
-    res["extra"] = float(c.group(2)) if c else 0.0
+    res["extra"] = float(c.group(3)) if c else 0.0
     return res
 
 

@@ -210,6 +210,7 @@ struct Remat {
   SmallVector<Operation *> clones;
   SmallVector<std::pair<OpOperand *, Value>> redirected; // operand -> its old value
   SmallVector<std::pair<Operation *, Attribute>> retiled; // convolution -> its old tile rows
+  bool segment = false; // a segment recomputation (rematerializeSegment)
   bool isTiling() const { return !retiled.empty(); }
   void undo() {
     for (auto &[op, old] : retiled) {
@@ -360,6 +361,17 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
     }
     unsigned kept = llvm::count_if(outcome->applied, [](const Remat &r) { return !r.isTiling(); });
     func->setAttr("graph.fit_remat_ops", attrs.getI64IntegerAttr(kept));
+    // Segments count once in graph.fit_remat_ops; the ops they recompute (views aside) too.
+    int64_t segments = 0, segmentOps = 0;
+    for (const Remat &r : outcome->applied)
+      if (r.segment) {
+        ++segments;
+        segmentOps += llvm::count_if(r.clones, [](Operation *c) { return !isa<ReshapeOp>(c); });
+      }
+    if (segments) {
+      func->setAttr("graph.fit_remat_segments", attrs.getI64IntegerAttr(segments));
+      func->setAttr("graph.fit_remat_segment_ops", attrs.getI64IntegerAttr(segmentOps));
+    }
     recordTiling(func);
     func->setAttr("graph.fit_peak_after", attrs.getI64IntegerAttr(outcome->measure.arena));
     double extra = flopsBefore > 0 ? outcome->extraFlops / flopsBefore : 0;
@@ -583,6 +595,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
     struct Sequence {
       ShapePolicy policy;
       bool extended, lazy;
+      bool segments = false; // searchSegments
     };
     bool withLazy = candidates.size() <= kLazyCandidateLimit;
     SmallVector<SmallVector<Sequence, 2>, 3> groups;
@@ -592,10 +605,17 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
         groups.back().push_back({policy, withExtended, true});
     };
     addGroup(ShapePolicy::Best, extended, true);
+    if (!extended && withLazy && segments)
+      groups.back().push_back({ShapePolicy::Best, true, false, /*segments=*/true});
     addGroup(ShapePolicy::FirstImproving, extended, false);
-    if (!extended)
+    if (!extended) {
       addGroup(ShapePolicy::Best, true, true);
+      if (segments)
+        groups.push_back({{ShapePolicy::Best, true, false, /*segments=*/true}});
+    }
     auto run = [&](const Sequence &sequence) {
+      if (sequence.segments)
+        return searchSegments(func, candidates, lossGrad, start);
       return searchHeuristically(func, candidates, lossGrad, start, sequence.policy,
                                  sequence.extended, sequence.lazy);
     };
@@ -1070,6 +1090,281 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
     return segments;
   }
 
+  /// Segment recomputation, in the manner of Chen et al.'s checkpointing ("Training Deep Nets
+  /// with Sublinear Memory Cost", 2016): the forward ops are cut into segments where the
+  /// bytes crossing from earlier ops to later forward readers reach a local minimum (a
+  /// transformer's residual stream between its sublayers, a ResNet's block outputs), and a
+  /// segment's internal values (those no forward op outside it reads) are recomputed together,
+  /// once, right before the backward pass first reads one of them, from the values that cross
+  /// into it. Per-value chains recompute each value on its own, a few producers deep, and keep
+  /// alive what their chains read: a transformer's dense outputs cannot all be freed that way.
+  /// Returns the segments as [begin, end) positions in `forward` (the ops before the loss
+  /// gradient, in program order). O(n + e) for n forward ops and e uses.
+  std::vector<std::pair<size_t, size_t>> forwardSegments(ArrayRef<Operation *> forward,
+                                                         Operation *lossGrad) {
+    llvm::DenseMap<Operation *, size_t> position;
+    for (auto [i, op] : llvm::enumerate(forward))
+      position[op] = i;
+    size_t n = forward.size();
+    // crossing[b]: bytes defined before op b and read by a forward op at b or later (the loss
+    // gradient counts as position n). A reshape view is an alias: reading it reads its source.
+    std::vector<int64_t> diff(n + 2, 0);
+    std::function<size_t(Value)> lastForwardRead = [&](Value v) -> size_t {
+      size_t last = 0;
+      for (Operation *user : v.getUsers()) {
+        if (user == lossGrad) {
+          last = std::max(last, n);
+          continue;
+        }
+        auto it = position.find(user);
+        if (it == position.end())
+          continue; // a backward reader
+        last = std::max(last, it->second);
+        if (isa<ReshapeOp>(user))
+          last = std::max(last, lastForwardRead(user->getResult(0)));
+      }
+      return last;
+    };
+    for (auto [i, op] : llvm::enumerate(forward)) {
+      if (isa<ReshapeOp>(op))
+        continue;
+      for (Value result : op->getResults()) {
+        size_t last = lastForwardRead(result);
+        if (last <= i)
+          continue;
+        int64_t bytes = int64_t(tensorBytes(result.getType()));
+        diff[i + 1] += bytes;
+        diff[last + 1] -= bytes;
+      }
+    }
+    std::vector<int64_t> crossing(n + 1, 0);
+    int64_t running = 0;
+    for (size_t b = 0; b <= n; ++b)
+      crossing[b] = running += diff[b];
+    // Cuts: the first boundary of each run of equal crossing bytes that is lower than the runs
+    // on both sides.
+    std::vector<size_t> cuts = {0};
+    for (size_t b = 1; b < n;) {
+      size_t end = b;
+      while (end + 1 < n && crossing[end + 1] == crossing[b])
+        ++end;
+      bool lowerThanBefore = crossing[b] < crossing[b - 1];
+      bool lowerThanAfter = end + 1 >= n || crossing[b] < crossing[end + 1];
+      if (lowerThanBefore && lowerThanAfter)
+        cuts.push_back(b);
+      b = end + 1;
+    }
+    cuts.push_back(n);
+    std::vector<std::pair<size_t, size_t>> segments;
+    for (size_t k = 0; k + 1 < cuts.size(); ++k)
+      if (cuts[k + 1] > cuts[k] + 1)
+        segments.push_back({cuts[k], cuts[k + 1]});
+    return segments;
+  }
+
+  /// Ops a segment recomputation may clone: pure ops that write nothing in place (any number
+  /// of results: a layer norm is cloned whole), reshape views, and training batch norms
+  /// (recomputed as graph.batch_norm_apply, which touches no running statistics).
+  static bool segmentClonable(Operation *op) {
+    if (isa<BatchNormOp, ReshapeOp>(op))
+      return true;
+    if (op->getNumResults() == 0 || op->getNumRegions() != 0 || !isMemoryEffectFree(op) ||
+        isa<LossOp>(op))
+      return false;
+    for (unsigned i = 0; i < op->getNumResults(); ++i)
+      if (inPlaceOperandOf(op, i) >= 0)
+        return false;
+    return true;
+  }
+
+  /// Recomputes the internal values of forward[begin, end) that the backward pass reads (see
+  /// forwardSegments), with the ops of the segment they depend on, right before the first
+  /// backward reader of any of them, and points every backward reader at the recomputed
+  /// values. Values that cross out of the segment, and the outputs of ops that cannot be
+  /// cloned, are read as they are (they are the checkpoints). nullopt when nothing would be
+  /// recomputed.
+  std::optional<Remat> rematerializeSegment(ArrayRef<Operation *> forward, size_t begin, size_t end,
+                                            Operation *lossGrad) {
+    llvm::SmallPtrSet<Operation *, 32> inSegment(forward.begin() + begin, forward.begin() + end);
+    auto isBackward = [&](Operation *user) {
+      return user != lossGrad && lossGrad->isBeforeInBlock(user);
+    };
+    // A value is recomputed when its op can be cloned, every forward reader is inside the
+    // segment, and (for the values the backward pass reads) it is not a batch norm's running
+    // statistic.
+    auto internal = [&](Value v) {
+      Operation *def = v.getDefiningOp();
+      if (!def || !inSegment.contains(def) || !segmentClonable(def))
+        return false;
+      if (isa<BatchNormOp>(def) && cast<OpResult>(v).getResultNumber() != 0)
+        return false;
+      return llvm::all_of(v.getUsers(), [&](Operation *user) {
+        return inSegment.contains(user) || isBackward(user);
+      });
+    };
+    SmallVector<Value> wanted;
+    Operation *first = nullptr;
+    for (size_t i = begin; i < end; ++i)
+      for (Value result : forward[i]->getResults()) {
+        if (!internal(result))
+          continue;
+        bool read = false;
+        for (Operation *user : result.getUsers())
+          if (isBackward(user)) {
+            read = true;
+            if (!first || user->isBeforeInBlock(first))
+              first = user;
+          }
+        if (read)
+          wanted.push_back(result);
+      }
+    if (wanted.empty())
+      return std::nullopt;
+    // The ops to clone: those the wanted values depend on through internal values.
+    llvm::SmallPtrSet<Operation *, 32> needed;
+    SmallVector<Operation *> worklist;
+    for (Value v : wanted)
+      if (needed.insert(v.getDefiningOp()).second)
+        worklist.push_back(v.getDefiningOp());
+    while (!worklist.empty()) {
+      Operation *op = worklist.pop_back_val();
+      SmallVector<Value, 4> inputs;
+      if (auto bn = dyn_cast<BatchNormOp>(op))
+        inputs.push_back(bn.getInput());
+      else
+        inputs.append(op->operand_begin(), op->operand_end());
+      for (Value input : inputs)
+        if (internal(input) && needed.insert(input.getDefiningOp()).second)
+          worklist.push_back(input.getDefiningOp());
+    }
+    Remat remat;
+    remat.segment = true;
+    OpBuilder b(first);
+    IRMapping map;
+    for (size_t i = begin; i < end; ++i) {
+      Operation *op = forward[i];
+      if (!needed.contains(op))
+        continue;
+      if (auto bn = dyn_cast<BatchNormOp>(op)) {
+        Operation *clone = b.create<BatchNormApplyOp>(
+            bn.getLoc(), bn.getResult().getType(), map.lookupOrDefault(bn.getInput()),
+            bn.getScale(), bn.getBias(), bn.getSavedMean(), bn.getSavedInvstd());
+        map.map(bn.getResult(), clone->getResult(0));
+        remat.clones.push_back(clone);
+        continue;
+      }
+      // Operands that are not internal keep their original values (the map has none).
+      remat.clones.push_back(b.clone(*op, map));
+    }
+    for (Value v : wanted) {
+      Value recomputed = map.lookup(v);
+      for (OpOperand &use : llvm::make_early_inc_range(v.getUses()))
+        if (isBackward(use.getOwner())) {
+          remat.redirected.push_back({&use, v});
+          use.set(recomputed);
+        }
+    }
+    if (readsOverwrittenInput(remat, first)) {
+      remat.undo();
+      return std::nullopt;
+    }
+    return remat;
+  }
+
+  /// The last group of searchWithFallback: segment recomputations (forwardSegments), most
+  /// bytes recomputed per FLOP first, each kept if it lowers the liveness lower bound (then,
+  /// in a second round, if it makes the profile lighter), until a plan fits; when they run
+  /// out, the best-shape heuristic over extended shapes goes on from there. Independent of
+  /// the budget, like the other sequences.
+  FailureOr<Outcome> searchSegments(func::FuncOp func, ArrayRef<Candidate> candidates,
+                                    Operation *lossGrad, const Measure &start) {
+    std::vector<Operation *> forward;
+    for (Operation &op : func.getBody().front()) {
+      if (&op == lossGrad)
+        break;
+      forward.push_back(&op);
+    }
+    struct Scored {
+      size_t begin, end;
+      double score;
+    };
+    std::vector<Scored> scored;
+    for (auto [begin, end] : forwardSegments(forward, lossGrad)) {
+      std::optional<Remat> r = rematerializeSegment(forward, begin, end, lossGrad);
+      if (!r)
+        continue;
+      double flops = 0, bytes = 0;
+      for (Operation *clone : r->clones)
+        flops += estimateOpCost(clone).flops;
+      llvm::DenseSet<Value> freed;
+      for (auto &[use, old] : r->redirected)
+        if (freed.insert(old).second)
+          bytes += double(tensorBytes(old.getType()));
+      r->undo();
+      scored.push_back({begin, end, bytes / std::max(flops, 1.0)});
+    }
+    llvm::stable_sort(scored, [](const Scored &a, const Scored &b) { return a.score > b.score; });
+
+    Outcome out;
+    out.measure = start;
+    std::vector<bool> kept(scored.size(), false);
+    for (bool peakOnly : {true, false}) {
+      MeasureOptions trialOptions;
+      trialOptions.sortedProfile = !peakOnly;
+      if (!peakOnly) {
+        uint64_t arena = out.measure.arena;
+        auto measured = measure(func, alignment, budget, trialOptions);
+        if (failed(measured))
+          return failure();
+        out.measure = std::move(*measured);
+        out.measure.arena = arena;
+      }
+      for (auto [index, segment] : llvm::enumerate(scored)) {
+        if (kept[index])
+          continue;
+        std::optional<Remat> r =
+            rematerializeSegment(forward, segment.begin, segment.end, lossGrad);
+        if (!r)
+          continue;
+        auto trial = measure(func, alignment, budget, trialOptions);
+        if (failed(trial))
+          return failure();
+        bool better = peakOnly ? trial->bound < out.measure.bound
+                               : lighter(trial->descendingProfile, out.measure.descendingProfile);
+        if (!better) {
+          r->undo();
+          continue;
+        }
+        kept[index] = true;
+        for (Operation *clone : r->clones)
+          out.extraFlops += estimateOpCost(clone).flops;
+        out.applied.push_back(std::move(*r));
+        out.measure = std::move(*trial);
+        out.measure.arena = 0;
+        if (out.measure.bound > uint64_t(budget))
+          continue;
+        auto planned = measure(func, alignment, budget, {/*withArena=*/true});
+        if (failed(planned))
+          return failure();
+        out.measure.arena = planned->arena;
+        if (planned->arena <= uint64_t(budget))
+          return out;
+      }
+    }
+    auto planned = measure(func, alignment, budget, {/*withArena=*/true});
+    if (failed(planned))
+      return failure();
+    auto rest = searchHeuristically(func, candidates, lossGrad, *planned, ShapePolicy::Best,
+                                    /*extended=*/true, /*lazy=*/false);
+    if (failed(rest))
+      return failure();
+    out.measure = rest->measure;
+    out.extraFlops += rest->extraFlops;
+    for (Remat &r : rest->applied)
+      out.applied.push_back(std::move(r));
+    return out;
+  }
+
   /// Chen et al.'s sqrt(n) checkpointing priced with the same cost model, for comparison
   /// only (nothing is applied): of the n forward ops with FLOPs in program order, every
   /// ceil(sqrt(n))-th output is a checkpoint, and every other op runs a second time when the
@@ -1199,6 +1494,23 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
     return shapes;
   }
 
+  /// Whether a recomputation inserted before `first` reads a value that an op before `first`
+  /// overwrote in place (an optimizer update of a parameter): it must read the same inputs.
+  static bool readsOverwrittenInput(const Remat &remat, Operation *first) {
+    for (Operation *c : remat.clones)
+      for (Value operand : c->getOperands())
+        for (OpOperand &use : operand.getUses()) {
+          Operation *user = use.getOwner();
+          if (isa<ReshapeOp>(user) || user->getBlock() != first->getBlock() ||
+              !user->isBeforeInBlock(first))
+            continue;
+          for (unsigned i = 0; i < user->getNumResults(); ++i)
+            if (inPlaceOperandOf(user, i) == int64_t(use.getOperandNumber()))
+              return true;
+        }
+    return false;
+  }
+
   std::optional<Remat> rematerialize(Operation *op, Operation *lossGrad, ChainShape shape) {
     unsigned chain = shape.depth;
     SmallVector<OpOperand *> uses = backwardUses(op->getResult(0), lossGrad);
@@ -1288,21 +1600,10 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
       remat.redirected.push_back({use, old});
       use->set(viewOf(old));
     }
-    // The recomputation must read the same inputs: none may have been overwritten in place
-    // (an optimizer update of a parameter) before the point where it runs.
-    for (Operation *c : remat.clones)
-      for (Value operand : c->getOperands())
-        for (OpOperand &use : operand.getUses()) {
-          Operation *user = use.getOwner();
-          if (isa<ReshapeOp>(user) || user->getBlock() != first->getBlock() ||
-              !user->isBeforeInBlock(first))
-            continue;
-          for (unsigned i = 0; i < user->getNumResults(); ++i)
-            if (inPlaceOperandOf(user, i) == int64_t(use.getOperandNumber())) {
-              remat.undo();
-              return std::nullopt;
-            }
-        }
+    if (readsOverwrittenInput(remat, first)) {
+      remat.undo();
+      return std::nullopt;
+    }
     return remat;
   }
 };

@@ -259,6 +259,32 @@ def FitBudget : Pass<"graphc-fit-budget", "mlir::func::FuncOp"> {
     scores lazily re-computed from the chosen chain's FLOPs (up to 600 candidates), and the
     fitting one with fewer extra FLOPs is kept.
 
+    Segment recomputation (Chen et al., "Training Deep Nets with Sublinear Memory Cost",
+    2016) is a third sequence beside the two orders (up to 600 candidates), and a last group
+    after the extended shapes: the forward ops are cut where the bytes crossing from earlier
+    ops to later forward readers reach a local minimum (a transformer's residual stream
+    between sublayers, a ResNet's block outputs), and a segment's internal values (read by no
+    forward op outside it) are recomputed together, once, right before the backward pass first
+    reads one of them; multi-result ops such as `graph.layer_norm` are cloned whole. Segments
+    are kept, most recomputed bytes per FLOP first, while they lower the bound, and per-value
+    chains go on from there. Records `graph.fit_remat_segments` and
+    `graph.fit_remat_segment_ops`; `segments=false` turns them off.
+
+    ```mlir
+    // A pre-norm residual block: %y and %r are read by the dense ops' filter gradients.
+    %y, %m, %s = graph.layer_norm %x, %g, %b ...
+    %h = graph.dense %y, %wa ...
+    %r = graph.relu %h ...
+    %o = graph.dense %r, %wb ...
+    %x1 = graph.add %x, %o ...
+    // After: the block's internal values are recomputed from %x once, where the backward pass
+    // first reads one of them, and every backward reader reads the copies.
+    %y2, %m2, %s2 = graph.layer_norm %x, %g, %b ...
+    %h2 = graph.dense %y2, %wa ...
+    %r2 = graph.relu %h2 ...
+    %dwb = graph.matmul %r2, %do {transpose_lhs} ...
+    ```
+
     When nothing fits, the last cure splits each filter gradient that reads a channel
     concatenation over the concatenation's parts (the results concatenated on the filter's
     input-channel axis are the same sums), so the concatenation dies after the forward pass,
@@ -314,6 +340,8 @@ def FitBudget : Pass<"graphc-fit-budget", "mlir::func::FuncOp"> {
     Option<"timeLimit", "time-limit", "double", "60", "seconds the exact solver may take">,
     Option<"exactLimit", "exact-limit", "unsigned", "400",
            "solver=auto: most candidates for which the exact solver runs">,
+    Option<"segments", "segments", "bool", "true",
+           "also try segment recomputation (whole blocks recomputed from their inputs)">,
   ];
 }
 

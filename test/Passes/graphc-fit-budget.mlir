@@ -10,6 +10,8 @@
 // RUN: graphc-opt %S/../graphc/Inputs/deep-mlp-dropout.mlir --graphc-build-train-step=loss=mse "--graphc-fit-budget=budget=120000 solver=heuristic" | FileCheck %s --check-prefix=HEURMISS
 // RUN: graphc-opt %S/../graphc/Inputs/wide-conv.mlir --graphc-build-train-step=loss=mse --graphc-fit-budget=budget=8000000 --graphc-plan-memory --graphc-verify-plan | FileCheck %s --check-prefix=TILE
 // RUN: graphc-opt %S/../graphc/Inputs/wide-conv.mlir --graphc-build-train-step=loss=mse "--graphc-fit-budget=budget=8000000 solver=exact" --graphc-plan-memory --graphc-verify-plan | FileCheck %s --check-prefix=EXACTTILE
+// RUN: graphc-opt %S/../graphc/Inputs/residual-ln-mlp.mlir --graphc-build-train-step=loss=mse --graphc-fit-budget=budget=2500000 --graphc-plan-memory --graphc-verify-plan | FileCheck %s --check-prefix=SEGMENTS
+// RUN: graphc-opt %S/../graphc/Inputs/residual-ln-mlp.mlir --graphc-build-train-step=loss=mse "--graphc-fit-budget=budget=2500000 segments=false" | FileCheck %s --check-prefix=NOSEGMENTS
 
 // A budget above the peak (131328 bytes) changes nothing: no op is recomputed.
 // ROOMY-LABEL: func.func @train_step
@@ -99,3 +101,21 @@
 // EXACTTILE-LABEL: func.func @train_step
 // EXACTTILE-SAME: graph.fit_remat_ops = 0 : i64
 // EXACTTILE-SAME: graph.fit_solver = "exact", graph.fit_solver_status = "optimal", graph.fit_tiled_convs = 3 : i64
+
+// A pre-norm residual MLP at 2500000 bytes (peak 3682560): three blocks are recomputed as
+// segments, each from its residual input, right before the backward pass first reads them,
+// layer norm included (a three-result op, which per-value chains never recompute), and the
+// step plans and verifies at +12.6% FLOPs.
+// SEGMENTS-LABEL: func.func @train_step
+// SEGMENTS-SAME: graph.arena_bytes = 2496768 : i64
+// SEGMENTS-SAME: graph.fit_extra_flops = 0.1263{{[0-9]*}} : f64, graph.fit_peak_after = 2496768 : i64, graph.fit_peak_before = 3682560 : i64, graph.fit_remat_ops = 3 : i64, graph.fit_remat_segment_ops = 10 : i64, graph.fit_remat_segments = 3 : i64
+// SEGMENTS: graph.loss_backward
+// SEGMENTS: %[[Y:[a-z_0-9]+]], %{{.*}}, %{{.*}} = graph.layer_norm %
+// SEGMENTS-NEXT: %[[H:.*]] = graph.dense %[[Y]]
+// SEGMENTS-NEXT: %[[R:.*]] = graph.relu %[[H]]
+// SEGMENTS-NEXT: graph.matmul %[[R]], %{{.*}} {{{.*}}transpose_lhs}
+
+// Per-value chains alone (segments=false) stop at 2633984 bytes, above the budget, after
+// six remats costing +41.4% FLOPs.
+// NOSEGMENTS-LABEL: func.func @train_step
+// NOSEGMENTS-SAME: graph.fit_extra_flops = 0.4142{{[0-9]*}} : f64, graph.fit_peak_after = 2633984 : i64, graph.fit_peak_before = 3682560 : i64, graph.fit_remat_ops = 6 : i64, graph.fit_seconds

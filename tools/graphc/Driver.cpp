@@ -76,6 +76,7 @@ struct Options {
   int64_t lossScaleGrowthInterval = 2000; // fp16: clean steps before the loss scale doubles
   std::string remat = "heuristic"; // --remat: graphc-fit-budget's solver
   double rematTimeLimit = 60;
+  bool rematSegments = true; // segment recomputation (--no-remat-segments turns it off)
   // Keras (.json): --weights, --input-shape, --seed, --verbose; which training flags were given
   // (compile_config supplies the others).
   std::string weights, inputShape;
@@ -345,7 +346,18 @@ private:
     PlannedStep planned;
     int64_t batch = 0;
     int64_t microBatches = 1;
-    uint64_t rematOps = 0;
+    uint64_t rematOps = 0; // per-value recomputations and segments, each counted once
+    uint64_t rematSegments = 0, rematSegmentOps = 0;
+    /// "3 ops", "2 segments (14 ops)" or "3 ops and 2 segments (14 ops)".
+    std::string rematSummary() const {
+      uint64_t single = rematOps - rematSegments;
+      std::string segments = llvm::formatv("{0} segment{1} ({2} ops)", rematSegments,
+                                           rematSegments == 1 ? "" : "s", rematSegmentOps);
+      std::string ops = llvm::formatv("{0} op{1}", single, single == 1 ? "" : "s");
+      if (!rematSegments)
+        return ops;
+      return single ? ops + " and " + segments : segments;
+    }
     double extraFlops = 0; // fraction of the step's FLOPs added by rematerialization
     // Convolutions whose im2col the fit tiled, and [largest whole-image workspace, largest tile].
     uint64_t tiledConvs = 0;
@@ -479,6 +491,7 @@ private:
       // Trial compiles (micro-batch and batch-size searches) run many times: heuristic only.
       fitOptions.solver = trial ? std::string("heuristic") : opts.remat;
       fitOptions.timeLimit = opts.rematTimeLimit;
+      fitOptions.segments = opts.rematSegments;
       plan.addNestedPass<func::FuncOp>(createFitBudget(fitOptions));
     }
     PlanMemoryOptions planOptions;
@@ -509,6 +522,8 @@ private:
     if (auto before = intAttr("graph.schedule_bound_before"))
       out.scheduleBounds = {*before, *intAttr("graph.schedule_bound_after")};
     out.rematOps = intAttr("graph.fit_remat_ops").value_or(0);
+    out.rematSegments = intAttr("graph.fit_remat_segments").value_or(0);
+    out.rematSegmentOps = intAttr("graph.fit_remat_segment_ops").value_or(0);
     out.tiledConvs = intAttr("graph.fit_tiled_convs").value_or(0);
     out.splitFilterGradients = intAttr("graph.fit_split_filter_gradients").value_or(0);
     if (auto sizes = out.step->getAttrOfType<DenseI64ArrayAttr>("graph.fit_tiled_workspace");
@@ -855,16 +870,15 @@ private:
         fitsAt += "; fits with --zero=1 (shard the optimizer state over the ranks)";
     }
     fail(kOverBudget,
-         llvm::formatv("{0}: the training step needs {1} ({2} bytes) but --budget is {3} ({4} "
-                       "bytes); by kind: {5}; lower bound {6}{7}. Needs --budget >= {2}{8}.",
-                       opts.model, plan::humanBytes(p.arenaBytes), p.arenaBytes,
-                       plan::humanBytes(budget), budget, kindSummary(p),
-                       plan::humanBytes(compiled.planned.lowerBound),
-                       compiled.rematOps
-                           ? llvm::formatv(" after rematerializing {0} ops", compiled.rematOps)
-                                 .str()
-                           : std::string(),
-                       fitsAt)
+         llvm::formatv(
+             "{0}: the training step needs {1} ({2} bytes) but --budget is {3} ({4} "
+             "bytes); by kind: {5}; lower bound {6}{7}. Needs --budget >= {2}{8}.",
+             opts.model, plan::humanBytes(p.arenaBytes), p.arenaBytes, plan::humanBytes(budget),
+             budget, kindSummary(p), plan::humanBytes(compiled.planned.lowerBound),
+             compiled.rematOps
+                 ? llvm::formatv(" after rematerializing {0}", compiled.rematSummary()).str()
+                 : std::string(),
+             fitsAt)
              .str());
   }
 
@@ -1183,8 +1197,8 @@ private:
                                                             plan::humanBytes(p.arenaBytes))
                                                   .str());
     if (compiled.rematOps)
-      os << llvm::formatv("  cures        rematerialized {0} ops: peak {1} -> {2}, +{3:F2}% FLOPs\n",
-                          compiled.rematOps, plan::humanBytes(compiled.peakBeforeRemat),
+      os << llvm::formatv("  cures        rematerialized {0}: peak {1} -> {2}, +{3:F2}% FLOPs\n",
+                          compiled.rematSummary(), plan::humanBytes(compiled.peakBeforeRemat),
                           plan::humanBytes(p.arenaBytes), 100.0 * compiled.extraFlops);
     if (!compiled.rematSolver.empty()) {
       os << llvm::formatv("  remat        {0} solver chose ({1:F2} s in all, {2} ops)",
@@ -1573,6 +1587,11 @@ int runGraphcDriver(int argc, char **argv) {
   cl::opt<double> rematTimeLimit("remat-time-limit",
                                  cl::desc("seconds the exact remat solver may take (default 60)"),
                                  cl::init(60), cl::cat(category));
+  cl::opt<bool> noRematSegments(
+      "no-remat-segments",
+      cl::desc("recompute values one by one only, never whole segments (blocks recomputed "
+               "from their inputs)"),
+      cl::cat(category));
   cl::opt<int64_t> microBatchCount("micro-batches",
                                    cl::desc("split each batch into N micro-batches with gradient "
                                             "accumulation (default: chosen to fit --budget)"),
@@ -1668,6 +1687,7 @@ int runGraphcDriver(int argc, char **argv) {
   opts.noRemat = noRemat;
   opts.remat = remat;
   opts.rematTimeLimit = rematTimeLimit;
+  opts.rematSegments = !noRematSegments;
   opts.maxBatch = maxBatch;
   opts.microBatches = microBatchCount;
   opts.noMicroBatching = noMicroBatching;
