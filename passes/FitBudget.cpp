@@ -567,51 +567,60 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
   /// Which of a candidate's recomputation shapes the heuristic keeps.
   enum class ShapePolicy { Best, FirstImproving };
 
-  /// The heuristic as run: the best-shape sequence, and, only when no prefix of it fits the
-  /// budget, the first-improving one (deeper chains chosen early can use up the candidates
-  /// that a tighter budget needs: ResNet-50 at a third of its activations), and only when
-  /// that misses too, the best-shape sequence over extended shapes. Each sequence is
-  /// independent of the budget, and every prefix of an earlier one is above any budget a later
-  /// one is used for, so the planned peak stays monotone in the budget. When none fits, the
-  /// one that got closest is left applied (for the error's figures).
+  /// The heuristic as run: several budget-independent sequences of remats (the best-shape
+  /// sequence in two candidate orders, the first-improving one, the best-shape sequence over
+  /// extended shapes, segment recomputation), each stopped at its first prefix that fits; the
+  /// fitting one with the fewest extra FLOPs is kept. On graphs of up to 600 candidates all of
+  /// them run; above that (where each costs seconds) they run in groups, a later group only
+  /// when no sequence of the earlier ones fits. Either way the planned peak stays monotone in
+  /// the budget (see searchWithFallback). When none fits, the one that got closest is left
+  /// applied (for the error's figures).
   FailureOr<Outcome> searchWithFallback(func::FuncOp func, ArrayRef<Candidate> candidates,
                                         Operation *lossGrad, const Measure &start,
                                         bool extended = false) {
-    // Groups of sequences, tried in turn; a group runs only when no sequence of the groups
-    // before it fits. The sequences of a group differ only in their order (static scores, or
-    // re-scored lazily by chain FLOPs), and neither is better everywhere (lazy: the
-    // transformer at half its activations +1.69% instead of +3.70%; static: ResNet-50 fits a
-    // third of its activations, lazy does not): the fitting one with fewer extra FLOPs is
-    // kept (on a tie, the static one). That choice is monotone: a smaller budget either keeps
-    // the same prefix of the winner, or goes further along both sequences, whose FLOPs only
-    // grow, and the larger budget's winner did not fit it; a later group's result is below
-    // every prefix of the earlier groups. The last group (the exact model's extended shapes:
-    // chains through reshape views and on through cheap ops, which free a transformer's
-    // attention transposes) reaches lower than the others but costs more where they fit.
-    // Lazy sequences run only up to kLazyCandidateLimit candidates (a fact of the graph, not
-    // of the budget): they double the pass's time, and a 10k-op graph (1167 candidates) would
-    // take 15.7 s instead of 7.3 s.
+    // The sequences: the best-shape one, in the static order and re-scored lazily by chain
+    // FLOPs (lazy: the transformer at half its activations +1.69% instead of +3.70%; static:
+    // ResNet-50 fits a third of its activations, lazy does not); the first-improving one
+    // (deeper chains chosen early can use up the candidates that a tighter budget needs:
+    // ResNet-50 at a third of its activations, +8.89% where the best-shape ones need
+    // +25.07%); the best-shape one over the exact model's extended shapes (chains through
+    // reshape views and on through cheap ops, which free a transformer's attention
+    // transposes: it reaches lower but costs more where the others fit); and segment
+    // recomputation (searchSegments: the transformer at half its activations, +13.35%
+    // against +27.83%).
+    // Keeping the cheapest fitting sequence is monotone: take budgets B1 > B2 and their
+    // winners w1, w2. If w1's plan is above B2, w2's (within B2) is below it. Otherwise w1's
+    // prefix is also w1's first prefix that fits B2, so FLOPs(w2 at B2) <= FLOPs(w1 at B1) <=
+    // FLOPs(w2 at B1) <= FLOPs(w2 at B2), since a sequence's FLOPs only grow along it: all
+    // equal, and with ties broken by sequence order, w2 = w1 with the same prefix. Groups keep
+    // it too: a later group runs only below every plan of the earlier ones.
+    // Lazy sequences, and the all-at-once run, are for up to kLazyCandidateLimit candidates
+    // (a fact of the graph, not of the budget): a 10k-op graph (1167 candidates) would take
+    // 15.7 s instead of 7.3 s with the lazy order alone.
     constexpr size_t kLazyCandidateLimit = 600;
     struct Sequence {
       ShapePolicy policy;
       bool extended, lazy;
       bool segments = false; // searchSegments
     };
-    bool withLazy = candidates.size() <= kLazyCandidateLimit;
-    SmallVector<SmallVector<Sequence, 2>, 3> groups;
+    bool small = candidates.size() <= kLazyCandidateLimit;
+    SmallVector<SmallVector<Sequence, 6>, 4> groups;
     auto addGroup = [&](ShapePolicy policy, bool withExtended, bool orderedLazily) {
-      groups.push_back({{policy, withExtended, false}});
-      if (orderedLazily && withLazy)
+      if (groups.empty() || !small)
+        groups.emplace_back();
+      groups.back().push_back({policy, withExtended, false});
+      if (orderedLazily && small)
         groups.back().push_back({policy, withExtended, true});
     };
     addGroup(ShapePolicy::Best, extended, true);
-    if (!extended && withLazy && segments)
-      groups.back().push_back({ShapePolicy::Best, true, false, /*segments=*/true});
     addGroup(ShapePolicy::FirstImproving, extended, false);
     if (!extended) {
       addGroup(ShapePolicy::Best, true, true);
-      if (segments)
-        groups.push_back({{ShapePolicy::Best, true, false, /*segments=*/true}});
+      if (segments) {
+        if (!small)
+          groups.emplace_back();
+        groups.back().push_back({ShapePolicy::Best, true, false, /*segments=*/true});
+      }
     }
     auto run = [&](const Sequence &sequence) {
       if (sequence.segments)
@@ -1271,13 +1280,16 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
     return remat;
   }
 
-  /// The last group of searchWithFallback: segment recomputations (forwardSegments), most
-  /// bytes recomputed per FLOP first, each kept if it lowers the liveness lower bound (then,
-  /// in a second round, if it makes the profile lighter), until a plan fits; when they run
-  /// out, the best-shape heuristic over extended shapes goes on from there. Independent of
-  /// the budget, like the other sequences.
+  /// Segment recomputations (forwardSegments), most bytes recomputed per FLOP first, each
+  /// kept if it lowers the liveness lower bound (then, in a second round, if it makes the
+  /// profile lighter), until a plan fits; when they run out, the best-shape heuristic over
+  /// extended shapes goes on from there. Independent of the budget, like the other sequences.
+  /// (Running a per-value sequence first and the segments after it was tried: on ResNet-50 at
+  /// 30% of its activations the segments then free nothing more.)
   FailureOr<Outcome> searchSegments(func::FuncOp func, ArrayRef<Candidate> candidates,
                                     Operation *lossGrad, const Measure &start) {
+    Outcome out;
+    out.measure = start;
     std::vector<Operation *> forward;
     for (Operation &op : func.getBody().front()) {
       if (&op == lossGrad)
@@ -1305,8 +1317,6 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
     }
     llvm::stable_sort(scored, [](const Scored &a, const Scored &b) { return a.score > b.score; });
 
-    Outcome out;
-    out.measure = start;
     std::vector<bool> kept(scored.size(), false);
     for (bool peakOnly : {true, false}) {
       MeasureOptions trialOptions;
