@@ -256,12 +256,13 @@ def FitBudget : Pass<"graphc-fit-budget", "mlir::func::FuncOp"> {
     `graph.fit_extra_flops` (a fraction of the step's FLOPs) for the fit report. When that
     sequence runs out too, the heuristic runs again over the exact model's extended shapes
     (below). The best-depth sequences run in two candidate orders, the static scores and
-    scores lazily re-computed from the chosen chain's FLOPs (up to 600 candidates), and the
-    fitting one with fewer extra FLOPs is kept.
+    scores lazily re-computed from the chosen chain's FLOPs (up to 600 candidates). Up to 600
+    candidates every sequence runs (both orders, first-improving, extended shapes, segments)
+    and the fitting one with the fewest extra FLOPs is kept; above that they run in groups.
 
     Segment recomputation (Chen et al., "Training Deep Nets with Sublinear Memory Cost",
-    2016) is a third sequence beside the two orders (up to 600 candidates), and a last group
-    after the extended shapes: the forward ops are cut where the bytes crossing from earlier
+    2016) is one more sequence, run with the first ones whatever the graph's size: the
+    forward ops are cut where the bytes crossing from earlier
     ops to later forward readers reach a local minimum (a transformer's residual stream
     between sublayers, a ResNet's block outputs), and a segment's internal values (read by no
     forward op outside it) are recomputed together, once, right before the backward pass first
