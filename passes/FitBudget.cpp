@@ -210,7 +210,12 @@ struct Remat {
   SmallVector<Operation *> clones;
   SmallVector<std::pair<OpOperand *, Value>> redirected; // operand -> its old value
   SmallVector<std::pair<Operation *, Attribute>> retiled; // convolution -> its old tile rows
+  SmallVector<std::pair<Operation *, int64_t>> tiledTo;   // convolution -> its new tile rows
   bool segment = false; // a segment recomputation (rematerializeSegment)
+  Operation *source = nullptr; // a single-value recomputation's candidate op
+  /// A recomputation applied again on the current IR (the same op and chain shape, or the
+  /// same segment), for improveLocally's replays; nullopt when it no longer applies.
+  std::function<std::optional<Remat>()> replay;
   bool isTiling() const { return !retiled.empty(); }
   void undo() {
     for (auto &[op, old] : retiled) {
@@ -229,6 +234,7 @@ struct Remat {
 /// Sets the im2col tile rows of `op` to `rows`, remembering the old ones in `tiling`.
 void setIm2colRows(Remat &tiling, Operation *op, int64_t rows) {
   tiling.retiled.push_back({op, op->getAttr(kIm2colRowsAttr)});
+  tiling.tiledTo.push_back({op, rows});
   op->setAttr(kIm2colRowsAttr, Builder(op->getContext()).getI64IntegerAttr(rows));
 }
 
@@ -260,6 +266,11 @@ std::vector<int64_t> memoryProfile(const StepLiveness &live, uint64_t alignment)
 
 struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
   using FitBudgetBase::FitBudgetBase;
+
+  /// Up to this many candidates (a fact of the graph, not of the budget) every heuristic
+  /// sequence runs, lazily ordered ones included, and the local search follows; above it each
+  /// costs seconds (searchWithFallback).
+  static constexpr size_t kLazyCandidateLimit = 600;
 
   struct Candidate {
     Operation *op;
@@ -448,7 +459,193 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
       outcome = std::move(*searched);
       func->setAttr("graph.fit_solver", attrs.getStringAttr("heuristic"));
     }
+    if (localSearch && candidates.size() <= kLazyCandidateLimit &&
+        outcome->measure.arena <= uint64_t(budget) &&
+        failed(improveLocally(func, *outcome, candidates, lossGrad, flopsBefore)))
+      return failure();
     return std::move(*outcome);
+  }
+
+  /// `r` applied again on the current IR: a tiling sets the same tile rows, a recomputation
+  /// replays its op and chain shape, or its segment. nullopt when it no longer applies.
+  static std::optional<Remat> replayed(const Remat &r) {
+    if (r.isTiling()) {
+      Remat tiling;
+      for (auto [op, rows] : r.tiledTo)
+        setIm2colRows(tiling, op, rows);
+      return tiling;
+    }
+    return r.replay ? r.replay() : std::nullopt;
+  }
+
+  /// Local search after the search (Checkmate's and the "improved by local search").
+  /// A greedy sequence keeps each remat because it lowered the bound when it was tried; those
+  /// kept after it can make it redundant, or a cheaper set can free the same bytes (ResNet-50
+  /// at a third of its activations: two 6.6 GFLOP convolutions recomputed where two of 3.3
+  /// GFLOP elsewhere cover the same peak steps). Each applied recomputation, most FLOPs first,
+  /// is left out in a trial: the changes applied after it are undone and replayed without it
+  /// (in their order, so each is rebuilt on the IR it meets). If the step then misses the
+  /// budget and the remat is one of the kSwapTrials dearest single-value ones, the
+  /// best-shape sequence runs from there without that candidate (a swap). The trial is kept
+  /// when it costs fewer FLOPs (a removal always does), fits the budget and its arena does not
+  /// drop below the arena before it; otherwise the changes are replayed as they were.
+  /// Why that floor: it keeps the planned peak monotone in the budget. The search's winner
+  /// W(B) already is (searchWithFallback), and the trials' order does not depend on the
+  /// budget. Along the trials the kept arenas only grow, so the final arena x(B1) bounds every
+  /// kept trial's. At a budget B2 < B1 with x(B1) <= B2, W's own arena (<= x(B1)) fits B2, so
+  /// W(B2) = W(B1), and every trial decides the same way at B2 (a kept one's arena is <= B2;
+  /// a dropped one was above B1, below the floor or no cheaper): the same result.
+  /// O(k) removal trials of O(k) replays each (a plan only when the bound fits), plus
+  /// kSwapTrials runs of the sequence.
+  LogicalResult improveLocally(func::FuncOp func, Outcome &out, ArrayRef<Candidate> candidates,
+                               Operation *lossGrad, double stepFlops) {
+    constexpr unsigned kSwapTrials = 8;
+    uint64_t floor = out.measure.arena;
+    std::vector<Remat> &applied = out.applied;
+    auto flopsOf = [](const Remat &r) {
+      double flops = 0;
+      for (Operation *clone : r.clones)
+        flops += estimateOpCost(clone).flops;
+      return flops;
+    };
+    auto totalFlops = [&] {
+      double flops = 0;
+      for (const Remat &r : applied)
+        flops += flopsOf(r);
+      return flops;
+    };
+    // The recomputations to try, most FLOPs first (stable: earlier first on a tie), by
+    // identity: positions move as trials are kept. Swaps go to the first kSwapTrials
+    // single-value ones.
+    std::vector<unsigned> ids(applied.size());
+    struct Trial {
+      double flops;
+      unsigned id;
+      Operation *source; // the candidate's op, for a swap; null for a segment
+    };
+    std::vector<Trial> order;
+    for (auto [i, r] : llvm::enumerate(applied)) {
+      ids[i] = unsigned(i);
+      if (!r.isTiling())
+        order.push_back({flopsOf(r), unsigned(i), r.source});
+    }
+    llvm::stable_sort(order, [](const Trial &a, const Trial &b) { return a.flops > b.flops; });
+    // Replays `recipes` onto the IR, all but position `skip`; false when one no longer
+    // applies, with what was replayed undone.
+    auto replay = [&](const std::vector<Remat> &recipes, size_t skip, std::vector<Remat> &into) {
+      for (size_t i = 0; i < recipes.size(); ++i) {
+        if (i == skip)
+          continue;
+        std::optional<Remat> again = replayed(recipes[i]);
+        if (!again) {
+          for (Remat &r : llvm::reverse(into))
+            r.undo();
+          into.clear();
+          return false;
+        }
+        into.push_back(std::move(*again));
+      }
+      return true;
+    };
+    unsigned swapsLeft = kSwapTrials, removed = 0, swapped = 0;
+    for (const Trial &t : order) {
+      size_t position = llvm::find(ids, t.id) - ids.begin();
+      // A tiling replayed after the trial must not target a clone that the trial rebuilds.
+      llvm::DenseSet<Operation *> rebuilt;
+      for (size_t i = position; i < applied.size(); ++i)
+        rebuilt.insert(applied[i].clones.begin(), applied[i].clones.end());
+      if (llvm::any_of(llvm::make_range(applied.begin() + position + 1, applied.end()),
+                       [&](const Remat &r) {
+                         return llvm::any_of(
+                             r.tiledTo, [&](auto &tile) { return rebuilt.contains(tile.first); });
+                       }))
+        continue;
+      bool swap = swapsLeft > 0;
+      if (swap)
+        --swapsLeft;
+      double flopsBefore = totalFlops();
+      std::vector<Remat> recipes(std::make_move_iterator(applied.begin() + position),
+                                 std::make_move_iterator(applied.end()));
+      applied.resize(position);
+      for (Remat &r : llvm::reverse(recipes))
+        r.undo();
+      std::vector<Remat> suffix;
+      bool kept = false;
+      if (replay(recipes, /*skip=*/0, suffix)) {
+        for (Remat &r : suffix)
+          applied.push_back(std::move(r));
+        suffix.clear();
+        auto trial = measure(func, alignment, budget, {});
+        if (failed(trial))
+          return failure();
+        if (trial->bound <= uint64_t(budget)) {
+          trial = measure(func, alignment, budget, {/*withArena=*/true});
+          if (failed(trial))
+            return failure();
+        }
+        bool fits = trial->bound <= uint64_t(budget) && trial->arena <= uint64_t(budget);
+        if (fits && trial->arena >= floor) {
+          kept = true;
+          ++removed;
+          floor = trial->arena;
+          out.measure = std::move(*trial);
+        } else if (!fits && swap) {
+          std::vector<Candidate> others; // a segment is no candidate of the sequence anyway
+          for (const Candidate &c : candidates)
+            if (c.op != t.source)
+              others.push_back(c);
+          if (trial->arena == 0) {
+            trial = measure(func, alignment, budget, {/*withArena=*/true});
+            if (failed(trial))
+              return failure();
+          }
+          auto rest = searchHeuristically(func, others, lossGrad, *trial, ShapePolicy::Best,
+                                          /*extended=*/false, /*lazy=*/false);
+          if (failed(rest))
+            return failure();
+          double flopsAfter = totalFlops() + rest->extraFlops;
+          if (rest->measure.arena <= uint64_t(budget) && rest->measure.arena >= floor &&
+              flopsAfter < flopsBefore) {
+            kept = true;
+            ++swapped;
+            floor = rest->measure.arena;
+            out.measure = rest->measure;
+            for (Remat &r : rest->applied)
+              applied.push_back(std::move(r));
+          } else {
+            rest->undo();
+          }
+        }
+        if (!kept) {
+          for (size_t i = applied.size(); i > position; --i)
+            applied[i - 1].undo();
+          applied.resize(position);
+        }
+      }
+      if (kept) {
+        // Identities: the replayed suffix keeps its order; a swap's additions are new.
+        ids.erase(ids.begin() + position);
+        while (ids.size() < applied.size())
+          ids.push_back(unsigned(-1));
+        continue;
+      }
+      if (!replay(recipes, /*skip=*/recipes.size(), suffix)) {
+        func.emitError("graphc-fit-budget: an applied recomputation could not be replayed");
+        return failure();
+      }
+      for (Remat &r : suffix)
+        applied.push_back(std::move(r));
+    }
+    double searched = out.extraFlops;
+    out.extraFlops = totalFlops();
+    if (removed || swapped) {
+      Builder attrs(func.getContext());
+      func->setAttr("graph.fit_local_search",
+                    attrs.getDenseI64ArrayAttr({int64_t(removed), int64_t(swapped)}));
+      func->setAttr("graph.fit_extra_flops_searched",
+                    attrs.getF64FloatAttr(stepFlops > 0 ? searched / stepFlops : 0));
+    }
+    return success();
   }
 
   /// The channel concatenation that `filterGrad` reads (splitFilterGradientsOverConcats), or
@@ -598,7 +795,6 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
     // Lazy sequences, and the all-at-once run, are for up to kLazyCandidateLimit candidates
     // (a fact of the graph, not of the budget): a 10k-op graph (1167 candidates) would take
     // 15.7 s instead of 7.3 s with the lazy order alone.
-    constexpr size_t kLazyCandidateLimit = 600;
     struct Sequence {
       ShapePolicy policy;
       bool extended, lazy;
@@ -1279,6 +1475,10 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
       remat.undo();
       return std::nullopt;
     }
+    // Clones go after the loss gradient, so the forward ops of the segment stay as they are.
+    remat.replay =
+        [this, segment = SmallVector<Operation *>(forward.begin() + begin, forward.begin() + end),
+         lossGrad] { return rematerializeSegment(segment, 0, segment.size(), lossGrad); };
     return remat;
   }
 
@@ -1616,6 +1816,8 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
       remat.undo();
       return std::nullopt;
     }
+    remat.source = op;
+    remat.replay = [this, op, lossGrad, shape] { return rematerialize(op, lossGrad, shape); };
     return remat;
   }
 };

@@ -286,6 +286,14 @@ def FitBudget : Pass<"graphc-fit-budget", "mlir::func::FuncOp"> {
     %dwb = graph.matmul %r2, %do {transpose_lhs} ...
     ```
 
+    A local search follows on graphs of up to 600 candidates (`local-search=false` turns it
+    off): each applied recomputation, most FLOPs first, is left out (the changes after it are
+    replayed without it), and for the 8 dearest, when the step then misses the budget, the
+    best-shape sequence runs from there without it (a swap). A trial is kept when it costs
+    fewer FLOPs, fits the budget and its arena stays at or above the one before it, which
+    keeps the peak monotone in the budget. Records `graph.fit_local_search` ([dropped,
+    swapped]) and `graph.fit_extra_flops_searched` (the extra FLOPs before it).
+
     When nothing fits, the last cure splits each filter gradient that reads a channel
     concatenation over the concatenation's parts (the results concatenated on the filter's
     input-channel axis are the same sums), so the concatenation dies after the forward pass,
@@ -343,6 +351,9 @@ def FitBudget : Pass<"graphc-fit-budget", "mlir::func::FuncOp"> {
            "solver=auto: most candidates for which the exact solver runs">,
     Option<"segments", "segments", "bool", "true",
            "also try segment recomputation (whole blocks recomputed from their inputs)">,
+    Option<"localSearch", "local-search", "bool", "true",
+           "after the search, drop the recomputations the fitting plan no longer needs and "
+           "swap the dearest ones for cheaper ones">,
   ];
 }
 

@@ -12,6 +12,8 @@
 // RUN: graphc-opt %S/../graphc/Inputs/wide-conv.mlir --graphc-build-train-step=loss=mse "--graphc-fit-budget=budget=8000000 solver=exact" --graphc-plan-memory --graphc-verify-plan | FileCheck %s --check-prefix=EXACTTILE
 // RUN: graphc-opt %S/../graphc/Inputs/residual-ln-mlp.mlir --graphc-build-train-step=loss=mse --graphc-fit-budget=budget=2500000 --graphc-plan-memory --graphc-verify-plan | FileCheck %s --check-prefix=SEGMENTS
 // RUN: graphc-opt %S/../graphc/Inputs/residual-ln-mlp.mlir --graphc-build-train-step=loss=mse "--graphc-fit-budget=budget=2500000 segments=false" | FileCheck %s --check-prefix=NOSEGMENTS
+// RUN: graphc-opt %S/../graphc/Inputs/small-unet.mlir "--graphc-build-train-step=loss=binary_crossentropy optimizer=adam" --graphc-fit-budget=budget=690000 --graphc-plan-memory --graphc-verify-plan | FileCheck %s --check-prefix=LOCAL
+// RUN: graphc-opt %S/../graphc/Inputs/small-unet.mlir "--graphc-build-train-step=loss=binary_crossentropy optimizer=adam" "--graphc-fit-budget=budget=690000 local-search=false" | FileCheck %s --check-prefix=NOLOCAL
 
 // A budget above the peak (131328 bytes) changes nothing: no op is recomputed.
 // ROOMY-LABEL: func.func @train_step
@@ -119,3 +121,16 @@
 // six remats costing +41.4% FLOPs.
 // NOSEGMENTS-LABEL: func.func @train_step
 // NOSEGMENTS-SAME: graph.fit_extra_flops = 0.4142{{[0-9]*}} : f64, graph.fit_peak_after = 2633984 : i64, graph.fit_peak_before = 3682560 : i64, graph.fit_remat_ops = 6 : i64, graph.fit_seconds
+
+// A small U-Net at 690000 bytes (peak 1059840): the search's winner keeps 20 remats for
+// +25.7% FLOPs; the local search after it drops three that later remats made redundant and
+// swaps one for a cheaper set, 17 remats for +21.0%, and the step plans and verifies within
+// the budget.
+// LOCAL-LABEL: func.func @train_step
+// LOCAL-SAME: graph.arena_bytes = 686592 : i64
+// LOCAL-SAME: graph.fit_extra_flops = 0.2095{{[0-9]*}} : f64, graph.fit_extra_flops_searched = 0.2568{{[0-9]*}} : f64, graph.fit_local_search = array<i64: 3, 1>, graph.fit_peak_after = 686848 : i64, graph.fit_peak_before = 1059840 : i64, graph.fit_remat_ops = 17 : i64
+
+// Without the local search (local-search=false) the winner stays as searched.
+// NOLOCAL-LABEL: func.func @train_step
+// NOLOCAL-SAME: graph.fit_extra_flops = 0.2568{{[0-9]*}} : f64, graph.fit_peak_after = 686592 : i64, graph.fit_peak_before = 1059840 : i64, graph.fit_remat_ops = 20 : i64
+// NOLOCAL-NOT: graph.fit_local_search

@@ -77,6 +77,7 @@ struct Options {
   std::string remat = "heuristic"; // --remat: graphc-fit-budget's solver
   double rematTimeLimit = 60;
   bool rematSegments = true; // segment recomputation (--no-remat-segments turns it off)
+  bool rematLocalSearch = true; // the local search after it (--no-remat-local-search)
   // Keras (.json): --weights, --input-shape, --seed, --verbose; which training flags were given
   // (compile_config supplies the others).
   std::string weights, inputShape;
@@ -364,6 +365,10 @@ private:
     uint64_t splitFilterGradients = 0; // filter gradients split over a concatenation's parts
     std::pair<uint64_t, uint64_t> tiledWorkspace{0, 0};
     uint64_t peakBeforeRemat = 0;
+    // The local search after the remat search: remats dropped, remats swapped for cheaper
+    // ones, and the extra FLOPs before it.
+    uint64_t localDropped = 0, localSwapped = 0;
+    double extraFlopsSearched = 0;
     std::string rematSolver, exactStatus;   // who chose the remats; the exact solve's status
     std::optional<double> rematLowerBound;  // the exact model's bound on extraFlops
     double rematSolveSeconds = 0;
@@ -492,6 +497,7 @@ private:
       fitOptions.solver = trial ? std::string("heuristic") : opts.remat;
       fitOptions.timeLimit = opts.rematTimeLimit;
       fitOptions.segments = opts.rematSegments;
+      fitOptions.localSearch = opts.rematLocalSearch;
       plan.addNestedPass<func::FuncOp>(createFitBudget(fitOptions));
     }
     PlanMemoryOptions planOptions;
@@ -532,6 +538,13 @@ private:
     out.offloadedBytes = intAttr("graph.offloaded_state_bytes").value_or(0);
     out.step.walk([&](graph::CastOp) { ++out.casts; });
     out.peakBeforeRemat = intAttr("graph.fit_peak_before").value_or(0);
+    if (auto local = out.step->getAttrOfType<DenseI64ArrayAttr>("graph.fit_local_search");
+        local && local.size() == 2) {
+      out.localDropped = uint64_t(local[0]);
+      out.localSwapped = uint64_t(local[1]);
+    }
+    if (auto searched = out.step->getAttrOfType<FloatAttr>("graph.fit_extra_flops_searched"))
+      out.extraFlopsSearched = searched.getValueAsDouble();
     if (auto extra = out.step->getAttrOfType<FloatAttr>("graph.fit_extra_flops"))
       out.extraFlops = extra.getValueAsDouble();
     if (auto solver = out.step->getAttrOfType<StringAttr>("graph.fit_solver"))
@@ -1218,6 +1231,12 @@ private:
       }
       os << llvm::formatv("; Chen sqrt(n) checkpointing: +{0:F2}% FLOPs\n",
                           100.0 * compiled.chenExtraFlops);
+      if (compiled.localDropped || compiled.localSwapped)
+        os << llvm::formatv("  local search {0} remat{1} dropped, {2} swapped for cheaper ones: "
+                            "+{3:F2}% -> +{4:F2}% FLOPs\n",
+                            compiled.localDropped, compiled.localDropped == 1 ? "" : "s",
+                            compiled.localSwapped, 100.0 * compiled.extraFlopsSearched,
+                            100.0 * compiled.extraFlops);
     }
     else if (compiled.microBatches == 1 && !compiled.precisionChosenForBudget &&
              !compiled.shardChosenForBudget && !compiled.offloadedBytes)
@@ -1592,6 +1611,11 @@ int runGraphcDriver(int argc, char **argv) {
       cl::desc("recompute values one by one only, never whole segments (blocks recomputed "
                "from their inputs)"),
       cl::cat(category));
+  cl::opt<bool> noRematLocalSearch(
+      "no-remat-local-search",
+      cl::desc("keep the remat search's result as it is: no local search dropping the remats "
+               "it no longer needs or swapping the dearest for cheaper ones"),
+      cl::cat(category));
   cl::opt<int64_t> microBatchCount("micro-batches",
                                    cl::desc("split each batch into N micro-batches with gradient "
                                             "accumulation (default: chosen to fit --budget)"),
@@ -1688,6 +1712,7 @@ int runGraphcDriver(int argc, char **argv) {
   opts.remat = remat;
   opts.rematTimeLimit = rematTimeLimit;
   opts.rematSegments = !noRematSegments;
+  opts.rematLocalSearch = !noRematLocalSearch;
   opts.maxBatch = maxBatch;
   opts.microBatches = microBatchCount;
   opts.noMicroBatching = noMicroBatching;

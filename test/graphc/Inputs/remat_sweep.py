@@ -17,6 +17,7 @@ solver = sys.argv[6] if len(sys.argv) > 6 else "heuristic"
 extra = sys.argv[7:]
 driver = os.path.basename(tool) == "graphc"
 peaks = []
+improved = 0  # budgets where the local search after the remat search changed the result
 for budget in range(high, low - 1, -step):
     if driver:
         run = subprocess.run([tool, model, "--compile-to=planned", "-o", "/dev/null",
@@ -27,15 +28,17 @@ for budget in range(high, low - 1, -step):
         if run.returncode != 0:
             sys.exit(f"graphc failed at --budget={budget}: {run.stderr.strip()}")
         peak = int(re.search(r"arena +\S+ \S+ \((\d+) bytes", run.stdout).group(1))
+        improved += "local search" in run.stdout
     else:
         out = subprocess.run([tool, model, "--graphc-build-train-step=loss=mse",
                               f"--graphc-fit-budget=budget={budget} solver={solver}"],
                              check=True, capture_output=True, text=True).stdout
         peak = int(re.search(r"graph.fit_peak_after = (\d+)", out).group(1))
+        improved += "graph.fit_local_search" in out
     peaks.append((budget, peak))
 monotone = all(later <= earlier for (_, earlier), (_, later) in zip(peaks, peaks[1:]))
 for budget, peak in peaks:
     print(f"budget {budget} peak {peak}")
 print(f"budgets={len(peaks)} distinct_peaks={len(set(p for _, p in peaks))} "
-      f"monotone={'yes' if monotone else 'NO'}")
+      f"local_search={improved} monotone={'yes' if monotone else 'NO'}")
 sys.exit(0 if monotone else 1)
