@@ -284,6 +284,11 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
     Measure measure;
     std::vector<Remat> applied;
     double extraFlops = 0;
+    // The local search (improveLocally), once run: remats dropped and swapped, and the extra
+    // FLOPs before it.
+    bool improved = false;
+    unsigned dropped = 0, swapped = 0;
+    double searchedFlops = 0;
     void undo() {
       for (Remat &r : llvm::reverse(applied))
         r.undo();
@@ -421,6 +426,14 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
       return a.score > b.score || (a.score == b.score && a.order < b.order);
     });
 
+    // The local search, on graphs of up to kLazyCandidateLimit candidates, once per fitting
+    // outcome (the heuristic's before it is compared with the exact choice).
+    auto improve = [&](Outcome &o) -> LogicalResult {
+      if (!localSearch || o.improved || candidates.size() > kLazyCandidateLimit ||
+          o.measure.arena > uint64_t(budget))
+        return success();
+      return improveLocally(func, o, candidates, lossGrad);
+    };
     std::optional<Outcome> outcome;
     bool exact = solver == "exact" || (solver == "auto" && candidates.size() <= exactLimit);
     if (exact) {
@@ -436,7 +449,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
         double exactFlops = result.outcome.extraFlops;
         result.outcome.undo();
         auto searched = searchWithFallback(func, candidates, lossGrad, start);
-        if (failed(searched))
+        if (failed(searched) || failed(improve(*searched)))
           return failure();
         if (searched->measure.arena <= uint64_t(budget) &&
             (searched->extraFlops < exactFlops ||
@@ -459,10 +472,16 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
       outcome = std::move(*searched);
       func->setAttr("graph.fit_solver", attrs.getStringAttr("heuristic"));
     }
-    if (localSearch && candidates.size() <= kLazyCandidateLimit &&
-        outcome->measure.arena <= uint64_t(budget) &&
-        failed(improveLocally(func, *outcome, candidates, lossGrad, flopsBefore)))
+    if (failed(improve(*outcome)))
       return failure();
+    if (outcome->dropped || outcome->swapped) {
+      func->setAttr(
+          "graph.fit_local_search",
+          attrs.getDenseI64ArrayAttr({int64_t(outcome->dropped), int64_t(outcome->swapped)}));
+      func->setAttr(
+          "graph.fit_extra_flops_searched",
+          attrs.getF64FloatAttr(flopsBefore > 0 ? outcome->searchedFlops / flopsBefore : 0));
+    }
     return std::move(*outcome);
   }
 
@@ -498,7 +517,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
   /// O(k) removal trials of O(k) replays each (a plan only when the bound fits), plus
   /// kSwapTrials runs of the sequence.
   LogicalResult improveLocally(func::FuncOp func, Outcome &out, ArrayRef<Candidate> candidates,
-                               Operation *lossGrad, double stepFlops) {
+                               Operation *lossGrad) {
     constexpr unsigned kSwapTrials = 8;
     uint64_t floor = out.measure.arena;
     std::vector<Remat> &applied = out.applied;
@@ -636,15 +655,11 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
       for (Remat &r : suffix)
         applied.push_back(std::move(r));
     }
-    double searched = out.extraFlops;
+    out.improved = true;
+    out.dropped = removed;
+    out.swapped = swapped;
+    out.searchedFlops = out.extraFlops;
     out.extraFlops = totalFlops();
-    if (removed || swapped) {
-      Builder attrs(func.getContext());
-      func->setAttr("graph.fit_local_search",
-                    attrs.getDenseI64ArrayAttr({int64_t(removed), int64_t(swapped)}));
-      func->setAttr("graph.fit_extra_flops_searched",
-                    attrs.getF64FloatAttr(stepFlops > 0 ? searched / stepFlops : 0));
-    }
     return success();
   }
 
