@@ -497,7 +497,7 @@ private:
       fitOptions.solver = trial ? std::string("heuristic") : opts.remat;
       fitOptions.timeLimit = opts.rematTimeLimit;
       fitOptions.segments = opts.rematSegments;
-      fitOptions.localSearch = opts.rematLocalSearch;
+      fitOptions.localSearch = opts.rematLocalSearch && !(trial && fitQuestionOnly);
       plan.addNestedPass<func::FuncOp>(createFitBudget(fitOptions));
     }
     PlanMemoryOptions planOptions;
@@ -686,7 +686,9 @@ private:
         if (batch % k)
           continue;
         microBatches = k;
+        fitQuestionOnly = true;
         auto c = tryCompile(context, batch * ranks, budget, Phase::Planned, /*trial=*/true);
+        fitQuestionOnly = false;
         microBatches = 1;
         if (c && c->planned.plan.arenaBytes <= budget && withinCudnnLimits(*c))
           return true;
@@ -827,6 +829,7 @@ private:
   [[noreturn]] void reportInfeasible(MLIRContext &context, const Compiled &compiled,
                                      uint64_t budget) {
     const plan::Plan &p = compiled.planned.plan;
+    fitQuestionOnly = true; // every trial below asks whether something fits; this exits
     uint64_t persistent = 0;
     for (const plan::Buffer &b : p.buffers)
       if (b.kind == "parameter" || b.kind == "optimizer_state" || b.kind == "batch_stats")
@@ -1532,6 +1535,10 @@ private:
   bool offloadState = false;        // the next compile keeps the optimizer state in host memory
   std::string precision = "fp32"; // the precision the next compile uses (auto may switch)
   bool silent = false; // trial compiles print no diagnostics
+  // The next trial compiles only ask whether the step fits (batch searches, the infeasible
+  // error's alternatives): the remat local search, which only lowers the FLOPs of a plan that
+  // fits already, is skipped (ResNet-50 at 30% with --no-remat-segments: minutes otherwise).
+  bool fitQuestionOnly = false;
   // Why the last trial import failed (an export whose Reshape constants fix the batch fails to
   // import at any other batch), so that a batch search can say so instead of "nothing fits".
   std::string trialImportError;
