@@ -497,14 +497,14 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
     return r.replay ? r.replay() : std::nullopt;
   }
 
-  /// Local search after the search (Checkmate's and the "improved by local search").
+  /// Local search after the search (the fast heuristic "improved by local search").
   /// A greedy sequence keeps each remat because it lowered the bound when it was tried; those
   /// kept after it can make it redundant, or a cheaper set can free the same bytes (ResNet-50
   /// at a third of its activations: two 6.6 GFLOP convolutions recomputed where two of 3.3
   /// GFLOP elsewhere cover the same peak steps). Each applied recomputation, most FLOPs first,
   /// is left out in a trial: the changes applied after it are undone and replayed without it
   /// (in their order, so each is rebuilt on the IR it meets). If the step then misses the
-  /// budget and the remat is one of the kSwapTrials dearest single-value ones, the
+  /// budget and the remat is one of the kSwapTrials dearest (a segment too), the
   /// best-shape sequence runs from there without that candidate (a swap). The trial is kept
   /// when it costs fewer FLOPs (a removal always does), fits the budget and its arena does not
   /// drop below the arena before it; otherwise the changes are replayed as they were.
@@ -534,13 +534,12 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
       return flops;
     };
     // The recomputations to try, most FLOPs first (stable: earlier first on a tie), by
-    // identity: positions move as trials are kept. Swaps go to the first kSwapTrials
-    // single-value ones.
+    // identity: positions move as trials are kept. The first kSwapTrials of them may swap.
     std::vector<unsigned> ids(applied.size());
     struct Trial {
       double flops;
       unsigned id;
-      Operation *source; // the candidate's op, for a swap; null for a segment
+      Operation *source; // the candidate a swap's sequence leaves out; null for a segment
     };
     std::vector<Trial> order;
     for (auto [i, r] : llvm::enumerate(applied)) {
