@@ -76,6 +76,17 @@ CORRECTNESS = [
     ("transformer-momentum", "e2e:transformer", ["--optimizer", "momentum", "--lr", "0.01",
                                                   "--steps", "8"]),
     ("lstm-adam", "e2e:lstm", ["--optimizer", "adam", "--lr", "0.01", "--steps", "8"]),
+    # 16-bit storage (--precision): cuBLAS GemmEx and cuDNN in bf16/f16 accumulate in their own
+    # order, so a bf16 rounding can flip where the CPU's emulation rounds the other way; the
+    # tolerance is bf16's (2^-8 relative per element, a few flips over 8 steps). fp16 with
+    # targets that overflow: the skipped updates must match the CPU's exactly in number.
+    ("bf16-cnn-sgd", "examples/cnn.onnx", ["--optimizer", "sgd", "--steps", "8", "--tol", "3e-2",
+                                           "--graphc-flag=--precision=bf16"]),
+    ("bf16-cnn_bn-adam", "e2e:cnn_bn", ["--optimizer", "adam", "--lr", "0.001", "--steps", "8",
+                                        "--tol", "3e-2", "--graphc-flag=--precision=bf16"]),
+    ("fp16-skip-mlp-adam", "test/graphc/Inputs/deep-mlp.mlir",
+     ["--loss", "mse", "--optimizer", "adam", "--lr", "1e-3", "--steps", "12", "--label-scale",
+      "4000", "--repeat-batch", "--tol", "3e-2", "--graphc-flag=--precision=fp16"]),
     ("remat-dropout-mlp", "test/graphc/Inputs/deep-mlp-dropout.mlir",
      ["--loss", "mse", "--optimizer", "adam", "--lr", "0.001", "--steps", "4",
       "--tested-flag=--budget=260000"]),
@@ -111,6 +122,8 @@ DATA_PARALLEL = [
 ]
 # Step time at equal batch (issue #3): the users' three CNNs and ResNet-18 at 224x224, SGD.
 BENCH = [("cnn28", 256), ("cnn64", 64), ("cnn256", 128), ("resnet18", 64)]
+# The same step in bf16 (--precision=bf16), against the fp32 rows above (graphc only).
+BENCH_BF16 = [("resnet18", 64), ("cnn64", 64)]
 MAXBATCH_MODELS = ("resnet50", "transformer")
 
 
@@ -240,18 +253,21 @@ def prepare(args):
     shutil.rmtree(models_dir)
 
     # Benchmarks at equal batch, SGD.
-    for name, batch in BENCH if not args.only else []:
+    cases = [(n, b, "fp32") for n, b in BENCH] + [(n, b, "bf16") for n, b in BENCH_BF16]
+    for name, batch, precision in cases if not args.only else []:
         onnx = os.path.join(exports, name + ".onnx")
         entry = export_bench_model(name, onnx)
         loss = entry[5]
-        out = os.path.join(bundle, "bench", name)
+        label = name if precision == "fp32" else name + "-" + precision
+        out = os.path.join(bundle, "bench", label)
         os.makedirs(out)
         binary = os.path.join(out, "train")
-        log("compile %s batch %d" % (name, batch))
+        log("compile %s batch %d %s" % (name, batch, precision))
         res, secs = run([graphc, onnx, "--target=cuda", "--batch=%d" % batch, "--optimizer=sgd",
-                         "--lr=0.01", "--loss=" + loss, "--device=h100", "-o", binary])
-        predicted = re.search(r"predicted[^\n]*?([0-9.]+) ms", res.stdout + res.stderr)
-        manifest["bench"].append({"name": name, "batch": batch, "loss": loss,
+                         "--lr=0.01", "--loss=" + loss, "--device=h100", "--precision=" + precision,
+                         "-o", binary])
+        manifest["bench"].append({"name": label, "model": name, "precision": precision,
+                                  "batch": batch, "loss": loss,
                                   "arena_bytes": describe_arena(binary),
                                   "compile_s": round(secs, 1),
                                   "fit_report": (res.stdout + res.stderr)[-1500:]})
@@ -670,6 +686,7 @@ def torch_compare(case_dir, name, args):
 def part_bench(bundle, manifest, results, work, compiled):
     for entry in manifest["bench"]:
         name, batch = entry["name"], entry["batch"]
+        model, precision = entry.get("model", name), entry.get("precision", "fp32")
         binary = unpack(os.path.join(bundle, "bench", name, "train"))
         d = os.path.join(work, name)
         os.makedirs(d, exist_ok=True)
@@ -688,9 +705,11 @@ def part_bench(bundle, manifest, results, work, compiled):
         except Exception as e:  # noqa: BLE001
             results.add("bench-graphc-unstaged", name, {"error": str(e)[-800:]})
         shutil.rmtree(d)
+        if precision != "fp32":  # compared with graphc's fp32 row of the same model
+            continue
         for mode in (("eager", False),) + ((("compile", True),) if compiled else ()):
             try:
-                results.add("bench-torch-" + mode[0], name, time_torch(name, batch, mode[1]))
+                results.add("bench-torch-" + mode[0], model, time_torch(model, batch, mode[1]))
             except Exception as e:  # noqa: BLE001
                 results.add("bench-torch-" + mode[0], name, {"error": str(e)[-800:]})
 
@@ -908,6 +927,20 @@ def report(args):
                 mib(g["arena_bytes"] + reserve) if reserve and g.get("arena_bytes") else "-",
                 mib(e["max_memory_allocated"]) if e.get("max_memory_allocated") else "-",
                 mib(e["max_memory_reserved"]) if e.get("max_memory_reserved") else "-"))
+        out.append("")
+    halves = {n: g for n, g in data.get("bench-graphc", {}).items() if n.endswith("-bf16")}
+    if halves:
+        out.append("| model (batch) | graphc fp32 ms | graphc bf16 ms | bf16 / fp32 | arena fp32 "
+                   "| arena bf16 |\n|---|---|---|---|---|---|")
+        for name, h in halves.items():
+            base = name[:-len("-bf16")]
+            f = data["bench-graphc"].get(base, {})
+            fm, hm = f.get("median_ms"), h.get("median_ms")
+            out.append("| %s (%s) | %s | %s | %s | %s | %s |" % (
+                base, dict(BENCH_BF16).get(base, "?"), fm, hm,
+                "%.2f" % (hm / fm) if fm and hm else "-",
+                mib(f["arena_bytes"]) if f.get("arena_bytes") else "-",
+                mib(h["arena_bytes"]) if h.get("arena_bytes") else "-"))
         out.append("")
     if "bench-graphc-unstaged" in data:
         out.append("| model (batch) | wall ms per step, next batch staged | uploaded before "

@@ -159,19 +159,34 @@ const char *directionName(ConvDirection d) {
 /// cuDNN descriptors of one convolution op and its algorithm: the best of
 /// cudnnGetConvolution*Algorithm_v7 whose workspace fits the buffer graphc planned for the op,
 /// else the zero-workspace algorithm (IMPLICIT_GEMM forward, ALGO_0 backward).
+/// cuDNN's type for a tensor of `type`: the 16-bit ones of --precision=bf16|fp16 compute in
+/// float (the convolution descriptor's compute type stays CUDNN_DATA_FLOAT).
+cudnnDataType_t cudnnTypeOf(DataType type) {
+  switch (type) {
+  case DataType::BF16:
+    return CUDNN_DATA_BFLOAT16;
+  case DataType::F16:
+    return CUDNN_DATA_HALF;
+  case DataType::F32:
+    break;
+  }
+  return CUDNN_DATA_FLOAT;
+}
+
 void chooseConv(cudnnHandle_t h, const ConvSpec &sp, ConvPlan &pl) {
   const char *op = sp.op;
+  const cudnnDataType_t data = cudnnTypeOf(sp.dataType);
   GRAPHC_CUDNN(cudnnCreateTensorDescriptor(&pl.x), "cudnnCreateTensorDescriptor", op);
   GRAPHC_CUDNN(cudnnCreateTensorDescriptor(&pl.y), "cudnnCreateTensorDescriptor", op);
   GRAPHC_CUDNN(cudnnCreateFilterDescriptor(&pl.w), "cudnnCreateFilterDescriptor", op);
   GRAPHC_CUDNN(cudnnCreateConvolutionDescriptor(&pl.conv), "cudnnCreateConvolutionDescriptor", op);
-  GRAPHC_CUDNN(cudnnSetTensor4dDescriptor(pl.x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, int(sp.n),
-                                          int(sp.c), int(sp.h), int(sp.w)),
+  GRAPHC_CUDNN(cudnnSetTensor4dDescriptor(pl.x, CUDNN_TENSOR_NCHW, data, int(sp.n), int(sp.c),
+                                          int(sp.h), int(sp.w)),
                "cudnnSetTensor4dDescriptor", op);
-  GRAPHC_CUDNN(cudnnSetTensor4dDescriptor(pl.y, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, int(sp.n),
-                                          int(sp.k), int(sp.oh), int(sp.ow)),
+  GRAPHC_CUDNN(cudnnSetTensor4dDescriptor(pl.y, CUDNN_TENSOR_NCHW, data, int(sp.n), int(sp.k),
+                                          int(sp.oh), int(sp.ow)),
                "cudnnSetTensor4dDescriptor", op);
-  GRAPHC_CUDNN(cudnnSetFilter4dDescriptor(pl.w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, int(sp.k),
+  GRAPHC_CUDNN(cudnnSetFilter4dDescriptor(pl.w, data, CUDNN_TENSOR_NCHW, int(sp.k),
                                           int(sp.c / sp.groups), int(sp.r), int(sp.s)),
                "cudnnSetFilter4dDescriptor", op);
   GRAPHC_CUDNN(cudnnSetConvolution2dDescriptor(pl.conv, int(sp.padH), int(sp.padW),
@@ -181,10 +196,11 @@ void chooseConv(cudnnHandle_t h, const ConvSpec &sp, ConvPlan &pl) {
                "cudnnSetConvolution2dDescriptor", op);
   GRAPHC_CUDNN(cudnnSetConvolutionGroupCount(pl.conv, int(sp.groups)),
                "cudnnSetConvolutionGroupCount", op);
-  // FP32 FMA kernels only: no TF32 tensor-core math, so results stay within float rounding of
-  // the CPU target.
-  GRAPHC_CUDNN(cudnnSetConvolutionMathType(pl.conv, CUDNN_FMA_MATH), "cudnnSetConvolutionMathType",
-               op);
+  // f32: FMA kernels only, no TF32 tensor-core math, so results stay within float rounding of
+  // the CPU target. 16 bit: tensor cores, float accumulation.
+  GRAPHC_CUDNN(cudnnSetConvolutionMathType(
+                   pl.conv, sp.dataType == DataType::F32 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH),
+               "cudnnSetConvolutionMathType", op);
   int n, k, oh, ow;
   GRAPHC_CUDNN(cudnnGetConvolution2dForwardOutputDim(pl.conv, pl.x, pl.w, &n, &k, &oh, &ow),
                "cudnnGetConvolution2dForwardOutputDim", op);
@@ -446,7 +462,8 @@ int startDevice(const Program &prog) {
              a.k == b.k && a.r == b.r && a.s == b.s && a.oh == b.oh && a.ow == b.ow &&
              a.strideH == b.strideH && a.strideW == b.strideW && a.padH == b.padH &&
              a.padW == b.padW && a.dilationH == b.dilationH && a.dilationW == b.dilationW &&
-             a.groups == b.groups && a.workspaceLimit == b.workspaceLimit;
+             a.groups == b.groups && a.workspaceLimit == b.workspaceLimit &&
+             a.dataType == b.dataType;
     };
     for (int32_t i = 0; i < gen.numConvs; ++i) {
       for (int32_t j = 0; j < i && timedAs[size_t(i)] < 0; ++j)

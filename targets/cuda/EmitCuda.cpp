@@ -50,6 +50,9 @@ using namespace graphc::graph;
 
 namespace {
 
+/// The 16-bit storage formats of --precision=bf16|fp16 (runtime/cuda/half.h).
+enum class HalfStorage { BF16, F16 };
+
 constexpr uint32_t kDescriptorVersion = 1; // runtime/cuda descriptor.h kProgramDescriptorVersion
 constexpr int64_t kThreads = 256;
 constexpr int64_t kMaxBlocks = 4096;
@@ -173,14 +176,47 @@ private:
   // ---------------------------------------------------------------- operands and labels
 
   static std::string f32(int64_t offset) { return "F32(" + std::to_string(offset) + ")"; }
-  /// The device pointer of `v`: in the arena, or for optimizer state kept in host memory
-  /// (graphc --offload; read only by update kernels) in the mapped host arena.
+  /// The 16-bit storage format of `v` (--precision=bf16|fp16), or nullopt.
+  static std::optional<HalfStorage> halfStorageOf(Value v) {
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    if (!type)
+      return std::nullopt;
+    if (type.getElementType().isBF16())
+      return HalfStorage::BF16;
+    if (type.getElementType().isF16())
+      return HalfStorage::F16;
+    return std::nullopt;
+  }
+  /// The device pointer of `v`, typed by its storage (float, or half.h's Bf16 or F16): in the
+  /// arena, or for optimizer state kept in host memory (graphc --offload; read only by update
+  /// kernels) in the mapped host arena.
   std::string ptr(Value v) {
     int64_t offset = plannedOffset(v);
     int64_t arena = func->getAttrOfType<IntegerAttr>(kArenaBytesAttr).getInt();
     if (hostArenaBytes(func) > 0 && offset >= arena)
       return "HF32(" + std::to_string(offset - arena) + ")";
+    if (auto half = halfStorageOf(v)) {
+      usesHalf = true;
+      return (*half == HalfStorage::BF16 ? "BF16(" : "F16(") + std::to_string(offset) + ")";
+    }
     return f32(offset);
+  }
+  static uint64_t elementBytes(Value v) { return halfStorageOf(v) ? 2 : 4; }
+  /// The C++ type of one element of `v` in the generated code.
+  static std::string elementType(Value v) {
+    auto half = halfStorageOf(v);
+    return !half                        ? "float"
+           : *half == HalfStorage::BF16 ? "::graphc::rt::cuda::Bf16"
+                                        : "::graphc::rt::cuda::F16";
+  }
+  /// `v` as the f32 pointer a CPU kernel takes in the host build: the pointer itself for a float
+  /// tensor, else a widened copy that an output (`output`) rounds back after the call
+  /// (step.h: F32In, F32Out).
+  std::string hostPtr(Value v, bool output = false) {
+    if (!halfStorageOf(v))
+      return ptr(v);
+    return std::string("::graphc::rt::cuda::") + (output ? "F32Out(" : "F32In(") + ptr(v) + ", " +
+           std::to_string(tensorElements(v)) + ")";
   }
   std::string label(Operation *op) {
     std::string s;
@@ -276,6 +312,26 @@ private:
     return n;
   }
 
+  /// A 16-bit dense or convolution output with a bias is rounded once, as the CPU target
+  /// (and PyTorch's addmm) do: this node first writes the bias into every row of y, then the
+  /// product accumulates onto it in float (beta = 1) and stores once. Returns the bias when it
+  /// did so, or null (no bias, or an f32 output: its bias node adds after the product).
+  Value prefillBias(Operation *op, Value y, Value bias, int64_t channels, int64_t inner) {
+    if (!bias || !halfStorageOf(y))
+      return Value();
+    EwNode n;
+    n.op = op;
+    n.label = label(op) + " bias";
+    n.n = tensorElements(y);
+    n.ins.push_back(EwIn{bias, EwIn::Channel, channels, inner});
+    n.outs.push_back(y);
+    n.code = [](ArrayRef<std::string> in, ArrayRef<std::string> o, const std::string &) {
+      return "      const float " + o[0] + " = " + in[0] + ";\n";
+    };
+    addEw(std::move(n));
+    return bias;
+  }
+
   // ---------------------------------------------------------------- ops
 
   LogicalResult emitOp(Operation *op) {
@@ -283,61 +339,77 @@ private:
         .Case([&](DenseOp d) {
           auto xs = tensorDims(d.getInput());
           int64_t out = tensorDims(d.getResult())[1];
-          addCode(gemm(op, d.getInput(), d.getWeight(), d.getResult(), xs[0], out, xs[1], false,
-                       d.getTransposeWeight(),
-                       "  graphc::rt::dense(" + ptr(d.getInput()) + ", " + ptr(d.getWeight()) +
-                           ", nullptr, " + ptr(d.getResult()) + ", " + list({xs[0], xs[1], out}) +
-                           ", " + (d.getTransposeWeight() ? "true" : "false") + ");\n"));
-          if (d.getBias())
+          Value prefilled = prefillBias(op, d.getResult(), d.getBias(), out, 1);
+          auto code =
+              gemm(op, d.getInput(), d.getWeight(), d.getResult(), xs[0], out, xs[1], false,
+                   d.getTransposeWeight(),
+                   "  graphc::rt::dense(" + hostPtr(d.getInput()) + ", " + hostPtr(d.getWeight()) +
+                       ", " + (prefilled ? hostPtr(prefilled) : "nullptr") + ", " +
+                       hostPtr(d.getResult(), true) + ", " + list({xs[0], xs[1], out}) + ", " +
+                       (d.getTransposeWeight() ? "true" : "false") + ");\n",
+                   1, /*accumulate=*/bool(prefilled));
+          if (failed(code))
+            return failure();
+          addCode(*code);
+          if (d.getBias() && !prefilled)
             addEw(biasNode(op, d.getResult(), d.getBias(), out, 1));
           return success();
         })
         .Case([&](MatmulOp m) {
           auto ys = tensorDims(m.getResult()), as = tensorDims(m.getLhs());
           int64_t k = m.getTransposeLhs() ? as[0] : as[1];
-          addCode(gemm(op, m.getLhs(), m.getRhs(), m.getResult(), ys[0], ys[1], k,
-                       m.getTransposeLhs(), m.getTransposeRhs(),
-                       "  graphc::rt::matmul(" + ptr(m.getLhs()) + ", " + ptr(m.getRhs()) + ", " +
-                           ptr(m.getResult()) + ", " + list({ys[0], ys[1], k}) + ", " +
-                           (m.getTransposeLhs() ? "true" : "false") + ", " +
-                           (m.getTransposeRhs() ? "true" : "false") + ");\n"));
+          auto code =
+              gemm(op, m.getLhs(), m.getRhs(), m.getResult(), ys[0], ys[1], k, m.getTransposeLhs(),
+                   m.getTransposeRhs(),
+                   "  graphc::rt::matmul(" + hostPtr(m.getLhs()) + ", " + hostPtr(m.getRhs()) +
+                       ", " + hostPtr(m.getResult(), true) + ", " + list({ys[0], ys[1], k}) + ", " +
+                       (m.getTransposeLhs() ? "true" : "false") + ", " +
+                       (m.getTransposeRhs() ? "true" : "false") + ");\n");
+          if (failed(code))
+            return failure();
+          addCode(*code);
           return success();
         })
         .Case([&](BatchMatmulOp m) {
           auto ys = tensorDims(m.getResult()), as = tensorDims(m.getLhs());
           int64_t k = m.getTransposeLhs() ? as[1] : as[2];
-          addCode(gemm(op, m.getLhs(), m.getRhs(), m.getResult(), ys[1], ys[2], k,
-                       m.getTransposeLhs(), m.getTransposeRhs(),
-                       "  graphc::rt::batchMatmul(" + ptr(m.getLhs()) + ", " + ptr(m.getRhs()) +
-                           ", " + ptr(m.getResult()) + ", " + list({ys[0], ys[1], ys[2], k}) +
-                           ", " + (m.getTransposeLhs() ? "true" : "false") + ", " +
-                           (m.getTransposeRhs() ? "true" : "false") + ");\n",
-                       ys[0]));
+          auto code =
+              gemm(op, m.getLhs(), m.getRhs(), m.getResult(), ys[1], ys[2], k, m.getTransposeLhs(),
+                   m.getTransposeRhs(),
+                   "  graphc::rt::batchMatmul(" + hostPtr(m.getLhs()) + ", " + hostPtr(m.getRhs()) +
+                       ", " + hostPtr(m.getResult(), true) + ", " + list({ys[0], ys[1], ys[2], k}) +
+                       ", " + (m.getTransposeLhs() ? "true" : "false") + ", " +
+                       (m.getTransposeRhs() ? "true" : "false") + ");\n",
+                   ys[0]);
+          if (failed(code))
+            return failure();
+          addCode(*code);
           return success();
         })
         .Case([&](BiasGradOp g) { return biasGrad(g); })
         .Case([&](RankShardOp shard) { return rankShard(shard); })
         .Case([&](AllGatherIntoOp gather) { return allGatherInto(gather); })
         .Case([&](Conv2dOp c) -> LogicalResult {
+          auto ys = tensorDims(c.getResult());
+          Value prefilled = prefillBias(op, c.getResult(), c.getBias(), ys[1], ys[2] * ys[3]);
           if (failed(conv(op, rt_cuda_forward, c.getInput(), c.getFilter(), c.getResult(),
                           c.getStrides(), c.getPadding(), c.getDilations(),
-                          static_cast<int64_t>(c.getGroups()))))
+                          static_cast<int64_t>(c.getGroups()), prefilled)))
             return failure();
-          if (c.getBias()) {
-            auto ys = tensorDims(c.getResult());
+          if (c.getBias() && !prefilled)
             addEw(biasNode(op, c.getResult(), c.getBias(), ys[1], ys[2] * ys[3]));
-          }
           return success();
         })
         .Case([&](Conv2dBackwardDataOp c) -> LogicalResult {
+          // A transposed convolution's bias, as conv2d's.
+          auto xs = tensorDims(c.getResult());
+          Value prefilled = prefillBias(op, c.getResult(), c.getBias(), xs[1], xs[2] * xs[3]);
           if (failed(conv(op, rt_cuda_backward_data, c.getResult(), c.getFilter(), c.getGrad(),
                           c.getStrides(), c.getPadding(), c.getDilations(),
-                          static_cast<int64_t>(c.getGroups()))))
+                          static_cast<int64_t>(c.getGroups()), prefilled)))
             return failure();
-          if (c.getBias()) { // a transposed convolution's bias, as conv2d's
-            auto xs = tensorDims(c.getResult());
+          if (c.getBias() && !prefilled)
             addEw(biasNode(op, c.getResult(), c.getBias(), xs[1], xs[2] * xs[3]));
-          }
           return success();
         })
         .Case([&](Conv2dBackwardFilterOp c) {
@@ -428,6 +500,28 @@ private:
           }));
           return success();
         })
+        .Case([&](LossScaleOp l) {
+          // 2^(16 - halvings), or its inverse: exact, as runtime/kernels.cpp's lossScale.
+          const bool inverse = l.getInverse();
+          EwNode n = unaryNode(op, l.getInput(), l.getResult(), [](auto &x) { return x; });
+          n.ins.push_back(EwIn{l.getHalvings(), EwIn::Scalar});
+          n.code = [inverse](ArrayRef<std::string> in, ArrayRef<std::string> o,
+                             const std::string &) {
+            std::string exponent = inverse ? "int(" + in[1] + ") - 16" : "16 - int(" + in[1] + ")";
+            return "      const float " + o[0] + " = " + in[0] + " * ldexpf(1.0f, " + exponent +
+                   ");\n";
+          };
+          addEw(std::move(n));
+          return success();
+        })
+        .Case([&](AllFiniteOp a) { return allFinite(a); })
+        .Case([&](UpdateLossScaleOp u) { return updateLossScale(u); })
+        .Case([&](CastOp c) {
+          // The load widens the source's storage to float and the store rounds to the result's
+          // (f32, bf16, f16): a cast is the identity in between.
+          addEw(unaryNode(op, c.getInput(), c.getResult(), [](auto &x) { return x; }));
+          return success();
+        })
         .Case([&](FillOp f) { return fill(op, f.getResult(), attrFloat(f.getValue())); })
         .Case([&](SliceOp sl) {
           return copyAlongAxis(op, sl.getInput(), sl.getResult(), sl.getAxis(), sl.getOffset(),
@@ -489,8 +583,10 @@ private:
         .Case([&](LossBackwardOp l) { return lossBackward(l); })
         .Case([&](SgdUpdateOp u) {
           std::string alpha = floatLiteral(-attrFloat(u.getLr()));
-          addEw(binaryNode(op, u.getParam(), u.getGrad(), u.getResult(),
-                           [alpha](auto &p, auto &g) { return p + " + " + alpha + " * " + g; }));
+          addEw(guardUpdate(
+              binaryNode(op, u.getParam(), u.getGrad(), u.getResult(),
+                         [alpha](auto &p, auto &g) { return p + " + " + alpha + " * " + g; }),
+              u.getApply(), {0}));
           return success();
         })
         .Case([&](MomentumUpdateOp u) {
@@ -509,7 +605,7 @@ private:
                    ";\n      const float " + o[0] + " = " + in[0] + " + " + alpha + " * " + o[1] +
                    ";\n";
           };
-          addEw(std::move(n));
+          addEw(guardUpdate(std::move(n), u.getApply(), {0, 2}));
           return success();
         })
         .Case([&](AdamUpdateOp u) {
@@ -543,7 +639,7 @@ private:
                    ";\n      const float " + o[0] + " = " + in[0] + " + negStepSize_" + k + " * " +
                    o[1] + " / denom_" + k + ";\n";
           };
-          addEw(std::move(n));
+          addEw(guardUpdate(std::move(n), u.getApply(), {0, 2, 3}));
           return success();
         })
         .Default([&](Operation *other) {
@@ -558,6 +654,83 @@ private:
                     "backward ops, embedding and its backward, the losses and the "
                     "sgd/momentum/adam updates; use --target=cpu)";
         });
+  }
+
+  // ---------------------------------------------------------------- dynamic loss scaling
+
+  /// An optimizer update skipped when its `apply` flag (graph.all_finite's result) is 0: every
+  /// output keeps the input it overwrites in place (`kept[j]` for output j), which is the CPU
+  /// target's skipped call. Without a flag the node is unchanged.
+  EwNode guardUpdate(EwNode node, Value apply, SmallVector<unsigned, 3> kept) {
+    if (!apply)
+      return node;
+    const size_t flag = node.ins.size();
+    node.ins.push_back(EwIn{apply, EwIn::Scalar});
+    auto update = node.code;
+    node.code = [update, flag, kept](ArrayRef<std::string> in, ArrayRef<std::string> o,
+                                     const std::string &k) {
+      SmallVector<std::string, 3> updated;
+      for (const std::string &name : o)
+        updated.push_back(name + "u");
+      std::string code = update(in.take_front(flag), updated, k);
+      for (auto [j, name] : llvm::enumerate(o))
+        code += "      const float " + name + " = " + in[flag] + " != 0.0f ? " + updated[j] +
+                " : " + in[kept[j]] + ";\n";
+      return code;
+    };
+    return node;
+  }
+
+  /// graph.all_finite: the flag is set to 1, then every thread that reads a NaN or an infinity
+  /// in any operand (one thread per element of their concatenation) writes 0. Concurrent
+  /// writers all write 0, so the result is deterministic without atomics.
+  LogicalResult allFinite(AllFiniteOp a) {
+    Operation *op = a;
+    const std::string flag = ptr(a.getResult());
+    std::string set = kernelName("all_finite_set");
+    kernels += "// " + label(op) + ": the overflow flag starts at 1\n__global__ void " + set +
+               "(unsigned char *arena) {\n  if (blockIdx.x == 0 && threadIdx.x == 0)\n    " + flag +
+               "[0] = 1.0f;\n}\n\n";
+    int64_t total = 0;
+    std::string chain;
+    for (Value in : a.getInputs()) {
+      const int64_t n = tensorElements(in);
+      chain += "    " + std::string(total ? "else " : "") + "if (e < " + num(total + n) +
+               ")\n      v = " + ptr(in) + "[e - " + num(total) + "];\n";
+      total += n;
+    }
+    std::string k = kernelName("all_finite");
+    kernels += "// " + label(op) + ": 0 when a gradient overflowed\n__global__ void " + k +
+               "(unsigned char *arena) {\n" + gridLoop("e", num(total)) + "    float v = 0.0f;\n" +
+               chain +
+               "    if (::graphc::rt::cuda::isNaN(v) || ::graphc::rt::cuda::isInf(v))\n      " +
+               flag + "[0] = 0.0f;\n  }\n}\n\n";
+    addCode(launch(set, 1, op) + launch(k, std::max<int64_t>(total, 1), op));
+    return success();
+  }
+
+  /// graph.update_loss_scale, in place on its state by one thread: runtime/kernels.cpp's
+  /// updateLossScale (PyTorch's GradScaler with factors of 2).
+  LogicalResult updateLossScale(UpdateLossScaleOp u) {
+    Operation *op = u;
+    if (plannedOffset(u.getNewHalvings()) != plannedOffset(u.getHalvings()) ||
+        plannedOffset(u.getNewCleanSteps()) != plannedOffset(u.getCleanSteps()) ||
+        plannedOffset(u.getNewSkippedSteps()) != plannedOffset(u.getSkippedSteps()))
+      return u.emitError("update_loss_scale must be planned in place on its state");
+    std::string k = kernelName("update_loss_scale");
+    kernels += "// " + label(op) + ": halve the loss scale on overflow, double it after " +
+               num(u.getGrowthInterval()) + " clean steps\n__global__ void " + k +
+               "(unsigned char *arena) {\n  if (blockIdx.x != 0 || threadIdx.x != 0)\n    return;\n"
+               "  float *halvings = " +
+               ptr(u.getHalvings()) + ", *clean = " + ptr(u.getCleanSteps()) +
+               ", *skipped = " + ptr(u.getSkippedSteps()) + ";\n  if (" + ptr(u.getFinite()) +
+               "[0] == 0.0f) {\n    *halvings += 1.0f;\n    *clean = 0.0f;\n    *skipped += 1.0f;\n"
+               "    return;\n  }\n  *clean += 1.0f;\n  if (*clean >= " +
+               floatLiteral(static_cast<float>(u.getGrowthInterval())) +
+               ") {\n    *halvings = *halvings - 1.0f < -8.0f ? -8.0f : *halvings - 1.0f;\n"
+               "    *clean = 0.0f;\n  }\n}\n\n";
+    addCode(launch(k, 1, op));
+    return success();
   }
 
   // ---------------------------------------------------------------- gradient all-reduce
@@ -673,22 +846,35 @@ private:
 
   /// C[m,n] = op(A)[m,k] op(B)[k,n] row-major with cuBLAS (column-major): C^T = op(B)^T op(A)^T.
   /// With batch > 1, `batch` such products of consecutive [m,k], [k,n] and [m,n] matrices in
-  /// one cublasSgemmStridedBatched (no workspace either: cublasSetWorkspace(nullptr, 0)).
-  std::string gemm(Operation *op, Value a, Value b, Value c, int64_t m, int64_t n, int64_t k,
-                   bool transA, bool transB, const std::string &host, int64_t batch = 1) {
+  /// one strided-batched call (no workspace either: cublasSetWorkspace(nullptr, 0)). Float
+  /// tensors go to cublasSgemm; 16-bit ones (all three the same storage) to cublasGemmEx with
+  /// float accumulation (CUBLAS_COMPUTE_32F), which may use the tensor cores.
+  FailureOr<std::string> gemm(Operation *op, Value a, Value b, Value c, int64_t m, int64_t n,
+                              int64_t k, bool transA, bool transB, const std::string &host,
+                              int64_t batch = 1, bool accumulate = false) {
+    auto half = halfStorageOf(c);
+    if (halfStorageOf(a) != half || halfStorageOf(b) != half)
+      return op->emitError("a matrix product whose operands and result are not all f32, all "
+                           "bf16 or all f16 is not supported on --target=cuda; use --target=cpu");
     ++cublasCalls;
     const bool batched = batch > 1;
-    const char *call = batched ? "cublasSgemmStridedBatched" : "cublasSgemm";
+    std::string call = batched ? "cublasSgemmStridedBatched" : "cublasSgemm";
+    std::string dataType;
+    if (half) {
+      call = batched ? "cublasGemmStridedBatchedEx" : "cublasGemmEx";
+      dataType = *half == HalfStorage::BF16 ? ", CUDA_R_16BF" : ", CUDA_R_16F";
+    }
     auto stride = [&](int64_t elements) {
       return batched ? ", " + std::to_string(elements) + "ll" : std::string();
     };
     std::string device =
-        "  GRAPHC_CUBLAS(" + std::string(call) + "(ctx->cublas, " +
-        (transB ? "CUBLAS_OP_T" : "CUBLAS_OP_N") + ", " + (transA ? "CUBLAS_OP_T" : "CUBLAS_OP_N") +
-        ", " + list({n, m, k}) + ", &kOne, " + ptr(b) + ", " + std::to_string(transB ? k : n) +
-        stride(k * n) + ", " + ptr(a) + ", " + std::to_string(transA ? m : k) + stride(m * k) +
-        ", &kZero, " + ptr(c) + ", " + std::to_string(n) + stride(m * n) +
-        (batched ? ", " + std::to_string(batch) : std::string()) + "),\n               \"" + call +
+        "  GRAPHC_CUBLAS(" + call + "(ctx->cublas, " + (transB ? "CUBLAS_OP_T" : "CUBLAS_OP_N") +
+        ", " + (transA ? "CUBLAS_OP_T" : "CUBLAS_OP_N") + ", " + list({n, m, k}) + ", &kOne, " +
+        ptr(b) + dataType + ", " + std::to_string(transB ? k : n) + stride(k * n) + ", " + ptr(a) +
+        dataType + ", " + std::to_string(transA ? m : k) + stride(m * k) +
+        (accumulate ? ", &kOne, " : ", &kZero, ") + ptr(c) + dataType + ", " + std::to_string(n) +
+        stride(m * n) + (batched ? ", " + std::to_string(batch) : std::string()) +
+        (half ? ", CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT" : "") + "),\n               \"" + call +
         "\", " + opRef(op) + ");\n";
     return hostOrDevice(host, device);
   }
@@ -827,8 +1013,12 @@ private:
   /// y: its output (dy for the backward ops).
   LogicalResult conv(Operation *op, int direction, Value x, Value w, Value y,
                      ArrayRef<int64_t> strides, ArrayRef<int64_t> padding,
-                     ArrayRef<int64_t> dilations, int64_t groups) {
+                     ArrayRef<int64_t> dilations, int64_t groups, Value prefilledBias = Value()) {
     auto xs = tensorDims(x), ws = tensorDims(w), ys = tensorDims(y);
+    auto half = halfStorageOf(x);
+    if (halfStorageOf(w) != half || halfStorageOf(y) != half)
+      return op->emitError("a convolution whose tensors are not all f32, all bf16 or all f16 is "
+                           "not supported on --target=cuda; use --target=cpu");
     // cuDNN pads symmetrically; the plan's output size must be what top/left padding gives.
     auto outDim = [](int64_t in, int64_t pad, int64_t dil, int64_t kernel, int64_t stride) {
       return (in + 2 * pad - (dil * (kernel - 1) + 1)) / stride + 1;
@@ -845,11 +1035,15 @@ private:
     uint64_t limit = workspaceBytes(op);
     int index = numConvs++;
     const char *dirName[] = {"Forward", "BackwardData", "BackwardFilter"};
-    convTable += "    {" + cppString(label(op)) + ", graphc::rt::cuda::ConvDirection::" +
-                 dirName[direction] + ", " +
+    convTable += "    {" + cppString(label(op)) +
+                 ", graphc::rt::cuda::ConvDirection::" + dirName[direction] + ", " +
                  list({xs[0], xs[1], xs[2], xs[3], ws[0], ws[2], ws[3], ys[2], ys[3], strides[0],
                        strides[1], padding[0], padding[1], dilations[0], dilations[1], groups}) +
-                 ", " + std::to_string(limit) + "ull},\n";
+                 ", " + std::to_string(limit) + "ull" +
+                 (!half                        ? ""
+                  : *half == HalfStorage::BF16 ? ", graphc::rt::cuda::DataType::BF16"
+                                               : ", graphc::rt::cuda::DataType::F16") +
+                 "},\n";
     std::string shape = "graphc::rt::Conv2dShape{" +
                         list({xs[0], xs[1], xs[2], xs[3], ws[0], ws[2], ws[3], ys[2], ys[3],
                               strides[0], strides[1], padding[0], padding[1], dilations[0],
@@ -858,24 +1052,30 @@ private:
     std::string c = "ctx->conv[" + std::to_string(index) + "]";
     std::string ref = opRef(op), host, device;
     ++cudnnCalls;
+    // With a prefilled bias (16 bit) cuDNN blends onto it (beta = 1) and rounds once; the host
+    // build passes the bias to the CPU kernel, which adds it in float before its one rounding.
+    const std::string beta = prefilledBias ? "&kOne" : "&kZero";
     if (direction == rt_cuda_forward) {
-      host = "  graphc::rt::conv2d(" + ptr(x) + ", " + ptr(w) + ", nullptr, " + ptr(y) + ", " +
+      host = "  graphc::rt::conv2d(" + hostPtr(x) + ", " + hostPtr(w) + ", " +
+             (prefilledBias ? hostPtr(prefilledBias) : "nullptr") + ", " + hostPtr(y, true) + ", " +
              shape + ", " + workspace(op) + ");\n";
       device = "  GRAPHC_CUDNN(cudnnConvolutionForward(ctx->cudnn, &kOne, " + c + ".x, " + ptr(x) +
-               ", " + c + ".w, " + ptr(w) + ", " + c + ".conv,\n               cudnnConvolutionFwdAlgo_t(" +
-               c + ".algo), " + workspace(op) + ", " + c + ".workspaceBytes, &kZero, " + c + ".y, " +
-               ptr(y) + "),\n               \"cudnnConvolutionForward\", " + ref + ");\n";
+               ", " + c + ".w, " + ptr(w) + ", " + c +
+               ".conv,\n               cudnnConvolutionFwdAlgo_t(" + c + ".algo), " +
+               workspace(op) + ", " + c + ".workspaceBytes, " + beta + ", " + c + ".y, " + ptr(y) +
+               "),\n               \"cudnnConvolutionForward\", " + ref + ");\n";
     } else if (direction == rt_cuda_backward_data) {
-      host = "  graphc::rt::conv2dBackwardData(" + ptr(y) + ", " + ptr(w) + ", " + ptr(x) + ", " +
-             shape + ", " + workspace(op) + ");\n";
+      host = "  graphc::rt::conv2dBackwardData(" + hostPtr(y) + ", " + hostPtr(w) + ", " +
+             hostPtr(x, true) + ", " + shape + ", " + workspace(op) +
+             (prefilledBias ? ", " + hostPtr(prefilledBias) : std::string()) + ");\n";
       device = "  GRAPHC_CUDNN(cudnnConvolutionBackwardData(ctx->cudnn, &kOne, " + c + ".w, " +
                ptr(w) + ", " + c + ".y, " + ptr(y) + ", " + c +
                ".conv,\n               cudnnConvolutionBwdDataAlgo_t(" + c + ".algo), " +
-               workspace(op) + ", " + c + ".workspaceBytes, &kZero, " + c + ".x, " + ptr(x) +
+               workspace(op) + ", " + c + ".workspaceBytes, " + beta + ", " + c + ".x, " + ptr(x) +
                "),\n               \"cudnnConvolutionBackwardData\", " + ref + ");\n";
     } else {
-      host = "  graphc::rt::conv2dBackwardFilter(" + ptr(y) + ", " + ptr(x) + ", " + ptr(w) + ", " +
-             shape + ", " + workspace(op) + ");\n";
+      host = "  graphc::rt::conv2dBackwardFilter(" + hostPtr(y) + ", " + hostPtr(x) + ", " +
+             hostPtr(w, true) + ", " + shape + ", " + workspace(op) + ");\n";
       device = "  GRAPHC_CUDNN(cudnnConvolutionBackwardFilter(ctx->cudnn, &kOne, " + c + ".x, " +
                ptr(x) + ", " + c + ".y, " + ptr(y) + ", " + c +
                ".conv,\n               cudnnConvolutionBwdFilterAlgo_t(" + c + ".algo), " +
@@ -901,7 +1101,8 @@ private:
     auto kernel = p.getKernel(), strides = p.getStrides(), padding = p.getPadding();
     bool symmetric = (xs[2] + 2 * padding[0] - kernel[0]) / strides[0] + 1 == ys[2] &&
                      (xs[3] + 2 * padding[1] - kernel[1]) / strides[1] + 1 == ys[3] &&
-                     padding[0] < kernel[0] && padding[1] < kernel[1];
+                     padding[0] < kernel[0] && padding[1] < kernel[1] &&
+                     !halfStorageOf(p.getInput()); // 16 bit: the generated kernel below
     std::string host = "  graphc::rt::maxPool2d(" + ptr(p.getInput()) + ", " + ptr(p.getResult()) +
                        ", " + poolShape(p.getInput(), p.getResult(), kernel, strides, padding) +
                        ");\n";
@@ -922,20 +1123,23 @@ private:
                                      ");\n"));
       return success();
     }
-    // Ceil-mode or bottom/right-padded windows: a generated kernel, one thread per output.
+    // Ceil-mode or bottom/right-padded windows, or 16-bit tensors: a generated kernel, one
+    // thread per output (the CPU kernel's first-maximum rule, poolArgmax).
     std::string k = kernelName("max_pool");
     int64_t total = tensorElements(p.getResult());
-    kernels += "// " + label(op) + ": max pooling (windows cuDNN cannot express)\n__global__ void " +
-               k + "(unsigned char *arena) {\n" + gridLoop("o", std::to_string(total)) +
+    kernels += "// " + label(op) +
+               ": max pooling (a window cuDNN cannot express, or 16 bit)\n__global__ void " + k +
+               "(unsigned char *arena) {\n" + gridLoop("o", std::to_string(total)) +
                "    const int64_t ox = o % " + std::to_string(ys[3]) + ", oy = (o / " +
                std::to_string(ys[3]) + ") % " + std::to_string(ys[2]) + ", nc = o / " +
-               std::to_string(ys[2] * ys[3]) + ";\n    const float *img = " + ptr(p.getInput()) +
-               " + nc * " + std::to_string(xs[2] * xs[3]) +
+               std::to_string(ys[2] * ys[3]) + ";\n    const " + elementType(p.getInput()) +
+               " *img = " + ptr(p.getInput()) + " + nc * " + std::to_string(xs[2] * xs[3]) +
                ";\n    const int64_t arg = ::graphc::rt::cuda::poolArgmax(img, " +
                list({xs[2], xs[3]}) + ", oy * " + std::to_string(strides[0]) + " - " +
                std::to_string(padding[0]) + ", ox * " + std::to_string(strides[1]) + " - " +
                std::to_string(padding[1]) + ", " + list({kernel[0], kernel[1]}) + ");\n    " +
-               ptr(p.getResult()) + "[o] = arg < 0 ? -INFINITY : img[arg];\n  }\n}\n\n";
+               ptr(p.getResult()) +
+               "[o] = arg < 0 ? -INFINITY : static_cast<float>(img[arg]);\n  }\n}\n\n";
     addCode(launch(k, total, op)); // the host build runs this kernel too
     return success();
   }
@@ -953,16 +1157,16 @@ private:
     auto S = [](int64_t v) { return std::to_string(v); };
     kernels += "// " + label(op) + ": max-pool backward\n__global__ void " + k +
                "(unsigned char *arena) {\n" + gridLoop("e", S(total)) +
-               windowsHolding(xs, gs, kernel, strides, padding, p.getGrad()) +
-               "    const float *img = " + ptr(p.getInput()) + " + nc * " + S(xs[2] * xs[3]) +
-               ";\n    const int64_t self = iy * " + S(xs[3]) +
+               windowsHolding(xs, gs, kernel, strides, padding, p.getGrad()) + "    const " +
+               elementType(p.getInput()) + " *img = " + ptr(p.getInput()) + " + nc * " +
+               S(xs[2] * xs[3]) + ";\n    const int64_t self = iy * " + S(xs[3]) +
                " + ix;\n    float sum = 0.0f;\n    for (int64_t oy = oy0; oy <= oy1; ++oy)\n"
                "      for (int64_t ox = ox0; ox <= ox1; ++ox)\n"
-               "        if (::graphc::rt::cuda::poolArgmax(img, " + list({xs[2], xs[3]}) +
-               ", oy * " + S(strides[0]) + " - " + S(padding[0]) + ", ox * " + S(strides[1]) +
-               " - " + S(padding[1]) + ", " + list({kernel[0], kernel[1]}) +
-               ") == self)\n          sum += dy[oy * " + S(gs[3]) + " + ox];\n    " +
-               ptr(p.getResult()) + "[e] = sum;\n  }\n}\n\n";
+               "        if (::graphc::rt::cuda::poolArgmax(img, " +
+               list({xs[2], xs[3]}) + ", oy * " + S(strides[0]) + " - " + S(padding[0]) +
+               ", ox * " + S(strides[1]) + " - " + S(padding[1]) + ", " +
+               list({kernel[0], kernel[1]}) + ") == self)\n          sum += dy[oy * " + S(gs[3]) +
+               " + ox];\n    " + ptr(p.getResult()) + "[e] = sum;\n  }\n}\n\n";
     addCode(launch(k, total, op));
     return success();
   }
@@ -981,13 +1185,14 @@ private:
       return window + " < " + num(outputs - 1) + " ? " + window + " : " + num(outputs - 1);
     };
     return "    const int64_t ix = e % " + num(xs[3]) + ", iy = (e / " + num(xs[3]) + ") % " +
-           num(xs[2]) + ", nc = e / " + num(xs[2] * xs[3]) + ";\n    const float *dy = " +
-           ptr(dy) + " + nc * " + num(gs[2] * gs[3]) + ";\n    const int64_t ny = iy + " +
-           num(padding[0]) + " - " + num(kernel[0]) + " + 1, nx = ix + " + num(padding[1]) +
-           " - " + num(kernel[1]) + " + 1;\n    const int64_t oy0 = " + first("ny", strides[0]) +
-           ", ox0 = " + first("nx", strides[1]) + ";\n    const int64_t oy1 = " +
-           last("iy", padding[0], strides[0], gs[2]) + ";\n    const int64_t ox1 = " +
-           last("ix", padding[1], strides[1], gs[3]) + ";\n";
+           num(xs[2]) + ", nc = e / " + num(xs[2] * xs[3]) + ";\n    const " + elementType(dy) +
+           " *dy = " + ptr(dy) + " + nc * " + num(gs[2] * gs[3]) +
+           ";\n    const int64_t ny = iy + " + num(padding[0]) + " - " + num(kernel[0]) +
+           " + 1, nx = ix + " + num(padding[1]) + " - " + num(kernel[1]) +
+           " + 1;\n    const int64_t oy0 = " + first("ny", strides[0]) +
+           ", ox0 = " + first("nx", strides[1]) +
+           ";\n    const int64_t oy1 = " + last("iy", padding[0], strides[0], gs[2]) +
+           ";\n    const int64_t ox1 = " + last("ix", padding[1], strides[1], gs[3]) + ";\n";
   }
 
   static std::string num(int64_t v) { return std::to_string(v); }
@@ -1008,20 +1213,20 @@ private:
     auto xs = tensorDims(x), ys = tensorDims(y);
     int64_t total = tensorElements(y);
     std::string k = kernelName("avg_pool");
-    kernels += "// " + label(op) + ": average pooling" +
-               (countIncludePad ? " (count_include_pad)" : "") +
-               ", one thread per output\n__global__ void " + k + "(unsigned char *arena) {\n" +
-               gridLoop("o", num(total)) + "    const int64_t ox = o % " + num(ys[3]) +
-               ", oy = (o / " + num(ys[3]) + ") % " + num(ys[2]) + ", nc = o / " +
-               num(ys[2] * ys[3]) + ";\n    const float *img = " + ptr(x) + " + nc * " +
-               num(xs[2] * xs[3]) + ";\n    const ::graphc::rt::AvgPoolWindow win = " +
-               avgWindowCall(xs, ys, p.getKernel(), p.getStrides(), p.getPadding(),
-                             countIncludePad) +
-               ";\n    float sum = 0.0f;\n"
-               "    for (int64_t iy = win.yBegin; iy < win.yEnd; ++iy)\n"
-               "      for (int64_t ix = win.xBegin; ix < win.xEnd; ++ix)\n"
-               "        sum += img[iy * " + num(xs[3]) + " + ix];\n    " + ptr(y) +
-               "[o] = win.divisor > 0 ? sum / static_cast<float>(win.divisor) : 0.0f;\n  }\n}\n\n";
+    kernels +=
+        "// " + label(op) + ": average pooling" + (countIncludePad ? " (count_include_pad)" : "") +
+        ", one thread per output\n__global__ void " + k + "(unsigned char *arena) {\n" +
+        gridLoop("o", num(total)) + "    const int64_t ox = o % " + num(ys[3]) + ", oy = (o / " +
+        num(ys[3]) + ") % " + num(ys[2]) + ", nc = o / " + num(ys[2] * ys[3]) + ";\n    const " +
+        elementType(x) + " *img = " + ptr(x) + " + nc * " + num(xs[2] * xs[3]) +
+        ";\n    const ::graphc::rt::AvgPoolWindow win = " +
+        avgWindowCall(xs, ys, p.getKernel(), p.getStrides(), p.getPadding(), countIncludePad) +
+        ";\n    float sum = 0.0f;\n"
+        "    for (int64_t iy = win.yBegin; iy < win.yEnd; ++iy)\n"
+        "      for (int64_t ix = win.xBegin; ix < win.xEnd; ++ix)\n"
+        "        sum += img[iy * " +
+        num(xs[3]) + " + ix];\n    " + ptr(y) +
+        "[o] = win.divisor > 0 ? sum / static_cast<float>(win.divisor) : 0.0f;\n  }\n}\n\n";
     addCode(launch(k, total, op));
     return success();
   }
@@ -1251,15 +1456,16 @@ private:
     const int64_t d = tensorDims(ln.getInput()).back(), rows = tensorElements(ln.getInput()) / d;
     std::string k = kernelName("layer_norm");
     kernels += "// " + label(op) + ": layer normalization, one thread per row\n__global__ void " +
-               k + "(unsigned char *arena) {\n" + gridLoop("r", num(rows)) +
-               "    const float *p = " + ptr(ln.getInput()) + " + r * " + num(d) +
-               ";\n    float *q = " + ptr(ln.getResult()) + " + r * " + num(d) +
-               ";\n    double sum = 0.0;\n    for (int64_t i = 0; i < " + num(d) +
-               "; ++i)\n      sum += p[i];\n    const double mean = " + meanOf("sum", d) +
+               k + "(unsigned char *arena) {\n" + gridLoop("r", num(rows)) + "    const " +
+               elementType(ln.getInput()) + " *p = " + ptr(ln.getInput()) + " + r * " + num(d) +
+               ";\n    " + elementType(ln.getResult()) + " *q = " + ptr(ln.getResult()) +
+               " + r * " + num(d) + ";\n    double sum = 0.0;\n    for (int64_t i = 0; i < " +
+               num(d) + "; ++i)\n      sum += p[i];\n    const double mean = " + meanOf("sum", d) +
                ";\n    double varSum = 0.0;\n    for (int64_t i = 0; i < " + num(d) +
                "; ++i) {\n      const double dev = p[i] - mean;\n"
                "      varSum += dev * dev;\n    }\n"
-               "    const double var = " + meanOf("varSum", d) +
+               "    const double var = " +
+               meanOf("varSum", d) +
                ";\n    const double invstd = 1.0 / sqrt(var + static_cast<double>(" +
                floatLiteral(attrFloat(ln.getEpsilon())) + "));\n    " + ptr(ln.getSavedMean()) +
                "[r] = static_cast<float>(mean);\n    " + ptr(ln.getSavedInvstd()) +
@@ -1298,20 +1504,26 @@ private:
                ptr(ln.getGradBias()) + "[i] = static_cast<float>(part[0]);\n    }\n  }\n}\n\n";
     addCode(launchBlocks(columns, d, op));
     std::string k = kernelName("layer_norm_backward_rows");
-    kernels += "// " + label(op) + ": layer-norm input gradient, one thread per row\n"
-               "__global__ void " + k + "(unsigned char *arena) {\n" + gridLoop("r", num(rows)) +
-               "    const float *g = " + dy + " + r * " + num(d) + ", *p = " + x + " + r * " +
-               num(d) + ";\n    float *q = " + ptr(ln.getGradInput()) + " + r * " + num(d) +
-               ";\n    const double mean = " + mean + "[r], invstd = " + invstd +
+    kernels += "// " + label(op) +
+               ": layer-norm input gradient, one thread per row\n"
+               "__global__ void " +
+               k + "(unsigned char *arena) {\n" + gridLoop("r", num(rows)) + "    const " +
+               elementType(ln.getGrad()) + " *g = " + dy + " + r * " + num(d) + ";\n    const " +
+               elementType(ln.getInput()) + " *p = " + x + " + r * " + num(d) + ";\n    " +
+               elementType(ln.getGradInput()) + " *q = " + ptr(ln.getGradInput()) + " + r * " +
+               num(d) + ";\n    const double mean = " + mean + "[r], invstd = " + invstd +
                "[r];\n    double sumG = 0.0, sumGXhat = 0.0;\n    for (int64_t i = 0; i < " +
-               num(d) + "; ++i) {\n      const double xhat = (p[i] - mean) * invstd;\n"
-               "      const double gi = static_cast<double>(g[i]) * " + scale +
-               "[i];\n      sumG += gi;\n      sumGXhat += gi * xhat;\n    }\n"
-               "    const double meanG = " + meanOf("sumG", d) + ", meanGXhat = " +
-               meanOf("sumGXhat", d) + ";\n    for (int64_t i = 0; i < " + num(d) +
+               num(d) +
                "; ++i) {\n      const double xhat = (p[i] - mean) * invstd;\n"
-               "      q[i] = static_cast<float>(invstd * (static_cast<double>(g[i]) * " + scale +
-               "[i] - meanG - xhat * meanGXhat));\n    }\n  }\n}\n\n";
+               "      const double gi = static_cast<double>(g[i]) * " +
+               scale +
+               "[i];\n      sumG += gi;\n      sumGXhat += gi * xhat;\n    }\n"
+               "    const double meanG = " +
+               meanOf("sumG", d) + ", meanGXhat = " + meanOf("sumGXhat", d) +
+               ";\n    for (int64_t i = 0; i < " + num(d) +
+               "; ++i) {\n      const double xhat = (p[i] - mean) * invstd;\n"
+               "      q[i] = static_cast<float>(invstd * (static_cast<double>(g[i]) * " +
+               scale + "[i] - meanG - xhat * meanGXhat));\n    }\n  }\n}\n\n";
     addCode(launch(k, rows, op));
     return success();
   }
@@ -1669,7 +1881,7 @@ private:
   struct Access {
     int64_t offset;
     uint64_t bytes;
-    bool full; // element i touches byte range [4i, 4i+4) only
+    bool full; // element i touches byte range [si, si+s) only, s its element's bytes
   };
 
   /// Loads and stores of a candidate kernel made of `group`.
@@ -1683,8 +1895,8 @@ private:
       for (const EwIn &in : n->ins)
         if (in.raw || !defined.contains(in.v)) {
           uint64_t bytes = in.mode == EwIn::Full      ? tensorBytes(in.v.getType())
-                           : in.mode == EwIn::Channel ? uint64_t(in.channels) * 4
-                                                      : 4;
+                           : in.mode == EwIn::Channel ? uint64_t(in.channels) * elementBytes(in.v)
+                                                      : elementBytes(in.v);
           loads.push_back({plannedOffset(in.v), bytes, in.mode == EwIn::Full});
         }
       for (Value v : n->outs) {
@@ -1778,6 +1990,12 @@ private:
         outNames.push_back("v" + std::to_string(var++));
       compute += n->code(in, outNames, key);
       for (auto [o, v] : llvm::enumerate(n->outs)) {
+        if (halfStorageOf(v)) { // a later node reads what the tensor would hold
+          std::string rounded = outNames[o] + "r";
+          compute += "      const float " + rounded + " = ::graphc::rt::cuda::roundedAs<" +
+                     elementType(v) + ">(" + outNames[o] + ");\n";
+          outNames[o] = rounded;
+        }
         reg[v] = outNames[o];
         if (mustStore(v, ops))
           stores += "      " + ptr(v) + "[i] = " + outNames[o] + ";\n";
@@ -1969,7 +2187,13 @@ private:
          << " averaged with NCCL on a communication stream (comm_nccl.h).\n"
          << "#include \"graphc/runtime/cuda/comm_nccl.h\"\n";
     os << "\n"
-       << "#define F32(offset) reinterpret_cast<float *>(arena + (offset))\n\n";
+       << "#define F32(offset) reinterpret_cast<float *>(arena + (offset))\n";
+    if (usesHalf)
+      os << "// 16-bit tensors (--precision): read as float, rounded to nearest even when stored "
+            "(half.h).\n"
+         << "#define BF16(offset) reinterpret_cast<::graphc::rt::cuda::Bf16 *>(arena + (offset))\n"
+         << "#define F16(offset) reinterpret_cast<::graphc::rt::cuda::F16 *>(arena + (offset))\n";
+    os << "\n";
     if (int64_t host = hostArenaBytes(func))
       os << "// Optimizer state kept in host memory (graphc --offload): " << host
          << " bytes after the arena's offsets, pinned and\n// mapped by the runtime "
@@ -2037,6 +2261,7 @@ private:
   int kernelCount = 0, ewKernels = 0, fusedKernels = 0, numConvs = 0, numPools = 0;
   size_t fusedOps = 0;
   int cublasCalls = 0, cudnnCalls = 0;
+  bool usesHalf = false; // some tensor is bf16 or f16: define BF16() and F16()
   InFlightCollectives collectives;
   int64_t allReduceBuckets = 0; // highest bucket id + 1
   int64_t batch = 0;

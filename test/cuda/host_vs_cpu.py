@@ -111,6 +111,11 @@ def main():
                     "tested binary against the saved reference (--build=gpu)")
     ap.add_argument("--batch", type=int, help="graphc --batch (models with a None batch, e.g. Keras)")
     ap.add_argument("--classes", type=int, default=10, help="classes of sparse labels")
+    ap.add_argument("--label-scale", type=float, default=1.0,
+                    help="regression labels are uniform in [0, LABEL_SCALE)")
+    ap.add_argument("--repeat-batch", action="store_true",
+                    help="every step trains the first batch again (and the report counts the "
+                         "leading steps whose loss repeats: updates skipped by loss scaling)")
     ap.add_argument("--ids", type=int, help="data are token ids in [0, IDS) (embedding models)")
     ap.add_argument("--ranks", type=int, default=0, help="--data-parallel --world-size of the tested step")
     ap.add_argument("--ref-ranks", type=int, help="the reference's world size (0: one process)")
@@ -189,22 +194,27 @@ def main():
             n *= d
         return n
 
+    # With --repeat-batch the values of one batch are drawn and repeated for every step.
+    drawn = batch if args.repeat_batch else samples
+    repeats = samples // drawn
+
     xshape = [samples] + shapes["data"][1][1:]
     write_npy(os.path.join(work, "x.npy"), xshape, "f4",
               [float(rng.randrange(args.ids)) if args.ids else rng.gauss(0.0, 1.0)
-               for _ in range(numel(xshape))])
+               for _ in range(numel([drawn] + xshape[1:]))] * repeats)
     ltype, ldims = shapes["labels"]
     yshape = [samples] + ldims[1:]
+    ycount = numel([drawn] + yshape[1:])
     if ltype == "int64":
         classes = args.classes
         write_npy(os.path.join(work, "y.npy"), yshape, "i8",
-                  [rng.randrange(classes) for _ in range(numel(yshape))])
+                  [rng.randrange(classes) for _ in range(ycount)] * repeats)
     elif args.loss == "binary_crossentropy":
         write_npy(os.path.join(work, "y.npy"), yshape, "f4",
-                  [float(rng.randrange(2)) for _ in range(numel(yshape))])
+                  [float(rng.randrange(2)) for _ in range(ycount)] * repeats)
     else:
         write_npy(os.path.join(work, "y.npy"), yshape, "f4",
-                  [rng.random() for _ in range(numel(yshape))])
+                  [rng.random() * args.label_scale for _ in range(ycount)] * repeats)
 
     outs = {}
     runs = (("host", host, args.ranks), ("cpu", cpu, ref_ranks))
@@ -279,6 +289,10 @@ def report(args, outs):
             print("weight %s: relative error %.3g" % (name, e))
     print("compared %d losses and %d weight tensors; worst relative error %.3g (tolerance %g)"
           % (len(cl), len(cw), worst, args.tol))
+    if args.repeat_batch:  # step t's loss is computed before its update
+        same = next((i for i, l in enumerate(hl) if l != hl[0]), len(hl))
+        print("host: the first %d losses repeat (%d updates skipped), then %s"
+              % (same, max(same - 1, 0), "the loss moves" if same < len(hl) else "no update"))
     print("PASS" if failed == 0 else "FAIL")
     sys.exit(1 if failed else 0)
 

@@ -224,11 +224,8 @@ public:
       opts.precision = "fp16";
     if (opts.precision != "fp32" && opts.precision != "bf16" && opts.precision != "fp16" &&
         opts.precision != "auto")
-      fail(kBadInput, "--precision=" + opts.precision + " is unknown; use fp32, bf16, fp16 or auto");
-    if (opts.target == "cuda" && opts.precision != "fp32")
-      fail(kBadInput, "--precision=" + opts.precision +
-                          " is not available for --target=cuda yet (the CUDA emitter has no "
-                          "16-bit kernels); use --precision=fp32, or --target=cpu");
+      fail(kBadInput,
+           "--precision=" + opts.precision + " is unknown; use fp32, bf16, fp16 or auto");
     if (opts.lossScaleGrowthInterval < 1)
       fail(kBadInput, "--loss-scale-growth-interval must be at least 1");
     if (opts.offload != "none" && opts.offload != "optimizer" && opts.offload != "auto")

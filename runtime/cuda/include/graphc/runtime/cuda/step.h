@@ -12,8 +12,13 @@
 #include <math.h>
 
 #include <cstdint>
+#ifdef GRAPHC_HOST_SHIM
+#include <functional>
+#include <vector>
+#endif
 
 #include "graphc/runtime/attention_rows.h"
+#include "graphc/runtime/cuda/half.h"
 #include "graphc/runtime/dropout_mask.h"
 #include "graphc/runtime/elementwise_math.h"
 #include "graphc/runtime/pool_window.h"
@@ -30,7 +35,49 @@
 
 namespace graphc::rt::cuda {
 
+#ifdef GRAPHC_HOST_SHIM
+/// The host build's stand-in for a cuBLAS or cuDNN call on 16-bit tensors: the f32 pointer the
+/// CPU kernel takes. A float tensor passes through; a 16-bit one is widened into a copy, and an
+/// output (F32Out) is rounded back when the full expression holding the call ends. That is the
+/// CPU target's emulation around its kernels (runtime/kernels.h: widenHalf, narrowHalf), so the
+/// host build computes its values bit for bit. Host-only test code: the copies are allocated.
+class F32In {
+public:
+  F32In(const float *p, int64_t) : data_(const_cast<float *>(p)) {}
+  template <typename T> F32In(const T *p, int64_t n) : copy_(static_cast<size_t>(n)) {
+    for (int64_t i = 0; i < n; ++i)
+      copy_[static_cast<size_t>(i)] = static_cast<float>(p[i]);
+    data_ = copy_.data();
+  }
+  operator float *() const { return data_; }
+
+protected:
+  std::vector<float> copy_;
+  float *data_ = nullptr;
+};
+class F32Out : public F32In {
+public:
+  F32Out(float *p, int64_t n) : F32In(p, n) {}
+  template <typename T>
+  F32Out(T *p, int64_t n)
+      : F32In(static_cast<const T *>(p), n), narrow_([p, n](const float *src) {
+          for (int64_t i = 0; i < n; ++i)
+            p[i] = T(src[i]);
+        }) {}
+  F32Out(const F32Out &) = delete;
+  ~F32Out() {
+    if (narrow_)
+      narrow_(data_);
+  }
+
+private:
+  std::function<void(const float *)> narrow_;
+};
+#endif
+
 enum class ConvDirection : int32_t { Forward = 0, BackwardData = 1, BackwardFilter = 2 };
+/// A convolution's storage type: f32, or 16 bit under --precision=bf16|fp16 (half.h).
+enum class DataType : int32_t { F32 = 0, BF16 = 1, F16 = 2 };
 
 /// One convolution op of the step, for the cuDNN descriptors and the algorithm choice at
 /// start-up. Shapes as in runtime/kernels.h's Conv2dShape (padding symmetric: top = bottom).
@@ -40,6 +87,7 @@ struct ConvSpec {
   int64_t n, c, h, w, k, r, s, oh, ow;
   int64_t strideH, strideW, padH, padW, dilationH, dilationW, groups;
   uint64_t workspaceLimit; // the bytes planned for this op's workspace buffer
+  DataType dataType = DataType::F32; // of x, w and y alike
 };
 
 /// One max-pooling op done by cuDNN.
@@ -123,7 +171,8 @@ __device__ __forceinline__ bool probInRange(float p) { return p >= kProbEps && p
 
 /// Index (within the h*w plane) of the first maximum of a pooling window, row-major with a NaN
 /// always winning, or -1 for a window entirely in the padding (runtime/kernels.cpp's rule).
-__device__ __forceinline__ int64_t poolArgmax(const float *img, int64_t h, int64_t w, int64_t y0,
+template <typename T>
+__device__ __forceinline__ int64_t poolArgmax(const T *img, int64_t h, int64_t w, int64_t y0,
                                               int64_t x0, int64_t kh, int64_t kw) {
   const int64_t yb = y0 < 0 ? 0 : y0, ye = y0 + kh < h ? y0 + kh : h;
   const int64_t xb = x0 < 0 ? 0 : x0, xe = x0 + kw < w ? x0 + kw : w;
