@@ -586,6 +586,7 @@ private:
       return std::nullopt;
     double currentSeconds = currentFits ? predictedStepSeconds(current.step) : 0;
     bool savedRemat = opts.noRemat;
+    smallestSplit.reset();
     std::optional<Compiled> best;
     for (bool remat : {false, true}) {
       if (remat && (savedRemat || currentFits))
@@ -596,6 +597,8 @@ private:
           continue;
         microBatches = k;
         auto trial = tryCompile(context, batch, budget, Phase::Planned, /*trial=*/true);
+        if (trial && (!smallestSplit || trial->planned.plan.arenaBytes < smallestSplit->first))
+          smallestSplit = {trial->planned.plan.arenaBytes, k};
         if (!trial || trial->planned.plan.arenaBytes > budget)
           continue;
         if (currentFits && predictedStepSeconds(trial->step) >= currentSeconds)
@@ -619,6 +622,12 @@ private:
     microBatches = 1;
     return chosenCompile;
   }
+
+  /// The smallest arena among tryMicroBatching's last trials, and its micro-batch count. When
+  /// no split fits, it is what the infeasible error says the step needs: at a budget of that
+  /// arena the same search fits (the fit pass's peak is monotone in the budget, and the
+  /// driver tries the same splits in the same order).
+  std::optional<std::pair<uint64_t, int64_t>> smallestSplit;
 
   Compiled compile(MLIRContext &context, int64_t batch, std::optional<uint64_t> budget,
                    Phase stopAfter, bool trial) {
@@ -827,6 +836,13 @@ private:
                                      uint64_t budget) {
     const plan::Plan &p = compiled.planned.plan;
     fitQuestionOnly = true; // every trial below asks whether something fits; this exits
+    // What the step needs at this batch: the full-batch plan, or the smallest split tried.
+    uint64_t needed = p.arenaBytes;
+    std::string neededWith;
+    if (smallestSplit && smallestSplit->first < needed) {
+      needed = smallestSplit->first;
+      neededWith = llvm::formatv(" (with --micro-batches={0})", smallestSplit->second).str();
+    }
     uint64_t persistent = 0;
     for (const plan::Buffer &b : p.buffers)
       if (b.kind == "parameter" || b.kind == "optimizer_state" || b.kind == "batch_stats")
@@ -885,13 +901,13 @@ private:
     fail(kOverBudget,
          llvm::formatv(
              "{0}: the training step needs {1} ({2} bytes) but --budget is {3} ({4} "
-             "bytes); by kind: {5}; lower bound {6}{7}. Needs --budget >= {2}{8}.",
+             "bytes); by kind: {5}; lower bound {6}{7}. Needs --budget >= {9}{10}{8}.",
              opts.model, plan::humanBytes(p.arenaBytes), p.arenaBytes, plan::humanBytes(budget),
              budget, kindSummary(p), plan::humanBytes(compiled.planned.lowerBound),
              compiled.rematOps
                  ? llvm::formatv(" after rematerializing {0}", compiled.rematSummary()).str()
                  : std::string(),
-             fitsAt)
+             fitsAt, needed, neededWith)
              .str());
   }
 
