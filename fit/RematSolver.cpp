@@ -1,5 +1,5 @@
 // The 0/1 rematerialization program (RematSolver.h), built as a sparse matrix and solved with
-// CBC's standard branch and cut (CbcMain1: preprocessing, cuts, heuristics). Sizes: one column
+// CBC's standard branch and cut (BinaryProgram.h). Sizes: one column
 // per option, one row per distinguishable over-budget stretch of program points (at most two
 // per option segment) plus one per candidate with several options; building is
 // O(S log S + nonzeros) for S segments. Solving is NP-hard in general (the problem contains
@@ -12,9 +12,8 @@
 #include <map>
 #include <string>
 
-#include "CbcModel.hpp"
-#include "CbcSolver.hpp"
 #include "OsiClpSolverInterface.hpp"
+#include "fit/BinaryProgram.h"
 
 namespace graphc::remat {
 
@@ -186,45 +185,34 @@ Solution solveExact(const Problem &problem, const SolveOptions &options) {
   sol.nonzeros = values.size();
 
   OsiClpSolverInterface solver;
-  solver.messageHandler()->setLogLevel(0);
   solver.loadProblem(int(columns.size()), int(rows), starts.data(), indices.data(), values.data(),
                      colLower.data(), colUpper.data(), objective.data(), rowLower.data(),
                      rowUpper.data());
-  solver.initialSolve();
-  if (solver.isProvenPrimalInfeasible() || !solver.isProvenOptimal()) {
+  BinaryProgramResult solved = solveBinaryProgram(solver, options.timeLimitSeconds - elapsed());
+  if (!solved.lpSolved) {
     // The relaxation has no solution, so neither has the 0/1 program.
     sol.status = Status::Infeasible;
     sol.modelPeak = modelPeak(problem, sol.choice);
     sol.seconds = elapsed();
     return sol;
   }
-  sol.lpBound = std::max(0.0, solver.getObjValue() / flopsScale);
+  sol.lpBound = std::max(0.0, solved.lpObjective / flopsScale);
   sol.bestBound = sol.lpBound;
-  for (int i = 0; i < int(columns.size()); ++i)
-    solver.setInteger(i);
-
-  CbcModel model(solver);
-  CbcSolverUsefulData data;
-  CbcMain0(model, data);
-  std::string seconds = std::to_string(std::max(0.01, options.timeLimitSeconds - elapsed()));
-  const char *argv[] = {"graphc-remat", "-log", "0", "-threads", "0", "-sec",
-                        seconds.c_str(), "-solve", "-quit"};
-  CbcMain1(int(std::size(argv)), argv, model, [](CbcModel *, int) { return 0; }, data);
-  if (const double *x = model.bestSolution()) {
-    sol.status = model.isProvenOptimal() ? Status::Optimal : Status::Feasible;
+  if (solved.hasSolution) {
+    sol.status = solved.optimal ? Status::Optimal : Status::Feasible;
     sol.objective = 0;
     for (size_t i = 0; i < columns.size(); ++i)
-      if (x[i] > 0.5) {
+      if (solved.x[i] > 0.5) {
         sol.choice[columns[i].candidate] = columns[i].option;
         sol.objective += columns[i].data->flops;
       }
-    double bound = model.getBestPossibleObjValue() / flopsScale;
+    double bound = solved.bestBound / flopsScale;
     if (sol.status == Status::Optimal)
       bound = sol.objective;
     if (std::isfinite(bound))
       sol.bestBound = std::min(sol.objective, std::max(sol.bestBound, bound));
   } else {
-    sol.status = model.isProvenInfeasible() ? Status::Infeasible : Status::NoSolution;
+    sol.status = solved.provenInfeasible ? Status::Infeasible : Status::NoSolution;
   }
   sol.modelPeak = modelPeak(problem, sol.choice);
   sol.seconds = elapsed();
