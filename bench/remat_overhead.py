@@ -16,7 +16,8 @@ seed, opset 13). Then:
      report gives the planned arena, the extra FLOPs (cost model, % of the step), the exact
      solve's status, time, lower bound and gap, and Chen's sqrt(n) figure priced with the same
      cost model (FitBudget.cpp recordChen; Chen's is a single point, the same for every budget,
-     and it is not planned, so whether it would fit is not checked).
+     and it is not planned, so whether it would fit is not checked), and the loss-instant lower
+     bound on the extra FLOPs of any recomputation that fits the budget (fit/BoundaryBound.h).
 
 A budget that a solver cannot meet is reported as "no fit" (graphc exits 3). Prints one Markdown
 table per model and writes --work/remat_results.json. Usage:
@@ -38,6 +39,10 @@ CURE = re.compile(r"rematerialized (?:(\d+) ops?)?(?: and )?(?:(\d+) segments? \
 REMAT = re.compile(r"remat +([\w+]+) solver chose(?: \([0-9.]+ s in all, [0-9]+ ops\))?(?:; exact solve ([\w-]+) in ([0-9.]+) s)?"
                    r"(?:, lower bound \+([0-9.]+)% FLOPs, remat optimality gap ([0-9.]+)%)?"
                    r"; Chen sqrt\(n\) checkpointing: \+([0-9.]+)% FLOPs")
+
+
+INSTANT = re.compile(r"remat bound  any recomputation that fits this budget adds >= \+([0-9.]+)% FLOPs "
+                     r"\(loss-instant bound, ([\w-]+) in")
 
 
 def compile_one(opts, onnx_path, batch, loss, extra, plan_json):
@@ -66,6 +71,10 @@ def compile_one(opts, onnx_path, batch, loss, extra, plan_json):
         res["bound"] = float(m.group(4)) if m.group(4) else None
         res["gap"] = float(m.group(5)) if m.group(5) else None
         res["chen"] = float(m.group(6))
+    m = INSTANT.search(stdout)
+    if m:
+        res["instant"] = float(m.group(1))
+        res["instant_status"] = m.group(2)
     return res
 
 
@@ -135,14 +144,17 @@ def main():
         print("\n### %s (batch %d): no-remat peak %.1f MiB, of which activations %.1f MiB\n" % (
             name, batch, peak / 2**20, act / 2**20))
         print("| activation budget | budget MiB | heuristic +FLOPs % | exact +FLOPs % (status, gap, "
-              "solve time) | Chen sqrt(n) +FLOPs % | compile s (heuristic / exact) |")
-        print("|---|---|---|---|---|---|")
+              "solve time) | Chen sqrt(n) +FLOPs % | any remat >= +FLOPs % (loss-instant bound) "
+              "| compile s (heuristic / exact) |")
+        print("|---|---|---|---|---|---|---|")
         for row in rows:
             h, e = row["heuristic"], row["exact"]
             chen = next((r["chen"] for r in (h, e) if r.get("chen") is not None), None)
-            print("| %d%% | %.1f | %s | %s | %s | %.0f / %.0f |" % (
+            instant = next((r for r in (h, e) if r.get("instant") is not None), None)
+            print("| %d%% | %.1f | %s | %s | %s | %s | %.0f / %.0f |" % (
                 round(100 * row["fraction"]), row["budget"] / 2**20, cell_heuristic(h),
                 cell_exact(e, opts.time_limit), "%.2f" % chen if chen is not None else "-",
+                "%.2f (%s)" % (instant["instant"], instant["instant_status"]) if instant else "-",
                 h["seconds"], e["seconds"]))
         sys.stdout.flush()
     with open(os.path.join(opts.work, "remat_results.json"), "w") as f:

@@ -326,6 +326,13 @@ def FitBudget : Pass<"graphc-fit-budget", "mlir::func::FuncOp"> {
     `graph.fit_solve_seconds`, and, for comparison, `graph.fit_chen_extra_flops` (Chen et al.'s
     sqrt(n) checkpointing priced with the same cost model).
 
+    Whatever the solver, `graph.fit_instant_bound` is a lower bound on the extra FLOPs (a
+    fraction of the step's) of any recomputation that fits the budget, from the loss gradient,
+    the one instant every schedule shares (fit/BoundaryBound.h: each forward value the backward
+    pass reads is held there or produced again, and so are the inputs of what is produced
+    again); `graph.fit_instant_bound_status` is CBC's status (`infeasible`: no recomputation
+    fits at all). Unlike `graph.fit_lower_bound`, it bounds every solver's result.
+
     Before (the relu output lives from the forward to the backward pass):
     ```mlir
     %r = graph.relu %c : tensor<32x32x26x26xf32>
@@ -354,6 +361,9 @@ def FitBudget : Pass<"graphc-fit-budget", "mlir::func::FuncOp"> {
     Option<"localSearch", "local-search", "bool", "true",
            "after the search, drop the recomputations the fitting plan no longer needs and "
            "swap the dearest ones for cheaper ones">,
+    Option<"instantBound", "instant-bound", "bool", "true",
+           "also compute the loss-instant lower bound on the extra FLOPs of any "
+           "recomputation that fits (fit/BoundaryBound.h)">,
   ];
 }
 

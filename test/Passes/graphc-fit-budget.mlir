@@ -17,7 +17,9 @@
 
 // A budget above the peak (131328 bytes) changes nothing: no op is recomputed.
 // ROOMY-LABEL: func.func @train_step
-// ROOMY-SAME: graph.fit_peak_after = 131328 : i64, graph.fit_peak_before = 131328 : i64, graph.fit_remat_ops = 0 : i64
+// ROOMY-SAME: graph.fit_peak_after = 131328 : i64
+// ROOMY-SAME: graph.fit_peak_before = 131328 : i64
+// ROOMY-SAME: graph.fit_remat_ops = 0 : i64
 // ROOMY: graph.loss_backward
 // ROOMY-NOT: graph.dense
 
@@ -25,7 +27,11 @@
 // output in place) right before its first backward reader frees 8 KiB, enough to fit; the
 // extra work is about 9% of the step's FLOPs.
 // ONE-LABEL: func.func @train_step
-// ONE-SAME: graph.fit_extra_flops = 0.0894{{[0-9]*}} : f64, graph.fit_peak_after = 123136 : i64, graph.fit_peak_before = 131328 : i64, graph.fit_remat_ops = 1 : i64
+// ONE-SAME: graph.fit_extra_flops = 0.0894{{[0-9]*}} : f64
+// ONE-SAME: graph.fit_instant_bound = 0.000000e+00 : f64
+// ONE-SAME: graph.fit_peak_after = 123136 : i64
+// ONE-SAME: graph.fit_peak_before = 131328 : i64
+// ONE-SAME: graph.fit_remat_ops = 1 : i64
 // ONE: graph.loss_backward
 // ONE: %[[H:.*]] = graph.dense
 // ONE-NEXT: %[[R:.*]] = graph.relu %[[H]]
@@ -34,15 +40,29 @@
 // 100000 bytes cannot be met: two remats bring the peak to 114944 and the rest would not
 // lower it; the pass reports how far it got (the driver then fails with exit code 3), and the
 // recomputed step still plans and verifies.
+// The loss-instant bound is 26.8% of the step's FLOPs here: at the loss gradient the forward
+// values the backward pass reads do not fit in what 100000 bytes leave, so any recomputation
+// adds at least that (the two remats applied cost exactly that). At 130000 (ONE) it is 0: the
+// peak is elsewhere, where the bound does not look.
 // TIGHT-LABEL: func.func @train_step
-// TIGHT-SAME: graph.fit_peak_after = 114944 : i64, graph.fit_peak_before = 131328 : i64, graph.fit_remat_ops = 2 : i64
+// TIGHT-SAME: graph.fit_extra_flops = 0.268{{[0-9]*}} : f64
+// TIGHT-SAME: graph.fit_instant_bound = 0.268{{[0-9]*}} : f64
+// TIGHT-SAME: graph.fit_instant_bound_status = "optimal"
+// TIGHT-SAME: graph.fit_peak_after = 114944 : i64
+// TIGHT-SAME: graph.fit_peak_before = 131328 : i64
+// TIGHT-SAME: graph.fit_remat_ops = 2 : i64
 
 // solver=exact at 130000 bytes: CBC proves the single dense + relu remat optimal (its bound
 // equals its +8.9% FLOPs, gap 0), the same choice the heuristic makes, and the step plans.
 // EXACT-LABEL: func.func @train_step
-// EXACT-SAME: graph.fit_extra_flops = 0.0894{{[0-9]*}} : f64, graph.fit_gap = 0.000000e+00 : f64, graph.fit_lower_bound = 0.0894{{[0-9]*}} : f64
-// EXACT-SAME: graph.fit_peak_after = 123136 : i64, graph.fit_peak_before = 131328 : i64, graph.fit_remat_ops = 1 : i64
-// EXACT-SAME: graph.fit_solver = "exact", graph.fit_solver_status = "optimal"
+// EXACT-SAME: graph.fit_extra_flops = 0.0894{{[0-9]*}} : f64
+// EXACT-SAME: graph.fit_gap = 0.000000e+00 : f64
+// EXACT-SAME: graph.fit_lower_bound = 0.0894{{[0-9]*}} : f64
+// EXACT-SAME: graph.fit_peak_after = 123136 : i64
+// EXACT-SAME: graph.fit_peak_before = 131328 : i64
+// EXACT-SAME: graph.fit_remat_ops = 1 : i64
+// EXACT-SAME: graph.fit_solver = "exact"
+// EXACT-SAME: graph.fit_solver_status = "optimal"
 // EXACT: graph.loss_backward
 // EXACT: %[[H:.*]] = graph.dense
 // EXACT-NEXT: graph.relu %[[H]]
@@ -51,13 +71,18 @@
 // (two remats reading each other's values do not add linearly), so the heuristic's two remats
 // (+26.8%) are kept, and the gap against the model's bound is reported (1/3).
 // FALLBACK-LABEL: func.func @train_step
-// FALLBACK-SAME: graph.fit_extra_flops = 0.268{{[0-9]*}} : f64, graph.fit_gap = 0.333{{[0-9]*}} : f64, graph.fit_lower_bound = 0.178{{[0-9]*}} : f64
+// FALLBACK-SAME: graph.fit_extra_flops = 0.268{{[0-9]*}} : f64
+// FALLBACK-SAME: graph.fit_gap = 0.333{{[0-9]*}} : f64
+// FALLBACK-SAME: graph.fit_lower_bound = 0.178{{[0-9]*}} : f64
 // FALLBACK-SAME: graph.fit_peak_after = 114944 : i64
-// FALLBACK-SAME: graph.fit_solver = "heuristic", graph.fit_solver_status = "optimal"
+// FALLBACK-SAME: graph.fit_solver = "heuristic"
+// FALLBACK-SAME: graph.fit_solver_status = "optimal"
 
 // solver=auto with more candidates than exact-limit: only the heuristic runs (no solver status).
 // AUTOBIG-LABEL: func.func @train_step
-// AUTOBIG-SAME: graph.fit_remat_ops = 1 : i64, graph.fit_seconds = {{.*}} : f64, graph.fit_solver = "heuristic"}
+// AUTOBIG-SAME: graph.fit_remat_ops = 1 : i64
+// AUTOBIG-SAME: graph.fit_seconds = {{.*}} : f64
+// AUTOBIG-SAME: graph.fit_solver = "heuristic"}
 
 // An unknown solver is one clear error.
 // BADSOLVER: error: graphc-fit-budget: solver must be heuristic, exact or auto, not 'ilp'
@@ -84,7 +109,8 @@
 // the heuristic alone stops above the budget (123392 bytes).
 // REPAIR-LABEL: func.func @train_step
 // REPAIR-SAME: graph.fit_peak_after = 115200 : i64
-// REPAIR-SAME: graph.fit_solver = "exact+heuristic", graph.fit_solver_status = "optimal"
+// REPAIR-SAME: graph.fit_solver = "exact+heuristic"
+// REPAIR-SAME: graph.fit_solver_status = "optimal"
 // HEURMISS-LABEL: func.func @train_step
 // HEURMISS-SAME: graph.fit_peak_after = 123392 : i64
 // HEURMISS-SAME: graph.fit_solver = "heuristic"
@@ -93,7 +119,8 @@
 // workspace) walk their output in tiles of 43 rows (4096 pixels), and nothing is recomputed.
 // TILE-LABEL: func.func @train_step
 // TILE-SAME: graph.fit_remat_ops = 0 : i64
-// TILE-SAME: graph.fit_tiled_convs = 3 : i64, graph.fit_tiled_workspace = array<i64: 5308416, 2377728>
+// TILE-SAME: graph.fit_tiled_convs = 3 : i64
+// TILE-SAME: graph.fit_tiled_workspace = array<i64: 5308416, 2377728>
 // TILE: graph.conv2d {{.*}}graph.im2col_rows = 43 : i64
 // TILE: graph.loss_backward
 // TILE-COUNT-2: graph.im2col_rows = 43 : i64
@@ -102,7 +129,9 @@
 // it tiles only where it has to): the same three steps as the heuristic, solved as is.
 // EXACTTILE-LABEL: func.func @train_step
 // EXACTTILE-SAME: graph.fit_remat_ops = 0 : i64
-// EXACTTILE-SAME: graph.fit_solver = "exact", graph.fit_solver_status = "optimal", graph.fit_tiled_convs = 3 : i64
+// EXACTTILE-SAME: graph.fit_solver = "exact"
+// EXACTTILE-SAME: graph.fit_solver_status = "optimal"
+// EXACTTILE-SAME: graph.fit_tiled_convs = 3 : i64
 
 // A pre-norm residual MLP at 2500000 bytes (peak 3682560): three blocks are recomputed as
 // segments, each from its residual input, right before the backward pass first reads them,
@@ -110,7 +139,12 @@
 // step plans and verifies at +12.6% FLOPs.
 // SEGMENTS-LABEL: func.func @train_step
 // SEGMENTS-SAME: graph.arena_bytes = 2496768 : i64
-// SEGMENTS-SAME: graph.fit_extra_flops = 0.1263{{[0-9]*}} : f64, graph.fit_peak_after = 2496768 : i64, graph.fit_peak_before = 3682560 : i64, graph.fit_remat_ops = 3 : i64, graph.fit_remat_segment_ops = 10 : i64, graph.fit_remat_segments = 3 : i64
+// SEGMENTS-SAME: graph.fit_extra_flops = 0.1263{{[0-9]*}} : f64
+// SEGMENTS-SAME: graph.fit_peak_after = 2496768 : i64
+// SEGMENTS-SAME: graph.fit_peak_before = 3682560 : i64
+// SEGMENTS-SAME: graph.fit_remat_ops = 3 : i64
+// SEGMENTS-SAME: graph.fit_remat_segment_ops = 10 : i64
+// SEGMENTS-SAME: graph.fit_remat_segments = 3 : i64
 // SEGMENTS: graph.loss_backward
 // SEGMENTS: %[[Y:[a-z_0-9]+]], %{{.*}}, %{{.*}} = graph.layer_norm %
 // SEGMENTS-NEXT: %[[H:.*]] = graph.dense %[[Y]]
@@ -120,7 +154,11 @@
 // Per-value chains alone (segments=false) stop at 2633984 bytes, above the budget, after
 // six remats costing +41.4% FLOPs.
 // NOSEGMENTS-LABEL: func.func @train_step
-// NOSEGMENTS-SAME: graph.fit_extra_flops = 0.4142{{[0-9]*}} : f64, graph.fit_peak_after = 2633984 : i64, graph.fit_peak_before = 3682560 : i64, graph.fit_remat_ops = 6 : i64, graph.fit_seconds
+// NOSEGMENTS-SAME: graph.fit_extra_flops = 0.4142{{[0-9]*}} : f64
+// NOSEGMENTS-SAME: graph.fit_peak_after = 2633984 : i64
+// NOSEGMENTS-SAME: graph.fit_peak_before = 3682560 : i64
+// NOSEGMENTS-SAME: graph.fit_remat_ops = 6 : i64
+// NOSEGMENTS-SAME: graph.fit_seconds
 
 // A small U-Net at 690000 bytes (peak 1059840): the search's winner keeps 20 remats for
 // +25.7% FLOPs; the local search after it drops three that later remats made redundant and
@@ -128,9 +166,17 @@
 // the budget.
 // LOCAL-LABEL: func.func @train_step
 // LOCAL-SAME: graph.arena_bytes = 686592 : i64
-// LOCAL-SAME: graph.fit_extra_flops = 0.2095{{[0-9]*}} : f64, graph.fit_extra_flops_searched = 0.2568{{[0-9]*}} : f64, graph.fit_local_search = array<i64: 3, 1>, graph.fit_peak_after = 686848 : i64, graph.fit_peak_before = 1059840 : i64, graph.fit_remat_ops = 17 : i64
+// LOCAL-SAME: graph.fit_extra_flops = 0.2095{{[0-9]*}} : f64
+// LOCAL-SAME: graph.fit_extra_flops_searched = 0.2568{{[0-9]*}} : f64
+// LOCAL-SAME: graph.fit_local_search = array<i64: 3, 1>
+// LOCAL-SAME: graph.fit_peak_after = 686848 : i64
+// LOCAL-SAME: graph.fit_peak_before = 1059840 : i64
+// LOCAL-SAME: graph.fit_remat_ops = 17 : i64
 
 // Without the local search (local-search=false) the winner stays as searched.
 // NOLOCAL-LABEL: func.func @train_step
-// NOLOCAL-SAME: graph.fit_extra_flops = 0.2568{{[0-9]*}} : f64, graph.fit_peak_after = 686592 : i64, graph.fit_peak_before = 1059840 : i64, graph.fit_remat_ops = 20 : i64
+// NOLOCAL-SAME: graph.fit_extra_flops = 0.2568{{[0-9]*}} : f64
+// NOLOCAL-SAME: graph.fit_peak_after = 686592 : i64
+// NOLOCAL-SAME: graph.fit_peak_before = 1059840 : i64
+// NOLOCAL-SAME: graph.fit_remat_ops = 20 : i64
 // NOLOCAL-NOT: graph.fit_local_search

@@ -1,5 +1,6 @@
 # Sweeps the budget from HIGH down to LOW in STEP-byte decrements and checks that the resulting
-# peak never increases as the budget decreases.
+# peak never increases as the budget decreases, and that the loss-instant lower bound on any
+# recomputation's extra FLOPs (graph.fit_instant_bound) never exceeds what the solver applied.
 # Usage: remat_sweep.py TOOL MODEL HIGH LOW STEP [SOLVER [GRAPHC_ARG...]]
 # TOOL graphc-opt: MODEL is a forward function in the graph dialect, run through
 #   graphc-build-train-step (mse) and graphc-fit-budget; the peak is graph.fit_peak_after.
@@ -17,6 +18,8 @@ solver = sys.argv[6] if len(sys.argv) > 6 else "heuristic"
 extra = sys.argv[7:]
 driver = os.path.basename(tool) == "graphc"
 peaks = []
+bounded = 0  # budgets where the loss-instant bound is above zero
+above = []   # budgets where the bound exceeds the applied extra FLOPs (a wrong bound)
 improved = 0  # budgets where the local search after the remat search changed the result
 for budget in range(high, low - 1, -step):
     if driver:
@@ -29,16 +32,28 @@ for budget in range(high, low - 1, -step):
             sys.exit(f"graphc failed at --budget={budget}: {run.stderr.strip()}")
         peak = int(re.search(r"arena +\S+ \S+ \((\d+) bytes", run.stdout).group(1))
         improved += "local search" in run.stdout
+        bound = re.search(r"adds >= \+([0-9.]+)% FLOPs .*the applied \+([0-9.]+)%", run.stdout)
+        if bound:
+            bounded += float(bound.group(1)) > 0
+            if float(bound.group(1)) > float(bound.group(2)):
+                above.append(budget)
     else:
         out = subprocess.run([tool, model, "--graphc-build-train-step=loss=mse",
                               f"--graphc-fit-budget=budget={budget} solver={solver}"],
                              check=True, capture_output=True, text=True).stdout
         peak = int(re.search(r"graph.fit_peak_after = (\d+)", out).group(1))
         improved += "graph.fit_local_search" in out
+        bound = re.search(r"graph.fit_instant_bound = ([-0-9.eE+]+)", out)
+        extra = re.search(r"graph.fit_extra_flops = ([-0-9.eE+]+)", out)
+        if bound and float(bound.group(1)) > 0:
+            bounded += 1
+            if float(bound.group(1)) > float(extra.group(1)) * (1 + 1e-9):
+                above.append(budget)
     peaks.append((budget, peak))
 monotone = all(later <= earlier for (_, earlier), (_, later) in zip(peaks, peaks[1:]))
 for budget, peak in peaks:
     print(f"budget {budget} peak {peak}")
 print(f"budgets={len(peaks)} distinct_peaks={len(set(p for _, p in peaks))} "
-      f"local_search={improved} monotone={'yes' if monotone else 'NO'}")
-sys.exit(0 if monotone else 1)
+      f"local_search={improved} monotone={'yes' if monotone else 'NO'} bounded={bounded} "
+      f"bound_above_applied={above if above else 'none'}")
+sys.exit(0 if monotone and not above else 1)
