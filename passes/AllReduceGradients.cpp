@@ -9,6 +9,7 @@
 // O(ops + gradients).
 #include "passes/Passes.h"
 
+#include "mlir/Analysis/TopologicalSortUtils.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/SetVector.h"
@@ -49,6 +50,9 @@ struct ZeroSurgery {
   llvm::SmallSetVector<unsigned, 8> deadReturns; // terminator operand indices
   SmallVector<std::pair<Value, Value>> newStates; // (shard argument, its update)
   int64_t shardedBuckets = 0;
+  /// fp16 loss scaling: per sharded bucket, 0 when this rank's averaged shard is finite, NaN
+  /// otherwise (see overflowProbe).
+  SmallVector<Value> overflowProbes;
 
   void finish(func::FuncOp func) {
     if (shardedBuckets == 0)
@@ -90,6 +94,31 @@ struct AllReduceGradientsPass
   /// ZeRO for one bucket: reduce-scatter the gradients, update this rank's shard of the
   /// parameters with this rank's shard of the optimizer state (new per-bucket arguments), and
   /// all-gather the updated shards back over the parameters.
+  /// Whether the bucket's updates take fp16 loss scaling's apply flag.
+  static bool scaledLoss(ArrayRef<Reduced> bucket) {
+    return llvm::any_of(bucket, [](const Reduced &g) {
+      return llvm::TypeSwitch<Operation *, bool>(g.update)
+          .Case([](SgdUpdateOp u) { return bool(u.getApply()); })
+          .Case([](MomentumUpdateOp u) { return bool(u.getApply()); })
+          .Case([](AdamUpdateOp u) { return bool(u.getApply()); })
+          .Default([](Operation *) { return false; });
+    });
+  }
+
+  /// A one-element sum of `shard` * 0: exactly 0 when every element is finite, NaN when one
+  /// is not (inf * 0 and NaN * 0 are NaN, and NaN survives the sum). Averaged over the ranks
+  /// it stays 0 or NaN, so one element per bucket tells every rank whether any shard of any
+  /// rank overflowed, where the shards themselves would take the whole bucket.
+  static Value overflowProbe(OpBuilder &b, Location loc, Value shard) {
+    auto type = cast<RankedTensorType>(shard.getType());
+    Type f32 = type.getElementType();
+    Value zeroed = b.create<ScaleOp>(loc, type, shard, b.getF32FloatAttr(0.0f));
+    Value column =
+        b.create<ReshapeOp>(loc, RankedTensorType::get({type.getNumElements(), 1}, f32), zeroed);
+    return b.create<BiasGradOp>(loc, RankedTensorType::get({1}, f32), column,
+                                b.getI64IntegerAttr(1));
+  }
+
   void shardBucket(func::FuncOp func, int64_t id, ArrayRef<Reduced> bucket, ZeroSurgery &zero) {
     OpBuilder b(func.getContext());
     Type f32 = b.getF32Type();
@@ -147,6 +176,8 @@ struct AllReduceGradientsPass
     }
     auto gradShard = b.create<ReduceScatterOp>(loc(".reduce_scatter"), shardType, packed,
                                                b.getI64IntegerAttr(id), b.getI64IntegerAttr(w));
+    if (scaledLoss(bucket))
+      zero.overflowProbes.push_back(overflowProbe(b, loc(".overflow_probe"), gradShard));
     SmallVector<Value> params;
     for (const Reduced &g : bucket)
       params.push_back(g.update->getOperand(0));
@@ -204,6 +235,39 @@ struct AllReduceGradientsPass
     ++zero.shardedBuckets;
   }
 
+  /// fp16 loss scaling skips a step when any gradient overflowed, and every rank must skip the
+  /// same steps: a rank whose own gradients are finite, applying an average that holds another
+  /// rank's inf, would turn its weights to NaN. So graph.all_finite reads the averaged buckets
+  /// (finite exactly when every rank's gradients were, up to the ldexp unscaling, which keeps
+  /// inf and NaN) and, for sharded buckets, whose average no rank holds whole, the overflow
+  /// probes averaged by one more all-reduce (bucket id `nextBucket`). The check then follows
+  /// the last bucket, and the updates it gates move after it (a stable topological sort), as
+  /// GradScaler's unscale and inf check run after DDP's all-reduce and before the step.
+  void checkOverflowOnAveraged(func::FuncOp func, ArrayRef<Value> averagedBuckets,
+                               ArrayRef<Value> probes, int64_t nextBucket) {
+    Block &body = func.getBody().front();
+    SmallVector<AllFiniteOp> checks(body.getOps<AllFiniteOp>());
+    if (checks.empty())
+      return;
+    SmallVector<Value> inputs(averagedBuckets.begin(), averagedBuckets.end());
+    if (!probes.empty()) {
+      OpBuilder b(checks.front());
+      Location loc = NameLoc::get(b.getStringAttr("overflow_probes"), func.getLoc());
+      Value packed = probes.front();
+      if (probes.size() > 1)
+        packed =
+            b.create<ConcatOp>(loc, RankedTensorType::get({int64_t(probes.size())}, b.getF32Type()),
+                               probes, b.getI64IntegerAttr(0));
+      inputs.push_back(b.create<AllReduceOp>(
+          NameLoc::get(b.getStringAttr("overflow_probes.all_reduce"), func.getLoc()),
+          packed.getType(), packed, b.getI64IntegerAttr(nextBucket),
+          b.getI64IntegerAttr(int64_t(ranks))));
+    }
+    for (AllFiniteOp check : checks)
+      check->setOperands(inputs);
+    sortTopologically(&body);
+  }
+
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     if (ranks < 0 || bucketBytes < 1) {
@@ -258,20 +322,11 @@ struct AllReduceGradientsPass
     OpBuilder b(func.getContext());
     Type f32 = b.getF32Type();
     ZeroSurgery zero;
+    SmallVector<Value> averagedBuckets; // the all-reduced buckets, for the overflow check
     for (auto [id, bucket] : llvm::enumerate(buckets)) {
       if (shardOptimizerState && llvm::all_of(bucket, [](const Reduced &g) {
             return isa<MomentumUpdateOp, AdamUpdateOp>(g.update);
           })) {
-        // fp16 loss scaling decides per step whether updates apply, from every gradient; a
-        // rank holding a shard cannot decide alone.
-        if (llvm::any_of(bucket, [](const Reduced &g) {
-              return g.update->getNumOperands() > (isa<AdamUpdateOp>(g.update) ? 5u : 3u);
-            })) {
-          bucket.front().update->emitError()
-              << "optimizer-state sharding does not support fp16 loss scaling yet; use "
-                 "--precision=bf16 or plain data parallelism";
-          return signalPassFailure();
-        }
         shardBucket(func, int64_t(id), bucket, zero);
         continue;
       }
@@ -308,6 +363,7 @@ struct AllReduceGradientsPass
           packed.getType(), packed, b.getI64IntegerAttr(int64_t(id)),
           b.getI64IntegerAttr(int64_t(ranks)));
       packing.insert(reduce);
+      averagedBuckets.push_back(reduce);
       int64_t offset = 0;
       SmallVector<Operation *> unpacked;
       for (const Reduced &g : bucket) {
@@ -337,6 +393,7 @@ struct AllReduceGradientsPass
           insertAfter = g.update;
         }
     }
+    checkOverflowOnAveraged(func, averagedBuckets, zero.overflowProbes, int64_t(buckets.size()));
     zero.finish(func);
     func->setAttr("graph.data_parallel_ranks", b.getI64IntegerAttr(int64_t(ranks)));
     if (zero.shardedBuckets > 0)

@@ -56,6 +56,41 @@ func.func @overflow_check(%w: tensor<8xf32>, %x: tensor<8xf32>) -> tensor<8xf32>
 
 // -----
 
+// As graphc-build-train-step emits it, the check reads the scaled local gradient and the update
+// its unscaled copy: the check must read the averaged bucket instead (a rank that decided on
+// its own gradients alone would apply another rank's inf), so it moves after the all-reduce
+// and the update after it.
+// CHECK-LABEL: func.func @overflow_check_scaled
+// CHECK: %[[UNSCALED:.*]] = graph.loss_scale %[[G:.*]], %arg2 {inverse}
+// CHECK-NEXT: %[[AVG:.*]] = graph.all_reduce %[[UNSCALED]]
+// CHECK-NEXT: %[[OK:.*]] = graph.all_finite %[[AVG]] : tensor<8xf32>
+// CHECK-NEXT: graph.momentum_update %arg0, %[[AVG]], %arg3 if %[[OK]]
+// ZeRO: each rank holds one shard of the average, so each sharded bucket adds an overflow
+// probe (its shard times 0, summed: 0, or NaN when an element is inf or NaN), and one more
+// all-reduce (bucket 1) averages the probes over the ranks for the check.
+// ZERO-LABEL: func.func @overflow_check_scaled
+// ZERO: %[[SHARD:.*]] = graph.reduce_scatter %{{.*}} {bucket = 0 : i64, ranks = 3 : i64} : (tensor<9xf32>) -> tensor<3xf32>
+// ZERO-NEXT: %[[ZEROED:.*]] = graph.scale %[[SHARD]] {factor = 0.000000e+00 : f32} : tensor<3xf32>
+// ZERO-NEXT: %[[COLUMN:.*]] = graph.reshape %[[ZEROED]] : (tensor<3xf32>) -> tensor<3x1xf32>
+// ZERO-NEXT: %[[PROBE:.*]] = graph.bias_grad %[[COLUMN]] {axis = 1 : i64} : (tensor<3x1xf32>) -> tensor<1xf32>
+// ZERO: %[[PROBES:.*]] = graph.all_reduce %[[PROBE]] {bucket = 1 : i64, ranks = 3 : i64} : tensor<1xf32>
+// ZERO-NEXT: %[[OK:.*]] = graph.all_finite %[[PROBES]] : tensor<1xf32>
+// ZERO: graph.momentum_update %{{.*}}, %[[SHARD]], %{{.*}} if %[[OK]]
+func.func @overflow_check_scaled(%w: tensor<8xf32> {graph.kind = "parameter", graph.name = "w"},
+                                 %x: tensor<8xf32> {graph.kind = "input", graph.name = "x", graph.role = "data"},
+                                 %halvings: tensor<f32> {graph.kind = "input", graph.name = "halvings"},
+                                 %vel: tensor<8xf32> {graph.kind = "optimizer_state", graph.name = "w.velocity"})
+    -> (tensor<8xf32> {graph.name = "w", graph.tied_to_arg = 0 : i64},
+        tensor<8xf32> {graph.name = "w.velocity", graph.tied_to_arg = 3 : i64}) {
+  %g = graph.relu %x : tensor<8xf32>
+  %ok = graph.all_finite %g : tensor<8xf32>
+  %u = graph.loss_scale %g, %halvings {inverse} : tensor<8xf32>
+  %w1, %v1 = graph.momentum_update %w, %u, %vel if %ok {lr = 0.1 : f32, momentum = 0.9 : f32} : tensor<8xf32>
+  return %w1, %v1 : tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
 // ZeRO: with shard-optimizer-state the bucket (16 + 4 = 20 elements, padded to 21 for 3 ranks)
 // is reduce-scattered; the Adam update runs on this rank's 7-element shard of the parameters
 // with one m and one v shard per bucket, which replace the per-parameter state arguments and
