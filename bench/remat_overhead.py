@@ -16,7 +16,7 @@ seed, opset 13). Then:
      report gives the planned arena, the extra FLOPs (cost model, % of the step), the exact
      solve's status, time, lower bound and gap, and Chen's sqrt(n) figure priced with the same
      cost model (FitBudget.cpp recordChen; Chen's is a single point, the same for every budget,
-     and it is not planned, so whether it would fit is not checked), and the loss-instant lower
+     and it is not planned, so whether it would fit is not checked), and the instant lower
      bound on the extra FLOPs of any recomputation that fits the budget (fit/BoundaryBound.h).
 
 A budget that a solver cannot meet is reported as "no fit" (graphc exits 3). Prints one Markdown
@@ -42,7 +42,7 @@ REMAT = re.compile(r"remat +([\w+]+) solver chose(?: \([0-9.]+ s in all, [0-9]+ 
 
 
 INSTANT = re.compile(r"remat bound  any recomputation that fits this budget adds >= \+([0-9.]+)% FLOPs "
-                     r"\(loss-instant bound, ([\w-]+) in")
+                     r"\(instant bound at .*?, ([\w-]+) in")
 
 
 def compile_one(opts, onnx_path, batch, loss, extra, plan_json):
@@ -53,6 +53,8 @@ def compile_one(opts, onnx_path, batch, loss, extra, plan_json):
     res = {"rc": rc, "seconds": secs, "args": args}
     if rc != 0:
         res["fits"] = False
+        if "no recomputation can fit this budget" in stderr:  # the instant bound's proof
+            res["instant"], res["instant_status"] = float("inf"), "infeasible"
         return res
     with open(plan_json) as f:
         plan = json.load(f)
@@ -144,7 +146,7 @@ def main():
         print("\n### %s (batch %d): no-remat peak %.1f MiB, of which activations %.1f MiB\n" % (
             name, batch, peak / 2**20, act / 2**20))
         print("| activation budget | budget MiB | heuristic +FLOPs % | exact +FLOPs % (status, gap, "
-              "solve time) | Chen sqrt(n) +FLOPs % | any remat >= +FLOPs % (loss-instant bound) "
+              "solve time) | Chen sqrt(n) +FLOPs % | any remat >= +FLOPs % (instant bound) "
               "| compile s (heuristic / exact) |")
         print("|---|---|---|---|---|---|---|")
         for row in rows:
@@ -154,7 +156,8 @@ def main():
             print("| %d%% | %.1f | %s | %s | %s | %s | %.0f / %.0f |" % (
                 round(100 * row["fraction"]), row["budget"] / 2**20, cell_heuristic(h),
                 cell_exact(e, opts.time_limit), "%.2f" % chen if chen is not None else "-",
-                "%.2f (%s)" % (instant["instant"], instant["instant_status"]) if instant else "-",
+                ("none fits (proven)" if instant["instant_status"] == "infeasible" else
+                 "%.2f (%s)" % (instant["instant"], instant["instant_status"])) if instant else "-",
                 h["seconds"], e["seconds"]))
         sys.stdout.flush()
     with open(os.path.join(opts.work, "remat_results.json"), "w") as f:

@@ -2,7 +2,7 @@
 // [0, 1]), its root LP relaxation first, then CBC's standard branch and cut (CbcMain1:
 // preprocessing, cuts, heuristics) single-threaded under a time limit, so that results do not
 // depend on the machine's cores. Shared by the exact rematerialization program
-// (RematSolver.cpp) and the loss-instant bound (BoundaryBound.cpp).
+// (RematSolver.cpp) and the instant bound (BoundaryBound.cpp).
 #pragma once
 
 #include <vector>

@@ -1,4 +1,4 @@
-// The loss-instant lower bound (BoundaryBound.h), built as a sparse 0/1 program and solved with
+// The instant lower bound (BoundaryBound.h), built as a sparse 0/1 program and solved with
 // CBC (BinaryProgram.h). Sizes: one column per value and per op reachable from the needed
 // values, one row per needed value, per (op, input) pair and one for the capacity; building is
 // O(values + ops + inputs). The program contains 0/1 knapsack, so it is NP-hard in general, but

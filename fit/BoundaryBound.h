@@ -1,16 +1,18 @@
 // A lower bound on the extra FLOPs of *any* recomputation that fits a training step into a
-// byte budget, from the one instant that every schedule of the step shares: the loss gradient.
+// byte budget, from one instant of the step: when a given op first runs (the loss gradient, or
+// any other op).
 //
-// Every op the loss depends on has run before the loss gradient, and every op of the backward
-// pass runs after it. So each forward value that the backward pass reads is, at that instant,
-// either held in memory or produced again later; producing it again runs its producer once more
-// (its FLOPs are extra), and that producer's inputs are in turn held or produced again. Values
-// that the loss does not depend on may simply be computed after the instant, at no extra cost.
-// Minimising the FLOPs produced again, subject to the held values fitting the bytes the budget
-// leaves at that instant, is a 0/1 program over the forward values alone (no program points,
-// no options): a relaxation of every recomputation graphc (or anyone) can apply to this step,
-// so its optimum, or any lower bound on it, bounds them all. The exact solver's bound
-// (RematSolver.h) is only a bound on its own restricted model; this one is a proof.
+// Whatever the schedule, the ops that op depends on have run before that instant and the ops
+// that depend on it run after it. So each value made before and read after it is, at that
+// instant, either held in memory or produced again later; producing it again runs its producer
+// once more (its FLOPs are extra), and that producer's inputs are in turn held or produced
+// again. Values whose producer the instant does not depend on may simply be computed after it,
+// at no extra cost. Minimising the FLOPs produced again, subject to the held values fitting the
+// bytes the budget leaves at that instant, is a 0/1 program over the values alone (no program
+// points, no options): a relaxation of every recomputation graphc (or anyone) can apply to this
+// step, so its optimum, or any lower bound on it, bounds them all, and so does the largest of
+// several instants' bounds. The exact solver's bound (RematSolver.h) is only a bound on its own
+// restricted model; this one is a proof.
 //
 // What it leaves out, each of which only lowers the bound (it stays valid): memory at every
 // other instant, alignment and fragmentation, and the recomputed values' own lifetimes.
@@ -26,41 +28,41 @@
 
 namespace graphc::remat {
 
-/// A forward value, as the loss instant sees it (views of one buffer count once).
+/// A value, as the instant sees it (views of one buffer count once).
 struct BoundaryValue {
   int64_t bytes = 0;
-  int producer = -1;   // the BoundaryOp that can produce it again after the loss; -1: none
-  bool needed = false; // read after the loss gradient
-  bool live = false;   // live at the loss whatever is chosen (an operand of the loss gradient)
+  int producer = -1;   // the BoundaryOp that can produce it again after the instant; -1: none
+  bool needed = false; // read after the instant
+  bool live = false;   // live at the instant whatever is chosen (an operand of its op)
 };
 
-/// A way to produce values again after the loss: its extra FLOPs and what it reads.
+/// A way to produce values again after the instant: its extra FLOPs and what it reads.
 struct BoundaryOp {
-  double flops = 0;             // 0 for an op the loss does not depend on (it may run later)
+  double flops = 0;             // 0 for an op the instant does not depend on (it may run later)
   std::vector<unsigned> inputs; // BoundaryValue indices; values live all step are left out
 };
 
 struct BoundaryProblem {
   std::vector<BoundaryValue> values;
   std::vector<BoundaryOp> ops;
-  /// Bytes the budget leaves for forward values at the loss instant: the budget minus what is
-  /// live there whatever is recomputed (parameters, optimizer state, inputs, the loss
-  /// gradient's result and workspace). Negative: nothing fits.
+  /// Bytes the budget leaves for the values at the instant: the budget minus what is live
+  /// there whatever is recomputed (parameters, optimizer state, inputs, the op's results).
+  /// Negative: nothing fits.
   int64_t capacity = 0;
 };
 
 struct BoundarySolution {
   /// Optimal: `bound` is the program's optimum. Feasible: not proven in the time limit;
   /// `bound` is CBC's best bound. Infeasible: no recomputation at all fits the budget (the
-  /// values that cannot be produced again, or the loss's operands, exceed the capacity).
+  /// values that cannot be produced again, or the op's operands, exceed the capacity).
   Status status = Status::NoSolution;
   double bound = 0;      // lower bound on the extra FLOPs of any recomputation that fits
-  int64_t heldBytes = 0; // of the optimum found (or the best incumbent): forward bytes held
+  int64_t heldBytes = 0; // of the optimum found (or the best incumbent): bytes held
   size_t rows = 0, columns = 0;
   double seconds = 0;
 };
 
-/// Solves the loss-instant program: binaries keep[v] (held at the instant) and again[p]
+/// Solves the instant program: binaries keep[v] (held at the instant) and again[p]
 /// (op p runs again after it); minimise sum flops[p] again[p] subject to
 ///   keep[v] + again[producer(v)] >= 1        for every needed value v,
 ///   keep[u] + again[producer(u)] >= again[p] for every input u of p,

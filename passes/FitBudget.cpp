@@ -45,11 +45,12 @@
 // its own backward reader and inside its concat's chain) never keep an original alive; this
 // also makes the exact model's linear sum of deltas match the applied choice.
 #include <chrono>
+#include <numeric>
 #include <queue>
 
 #include "passes/CostModel.h"
+#include "passes/InstantBound.h"
 #include "passes/Liveness.h"
-#include "passes/LossInstantBound.h"
 #include "passes/MemoryPlan.h"
 #include "passes/Passes.h"
 
@@ -1617,30 +1618,75 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
                   attrs.getF64FloatAttr(flopsBefore > 0 ? extra / flopsBefore : 0));
   }
 
-  /// The loss-instant lower bound on any recomputation's extra FLOPs (fit/BoundaryBound.h),
-  /// as a fraction of the step's. solveFor runs once per variant of the step (with filter
-  /// gradients split over concatenations, and without): the smaller bound holds for both.
-  /// CBC's time for the bound: on the 6-layer transformer at half its activations the bound
+  /// The instant bound on any recomputation's extra FLOPs (fit/BoundaryBound.h,
+  /// passes/InstantBound.h), as a fraction of the step's: the strongest over the loss gradient
+  /// and the kInstants fullest steps of the schedule as it stands before recomputation. Each
+  /// instant's bound holds on its own, so their maximum does, and an instant where nothing
+  /// fits proves that no recomputation fits the budget. solveFor runs once per variant of the
+  /// step (with filter gradients split over concatenations, and without): the smaller bound
+  /// holds for both.
+  /// CBC's time: on the 6-layer transformer at half its activations the loss gradient's bound
   /// is the root's (+8.14% FLOPs) after 0.01 s, 1 s and 30 s alike; a bound found early is
-  /// just as valid, only possibly weaker.
+  /// just as valid, only possibly weaker. At most kInstantBoundSeconds per instant, and
+  /// kInstantBoundTotalSeconds for all.
+  static constexpr unsigned kInstants = 8;
   static constexpr double kInstantBoundSeconds = 1;
+  static constexpr double kInstantBoundTotalSeconds = 3;
   void recordInstantBound(func::FuncOp func, Operation *lossGrad, double flopsBefore) {
-    remat::BoundarySolution solved =
-        remat::solveBoundaryBound(lossInstantProblem(func, lossGrad, budget),
-                                  std::min<double>(timeLimit, kInstantBoundSeconds));
-    Builder attrs(func.getContext());
-    double bound = flopsBefore > 0 ? solved.bound / flopsBefore : 0;
-    bool infeasible = solved.status == remat::Status::Infeasible;
+    auto live = computeStepLiveness(func, /*reuseDyingOperands=*/true, /*withNames=*/false);
+    if (failed(live))
+      return;
+    std::vector<int64_t> profile = memoryProfile(*live, uint64_t(alignment));
+    std::vector<size_t> fullest(profile.size());
+    std::iota(fullest.begin(), fullest.end(), size_t(0));
+    llvm::stable_sort(fullest, [&](size_t a, size_t b) { return profile[a] > profile[b]; });
+    SmallVector<Operation *> instants = {lossGrad};
+    for (size_t step : fullest) {
+      if (instants.size() > kInstants)
+        break;
+      if (!llvm::is_contained(instants, live->steps[step]))
+        instants.push_back(live->steps[step]);
+    }
+    double spent = 0, bound = 0;
+    bool infeasible = false;
+    remat::Status status = remat::Status::Optimal;
+    Operation *at = nullptr;
+    for (Operation *instant : instants) {
+      double left = std::min(kInstantBoundTotalSeconds - spent, double(timeLimit));
+      if (left <= 0)
+        break;
+      remat::BoundarySolution solved = remat::solveBoundaryBound(
+          instantProblem(func, instant, budget), std::min(kInstantBoundSeconds, left));
+      spent += solved.seconds;
+      if (solved.status == remat::Status::Infeasible) {
+        infeasible = true;
+        status = solved.status;
+        at = instant;
+        break;
+      }
+      double fraction = flopsBefore > 0 ? solved.bound / flopsBefore : 0;
+      if (!at || fraction > bound) {
+        bound = fraction;
+        status = solved.status;
+        at = instant;
+      }
+    }
+    if (!at)
+      return;
     if (auto before = func->getAttrOfType<FloatAttr>("graph.fit_instant_bound")) {
       auto beforeStatus = func->getAttrOfType<StringAttr>("graph.fit_instant_bound_status");
       bool beforeInfeasible = beforeStatus && beforeStatus.getValue() == "infeasible";
       if (infeasible || (!beforeInfeasible && before.getValueAsDouble() <= bound))
         return;
     }
+    Builder attrs(func.getContext());
     func->setAttr("graph.fit_instant_bound", attrs.getF64FloatAttr(bound));
-    func->setAttr("graph.fit_instant_bound_status",
-                  attrs.getStringAttr(remat::statusName(solved.status)));
-    func->setAttr("graph.fit_instant_bound_seconds", attrs.getF64FloatAttr(solved.seconds));
+    func->setAttr("graph.fit_instant_bound_status", attrs.getStringAttr(remat::statusName(status)));
+    func->setAttr("graph.fit_instant_bound_seconds", attrs.getF64FloatAttr(spent));
+    int64_t step = llvm::find(live->steps, at) - live->steps.begin();
+    func->setAttr("graph.fit_instant_bound_at",
+                  attrs.getStringAttr(at->getNumResults() ? valueName(at->getResult(0), step)
+                                                          : at->getName().getStringRef().str()));
   }
 
   static constexpr unsigned kExactRounds = 8;

@@ -327,11 +327,13 @@ def FitBudget : Pass<"graphc-fit-budget", "mlir::func::FuncOp"> {
     sqrt(n) checkpointing priced with the same cost model).
 
     Whatever the solver, `graph.fit_instant_bound` is a lower bound on the extra FLOPs (a
-    fraction of the step's) of any recomputation that fits the budget, from the loss gradient,
-    the one instant every schedule shares (fit/BoundaryBound.h: each forward value the backward
-    pass reads is held there or produced again, and so are the inputs of what is produced
-    again); `graph.fit_instant_bound_status` is CBC's status (`infeasible`: no recomputation
-    fits at all). Unlike `graph.fit_lower_bound`, it bounds every solver's result.
+    fraction of the step's) of any recomputation that fits the budget (fit/BoundaryBound.h,
+    passes/InstantBound.h): at the instant one op first runs, each value made before it and
+    read after it is held or produced again, and so are the inputs of what is produced again.
+    The strongest over the loss gradient and the 8 fullest steps is kept, with
+    `graph.fit_instant_bound_at` (the op) and `graph.fit_instant_bound_status` (CBC's status;
+    `infeasible`: no recomputation fits at all). Unlike `graph.fit_lower_bound`, it bounds
+    every solver's result.
 
     Before (the relu output lives from the forward to the backward pass):
     ```mlir
@@ -362,8 +364,8 @@ def FitBudget : Pass<"graphc-fit-budget", "mlir::func::FuncOp"> {
            "after the search, drop the recomputations the fitting plan no longer needs and "
            "swap the dearest ones for cheaper ones">,
     Option<"instantBound", "instant-bound", "bool", "true",
-           "also compute the loss-instant lower bound on the extra FLOPs of any "
-           "recomputation that fits (fit/BoundaryBound.h)">,
+           "also compute the instant lower bound on the extra FLOPs of any recomputation "
+           "that fits (fit/BoundaryBound.h)">,
   ];
 }
 

@@ -29,6 +29,7 @@
 // ONE-LABEL: func.func @train_step
 // ONE-SAME: graph.fit_extra_flops = 0.0894{{[0-9]*}} : f64
 // ONE-SAME: graph.fit_instant_bound = 0.000000e+00 : f64
+// ONE-SAME: graph.fit_instant_bound_at = "loss.grad"
 // ONE-SAME: graph.fit_peak_after = 123136 : i64
 // ONE-SAME: graph.fit_peak_before = 131328 : i64
 // ONE-SAME: graph.fit_remat_ops = 1 : i64
@@ -40,14 +41,14 @@
 // 100000 bytes cannot be met: two remats bring the peak to 114944 and the rest would not
 // lower it; the pass reports how far it got (the driver then fails with exit code 3), and the
 // recomputed step still plans and verifies.
-// The loss-instant bound is 26.8% of the step's FLOPs here: at the loss gradient the forward
-// values the backward pass reads do not fit in what 100000 bytes leave, so any recomputation
-// adds at least that (the two remats applied cost exactly that). At 130000 (ONE) it is 0: the
-// peak is elsewhere, where the bound does not look.
+// The instant bound proves it: while fc3's weight gradient runs, its operands, its result and
+// the parameters and state already leave too little of 100000 bytes for the forward values
+// the rest of the backward pass reads, however the step is recomputed. At 130000 (ONE) the
+// bound is 0 (the loss gradient's instant binds, and holding everything fits there).
 // TIGHT-LABEL: func.func @train_step
 // TIGHT-SAME: graph.fit_extra_flops = 0.268{{[0-9]*}} : f64
-// TIGHT-SAME: graph.fit_instant_bound = 0.268{{[0-9]*}} : f64
-// TIGHT-SAME: graph.fit_instant_bound_status = "optimal"
+// TIGHT-SAME: graph.fit_instant_bound_at = "fc3.grad_weight"
+// TIGHT-SAME: graph.fit_instant_bound_status = "infeasible"
 // TIGHT-SAME: graph.fit_peak_after = 114944 : i64
 // TIGHT-SAME: graph.fit_peak_before = 131328 : i64
 // TIGHT-SAME: graph.fit_remat_ops = 2 : i64

@@ -1,4 +1,4 @@
-// Unit tests for the loss-instant lower bound (fit/BoundaryBound.h): hand-made steps whose
+// Unit tests for the instant lower bound (fit/BoundaryBound.h): hand-made steps whose
 // optimum is worked out in the comments, and random small steps checked against an exhaustive
 // search over every set of ops run again.
 #include "fit/BoundaryBound.h"

@@ -368,9 +368,9 @@ private:
     double extraFlopsSearched = 0;
     std::string rematSolver, exactStatus;   // who chose the remats; the exact solve's status
     std::optional<double> rematLowerBound;  // the exact model's bound on extraFlops
-    // The loss-instant bound on any recomputation's extra FLOPs, CBC's status and seconds.
+    // The instant bound on any recomputation's extra FLOPs, CBC's status and seconds.
     std::optional<double> instantBound;
-    std::string instantBoundStatus;
+    std::string instantBoundStatus, instantBoundAt; // CBC's status; the op where it binds
     double instantBoundSeconds = 0;
     double rematSolveSeconds = 0;
     double fitSeconds = 0;     // the whole graphc-fit-budget pass
@@ -563,6 +563,8 @@ private:
       out.instantBoundStatus = status.str();
     if (auto secs = out.step->getAttrOfType<FloatAttr>("graph.fit_instant_bound_seconds"))
       out.instantBoundSeconds = secs.getValueAsDouble();
+    if (auto at = out.step->getAttrOfType<StringAttr>("graph.fit_instant_bound_at"))
+      out.instantBoundAt = at.str();
     out.step->removeAttr("graph.fit_instant_bound_seconds");
     if (auto secs = out.step->getAttrOfType<FloatAttr>("graph.fit_seconds"))
       out.fitSeconds = secs.getValueAsDouble();
@@ -910,6 +912,11 @@ private:
       if (trial && trial->planned.plan.arenaBytes <= budget)
         fitsAt += "; fits with --zero=1 (shard the optimizer state over the ranks)";
     }
+    // A proof rather than a search result (fit/BoundaryBound.h): while that op runs, what must
+    // be live, however the step is recomputed, is already over the budget.
+    if (compiled.instantBoundStatus == "infeasible")
+      fitsAt += "; no recomputation can fit this budget: while " + compiled.instantBoundAt +
+                " runs, what must be live exceeds it";
     fail(kOverBudget,
          llvm::formatv(
              "{0}: the training step needs {1} ({2} bytes) but --budget is {3} ({4} "
@@ -1268,11 +1275,12 @@ private:
       // A proof about every recomputation of this step, not a property of the solver's model.
       if (compiled.instantBound && compiled.instantBoundStatus != "infeasible")
         os << llvm::formatv("  remat bound  any recomputation that fits this budget adds >= "
-                            "+{0:F2}% FLOPs (loss-instant bound, {1} in {2:F2} s): the applied "
+                            "+{0:F2}% FLOPs (instant bound at {5}, {1} in {2:F2} s): the applied "
                             "+{3:F2}% is within {4:F2} points of it\n",
                             100.0 * *compiled.instantBound, compiled.instantBoundStatus,
                             compiled.instantBoundSeconds, 100.0 * compiled.extraFlops,
-                            100.0 * (compiled.extraFlops - *compiled.instantBound));
+                            100.0 * (compiled.extraFlops - *compiled.instantBound),
+                            compiled.instantBoundAt);
     }
     else if (compiled.microBatches == 1 && !compiled.precisionChosenForBudget &&
              !compiled.shardChosenForBudget && !compiled.offloadedBytes)

@@ -1,6 +1,7 @@
 # Sweeps the budget from HIGH down to LOW in STEP-byte decrements and checks that the resulting
-# peak never increases as the budget decreases, and that the loss-instant lower bound on any
-# recomputation's extra FLOPs (graph.fit_instant_bound) never exceeds what the solver applied.
+# peak never increases as the budget decreases, and that the instant bound on any
+# recomputation's extra FLOPs (graph.fit_instant_bound) never exceeds what the solver applied,
+# nor says that nothing fits where the solver's plan fits.
 # Usage: remat_sweep.py TOOL MODEL HIGH LOW STEP [SOLVER [GRAPHC_ARG...]]
 # TOOL graphc-opt: MODEL is a forward function in the graph dialect, run through
 #   graphc-build-train-step (mse) and graphc-fit-budget; the peak is graph.fit_peak_after.
@@ -18,7 +19,7 @@ solver = sys.argv[6] if len(sys.argv) > 6 else "heuristic"
 extra = sys.argv[7:]
 driver = os.path.basename(tool) == "graphc"
 peaks = []
-bounded = 0  # budgets where the loss-instant bound is above zero
+bounded = 0  # budgets where the instant bound is above zero
 above = []   # budgets where the bound exceeds the applied extra FLOPs (a wrong bound)
 improved = 0  # budgets where the local search after the remat search changed the result
 for budget in range(high, low - 1, -step):
@@ -45,7 +46,11 @@ for budget in range(high, low - 1, -step):
         improved += "graph.fit_local_search" in out
         bound = re.search(r"graph.fit_instant_bound = ([-0-9.eE+]+)", out)
         extra = re.search(r"graph.fit_extra_flops = ([-0-9.eE+]+)", out)
-        if bound and float(bound.group(1)) > 0:
+        status = re.search(r'graph.fit_instant_bound_status = "(\w+)"', out)
+        if status and status.group(1) == "infeasible":
+            if peak <= budget:  # a plan that fits where the bound says none can
+                above.append(budget)
+        elif bound and float(bound.group(1)) > 0:
             bounded += 1
             if float(bound.group(1)) > float(extra.group(1)) * (1 + 1e-9):
                 above.append(budget)
