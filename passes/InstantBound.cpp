@@ -1,7 +1,7 @@
 // Builds the instant program (InstantBound.h) from a training step's IR: one walk up from
 // the instant's op for the ops that must run before it, one walk down for those that must run
-// after it, one pass over the other ops for the values and producers, and one liveness
-// computation for what is live at the instant whatever is recomputed. O(ops + uses) per
+// after it, one pass over the other ops for the values and producers, and one over the
+// arguments for what is live at the instant whatever is recomputed. O(ops + uses) per
 // instant.
 #include "passes/InstantBound.h"
 
@@ -133,29 +133,41 @@ remat::BoundaryProblem graphc::instantProblem(func::FuncOp func, Operation *inst
     }
   }
 
-  // Live at the instant whatever is recomputed: arguments (parameters, optimizer state,
-  // inputs), the staging region, and the instant's own results unless they overwrite one of
-  // its operands. Workspaces are left out: im2col tiling shrinks a convolution's.
-  auto live = computeStepLiveness(func, /*reuseDyingOperands=*/true, /*withNames=*/false);
-  if (failed(live)) {
-    problem.capacity = -1;
-    return problem;
-  }
-  int64_t fixed = 0;
-  llvm::DenseSet<unsigned> operandBuffers;
-  for (Value operand : instant->getOperands())
-    if (auto it = live->bufferOf.find(operand); it != live->bufferOf.end())
-      operandBuffers.insert(it->second);
-  llvm::DenseSet<unsigned> counted;
-  for (auto [i, b] : llvm::enumerate(live->buffers)) {
-    if (b.host)
+  // Live at the instant whatever is recomputed: the arguments that persist (parameters,
+  // optimizer state, batch statistics) or that the instant or a later op reads (an input is
+  // free once its last reader has run), the staging region, and the instant's results, unless
+  // it may write them over a dying operand (an elementwise op). Workspaces are left out: im2col
+  // tiling shrinks a convolution's.
+  int64_t fixed = int64_t(nextBatchStagingBytes(func));
+  auto readThenOrLater = [&](Value v) {
+    SmallVector<Value> worklist = {v};
+    while (!worklist.empty()) {
+      Value current = worklist.pop_back_val();
+      for (Operation *user : current.getUsers()) {
+        if (user == instant || after.contains(user))
+          return true;
+        if (isa<ReshapeOp>(user))
+          worklist.push_back(user->getResult(0));
+      }
+    }
+    return false;
+  };
+  for (BlockArgument arg : func.getArguments()) {
+    unsigned i = arg.getArgNumber();
+    if (auto space = func.getArgAttrOfType<StringAttr>(i, kMemorySpaceAttr);
+        space && space.getValue() == "host")
       continue;
-    bool argument = llvm::any_of(b.values, [](Value v) { return isa<BlockArgument>(v); });
-    bool result = llvm::any_of(b.values, [&](Value v) { return v.getDefiningOp() == instant; });
-    if (argument || b.staging || (result && !operandBuffers.contains(unsigned(i))))
-      if (counted.insert(unsigned(i)).second)
-        fixed += int64_t(b.bytes);
+    auto kind = func.getArgAttrOfType<StringAttr>(i, kKindAttr);
+    bool persists =
+        kind && (kind.getValue() == "parameter" || kind.getValue() == "optimizer_state" ||
+                 kind.getValue() == "batch_stats");
+    if (persists || readThenOrLater(arg))
+      fixed += int64_t(tensorBytes(arg.getType()));
   }
+  if (reusableOperandsOf(instant).empty())
+    for (OpResult result : instant->getResults())
+      if (inPlaceOperandOf(instant, result.getResultNumber()) < 0 && !isa<ReshapeOp>(instant))
+        fixed += int64_t(tensorBytes(result.getType()));
   problem.capacity = budget - fixed;
   return problem;
 }

@@ -21,8 +21,9 @@ namespace graphc {
 ///    running-statistics update), and its output as batch_norm_apply (2 FLOPs per element)
 ///    from its input and those statistics; an op `instant` does not depend on may run after
 ///    the instant, at no extra cost;
-///  - capacity: `budget` minus the buffers live at the instant that no recomputation changes
-///    (arguments, the staging region, the instant's results unless written over an operand).
+///  - capacity: `budget` minus what is live at the instant whatever is recomputed: the
+///    arguments that persist across steps or that the instant or a later op reads, the
+///    staging region, and the instant's results unless it may write them over a dying operand.
 remat::BoundaryProblem instantProblem(mlir::func::FuncOp func, mlir::Operation *instant,
                                       int64_t budget);
 

@@ -1,6 +1,7 @@
 // RUN: graphc-opt %S/../graphc/Inputs/deep-mlp.mlir --graphc-build-train-step=loss=mse --graphc-fit-budget=budget=200000 | FileCheck %s --check-prefix=ROOMY
 // RUN: graphc-opt %S/../graphc/Inputs/deep-mlp.mlir --graphc-build-train-step=loss=mse --graphc-fit-budget=budget=130000 | FileCheck %s --check-prefix=ONE
 // RUN: graphc-opt %S/../graphc/Inputs/deep-mlp.mlir --graphc-build-train-step=loss=mse --graphc-fit-budget=budget=100000 --graphc-plan-memory --graphc-verify-plan | FileCheck %s --check-prefix=TIGHT
+// RUN: graphc-opt %S/../graphc/Inputs/deep-mlp.mlir --graphc-build-train-step=loss=mse --graphc-fit-budget=budget=95000 | FileCheck %s --check-prefix=PROOF
 // RUN: graphc-opt %S/../graphc/Inputs/deep-mlp.mlir --graphc-build-train-step=loss=mse "--graphc-fit-budget=budget=130000 solver=exact" --graphc-plan-memory --graphc-verify-plan | FileCheck %s --check-prefix=EXACT
 // RUN: graphc-opt %S/../graphc/Inputs/deep-mlp.mlir --graphc-build-train-step=loss=mse "--graphc-fit-budget=budget=120000 solver=auto" | FileCheck %s --check-prefix=FALLBACK
 // RUN: graphc-opt %S/../graphc/Inputs/deep-mlp.mlir --graphc-build-train-step=loss=mse "--graphc-fit-budget=budget=130000 solver=auto exact-limit=0" | FileCheck %s --check-prefix=AUTOBIG
@@ -41,17 +42,24 @@
 // 100000 bytes cannot be met: two remats bring the peak to 114944 and the rest would not
 // lower it; the pass reports how far it got (the driver then fails with exit code 3), and the
 // recomputed step still plans and verifies.
-// The instant bound proves it: while fc3's weight gradient runs, its operands, its result and
-// the parameters and state already leave too little of 100000 bytes for the forward values
-// the rest of the backward pass reads, however the step is recomputed. At 130000 (ONE) the
-// bound is 0 (the loss gradient's instant binds, and holding everything fits there).
+// The instant bound: any recomputation that fits 100000 bytes adds at least 26.8% of the
+// step's FLOPs. While the loss gradient runs, the parameters (64 KiB), the data (read by fc0's
+// weight gradient later), the labels, the prediction it reads and the gradient it writes
+// (8 KiB each) leave 1696 bytes for the forward values the backward pass reads.
 // TIGHT-LABEL: func.func @train_step
 // TIGHT-SAME: graph.fit_extra_flops = 0.268{{[0-9]*}} : f64
-// TIGHT-SAME: graph.fit_instant_bound_at = "fc3.grad_weight"
-// TIGHT-SAME: graph.fit_instant_bound_status = "infeasible"
+// TIGHT-SAME: graph.fit_instant_bound = 0.268{{[0-9]*}} : f64
+// TIGHT-SAME: graph.fit_instant_bound_at = "loss.grad"
+// TIGHT-SAME: graph.fit_instant_bound_status = "optimal"
 // TIGHT-SAME: graph.fit_peak_after = 114944 : i64
 // TIGHT-SAME: graph.fit_peak_before = 131328 : i64
 // TIGHT-SAME: graph.fit_remat_ops = 2 : i64
+
+// At 95000 bytes no recomputation can fit: those 90112 bytes must be live while the loss
+// gradient runs, with 8192 more for the prediction it reads.
+// PROOF-LABEL: func.func @train_step
+// PROOF-SAME: graph.fit_instant_bound_at = "loss.grad"
+// PROOF-SAME: graph.fit_instant_bound_status = "infeasible"
 
 // solver=exact at 130000 bytes: CBC proves the single dense + relu remat optimal (its bound
 // equals its +8.9% FLOPs, gap 0), the same choice the heuristic makes, and the step plans.
