@@ -174,10 +174,17 @@ struct AllReduceGradientsPass
       packing.insert(concat);
       packed = concat;
     }
-    auto gradShard = b.create<ReduceScatterOp>(loc(".reduce_scatter"), shardType, packed,
-                                               b.getI64IntegerAttr(id), b.getI64IntegerAttr(w));
-    if (scaledLoss(bucket))
+    Value gradShard = b.create<ReduceScatterOp>(loc(".reduce_scatter"), shardType, packed,
+                                                b.getI64IntegerAttr(id), b.getI64IntegerAttr(w));
+    if (scaledLoss(bucket)) {
+      // With fp16 loss scaling every update waits for the overflow check, which follows the
+      // last bucket; the shard, written in place at the bucket's start, would keep the whole
+      // bucket alive until then. Its own copy lets the bucket die here, so each rank holds
+      // 1/N of the gradients while it waits (ZeRO stage 2's saving, where it matters).
+      gradShard = b.create<SliceOp>(loc(".shard"), shardType, gradShard, b.getI64IntegerAttr(0),
+                                    b.getI64IntegerAttr(0));
       zero.overflowProbes.push_back(overflowProbe(b, loc(".overflow_probe"), gradShard));
+    }
     SmallVector<Value> params;
     for (const Reduced &g : bucket)
       params.push_back(g.update->getOperand(0));

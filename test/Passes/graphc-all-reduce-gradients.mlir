@@ -67,15 +67,17 @@ func.func @overflow_check(%w: tensor<8xf32>, %x: tensor<8xf32>) -> tensor<8xf32>
 // CHECK-NEXT: graph.momentum_update %arg0, %[[AVG]], %arg3 if %[[OK]]
 // ZeRO: each rank holds one shard of the average, so each sharded bucket adds an overflow
 // probe (its shard times 0, summed: 0, or NaN when an element is inf or NaN), and one more
-// all-reduce (bucket 1) averages the probes over the ranks for the check.
+// all-reduce (bucket 1) averages the probes over the ranks for the check. The shard is copied
+// out of the bucket first: the update waits for the check, and the copy lets the bucket die.
 // ZERO-LABEL: func.func @overflow_check_scaled
 // ZERO: %[[SHARD:.*]] = graph.reduce_scatter %{{.*}} {bucket = 0 : i64, ranks = 3 : i64} : (tensor<9xf32>) -> tensor<3xf32>
-// ZERO-NEXT: %[[ZEROED:.*]] = graph.scale %[[SHARD]] {factor = 0.000000e+00 : f32} : tensor<3xf32>
+// ZERO-NEXT: %[[COPY:.*]] = graph.slice %[[SHARD]] {axis = 0 : i64, offset = 0 : i64} : (tensor<3xf32>) -> tensor<3xf32>
+// ZERO-NEXT: %[[ZEROED:.*]] = graph.scale %[[COPY]] {factor = 0.000000e+00 : f32} : tensor<3xf32>
 // ZERO-NEXT: %[[COLUMN:.*]] = graph.reshape %[[ZEROED]] : (tensor<3xf32>) -> tensor<3x1xf32>
 // ZERO-NEXT: %[[PROBE:.*]] = graph.bias_grad %[[COLUMN]] {axis = 1 : i64} : (tensor<3x1xf32>) -> tensor<1xf32>
 // ZERO: %[[PROBES:.*]] = graph.all_reduce %[[PROBE]] {bucket = 1 : i64, ranks = 3 : i64} : tensor<1xf32>
 // ZERO-NEXT: %[[OK:.*]] = graph.all_finite %[[PROBES]] : tensor<1xf32>
-// ZERO: graph.momentum_update %{{.*}}, %[[SHARD]], %{{.*}} if %[[OK]]
+// ZERO: graph.momentum_update %{{.*}}, %[[COPY]], %{{.*}} if %[[OK]]
 func.func @overflow_check_scaled(%w: tensor<8xf32> {graph.kind = "parameter", graph.name = "w"},
                                  %x: tensor<8xf32> {graph.kind = "input", graph.name = "x", graph.role = "data"},
                                  %halvings: tensor<f32> {graph.kind = "input", graph.name = "halvings"},
