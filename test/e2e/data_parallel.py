@@ -49,7 +49,7 @@ def main():
     ap.add_argument("--batch", type=int, required=True, help="global batch")
     ap.add_argument("--ranks", default="2,4")
     ap.add_argument("--steps", type=int, default=6)
-    ap.add_argument("--bucket-size", default="25MiB")
+    ap.add_argument("--bucket-size", help="graphc --bucket-size (default: graphc's own)")
     ap.add_argument("--graphc-flag", action="append", default=[],
                     help="one more graphc flag for both compiles, e.g. --micro-batches=2")
     ap.add_argument("--parallel-flag", action="append", default=[],
@@ -86,9 +86,9 @@ def main():
     failed = False
     for w in [int(r) for r in a.ranks.split(",")]:
         binary = os.path.join(a.workdir, "dp%d" % w)
-        run([a.graphc] + common + ["--data-parallel", "--world-size=%d" % w,
-                                   "--bucket-size=" + a.bucket_size, "-o", binary] +
-            a.parallel_flag)
+        buckets = ["--bucket-size=" + a.bucket_size] if a.bucket_size else []
+        run([a.graphc] + common + ["--data-parallel", "--world-size=%d" % w, "-o", binary] +
+            buckets + a.parallel_flag)
         out = run([a.mpirun, "-np", str(w), binary] + train + ["--save-weights", binary + ".w"],
                   timeout=600)
         steps, vals = losses(out)

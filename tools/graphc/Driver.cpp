@@ -67,6 +67,7 @@ struct Options {
   bool dataParallel = false;
   int64_t worldSize = 0; // 0 unless --data-parallel
   std::string bucketSize = "25MiB";
+  bool bucketSizeGiven = false; // --bucket-size was on the command line (no bucket cure then)
   std::string zero = "auto"; // --zero: 0 | 1 | auto (shard the optimizer state when --budget needs it)
   // --offload: none | optimizer (keep momentum/Adam state in host memory) | auto (only when
   // nothing else fits --budget)
@@ -279,6 +280,31 @@ public:
       compiled = compile(context, opts.batch, budget, phase, /*trial=*/false);
       compiled.shardChosenForBudget = true;
     }
+    // Data parallelism: a bucket of several gradients is their concatenation, a copy, so it
+    // costs up to its bytes again while it is packed and averaged. Buckets of one gradient are
+    // reshape views averaged in place: no copy, for one collective per gradient (the same
+    // bytes moved, more calls). The next cure, unless --bucket-size was given.
+    if (budget && opts.dataParallel && !opts.bucketSizeGiven &&
+        (compiled.planned.plan.arenaBytes > *budget || compiled.rematOps > 0)) {
+      uint64_t given = bucketBytes;
+      bucketBytes = 4; // below any gradient: one per bucket
+      Compiled split = compile(context, opts.batch, budget, phase, /*trial=*/false);
+      bool fitsNow = split.planned.plan.arenaBytes <= *budget;
+      bool fitsBefore = compiled.planned.plan.arenaBytes <= *budget;
+      if ((fitsNow && (!fitsBefore || split.extraFlops < compiled.extraFlops)) ||
+          (!fitsNow && !fitsBefore &&
+           split.planned.plan.arenaBytes < compiled.planned.plan.arenaBytes)) {
+        uint64_t bucketsBefore = 0;
+        compiled.step->walk([&](Operation *op) {
+          bucketsBefore += isa<graph::AllReduceOp, graph::ReduceScatterOp>(op);
+        });
+        split.bucketsSplitFrom = {bucketsBefore, compiled.planned.plan.arenaBytes};
+        split.shardChosenForBudget = compiled.shardChosenForBudget;
+        compiled = std::move(split);
+      } else {
+        bucketBytes = given;
+      }
+    }
     // --precision=auto: bf16 is the next cure after static reuse, so it is taken as soon as
     // reuse alone misses the budget; rematerialization and micro-batching then work on it.
     if (budget && opts.precision == "auto" &&
@@ -379,6 +405,8 @@ private:
     std::string precision = "fp32";
     bool precisionChosenForBudget = false; // --precision=auto moved to bf16
     bool shardChosenForBudget = false;     // --zero=auto sharded the optimizer state
+    // One gradient per bucket because --budget needed it: the bucket count and arena before.
+    std::optional<std::pair<uint64_t, uint64_t>> bucketsSplitFrom;
     bool offloadChosenForBudget = false;   // --offload=auto moved the optimizer state to the host
     uint64_t offloadedBytes = 0;           // optimizer state in host memory
     unsigned casts = 0;                    // graph.cast ops in the step
@@ -912,6 +940,17 @@ private:
       if (trial && trial->planned.plan.arenaBytes <= budget)
         fitsAt += "; fits with --zero=1 (shard the optimizer state over the ranks)";
     }
+    // Would buckets of one gradient each (no bucket copies) fit? (Only when --bucket-size
+    // kept them larger.)
+    if (opts.dataParallel && opts.bucketSizeGiven && bucketBytes > 4) {
+      uint64_t given = bucketBytes;
+      bucketBytes = 4;
+      auto trial = tryCompile(context, opts.batch, budget, Phase::Planned, /*trial=*/true);
+      bucketBytes = given;
+      if (trial && trial->planned.plan.arenaBytes <= budget)
+        fitsAt += "; fits with one gradient per bucket (leave out --bucket-size, or "
+                  "--bucket-size=4: each gradient averaged in place, no bucket copy)";
+    }
     // A proof rather than a search result (fit/BoundaryBound.h): while that op runs, what must
     // be live, however the step is recomputed, is already over the budget.
     if (compiled.instantBoundStatus == "infeasible")
@@ -1187,6 +1226,13 @@ private:
                             plan::humanBytes(stateSharded), plan::humanBytes(stateUnsharded),
                             plan::humanBytes(stateUnsharded - stateSharded),
                             plan::humanBytes(uint64_t(2.0 * ring * double(padding))));
+      if (compiled.bucketsSplitFrom)
+        os << llvm::formatv("  cures        one gradient per bucket because --budget needs it: "
+                            "averaged in place, with no bucket copy ({0} -> {1}); {2} collectives "
+                            "per step instead of {3}, moving the same bytes\n",
+                            plan::humanBytes(compiled.bucketsSplitFrom->second),
+                            plan::humanBytes(p.arenaBytes), buckets,
+                            compiled.bucketsSplitFrom->first);
     }
     os << "  by kind:\n";
     for (auto &[kind, bytes] : bytesByKind(p))
@@ -1281,9 +1327,9 @@ private:
                             compiled.instantBoundSeconds, 100.0 * compiled.extraFlops,
                             100.0 * (compiled.extraFlops - *compiled.instantBound),
                             compiled.instantBoundAt);
-    }
-    else if (compiled.microBatches == 1 && !compiled.precisionChosenForBudget &&
-             !compiled.shardChosenForBudget && !compiled.offloadedBytes)
+    } else if (compiled.microBatches == 1 && !compiled.precisionChosenForBudget &&
+               !compiled.shardChosenForBudget && !compiled.offloadedBytes &&
+               !compiled.bucketsSplitFrom)
       os << "  cures        none needed (static reuse only)\n";
     double flops = 0;
     func::FuncOp step = compiled.step;
@@ -1782,6 +1828,7 @@ int runGraphcDriver(int argc, char **argv) {
   opts.dataParallel = dataParallel;
   opts.worldSize = worldSize;
   opts.bucketSize = bucketSize;
+  opts.bucketSizeGiven = bucketSize.getNumOccurrences() > 0;
   opts.zero = zero;
   try {
     return Driver(std::move(opts)).run();
