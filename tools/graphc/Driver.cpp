@@ -895,11 +895,16 @@ private:
       int64_t batch = largestBatch(context, budget, !opts.noRemat, modelBatch(compiled));
       int64_t ranks = opts.dataParallel ? opts.worldSize : 1;
       std::string blocked = importBlocksBatchSearch();
+      // The persistent bytes explain "no batch fits" only when they exceed the budget.
+      std::string noBatch =
+          persistent > budget ? "; no batch fits: the parameters and optimizer state alone take " +
+                                    plan::humanBytes(persistent)
+                              : llvm::formatv("; no batch fits, not even --batch={0}{1}", ranks,
+                                              ranks > 1 ? " (one row per rank)" : "")
+                                    .str();
       fitsAt = batch > 0          ? llvm::formatv("; fits at --batch={0}", batch * ranks).str()
                : !blocked.empty() ? "; no smaller batch was tried: " + blocked
-                                  : "; no batch fits: the parameters and optimizer state alone "
-                                    "take " +
-                                        plan::humanBytes(persistent);
+                                  : noBatch;
     }
     // Would 16-bit storage fit where fp32 does not? (Only worth saying when it was not tried.)
     if (precision == "fp32" && opts.precision == "fp32" && opts.target == "cpu") {
