@@ -734,9 +734,11 @@ private:
         if (batch % k)
           continue;
         microBatches = k;
+        // Restored, not cleared: reportInfeasible's later trials ask only whether they fit too.
+        bool question = fitQuestionOnly;
         fitQuestionOnly = true;
         auto c = tryCompile(context, batch * ranks, budget, Phase::Planned, /*trial=*/true);
-        fitQuestionOnly = false;
+        fitQuestionOnly = question;
         microBatches = 1;
         if (c && c->planned.plan.arenaBytes <= budget && withinCudnnLimits(*c))
           return true;
