@@ -291,7 +291,9 @@ bool decodeCheckpoint(const uint8_t *bytes, size_t size, CheckpointState &state,
     if (t->shape()) {
       // FlatBuffers' Verifier checks a vector's length field for 4-byte alignment only; its
       // int64 elements are read in place, so they must be 8-byte aligned (the writer does so).
-      if (reinterpret_cast<uintptr_t>(t->shape()->data()) % alignof(int64_t) != 0) {
+      // A scalar's shape is empty: nothing is read, and the builder need not align it.
+      if (t->shape()->size() > 0 &&
+          reinterpret_cast<uintptr_t>(t->shape()->data()) % alignof(int64_t) != 0) {
         error = "tensor '" + ct.name + "' has a misaligned shape (corrupted file)";
         return false;
       }

@@ -133,6 +133,32 @@ TEST(Checkpoint, RoundTrip) {
   EXPECT_EQ(restored[192], 0); // the data tensor is not part of a checkpoint
 }
 
+// Scalar state (fp16 loss scaling's halvings, clean and skipped steps) has an empty shape. The
+// builder need not 8-byte-align an empty int64 vector, and the reader must not reject it as
+// misaligned: every fp16 checkpoint was skipped as corrupted on resume until 2026-11-23. Three
+// scalars in a row put at least one empty shape on an odd 4-byte boundary.
+TEST(Checkpoint, ScalarStateRoundTrips) {
+  TensorInfo tensors[] = {
+      {"w", TensorKind::Parameter, TensorRole::Parameter, DType::F32, 2, {2, 3}, 0, 24, -1},
+      {"halvings", TensorKind::OptimizerState, TensorRole::State, DType::F32, 0, {}, 64, 4, -1},
+      {"clean", TensorKind::OptimizerState, TensorRole::State, DType::F32, 0, {}, 128, 4, -1},
+      {"skipped", TensorKind::OptimizerState, TensorRole::State, DType::F32, 0, {}, 192, 4, -1},
+  };
+  const Program prog = makeProgram(tensors, 4);
+  const std::vector<unsigned char> arena = makeArena();
+  const std::vector<uint8_t> bytes = encode(prog, arena, makeState(prog));
+  CheckpointState got;
+  std::vector<CheckpointTensor> decoded;
+  std::string error;
+  ASSERT_TRUE(decodeCheckpoint(bytes.data(), bytes.size(), got, decoded, error)) << error;
+  ASSERT_EQ(decoded.size(), 4u);
+  for (int i = 1; i < 4; ++i) {
+    EXPECT_TRUE(decoded[i].shape.empty()) << decoded[i].name;
+    EXPECT_EQ(std::memcmp(decoded[i].data, arena.data() + tensors[i].offset, 4), 0)
+        << decoded[i].name;
+  }
+}
+
 TEST(Checkpoint, NoTruncationDecodes) {
   const Program prog = makeProgram();
   const std::vector<uint8_t> bytes = encode(prog, makeArena(), makeState(prog));
