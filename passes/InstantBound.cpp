@@ -77,18 +77,23 @@ remat::BoundaryProblem graphc::instantProblem(func::FuncOp func, Operation *inst
         problem.values.push_back({int64_t(tensorBytes(result.getType())), -1, false, false});
       }
   }
-  // Needed: read by an op that runs after the instant (through views); live: read by it.
+  // Needed: read by an op that runs after the instant (through views); live: read by it. The
+  // arguments read then or later are live at the instant too (an input is free once its last
+  // reader has run).
+  llvm::DenseSet<Value> argumentsRead;
   for (Operation &op : body) {
-    bool isAfter = after.contains(&op);
-    if (!isAfter && &op != instant)
+    bool reads = (after.contains(&op) && !isa<ReshapeOp>(op)) || &op == instant;
+    if (!reads)
       continue;
-    for (Value operand : op.getOperands())
-      if (auto it = index.find(storageOf(operand)); it != index.end()) {
-        if (isAfter && !isa<ReshapeOp>(op))
-          problem.values[it->second].needed = true;
-        if (&op == instant)
-          problem.values[it->second].live = true;
+    for (Value operand : op.getOperands()) {
+      Value storage = storageOf(operand);
+      if (isa<BlockArgument>(storage))
+        argumentsRead.insert(storage);
+      if (auto it = index.find(storage); it != index.end()) {
+        problem.values[it->second].needed |= &op != instant;
+        problem.values[it->second].live |= &op == instant;
       }
+    }
   }
 
   // Producers: what running an op again after the instant costs and reads.
@@ -134,24 +139,10 @@ remat::BoundaryProblem graphc::instantProblem(func::FuncOp func, Operation *inst
   }
 
   // Live at the instant whatever is recomputed: the arguments that persist (parameters,
-  // optimizer state, batch statistics) or that the instant or a later op reads (an input is
-  // free once its last reader has run), the staging region, and the instant's results, unless
-  // it may write them over a dying operand (an elementwise op). Workspaces are left out: im2col
-  // tiling shrinks a convolution's.
+  // optimizer state, batch statistics) or that the instant or a later op reads, the staging
+  // region, and the instant's results, unless it may write them over a dying operand (an
+  // elementwise op). Workspaces are left out: im2col tiling shrinks a convolution's.
   int64_t fixed = int64_t(nextBatchStagingBytes(func));
-  auto readThenOrLater = [&](Value v) {
-    SmallVector<Value> worklist = {v};
-    while (!worklist.empty()) {
-      Value current = worklist.pop_back_val();
-      for (Operation *user : current.getUsers()) {
-        if (user == instant || after.contains(user))
-          return true;
-        if (isa<ReshapeOp>(user))
-          worklist.push_back(user->getResult(0));
-      }
-    }
-    return false;
-  };
   for (BlockArgument arg : func.getArguments()) {
     unsigned i = arg.getArgNumber();
     if (auto space = func.getArgAttrOfType<StringAttr>(i, kMemorySpaceAttr);
@@ -161,7 +152,7 @@ remat::BoundaryProblem graphc::instantProblem(func::FuncOp func, Operation *inst
     bool persists =
         kind && (kind.getValue() == "parameter" || kind.getValue() == "optimizer_state" ||
                  kind.getValue() == "batch_stats");
-    if (persists || readThenOrLater(arg))
+    if (persists || argumentsRead.contains(arg))
       fixed += int64_t(tensorBytes(arg.getType()));
   }
   if (reusableOperandsOf(instant).empty())
