@@ -375,7 +375,8 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
       } else {
         splitOutcome->undo();
         undoFilterGradientSplits();
-        outcome = solveFor(func, lossGrad, *start, flopsBefore);
+        // The unsplit step again: its instant bound is recorded already.
+        outcome = solveFor(func, lossGrad, *start, flopsBefore, /*withBound=*/false);
         if (failed(outcome))
           return signalPassFailure();
       }
@@ -408,7 +409,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
   /// exact solver and the heuristic, or the heuristic alone (see runOnOperation). Leaves the
   /// outcome applied.
   FailureOr<Outcome> solveFor(func::FuncOp func, Operation *lossGrad, const Measure &start,
-                              double flopsBefore) {
+                              double flopsBefore, bool withBound = true) {
     Builder attrs(func.getContext());
     // Candidates: forward results with a reader after the loss gradient.
     std::vector<Candidate> candidates;
@@ -427,7 +428,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
       candidates.push_back({&op, bytes / std::max(cost.flops, 1.0), position, bytes});
     }
     recordChen(func, lossGrad, flopsBefore);
-    if (instantBound)
+    if (instantBound && withBound)
       recordInstantBound(func, lossGrad, flopsBefore);
     llvm::stable_sort(candidates, [](const Candidate &a, const Candidate &b) {
       return a.score > b.score || (a.score == b.score && a.order < b.order);
