@@ -666,18 +666,50 @@ PlanStats planNearOptimal(Plan &plan, const PlanOptions &options) {
     return finish();
 
   stats.searched = true;
-  SkylineSearch search(items);
+  // Buffers that meet every other buffer in time (a training step's parameters and optimizer
+  // state) go to the bottom, stacked in index order, and only the rest is searched, against
+  // the capacity less their sizes. That loses no plan: in any plan every other buffer lies
+  // wholly below or wholly above such a buffer, so moving it to offset 0 and what lay below it
+  // up by its size keeps the plan valid at the same height. It also keeps the search's undo
+  // trails small: a buffer live in every section, raised at each placement below it, logs a
+  // change per section each time (ResNet-50's training step: 1349 buffers, a 1 GiB trail and
+  // 2 s for one dive, without it).
+  int64_t minLast = std::numeric_limits<int64_t>::max(),
+          maxFirst = std::numeric_limits<int64_t>::min();
+  for (const Item &it : items) {
+    minLast = std::min(minLast, it.last);
+    maxFirst = std::max(maxFirst, it.first);
+  }
+  std::vector<Item> searched;                  // the buffers the search places
+  std::vector<uint32_t> itemOf;                // searched index -> items index
+  std::vector<uint64_t> stacked(n, kUnplaced); // offsets of the bottom stack
+  uint64_t base = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    if (items[i].first <= minLast && items[i].last >= maxFirst) {
+      stacked[i] = base;
+      base += items[i].size;
+    } else {
+      searched.push_back(items[i]);
+      itemOf.push_back(i);
+    }
+  }
+  SkylineSearch search(searched);
   const auto deadline = start + std::chrono::duration_cast<Clock::duration>(
                                     std::chrono::duration<double>(options.timeLimitSeconds));
   uint64_t nodeBudget = options.nodeLimit == 0 ? std::numeric_limits<uint64_t>::max()
                                                : options.nodeLimit;
   auto run = [&](uint64_t target, Clock::time_point until) {
-    std::vector<uint64_t> offsets;
+    std::vector<uint64_t> partial;
     uint64_t used = 0;
-    Outcome r = search.solve(target, until, nodeBudget, offsets, used);
+    // target >= the lower bound >= base: the stacked buffers are live together at some step
+    // (pairwise overlapping intervals share a point).
+    Outcome r = search.solve(target - base, until, nodeBudget, partial, used);
     stats.nodes += used;
     nodeBudget -= std::min(nodeBudget, used);
     if (r == Outcome::Found) {
+      std::vector<uint64_t> offsets = stacked;
+      for (size_t k = 0; k < partial.size(); ++k)
+        offsets[itemOf[k]] = base + partial[k];
       uint64_t h = 0;
       for (size_t i = 0; i < n; ++i)
         h = std::max(h, offsets[i] + items[i].size);

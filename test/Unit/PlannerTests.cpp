@@ -370,13 +370,14 @@ TEST(NearOptimal, SearchBeatsEveryBestFitOrder) {
   EXPECT_FALSE(hs.searched);
   EXPECT_FALSE(hs.optimal);
 
-  // The search puts d on a and c on d: a [0, 70), d [70, 90), c [90, 130), b [0, 80) below c.
+  // c meets every other buffer in time, so the search stacks it at the bottom and places the
+  // rest above it: c [0, 40), a [40, 110) and b [40, 120) (they never meet), d on a.
   Plan plan = problem;
   PlanStats st = planNearOptimal(plan);
-  EXPECT_EQ(plan.buffers[0].offset, 0u);  // a
-  EXPECT_EQ(plan.buffers[1].offset, 0u);  // b
-  EXPECT_EQ(plan.buffers[2].offset, 90u); // c: +20 on d
-  EXPECT_EQ(plan.buffers[3].offset, 70u); // d: +70 on a
+  EXPECT_EQ(plan.buffers[0].offset, 40u);  // a: +40 on c
+  EXPECT_EQ(plan.buffers[1].offset, 40u);  // b: +40 on c
+  EXPECT_EQ(plan.buffers[2].offset, 0u);   // c: the bottom stack
+  EXPECT_EQ(plan.buffers[3].offset, 110u); // d: +70 on a
   EXPECT_EQ(plan.arenaBytes, 130u);
   EXPECT_EQ(st.lowerBound, 130u);
   EXPECT_EQ(st.heuristicHeight, 140u);
@@ -386,6 +387,42 @@ TEST(NearOptimal, SearchBeatsEveryBestFitOrder) {
   EXPECT_GT(st.nodes, 0u);
   EXPECT_EQ(verifyPlan(plan), "");
   EXPECT_EQ(bruteForceOptimum(problem.buffers, 1), 130u);
+}
+
+TEST(NearOptimal, SearchStacksBuffersLiveThroughoutAtTheBottom) {
+  // SearchBeatsEveryBestFitOrder's buffers plus p, live at every step (a parameter). p and c
+  // meet every other buffer, so the search stacks them at the bottom in index order and
+  // searches only a, b and d, against the capacity less 70.
+  Plan problem = makePlan({buf("p", 30, 0, 4), buf("a", 70, 2, 4), buf("b", 80, 0, 1),
+                           buf("c", 40, 1, 3), buf("d", 20, 2, 4)},
+                          1);
+  Plan plan = problem;
+  PlanStats st = planNearOptimal(plan);
+  EXPECT_EQ(plan.buffers[0].offset, 0u);   // p: the bottom stack
+  EXPECT_EQ(plan.buffers[3].offset, 30u);  // c: +30 on p
+  EXPECT_EQ(plan.buffers[1].offset, 70u);  // a: +40 on c
+  EXPECT_EQ(plan.buffers[2].offset, 70u);  // b: +40 on c (never meets a)
+  EXPECT_EQ(plan.buffers[4].offset, 140u); // d: +70 on a
+  EXPECT_EQ(st.lowerBound, 160u);          // steps 2, 3: p + a + c + d
+  EXPECT_EQ(st.height, 160u);
+  EXPECT_GT(st.heuristicHeight, 160u);
+  EXPECT_TRUE(st.searched);
+  EXPECT_TRUE(st.optimal);
+  EXPECT_EQ(verifyPlan(plan), "");
+  EXPECT_EQ(bruteForceOptimum(problem.buffers, 1), 160u);
+
+  // Against a capacity: the stacked bytes come off it, and a capacity below the lower bound
+  // is still refused before the search.
+  PlanOptions capacity;
+  capacity.capacity = 160;
+  Plan fitted = problem;
+  EXPECT_TRUE(planNearOptimal(fitted, capacity).fits);
+  EXPECT_EQ(fitted.arenaBytes, 160u);
+  capacity.capacity = 159;
+  Plan refused = problem;
+  PlanStats none = planNearOptimal(refused, capacity);
+  EXPECT_FALSE(none.fits);
+  EXPECT_TRUE(none.infeasible);
 }
 
 TEST(NearOptimal, SearchClosesALargeGap) {
