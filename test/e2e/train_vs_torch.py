@@ -50,9 +50,11 @@ Error measure (one number per compared quantity):
 (for a scalar loss: |a - b| / max(|b|, 1e-12)).  Every quantity must be <= 1e-4 (--tol).
 
 With --precision bf16 graphc builds with --precision=bf16 and PyTorch trains under
-torch.autocast("cpu", bfloat16); the two round differently, so each quantity must instead be
-as accurate as PyTorch's: graphc's distance to the float64 trajectory at most 1.25x autocast's
-(plus --tol), and not within 1e-6 of float64 (which would mean no 16-bit rounding happened).
+torch.autocast("cpu", bfloat16); the two round differently, so graphc must instead be as
+accurate as PyTorch: over all quantities (the loss trajectory, each weight tensor) the
+geometric mean of graphc's distance to the float64 trajectory over autocast's at most 1.25,
+each one at most 4x autocast's (plus --tol), and the losses not within 1e-6 of float64 (which
+would mean no 16-bit rounding happened).
 With --precision fp16 (dynamic loss scaling) the reference is PyTorch's float32 run, compared
 as usual within --tol, and again graphc must not be within 1e-6 of float64.
 
@@ -67,6 +69,7 @@ exits 1 on failure.
 
 import argparse
 import json
+import math
 import os
 import re
 import shutil
@@ -83,6 +86,12 @@ import models  # noqa: E402
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
+# bf16 (step 4): how much farther from the float64 trajectory than PyTorch autocast graphc may
+# land, for any one loss or weight tensor, and on the whole (geometric mean); distances below
+# BF16_RATIO_FLOOR (relative) are float32 noise and take no part in the mean.
+BF16_SINGLE_FACTOR = 4.0
+BF16_MEAN_FACTOR = 1.25
+BF16_RATIO_FLOOR = 1e-6
 LR = {"sgd": 0.01, "momentum": 0.01, "adam": 0.001}
 DATA_SEED = {"mlp": 101, "cnn": 202, "cnn_bce": 303, "resmlp": 404, "resnet18": 505,
              "mobilenet_v2": 606, "squeezenet1_1": 707, "vgg11": 808, "transformer": 909,
@@ -464,9 +473,17 @@ def main():
     # graphc within 1e-6 of float64, which fails too.
     bf16 = args.precision == "bf16"
     loss_errs = [abs(a - b) / max(abs(b), 1e-12) for a, b in zip(losses, ref_losses)]
+    # bf16 accuracy ratios (graphc's distance to float64 over autocast's), one per loss step and
+    # weight tensor; their geometric mean is checked after the weights.
+    ratios = []
     if bf16:
-        loss_errs = [max(0.0, abs(a - c) / max(abs(c), 1e-12) - 1.25 * abs(b - c) / max(abs(c), 1e-12))
-                     for a, b, c in zip(losses, ref_losses, r64_losses)]
+        # The loss trajectory is one quantity: its largest distance to float64 over the steps
+        # (one step's autocast loss can land on float64's by luck).
+        g64 = [abs(a - c) / max(abs(c), 1e-12) for a, c in zip(losses, r64_losses)]
+        e64 = max(abs(b - c) / max(abs(c), 1e-12) for b, c in zip(ref_losses, r64_losses))
+        loss_errs = [max(0.0, g - BF16_SINGLE_FACTOR * e64) for g in g64]
+        if e64 > BF16_RATIO_FLOOR:
+            ratios.append(max(max(g64), BF16_RATIO_FLOOR) / e64)
     if args.accept_float64:
         loss_errs = [min(e, abs(a - c) / max(abs(c), 1e-12))
                      for e, a, c in zip(loss_errs, losses, r64_losses)]
@@ -508,7 +525,9 @@ def main():
         g64 = rel_err(a, r64_sd[key])
         moved = rel_err(b, init[key])
         if bf16:
-            e = max(0.0, g64 - 1.25 * e64)  # accuracy beyond autocast's, see step 4
+            e = max(0.0, g64 - BF16_SINGLE_FACTOR * e64)  # accuracy beyond autocast's, see step 4
+            if e64 > BF16_RATIO_FLOOR:
+                ratios.append(max(g64, BF16_RATIO_FLOOR) / e64)
         if args.accept_float64:
             e = min(e, g64)
 
@@ -518,6 +537,21 @@ def main():
                  % (oname, e, list(i), a[i], b[i], init[key][i]))
         print("weight %-12s rel err %.3g (vs torch f64: graphc %.3g, torch f32 %.3g; moved %.3g from init)"
               % (oname, e, g64, e64, moved))
+
+    if bf16 and ratios:
+        # One quantity can land far from float64 by the luck of a rounding flip in a chaotic
+        # trajectory (batch norm over a batch of 4), and how far autocast lands depends on the
+        # CPU (oneDNN's AMX/AVX512-BF16 kernels accumulate in f32, its emulation rounds more
+        # often). Each quantity may therefore be up to BF16_SINGLE_FACTOR times autocast's
+        # distance (a missing cast or a wrong gradient is far beyond that), and over all of
+        # them graphc must be as accurate as autocast within 25%: the geometric mean of the
+        # ratios at most BF16_MEAN_FACTOR.
+        mean = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+        print("bf16: geometric mean of graphc's over autocast's distance to float64: %.3g over %d "
+              "quantities (at most %.2f)" % (mean, len(ratios), BF16_MEAN_FACTOR))
+        if not mean <= BF16_MEAN_FACTOR:
+            fail("bf16: graphc is on the whole less accurate than autocast: geometric mean of the "
+                 "distance ratios %.3g > %.2f" % (mean, BF16_MEAN_FACTOR))
 
     # 5. --no-reuse: bit-identical results, and a larger arena.
     if args.check_no_reuse:
