@@ -21,6 +21,9 @@
 //    incrementally with a count of the buffers at it.
 //  * Dynamic decomposition: when the placed buffers cut the unplaced ones into groups that share
 //    no section, each group is solved on its own (no backtracking across groups).
+//  * Bottom stack: buffers that meet every other buffer in time (parameters, optimizer state)
+//    are stacked at offset 0 before the search, which places only the rest (no plan is lost;
+//    see planNearOptimal).
 //
 // The feasibility search answers "is there a plan of height <= C"; minimising wraps it in a
 // binary search between the lower bound and the best known height. Each node costs
