@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <iterator>
 #include <string>
+#include <vector>
 
 #include "CbcModel.hpp"
 #include "CbcSolver.hpp"
@@ -11,7 +12,8 @@
 
 namespace graphc::remat {
 
-BinaryProgramResult solveBinaryProgram(OsiClpSolverInterface &solver, double seconds) {
+BinaryProgramResult solveBinaryProgram(OsiClpSolverInterface &solver, double seconds,
+                                       long maxNodes) {
   BinaryProgramResult result;
   solver.messageHandler()->setLogLevel(0);
   solver.initialSolve();
@@ -28,10 +30,17 @@ BinaryProgramResult solveBinaryProgram(OsiClpSolverInterface &solver, double sec
   CbcSolverUsefulData data;
   CbcMain0(model, data);
   std::string limit = std::to_string(std::max(0.01, seconds));
-  const char *argv[] = {"graphc-remat", "-log",        "0",      "-threads", "0",
-                        "-sec",         limit.c_str(), "-solve", "-quit"};
+  std::string nodes = std::to_string(maxNodes);
+  std::vector<const char *> argv = {"graphc-remat", "-log",       "0", "-threads", "0",
+                                    "-sec",         limit.c_str()};
+  if (maxNodes >= 0) {
+    argv.push_back("-maxNodes");
+    argv.push_back(nodes.c_str());
+  }
+  argv.push_back("-solve");
+  argv.push_back("-quit");
   CbcMain1(
-      int(std::size(argv)), argv, model, [](CbcModel *, int) { return 0; }, data);
+      int(argv.size()), argv.data(), model, [](CbcModel *, int) { return 0; }, data);
   result.bestBound = model.getBestPossibleObjValue();
   if (const double *x = model.bestSolution()) {
     result.hasSolution = true;

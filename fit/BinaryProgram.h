@@ -23,6 +23,10 @@ struct BinaryProgramResult {
 
 /// Solves the loaded program: LP relaxation, then branch and cut for at most `seconds`.
 /// Marks every column integer.
-BinaryProgramResult solveBinaryProgram(OsiClpSolverInterface &solver, double seconds);
+/// Solves `solver`'s problem with every column integer: CBC, single-threaded, within `seconds`
+/// and, when `maxNodes` >= 0, within that many branch-and-bound nodes (a limit that, unlike
+/// time, gives the same result on any machine).
+BinaryProgramResult solveBinaryProgram(OsiClpSolverInterface &solver, double seconds,
+                                       long maxNodes = -1);
 
 } // namespace graphc::remat

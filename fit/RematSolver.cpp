@@ -188,7 +188,8 @@ Solution solveExact(const Problem &problem, const SolveOptions &options) {
   solver.loadProblem(int(columns.size()), int(rows), starts.data(), indices.data(), values.data(),
                      colLower.data(), colUpper.data(), objective.data(), rowLower.data(),
                      rowUpper.data());
-  BinaryProgramResult solved = solveBinaryProgram(solver, options.timeLimitSeconds - elapsed());
+  BinaryProgramResult solved =
+      solveBinaryProgram(solver, options.timeLimitSeconds - elapsed(), options.maxNodes);
   if (!solved.lpSolved) {
     // The relaxation has no solution, so neither has the 0/1 program.
     sol.status = Status::Infeasible;

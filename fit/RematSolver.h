@@ -58,6 +58,9 @@ const char *statusName(Status status);
 struct SolveOptions {
   double timeLimitSeconds = 60;
   size_t maxOptions = 4000; // larger problems are left to the heuristic
+  /// Branch-and-bound nodes CBC may explore (-1: no limit). A node limit, unlike the time
+  /// limit, gives the same choice on any machine.
+  long maxNodes = -1;
 };
 
 struct Solution {

@@ -8,11 +8,12 @@
 // RUN: not graphc-opt %S/../graphc/Inputs/deep-mlp.mlir --graphc-build-train-step=loss=mse "--graphc-fit-budget=budget=130000 solver=ilp" 2>&1 | FileCheck %s --check-prefix=BADSOLVER
 // RUN: graphc-opt %S/../graphc/Inputs/conv-bn-stack.mlir --graphc-build-train-step --graphc-fit-budget=budget=280000 --graphc-plan-memory --graphc-verify-plan | FileCheck %s --check-prefix=BATCHNORM
 // RUN: graphc-opt %S/../graphc/Inputs/deep-mlp-dropout.mlir --graphc-build-train-step=loss=mse "--graphc-fit-budget=budget=120000 solver=exact" --graphc-plan-memory --graphc-verify-plan | FileCheck %s --check-prefix=REPAIR
-// RUN: graphc-opt %S/../graphc/Inputs/deep-mlp-dropout.mlir --graphc-build-train-step=loss=mse "--graphc-fit-budget=budget=120000 solver=heuristic" | FileCheck %s --check-prefix=HEURMISS
+// RUN: graphc-opt %S/../graphc/Inputs/deep-mlp-dropout.mlir --graphc-build-train-step=loss=mse "--graphc-fit-budget=budget=120000 solver=heuristic seed-levels=0" | FileCheck %s --check-prefix=HEURMISS
+// RUN: graphc-opt %S/../graphc/Inputs/deep-mlp-dropout.mlir --graphc-build-train-step=loss=mse "--graphc-fit-budget=budget=120000 solver=heuristic" --graphc-plan-memory --graphc-verify-plan | FileCheck %s --check-prefix=SEEDED
 // RUN: graphc-opt %S/../graphc/Inputs/wide-conv.mlir --graphc-build-train-step=loss=mse --graphc-fit-budget=budget=8000000 --graphc-plan-memory --graphc-verify-plan | FileCheck %s --check-prefix=TILE
 // RUN: graphc-opt %S/../graphc/Inputs/wide-conv.mlir --graphc-build-train-step=loss=mse "--graphc-fit-budget=budget=8000000 solver=exact" --graphc-plan-memory --graphc-verify-plan | FileCheck %s --check-prefix=EXACTTILE
 // RUN: graphc-opt %S/../graphc/Inputs/residual-ln-mlp.mlir --graphc-build-train-step=loss=mse --graphc-fit-budget=budget=2500000 --graphc-plan-memory --graphc-verify-plan | FileCheck %s --check-prefix=SEGMENTS
-// RUN: graphc-opt %S/../graphc/Inputs/residual-ln-mlp.mlir --graphc-build-train-step=loss=mse "--graphc-fit-budget=budget=2500000 segments=false" | FileCheck %s --check-prefix=NOSEGMENTS
+// RUN: graphc-opt %S/../graphc/Inputs/residual-ln-mlp.mlir --graphc-build-train-step=loss=mse "--graphc-fit-budget=budget=2500000 segments=false seed-levels=0" | FileCheck %s --check-prefix=NOSEGMENTS
 // RUN: graphc-opt %S/../graphc/Inputs/small-unet.mlir "--graphc-build-train-step=loss=binary_crossentropy optimizer=adam" --graphc-fit-budget=budget=690000 --graphc-plan-memory --graphc-verify-plan | FileCheck %s --check-prefix=LOCAL
 // RUN: graphc-opt %S/../graphc/Inputs/small-unet.mlir "--graphc-build-train-step=loss=binary_crossentropy optimizer=adam" "--graphc-fit-budget=budget=690000 local-search=false" | FileCheck %s --check-prefix=NOLOCAL
 
@@ -115,7 +116,9 @@
 
 // solver=exact at 120000 bytes on the MLP with dropout: CBC's choice misses the budget once
 // applied, the heuristic run from there completes it, and the step fits (115200 bytes), where
-// the heuristic alone stops above the budget (123392 bytes).
+// the heuristic's own sequences stop above the budget (123392 bytes, seed-levels=0). Its exact
+// seeds (the program's choices at fixed levels, completed by the heuristic) fit too: the
+// choice at 72.25% of the activations, where nothing fit before (-1).
 // REPAIR-LABEL: func.func @train_step
 // REPAIR-SAME: graph.fit_peak_after = 115200 : i64
 // REPAIR-SAME: graph.fit_solver = "exact+heuristic"
@@ -123,6 +126,12 @@
 // HEURMISS-LABEL: func.func @train_step
 // HEURMISS-SAME: graph.fit_peak_after = 123392 : i64
 // HEURMISS-SAME: graph.fit_solver = "heuristic"
+// SEEDED-LABEL: func.func @train_step
+// SEEDED-SAME: graph.arena_bytes = 115200
+// SEEDED-SAME: graph.fit_exact_seed_level = 0.7224
+// SEEDED-SAME: graph.fit_extra_flops_before_seed = -1.0
+// SEEDED-SAME: graph.fit_peak_after = 115200 : i64
+// SEEDED-SAME: graph.fit_solver = "heuristic"
 
 // im2col tiling: the convolution steps at wide-conv.mlir's peak (a 5.06 MiB whole-image
 // workspace) walk their output in tiles of 43 rows (4096 pixels), and nothing is recomputed.
@@ -160,8 +169,8 @@
 // SEGMENTS-NEXT: %[[R:.*]] = graph.relu %[[H]]
 // SEGMENTS-NEXT: graph.matmul %[[R]], %{{.*}} {{{.*}}transpose_lhs}
 
-// Per-value chains alone (segments=false) stop at 2633984 bytes, above the budget, after
-// six remats costing +41.4% FLOPs.
+// Per-value chains alone (segments=false, no exact seeds) stop at 2633984 bytes, above the
+// budget, after six remats costing +41.4% FLOPs.
 // NOSEGMENTS-LABEL: func.func @train_step
 // NOSEGMENTS-SAME: graph.fit_extra_flops = 0.4142{{[0-9]*}} : f64
 // NOSEGMENTS-SAME: graph.fit_peak_after = 2633984 : i64

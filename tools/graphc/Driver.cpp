@@ -79,6 +79,7 @@ struct Options {
   double rematTimeLimit = 60;
   bool rematSegments = true; // segment recomputation (--no-remat-segments turns it off)
   bool rematLocalSearch = true; // the local search after it (--no-remat-local-search)
+  bool rematSeeds = true;       // exact seeds for the heuristic (--no-remat-seeds)
   // Keras (.json): --weights, --input-shape, --seed, --verbose; which training flags were given
   // (compile_config supplies the others).
   std::string weights, inputShape;
@@ -392,6 +393,10 @@ private:
     // ones, and the extra FLOPs before it.
     uint64_t localDropped = 0, localSwapped = 0;
     double extraFlopsSearched = 0;
+    // An exact seed kept (FitBudget's improveWithSeeds): its level (fraction of the
+    // activations), the extra FLOPs before it (-1: nothing fit) and with it.
+    std::optional<double> exactSeedLevel;
+    double extraFlopsBeforeSeed = 0, extraFlopsSeeded = 0;
     std::string rematSolver, exactStatus;   // who chose the remats; the exact solve's status
     std::optional<double> rematLowerBound;  // the exact model's bound on extraFlops
     // The instant bound on any recomputation's extra FLOPs, CBC's status and seconds.
@@ -527,6 +532,8 @@ private:
       fitOptions.timeLimit = opts.rematTimeLimit;
       fitOptions.segments = opts.rematSegments;
       fitOptions.localSearch = opts.rematLocalSearch && !(trial && fitQuestionOnly);
+      if (!opts.rematSeeds)
+        fitOptions.seedLevels = 0;
       fitOptions.instantBound = !trial; // for the report only
       plan.addNestedPass<func::FuncOp>(createFitBudget(fitOptions));
     }
@@ -573,6 +580,12 @@ private:
       out.localDropped = uint64_t(local[0]);
       out.localSwapped = uint64_t(local[1]);
     }
+    if (auto level = out.step->getAttrOfType<FloatAttr>("graph.fit_exact_seed_level"))
+      out.exactSeedLevel = level.getValueAsDouble();
+    if (auto before = out.step->getAttrOfType<FloatAttr>("graph.fit_extra_flops_before_seed"))
+      out.extraFlopsBeforeSeed = before.getValueAsDouble();
+    if (auto seeded = out.step->getAttrOfType<FloatAttr>("graph.fit_extra_flops_seeded"))
+      out.extraFlopsSeeded = seeded.getValueAsDouble();
     if (auto searched = out.step->getAttrOfType<FloatAttr>("graph.fit_extra_flops_searched"))
       out.extraFlopsSearched = searched.getValueAsDouble();
     if (auto extra = out.step->getAttrOfType<FloatAttr>("graph.fit_extra_flops"))
@@ -1319,6 +1332,15 @@ private:
       }
       os << llvm::formatv("; Chen sqrt(n) checkpointing: +{0:F2}% FLOPs\n",
                           100.0 * compiled.chenExtraFlops);
+      if (compiled.exactSeedLevel)
+        os << llvm::formatv(
+            "  exact seed   the exact program's choice at {0:F1}% of the "
+            "activations, completed by the heuristic, fits at +{1:F2}% FLOPs "
+            "(the heuristic's own search: {2})\n",
+            100.0 * *compiled.exactSeedLevel, 100.0 * compiled.extraFlopsSeeded,
+            compiled.extraFlopsBeforeSeed < 0
+                ? std::string("no fit")
+                : llvm::formatv("+{0:F2}%", 100.0 * compiled.extraFlopsBeforeSeed).str());
       if (compiled.localDropped || compiled.localSwapped)
         os << llvm::formatv("  local search {0} remat{1} dropped, {2} swapped for cheaper ones: "
                             "+{3:F2}% -> +{4:F2}% FLOPs\n",
@@ -1712,6 +1734,11 @@ int runGraphcDriver(int argc, char **argv) {
       cl::desc("recompute values one by one only, never whole segments (blocks recomputed "
                "from their inputs)"),
       cl::cat(category));
+  cl::opt<bool> noRematSeeds(
+      "no-remat-seeds",
+      cl::desc("the remat heuristic does not try the exact program's choices at fixed levels "
+               "(its exact seeds) after its own search"),
+      cl::cat(category));
   cl::opt<bool> noRematLocalSearch(
       "no-remat-local-search",
       cl::desc("keep the remat search's result as it is: no local search dropping the remats "
@@ -1814,6 +1841,7 @@ int runGraphcDriver(int argc, char **argv) {
   opts.rematTimeLimit = rematTimeLimit;
   opts.rematSegments = !noRematSegments;
   opts.rematLocalSearch = !noRematLocalSearch;
+  opts.rematSeeds = !noRematSeeds;
   opts.maxBatch = maxBatch;
   opts.microBatches = microBatchCount;
   opts.noMicroBatching = noMicroBatching;

@@ -4,7 +4,8 @@
 # nor says that nothing fits where the solver's plan fits.
 # Usage: remat_sweep.py TOOL MODEL HIGH LOW STEP [SOLVER [GRAPHC_ARG...]]
 # TOOL graphc-opt: MODEL is a forward function in the graph dialect, run through
-#   graphc-build-train-step (mse) and graphc-fit-budget; the peak is graph.fit_peak_after.
+#   graphc-build-train-step (mse) and graphc-fit-budget; the peak is graph.fit_peak_after,
+#   and a budget it does not fit ends the sweep.
 # TOOL graphc: MODEL is anything graphc imports, compiled to a plan (Adam, no micro-batching);
 #   the peak is the planned arena; a budget graphc cannot meet (exit 3) ends the sweep.
 # (SOLVER: the fit's solver, heuristic by default; GRAPHC_ARGs: more graphc options, such as
@@ -22,6 +23,7 @@ peaks = []
 bounded = 0  # budgets where the instant bound is above zero
 above = []   # budgets where the bound exceeds the applied extra FLOPs (a wrong bound)
 improved = 0  # budgets where the local search after the remat search changed the result
+seeded = 0    # budgets where an exact seed, completed by the heuristic, was kept
 for budget in range(high, low - 1, -step):
     if driver:
         run = subprocess.run([tool, model, "--compile-to=planned", "-o", "/dev/null",
@@ -33,6 +35,7 @@ for budget in range(high, low - 1, -step):
             sys.exit(f"graphc failed at --budget={budget}: {run.stderr.strip()}")
         peak = int(re.search(r"arena +\S+ \S+ \((\d+) bytes", run.stdout).group(1))
         improved += "local search" in run.stdout
+        seeded += "exact seed" in run.stdout
         bound = re.search(r"adds >= \+([0-9.]+)% FLOPs .*the applied \+([0-9.]+)%", run.stdout)
         if bound:
             bounded += float(bound.group(1)) > 0
@@ -43,7 +46,10 @@ for budget in range(high, low - 1, -step):
                               f"--graphc-fit-budget=budget={budget} solver={solver}"],
                              check=True, capture_output=True, text=True).stdout
         peak = int(re.search(r"graph.fit_peak_after = (\d+)", out).group(1))
+        if peak > budget:  # nothing fits (graphc would exit 3), nor at any smaller budget
+            break
         improved += "graph.fit_local_search" in out
+        seeded += "graph.fit_exact_seed_level" in out
         bound = re.search(r"graph.fit_instant_bound = ([-0-9.eE+]+)", out)
         extra = re.search(r"graph.fit_extra_flops = ([-0-9.eE+]+)", out)
         status = re.search(r'graph.fit_instant_bound_status = "(\w+)"', out)
@@ -59,6 +65,6 @@ monotone = all(later <= earlier for (_, earlier), (_, later) in zip(peaks, peaks
 for budget, peak in peaks:
     print(f"budget {budget} peak {peak}")
 print(f"budgets={len(peaks)} distinct_peaks={len(set(p for _, p in peaks))} "
-      f"local_search={improved} monotone={'yes' if monotone else 'NO'} bounded={bounded} "
+      f"local_search={improved} seeded={seeded} monotone={'yes' if monotone else 'NO'} bounded={bounded} "
       f"bound_above_applied={above if above else 'none'}")
 sys.exit(0 if monotone and not above else 1)
