@@ -27,7 +27,10 @@
 // remat the step is planned (heuristic placement) and the search stops at the first plan
 // within the budget. Because the keep/undo decisions do not depend on the budget, a smaller budget only
 // ever goes further along the same sequence, so the planned peak never increases when the
-// budget decreases. O(c * n log n) for c candidates and n buffers.
+// budget decreases. O(c * n log n) for c candidates and n buffers. On graphs of up to
+// exact-limit candidates, the exact program's choices at fixed levels (exact seeds), each
+// completed by the heuristic, then replace the result where they fit with fewer FLOPs
+// without lowering its arena (improveWithSeeds).
 //
 // With solver=exact (or auto under exact-limit candidates) the choice comes instead from the
 // 0/1 program of fit/RematSolver.h: each candidate's options (alone, or with 1..4 producers)
