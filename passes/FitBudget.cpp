@@ -446,13 +446,6 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
         return success();
       return improveLocally(func, o, candidates, lossGrad);
     };
-    seeds.clear();
-    if (seedLevels > 0 && candidates.size() <= exactLimit) {
-      auto seeded = exactSeeds(func, candidates, lossGrad, start);
-      if (failed(seeded))
-        return failure();
-      seeds = std::move(*seeded);
-    }
     std::optional<Outcome> outcome;
     bool exact = solver == "exact" || (solver == "auto" && candidates.size() <= exactLimit);
     if (exact) {
@@ -493,8 +486,9 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
     }
     if (failed(improve(*outcome)))
       return failure();
-    if (!seeds.empty()) {
-      if (failed(improveWithSeeds(func, *outcome, candidates, lossGrad, flopsBefore)) ||
+    if (seedLevels > 0 && candidates.size() <= exactLimit &&
+        !(seedsOnlyToFit && outcome->measure.arena <= uint64_t(budget))) {
+      if (failed(improveWithSeeds(func, *outcome, candidates, lossGrad, start, flopsBefore)) ||
           failed(improve(*outcome)))
         return failure();
     }
@@ -1126,8 +1120,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
     Outcome outcome;
     ExactPick pick;
   };
-  /// The heuristic's exact seeds for the step being fitted (exactSeeds); empty above
-  /// exact-limit candidates.
+  /// The heuristic's exact seeds for the step being fitted (exactSeeds, improveWithSeeds).
   std::vector<ExactPick> seeds;
 
   /// The exact solver's 0/1 program for the step as it stands, and how to turn a choice of it
@@ -1415,22 +1408,49 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
   /// the infeasible error's figures. A seed whose program objective already costs no fewer
   /// FLOPs is not tried; a tried one
   /// costs an undo, the seed's plan (and completion), and a replay. When a seed is kept, the
-  /// local search runs again on it.
+  /// local search runs again on it. The seeds are computed here, on the step as it was
+  /// before the result's remats, which are undone first and replayed at the end unless a seed
+  /// replaced them.
   LogicalResult improveWithSeeds(func::FuncOp func, Outcome &out, ArrayRef<Candidate> candidates,
-                                 Operation *lossGrad, double flopsBefore) {
+                                 Operation *lossGrad, const Measure &start, double flopsBefore) {
     bool fits = out.measure.arena <= uint64_t(budget);
     double flopsBeforeSeeds = out.extraFlops;
     double flops = fits ? out.extraFlops : std::numeric_limits<double>::infinity();
     uint64_t floor = fits ? out.measure.arena : 0;
     std::optional<size_t> kept;
-    for (auto [index, seed] : llvm::enumerate(seeds)) {
-      if (seed.modelFlops >= flops)
-        continue;
-      std::vector<ReplayStep> steps = replayStepsOf(out.applied);
-      std::vector<Remat> recipes = std::move(out.applied);
+    // The result is undone for the first trial and replayed once at the end unless a seed
+    // replaced it (a kept seed is undone in turn for the next trial).
+    std::vector<ReplayStep> steps;
+    std::vector<Remat> recipes;
+    bool undone = false;
+    auto undoResult = [&] {
+      if (undone)
+        return;
+      steps = replayStepsOf(out.applied);
+      recipes = std::move(out.applied);
       out.applied.clear();
       for (Remat &r : llvm::reverse(recipes))
         r.undo();
+      undone = true;
+    };
+    auto replace = [&](Outcome &trial) {
+      recipes.clear();
+      steps.clear();
+      undone = false;
+      out.applied = std::move(trial.applied);
+      out.measure = std::move(trial.measure);
+      out.extraFlops = trial.extraFlops;
+    };
+    // The seeds are measured on the step as it was before any remat.
+    undoResult();
+    auto seeded = exactSeeds(func, candidates, lossGrad, start);
+    if (failed(seeded))
+      return failure();
+    seeds = std::move(*seeded);
+    for (auto [index, seed] : llvm::enumerate(seeds)) {
+      if (seed.modelFlops >= flops)
+        continue;
+      undoResult();
       auto trial = applyExact(func, candidates, lossGrad, seed, flops);
       if (failed(trial))
         return failure();
@@ -1439,21 +1459,19 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
         kept = index;
         flops = trial->extraFlops;
         floor = trial->measure.arena;
-        out.applied = std::move(trial->applied);
-        out.measure = std::move(trial->measure);
-        out.extraFlops = trial->extraFlops;
+        replace(*trial);
         out.improved = false;
         out.dropped = out.swapped = 0;
         continue;
       }
       if (!fits && !kept && trial->measure.arena < out.measure.arena) {
         // Nothing fits yet: the closest result stays, for the error's figures.
-        out.applied = std::move(trial->applied);
-        out.measure = std::move(trial->measure);
-        out.extraFlops = trial->extraFlops;
+        replace(*trial);
         continue;
       }
       trial->undo();
+    }
+    if (undone) {
       if (!replayAll(recipes, steps, out.applied)) {
         func.emitError("graphc-fit-budget: an applied recomputation could not be replayed");
         return failure();

@@ -373,6 +373,9 @@ def FitBudget : Pass<"graphc-fit-budget", "mlir::func::FuncOp"> {
     Option<"seedLevels", "seed-levels", "unsigned", "12",
            "up to exact-limit candidates, the heuristic also runs sequences that start from "
            "the exact program's choice at this many budget-independent levels (0: none)">,
+    Option<"seedsOnlyToFit", "seeds-only-to-fit", "bool", "false",
+           "try the exact seeds only when nothing else fits (a compile that only asks whether "
+           "the step fits: the answer is the same)">,
     Option<"localSearch", "local-search", "bool", "true",
            "after the search, drop the recomputations the fitting plan no longer needs and "
            "swap the dearest ones for cheaper ones">,

@@ -534,6 +534,9 @@ private:
       fitOptions.localSearch = opts.rematLocalSearch && !(trial && fitQuestionOnly);
       if (!opts.rematSeeds)
         fitOptions.seedLevels = 0;
+      // A seed that fits only lowers the FLOPs of a step that fits already: whether the step
+      // fits is the same without it.
+      fitOptions.seedsOnlyToFit = trial && fitQuestionOnly;
       fitOptions.instantBound = !trial; // for the report only
       plan.addNestedPass<func::FuncOp>(createFitBudget(fitOptions));
     }
