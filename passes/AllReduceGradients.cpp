@@ -7,6 +7,7 @@
 // bucketing by completion order is PyTorch DDP's (Li et al., "PyTorch Distributed", VLDB 2020):
 // the first bucket's reduction starts while the rest of the backward pass still runs.
 // O(ops + gradients).
+#include "passes/Liveness.h"
 #include "passes/Passes.h"
 
 #include "mlir/Analysis/TopologicalSortUtils.h"
@@ -341,8 +342,10 @@ struct AllReduceGradientsPass
       b.setInsertionPointAfter(last);
       SmallPtrSet<Operation *, 8> packing;
       SmallVector<Value> flats;
+      SmallVector<int64_t> startOf; // each gradient's element offset in the bucket
       int64_t total = 0;
-      for (const Reduced &g : bucket) {
+      bool views = gradientAsBucketView && bucket.size() > 1;
+      for (auto [i, g] : llvm::enumerate(bucket)) {
         auto type = cast<RankedTensorType>(g.grad.getType());
         Value flat = g.grad;
         if (type.getRank() != 1) {
@@ -353,7 +356,20 @@ struct AllReduceGradientsPass
           flat = view;
         }
         flats.push_back(flat);
+        startOf.push_back(total);
         total += type.getNumElements();
+        // Planned inside the bucket, every gradient starts at an aligned offset (kernels and
+        // libraries get the same alignment as any planned buffer): zeros fill the gap, so the
+        // average and the overflow check read zeros there.
+        int64_t alignedTotal = int64_t(llvm::alignTo(uint64_t(total), uint64_t(alignment) / 4));
+        if (views && i + 1 < bucket.size() && alignedTotal > total) {
+          auto gap = b.create<FillOp>(derivedLoc(g.grad, "bucket_gap"),
+                                      RankedTensorType::get({alignedTotal - total}, f32),
+                                      b.getF32FloatAttr(0.0f));
+          packing.insert(gap);
+          flats.push_back(gap);
+          total = alignedTotal;
+        }
       }
       Location bucketLoc =
           NameLoc::get(b.getStringAttr("gradient_bucket" + std::to_string(id)), func.getLoc());
@@ -361,6 +377,8 @@ struct AllReduceGradientsPass
       if (flats.size() > 1) {
         auto concat = b.create<ConcatOp>(bucketLoc, RankedTensorType::get({total}, f32), flats,
                                          b.getI64IntegerAttr(0));
+        if (views)
+          concat->setAttr(kBucketViewAttr, b.getUnitAttr());
         packing.insert(concat);
         packed = concat;
       }
@@ -371,21 +389,20 @@ struct AllReduceGradientsPass
           b.getI64IntegerAttr(int64_t(ranks)));
       packing.insert(reduce);
       averagedBuckets.push_back(reduce);
-      int64_t offset = 0;
       SmallVector<Operation *> unpacked;
-      for (const Reduced &g : bucket) {
+      for (auto [i, g] : llvm::enumerate(bucket)) {
         auto type = cast<RankedTensorType>(g.grad.getType());
         Value averaged = reduce;
         if (bucket.size() > 1) {
-          auto slice = b.create<SliceOp>(derivedLoc(g.grad, "averaged"),
-                                         RankedTensorType::get({type.getNumElements()}, f32),
-                                         reduce, b.getI64IntegerAttr(0),
-                                         b.getI64IntegerAttr(offset));
+          auto slice = b.create<SliceOp>(
+              derivedLoc(g.grad, "averaged"), RankedTensorType::get({type.getNumElements()}, f32),
+              reduce, b.getI64IntegerAttr(0), b.getI64IntegerAttr(startOf[i]));
+          if (views)
+            slice->setAttr(kBucketViewAttr, b.getUnitAttr());
           averaged = slice;
         }
         if (type.getRank() != 1)
           averaged = b.create<ReshapeOp>(derivedLoc(g.grad, "averaged"), type, averaged);
-        offset += type.getNumElements();
         Value(g.grad).replaceUsesWithIf(averaged, [&](OpOperand &use) {
           return !packing.contains(use.getOwner());
         });

@@ -197,6 +197,69 @@ uint64_t graphc::nextBatchStagingBytes(func::FuncOp func) {
   return data + labels ? rt::stagingBytes(data, labels) : 0;
 }
 
+/// A bucket concat (kBucketViewAttr): when every operand's buffer is a value of the step
+/// (not an argument, workspace or staging region), covers that operand whole, has no value at
+/// an offset already, dies at the concat and appears once, every such buffer moves inside the
+/// concat's result buffer at the operand's offset (its values with it), and the result buffer
+/// starts where the earliest of them did. Otherwise nothing changes (the concat copies).
+template <typename DiesAt>
+static void placeInsideConcat(StepLiveness &live, ConcatOp concat, int64_t step,
+                              const DiesAt &diesAt, llvm::DenseSet<unsigned> &merged) {
+  auto resultType = cast<RankedTensorType>(concat.getResult().getType());
+  if (resultType.getRank() != 1)
+    return;
+  unsigned target = live.bufferOf.at(concat.getResult());
+  llvm::SmallVector<unsigned, 8> parts;
+  for (Value in : concat.getInputs()) {
+    auto it = live.bufferOf.find(in);
+    if (it == live.bufferOf.end())
+      return;
+    const LiveBuffer &buffer = live.buffers[it->second];
+    if (it->second == target || buffer.workspaceOf || buffer.staging ||
+        buffer.bytes != tensorBytes(in.getType()) || llvm::is_contained(parts, it->second) ||
+        llvm::any_of(
+            buffer.values,
+            [&](Value v) { return isa<BlockArgument>(v) || live.byteOffsetOf.count(v); }) ||
+        !diesAt(it->second, step))
+      return;
+    parts.push_back(it->second);
+  }
+  uint64_t offset = 0;
+  LiveBuffer &bucket = live.buffers[target];
+  for (auto [in, id] : llvm::zip(concat.getInputs(), parts)) {
+    LiveBuffer &part = live.buffers[id];
+    for (Value v : part.values) {
+      live.bufferOf[v] = target;
+      if (offset)
+        live.byteOffsetOf[v] = offset;
+      bucket.values.push_back(v);
+    }
+    bucket.first = std::min(bucket.first, part.first);
+    part.values.clear();
+    merged.insert(id);
+    offset += tensorBytes(in.getType());
+  }
+}
+
+/// Removes the buffers placeInsideConcat emptied, renumbering the rest.
+static void dropMergedBuffers(StepLiveness &live, const llvm::DenseSet<unsigned> &merged) {
+  std::vector<unsigned> newIndex(live.buffers.size());
+  std::vector<LiveBuffer> kept;
+  kept.reserve(live.buffers.size() - merged.size());
+  for (unsigned i = 0; i < live.buffers.size(); ++i) {
+    newIndex[i] = unsigned(kept.size());
+    if (!merged.contains(i))
+      kept.push_back(std::move(live.buffers[i]));
+  }
+  live.buffers = std::move(kept);
+  for (auto &entry : live.bufferOf)
+    entry.second = newIndex[entry.second];
+  for (auto &entry : live.workspaceBufferOf)
+    entry.second = newIndex[entry.second];
+  if (live.stagingBuffer)
+    live.stagingBuffer = newIndex[*live.stagingBuffer];
+}
+
 FailureOr<StepLiveness> graphc::computeStepLiveness(func::FuncOp func,
                                                     bool reuseDyingOperands, bool withNames) {
   StepLiveness live;
@@ -297,6 +360,7 @@ FailureOr<StepLiveness> graphc::computeStepLiveness(func::FuncOp func,
         return false;
     return true;
   };
+  llvm::DenseSet<unsigned> merged; // buffers moved inside a bucket (placeInsideConcat)
 
   for (auto [step, op] : llvm::enumerate(live.steps)) {
     // The op's scratch lives during its own step only.
@@ -330,6 +394,8 @@ FailureOr<StepLiveness> graphc::computeStepLiveness(func::FuncOp func,
             buffer.kind == "batch_stats" || buffer.kind == "input" || buffer.bytes != tensorBytes(op->getResult(0).getType()) ||
             !bufferDiesAt(it->second, step))
           continue;
+        if (live.byteOffsetOf.count(operand))
+          continue; // a view inside a bigger buffer: the result would be placed elsewhere
         live.bufferOf[op->getResult(0)] = it->second;
         buffer.values.push_back(op->getResult(0));
         reused = true;
@@ -360,14 +426,36 @@ FailureOr<StepLiveness> graphc::computeStepLiveness(func::FuncOp func,
                      failure();
         live.bufferOf[result] = id;
         live.buffers[id].values.push_back(result);
+        if (auto offset = live.byteOffsetOf.find(operand); offset != live.byteOffsetOf.end())
+          live.byteOffsetOf[result] = offset->second;
         continue;
+      }
+      if (op->hasAttr(kBucketViewAttr) && isa<SliceOp>(op)) {
+        // A view of the (rank-1) input at the slice's offset.
+        auto slice = cast<SliceOp>(op);
+        auto inputType = cast<RankedTensorType>(slice.getInput().getType());
+        auto it = live.bufferOf.find(slice.getInput());
+        if (inputType.getRank() == 1 && it != live.bufferOf.end()) {
+          uint64_t offset = live.byteOffsetOf.lookup(slice.getInput()) +
+                            uint64_t(slice.getOffset()) * tensorBytes(inputType) /
+                                uint64_t(std::max<int64_t>(inputType.getNumElements(), 1));
+          live.bufferOf[result] = it->second;
+          live.buffers[it->second].values.push_back(result);
+          if (offset)
+            live.byteOffsetOf[result] = offset;
+          continue;
+        }
       }
       if (!newBuffer(result, withNames ? resultKind(result, backward) : std::string(), op, step))
         return op->emitError() << "result needs a static shape, got " << result.getType(),
                failure();
+      if (op->hasAttr(kBucketViewAttr) && isa<ConcatOp>(op))
+        placeInsideConcat(live, cast<ConcatOp>(op), int64_t(step), bufferDiesAt, merged);
     }
     addWorkspace();
   }
+  if (!merged.empty())
+    dropMergedBuffers(live, merged);
 
   // Extend each buffer to its last use; returned values live to the end of the step.
   for (auto [step, op] : llvm::enumerate(live.steps))

@@ -37,6 +37,8 @@ struct StepLiveness {
   llvm::SmallVector<mlir::Operation *> steps;
   std::vector<LiveBuffer> buffers;
   llvm::DenseMap<mlir::Value, unsigned> bufferOf;
+  /// Values that sit at a byte offset inside their buffer (kBucketViewAttr); absent: 0.
+  llvm::DenseMap<mlir::Value, uint64_t> byteOffsetOf;
   llvm::DenseMap<mlir::Operation *, unsigned> workspaceBufferOf;
   std::optional<unsigned> stagingBuffer; // index of the next-batch staging region, if any
 };
@@ -48,6 +50,15 @@ struct StepLiveness {
 /// offset in kStagingOffsetAttr.
 constexpr llvm::StringLiteral kStageNextBatchAttr = "graph.stage_next_batch";
 constexpr llvm::StringLiteral kStagingOffsetAttr = "graph.staging_offset";
+
+/// Unit attribute on a gradient bucket's graph.concat (rank 1) and on the graph.slice ops that
+/// read the averaged bucket back (graphc-all-reduce-gradients with gradient-as-bucket-view):
+/// when each gradient's storage dies at the concat and covers it whole, the gradients are
+/// planned inside the bucket, at their offsets, so the concat moves nothing; a slice of a
+/// rank-1 value is a view of it at its offset. As DDP's gradient_as_bucket_view: the gradient
+/// is computed straight into the bucket and the optimizer reads it there, with no copy in or
+/// out. Where the conditions fail, the concat and slices copy as usual.
+constexpr llvm::StringLiteral kBucketViewAttr = "graph.bucket_view";
 
 /// Bytes of the next-batch staging region of `func`: 0 without kStageNextBatchAttr, else one
 /// batch of its data and labels arguments in the runtime's layout.

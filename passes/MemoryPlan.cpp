@@ -51,7 +51,8 @@ void graphc::annotatePlan(func::FuncOp func, const StepLiveness &live, const pla
     if (op->getNumResults()) {
       SmallVector<int64_t> offsets;
       for (Value result : op->getResults())
-        offsets.push_back(plan.buffers[live.bufferOf.at(result)].offset);
+        offsets.push_back(plan.buffers[live.bufferOf.at(result)].offset +
+                          live.byteOffsetOf.lookup(result));
       op->setAttr(kOffsetsAttr, b.getDenseI64ArrayAttr(offsets));
     }
     if (auto it = live.workspaceBufferOf.find(op); it != live.workspaceBufferOf.end())
@@ -87,6 +88,20 @@ int64_t graphc::plannedOffset(Value value) {
   return offsets && index < offsets.size() ? offsets[index] : -1;
 }
 
+bool graphc::plannedInPlace(Value whole, Value part, int64_t axis, int64_t offset) {
+  auto type = cast<RankedTensorType>(whole.getType());
+  int64_t inner = 1;
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    if (d < axis && type.getDimSize(d) != 1)
+      return false;
+    if (d > axis)
+      inner *= type.getDimSize(d);
+  }
+  int64_t elementBytes = int64_t(tensorBytes(type)) / std::max<int64_t>(type.getNumElements(), 1);
+  int64_t base = plannedOffset(whole), at = plannedOffset(part);
+  return base >= 0 && at >= 0 && at == base + offset * inner * elementBytes;
+}
+
 static std::string locationString(Location loc) {
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -119,8 +134,11 @@ FailureOr<PlannedStep> graphc::readPlannedStep(func::FuncOp func) {
     else if (buffer.staging) {
       if (auto attr = func->getAttrOfType<IntegerAttr>(kStagingOffsetAttr))
         offset = attr.getInt();
-    } else
+    } else {
       offset = plannedOffset(buffer.values.front());
+      if (offset >= 0) // a value inside a bucket (kBucketViewAttr) sits above its buffer's start
+        offset -= int64_t(live->byteOffsetOf.lookup(buffer.values.front()));
+    }
     if (offset < 0)
       return func.emitError() << "buffer '" << buffer.name << "' has no planned offset",
              failure();

@@ -41,6 +41,12 @@ void annotatePlan(mlir::func::FuncOp func, const StepLiveness &live, const plan:
 /// Offset of a value in a planned function (argument attribute or op attribute), or -1.
 int64_t plannedOffset(mlir::Value value);
 
+/// Whether `part`, the slice [offset, offset + its extent) of `whole` along `axis`, is planned
+/// inside `whole`'s storage at exactly that place, so that a concat or slice between them moves
+/// nothing (kBucketViewAttr): only when the slice is contiguous (every dimension before `axis`
+/// is 1).
+bool plannedInPlace(mlir::Value whole, mlir::Value part, int64_t axis, int64_t offset);
+
 struct PlannedStep {
   plan::Plan plan;
   std::vector<plan::Step> steps;

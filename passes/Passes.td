@@ -181,6 +181,19 @@ def AllReduceGradients : Pass<"graphc-all-reduce-gradients", "mlir::func::FuncOp
     ```
     The function gets `graph.data_parallel_ranks` and `graph.gradient_buckets`.
 
+    With `gradient-as-bucket-view` (DDP's gradient_as_bucket_view) each gradient but the last
+    is followed by zeros up to the next multiple of `alignment` bytes, and the concat and
+    slices get `graph.bucket_view`: graphc-plan-memory then places every gradient inside the
+    bucket at its offset, the slices are views of it, and neither moves any data:
+    ```mlir
+    %f = graph.reshape %gw : (tensor<10x100xf32>) -> tensor<1000xf32>
+    %z = graph.fill {value = 0.0 : f32} : tensor<24xf32>
+    %k = graph.concat %f, %z, %gb {axis = 0 : i64, graph.bucket_view} : (...) -> tensor<1124xf32>
+    %r = graph.all_reduce %k {bucket = 0 : i64, ranks = 2 : i64} : tensor<1124xf32>
+    %s = graph.slice %r {axis = 0 : i64, graph.bucket_view, offset = 0 : i64} : ...
+    %gb2 = graph.slice %r {axis = 0 : i64, graph.bucket_view, offset = 1024 : i64} : ...
+    ```
+
     With `shard-optimizer-state` (ZeRO, Rajbhandari et al. 2020), a bucket whose updates are
     momentum or Adam is zero-padded to a multiple of the ranks and reduce-scattered instead: each
     rank updates only its shard of the bucket's parameters (`graph.rank_shard`) with its shard of
@@ -195,6 +208,13 @@ def AllReduceGradients : Pass<"graphc-all-reduce-gradients", "mlir::func::FuncOp
            "data-parallel world size (0: do nothing; 1 keeps the collectives, over one rank)">,
     Option<"bucketBytes", "bucket-bytes", "int64_t", "26214400",
            "most bytes of one gradient bucket (default 25 MiB, as PyTorch DDP)">,
+    Option<"alignment", "alignment", "int64_t", "256",
+           "the plan's alignment: with gradient-as-bucket-view, each gradient starts at a "
+           "multiple of it inside its bucket (zeros fill the gaps)">,
+    Option<"gradientAsBucketView", "gradient-as-bucket-view", "bool", "false",
+           "mark each bucket's concat and slices graph.bucket_view, so that the gradients are "
+           "planned inside the bucket and the optimizer reads them there, with no copy (as "
+           "DDP's gradient_as_bucket_view)">,
     Option<"shardOptimizerState", "shard-optimizer-state", "bool", "false",
            "ZeRO: reduce-scatter each bucket, update this rank's shard of the parameters with "
            "this rank's shard of the momentum/Adam state, all-gather the parameters">,

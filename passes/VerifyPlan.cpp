@@ -27,6 +27,43 @@ struct Range {
   bool host = false; // graph.memory_space = "host": must lie in the host arena
 };
 
+/// A bucket concat (kBucketViewAttr) whose operands were planned inside its result: each
+/// operand's storage lies at the result's offset plus the bytes before it, covers the operand
+/// exactly, is a value of the step, appears once and is dead after the concat. Then the
+/// operands' ranges become part of the result's (which starts at the earliest of them) and
+/// hold no bytes of their own. Anything else is left alone, so a plan that put operands inside
+/// their concat without these conditions fails as an overlap.
+template <typename DiesAt>
+static void
+absorbPartsPlannedInside(graph::ConcatOp concat, unsigned bucket, int64_t at,
+                         std::vector<Range> &ranges, llvm::DenseMap<Value, unsigned> &rangeOf,
+                         std::vector<llvm::SmallVector<Value>> &members, const DiesAt &diesAt) {
+  if (cast<RankedTensorType>(concat.getResult().getType()).getRank() != 1)
+    return;
+  llvm::SmallVector<unsigned, 8> parts;
+  int64_t offset = ranges[bucket].offset;
+  for (Value in : concat.getInputs()) {
+    auto it = rangeOf.find(in);
+    if (it == rangeOf.end() || it->second == bucket || llvm::is_contained(parts, it->second))
+      return;
+    const Range &part = ranges[it->second];
+    if (part.kind != "value" || part.offset != offset || part.bytes != tensorBytes(in.getType()) ||
+        !diesAt(it->second, at))
+      return;
+    parts.push_back(it->second);
+    offset += int64_t(part.bytes);
+  }
+  for (unsigned id : parts) {
+    ranges[bucket].first = std::min(ranges[bucket].first, ranges[id].first);
+    ranges[id].bytes = 0;
+    for (Value v : members[id]) {
+      rangeOf[v] = bucket;
+      members[bucket].push_back(v);
+    }
+    members[id].clear();
+  }
+}
+
 struct VerifyPlanPass : graphc::impl::VerifyPlanBase<VerifyPlanPass> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
@@ -48,7 +85,10 @@ struct VerifyPlanPass : graphc::impl::VerifyPlanBase<VerifyPlanPass> {
     llvm::DenseMap<Value, unsigned> rangeOf;
     std::vector<Range> ranges;
     bool ok = true;
-    auto addValue = [&](Value v, int64_t first, StringRef kind, int64_t root) {
+    // `expected`: where a value sharing storage must be planned (its source's offset; a value
+    // inside a bucket sits above the storage's start).
+    auto addValue = [&](Value v, int64_t first, StringRef kind, int64_t root,
+                        int64_t expected = -1) {
       int64_t offset = plannedOffset(v);
       if (offset < 0) {
         emitError(v.getLoc()) << "value has no planned offset";
@@ -57,10 +97,12 @@ struct VerifyPlanPass : graphc::impl::VerifyPlanBase<VerifyPlanPass> {
       }
       if (root >= 0) {
         Range &r = ranges[root];
-        if (r.offset != offset) {
+        if (expected < 0)
+          expected = r.offset;
+        if (expected != offset) {
           emitError(v.getLoc()) << "value shares storage with '" << r.name
                                 << "' but is planned at offset " << offset << " instead of "
-                                << r.offset;
+                                << expected;
           ok = false;
         }
         rangeOf[v] = root;
@@ -124,6 +166,21 @@ struct VerifyPlanPass : graphc::impl::VerifyPlanBase<VerifyPlanPass> {
       return llvm::all_of(members[index], [&](Value v) { return lastRead.lookup(v) <= at; });
     };
     for (Operation &op : body.without_terminator()) {
+      // A bucket slice planned as a view (kBucketViewAttr): its bytes lie inside the input's
+      // storage, at the slice's offset, and share its range.
+      if (auto slice = dyn_cast<graph::SliceOp>(op); slice && op.hasAttr(kBucketViewAttr)) {
+        auto it = rangeOf.find(slice.getInput());
+        auto inputType = cast<RankedTensorType>(slice.getInput().getType());
+        int64_t elementBytes =
+            int64_t(tensorBytes(inputType)) / std::max<int64_t>(inputType.getNumElements(), 1);
+        if (it != rangeOf.end() && inputType.getRank() == 1 &&
+            plannedOffset(slice.getResult()) ==
+                plannedOffset(slice.getInput()) + int64_t(slice.getOffset()) * elementBytes) {
+          rangeOf[slice.getResult()] = it->second;
+          members[it->second].push_back(slice.getResult());
+          continue;
+        }
+      }
       for (OpResult result : op.getResults()) {
         int64_t source = inPlaceOperandOf(&op, result.getResultNumber());
         int64_t root = source >= 0 ? int64_t(rangeOf.lookup(op.getOperand(source))) : -1;
@@ -136,12 +193,16 @@ struct VerifyPlanPass : graphc::impl::VerifyPlanBase<VerifyPlanPass> {
               break;
             }
           }
-        addValue(result, step[&op], "value", root);
+        addValue(result, step[&op], "value", root,
+                 source >= 0 ? plannedOffset(op.getOperand(source)) : -1);
         // Kept up to date even after an error, so that later checks never index past it.
         members.resize(ranges.size());
         if (auto it = rangeOf.find(result); it != rangeOf.end())
           members[it->second].push_back(result);
       }
+      if (auto concat = dyn_cast<graph::ConcatOp>(op); concat && op.hasAttr(kBucketViewAttr))
+        if (auto it = rangeOf.find(concat.getResult()); it != rangeOf.end())
+          absorbPartsPlannedInside(concat, it->second, step[&op], ranges, rangeOf, members, diesAt);
       if (uint64_t bytes = workspaceBytes(&op)) {
         auto attr = op.getAttrOfType<IntegerAttr>(kWorkspaceOffsetAttr);
         if (!attr) {
@@ -186,6 +247,8 @@ struct VerifyPlanPass : graphc::impl::VerifyPlanBase<VerifyPlanPass> {
     if (auto host = func->getAttrOfType<IntegerAttr>(kHostArenaBytesAttr))
       plan.hostArenaBytes = host.getInt();
     for (Range &r : ranges) {
+      if (r.bytes == 0 && r.kind == "value")
+        continue; // planned inside a bucket (absorbPartsPlannedInside)
       plan::Buffer b;
       b.name = r.name;
       b.bytes = r.bytes;

@@ -426,6 +426,11 @@ private:
           auto ys = tensorDims(c.getResult());
           for (Value in : c.getInputs()) {
             int64_t part = tensorDims(in)[axis];
+            if (plannedInPlace(c.getResult(), in, axis, offset)) {
+              s << "  // planned inside the bucket (graph.bucket_view): no copy\n";
+              offset += part;
+              continue;
+            }
             s << "  concatInto(" << ptr(in) << ", " << ptr(c.getResult()) << ", "
               << list({outerOf(c.getResult(), axis), part, ys[axis], offset,
                        innerOf(c.getResult(), axis)})
@@ -436,6 +441,10 @@ private:
         })
         .Case([&](SliceOp sl) {
           int64_t axis = sl.getAxis();
+          if (plannedInPlace(sl.getInput(), sl.getResult(), axis, sl.getOffset())) {
+            s << "  // a view of the bucket (graph.bucket_view): no code\n";
+            return success();
+          }
           s << "  sliceFrom(" << ptr(sl.getInput()) << ", " << ptr(sl.getResult()) << ", "
             << list({outerOf(sl.getInput(), axis), tensorDims(sl.getInput())[axis],
                      static_cast<int64_t>(sl.getOffset()), tensorDims(sl.getResult())[axis],

@@ -524,13 +524,20 @@ private:
         })
         .Case([&](FillOp f) { return fill(op, f.getResult(), attrFloat(f.getValue())); })
         .Case([&](SliceOp sl) {
+          if (plannedInPlace(sl.getInput(), sl.getResult(), sl.getAxis(), sl.getOffset())) {
+            addCode("  // " + label(op) + ": a view of the bucket (graph.bucket_view), no code\n");
+            return success();
+          }
           return copyAlongAxis(op, sl.getInput(), sl.getResult(), sl.getAxis(), sl.getOffset(),
                                /*intoWhole=*/false);
         })
         .Case([&](ConcatOp c) {
           int64_t offset = 0;
           for (Value in : c.getInputs()) {
-            if (failed(copyAlongAxis(op, in, c.getResult(), c.getAxis(), offset, true)))
+            if (plannedInPlace(c.getResult(), in, c.getAxis(), offset))
+              addCode("  // " + label(op) +
+                      ": an operand planned inside the bucket (graph.bucket_view), no copy\n");
+            else if (failed(copyAlongAxis(op, in, c.getResult(), c.getAxis(), offset, true)))
               return failure();
             offset += tensorDims(in)[c.getAxis()];
           }

@@ -3,6 +3,7 @@
 // RUN: graphc-opt %s --split-input-file --graphc-all-reduce-gradients="ranks=0" | FileCheck %s --check-prefix=NONE
 // RUN: graphc-opt %s --split-input-file --graphc-all-reduce-gradients="ranks=3 shard-optimizer-state=true" | FileCheck %s --check-prefix=ZERO
 // RUN: graphc-opt %s --split-input-file --graphc-all-reduce-gradients="ranks=1" | FileCheck %s --check-prefix=ONE
+// RUN: graphc-opt %s --split-input-file --graphc-all-reduce-gradients="ranks=2 gradient-as-bucket-view=true" --graphc-plan-memory --graphc-verify-plan | FileCheck %s --check-prefix=VIEW
 
 // Two gradients share one bucket: flattened, concatenated, averaged in place, sliced back, and
 // the update that ran before the second gradient was complete now follows the all-reduce.
@@ -28,6 +29,20 @@
 // No data parallelism: nothing changes.
 // NONE-LABEL: func.func @two_params
 // NONE-NOT: graph.all_reduce
+// gradient-as-bucket-view: the weight gradient is followed by zeros up to the next 256 bytes,
+// the concat and slices are marked graph.bucket_view, and the planner puts each gradient inside
+// the bucket at its offset (relu at +0, the gap at +64, tanh at +256), where the slices read
+// the averages: nothing is copied.
+// VIEW-LABEL: func.func @two_params
+// VIEW: graph.relu %arg2 {graph.offsets = array<i64: [[#B:]]>}
+// VIEW-NEXT: graph.tanh %arg3 {graph.offsets = array<i64: [[#B+256]]>}
+// VIEW-NEXT: graph.reshape %{{.*}} {graph.offsets = array<i64: [[#B]]>}
+// VIEW-NEXT: graph.fill {graph.offsets = array<i64: [[#B+64]]>, value = 0.000000e+00 : f32} : tensor<48xf32>
+// VIEW-NEXT: graph.concat %{{.*}}, %{{.*}}, %{{.*}} {axis = 0 : i64, graph.bucket_view, graph.offsets = array<i64: [[#B]]>} : (tensor<16xf32>, tensor<48xf32>, tensor<4xf32>) -> tensor<68xf32>
+// VIEW-NEXT: graph.all_reduce %{{.*}} {bucket = 0 : i64, graph.offsets = array<i64: [[#B]]>
+// VIEW-NEXT: graph.slice %{{.*}} {axis = 0 : i64, graph.bucket_view, graph.offsets = array<i64: [[#B]]>, offset = 0 : i64}
+// VIEW-NEXT: graph.reshape
+// VIEW-NEXT: graph.slice %{{.*}} {axis = 0 : i64, graph.bucket_view, graph.offsets = array<i64: [[#B+256]]>, offset = 64 : i64}
 // One rank keeps the collectives (the same code path, over a world of one).
 // ONE-LABEL: func.func @two_params
 // ONE: graph.all_reduce %{{.*}} {bucket = 0 : i64, ranks = 1 : i64}

@@ -251,3 +251,17 @@ func.func @host_state_in_arena(%w: tensor<16xf32> {graph.kind = "parameter", gra
   %w1, %m1 = graph.momentum_update %w, %g, %m {graph.offsets = array<i64: 0, 0>, lr = 1.0e-02 : f32, momentum = 0.9 : f32} : tensor<16xf32> loc("u")
   return %w1, %m1 : tensor<16xf32>, tensor<16xf32>
 }
+
+// -----
+
+// (a) A bucket concat (graph.bucket_view) may hold its operands inside its own bytes only when
+// they die there: here "g" [0, 64) is read again after the concat, so it overlaps the bucket.
+// expected-error @+1 {{memory plan is invalid: plan: buffers "g" [0, 64) live 0..3 and "bucket" [0, 128) live 2..3 overlap at step 2}}
+func.func @bucket_view_operand_read_later(%x: tensor<16xf32> {graph.kind = "input", graph.name = "x", graph.offset = 256 : i64}) -> (tensor<32xf32>, tensor<16xf32>)
+    attributes {graph.arena_bytes = 512 : i64, graph.alignment = 64 : i64} {
+  %g = graph.relu %x {graph.offsets = array<i64: 0>} : tensor<16xf32> loc("g")
+  %h = graph.tanh %x {graph.offsets = array<i64: 64>} : tensor<16xf32> loc("h")
+  %bucket = graph.concat %g, %h {axis = 0 : i64, graph.bucket_view, graph.offsets = array<i64: 0>} : (tensor<16xf32>, tensor<16xf32>) -> tensor<32xf32> loc("bucket")
+  %r = graph.relu %g {graph.offsets = array<i64: 128>} : tensor<16xf32> loc("r")
+  return %bucket, %r : tensor<32xf32>, tensor<16xf32>
+}

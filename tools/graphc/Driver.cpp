@@ -68,6 +68,8 @@ struct Options {
   int64_t worldSize = 0; // 0 unless --data-parallel
   std::string bucketSize = "25MiB";
   bool bucketSizeGiven = false; // --bucket-size was on the command line (no bucket cure then)
+  // --gradient-as-bucket-view: auto (when --budget needs it) | on | off.
+  std::string bucketView = "auto";
   std::string zero = "auto"; // --zero: 0 | 1 | auto (shard the optimizer state when --budget needs it)
   // --offload: none | optimizer (keep momentum/Adam state in host memory) | auto (only when
   // nothing else fits --budget)
@@ -221,7 +223,13 @@ public:
       if (opts.zero != "0" && opts.zero != "1" && opts.zero != "auto")
         fail(kBadInput, "--zero=" + opts.zero + " is unknown; use 0, 1 or auto");
       shardState = opts.zero == "1";
+      if (opts.bucketView != "auto" && opts.bucketView != "on" && opts.bucketView != "off")
+        fail(kBadInput,
+             "--gradient-as-bucket-view=" + opts.bucketView + " is unknown; use auto, on or off");
+      bucketViews = opts.bucketView == "on";
     }
+    if (!opts.dataParallel && opts.bucketView != "auto")
+      fail(kBadInput, "--gradient-as-bucket-view=" + opts.bucketView + " needs --data-parallel");
     if (opts.precision == "f16")
       opts.precision = "fp16";
     if (opts.precision != "fp32" && opts.precision != "bf16" && opts.precision != "fp16" &&
@@ -282,19 +290,32 @@ public:
       compiled.shardChosenForBudget = true;
     }
     // Data parallelism: a bucket of several gradients is their concatenation, a copy, so it
-    // costs up to its bytes again while it is packed and averaged. Buckets of one gradient are
-    // reshape views averaged in place: no copy, for one collective per gradient (the same
-    // bytes moved, more calls). The next cure, unless --bucket-size was given.
+    // costs up to its bytes again while it is packed and averaged, and the averages are copied
+    // out again. Planning the gradients inside their bucket (DDP's gradient_as_bucket_view)
+    // removes both copies but holds the whole bucket from its first gradient on, which costs
+    // more where the copies are not at the peak (the examples' MLP and CNN), so it is a cure,
+    // taken when it fits where the copies do not, or fits with fewer extra FLOPs.
+    if (budget && opts.dataParallel && opts.bucketView == "auto" &&
+        (compiled.planned.plan.arenaBytes > *budget || compiled.rematOps > 0)) {
+      bucketViews = true;
+      Compiled viewed = compile(context, opts.batch, budget, phase, /*trial=*/false);
+      if (betterForBudget(viewed, compiled, *budget)) {
+        viewed.bucketViewsFrom = compiled.planned.plan.arenaBytes;
+        viewed.shardChosenForBudget = compiled.shardChosenForBudget;
+        compiled = std::move(viewed);
+      } else {
+        bucketViews = false;
+      }
+    }
+    // Buckets of one gradient are reshape views averaged in place: no copy, for one collective
+    // per gradient (the same bytes moved, more calls). The next cure, unless --bucket-size was
+    // given.
     if (budget && opts.dataParallel && !opts.bucketSizeGiven &&
         (compiled.planned.plan.arenaBytes > *budget || compiled.rematOps > 0)) {
       uint64_t given = bucketBytes;
       bucketBytes = 4; // below any gradient: one per bucket
       Compiled split = compile(context, opts.batch, budget, phase, /*trial=*/false);
-      bool fitsNow = split.planned.plan.arenaBytes <= *budget;
-      bool fitsBefore = compiled.planned.plan.arenaBytes <= *budget;
-      if ((fitsNow && (!fitsBefore || split.extraFlops < compiled.extraFlops)) ||
-          (!fitsNow && !fitsBefore &&
-           split.planned.plan.arenaBytes < compiled.planned.plan.arenaBytes)) {
+      if (betterForBudget(split, compiled, *budget)) {
         uint64_t bucketsBefore = 0;
         compiled.step->walk([&](Operation *op) {
           bucketsBefore += isa<graph::AllReduceOp, graph::ReduceScatterOp>(op);
@@ -412,10 +433,22 @@ private:
     bool shardChosenForBudget = false;     // --zero=auto sharded the optimizer state
     // One gradient per bucket because --budget needed it: the bucket count and arena before.
     std::optional<std::pair<uint64_t, uint64_t>> bucketsSplitFrom;
+    // The gradient-as-bucket-view cure: the arena before it.
+    std::optional<uint64_t> bucketViewsFrom;
     bool offloadChosenForBudget = false;   // --offload=auto moved the optimizer state to the host
     uint64_t offloadedBytes = 0;           // optimizer state in host memory
     unsigned casts = 0;                    // graph.cast ops in the step
   };
+
+  /// Whether a compile with one more cure beats `current` for `budget`: it fits where
+  /// `current` does not, or fits with fewer extra FLOPs, or both miss and it misses by less.
+  static bool betterForBudget(const Compiled &cured, const Compiled &current, uint64_t budget) {
+    bool fitsNow = cured.planned.plan.arenaBytes <= budget;
+    bool fitsBefore = current.planned.plan.arenaBytes <= budget;
+    return (fitsNow && (!fitsBefore || cured.extraFlops < current.extraFlops)) ||
+           (!fitsNow && !fitsBefore &&
+            cured.planned.plan.arenaBytes < current.planned.plan.arenaBytes);
+  }
 
   /// Runs the pipeline up to `stopAfter` (at most the plan). With a budget, and unless
   /// --no-remat, rematerialization tries to bring the plan under it. A trial compile returns
@@ -504,6 +537,7 @@ private:
       AllReduceGradientsOptions reduceOptions;
       reduceOptions.ranks = ranks;
       reduceOptions.bucketBytes = int64_t(bucketBytes);
+      reduceOptions.gradientAsBucketView = bucketViews;
       reduceOptions.shardOptimizerState = shardState;
       pm.addNestedPass<func::FuncOp>(createAllReduceGradients(reduceOptions));
     }
@@ -1249,6 +1283,11 @@ private:
                             plan::humanBytes(stateSharded), plan::humanBytes(stateUnsharded),
                             plan::humanBytes(stateUnsharded - stateSharded),
                             plan::humanBytes(uint64_t(2.0 * ring * double(padding))));
+      if (compiled.bucketViewsFrom)
+        os << llvm::formatv(
+            "  cures        gradients planned inside their buckets because --budget "
+            "needs it: no copy into a bucket or out of it ({0} -> {1})\n",
+            plan::humanBytes(*compiled.bucketViewsFrom), plan::humanBytes(p.arenaBytes));
       if (compiled.bucketsSplitFrom)
         os << llvm::formatv("  cures        one gradient per bucket because --budget needs it: "
                             "averaged in place, with no bucket copy ({0} -> {1}); {2} collectives "
@@ -1361,7 +1400,7 @@ private:
                             compiled.instantBoundAt);
     } else if (compiled.microBatches == 1 && !compiled.precisionChosenForBudget &&
                !compiled.shardChosenForBudget && !compiled.offloadedBytes &&
-               !compiled.bucketsSplitFrom)
+               !compiled.bucketsSplitFrom && !compiled.bucketViewsFrom)
       os << "  cures        none needed (static reuse only)\n";
     double flops = 0;
     func::FuncOp step = compiled.step;
@@ -1651,6 +1690,7 @@ private:
   int64_t microBatches = 1; // the split the next compile uses
   uint64_t bucketBytes = 25u << 20; // --bucket-size, parsed
   bool shardState = false;          // the next compile shards the optimizer state (ZeRO)
+  bool bucketViews = false;         // the next compile plans gradients inside their buckets
   bool offloadState = false;        // the next compile keeps the optimizer state in host memory
   std::string precision = "fp32"; // the precision the next compile uses (auto may switch)
   bool silent = false; // trial compiles print no diagnostics
@@ -1808,6 +1848,12 @@ int runGraphcDriver(int argc, char **argv) {
                                   cl::desc("--data-parallel: most bytes of one gradient bucket "
                                            "(default 25MiB)"),
                                   cl::init("25MiB"), cl::cat(category));
+  cl::opt<std::string> bucketView(
+      "gradient-as-bucket-view",
+      cl::desc("--data-parallel: plan the gradients inside their buckets, so that nothing is "
+               "copied into a bucket or out of it (DDP's gradient_as_bucket_view): auto (when "
+               "--budget needs it) | on | off"),
+      cl::init("auto"), cl::cat(category));
   cl::opt<std::string> zero("zero",
                             cl::desc("--data-parallel: shard the momentum/Adam state over the "
                                      "ranks (ZeRO-1): 0 | 1 | auto (when --budget needs it)"),
@@ -1866,6 +1912,7 @@ int runGraphcDriver(int argc, char **argv) {
   opts.dataParallel = dataParallel;
   opts.worldSize = worldSize;
   opts.bucketSize = bucketSize;
+  opts.bucketView = bucketView;
   opts.bucketSizeGiven = bucketSize.getNumOccurrences() > 0;
   opts.zero = zero;
   try {
