@@ -9,7 +9,8 @@ and world size W it runs
   graphc M.onnx --compile-to=planned --optimizer=adam --batch=B*W --data-parallel
          --world-size=W --zero=0|1 --device=h100 -o /dev/null
 
-and reads the fit report: the per-rank arena, the optimizer state per rank, the gradient bytes
+(and once more with --gradient-as-bucket-view=on at --zero=0: the gradients planned inside
+their buckets) and reads the fit report: the per-rank arena, the optimizer state per rank, the gradient bytes
 every rank averages per step, and the cost model's compute time per step (roofline on the H100
 profile, docs/cost-model.md). The communication time is the bandwidth term of a ring: an
 all-reduce (or a reduce-scatter plus an all-gather, ZeRO-1) moves 2 (W-1)/W of the gradient
@@ -49,10 +50,11 @@ def size(text):
     return float(value) * UNITS[unit]
 
 
-def compile_report(graphc, path, batch, loss, ranks, zero):
+def compile_report(graphc, path, batch, loss, ranks, zero, views="off"):
     cmd = [graphc, path, "--compile-to=planned", "--optimizer=adam", "--loss=" + loss,
            "--batch=%d" % (batch * ranks), "--data-parallel", "--world-size=%d" % ranks,
-           "--zero=%d" % zero, "--device=h100", "-o", os.devnull]
+           "--zero=%d" % zero, "--gradient-as-bucket-view=" + views, "--device=h100", "-o",
+           os.devnull]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
     if done.returncode != 0:
         sys.exit("graphc failed: %s\n%s" % (" ".join(cmd), done.stderr))
@@ -79,10 +81,11 @@ def main():
     os.makedirs(a.work, exist_ok=True)
     wanted = a.models.split(",")
     print("| model (batch per GPU) | gradients per step | optimizer state per GPU: plain / "
-          "ZeRO-1 at 8 | arena per GPU: plain / ZeRO-1 at 8 | compute (H100 cost model) | "
+          "ZeRO-1 at 8 | arena per GPU: plain / ZeRO-1 at 8 | arena per GPU, gradients "
+          "inside their buckets (plain) | compute (H100 cost model) | "
           "8 GPUs NVLink: comm, step | 2x8 GPUs, NIC per GPU: comm, step | 2x8 GPUs, NIC per "
           "machine: comm, step |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     for name, _desc, build, shape, batch, loss, integer, _extra in training_graphs.MODELS:
         if name not in wanted:
             continue
@@ -93,6 +96,7 @@ def main():
                 sys.exit("%s: export failed: %s" % (name, err))
         plain = compile_report(a.graphc, path, batch, loss, 8, 0)
         zero = compile_report(a.graphc, path, batch, loss, 8, 1)
+        viewed = compile_report(a.graphc, path, batch, loss, 8, 0, views="on")
         g, c = plain["gradients"], plain["compute_ms"]
         nvlink = ring_ms(g, 8, NVLINK)
         # Hierarchical: reduce-scatter + all-gather inside (2 x 7/8 over NVLink), and an
@@ -101,9 +105,11 @@ def main():
         rails = inside + 2 * 0.5 * (g / 8) / NIC * 1e3
         shared = inside + 2 * 0.5 * g / NIC * 1e3  # 8 GPUs' eighths through one NIC
         step = lambda comm: "%.2f ms, %.1f-%.1f ms" % (comm, max(c, comm), c + comm)  # noqa: E731
-        print("| %s (%d) | %.1f MiB | %.1f / %.1f MiB | %.0f / %.0f MiB | %.1f ms | %s | %s | %s |"
+        print("| %s (%d) | %.1f MiB | %.1f / %.1f MiB | %.0f / %.0f MiB | %.0f MiB (%+.1f%%) "
+              "| %.1f ms | %s | %s | %s |"
               % (name, batch, g / 2 ** 20, plain["state"] / 2 ** 20, zero["state"] / 2 ** 20,
-                 plain["arena"] / 2 ** 20, zero["arena"] / 2 ** 20, c, step(nvlink),
+                 plain["arena"] / 2 ** 20, zero["arena"] / 2 ** 20, viewed["arena"] / 2 ** 20,
+                 100.0 * (viewed["arena"] / plain["arena"] - 1), c, step(nvlink),
                  step(rails), step(shared)))
         sys.stdout.flush()
 

@@ -1008,6 +1008,16 @@ private:
         fitsAt += "; fits with one gradient per bucket (leave out --bucket-size, or "
                   "--bucket-size=4: each gradient averaged in place, no bucket copy)";
     }
+    // Would the gradients planned inside their buckets fit? (When --gradient-as-bucket-view=off
+    // kept them out; auto has tried them already.)
+    if (opts.dataParallel && opts.bucketView == "off") {
+      bucketViews = true;
+      auto trial = tryCompile(context, opts.batch, budget, Phase::Planned, /*trial=*/true);
+      bucketViews = false;
+      if (trial && trial->planned.plan.arenaBytes <= budget)
+        fitsAt += "; fits with --gradient-as-bucket-view=on (the gradients planned inside their "
+                  "buckets, no copy in or out)";
+    }
     // A proof rather than a search result (fit/BoundaryBound.h): while that op runs, what must
     // be live, however the step is recomputed, is already over the budget.
     if (compiled.instantBoundStatus == "infeasible")
