@@ -1120,8 +1120,6 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
     Outcome outcome;
     ExactPick pick;
   };
-  /// The heuristic's exact seeds for the step being fitted (exactSeeds, improveWithSeeds).
-  std::vector<ExactPick> seeds;
 
   /// The exact solver's 0/1 program for the step as it stands, and how to turn a choice of it
   /// back into remats and tilings.
@@ -1298,19 +1296,12 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
     return std::optional<ExactResult>(ExactResult{std::move(*found), std::move(pick)});
   }
 
-  /// Seeds of the heuristic: the exact program's choices at budget-independent levels
-  /// (seed-levels of them), each the start of one more heuristic sequence (searchWithFallback).
-  /// The heuristic's sequences grow remat by remat from nothing, and where per-value chains run
-  /// out before the budget only whole segments go on (ResNet-50 at 30% of its activations:
-  /// +28.98% FLOPs); the exact choice near the budget, completed by the heuristic, fits at
-  /// +9.75%. The exact choice at the budget itself would make the sequence depend on the
-  /// budget, and the planned peak could then grow as the budget shrinks; at fixed levels the
-  /// seeds are facts of the graph, so the cheapest-fitting-sequence rule keeps the peak
-  /// monotone. Level k is floor + (peak - floor) * kSeedRatio^k of the step's liveness
-  /// profile (floor: its emptiest point), from k = 1 until the program has no solution; the
-  /// solves stop at kSeedNodes branch-and-bound nodes (the same choice on any machine). The
-  /// program is built once, O(c * n), and each level is one CBC solve; a level whose choice
-  /// repeats the previous one's adds no sequence.
+  /// Seeds of the heuristic (improveWithSeeds): the exact program's choices at
+  /// budget-independent levels, seed-levels of them. Level k is floor + (peak - floor) *
+  /// kSeedRatio^k of the step's liveness profile (floor: its emptiest point), from k = 1 until
+  /// the program has no solution; the solves stop at kSeedNodes branch-and-bound nodes (the
+  /// same choice on any machine). The program is built once, O(c * n), and each level is one
+  /// CBC solve; a level whose choice repeats the previous one's adds no seed.
   FailureOr<std::vector<ExactPick>> exactSeeds(func::FuncOp func, ArrayRef<Candidate> candidates,
                                                Operation *lossGrad, const Measure &start) {
     std::vector<ExactPick> picks;
@@ -1406,11 +1397,10 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
   /// seeded +6.74% wins the pool, the first-improving sequence's +8.89% becomes +5.91%).
   /// When nothing fits, the seed that gets closest (the smallest arena) stays applied, for
   /// the infeasible error's figures. A seed whose program objective already costs no fewer
-  /// FLOPs is not tried; a tried one
-  /// costs an undo, the seed's plan (and completion), and a replay. When a seed is kept, the
-  /// local search runs again on it. The seeds are computed here, on the step as it was
-  /// before the result's remats, which are undone first and replayed at the end unless a seed
-  /// replaced them.
+  /// FLOPs is not tried; a tried one costs its plan (and completion). The seeds are computed
+  /// here, on the step as it was before the result's remats, which are undone first and
+  /// replayed once at the end unless a seed replaced them. When a seed is kept, the caller runs
+  /// the local search again on it.
   LogicalResult improveWithSeeds(func::FuncOp func, Outcome &out, ArrayRef<Candidate> candidates,
                                  Operation *lossGrad, const Measure &start, double flopsBefore) {
     bool fits = out.measure.arena <= uint64_t(budget);
@@ -1443,11 +1433,10 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
     };
     // The seeds are measured on the step as it was before any remat.
     undoResult();
-    auto seeded = exactSeeds(func, candidates, lossGrad, start);
-    if (failed(seeded))
+    auto seeds = exactSeeds(func, candidates, lossGrad, start);
+    if (failed(seeds))
       return failure();
-    seeds = std::move(*seeded);
-    for (auto [index, seed] : llvm::enumerate(seeds)) {
+    for (auto [index, seed] : llvm::enumerate(*seeds)) {
       if (seed.modelFlops >= flops)
         continue;
       undoResult();
@@ -1482,7 +1471,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
     }
     if (kept) {
       Builder attrs(func.getContext());
-      func->setAttr("graph.fit_exact_seed_level", attrs.getF64FloatAttr(seeds[*kept].level));
+      func->setAttr("graph.fit_exact_seed_level", attrs.getF64FloatAttr((*seeds)[*kept].level));
       func->setAttr(
           "graph.fit_extra_flops_before_seed",
           attrs.getF64FloatAttr(flopsBefore > 0 && fits ? flopsBeforeSeeds / flopsBefore : -1.0));

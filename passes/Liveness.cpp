@@ -437,8 +437,7 @@ FailureOr<StepLiveness> graphc::computeStepLiveness(func::FuncOp func,
         auto it = live.bufferOf.find(slice.getInput());
         if (inputType.getRank() == 1 && it != live.bufferOf.end()) {
           uint64_t offset = live.byteOffsetOf.lookup(slice.getInput()) +
-                            uint64_t(slice.getOffset()) * tensorBytes(inputType) /
-                                uint64_t(std::max<int64_t>(inputType.getNumElements(), 1));
+                            uint64_t(slice.getOffset()) * (inputType.getElementTypeBitWidth() / 8);
           live.bufferOf[result] = it->second;
           live.buffers[it->second].values.push_back(result);
           if (offset)

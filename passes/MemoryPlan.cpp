@@ -97,7 +97,7 @@ bool graphc::plannedInPlace(Value whole, Value part, int64_t axis, int64_t offse
     if (d > axis)
       inner *= type.getDimSize(d);
   }
-  int64_t elementBytes = int64_t(tensorBytes(type)) / std::max<int64_t>(type.getNumElements(), 1);
+  int64_t elementBytes = type.getElementTypeBitWidth() / 8;
   int64_t base = plannedOffset(whole), at = plannedOffset(part);
   return base >= 0 && at >= 0 && at == base + offset * inner * elementBytes;
 }

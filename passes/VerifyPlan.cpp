@@ -170,12 +170,9 @@ struct VerifyPlanPass : graphc::impl::VerifyPlanBase<VerifyPlanPass> {
       // storage, at the slice's offset, and share its range.
       if (auto slice = dyn_cast<graph::SliceOp>(op); slice && op.hasAttr(kBucketViewAttr)) {
         auto it = rangeOf.find(slice.getInput());
-        auto inputType = cast<RankedTensorType>(slice.getInput().getType());
-        int64_t elementBytes =
-            int64_t(tensorBytes(inputType)) / std::max<int64_t>(inputType.getNumElements(), 1);
-        if (it != rangeOf.end() && inputType.getRank() == 1 &&
-            plannedOffset(slice.getResult()) ==
-                plannedOffset(slice.getInput()) + int64_t(slice.getOffset()) * elementBytes) {
+        if (it != rangeOf.end() &&
+            cast<RankedTensorType>(slice.getInput().getType()).getRank() == 1 &&
+            plannedInPlace(slice.getInput(), slice.getResult(), 0, slice.getOffset())) {
           rangeOf[slice.getResult()] = it->second;
           members[it->second].push_back(slice.getResult());
           continue;
