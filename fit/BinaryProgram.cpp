@@ -2,9 +2,18 @@
 #include "fit/BinaryProgram.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
 #include <iterator>
 #include <string>
 #include <vector>
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "CbcModel.hpp"
 #include "CbcSolver.hpp"
@@ -12,17 +21,47 @@
 
 namespace graphc::remat {
 
-BinaryProgramResult solveBinaryProgram(OsiClpSolverInterface &solver, double seconds,
-                                       long maxNodes) {
-  BinaryProgramResult result;
+namespace {
+
+/// Writes all of `bytes` to `fd` (a pipe to the parent), retrying short writes.
+void writeAll(int fd, const void *bytes, size_t size) {
+  const char *p = static_cast<const char *>(bytes);
+  while (size > 0) {
+    ssize_t n = ::write(fd, p, size);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return;
+    p += n;
+    size -= size_t(n);
+  }
+}
+
+/// The relaxation's part of the result, written as soon as the LP is solved, so that a solver
+/// that dies later still leaves its bound behind.
+struct LpRecord {
+  uint8_t lpSolved;
+  double lpObjective;
+};
+
+/// Branch and bound's part, followed by `columns` doubles of the incumbent.
+struct SearchRecord {
+  uint8_t hasSolution, optimal, provenInfeasible;
+  double bestBound;
+  uint64_t columns;
+};
+
+/// The solve itself, in the child process: writes an LpRecord, then a SearchRecord and the
+/// incumbent, to `fd`.
+void solveAndReport(OsiClpSolverInterface &solver, double seconds, long maxNodes, int fd) {
   solver.messageHandler()->setLogLevel(0);
   solver.initialSolve();
-  if (solver.isProvenPrimalInfeasible() || !solver.isProvenOptimal()) {
-    result.provenInfeasible = true;
-    return result;
-  }
-  result.lpSolved = true;
-  result.lpObjective = solver.getObjValue();
+  LpRecord lp{0, 0};
+  if (!solver.isProvenPrimalInfeasible() && solver.isProvenOptimal())
+    lp = {1, solver.getObjValue()};
+  writeAll(fd, &lp, sizeof lp);
+  if (!lp.lpSolved)
+    return;
   for (int i = 0; i < solver.getNumCols(); ++i)
     solver.setInteger(i);
 
@@ -41,14 +80,103 @@ BinaryProgramResult solveBinaryProgram(OsiClpSolverInterface &solver, double sec
   argv.push_back("-quit");
   CbcMain1(
       int(argv.size()), argv.data(), model, [](CbcModel *, int) { return 0; }, data);
-  result.bestBound = model.getBestPossibleObjValue();
-  if (const double *x = model.bestSolution()) {
-    result.hasSolution = true;
-    result.optimal = model.isProvenOptimal();
-    result.x.assign(x, x + solver.getNumCols());
-  } else {
-    result.provenInfeasible = model.isProvenInfeasible();
+  const double *x = model.bestSolution();
+  SearchRecord search{uint8_t(x != nullptr), uint8_t(x && model.isProvenOptimal()),
+                      uint8_t(!x && model.isProvenInfeasible()), model.getBestPossibleObjValue(),
+                      x ? uint64_t(solver.getNumCols()) : 0};
+  writeAll(fd, &search, sizeof search);
+  if (x)
+    writeAll(fd, x, sizeof(double) * search.columns);
+}
+
+} // namespace
+
+BinaryProgramResult solveBinaryProgram(OsiClpSolverInterface &solver, double seconds, long maxNodes,
+                                       void (*inChild)()) {
+  // CBC runs in a child process. Debian's CLP is built with assertions, and some programs trip
+  // one inside CBC's heuristics (ClpSimplexDual::dualColumn0 under RINS, seen on a U-Net's
+  // exact seeds): an abort there must cost the solve, not the compile. The child reports
+  // through a pipe; if it dies, whatever it reported (the LP bound, usually) is kept and the
+  // rest counts as no solution.
+  BinaryProgramResult result;
+  int fds[2];
+  if (::pipe(fds) != 0) {
+    result.aborted = true;
+    return result;
   }
+  std::fflush(nullptr);
+  pid_t child = ::fork();
+  if (child < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    result.aborted = true;
+    return result;
+  }
+  if (child == 0) {
+    ::close(fds[0]);
+    // Quiet and plain: no assertion text on the user's terminal, and no crash handler of the
+    // parent's (LLVM's stack dump) running for the child.
+    std::signal(SIGABRT, SIG_DFL);
+    std::signal(SIGSEGV, SIG_DFL);
+    if (int null = ::open("/dev/null", O_WRONLY); null >= 0) {
+      ::dup2(null, STDOUT_FILENO);
+      ::dup2(null, STDERR_FILENO);
+    }
+    if (inChild)
+      inChild();
+    solveAndReport(solver, seconds, maxNodes, fds[1]);
+    ::_exit(0); // no exit handlers: they belong to the parent
+  }
+  ::close(fds[1]);
+  std::string bytes;
+  char buffer[1 << 16];
+  for (;;) {
+    ssize_t n = ::read(fds[0], buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      break;
+    bytes.append(buffer, size_t(n));
+  }
+  ::close(fds[0]);
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  bool exited = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+
+  LpRecord lp;
+  if (bytes.size() < sizeof lp) {
+    result.aborted = true;
+    return result;
+  }
+  std::memcpy(&lp, bytes.data(), sizeof lp);
+  if (!lp.lpSolved) {
+    result.aborted = !exited;
+    result.provenInfeasible = exited;
+    return result;
+  }
+  result.lpSolved = true;
+  result.lpObjective = lp.lpObjective;
+  SearchRecord search;
+  if (bytes.size() < sizeof lp + sizeof search) {
+    result.aborted = true;
+    result.bestBound = lp.lpObjective;
+    return result;
+  }
+  std::memcpy(&search, bytes.data() + sizeof lp, sizeof search);
+  if (bytes.size() != sizeof lp + sizeof search + sizeof(double) * search.columns) {
+    result.aborted = true;
+    result.bestBound = lp.lpObjective;
+    return result;
+  }
+  result.aborted = !exited;
+  result.bestBound = search.bestBound;
+  result.hasSolution = search.hasSolution;
+  result.optimal = search.optimal;
+  result.provenInfeasible = search.provenInfeasible;
+  result.x.resize(search.columns);
+  std::memcpy(result.x.data(), bytes.data() + sizeof lp + sizeof search,
+              sizeof(double) * search.columns);
   return result;
 }
 

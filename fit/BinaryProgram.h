@@ -19,14 +19,15 @@ struct BinaryProgramResult {
   bool provenInfeasible = false;
   std::vector<double> x; // the incumbent's column values
   double bestBound = 0;  // CBC's best bound at the end (not finite when it has none)
+  bool aborted = false;  // the solver died (an assertion inside CLP): the fields above hold
+                         // what it reported before, and nothing is proven by what is missing
 };
 
-/// Solves the loaded program: LP relaxation, then branch and cut for at most `seconds`.
-/// Marks every column integer.
 /// Solves `solver`'s problem with every column integer: CBC, single-threaded, within `seconds`
 /// and, when `maxNodes` >= 0, within that many branch-and-bound nodes (a limit that, unlike
-/// time, gives the same result on any machine).
+/// time, gives the same result on any machine). Runs in a child process (see aborted).
+/// `inChild`, when given, runs in the child process first (tests make it die there).
 BinaryProgramResult solveBinaryProgram(OsiClpSolverInterface &solver, double seconds,
-                                       long maxNodes = -1);
+                                       long maxNodes = -1, void (*inChild)() = nullptr);
 
 } // namespace graphc::remat

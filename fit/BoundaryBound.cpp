@@ -133,8 +133,8 @@ BoundarySolution solveBoundaryBound(const BoundaryProblem &problem, double timeL
                      rowLower.data(), rowUpper.data());
   double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   BinaryProgramResult solved = solveBinaryProgram(solver, timeLimitSeconds - elapsed);
-  if (!solved.lpSolved)
-    return finish(Status::Infeasible);
+  if (!solved.lpSolved) // no bound at all when the solver died first
+    return finish(solved.aborted ? Status::NoSolution : Status::Infeasible);
   double bound = std::max(0.0, solved.lpObjective / flopsScale);
   if (std::isfinite(solved.bestBound))
     bound = std::max(bound, solved.bestBound / flopsScale);

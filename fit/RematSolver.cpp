@@ -191,8 +191,9 @@ Solution solveExact(const Problem &problem, const SolveOptions &options) {
   BinaryProgramResult solved =
       solveBinaryProgram(solver, options.timeLimitSeconds - elapsed(), options.maxNodes);
   if (!solved.lpSolved) {
-    // The relaxation has no solution, so neither has the 0/1 program.
-    sol.status = Status::Infeasible;
+    // The relaxation has no solution, so neither has the 0/1 program (unless the solver died
+    // before it could say).
+    sol.status = solved.aborted ? Status::NoSolution : Status::Infeasible;
     sol.modelPeak = modelPeak(problem, sol.choice);
     sol.seconds = elapsed();
     return sol;

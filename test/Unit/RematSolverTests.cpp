@@ -1,11 +1,15 @@
 // Unit tests for the exact rematerialization solver (fit/RematSolver.h): hand-made instances
 // whose optimum is worked out in the comments, and random small instances checked against an
 // exhaustive search over every choice of options.
+#include "fit/BinaryProgram.h"
 #include "fit/RematSolver.h"
+
+#include "OsiClpSolverInterface.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <functional>
 #include <random>
 
@@ -140,6 +144,43 @@ TEST(RematSolver, MatchesExhaustiveSearch) {
 }
 
 // n = 16: checkpoints every 4th op (3, 7, 11, 15); n = 10: every 4th and the last (3, 7, 9).
+// max x0 + x1 (min -x0 - x1) subject to x0 + x1 <= 1.5, 0/1: the LP gives -1.5, the 0/1
+// optimum -1. The solve runs in a child process; one that dies there (as Debian's CLP does on
+// a failed assertion) costs that solve only, and proves nothing.
+OsiClpSolverInterface twoColumnProgram() {
+  OsiClpSolverInterface solver;
+  int starts[] = {0, 1, 2};
+  int rows[] = {0, 0};
+  double values[] = {1, 1}, colLower[] = {0, 0}, colUpper[] = {1, 1}, objective[] = {-1, -1};
+  double rowLower[] = {-1e30}, rowUpper[] = {1.5};
+  solver.loadProblem(2, 1, starts, rows, values, colLower, colUpper, objective, rowLower, rowUpper);
+  return solver;
+}
+
+TEST(BinaryProgram, SolvesInAChildProcess) {
+  OsiClpSolverInterface solver = twoColumnProgram();
+  BinaryProgramResult r = solveBinaryProgram(solver, 10);
+  EXPECT_FALSE(r.aborted);
+  ASSERT_TRUE(r.lpSolved);
+  EXPECT_DOUBLE_EQ(r.lpObjective, -1.5);
+  ASSERT_TRUE(r.hasSolution);
+  EXPECT_TRUE(r.optimal);
+  ASSERT_EQ(r.x.size(), 2u);
+  EXPECT_DOUBLE_EQ(r.x[0] + r.x[1], 1);
+}
+
+TEST(BinaryProgram, ASolverThatDiesProvesNothing) {
+  OsiClpSolverInterface solver = twoColumnProgram();
+  BinaryProgramResult r = solveBinaryProgram(solver, 10, -1, [] { std::abort(); });
+  EXPECT_TRUE(r.aborted);
+  EXPECT_FALSE(r.lpSolved);
+  EXPECT_FALSE(r.hasSolution);
+  EXPECT_FALSE(r.provenInfeasible);
+  // And the next solve is unaffected.
+  OsiClpSolverInterface again = twoColumnProgram();
+  EXPECT_TRUE(solveBinaryProgram(again, 10).optimal);
+}
+
 TEST(RematSolver, ChenCheckpoints) {
   std::vector<bool> sixteen = chenCheckpoints(16), ten = chenCheckpoints(10);
   for (size_t i = 0; i < 16; ++i)
