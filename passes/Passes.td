@@ -146,6 +146,41 @@ def BuildTrainStep : Pass<"graphc-build-train-step", "mlir::ModuleOp"> {
   let dependentDialects = ["::graphc::graph::GraphDialect", "::mlir::func::FuncDialect"];
 }
 
+def SplitDataGradients : Pass<"graphc-split-data-gradients", "mlir::func::FuncOp"> {
+  let summary = "Compute each channel slice of a convolution's data gradient from a filter slice";
+  let description = [{
+    Runs on the training step, right after graphc-build-train-step. The backward of a channel
+    concatenation slices its gradient into the parts' gradients; when the concatenation feeds
+    a convolution (a U-Net decoder's first convolution reads [upsampled, skip], a SqueezeNet
+    fire module's squeeze convolution reads [expand1x1, expand3x3]) that gradient is a
+    conv2d_backward_data as wide as the whole concatenation, alive together with the slices it
+    is copied into. Input channel c of a data gradient sums over the filter's [*, c, *, *]
+    alone, so channels [offset, offset + n) are the data gradient of the filter's
+    input-channel slice [*, offset, *, *] of width n: the same products and sums per element,
+    and the parts' FLOPs add up to the whole. Each slice becomes that smaller data gradient;
+    the whole gradient (the U-Net's 256 MiB at batch 8, 256x256) and the copies are gone, and
+    only the filter slices (the size of a filter) are added.
+
+    Applies when every reader of the data gradient is a slice on the channel axis, groups = 1
+    and there is no bias. Sets `graph.split_data_gradients` to how many data gradients were
+    split. O(ops).
+
+    Before:
+    ```mlir
+    %gx = graph.conv2d_backward_data %gy, %w {...} : (tensor<2x4x8x8xf32>, tensor<4x6x3x3xf32>) -> tensor<2x6x8x8xf32>
+    %ga = graph.slice %gx {axis = 1 : i64, offset = 0 : i64} : (tensor<2x6x8x8xf32>) -> tensor<2x2x8x8xf32>
+    %gb = graph.slice %gx {axis = 1 : i64, offset = 2 : i64} : (tensor<2x6x8x8xf32>) -> tensor<2x4x8x8xf32>
+    ```
+    After:
+    ```mlir
+    %wa = graph.slice %w {axis = 1 : i64, offset = 0 : i64} : (tensor<4x6x3x3xf32>) -> tensor<4x2x3x3xf32>
+    %ga = graph.conv2d_backward_data %gy, %wa {...} : (tensor<2x4x8x8xf32>, tensor<4x2x3x3xf32>) -> tensor<2x2x8x8xf32>
+    %wb = graph.slice %w {axis = 1 : i64, offset = 2 : i64} : (tensor<4x6x3x3xf32>) -> tensor<4x4x3x3xf32>
+    %gb = graph.conv2d_backward_data %gy, %wb {...} : (tensor<2x4x8x8xf32>, tensor<4x4x3x3xf32>) -> tensor<2x4x8x8xf32>
+    ```
+  }];
+}
+
 def AllReduceGradients : Pass<"graphc-all-reduce-gradients", "mlir::func::FuncOp"> {
   let summary = "Average the parameter gradients over the data-parallel ranks, in planned buckets";
   let description = [{

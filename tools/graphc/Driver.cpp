@@ -59,7 +59,8 @@ struct Options {
   int64_t batch = 0;
   std::vector<std::string> planOut;
   bool noReuse = false, quiet = false, printPlan = false, noSchedule = false, noRemat = false,
-       noFuseAttention = false, maxBatch = false, noMicroBatching = false, noStageNextBatch = false;
+       noFuseAttention = false, noSplitDataGradients = false, maxBatch = false,
+       noMicroBatching = false, noStageNextBatch = false;
   int64_t microBatches = 1;
   int64_t attentionQueryBlock = 0; // 0: graphc-fuse-attention's default
   // --data-parallel --world-size=N: --batch is the global batch, N ranks share it equally and
@@ -533,6 +534,8 @@ private:
     trainOptions.lossScaling = precision == "fp16";
     trainOptions.lossScaleGrowthInterval = opts.lossScaleGrowthInterval;
     pm.addPass(createBuildTrainStep(trainOptions));
+    if (!opts.noSplitDataGradients)
+      pm.addNestedPass<func::FuncOp>(createSplitDataGradients());
     if (ranks > 0) {
       AllReduceGradientsOptions reduceOptions;
       reduceOptions.ranks = ranks;
@@ -1763,6 +1766,12 @@ int runGraphcDriver(int argc, char **argv) {
       cl::desc("keep attention as batch_matmul / softmax / dropout / batch_matmul, whose "
                "probabilities stay alive until the backward pass (testing, comparisons)"),
       cl::cat(category));
+  cl::opt<bool> noSplitDataGradients(
+      "no-split-data-gradients",
+      cl::desc("keep a convolution's data gradient whole when only channel slices read it (the "
+               "backward of a concatenation), instead of one data gradient per slice (testing, "
+               "comparisons)"),
+      cl::cat(category));
   cl::opt<bool> noStageNextBatch(
       "no-stage-next-batch",
       cl::desc("--target=cuda: do not plan a staging buffer for the next batch; its upload then "
@@ -1893,6 +1902,7 @@ int runGraphcDriver(int argc, char **argv) {
   opts.printPlan = printPlan;
   opts.noSchedule = noSchedule;
   opts.noFuseAttention = noFuseAttention;
+  opts.noSplitDataGradients = noSplitDataGradients;
   opts.noStageNextBatch = noStageNextBatch;
   opts.attentionQueryBlock = attentionQueryBlock;
   opts.noRemat = noRemat;
