@@ -218,6 +218,7 @@ struct Remat {
   SmallVector<std::pair<Operation *, Attribute>> retiled; // convolution -> its old tile rows
   SmallVector<std::pair<Operation *, int64_t>> tiledTo;   // convolution -> its new tile rows
   bool segment = false; // a segment recomputation (rematerializeSegment)
+  bool split = false;   // recomputed twice, around the widest gap (ChainShape::split)
   Operation *source = nullptr; // a single-value recomputation's candidate op
   /// A recomputation applied again on the current IR (the same op and chain shape, or the
   /// same segment), for improveLocally's replays; nullopt when it no longer applies.
@@ -398,6 +399,8 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
       func->setAttr("graph.fit_remat_segments", attrs.getI64IntegerAttr(segments));
       func->setAttr("graph.fit_remat_segment_ops", attrs.getI64IntegerAttr(segmentOps));
     }
+    if (int64_t split = llvm::count_if(outcome->applied, [](const Remat &r) { return r.split; }))
+      func->setAttr("graph.fit_remat_split", attrs.getI64IntegerAttr(split));
     recordTiling(func);
     func->setAttr("graph.fit_peak_after", attrs.getI64IntegerAttr(outcome->measure.arena));
     double extra = flopsBefore > 0 ? outcome->extraFlops / flopsBefore : 0;
@@ -791,6 +794,12 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
   struct ChainShape {
     unsigned depth = 0;
     bool extended = false;
+    /// Two recomputations instead of one: the backward readers are cut at the widest gap
+    /// between them, and each group gets its own chain right before its first reader. A U-Net
+    /// skip connection is read by the decoder's first convolution early in the backward pass
+    /// and by its own block's backward at the very end; one recomputation holds it across
+    /// the whole backward pass.
+    bool split = false;
   };
 
   /// Which of a candidate's recomputation shapes the heuristic keeps.
@@ -832,6 +841,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
       ShapePolicy policy;
       bool extended, lazy;
       bool segments = false; // searchSegments
+      bool split = false;    // split shapes too (ChainShape::split)
     };
     bool small = candidates.size() <= kLazyCandidateLimit;
     SmallVector<SmallVector<Sequence, 6>, 4> groups;
@@ -852,12 +862,19 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
       // after 28 s; segments fit at +11.82% in 9.8 s, both sequences of the first group in).
       if (segments)
         groups.front().push_back({ShapePolicy::Best, true, false, /*segments=*/true});
+      // The last group: split shapes, which recompute twice what one recomputation would
+      // hold across the backward pass. Only when nothing else fits: they cost more FLOPs
+      // where a whole recomputation does (the bench U-Net's floor: 33.2% of its activations
+      // without them).
+      if (splitShapes)
+        groups.push_back({{ShapePolicy::Best, true, false, false, /*split=*/true},
+                          {ShapePolicy::Best, true, true, false, /*split=*/true}});
     }
     auto run = [&](const Sequence &sequence) {
       if (sequence.segments)
         return searchSegments(func, candidates, lossGrad, start);
       return searchHeuristically(func, candidates, lossGrad, start, sequence.policy,
-                                 sequence.extended, sequence.lazy, flopsCap);
+                                 sequence.extended, sequence.lazy, flopsCap, sequence.split);
     };
     const Sequence *closest = nullptr; // of the sequences run, the one with the smallest arena
     uint64_t closestArena = 0;
@@ -898,10 +915,11 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
   /// second round keeps those of the rest that make the memory profile lighter (see
   /// lighter()): they free bytes away from the peak, which matters once the first round has
   /// cut the peak down to them. The rounds do not depend on the budget.
-  FailureOr<Outcome>
-  searchHeuristically(func::FuncOp func, ArrayRef<Candidate> candidates, Operation *lossGrad,
-                      const Measure &start, ShapePolicy policy, bool extended, bool lazy,
-                      double flopsCap = std::numeric_limits<double>::infinity()) {
+  FailureOr<Outcome> searchHeuristically(func::FuncOp func, ArrayRef<Candidate> candidates,
+                                         Operation *lossGrad, const Measure &start,
+                                         ShapePolicy policy, bool extended, bool lazy,
+                                         double flopsCap = std::numeric_limits<double>::infinity(),
+                                         bool splitShapes = false) {
     std::vector<Operation *> candidateOps;
     for (const Candidate &c : candidates)
       candidateOps.push_back(c.op);
@@ -1032,17 +1050,34 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
         std::optional<Measure> best;
         double bestFlops = 0;
         size_t previousClones = 0;
+        // With `splitShapes`, each depth is also tried split (ChainShape::split), after the
+        // whole one.
+        std::vector<ChainShape> shapes;
         for (unsigned depth = 0; depth <= kMaxChain; ++depth) {
-          ChainShape shape{depth, extended};
+          shapes.push_back({depth, extended});
+          if (splitShapes)
+            shapes.push_back({depth, extended, /*split=*/true});
+        }
+        for (ChainShape shape : shapes) {
+          unsigned depth = shape.depth;
           std::optional<Remat> remat = rematerialize(c.op, lossGrad, shape);
-          if (!remat)
+          if (!remat) {
+            if (shape.split)
+              continue; // one backward reader, or an input overwritten before the late one
             break;
-          if ((depth > 0 && remat->clones.size() == previousClones) || // no producer added
-              (cheapOnly && !llvm::all_of(remat->clones, cheapOp))) {
+          }
+          if (!shape.split &&
+              ((depth > 0 && remat->clones.size() == previousClones) || // no producer added
+               (cheapOnly && !llvm::all_of(remat->clones, cheapOp)))) {
             remat->undo();
             break;
           }
-          previousClones = remat->clones.size();
+          if (shape.split && cheapOnly && !llvm::all_of(remat->clones, cheapOp)) {
+            remat->undo();
+            continue;
+          }
+          if (!shape.split)
+            previousClones = remat->clones.size();
           if (round == 1 && llvm::all_of(remat->clones, cheapOp)) {
             // Measured in the cheap pass already.
             remat->undo();
@@ -1731,7 +1766,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
           use.set(recomputed);
         }
     }
-    if (readsOverwrittenInput(remat, first)) {
+    if (readsOverwrittenInput(remat.clones, first)) {
       remat.undo();
       return std::nullopt;
     }
@@ -2047,8 +2082,8 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
 
   /// Whether a recomputation inserted before `first` reads a value that an op before `first`
   /// overwrote in place (an optimizer update of a parameter): it must read the same inputs.
-  static bool readsOverwrittenInput(const Remat &remat, Operation *first) {
-    for (Operation *c : remat.clones)
+  static bool readsOverwrittenInput(ArrayRef<Operation *> clones, Operation *first) {
+    for (Operation *c : clones)
       for (Value operand : c->getOperands())
         for (OpOperand &use : operand.getUses()) {
           Operation *user = use.getOwner();
@@ -2062,16 +2097,15 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
     return false;
   }
 
-  std::optional<Remat> rematerialize(Operation *op, Operation *lossGrad, ChainShape shape) {
-    unsigned chain = shape.depth;
-    SmallVector<OpOperand *> uses = backwardUses(op->getResult(0), lossGrad);
-    if (uses.empty())
-      return std::nullopt;
+  /// Recomputes `op` with `shape.depth` levels of producers right before the first reader of
+  /// `uses` (backward uses of it or of its views), and points them at the recomputation;
+  /// records the clones and redirections in `remat`. Returns that first reader.
+  Operation *recomputeFor(Operation *op, ArrayRef<OpOperand *> uses, Operation *lossGrad,
+                          ChainShape shape, Remat &remat) {
     Operation *first = uses.front()->getOwner();
     for (OpOperand *use : uses)
       if (use->getOwner()->isBeforeInBlock(first))
         first = use->getOwner();
-    Remat remat;
     OpBuilder b(first);
     // Clone the producers first (depth-first), then the op reading their clones.
     std::function<Operation *(Operation *, unsigned)> cloneChain = [&](Operation *source,
@@ -2133,7 +2167,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
       remat.clones.push_back(clone);
       return clone;
     };
-    Operation *clone = cloneChain(op, chain);
+    Operation *clone = cloneChain(op, shape.depth);
     // Map each forward view of the original to a view of the clone, made on demand.
     llvm::DenseMap<Value, Value> recomputed = {{op->getResult(0), clone->getResult(0)}};
     std::function<Value(Value)> viewOf = [&](Value original) -> Value {
@@ -2151,11 +2185,61 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
       remat.redirected.push_back({use, old});
       use->set(viewOf(old));
     }
-    if (readsOverwrittenInput(remat, first)) {
-      remat.undo();
+    return first;
+  }
+
+  /// The backward readers of `uses` cut at the widest gap between consecutive ones (in ops),
+  /// for ChainShape::split: the readers before it and those after it. Empty when they are
+  /// all one op.
+  static SmallVector<SmallVector<OpOperand *>, 2> splitAtWidestGap(ArrayRef<OpOperand *> uses) {
+    SmallVector<OpOperand *> sorted(uses.begin(), uses.end());
+    llvm::stable_sort(sorted, [](OpOperand *a, OpOperand *b) {
+      return a->getOwner() != b->getOwner() && a->getOwner()->isBeforeInBlock(b->getOwner());
+    });
+    size_t cut = 0;
+    int64_t widest = 0;
+    for (size_t i = 1; i < sorted.size(); ++i) {
+      Operation *before = sorted[i - 1]->getOwner(), *after = sorted[i]->getOwner();
+      if (before == after)
+        continue;
+      int64_t gap = 0;
+      for (Operation *op = before; op && op != after; op = op->getNextNode())
+        ++gap;
+      if (gap > widest) {
+        widest = gap;
+        cut = i;
+      }
+    }
+    if (cut == 0)
+      return {};
+    return {SmallVector<OpOperand *>(sorted.begin(), sorted.begin() + cut),
+            SmallVector<OpOperand *>(sorted.begin() + cut, sorted.end())};
+  }
+
+  std::optional<Remat> rematerialize(Operation *op, Operation *lossGrad, ChainShape shape) {
+    SmallVector<OpOperand *> uses = backwardUses(op->getResult(0), lossGrad);
+    if (uses.empty())
       return std::nullopt;
+    SmallVector<SmallVector<OpOperand *>, 2> groups;
+    if (shape.split) {
+      groups = splitAtWidestGap(uses);
+      if (groups.empty())
+        return std::nullopt;
+    } else {
+      groups.push_back(uses);
+    }
+    Remat remat;
+    for (ArrayRef<OpOperand *> group : groups) {
+      size_t clonesBefore = remat.clones.size();
+      Operation *first = recomputeFor(op, group, lossGrad, shape, remat);
+      if (readsOverwrittenInput(ArrayRef<Operation *>(remat.clones).drop_front(clonesBefore),
+                                first)) {
+        remat.undo();
+        return std::nullopt;
+      }
     }
     remat.source = op;
+    remat.split = shape.split;
     remat.replay = [this, op, lossGrad, shape] { return rematerialize(op, lossGrad, shape); };
     return remat;
   }

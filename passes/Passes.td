@@ -425,6 +425,10 @@ def FitBudget : Pass<"graphc-fit-budget", "mlir::func::FuncOp"> {
            "solver=auto: most candidates for which the exact solver runs">,
     Option<"segments", "segments", "bool", "true",
            "also try segment recomputation (whole blocks recomputed from their inputs)">,
+    Option<"splitShapes", "split-shapes", "bool", "true",
+           "when nothing else fits, a last group of sequences that may also recompute a value "
+           "twice, once for the backward readers before the widest gap between them and once "
+           "for those after it">,
     Option<"seedLevels", "seed-levels", "unsigned", "12",
            "up to exact-limit candidates, the heuristic also runs sequences that start from "
            "the exact program's choice at this many budget-independent levels (0: none)">,

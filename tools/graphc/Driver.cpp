@@ -81,6 +81,7 @@ struct Options {
   std::string remat = "heuristic"; // --remat: graphc-fit-budget's solver
   double rematTimeLimit = 60;
   bool rematSegments = true; // segment recomputation (--no-remat-segments turns it off)
+  bool rematSplit = true;    // split recomputations (--no-remat-split turns them off)
   bool rematLocalSearch = true; // the local search after it (--no-remat-local-search)
   bool rematSeeds = true;       // exact seeds for the heuristic (--no-remat-seeds)
   // Keras (.json): --weights, --input-shape, --seed, --verbose; which training flags were given
@@ -395,6 +396,7 @@ private:
     int64_t microBatches = 1;
     uint64_t rematOps = 0; // per-value recomputations and segments, each counted once
     uint64_t rematSegments = 0, rematSegmentOps = 0;
+    uint64_t rematSplit = 0; // values recomputed twice, around the widest gap of their readers
     /// "3 ops", "2 segments (14 ops)" or "3 ops and 2 segments (14 ops)".
     std::string rematSummary() const {
       uint64_t single = rematOps - rematSegments;
@@ -568,6 +570,7 @@ private:
       fitOptions.solver = trial ? std::string("heuristic") : opts.remat;
       fitOptions.timeLimit = opts.rematTimeLimit;
       fitOptions.segments = opts.rematSegments;
+      fitOptions.splitShapes = opts.rematSplit;
       fitOptions.localSearch = opts.rematLocalSearch && !(trial && fitQuestionOnly);
       if (!opts.rematSeeds)
         fitOptions.seedLevels = 0;
@@ -607,6 +610,7 @@ private:
     out.rematOps = intAttr("graph.fit_remat_ops").value_or(0);
     out.rematSegments = intAttr("graph.fit_remat_segments").value_or(0);
     out.rematSegmentOps = intAttr("graph.fit_remat_segment_ops").value_or(0);
+    out.rematSplit = intAttr("graph.fit_remat_split").value_or(0);
     out.tiledConvs = intAttr("graph.fit_tiled_convs").value_or(0);
     out.splitFilterGradients = intAttr("graph.fit_split_filter_gradients").value_or(0);
     if (auto sizes = out.step->getAttrOfType<DenseI64ArrayAttr>("graph.fit_tiled_workspace");
@@ -1369,6 +1373,12 @@ private:
       os << llvm::formatv("  cures        rematerialized {0}: peak {1} -> {2}, +{3:F2}% FLOPs\n",
                           compiled.rematSummary(), plan::humanBytes(compiled.peakBeforeRemat),
                           plan::humanBytes(p.arenaBytes), 100.0 * compiled.extraFlops);
+    if (compiled.rematSplit)
+      os << llvm::formatv(
+          "  cures        {0} of them recomputed twice: once for the backward readers "
+          "before the widest gap between them, once for those after it (nothing "
+          "else fits)\n",
+          compiled.rematSplit);
     if (!compiled.rematSolver.empty()) {
       os << llvm::formatv("  remat        {0} solver chose ({1:F2} s in all, {2} ops)",
                           compiled.rematSolver, compiled.fitSeconds,
@@ -1796,6 +1806,11 @@ int runGraphcDriver(int argc, char **argv) {
       cl::desc("recompute values one by one only, never whole segments (blocks recomputed "
                "from their inputs)"),
       cl::cat(category));
+  cl::opt<bool> noRematSplit(
+      "no-remat-split",
+      cl::desc("never recompute a value twice (once for the backward readers before the widest "
+               "gap between them, once for those after it), even when nothing else fits"),
+      cl::cat(category));
   cl::opt<bool> noRematSeeds(
       "no-remat-seeds",
       cl::desc("the remat heuristic does not try the exact program's choices at fixed levels "
@@ -1909,6 +1924,7 @@ int runGraphcDriver(int argc, char **argv) {
   opts.remat = remat;
   opts.rematTimeLimit = rematTimeLimit;
   opts.rematSegments = !noRematSegments;
+  opts.rematSplit = !noRematSplit;
   opts.rematLocalSearch = !noRematLocalSearch;
   opts.rematSeeds = !noRematSeeds;
   opts.maxBatch = maxBatch;
