@@ -12,8 +12,9 @@ seed, opset 13). Then:
                                                    (live the whole step), A = P - fixed the
                                                    activation memory.
   2. for each fraction f (default 0.9 0.75 0.5 0.33 0.25): budget = fixed + f * A, compiled with
-     --remat=heuristic, with --remat=heuristic --no-remat-seeds (the heuristic without its
-     exact seeds, the baseline of the seeds) and with --remat=exact --remat-time-limit=T
+     --remat=heuristic, with --remat=heuristic plus --baseline-args (default --no-remat-seeds:
+     the heuristic without its exact seeds; the baseline column, same binary, same run) and
+     with --remat=exact --remat-time-limit=T
      (default 60 s). The fit
      report gives the planned arena, the extra FLOPs (cost model, % of the step), the exact
      solve's status, time, lower bound and gap, and Chen's sqrt(n) figure priced with the same
@@ -107,6 +108,10 @@ def main():
     ap.add_argument("--fractions", default="0.9,0.75,0.5,0.33,0.25")
     ap.add_argument("--time-limit", type=float, default=60)
     ap.add_argument("--timeout", type=float, default=1800, help="seconds per graphc run")
+    ap.add_argument("--baseline-args", default="--no-remat-seeds",
+                    help="graphc options of the baseline column (same binary, same run)")
+    ap.add_argument("--baseline-name", default="without exact seeds",
+                    help="the baseline column's heading")
     opts = ap.parse_args()
     os.makedirs(opts.work, exist_ok=True)
     wanted = opts.models.split(",")
@@ -136,23 +141,24 @@ def main():
             budget = int(fixed + f * act)
             row = {"fraction": f, "budget": budget}
             for mode, extra in (("heuristic", ["--remat=heuristic"]),
-                                ("unseeded", ["--remat=heuristic", "--no-remat-seeds"]),
+                                ("unseeded", ["--remat=heuristic"] + opts.baseline_args.split()),
                                 ("exact", ["--remat=exact",
                                            "--remat-time-limit=%g" % opts.time_limit])):
                 row[mode] = compile_one(opts, onnx_path, batch, loss,
                                         ["--budget=%d" % budget] + extra, plan_json)
             rows.append(row)
-            print("%s f=%.2f heuristic %s (without exact seeds %s) exact %s (%.0f s, %.0f s, %.0f s)"
-                  % (name, f, cell_heuristic(row["heuristic"]), cell_heuristic(row["unseeded"]),
+            print("%s f=%.2f heuristic %s (%s %s) exact %s (%.0f s, %.0f s, %.0f s)"
+                  % (name, f, cell_heuristic(row["heuristic"]), opts.baseline_name,
+                     cell_heuristic(row["unseeded"]),
                      cell_exact(row["exact"], opts.time_limit), row["heuristic"]["seconds"],
                      row["unseeded"]["seconds"], row["exact"]["seconds"]), flush=True)
         results[name] = {"desc": desc, "batch": batch, "peak": peak, "fixed": fixed, "rows": rows}
         print("\n### %s (batch %d): no-remat peak %.1f MiB, of which activations %.1f MiB\n" % (
             name, batch, peak / 2**20, act / 2**20))
-        print("| activation budget | budget MiB | heuristic +FLOPs % | without exact seeds "
+        print("| activation budget | budget MiB | heuristic +FLOPs % | %s "
               "| exact +FLOPs % (status, gap, solve time) | Chen sqrt(n) +FLOPs % "
               "| any remat >= +FLOPs % (instant bound) "
-              "| compile s (heuristic / without seeds / exact) |")
+              "| compile s (heuristic / baseline / exact) |" % opts.baseline_name)
         print("|---|---|---|---|---|---|---|---|")
         for row in rows:
             h, u, e = row["heuristic"], row["unseeded"], row["exact"]

@@ -326,6 +326,12 @@ def FitBudget : Pass<"graphc-fit-budget", "mlir::func::FuncOp"> {
     chains go on from there. Records `graph.fit_remat_segments` and
     `graph.fit_remat_segment_ops`; `segments=false` turns them off.
 
+    When no sequence fits, a last group (`split-shapes`, on by default) also tries each depth
+    split: the value's backward readers are cut at the widest gap between consecutive ones and
+    each group gets its own chain right before its first reader, so a value read early and
+    late in the backward pass (a U-Net skip connection) is not held in between. Records
+    `graph.fit_remat_split` (how many of the kept recomputations are split).
+
     ```mlir
     // A pre-norm residual block: %y and %r are read by the dense ops' filter gradients.
     %y, %m, %s = graph.layer_norm %x, %g, %b ...
