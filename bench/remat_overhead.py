@@ -155,9 +155,9 @@ def main():
         results[name] = {"desc": desc, "batch": batch, "peak": peak, "fixed": fixed, "rows": rows}
         print("\n### %s (batch %d): no-remat peak %.1f MiB, of which activations %.1f MiB\n" % (
             name, batch, peak / 2**20, act / 2**20))
-        print("| activation budget | budget MiB | heuristic +FLOPs % | %s "
-              "| exact +FLOPs % (status, gap, solve time) | Chen sqrt(n) +FLOPs % "
-              "| any remat >= +FLOPs % (instant bound) "
+        print("| activation budget | budget MiB | heuristic +FLOPs %% | %s "
+              "| exact +FLOPs %% (status, gap, solve time) | Chen sqrt(n) +FLOPs %% "
+              "| any remat >= +FLOPs %% (instant bound) "
               "| compile s (heuristic / baseline / exact) |" % opts.baseline_name)
         print("|---|---|---|---|---|---|---|---|")
         for row in rows:
