@@ -45,6 +45,18 @@ struct PlanMemoryPass : graphc::impl::PlanMemoryBase<PlanMemoryPass> {
         }
       }
     }
+    // graphc-fit-budget kept a cheaper recomputation that plans below the arena of the one it
+    // replaced: the arena keeps those bytes, unused, so that it stays monotone in the budget
+    // (FitBudget.cpp, improveLocally). Host buffers move up with the arena's end.
+    if (auto floor = func->getAttrOfType<IntegerAttr>("graph.fit_arena_floor");
+        floor && uint64_t(floor.getInt()) > plan.arenaBytes) {
+      uint64_t padding = uint64_t(floor.getInt()) - plan.arenaBytes;
+      for (plan::Buffer &buffer : plan.buffers)
+        if (buffer.host)
+          buffer.offset += padding;
+      plan.arenaBytes += padding;
+      func->setAttr("graph.arena_padding", Builder(func.getContext()).getI64IntegerAttr(padding));
+    }
     annotatePlan(func, *live, plan, reuseDyingOperands);
   }
 };

@@ -416,6 +416,8 @@ private:
     // The local search after the remat search: remats dropped, remats swapped for cheaper
     // ones, and the extra FLOPs before it.
     uint64_t localDropped = 0, localSwapped = 0;
+    // Bytes of the arena left unused so that it stays monotone in the budget (PlanMemory).
+    uint64_t arenaPadding = 0;
     double extraFlopsSearched = 0;
     // An exact seed kept (FitBudget's improveWithSeeds): its level (fraction of the
     // activations), the extra FLOPs before it (-1: nothing fit) and with it.
@@ -619,6 +621,7 @@ private:
     out.offloadedBytes = intAttr("graph.offloaded_state_bytes").value_or(0);
     out.step.walk([&](graph::CastOp) { ++out.casts; });
     out.peakBeforeRemat = intAttr("graph.fit_peak_before").value_or(0);
+    out.arenaPadding = intAttr("graph.arena_padding").value_or(0);
     if (auto local = out.step->getAttrOfType<DenseI64ArrayAttr>("graph.fit_local_search");
         local && local.size() == 2) {
       out.localDropped = uint64_t(local[0]);
@@ -1412,6 +1415,11 @@ private:
                             compiled.localDropped, compiled.localDropped == 1 ? "" : "s",
                             compiled.localSwapped, 100.0 * compiled.extraFlopsSearched,
                             100.0 * compiled.extraFlops);
+      if (compiled.arenaPadding)
+        os << llvm::formatv("  monotone     {0} of the arena left unused: a cheaper choice that "
+                            "plans below the arena of the one it replaced keeps that arena, so "
+                            "that no smaller budget gets a larger one\n",
+                            plan::humanBytes(compiled.arenaPadding));
       // A proof about every recomputation of this step, not a property of the solver's model.
       if (compiled.instantBound && compiled.instantBoundStatus != "infeasible")
         os << llvm::formatv("  remat bound  any recomputation that fits this budget adds >= "
