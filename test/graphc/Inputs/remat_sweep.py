@@ -1,7 +1,8 @@
 # Sweeps the budget from HIGH down to LOW in STEP-byte decrements and checks that the resulting
 # peak never increases as the budget decreases, and that the instant bound on any
 # recomputation's extra FLOPs (graph.fit_instant_bound) never exceeds what the solver applied,
-# nor says that nothing fits where the solver's plan fits.
+# nor says that nothing fits where the solver's plan fits. Counts the budgets whose arena was
+# padded up to the floor of a kept local-search or seed trial (padded=).
 # Usage: remat_sweep.py TOOL MODEL HIGH LOW STEP [SOLVER [GRAPHC_ARG...]]
 # TOOL graphc-opt: MODEL is a forward function in the graph dialect, run through
 #   graphc-build-train-step (mse) and graphc-fit-budget; the peak is graph.fit_peak_after,
@@ -24,6 +25,7 @@ bounded = 0  # budgets where the instant bound is above zero
 above = []   # budgets where the bound exceeds the applied extra FLOPs (a wrong bound)
 improved = 0  # budgets where the local search after the remat search changed the result
 seeded = 0    # budgets where an exact seed, completed by the heuristic, was kept
+padded = 0    # budgets whose arena keeps unused bytes, padded up to the floor of a kept trial
 for budget in range(high, low - 1, -step):
     if driver:
         run = subprocess.run([tool, model, "--compile-to=planned", "-o", "/dev/null",
@@ -36,6 +38,7 @@ for budget in range(high, low - 1, -step):
         peak = int(re.search(r"arena +\S+ \S+ \((\d+) bytes", run.stdout).group(1))
         improved += "local search" in run.stdout
         seeded += "exact seed" in run.stdout
+        padded += "monotone     " in run.stdout
         bound = re.search(r"adds >= \+([0-9.]+)% FLOPs .*the applied \+([0-9.]+)%", run.stdout)
         if bound:
             bounded += float(bound.group(1)) > 0
@@ -50,6 +53,7 @@ for budget in range(high, low - 1, -step):
             break
         improved += "graph.fit_local_search" in out
         seeded += "graph.fit_exact_seed_level" in out
+        padded += "graph.fit_arena_floor" in out
         bound = re.search(r"graph.fit_instant_bound = ([-0-9.eE+]+)", out)
         extra = re.search(r"graph.fit_extra_flops = ([-0-9.eE+]+)", out)
         status = re.search(r'graph.fit_instant_bound_status = "(\w+)"', out)
@@ -66,5 +70,5 @@ for budget, peak in peaks:
     print(f"budget {budget} peak {peak}")
 print(f"budgets={len(peaks)} distinct_peaks={len(set(p for _, p in peaks))} "
       f"local_search={improved} seeded={seeded} monotone={'yes' if monotone else 'NO'} bounded={bounded} "
-      f"bound_above_applied={above if above else 'none'}")
+      f"bound_above_applied={above if above else 'none'} padded={padded}")
 sys.exit(0 if monotone and not above else 1)
