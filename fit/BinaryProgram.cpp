@@ -7,7 +7,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <iterator>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,17 +53,24 @@ struct SearchRecord {
   uint64_t columns;
 };
 
-/// The solve itself, in the child process: writes an LpRecord, then a SearchRecord and the
-/// incumbent, to `fd`.
-void solveAndReport(OsiClpSolverInterface &solver, double seconds, long maxNodes, int fd) {
+/// The solve itself. With `fd` >= 0 (in a child process), writes an LpRecord as soon as the
+/// relaxation is solved, then a SearchRecord and the incumbent.
+BinaryProgramResult solveHere(OsiClpSolverInterface &solver, double seconds, long maxNodes,
+                              int fd) {
+  BinaryProgramResult result;
   solver.messageHandler()->setLogLevel(0);
   solver.initialSolve();
   LpRecord lp{0, 0};
   if (!solver.isProvenPrimalInfeasible() && solver.isProvenOptimal())
     lp = {1, solver.getObjValue()};
-  writeAll(fd, &lp, sizeof lp);
-  if (!lp.lpSolved)
-    return;
+  if (fd >= 0)
+    writeAll(fd, &lp, sizeof lp);
+  if (!lp.lpSolved) {
+    result.provenInfeasible = true;
+    return result;
+  }
+  result.lpSolved = true;
+  result.lpObjective = lp.lpObjective;
   for (int i = 0; i < solver.getNumCols(); ++i)
     solver.setInteger(i);
 
@@ -81,36 +90,35 @@ void solveAndReport(OsiClpSolverInterface &solver, double seconds, long maxNodes
   CbcMain1(
       int(argv.size()), argv.data(), model, [](CbcModel *, int) { return 0; }, data);
   const double *x = model.bestSolution();
-  SearchRecord search{uint8_t(x != nullptr), uint8_t(x && model.isProvenOptimal()),
-                      uint8_t(!x && model.isProvenInfeasible()), model.getBestPossibleObjValue(),
-                      x ? uint64_t(solver.getNumCols()) : 0};
-  writeAll(fd, &search, sizeof search);
+  result.bestBound = model.getBestPossibleObjValue();
+  result.hasSolution = x != nullptr;
+  result.optimal = x && model.isProvenOptimal();
+  result.provenInfeasible = !x && model.isProvenInfeasible();
   if (x)
-    writeAll(fd, x, sizeof(double) * search.columns);
+    result.x.assign(x, x + solver.getNumCols());
+  if (fd >= 0) {
+    SearchRecord search{uint8_t(result.hasSolution), uint8_t(result.optimal),
+                        uint8_t(result.provenInfeasible), result.bestBound,
+                        uint64_t(result.x.size())};
+    writeAll(fd, &search, sizeof search);
+    writeAll(fd, result.x.data(), sizeof(double) * result.x.size());
+  }
+  return result;
 }
 
 } // namespace
 
-BinaryProgramResult solveBinaryProgram(OsiClpSolverInterface &solver, double seconds, long maxNodes,
-                                       void (*inChild)()) {
-  // CBC runs in a child process. Debian's CLP is built with assertions, and some programs trip
-  // one inside CBC's heuristics (ClpSimplexDual::dualColumn0 under RINS, seen on a U-Net's
-  // exact seeds): an abort there must cost the solve, not the compile. The child reports
-  // through a pipe; if it dies, whatever it reported (the LP bound, usually) is kept and the
-  // rest counts as no solution.
-  BinaryProgramResult result;
+std::optional<std::string> runInChild(const std::function<void(int)> &work, bool &exited) {
+  exited = false;
   int fds[2];
-  if (::pipe(fds) != 0) {
-    result.aborted = true;
-    return result;
-  }
+  if (::pipe(fds) != 0)
+    return std::nullopt;
   std::fflush(nullptr);
   pid_t child = ::fork();
   if (child < 0) {
     ::close(fds[0]);
     ::close(fds[1]);
-    result.aborted = true;
-    return result;
+    return std::nullopt;
   }
   if (child == 0) {
     ::close(fds[0]);
@@ -122,9 +130,7 @@ BinaryProgramResult solveBinaryProgram(OsiClpSolverInterface &solver, double sec
       ::dup2(null, STDOUT_FILENO);
       ::dup2(null, STDERR_FILENO);
     }
-    if (inChild)
-      inChild();
-    solveAndReport(solver, seconds, maxNodes, fds[1]);
+    work(fds[1]);
     ::_exit(0); // no exit handlers: they belong to the parent
   }
   ::close(fds[1]);
@@ -142,8 +148,35 @@ BinaryProgramResult solveBinaryProgram(OsiClpSolverInterface &solver, double sec
   int status = 0;
   while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
-  bool exited = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  exited = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  return bytes;
+}
 
+void writeToParent(int fd, const void *bytes, size_t size) { writeAll(fd, bytes, size); }
+
+BinaryProgramResult solveBinaryProgram(OsiClpSolverInterface &solver, double seconds, long maxNodes,
+                                       void (*inChild)(), bool isolated) {
+  if (!isolated)
+    return solveHere(solver, seconds, maxNodes, /*fd=*/-1);
+  // CBC runs in a child process. Debian's CLP is built with assertions, and some programs trip
+  // one inside CBC's heuristics (ClpSimplexDual::dualColumn0 under RINS, seen on a U-Net's
+  // exact seeds): an abort there must cost the solve, not the compile. The child reports
+  // through a pipe; if it dies, whatever it reported (the LP bound, usually) is kept and the
+  // rest counts as no solution.
+  BinaryProgramResult result;
+  bool exited = false;
+  std::optional<std::string> reported = runInChild(
+      [&](int fd) {
+        if (inChild)
+          inChild();
+        solveHere(solver, seconds, maxNodes, fd);
+      },
+      exited);
+  if (!reported) {
+    result.aborted = true;
+    return result;
+  }
+  const std::string &bytes = *reported;
   LpRecord lp;
   if (bytes.size() < sizeof lp) {
     result.aborted = true;

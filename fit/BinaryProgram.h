@@ -5,6 +5,9 @@
 // (RematSolver.cpp) and the instant bound (BoundaryBound.cpp).
 #pragma once
 
+#include <functional>
+#include <optional>
+#include <string>
 #include <vector>
 
 class OsiClpSolverInterface;
@@ -26,8 +29,20 @@ struct BinaryProgramResult {
 /// Solves `solver`'s problem with every column integer: CBC, single-threaded, within `seconds`
 /// and, when `maxNodes` >= 0, within that many branch-and-bound nodes (a limit that, unlike
 /// time, gives the same result on any machine). Runs in a child process (see aborted).
-/// `inChild`, when given, runs in the child process first (tests make it die there).
+/// `inChild`, when given, runs in the child process first (tests make it die there). With
+/// `isolated` false, CBC runs in this process (for callers already in a child: runInChild).
 BinaryProgramResult solveBinaryProgram(OsiClpSolverInterface &solver, double seconds,
-                                       long maxNodes = -1, void (*inChild)() = nullptr);
+                                       long maxNodes = -1, void (*inChild)() = nullptr,
+                                       bool isolated = true);
+
+/// Runs `work` in a forked child process, quiet (its stdout and stderr go to /dev/null) and
+/// without the parent's crash handlers; `work` reports through the pipe it gets (see
+/// writeToParent). Returns the bytes reported, also when the child died (`exited` false
+/// then), or nullopt when no child could be started. One fork costs the parent's page tables,
+/// so callers with several solves do them in one child.
+std::optional<std::string> runInChild(const std::function<void(int fd)> &work, bool &exited);
+
+/// Writes `size` bytes to the parent's pipe (in runInChild's `work`).
+void writeToParent(int fd, const void *bytes, size_t size);
 
 } // namespace graphc::remat

@@ -6,6 +6,8 @@
 // 0/1 knapsack), so CBC runs under a time limit and the best incumbent is returned.
 #include "fit/RematSolver.h"
 
+#include <cstring>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -189,7 +191,8 @@ Solution solveExact(const Problem &problem, const SolveOptions &options) {
                      colLower.data(), colUpper.data(), objective.data(), rowLower.data(),
                      rowUpper.data());
   BinaryProgramResult solved =
-      solveBinaryProgram(solver, options.timeLimitSeconds - elapsed(), options.maxNodes);
+      solveBinaryProgram(solver, options.timeLimitSeconds - elapsed(), options.maxNodes,
+                         /*inChild=*/nullptr, options.isolated);
   if (!solved.lpSolved) {
     // The relaxation has no solution, so neither has the 0/1 program (unless the solver died
     // before it could say).
@@ -219,6 +222,68 @@ Solution solveExact(const Problem &problem, const SolveOptions &options) {
   sol.modelPeak = modelPeak(problem, sol.choice);
   sol.seconds = elapsed();
   return sol;
+}
+
+namespace {
+
+/// A Solution's fixed-size fields, as the child of solveExactAtBudgets reports them; `choice`
+/// follows as `choices` ints.
+struct SolutionRecord {
+  int32_t status;
+  double objective, lpBound, bestBound, seconds;
+  int64_t modelPeak;
+  uint64_t rows, columns, nonzeros, choices;
+};
+
+} // namespace
+
+std::vector<Solution> solveExactAtBudgets(Problem problem, const std::vector<int64_t> &budgets,
+                                          const SolveOptions &options) {
+  SolveOptions inChild = options;
+  inChild.isolated = false;
+  bool exited = false;
+  std::optional<std::string> reported = runInChild(
+      [&](int fd) {
+        for (int64_t budget : budgets) {
+          problem.budget = budget;
+          Solution sol = solveExact(problem, inChild);
+          SolutionRecord record{int32_t(sol.status), sol.objective,    sol.lpBound, sol.bestBound,
+                                sol.seconds,         sol.modelPeak,    sol.rows,    sol.columns,
+                                sol.nonzeros,        sol.choice.size()};
+          writeToParent(fd, &record, sizeof record);
+          writeToParent(fd, sol.choice.data(), sizeof(int) * sol.choice.size());
+          if (!sol.hasSolution())
+            break;
+        }
+      },
+      exited);
+  std::vector<Solution> solutions;
+  if (!reported)
+    return solutions;
+  size_t at = 0;
+  const std::string &bytes = *reported;
+  while (bytes.size() - at >= sizeof(SolutionRecord)) {
+    SolutionRecord record;
+    std::memcpy(&record, bytes.data() + at, sizeof record);
+    size_t choiceBytes = sizeof(int) * record.choices;
+    if (bytes.size() - at - sizeof record < choiceBytes)
+      break; // the child died while reporting
+    Solution sol;
+    sol.status = Status(record.status);
+    sol.objective = record.objective;
+    sol.lpBound = record.lpBound;
+    sol.bestBound = record.bestBound;
+    sol.seconds = record.seconds;
+    sol.modelPeak = record.modelPeak;
+    sol.rows = record.rows;
+    sol.columns = record.columns;
+    sol.nonzeros = record.nonzeros;
+    sol.choice.resize(record.choices);
+    std::memcpy(sol.choice.data(), bytes.data() + at + sizeof record, choiceBytes);
+    at += sizeof record + choiceBytes;
+    solutions.push_back(std::move(sol));
+  }
+  return solutions;
 }
 
 } // namespace graphc::remat

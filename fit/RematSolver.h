@@ -61,6 +61,8 @@ struct SolveOptions {
   /// Branch-and-bound nodes CBC may explore (-1: no limit). A node limit, unlike the time
   /// limit, gives the same choice on any machine.
   long maxNodes = -1;
+  /// CBC in a child process of its own (BinaryProgram.h); false for a caller that is one.
+  bool isolated = true;
 };
 
 struct Solution {
@@ -86,6 +88,13 @@ int64_t modelPeak(const Problem &problem, const std::vector<int> &choice);
 /// option distinguishes only the fullest keeps one. Returns the best incumbent found within
 /// the time limit. Deterministic (CBC runs single-threaded).
 Solution solveExact(const Problem &problem, const SolveOptions &options = {});
+
+/// solveExact at each of `budgets` in turn, all in one child process (one fork instead of
+/// one per solve: the exact seeds solve up to 12 levels in every compile that tries them).
+/// Stops after the first budget without a solution. If the child dies, the solutions it
+/// finished are returned and the rest are missing.
+std::vector<Solution> solveExactAtBudgets(Problem problem, const std::vector<int64_t> &budgets,
+                                          const SolveOptions &options = {});
 
 /// Chen et al.'s sqrt(n) checkpointing ("Training Deep Nets with Sublinear Memory Cost",
 /// 2016) on a forward chain of n ops: keep every ceil(sqrt(n))-th output as a checkpoint and

@@ -181,6 +181,29 @@ TEST(BinaryProgram, ASolverThatDiesProvesNothing) {
   EXPECT_TRUE(solveBinaryProgram(again, 10).optimal);
 }
 
+// The solves at several budgets in one child process give what one solve per budget gives,
+// and stop after the first budget without a solution (0: nothing fits).
+TEST(RematSolver, SolvesSeveralBudgetsInOneChild) {
+  Problem p;
+  p.baseMemory = {10, 100, 100, 10};
+  p.candidates = {
+      {option(5, {{1, 2, -50}})}, {option(3, {{1, 2, -30}})}, {option(4, {{1, 2, -30}})}};
+  std::vector<int64_t> budgets = {60, 75, 0, 90};
+  std::vector<Solution> all = solveExactAtBudgets(p, budgets);
+  ASSERT_EQ(all.size(), 3u);
+  for (size_t i = 0; i < all.size(); ++i) {
+    Problem one = p;
+    one.budget = budgets[i];
+    Solution alone = solveExact(one);
+    EXPECT_EQ(all[i].status, alone.status) << "budget " << budgets[i];
+    EXPECT_EQ(all[i].choice, alone.choice) << "budget " << budgets[i];
+    EXPECT_DOUBLE_EQ(all[i].objective, alone.objective) << "budget " << budgets[i];
+  }
+  EXPECT_EQ(all[0].choice, (std::vector<int>{0, -1, -1})); // A: 5 FLOPs frees 50
+  EXPECT_EQ(all[1].choice, (std::vector<int>{-1, 0, -1})); // B: 3 FLOPs frees the 25 needed
+  EXPECT_FALSE(all[2].hasSolution());
+}
+
 TEST(RematSolver, ChenCheckpoints) {
   std::vector<bool> sixteen = chenCheckpoints(16), ten = chenCheckpoints(10);
   for (size_t i = 0; i < 16; ++i)
