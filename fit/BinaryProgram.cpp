@@ -23,12 +23,9 @@
 
 namespace graphc::remat {
 
-namespace {
-
-/// Writes all of `bytes` to `fd` (a pipe to the parent), retrying short writes.
-void writeAll(int fd, const void *bytes, size_t size) {
+void writeToParent(int fd, const void *bytes, size_t size) {
   const char *p = static_cast<const char *>(bytes);
-  while (size > 0) {
+  while (size > 0) { // retrying short writes
     ssize_t n = ::write(fd, p, size);
     if (n < 0 && errno == EINTR)
       continue;
@@ -38,6 +35,8 @@ void writeAll(int fd, const void *bytes, size_t size) {
     size -= size_t(n);
   }
 }
+
+namespace {
 
 /// The relaxation's part of the result, written as soon as the LP is solved, so that a solver
 /// that dies later still leaves its bound behind.
@@ -64,7 +63,7 @@ BinaryProgramResult solveHere(OsiClpSolverInterface &solver, double seconds, lon
   if (!solver.isProvenPrimalInfeasible() && solver.isProvenOptimal())
     lp = {1, solver.getObjValue()};
   if (fd >= 0)
-    writeAll(fd, &lp, sizeof lp);
+    writeToParent(fd, &lp, sizeof lp);
   if (!lp.lpSolved) {
     result.provenInfeasible = true;
     return result;
@@ -100,8 +99,8 @@ BinaryProgramResult solveHere(OsiClpSolverInterface &solver, double seconds, lon
     SearchRecord search{uint8_t(result.hasSolution), uint8_t(result.optimal),
                         uint8_t(result.provenInfeasible), result.bestBound,
                         uint64_t(result.x.size())};
-    writeAll(fd, &search, sizeof search);
-    writeAll(fd, result.x.data(), sizeof(double) * result.x.size());
+    writeToParent(fd, &search, sizeof search);
+    writeToParent(fd, result.x.data(), sizeof(double) * result.x.size());
   }
   return result;
 }
@@ -152,8 +151,6 @@ std::optional<std::string> runInChild(const std::function<void(int)> &work, bool
   return bytes;
 }
 
-void writeToParent(int fd, const void *bytes, size_t size) { writeAll(fd, bytes, size); }
-
 BinaryProgramResult solveBinaryProgram(OsiClpSolverInterface &solver, double seconds, long maxNodes,
                                        void (*inChild)(), bool isolated) {
   if (!isolated)
@@ -191,13 +188,12 @@ BinaryProgramResult solveBinaryProgram(OsiClpSolverInterface &solver, double sec
   result.lpSolved = true;
   result.lpObjective = lp.lpObjective;
   SearchRecord search;
-  if (bytes.size() < sizeof lp + sizeof search) {
-    result.aborted = true;
-    result.bestBound = lp.lpObjective;
-    return result;
+  bool complete = bytes.size() >= sizeof lp + sizeof search;
+  if (complete) {
+    std::memcpy(&search, bytes.data() + sizeof lp, sizeof search);
+    complete = bytes.size() == sizeof lp + sizeof search + sizeof(double) * search.columns;
   }
-  std::memcpy(&search, bytes.data() + sizeof lp, sizeof search);
-  if (bytes.size() != sizeof lp + sizeof search + sizeof(double) * search.columns) {
+  if (!complete) { // died during branch and bound: the LP bound is all there is
     result.aborted = true;
     result.bestBound = lp.lpObjective;
     return result;

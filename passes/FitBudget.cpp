@@ -1076,15 +1076,13 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
               continue; // one backward reader, or an input overwritten before the late one
             break;
           }
-          if (!shape.split &&
-              ((depth > 0 && remat->clones.size() == previousClones) || // no producer added
-               (cheapOnly && !llvm::all_of(remat->clones, cheapOp)))) {
+          bool noProducerAdded =
+              !shape.split && depth > 0 && remat->clones.size() == previousClones;
+          if (noProducerAdded || (cheapOnly && !llvm::all_of(remat->clones, cheapOp))) {
             remat->undo();
+            if (shape.split)
+              continue; // the whole shape of each depth decides whether deeper ones are tried
             break;
-          }
-          if (shape.split && cheapOnly && !llvm::all_of(remat->clones, cheapOp)) {
-            remat->undo();
-            continue;
           }
           if (!shape.split)
             previousClones = remat->clones.size();
