@@ -376,7 +376,8 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
       auto splitOutcome = solveFor(func, lossGrad, *splitStart, flopsBefore);
       if (failed(splitOutcome))
         return signalPassFailure();
-      if (splitOutcome->measure.arena < unsplitArena) {
+      // A compile that only asks whether the step fits keeps the split step either way.
+      if (splitOutcome->measure.arena < unsplitArena || questionOnly) {
         outcome = std::move(splitOutcome);
         func->setAttr("graph.fit_split_filter_gradients", attrs.getI64IntegerAttr(split));
         for (FilterGradientSplit &kept : splits)
@@ -451,7 +452,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
     // The local search, on graphs of up to kLazyCandidateLimit candidates, once per fitting
     // outcome (the heuristic's before it is compared with the exact choice).
     auto improve = [&](Outcome &o) -> LogicalResult {
-      if (!localSearch || o.improved || candidates.size() > kLazyCandidateLimit ||
+      if (!localSearch || questionOnly || o.improved || candidates.size() > kLazyCandidateLimit ||
           o.measure.arena > uint64_t(budget))
         return success();
       return improveLocally(func, o, candidates, lossGrad);
@@ -497,7 +498,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
     if (failed(improve(*outcome)))
       return failure();
     if (seedLevels > 0 && candidates.size() <= exactLimit &&
-        !(seedsOnlyToFit && outcome->measure.arena <= uint64_t(budget))) {
+        !(questionOnly && outcome->measure.arena <= uint64_t(budget))) {
       if (failed(improveWithSeeds(func, *outcome, candidates, lossGrad, start, flopsBefore)) ||
           failed(improve(*outcome)))
         return failure();
@@ -907,6 +908,11 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
         bool lastRun = index + 1 == group.size() &&
                        (cheapest || groupIndex + 1 == groups.size());
         bool keep = cheapest ? *cheapest == index : closest == &sequence;
+        // A compile that only asks whether the step fits: the first sequence that fits
+        // answers it, and when none does, the last one run is as good an answer as the
+        // closest.
+        if (questionOnly && (cheapest || (lastRun && groupIndex + 1 == groups.size())))
+          return outcome;
         if (lastRun && keep)
           return outcome;
         outcome->undo();
@@ -1501,6 +1507,8 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
         out.arenaFloor = floor;
         out.improved = false;
         out.dropped = out.swapped = 0;
+        if (questionOnly) // it fits: the question is answered
+          break;
         continue;
       }
       if (!fits && !kept && trial->measure.arena < out.measure.arena) {

@@ -438,9 +438,12 @@ def FitBudget : Pass<"graphc-fit-budget", "mlir::func::FuncOp"> {
     Option<"seedLevels", "seed-levels", "unsigned", "12",
            "up to exact-limit candidates, the heuristic also runs sequences that start from "
            "the exact program's choice at this many budget-independent levels (0: none)">,
-    Option<"seedsOnlyToFit", "seeds-only-to-fit", "bool", "false",
-           "try the exact seeds only when nothing else fits (a compile that only asks whether "
-           "the step fits: the answer is the same)">,
+    Option<"questionOnly", "question-only", "bool", "false",
+           "the compile only asks whether the step fits (batch and micro-batch searches): "
+           "no local search, each group of sequences stops at its first one that fits, the "
+           "exact seeds run only when "
+           "nothing else fits, and nothing is searched again for the error's figures; the "
+           "answer is the same, the recomputations kept may cost more">,
     Option<"localSearch", "local-search", "bool", "true",
            "after the search, drop the recomputations the fitting plan no longer needs and "
            "swap the dearest ones for cheaper ones">,

@@ -16,6 +16,8 @@
 // RUN: graphc-opt %S/../graphc/Inputs/residual-ln-mlp.mlir --graphc-build-train-step=loss=mse "--graphc-fit-budget=budget=2500000 segments=false seed-levels=0" | FileCheck %s --check-prefix=NOSEGMENTS
 // RUN: graphc-opt %S/../graphc/Inputs/small-unet.mlir "--graphc-build-train-step=loss=binary_crossentropy optimizer=adam" --graphc-fit-budget=budget=690000 --graphc-plan-memory --graphc-verify-plan | FileCheck %s --check-prefix=LOCAL
 // RUN: graphc-opt %S/../graphc/Inputs/small-unet.mlir "--graphc-build-train-step=loss=binary_crossentropy optimizer=adam" "--graphc-fit-budget=budget=690000 local-search=false" | FileCheck %s --check-prefix=NOLOCAL
+// RUN: graphc-opt %S/../graphc/Inputs/small-unet.mlir "--graphc-build-train-step=loss=binary_crossentropy optimizer=adam" "--graphc-fit-budget=budget=700000 local-search=false" | FileCheck %s --check-prefix=ANSWER
+// RUN: graphc-opt %S/../graphc/Inputs/small-unet.mlir "--graphc-build-train-step=loss=binary_crossentropy optimizer=adam" "--graphc-fit-budget=budget=700000 question-only=true" --graphc-plan-memory --graphc-verify-plan | FileCheck %s --check-prefix=QUESTION
 
 // A budget above the peak (131328 bytes) changes nothing: no op is recomputed.
 // ROOMY-LABEL: func.func @train_step
@@ -198,3 +200,16 @@
 // NOLOCAL-SAME: graph.fit_peak_before = 1059840 : i64
 // NOLOCAL-SAME: graph.fit_remat_ops = 20 : i64
 // NOLOCAL-NOT: graph.fit_local_search
+
+// A compile that only asks whether the step fits (question-only=true, as the batch searches
+// run it) gives the same answer as the full search, from the first sequence that fits: at
+// 700000 bytes both plan 699392 bytes, the full search keeps the cheapest sequence (+14.96%
+// FLOPs, ANSWER), the question stops at one that costs +18.01%, and skips the local search.
+// ANSWER-LABEL: func.func @train_step
+// ANSWER-SAME: graph.fit_extra_flops = 0.1496{{[0-9]*}} : f64
+// ANSWER-SAME: graph.fit_peak_after = 699392 : i64
+// QUESTION-LABEL: func.func @train_step
+// QUESTION-SAME: graph.arena_bytes = 699392 : i64
+// QUESTION-SAME: graph.fit_extra_flops = 0.1800{{[0-9]*}} : f64
+// QUESTION-NOT: graph.fit_local_search
+// QUESTION-SAME: graph.fit_peak_after = 699392 : i64

@@ -11,6 +11,7 @@
 
 #include <cctype>
 #include <limits>
+#include <map>
 #include <optional>
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -573,12 +574,11 @@ private:
       fitOptions.timeLimit = opts.rematTimeLimit;
       fitOptions.segments = opts.rematSegments;
       fitOptions.splitShapes = opts.rematSplit;
-      fitOptions.localSearch = opts.rematLocalSearch && !(trial && fitQuestionOnly);
+      fitOptions.localSearch = opts.rematLocalSearch;
       if (!opts.rematSeeds)
         fitOptions.seedLevels = 0;
-      // A seed that fits only lowers the FLOPs of a step that fits already: whether the step
-      // fits is the same without it.
-      fitOptions.seedsOnlyToFit = trial && fitQuestionOnly;
+      // Whether the step fits does not depend on which fitting sequence or seed is kept.
+      fitOptions.questionOnly = trial && fitQuestionOnly;
       fitOptions.instantBound = !trial; // for the report only
       plan.addNestedPass<func::FuncOp>(createFitBudget(fitOptions));
     }
@@ -782,16 +782,34 @@ private:
     return ok;
   }
 
-  int64_t largestBatch(MLIRContext &context, uint64_t budget, bool remat, int64_t start,
-                       bool split = false) {
+  /// What a batch search found: the largest batch that fits (0 if none), the micro-batch
+  /// count it fits with, and the smallest batch found not to fit with one micro-batch (0 if
+  /// none was tried).
+  struct BatchSearch {
+    int64_t batch = 0, microBatches = 1, wholeMissesFrom = 0;
+  };
+
+  /// With `split`, a batch fits when some power-of-two number k of micro-batches makes it
+  /// fit. A k that missed at some batch is not tried again at a larger one: the search
+  /// already takes "fits" to be monotone in the batch (a larger batch at the same k only adds
+  /// bytes), and on ResNet-50 the misses at k = 1..8 were 437 s of a 520 s --max-batch run.
+  /// `wholeMissesFrom` passes on what a search without micro-batches under the same
+  /// cures found (its first batch that missed), for k = 1.
+  BatchSearch largestBatch(MLIRContext &context, uint64_t budget, bool remat, int64_t start,
+                           bool split = false, int64_t wholeMissesFrom = 0) {
     bool saved = opts.noRemat;
     opts.noRemat = !remat;
-    // With `split`, a batch fits when some power-of-two number of micro-batches makes it fit.
     // Data parallelism: `batch` is one rank's; the compile takes the global batch.
     int64_t ranks = opts.dataParallel ? opts.worldSize : 1;
+    std::map<int64_t, int64_t> missesFrom; // k -> the smallest batch that missed with k
+    if (wholeMissesFrom > 0)
+      missesFrom[1] = wholeMissesFrom;
+    BatchSearch found;
     auto fits = [&](int64_t batch) {
       for (int64_t k = 1; k <= (split ? std::min(batch, kMaxMicroBatches) : 1); k *= 2) {
         if (batch % k)
+          continue;
+        if (auto known = missesFrom.find(k); known != missesFrom.end() && batch >= known->second)
           continue;
         microBatches = k;
         // Restored, not cleared: reportInfeasible's later trials ask only whether they fit too.
@@ -800,8 +818,15 @@ private:
         auto c = tryCompile(context, batch * ranks, budget, Phase::Planned, /*trial=*/true);
         fitQuestionOnly = question;
         microBatches = 1;
-        if (c && c->planned.plan.arenaBytes <= budget && withinCudnnLimits(*c))
+        if (c && c->planned.plan.arenaBytes <= budget && withinCudnnLimits(*c)) {
+          if (batch > found.batch)
+            found = {batch, k, found.wholeMissesFrom};
           return true;
+        }
+        int64_t &from = missesFrom.try_emplace(k, batch).first->second;
+        from = std::min(from, batch);
+        if (k == 1)
+          found.wholeMissesFrom = from;
       }
       return false;
     };
@@ -829,7 +854,9 @@ private:
     }
     opts.noRemat = saved;
     silent = false;
-    return lo;
+    if (found.batch != lo) // the largest batch that fitted is lo
+      found = {0, 1, found.wholeMissesFrom};
+    return found;
   }
 
   /// Host-link time of the offloaded optimizer state: each update reads and writes every state
@@ -877,6 +904,10 @@ private:
                 {"+ rematerialization", zeroAllowed, lowAllowed, true, false, offloadForced},
                 {"+ micro-batching", zeroAllowed, lowAllowed, true, true, offloadForced},
                 {"+ offload", zeroAllowed, lowAllowed, true, true, true}};
+    // The rematerialization row's first batch that missed, for the next row with the same
+    // cures and micro-batches.
+    int64_t rematMissesFrom = 0;
+    const Row *rematRow = nullptr;
     for (const Row &row : rows) {
       if ((row.remat && opts.noRemat) || (row.split && opts.noMicroBatching) ||
           (row.low && !lowAllowed) || (row.zero && !zeroAllowed) ||
@@ -887,7 +918,15 @@ private:
       shardState = row.zero;
       offloadState = row.offload;
       trialImportError.clear();
-      int64_t batch = largestBatch(context, budget, row.remat, start, row.split);
+      bool sameCures = rematRow && row.split && rematRow->zero == row.zero &&
+                       rematRow->low == row.low && rematRow->offload == row.offload;
+      BatchSearch search = largestBatch(context, budget, row.remat, start, row.split,
+                                        sameCures ? rematMissesFrom : 0);
+      if (row.remat && !row.split) {
+        rematRow = &row;
+        rematMissesFrom = search.wholeMissesFrom;
+      }
+      int64_t batch = search.batch;
       if (batch == 0) {
         std::string blocked = importBlocksBatchSearch();
         os << llvm::formatv("  {0,-22} none: {1}\n", row.label,
@@ -895,20 +934,15 @@ private:
                                             : blocked);
         continue;
       }
+      // Compiled again with the micro-batches it fitted with, as a compile that also asks
+      // for its FLOPs (the local search runs).
       opts.noRemat = !row.remat;
-      std::optional<Compiled> found;
-      for (int64_t k = 1; k <= (row.split ? std::min(batch, kMaxMicroBatches) : 1) && !found;
-           k *= 2) {
-        if (batch % k)
-          continue;
-        microBatches = k;
-        auto c = tryCompile(context, batch * ranks, budget, Phase::Planned, /*trial=*/true);
-        if (c && c->planned.plan.arenaBytes <= budget && withinCudnnLimits(*c))
-          found = std::move(c);
-      }
+      microBatches = search.microBatches;
+      std::optional<Compiled> found =
+          tryCompile(context, batch * ranks, budget, Phase::Planned, /*trial=*/true);
       microBatches = 1;
       opts.noRemat = false;
-      if (!found)
+      if (!found || found->planned.plan.arenaBytes > budget || !withinCudnnLimits(*found))
         continue;
       Compiled &c = *found;
       double seconds = predictedStepSeconds(c.step) + offloadSeconds(c);
@@ -954,7 +988,7 @@ private:
     std::string fitsAt;
     if (llvm::sys::path::extension(opts.model) == ".onnx") {
       trialImportError.clear();
-      int64_t batch = largestBatch(context, budget, !opts.noRemat, modelBatch(compiled));
+      int64_t batch = largestBatch(context, budget, !opts.noRemat, modelBatch(compiled)).batch;
       int64_t ranks = opts.dataParallel ? opts.worldSize : 1;
       std::string blocked = importBlocksBatchSearch();
       // The persistent bytes explain "no batch fits" only when they exceed the budget.
