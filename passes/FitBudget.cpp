@@ -426,17 +426,18 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
   FailureOr<Outcome> solveFor(func::FuncOp func, Operation *lossGrad, const Measure &start,
                               double flopsBefore, bool withBound = true) {
     Builder attrs(func.getContext());
-    // Candidates: forward results with a reader after the loss gradient.
+    // Candidates: forward results with a reader after their micro-batch's loss gradient (the
+    // step's only one without micro-batching).
+    mapOwnLossGradients(func.getBody().front());
     std::vector<Candidate> candidates;
     unsigned position = 0;
     for (Operation &op : func.getBody().front()) {
-      if (&op == lossGrad)
-        break;
       ++position;
-      if (!recomputable(&op))
+      Operation *own = ownLossGrad.lookup(&op);
+      if (!own || !recomputable(&op))
         continue;
       Value v = op.getResult(0);
-      if (backwardUses(v, lossGrad).empty())
+      if (backwardUses(v, own).empty())
         continue;
       OpCost cost = estimateOpCost(&op);
       double bytes = double(tensorBytes(v.getType()));
@@ -2239,7 +2240,58 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
             SmallVector<OpOperand *>(sorted.begin() + cut, sorted.end())};
   }
 
+  /// Each forward op's own loss gradient. A micro-batched step (BuildTrainStep) unrolls k
+  /// forward and backward passes, each with its loss gradient; a forward op's backward readers
+  /// come after the first loss gradient that depends on it, its micro-batch's (a batch norm's
+  /// running statistics also reach the next micro-batch's, later). An op that reaches none
+  /// gets the first loss gradient after it; ops that depend on a loss gradient (the backward
+  /// passes, the gradient sums, the update) get none. One pass backward over the block and
+  /// one forward, O(ops + uses).
+  llvm::DenseMap<Operation *, Operation *> ownLossGrad;
+  void mapOwnLossGradients(Block &body) {
+    ownLossGrad.clear();
+    llvm::DenseMap<Operation *, unsigned> position;
+    for (Operation &op : body)
+      position[&op] = unsigned(position.size());
+    auto earlier = [&](Operation *a, Operation *b) {
+      return !b || (a && position.lookup(a) < position.lookup(b));
+    };
+    llvm::DenseMap<Operation *, Operation *> firstReached;
+    Operation *nextLossGrad = nullptr;
+    for (Operation &op : llvm::reverse(body)) {
+      Operation *reached = nullptr;
+      for (Operation *user : op.getUsers()) {
+        Operation *owner = body.findAncestorOpInBlock(*user);
+        if (!owner)
+          continue;
+        Operation *viaUser = isa<LossBackwardOp>(owner) ? owner : firstReached.lookup(owner);
+        if (viaUser && earlier(viaUser, reached))
+          reached = viaUser;
+      }
+      if (reached)
+        firstReached[&op] = reached;
+      if (isa<LossBackwardOp>(op))
+        nextLossGrad = &op;
+      else if (Operation *own = reached ? reached : nextLossGrad)
+        ownLossGrad[&op] = own;
+    }
+    // The backward side: anything that depends on a loss gradient.
+    llvm::DenseSet<Operation *> backward;
+    for (Operation &op : body) {
+      bool dependent = isa<LossBackwardOp>(op) || llvm::any_of(op.getOperands(), [&](Value v) {
+                         Operation *def = v.getDefiningOp();
+                         return def && backward.contains(def);
+                       });
+      if (dependent) {
+        backward.insert(&op);
+        ownLossGrad.erase(&op);
+      }
+    }
+  }
+
   std::optional<Remat> rematerialize(Operation *op, Operation *lossGrad, ChainShape shape) {
+    if (Operation *own = ownLossGrad.lookup(op))
+      lossGrad = own;
     SmallVector<OpOperand *> uses = backwardUses(op->getResult(0), lossGrad);
     if (uses.empty())
       return std::nullopt;
