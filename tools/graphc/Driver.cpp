@@ -854,9 +854,7 @@ private:
     }
     opts.noRemat = saved;
     silent = false;
-    if (found.batch != lo) // the largest batch that fitted is lo
-      found = {0, 1, found.wholeMissesFrom};
-    return found;
+    return found; // found.batch == lo: the largest batch that fitted
   }
 
   /// Host-link time of the offloaded optimizer state: each update reads and writes every state
