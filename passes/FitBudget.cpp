@@ -2250,12 +2250,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
   llvm::DenseMap<Operation *, Operation *> ownLossGrad;
   void mapOwnLossGradients(Block &body) {
     ownLossGrad.clear();
-    llvm::DenseMap<Operation *, unsigned> position;
-    for (Operation &op : body)
-      position[&op] = unsigned(position.size());
-    auto earlier = [&](Operation *a, Operation *b) {
-      return !b || (a && position.lookup(a) < position.lookup(b));
-    };
+    auto earlier = [](Operation *a, Operation *b) { return !b || (a && a->isBeforeInBlock(b)); };
     llvm::DenseMap<Operation *, Operation *> firstReached;
     Operation *nextLossGrad = nullptr;
     for (Operation &op : llvm::reverse(body)) {
