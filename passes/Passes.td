@@ -477,8 +477,14 @@ def PlanMemory : Pass<"graphc-plan-memory", "mlir::func::FuncOp"> {
     Option<"alignment", "alignment", "int64_t", "256", "byte alignment of every offset">,
     Option<"noReuse", "no-reuse", "bool", "false",
            "give every buffer its own bytes (for testing the planner against itself)">,
-    Option<"timeLimit", "time-limit", "double", "2.0",
-           "seconds the offset search may spend when the heuristics miss the lower bound">,
+    Option<"searchWork", "search-work", "uint64_t", "500000000",
+           "search nodes times buffers that the offset search may spend when the heuristics "
+           "miss the lower bound (the node limit is this over the number of buffers: about "
+           "2 s on one core of the CI machine); a node limit, so that the plan is the same on "
+           "any machine">,
+    Option<"timeLimit", "time-limit", "double", "20.0",
+           "seconds after which the offset search stops regardless (a guard: then the plan "
+           "depends on the machine's speed)">,
     Option<"inPlace", "in-place", "bool", "true",
            "let an elementwise op write its result over an operand that dies at that op">,
   ];

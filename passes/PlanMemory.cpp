@@ -31,6 +31,8 @@ struct PlanMemoryPass : graphc::impl::PlanMemoryBase<PlanMemoryPass> {
     } else {
       plan::PlanOptions options;
       options.timeLimitSeconds = timeLimit;
+      options.nodeLimit =
+          std::max<uint64_t>(searchWork / std::max<size_t>(plan.buffers.size(), 1), 1);
       plan::planWithHostBuffers(plan, [&](plan::Plan &p) { plan::planNearOptimal(p, options); });
       // graphc-fit-budget measured this step with planToCapacity and promised its arena; a
       // time-limited minimisation can stop above it, the node-limited search of that plan

@@ -701,12 +701,12 @@ PlanStats planNearOptimal(Plan &plan, const PlanOptions &options) {
                                     std::chrono::duration<double>(options.timeLimitSeconds));
   uint64_t nodeBudget = options.nodeLimit == 0 ? std::numeric_limits<uint64_t>::max()
                                                : options.nodeLimit;
-  auto run = [&](uint64_t target, Clock::time_point until) {
+  auto run = [&](uint64_t target, Clock::time_point until, uint64_t nodes) {
     std::vector<uint64_t> partial;
     uint64_t used = 0;
     // target >= the lower bound >= base: the stacked buffers are live together at some step
     // (pairwise overlapping intervals share a point).
-    Outcome r = search.solve(target - base, until, nodeBudget, partial, used);
+    Outcome r = search.solve(target - base, until, std::min(nodes, nodeBudget), partial, used);
     stats.nodes += used;
     nodeBudget -= std::min(nodeBudget, used);
     if (r == Outcome::Found) {
@@ -725,14 +725,15 @@ PlanStats planNearOptimal(Plan &plan, const PlanOptions &options) {
   };
 
   if (cap != 0) {
-    Outcome r = run(cap, deadline);
+    Outcome r = run(cap, deadline, nodeBudget);
     stats.infeasible = r == Outcome::Infeasible;
     return finish();
   }
 
   // Minimise: binary search on the height in [lo, hi], hi the best height found (feasible),
   // lo the lowest height not yet ruled out. The lower bound is tried first (often tight), and
-  // each probe may use half of the time left so that a hard probe cannot starve the others.
+  // each probe may use half of the time left, and of the nodes left under a node limit, so
+  // that a hard probe cannot starve the others.
   // A probe cut short only moves lo for the search, not the proof (`proven`). (Splitting the
   // time evenly over the log2(hi - lo) probes instead did worse on MiniMalloc's D.)
   uint64_t lo = stats.lowerBound, proven = stats.lowerBound;
@@ -743,7 +744,8 @@ PlanStats planNearOptimal(Plan &plan, const PlanOptions &options) {
       break;
     uint64_t target = firstProbe ? lo : lo + (bestHeight - 1 - lo) / 2;
     firstProbe = false;
-    Outcome r = run(target, now + (deadline - now) / 2);
+    uint64_t nodes = options.nodeLimit == 0 ? nodeBudget : std::max<uint64_t>(nodeBudget / 2, 1);
+    Outcome r = run(target, now + (deadline - now) / 2, nodes);
     if (r == Outcome::Infeasible) {
       proven = std::max(proven, target + 1); // no plan of height <= target exists
       lo = target + 1;
