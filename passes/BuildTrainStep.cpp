@@ -298,12 +298,14 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
         map.map(forwardStep, entry->getArgument(dataIndex + 2));
       SmallVector<Operation *> forwardOps;
       Value prediction;
-      for (Operation &op : forward.getBody().front()) {
+      for (auto [forwardIndex, op] : llvm::enumerate(forward.getBody().front())) {
         if (auto ret = dyn_cast<func::ReturnOp>(op)) {
           prediction = map.lookup(ret.getOperand(0));
           continue;
         }
         Operation *clone = b.clone(op, map);
+        if (k > 1)
+          clone->setAttr(kMicroBatchOpAttr, b.getI64IntegerAttr(int64_t(forwardIndex)));
         // Micro-batch `micro` draws its rows of the whole batch's dropout mask.
         if (auto drop = dyn_cast<DropoutOp>(clone); drop && micro > 0)
           drop.setIndexOffset(drop.getIndexOffset() +

@@ -49,6 +49,7 @@
 // also makes the exact model's linear sum of deltas match the applied choice.
 #include <chrono>
 #include <limits>
+#include <map>
 #include <numeric>
 #include <queue>
 
@@ -64,6 +65,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/SmallBitVector.h"
 
 namespace graphc {
 #define GEN_PASS_DEF_FITBUDGET
@@ -78,11 +80,36 @@ namespace {
 
 std::vector<int64_t> memoryProfile(const StepLiveness &live, uint64_t alignment);
 
-/// Where the memory profile peaks (its first and last step at the peak), and the live range
+/// Where the memory profile peaks (the steps at the peak), and the live range
 /// of each rematerialization candidate's result buffer, on one version of the IR.
 struct PeakWindow {
-  int64_t first = 0, last = -1;
+  std::vector<int64_t> steps; // every step at the peak, ascending
   llvm::DenseMap<Operation *, std::pair<int64_t, int64_t>> ranges;
+
+  /// Whether recomputing `ops` together (a candidate and its copies in the other micro-batches)
+  /// can lower the peak: their buffers, together, are live at every peak step. An op without a
+  /// measured range counts as spanning. O(k log k + k log p) for k ops and p peak steps.
+  bool spannedBy(ArrayRef<Operation *> ops) const {
+    std::vector<std::pair<int64_t, int64_t>> live;
+    for (Operation *op : ops) {
+      auto range = ranges.find(op);
+      if (range == ranges.end())
+        return true;
+      live.push_back(range->second);
+    }
+    llvm::sort(live);
+    size_t covered = 0;
+    int64_t coveredTo = -1; // the peak steps up to this one are counted
+    for (auto [first, last] : live) {
+      first = std::max(first, coveredTo + 1);
+      if (first > last)
+        continue;
+      covered += std::upper_bound(steps.begin(), steps.end(), last) -
+                 std::lower_bound(steps.begin(), steps.end(), first);
+      coveredTo = last;
+    }
+    return covered == steps.size();
+  }
 };
 
 struct Measure {
@@ -184,11 +211,8 @@ FailureOr<Measure> measure(func::FuncOp func, uint64_t alignment, int64_t budget
   if (!options.windowOf.empty()) {
     PeakWindow window;
     for (int64_t t = 0; t < int64_t(profile.size()); ++t)
-      if (profile[t] == peak) {
-        if (window.last < window.first)
-          window.first = t;
-        window.last = t;
-      }
+      if (profile[t] == peak)
+        window.steps.push_back(t);
     for (Operation *op : options.windowOf) {
       auto buffer = live->bufferOf.find(op->getResult(0));
       if (buffer == live->bufferOf.end())
@@ -221,9 +245,33 @@ struct Remat {
   bool split = false;   // recomputed twice, around the widest gap (ChainShape::split)
   Operation *source = nullptr; // a single-value recomputation's candidate op
   /// A recomputation applied again on the current IR (the same op and chain shape, or the
-  /// same segment), for improveLocally's replays; nullopt when it no longer applies.
-  std::function<std::optional<Remat>()> replay;
+  /// same segment), for improveLocally's replays, leaving out the micro-batches set in its
+  /// argument (mapMirrors); nullopt when it no longer applies.
+  std::function<std::optional<Remat>(const llvm::SmallBitVector &)> replay;
+  /// The micro-batches whose copies of the recomputation were left out (improveLocally), and
+  /// how many copies it recomputes (one per micro-batch not left out; 1 without micro-batches).
+  llvm::SmallBitVector skipped;
+  unsigned copies = 1;
   bool isTiling() const { return !retiled.empty(); }
+  /// Takes in `other`'s changes (another micro-batch's copy of the same recomputation): one
+  /// undo reverts both.
+  void absorb(Remat &&other) {
+    llvm::append_range(clones, other.clones);
+    llvm::append_range(redirected, other.redirected);
+    llvm::append_range(retiled, other.retiled);
+    llvm::append_range(tiledTo, other.tiledTo);
+  }
+  /// Absorbs one micro-batch's `copy` and counts it; false, with everything undone, when the
+  /// copy did not apply.
+  bool addCopy(std::optional<Remat> copy) {
+    if (!copy) {
+      undo();
+      return false;
+    }
+    absorb(std::move(*copy));
+    ++copies;
+    return true;
+  }
   void undo() {
     for (auto &[op, old] : retiled) {
       if (old)
@@ -392,20 +440,25 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
           return signalPassFailure();
       }
     }
-    unsigned kept = llvm::count_if(outcome->applied, [](const Remat &r) { return !r.isTiling(); });
-    func->setAttr("graph.fit_remat_ops", attrs.getI64IntegerAttr(kept));
-    // Segments count once in graph.fit_remat_ops; the ops they recompute (views aside) too.
-    int64_t segments = 0, segmentOps = 0;
-    for (const Remat &r : outcome->applied)
+    // Each micro-batch's copy of a recomputation counts.
+    int64_t kept = 0, segments = 0, segmentOps = 0, split = 0;
+    for (const Remat &r : outcome->applied) {
+      if (r.isTiling() || r.clones.empty())
+        continue;
+      kept += r.copies;
+      split += r.split ? r.copies : 0;
+      // Segments count once in graph.fit_remat_ops; the ops they recompute (views aside) too.
       if (r.segment) {
-        ++segments;
+        segments += r.copies;
         segmentOps += llvm::count_if(r.clones, [](Operation *c) { return !isa<ReshapeOp>(c); });
       }
+    }
+    func->setAttr("graph.fit_remat_ops", attrs.getI64IntegerAttr(kept));
     if (segments) {
       func->setAttr("graph.fit_remat_segments", attrs.getI64IntegerAttr(segments));
       func->setAttr("graph.fit_remat_segment_ops", attrs.getI64IntegerAttr(segmentOps));
     }
-    if (int64_t split = llvm::count_if(outcome->applied, [](const Remat &r) { return r.split; }))
+    if (split)
       func->setAttr("graph.fit_remat_split", attrs.getI64IntegerAttr(split));
     recordTiling(func);
     func->setAttr("graph.fit_peak_after", attrs.getI64IntegerAttr(outcome->paddedArena()));
@@ -429,12 +482,13 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
     // Candidates: forward results with a reader after their micro-batch's loss gradient (the
     // step's only one without micro-batching).
     mapOwnLossGradients(func.getBody().front());
+    mapMirrors(func.getBody().front());
     std::vector<Candidate> candidates;
     unsigned position = 0;
     for (Operation &op : func.getBody().front()) {
       ++position;
       Operation *own = ownLossGrad.lookup(&op);
-      if (!own || !recomputable(&op))
+      if (!own || !recomputable(&op) || mirrored.contains(&op))
         continue;
       Value v = op.getResult(0);
       if (backwardUses(v, own).empty())
@@ -524,7 +578,152 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
         setIm2colRows(tiling, op, rows);
       return tiling;
     }
-    return r.replay ? r.replay() : std::nullopt;
+    return r.replay ? r.replay(r.skipped) : std::nullopt;
+  }
+
+  /// Replays `recipes` (undone, in their order) onto the IR into `into`, all but position
+  /// `skip`, and without micro-batch `drop`'s copies when set; false when one no longer
+  /// applies, with what was replayed undone.
+  bool replayInto(const std::vector<Remat> &recipes, std::vector<Remat> &into, size_t skip,
+                  std::optional<unsigned> drop = std::nullopt) const {
+    for (auto [i, r] : llvm::enumerate(recipes)) {
+      if (i == skip)
+        continue;
+      std::optional<Remat> again;
+      if (r.isTiling() || !drop) {
+        again = replayed(r);
+      } else {
+        llvm::SmallBitVector skipped = r.skipped;
+        skipped.resize(microBatchCount);
+        skipped.set(*drop);
+        again = r.replay ? r.replay(skipped) : std::nullopt;
+      }
+      if (!again) {
+        for (Remat &done : llvm::reverse(into))
+          done.undo();
+        into.clear();
+        return false;
+      }
+      into.push_back(std::move(*again));
+    }
+    return true;
+  }
+
+  /// The local search's first step on a micro-batched step. The search recomputes every
+  /// micro-batch alike (mapMirrors), but they need not peak alike: the first has no gradient
+  /// accumulators live yet (the 4-layer MLP with 2 micro-batches peaks in the second only).
+  /// For each micro-batch in turn, every change is undone and replayed without that
+  /// micro-batch's copies; the step is kept so when it still fits the budget, padded up to the
+  /// arena before (`floor`, as below). The trials do not depend on the budget. O(k) replays of
+  /// the applied changes and plans, for k micro-batches; none when a tiling targets a
+  /// recomputed convolution (its replay finds that clone by position).
+  /// Adds the copies left out to `removed`.
+  LogicalResult dropMicroBatchCopies(func::FuncOp func, Outcome &out, uint64_t &floor,
+                                     unsigned &removed) {
+    std::vector<Remat> &applied = out.applied;
+    std::vector<ReplayStep> steps = replayStepsOf(applied);
+    if (microBatchCount < 2 || llvm::any_of(steps, [](const ReplayStep &step) {
+          return llvm::any_of(step.targets, [](auto &t) { return !t.op; });
+        }))
+      return success();
+    auto replay = [&](const std::vector<Remat> &recipes, std::optional<unsigned> drop) {
+      return replayInto(recipes, applied, /*skip=*/recipes.size(), drop);
+    };
+    for (unsigned micro = 0; micro < microBatchCount; ++micro) {
+      std::vector<Remat> recipes = std::move(applied);
+      applied.clear();
+      for (Remat &r : llvm::reverse(recipes))
+        r.undo();
+      bool kept = false;
+      if (replay(recipes, micro)) {
+        size_t clones = 0, clonesBefore = 0;
+        for (auto [now, before] : llvm::zip(applied, recipes)) {
+          clones += now.clones.size();
+          clonesBefore += before.clones.size();
+        }
+        FailureOr<Measure> trial = failure();
+        if (clones < clonesBefore) {
+          trial = measure(func, alignment, budget, {});
+          if (failed(trial))
+            return failure();
+        }
+        if (clones < clonesBefore && trial->bound <= uint64_t(budget)) {
+          trial = measure(func, alignment, budget, {/*withArena=*/true});
+          if (failed(trial))
+            return failure();
+          if (trial->arena <= uint64_t(budget)) {
+            kept = true;
+            floor = std::max(floor, trial->arena);
+            out.measure = std::move(*trial);
+            for (auto [now, before] : llvm::zip(applied, recipes))
+              removed += now.clones.size() < before.clones.size(); // this copy left out
+          }
+        }
+        if (!kept) {
+          for (Remat &r : llvm::reverse(applied))
+            r.undo();
+          applied.clear();
+        }
+      }
+      if (!kept && !replay(recipes, std::nullopt)) {
+        func.emitError("graphc-fit-budget: an applied recomputation could not be replayed");
+        return failure();
+      }
+    }
+    return success();
+  }
+
+  /// Splits each applied recomputation into one change per micro-batch copy, replayed in
+  /// order, so that the local search below drops and swaps copies one by one (the 4-layer MLP
+  /// with 4 micro-batches at 380000 bytes: +13.26% FLOPs as whole changes, +4.46% by copy).
+  /// Only up to kMaxSplitCopies copies in all: each is a trial of O(changes) replays.
+  LogicalResult splitCopies(func::FuncOp func, Outcome &out) {
+    constexpr size_t kMaxSplitCopies = 64;
+    std::vector<Remat> &applied = out.applied;
+    size_t copies = 0;
+    for (const Remat &r : applied)
+      copies += r.isTiling() ? 1 : r.copies;
+    std::vector<ReplayStep> steps = replayStepsOf(applied);
+    if (microBatchCount < 2 || copies == applied.size() || copies > kMaxSplitCopies ||
+        llvm::any_of(steps, [](const ReplayStep &step) {
+          return llvm::any_of(step.targets, [](auto &t) { return !t.op; });
+        }))
+      return success();
+    std::vector<Remat> recipes = std::move(applied);
+    applied.clear();
+    for (Remat &r : llvm::reverse(recipes))
+      r.undo();
+    bool split = true;
+    for (const Remat &r : recipes) {
+      if (r.isTiling() || r.copies < 2) {
+        std::optional<Remat> again = replayed(r);
+        if (!(split = again.has_value()))
+          break;
+        applied.push_back(std::move(*again));
+        continue;
+      }
+      for (unsigned micro = 0; micro < microBatchCount && split; ++micro) {
+        if (micro < r.skipped.size() && r.skipped[micro])
+          continue;
+        llvm::SmallBitVector others(microBatchCount, true);
+        others.reset(micro);
+        std::optional<Remat> copy = r.replay(others);
+        if ((split = copy.has_value()))
+          applied.push_back(std::move(*copy));
+      }
+      if (!split)
+        break;
+    }
+    if (split)
+      return success();
+    for (Remat &r : llvm::reverse(applied))
+      r.undo();
+    applied.clear();
+    if (!replayInto(recipes, applied, /*skip=*/recipes.size())) {
+      func.emitError("graphc-fit-budget: an applied recomputation could not be replayed");
+      return failure();
+    }
+    return success();
   }
 
   /// Local search after the search (the fast heuristic "improved by local search").
@@ -554,6 +753,9 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
     constexpr unsigned kSwapTrials = 8;
     uint64_t floor = out.paddedArena();
     std::vector<Remat> &applied = out.applied;
+    unsigned removed = 0, swapped = 0;
+    if (failed(dropMicroBatchCopies(func, out, floor, removed)) || failed(splitCopies(func, out)))
+      return failure();
     auto flopsOf = [](const Remat &r) {
       double flops = 0;
       for (Operation *clone : r.clones)
@@ -577,28 +779,14 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
     std::vector<Trial> order;
     for (auto [i, r] : llvm::enumerate(applied)) {
       ids[i] = unsigned(i);
-      if (!r.isTiling())
+      if (!r.isTiling() && !r.clones.empty())
         order.push_back({flopsOf(r), unsigned(i), r.source});
     }
     llvm::stable_sort(order, [](const Trial &a, const Trial &b) { return a.flops > b.flops; });
-    // Replays `recipes` onto the IR, all but position `skip`; false when one no longer
-    // applies, with what was replayed undone.
     auto replay = [&](const std::vector<Remat> &recipes, size_t skip, std::vector<Remat> &into) {
-      for (size_t i = 0; i < recipes.size(); ++i) {
-        if (i == skip)
-          continue;
-        std::optional<Remat> again = replayed(recipes[i]);
-        if (!again) {
-          for (Remat &r : llvm::reverse(into))
-            r.undo();
-          into.clear();
-          return false;
-        }
-        into.push_back(std::move(*again));
-      }
-      return true;
+      return replayInto(recipes, into, skip);
     };
-    unsigned swapsLeft = kSwapTrials, removed = 0, swapped = 0;
+    unsigned swapsLeft = kSwapTrials;
     for (const Trial &t : order) {
       size_t position = llvm::find(ids, t.id) - ids.begin();
       // A tiling replayed after the trial must not target a clone that the trial rebuilds.
@@ -939,7 +1127,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
                                          bool splitShapes = false) {
     std::vector<Operation *> candidateOps;
     for (const Candidate &c : candidates)
-      candidateOps.push_back(c.op);
+      llvm::append_range(candidateOps, withMirrors(c.op));
     Outcome out;
     out.measure = start;
     // Round 1 runs twice: first with recomputations of cheap ops only (a max pooling, a relu
@@ -1047,13 +1235,8 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
           return failure();
         if (*tiled)
           return out;
-        if (peakOnly) {
-          const PeakWindow &window = *out.measure.window;
-          auto range = window.ranges.find(c.op);
-          if (range != window.ranges.end() &&
-              (range->second.first > window.first || range->second.second < window.last))
-            continue;
-        }
+        if (peakOnly && !out.measure.window->spannedBy(withMirrors(c.op)))
+          continue;
         // Recompute the op alone, or with up to kMaxChain of the pure forward ops that feed
         // it (a relu is only worth recomputing together with the conv before it, whose output
         // the relu overwrote in place). A candidate kept in the first round has no backward
@@ -1434,7 +1617,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
         into.push_back(std::move(tiling));
         continue;
       }
-      std::optional<Remat> again = r.replay ? r.replay() : std::nullopt;
+      std::optional<Remat> again = r.replay ? r.replay(r.skipped) : std::nullopt;
       if (!again || again->clones.size() != r.clones.size())
         return giveUp();
       into.push_back(std::move(*again));
@@ -1709,8 +1892,41 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
   /// values. Values that cross out of the segment, and the outputs of ops that cannot be
   /// cloned, are read as they are (they are the checkpoints). nullopt when nothing would be
   /// recomputed.
+  /// With micro-batches, the copies of the segment in the later micro-batches are recomputed
+  /// as well, as one change (mapMirrors); all or none.
   std::optional<Remat> rematerializeSegment(ArrayRef<Operation *> forward, size_t begin, size_t end,
-                                            Operation *lossGrad) {
+                                            Operation *lossGrad,
+                                            const llvm::SmallBitVector &skipped = {}) {
+    SmallVector<Operation *> segment(forward.begin() + begin, forward.begin() + end);
+    size_t later = mirrorsOf.lookup(segment.front()).size();
+    bool mirroredAlike =
+        llvm::all_of(segment, [&](Operation *op) { return mirrorsOf.lookup(op).size() == later; });
+    Remat remat;
+    remat.copies = 0;
+    for (size_t micro = 0; micro <= (mirroredAlike ? later : 0); ++micro) {
+      if (micro < skipped.size() && skipped[micro])
+        continue;
+      SmallVector<Operation *> copy = segment;
+      Operation *own = lossGrad;
+      if (micro > 0) {
+        for (auto [i, op] : llvm::enumerate(segment))
+          copy[i] = mirrorsOf.find(op)->second[micro - 1];
+        own = ownLossGrad.lookup(copy.front());
+      }
+      if (!remat.addCopy(own ? rematerializeSegmentOnce(copy, 0, copy.size(), own) : std::nullopt))
+        return std::nullopt;
+    }
+    remat.segment = true;
+    remat.skipped = skipped;
+    // Clones go after the loss gradient, so the forward ops of the segment stay as they are.
+    remat.replay = [this, segment, lossGrad](const llvm::SmallBitVector &skipped) {
+      return rematerializeSegment(segment, 0, segment.size(), lossGrad, skipped);
+    };
+    return remat;
+  }
+
+  std::optional<Remat> rematerializeSegmentOnce(ArrayRef<Operation *> forward, size_t begin,
+                                                size_t end, Operation *lossGrad) {
     llvm::SmallPtrSet<Operation *, 32> inSegment(forward.begin() + begin, forward.begin() + end);
     auto isBackward = [&](Operation *user) {
       return user != lossGrad && lossGrad->isBeforeInBlock(user);
@@ -1794,10 +2010,6 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
       remat.undo();
       return std::nullopt;
     }
-    // Clones go after the loss gradient, so the forward ops of the segment stay as they are.
-    remat.replay =
-        [this, segment = SmallVector<Operation *>(forward.begin() + begin, forward.begin() + end),
-         lossGrad] { return rematerializeSegment(segment, 0, segment.size(), lossGrad); };
     return remat;
   }
 
@@ -2284,7 +2496,81 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
     }
   }
 
-  std::optional<Remat> rematerialize(Operation *op, Operation *lossGrad, ChainShape shape) {
+  /// The copies of each forward op in the later micro-batches of a micro-batched step
+  /// (kMicroBatchOpAttr), in micro-batch order, keyed by its copy in the first one; `mirrored`
+  /// holds the later copies. The micro-batches are the same computation on other rows, so
+  /// they are recomputed alike: a candidate is the op of the first micro-batch, and each
+  /// change applies to every copy. Cuts the candidates and the measured trials k-fold, and a
+  /// kept change lowers each micro-batch's peak (one micro-batch's alone never lowers the
+  /// step's). An op whose copies are not one per micro-batch stays a candidate of its own.
+  /// O(ops log ops).
+  llvm::DenseMap<Operation *, SmallVector<Operation *, 4>> mirrorsOf;
+  llvm::DenseSet<Operation *> mirrored;
+  unsigned microBatchCount = 0; // with copies mapped; else 0
+  void mapMirrors(Block &body) {
+    mirrorsOf.clear();
+    mirrored.clear();
+    microBatchCount = 0;
+    llvm::DenseMap<Operation *, unsigned> microBatchOf; // loss gradient -> its micro-batch
+    for (Operation &op : body)
+      if (isa<LossBackwardOp>(op))
+        microBatchOf.try_emplace(&op, microBatchOf.size());
+    if (microBatchOf.size() < 2)
+      return;
+    std::map<int64_t, SmallVector<std::pair<unsigned, Operation *>, 4>> copies;
+    for (Operation &op : body) {
+      auto index = op.getAttrOfType<IntegerAttr>(kMicroBatchOpAttr);
+      Operation *own = ownLossGrad.lookup(&op);
+      if (index && own)
+        copies[index.getInt()].push_back({microBatchOf.lookup(own), &op});
+    }
+    for (auto &[index, group] : copies) {
+      llvm::sort(group, [](auto &a, auto &b) { return a.first < b.first; });
+      bool onePerMicroBatch = group.size() == microBatchOf.size();
+      for (auto [micro, copy] : llvm::enumerate(group))
+        onePerMicroBatch = onePerMicroBatch && copy.first == micro;
+      if (!onePerMicroBatch)
+        continue;
+      microBatchCount = group.size();
+      SmallVector<Operation *, 4> &later = mirrorsOf[group.front().second];
+      for (auto &copy : llvm::drop_begin(group)) {
+        later.push_back(copy.second);
+        mirrored.insert(copy.second);
+      }
+    }
+  }
+
+  /// `op` and its copies in the later micro-batches.
+  SmallVector<Operation *, 4> withMirrors(Operation *op) const {
+    SmallVector<Operation *, 4> ops = {op};
+    llvm::append_range(ops, mirrorsOf.lookup(op));
+    return ops;
+  }
+
+  /// Recomputes `op` (with the chain `shape` asks for) for its backward readers, and its copies
+  /// in the other micro-batches for theirs, as one change.
+  /// Leaves out the copies of the micro-batches set in `skipped` (an empty change when that is
+  /// all of them).
+  std::optional<Remat> rematerialize(Operation *op, Operation *lossGrad, ChainShape shape,
+                                     const llvm::SmallBitVector &skipped = {}) {
+    Remat remat;
+    remat.copies = 0;
+    for (auto [micro, copy] : llvm::enumerate(withMirrors(op))) {
+      if (micro < skipped.size() && skipped[micro])
+        continue;
+      if (!remat.addCopy(rematerializeOne(copy, lossGrad, shape)))
+        return std::nullopt;
+    }
+    remat.source = op;
+    remat.split = shape.split;
+    remat.skipped = skipped;
+    remat.replay = [this, op, lossGrad, shape](const llvm::SmallBitVector &skipped) {
+      return rematerialize(op, lossGrad, shape, skipped);
+    };
+    return remat;
+  }
+
+  std::optional<Remat> rematerializeOne(Operation *op, Operation *lossGrad, ChainShape shape) {
     if (Operation *own = ownLossGrad.lookup(op))
       lossGrad = own;
     SmallVector<OpOperand *> uses = backwardUses(op->getResult(0), lossGrad);
@@ -2308,9 +2594,6 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
         return std::nullopt;
       }
     }
-    remat.source = op;
-    remat.split = shape.split;
-    remat.replay = [this, op, lossGrad, shape] { return rematerialize(op, lossGrad, shape); };
     return remat;
   }
 };

@@ -94,6 +94,11 @@ constexpr llvm::StringLiteral kIm2colRowsAttr = "graph.im2col_rows";
 /// The im2col tile rows of a convolution op: its kIm2colRowsAttr, or 0 (all rows).
 int64_t im2colTileRows(mlir::Operation *op);
 
+/// On each forward op of a micro-batched step (BuildTrainStep, micro-batches > 1): the op's
+/// index in the forward function, the same on its copy in every micro-batch. graphc-fit-budget
+/// recomputes the copies together, so that every micro-batch's peak drops at once.
+constexpr llvm::StringLiteral kMicroBatchOpAttr = "graph.micro_batch_op";
+
 /// Query rows per block of graph.attention and its backward op, when set (tests, tuning).
 constexpr llvm::StringLiteral kQueryBlockAttr = "graph.query_block";
 

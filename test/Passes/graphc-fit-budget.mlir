@@ -18,6 +18,8 @@
 // RUN: graphc-opt %S/../graphc/Inputs/small-unet.mlir "--graphc-build-train-step=loss=binary_crossentropy optimizer=adam" "--graphc-fit-budget=budget=690000 local-search=false" | FileCheck %s --check-prefix=NOLOCAL
 // RUN: graphc-opt %S/../graphc/Inputs/small-unet.mlir "--graphc-build-train-step=loss=binary_crossentropy optimizer=adam" "--graphc-fit-budget=budget=700000 local-search=false" | FileCheck %s --check-prefix=ANSWER
 // RUN: graphc-opt %S/../graphc/Inputs/small-unet.mlir "--graphc-build-train-step=loss=binary_crossentropy optimizer=adam" "--graphc-fit-budget=budget=700000 question-only=true" --graphc-plan-memory --graphc-verify-plan | FileCheck %s --check-prefix=QUESTION
+// RUN: graphc-opt %S/../graphc/Inputs/deep-mlp.mlir "--graphc-build-train-step=loss=mse optimizer=adam micro-batches=4" "--graphc-fit-budget=budget=380000 local-search=false" | FileCheck %s --check-prefix=MIRROR
+// RUN: graphc-opt %S/../graphc/Inputs/deep-mlp.mlir "--graphc-build-train-step=loss=mse optimizer=adam micro-batches=4" --graphc-fit-budget=budget=380000 --graphc-plan-memory --graphc-verify-plan | FileCheck %s --check-prefix=MIRRORLOCAL
 
 // A budget above the peak (131328 bytes) changes nothing: no op is recomputed.
 // ROOMY-LABEL: func.func @train_step
@@ -213,3 +215,33 @@
 // QUESTION-SAME: graph.fit_extra_flops = 0.1800{{[0-9]*}} : f64
 // QUESTION-NOT: graph.fit_local_search
 // QUESTION-SAME: graph.fit_peak_after = 699392 : i64
+
+// A step of 4 micro-batches (peak 393728 bytes) at 380000 bytes: the search recomputes every
+// micro-batch alike, each candidate with its copies as one change (2 changes, 8 recomputed
+// ops, +26.53% FLOPs): each loss gradient is followed by its own micro-batch's recomputed
+// first layer, before the next micro-batch's slice of the batch.
+// MIRROR-LABEL: func.func @train_step
+// MIRROR-SAME: graph.fit_extra_flops = 0.2652{{[0-9]*}} : f64
+// MIRROR-SAME: graph.fit_peak_after = 377344 : i64
+// MIRROR-SAME: graph.fit_peak_before = 393728 : i64
+// MIRROR-SAME: graph.fit_remat_ops = 8 : i64
+// MIRROR: graph.loss_backward
+// MIRROR-NOT: graph.batch_slice
+// MIRROR: graph.dense %{{.*}}, %arg0 {graph.micro_batch_op = 0 : i64}
+// MIRROR: graph.loss_backward
+// MIRROR-NOT: graph.batch_slice
+// MIRROR: graph.dense %{{.*}}, %arg0 {graph.micro_batch_op = 0 : i64}
+// MIRROR: graph.loss_backward
+// MIRROR-NOT: graph.batch_slice
+// MIRROR: graph.dense %{{.*}}, %arg0 {graph.micro_batch_op = 0 : i64}
+// MIRROR: graph.loss_backward
+// MIRROR: graph.dense %{{.*}}, %arg0 {graph.micro_batch_op = 0 : i64}
+
+// The local search then treats each micro-batch's copy as a change of its own (the
+// micro-batches do not peak alike): 4 copies dropped and 2 swapped leave 4 recomputed ops at
+// +4.46%, in the same arena.
+// MIRRORLOCAL-LABEL: func.func @train_step
+// MIRRORLOCAL-SAME: graph.arena_bytes = 377344 : i64
+// MIRRORLOCAL-SAME: graph.fit_extra_flops = 0.0445{{[0-9]*}} : f64
+// MIRRORLOCAL-SAME: graph.fit_local_search = array<i64: 4, 2>
+// MIRRORLOCAL-SAME: graph.fit_remat_ops = 4 : i64
