@@ -424,8 +424,10 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
       auto splitOutcome = solveFor(func, lossGrad, *splitStart, flopsBefore);
       if (failed(splitOutcome))
         return signalPassFailure();
-      // A compile that only asks whether the step fits keeps the split step either way.
-      if (splitOutcome->measure.arena < unsplitArena || questionOnly) {
+      // A compile that only asks whether the step fits keeps the split step when it fits (a
+      // miss searches the unsplit step again, so that it reports the same arena).
+      if (splitOutcome->measure.arena < unsplitArena ||
+          (questionOnly && splitOutcome->measure.arena <= uint64_t(budget))) {
         outcome = std::move(splitOutcome);
         func->setAttr("graph.fit_split_filter_gradients", attrs.getI64IntegerAttr(split));
         for (FilterGradientSplit &kept : splits)

@@ -441,9 +441,9 @@ def FitBudget : Pass<"graphc-fit-budget", "mlir::func::FuncOp"> {
     Option<"questionOnly", "question-only", "bool", "false",
            "the compile only asks whether the step fits (batch and micro-batch searches): "
            "no local search, each group of sequences stops at its first one that fits, the "
-           "exact seeds run only when nothing else fits, and nothing is searched again for "
-           "the error's figures; the answer is the same, the recomputations kept may cost "
-           "more">,
+           "exact seeds run only when nothing else fits, and a fitting concatenation split "
+           "is kept without searching the unsplit step again; the answer, and the arena of a "
+           "miss, are the same, the recomputations kept may cost more">,
     Option<"localSearch", "local-search", "bool", "true",
            "after the search, drop the recomputations the fitting plan no longer needs and "
            "swap the dearest ones for cheaper ones">,

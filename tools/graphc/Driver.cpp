@@ -690,15 +690,34 @@ private:
     bool savedRemat = opts.noRemat;
     smallestSplit.reset();
     std::optional<Compiled> best;
-    for (bool remat : {false, true}) {
-      if (remat && (savedRemat || currentFits))
+    uint64_t rowBytes = inputBytesPerRow(current);
+    // With recomputation, a k of 4 or more whose stand-in (trialFits) misses is not compiled
+    // for real: a real trial that misses runs the whole search on a step of k micro-batches
+    // (ResNet-50, 16 micro-batches: minutes). When no k fits, the real trials run after all,
+    // for the error's smallest split.
+    bool standIns = rowBytes > 0;
+    int64_t ranks = opts.dataParallel ? opts.worldSize : 1;
+    // Passes: without recomputation; with it (k >= 4 vetted by stand-ins); with it, real
+    // trials for the k >= 4 that the stand-ins skipped.
+    for (int pass = 0; pass < 3; ++pass) {
+      bool remat = pass > 0;
+      if ((remat && (savedRemat || currentFits)) || (pass == 2 && !standIns))
         break;
       opts.noRemat = !remat;
-      for (int64_t k = 2; k <= std::min(batch, kMaxMicroBatches) && !best; k *= 2) {
+      for (int64_t k = pass == 2 ? 4 : 2; k <= std::min(batch, kMaxMicroBatches) && !best; k *= 2) {
         if (batch % k)
           continue;
+        if (pass == 1 && standIns && k > 2 &&
+            !trialFits(context, batch / ranks, k, budget, rowBytes))
+          continue;
         microBatches = k;
+        // With recomputation the step does not fit unsplit (currentFits is false), so a trial
+        // only asks whether the split fits: the one that does is compiled again below, and a
+        // miss reports the same arena as a full search (question-only).
+        bool question = fitQuestionOnly;
+        fitQuestionOnly = question || remat;
         auto trial = tryCompile(context, batch, budget, Phase::Planned, /*trial=*/true);
+        fitQuestionOnly = question;
         if (trial && (!smallestSplit || trial->planned.plan.arenaBytes < smallestSplit->first))
           smallestSplit = {trial->planned.plan.arenaBytes, k};
         if (!trial || trial->planned.plan.arenaBytes > budget)
@@ -723,6 +742,40 @@ private:
     std::swap(opts.noRemat, noRematForChosen);
     microBatches = 1;
     return chosenCompile;
+  }
+
+  /// Input (and staging) bytes per row of `compiled`'s batch (one rank's).
+  uint64_t inputBytesPerRow(const Compiled &compiled) {
+    int64_t rows = modelBatch(compiled);
+    uint64_t bytes = 0;
+    for (const plan::Buffer &b : compiled.planned.plan.buffers)
+      if (b.kind == "input" || b.kind == "input_staging")
+        bytes += b.bytes;
+    return rows > 0 ? bytes / uint64_t(rows) : 0;
+  }
+
+  /// Whether `batch` (one rank's) split into k micro-batches fits `budget`, by a trial compile
+  /// that only asks whether it fits. With `rowBytes` (input bytes per row) and k > 2, the
+  /// trial compiles a stand-in (see largestBatch): 2 micro-batches of the same size, within
+  /// the budget less the input rows that it lacks; otherwise the step itself.
+  bool trialFits(MLIRContext &context, int64_t batch, int64_t k, uint64_t budget,
+                 uint64_t rowBytes) {
+    bool standIn = k > 2 && rowBytes > 0;
+    int64_t compiled = standIn ? 2 * batch / k : batch;
+    uint64_t missing = uint64_t(batch - compiled) * rowBytes;
+    if (missing >= budget)
+      return false;
+    int64_t ranks = opts.dataParallel ? opts.worldSize : 1;
+    int64_t savedMicroBatches = microBatches;
+    // Restored, not cleared: reportInfeasible's later trials ask only whether they fit too.
+    bool question = fitQuestionOnly;
+    microBatches = standIn ? 2 : k;
+    fitQuestionOnly = true;
+    auto c = tryCompile(context, compiled * ranks, budget - missing, Phase::Planned,
+                        /*trial=*/true);
+    fitQuestionOnly = question;
+    microBatches = savedMicroBatches;
+    return c && c->planned.plan.arenaBytes <= budget - missing && withinCudnnLimits(*c);
   }
 
   /// The smallest arena among tryMicroBatching's last trials, and its micro-batch count. When
@@ -810,8 +863,7 @@ private:
                            uint64_t rowBytes = 0, int64_t below = 0) {
     bool saved = opts.noRemat;
     opts.noRemat = !remat;
-    // Data parallelism: `batch` is one rank's; the compile takes the global batch.
-    int64_t ranks = opts.dataParallel ? opts.worldSize : 1;
+    // Data parallelism: `batch` is one rank's (trialFits compiles the global batch).
     std::map<int64_t, int64_t> missesFrom; // k -> the smallest batch that missed with k
     if (whole && whole->wholeMissesFrom > 0)
       missesFrom[1] = whole->wholeMissesFrom;
@@ -834,24 +886,7 @@ private:
         if (auto whole = missesFrom.find(1);
             k > 1 && whole != missesFrom.end() && batch / k >= whole->second)
           continue;
-        int64_t compiled = batch;
-        uint64_t within = budget;
-        microBatches = k;
-        if (k > 2 && rowBytes > 0) { // the stand-in
-          compiled = 2 * batch / k;
-          microBatches = 2;
-          uint64_t missing = uint64_t(batch - compiled) * rowBytes;
-          within = missing < budget ? budget - missing : 0;
-        }
-        // Restored, not cleared: reportInfeasible's later trials ask only whether they fit too.
-        bool question = fitQuestionOnly;
-        fitQuestionOnly = true;
-        std::optional<Compiled> c;
-        if (within > 0)
-          c = tryCompile(context, compiled * ranks, within, Phase::Planned, /*trial=*/true);
-        fitQuestionOnly = question;
-        microBatches = 1;
-        if (c && c->planned.plan.arenaBytes <= within && withinCudnnLimits(*c)) {
+        if (trialFits(context, batch, k, budget, rowBytes)) {
           if (batch > found.batch)
             found = {batch, k, found.wholeMissesFrom};
           return true;
