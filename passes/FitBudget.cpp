@@ -611,6 +611,14 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
     return true;
   }
 
+  /// Whether a tiling in `applied` targets a recomputed convolution (a clone of an earlier
+  /// change, which a replay finds by position).
+  static bool tilesAClone(const std::vector<Remat> &applied) {
+    return llvm::any_of(replayStepsOf(applied), [](const ReplayStep &step) {
+      return llvm::any_of(step.targets, [](auto &t) { return !t.op; });
+    });
+  }
+
   /// The local search's first step on a micro-batched step. The search recomputes every
   /// micro-batch alike (mapMirrors), but they need not peak alike: the first has no gradient
   /// accumulators live yet (the 4-layer MLP with 2 micro-batches peaks in the second only).
@@ -623,10 +631,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
   LogicalResult dropMicroBatchCopies(func::FuncOp func, Outcome &out, uint64_t &floor,
                                      unsigned &removed) {
     std::vector<Remat> &applied = out.applied;
-    std::vector<ReplayStep> steps = replayStepsOf(applied);
-    if (microBatchCount < 2 || llvm::any_of(steps, [](const ReplayStep &step) {
-          return llvm::any_of(step.targets, [](auto &t) { return !t.op; });
-        }))
+    if (microBatchCount < 2 || tilesAClone(applied))
       return success();
     auto replay = [&](const std::vector<Remat> &recipes, std::optional<unsigned> drop) {
       return replayInto(recipes, applied, /*skip=*/recipes.size(), drop);
@@ -685,11 +690,8 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
     size_t copies = 0;
     for (const Remat &r : applied)
       copies += r.isTiling() ? 1 : r.copies;
-    std::vector<ReplayStep> steps = replayStepsOf(applied);
     if (microBatchCount < 2 || copies == applied.size() || copies > kMaxSplitCopies ||
-        llvm::any_of(steps, [](const ReplayStep &step) {
-          return llvm::any_of(step.targets, [](auto &t) { return !t.op; });
-        }))
+        tilesAClone(applied))
       return success();
     std::vector<Remat> recipes = std::move(applied);
     applied.clear();

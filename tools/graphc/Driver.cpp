@@ -974,12 +974,7 @@ private:
     // micro-batches.
     BatchSearch rematSearch;
     const Row *rematRow = nullptr;
-    // Input (and staging) bytes per row of one rank's batch, for largestBatch's stand-ins.
-    uint64_t inputBytes = 0;
-    for (const plan::Buffer &b : base.planned.plan.buffers)
-      if (b.kind == "input" || b.kind == "input_staging")
-        inputBytes += b.bytes;
-    uint64_t rowBytes = start > 0 ? inputBytes / uint64_t(start) : 0;
+    uint64_t rowBytes = inputBytesPerRow(base); // for largestBatch's stand-ins
     for (const Row &row : rows) {
       if ((row.remat && opts.noRemat) || (row.split && opts.noMicroBatching) ||
           (row.low && !lowAllowed) || (row.zero && !zeroAllowed) ||
