@@ -883,8 +883,8 @@ private:
         // A micro-batch of batch/k rows needs at least what the whole step at batch/k needs
         // (the same forward and backward pass, plus the gradient accumulators and the whole
         // batch's input): k is not tried where batch/k already missed without micro-batches.
-        if (auto whole = missesFrom.find(1);
-            k > 1 && whole != missesFrom.end() && batch / k >= whole->second)
+        if (auto alone = missesFrom.find(1);
+            k > 1 && alone != missesFrom.end() && batch / k >= alone->second)
           continue;
         if (trialFits(context, batch, k, budget, rowBytes)) {
           if (batch > found.batch)
