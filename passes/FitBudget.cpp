@@ -2327,12 +2327,15 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
       for (Value operand : c->getOperands())
         for (OpOperand &use : operand.getUses()) {
           Operation *user = use.getOwner();
-          if (isa<ReshapeOp>(user) || user->getBlock() != first->getBlock() ||
-              !user->isBeforeInBlock(first))
+          if (isa<ReshapeOp>(user) || user->getBlock() != first->getBlock())
             continue;
-          for (unsigned i = 0; i < user->getNumResults(); ++i)
-            if (inPlaceOperandOf(user, i) == int64_t(use.getOperandNumber()))
-              return true;
+          // The order is asked last: a query on a fresh clone renumbers the whole block
+          // (Block::recomputeOpOrder, O(ops)), and the clones overwrite nothing.
+          bool overwrites = false;
+          for (unsigned i = 0; i < user->getNumResults() && !overwrites; ++i)
+            overwrites = inPlaceOperandOf(user, i) == int64_t(use.getOperandNumber());
+          if (overwrites && user->isBeforeInBlock(first))
+            return true;
         }
     return false;
   }
