@@ -540,6 +540,42 @@ TEST(NearOptimal, RandomProblems) {
   EXPECT_GT(beaten, 10); // the search must matter on some of them
 }
 
+// The multi-order heuristic's "size" order is planBestFit's order, placed by a different sweep
+// (columns of ranks tested 64 buffers at a time, PlanSearch.cpp). On problems of hundreds of
+// buffers over many steps (many blocks, many equal offsets), it must give planBestFit's height
+// exactly: the heuristic reports "size" exactly when no later order beats planBestFit, and
+// otherwise a strictly lower height.
+TEST(NearOptimal, BestFitSweepMatchesPlanBestFit) {
+  std::mt19937_64 rng(20261124);
+  auto uniform = [&](uint64_t lo, uint64_t hi) {
+    return std::uniform_int_distribution<uint64_t>(lo, hi)(rng);
+  };
+  int sizeWins = 0;
+  for (int trial = 0; trial < 60; ++trial) {
+    SCOPED_TRACE("trial " + std::to_string(trial));
+    size_t n = uniform(65, 700);
+    int64_t steps = int64_t(uniform(2, 3000));
+    std::vector<Buffer> bs;
+    for (size_t i = 0; i < n; ++i) {
+      int64_t first = int64_t(uniform(0, steps - 1));
+      int64_t span = int64_t(uniform(0, i % 5 == 0 ? steps - 1 : std::min<int64_t>(steps - 1, 40)));
+      bs.push_back(buf("t" + std::to_string(i), 64 * uniform(1, 6), first,
+                       std::min(steps - 1, first + span)));
+    }
+    Plan heuristic = makePlan(bs, 64), bestFit = makePlan(bs, 64);
+    PlanStats st = planNearOptimal(heuristic, heuristicOnly());
+    planBestFit(bestFit);
+    ASSERT_EQ(verifyPlan(heuristic), "");
+    if (st.heuristic == "size") {
+      ++sizeWins;
+      EXPECT_EQ(st.heuristicHeight, bestFit.arenaBytes);
+    } else {
+      EXPECT_LT(st.heuristicHeight, bestFit.arenaBytes);
+    }
+  }
+  EXPECT_GT(sizeWins, 5); // both branches must be exercised
+}
+
 //===----------------------------------------------------------------------===//
 // PlanIO
 //===----------------------------------------------------------------------===//
