@@ -35,11 +35,14 @@
 #include "planner/Planner.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <iterator>
 #include <limits>
+#include <thread>
 #include <utility>
 
 namespace graphc::plan {
@@ -697,24 +700,46 @@ PlanStats planNearOptimal(Plan &plan, const PlanOptions &options) {
            return a < b;
          }},
     };
-    std::vector<uint32_t> order(n);
-    std::vector<uint64_t> offsets;
     const TimeRanks ranks(items);
-    bool first = true;
-    for (const Order &o : orders) {
+    constexpr size_t kOrders = std::size(orders);
+    uint64_t heights[kOrders] = {};
+    std::vector<uint64_t> offsets[kOrders];
+    auto place = [&](size_t k) {
+      std::vector<uint32_t> order(n);
       for (uint32_t i = 0; i < n; ++i)
         order[i] = i;
-      std::sort(order.begin(), order.end(), o.less);
-      uint64_t h = bestFitInOrder(items, ranks, order, offsets);
-      if (first || h < bestHeight) {
-        bestHeight = h;
-        best = offsets;
-        stats.heuristic = o.name;
-        first = false;
+      std::sort(order.begin(), order.end(), orders[k].less);
+      heights[k] = bestFitInOrder(items, ranks, order, offsets[k]);
+    };
+    // The first order alone: when it reaches the lower bound no other can beat it (the common
+    // case without a budget). Otherwise the others, which are independent, run on their own
+    // threads on large problems (each is O(n^2): 90 ms on 14k buffers), and the result is
+    // the sequential one: the first order of the lowest height.
+    place(0);
+    size_t ran = 1;
+    if (heights[0] != stats.lowerBound) {
+      unsigned threads = std::min<unsigned>(kOrders - 1, std::thread::hardware_concurrency());
+      if (n >= options.parallelOrdersFrom && threads > 1) {
+        std::atomic<size_t> next{1};
+        std::vector<std::thread> pool;
+        for (unsigned t = 0; t < threads; ++t)
+          pool.emplace_back([&] {
+            for (size_t k = next++; k < kOrders; k = next++)
+              place(k);
+          });
+        for (std::thread &thread : pool)
+          thread.join();
+        ran = kOrders;
+      } else {
+        for (; ran < kOrders && *std::min_element(heights, heights + ran) != stats.lowerBound;
+             ++ran)
+          place(ran);
       }
-      if (bestHeight == stats.lowerBound)
-        break; // cannot do better
     }
+    size_t winner = size_t(std::min_element(heights, heights + ran) - heights);
+    bestHeight = heights[winner];
+    best = std::move(offsets[winner]);
+    stats.heuristic = orders[winner].name;
   }
   stats.heuristicHeight = bestHeight;
 

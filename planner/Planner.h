@@ -61,6 +61,9 @@ struct PlanOptions {
   bool heuristicOnly = false;
   /// The exact search keeps O(n^2) overlap lists; above this many buffers it is skipped.
   size_t maxSearchBuffers = 4000;
+  /// From this many buffers on, the best-fit orders after the first run on threads of their
+  /// own (the plan is the same either way).
+  size_t parallelOrdersFrom = 1024;
 };
 
 /// What planNearOptimal did.
