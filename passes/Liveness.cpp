@@ -411,19 +411,19 @@ FailureOr<StepLiveness> graphc::computeStepLiveness(func::FuncOp func,
       if (source >= 0) {
         Value operand = op->getOperand(source);
         unsigned id = live.bufferOf.at(operand);
-        // Writing in place is only sound when nothing reads the old value afterwards.
-        // The terminator counts as a use after every step.
+        // Writing in place is only sound when nothing reads the old value afterwards (a
+        // view writes nothing). The terminator counts as a use after every step.
         auto userStep = [&](Operation *user) {
           return user->hasTrait<OpTrait::IsTerminator>() ? int64_t(live.steps.size())
                                                          : stepOf.lookup(user);
         };
-        for (Value alias : live.buffers[id].values)
-          for (Operation *user : alias.getUsers())
-            if (user != op && user->getBlock() == &body && userStep(user) > int64_t(step) &&
-                !isa<ReshapeOp>(op))
-              return op->emitError() << "in-place update of '" << live.buffers[id].name
-                                     << "' while it is still used by a later op",
-                     failure();
+        if (!isa<ReshapeOp>(op))
+          for (Value alias : live.buffers[id].values)
+            for (Operation *user : alias.getUsers())
+              if (user != op && user->getBlock() == &body && userStep(user) > int64_t(step))
+                return op->emitError() << "in-place update of '" << live.buffers[id].name
+                                       << "' while it is still used by a later op",
+                       failure();
         live.bufferOf[result] = id;
         live.buffers[id].values.push_back(result);
         if (auto offset = live.byteOffsetOf.find(operand); offset != live.byteOffsetOf.end())
@@ -456,20 +456,14 @@ FailureOr<StepLiveness> graphc::computeStepLiveness(func::FuncOp func,
   if (!merged.empty())
     dropMergedBuffers(live, merged);
 
-  // Extend each buffer to its last use; returned values live to the end of the step.
-  for (auto [step, op] : llvm::enumerate(live.steps))
-    for (Value operand : op->getOperands()) {
-      auto it = live.bufferOf.find(operand);
-      if (it != live.bufferOf.end())
-        live.buffers[it->second].last = std::max(live.buffers[it->second].last, int64_t(step));
+  // Extend each buffer to the last read of its values; returned values (and the prediction
+  // the runtime reads for accuracy), read "after the last step", live to the end of the step.
+  // Per buffer value rather than per operand: about a third of the lookups.
+  for (LiveBuffer &buffer : live.buffers)
+    for (Value v : buffer.values) {
+      auto read = lastRead.find(v);
+      if (read != lastRead.end())
+        buffer.last = std::max(buffer.last, std::min(read->second, lastStep));
     }
-  SmallVector<Value> readAfterStep(body.getTerminator()->getOperands());
-  if (prediction)
-    readAfterStep.push_back(prediction); // the runtime reads it for accuracy
-  for (Value operand : readAfterStep) {
-    auto it = live.bufferOf.find(operand);
-    if (it != live.bufferOf.end())
-      live.buffers[it->second].last = lastStep;
-  }
   return live;
 }
