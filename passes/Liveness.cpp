@@ -430,7 +430,7 @@ FailureOr<StepLiveness> graphc::computeStepLiveness(func::FuncOp func,
           live.byteOffsetOf[result] = offset->second;
         continue;
       }
-      if (op->hasAttr(kBucketViewAttr) && isa<SliceOp>(op)) {
+      if (isa<SliceOp>(op) && op->hasAttr(kBucketViewAttr)) {
         // A view of the (rank-1) input at the slice's offset.
         auto slice = cast<SliceOp>(op);
         auto inputType = cast<RankedTensorType>(slice.getInput().getType());
@@ -448,7 +448,7 @@ FailureOr<StepLiveness> graphc::computeStepLiveness(func::FuncOp func,
       if (!newBuffer(result, withNames ? resultKind(result, backward) : std::string(), op, step))
         return op->emitError() << "result needs a static shape, got " << result.getType(),
                failure();
-      if (op->hasAttr(kBucketViewAttr) && isa<ConcatOp>(op))
+      if (isa<ConcatOp>(op) && op->hasAttr(kBucketViewAttr))
         placeInsideConcat(live, cast<ConcatOp>(op), int64_t(step), bufferDiesAt, merged);
     }
     addWorkspace();
