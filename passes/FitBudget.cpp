@@ -303,6 +303,12 @@ Remat tileIm2col(ArrayRef<Operation *> convs) {
 }
 
 /// Bytes live at each step of `live` (aligned sizes, as plan::lowerBound counts them).
+/// Undoes `changes` newest first: each was applied on the IR that the earlier ones left.
+void undoNewestFirst(MutableArrayRef<Remat> changes) {
+  for (Remat &r : llvm::reverse(changes))
+    r.undo();
+}
+
 std::vector<int64_t> memoryProfile(const StepLiveness &live, uint64_t alignment) {
   std::vector<int64_t> diff(live.steps.size() + 1, 0);
   for (const LiveBuffer &b : live.buffers) {
@@ -350,8 +356,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
     uint64_t arenaFloor = 0;
     uint64_t paddedArena() const { return std::max(measure.arena, arenaFloor); }
     void undo() {
-      for (Remat &r : llvm::reverse(applied))
-        r.undo();
+      undoNewestFirst(applied);
       applied.clear();
       extraFlops = 0;
     }
@@ -601,8 +606,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
         again = r.replay ? r.replay(skipped) : std::nullopt;
       }
       if (!again) {
-        for (Remat &done : llvm::reverse(into))
-          done.undo();
+        undoNewestFirst(into);
         into.clear();
         return false;
       }
@@ -639,8 +643,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
     for (unsigned micro = 0; micro < microBatchCount; ++micro) {
       std::vector<Remat> recipes = std::move(applied);
       applied.clear();
-      for (Remat &r : llvm::reverse(recipes))
-        r.undo();
+      undoNewestFirst(recipes);
       bool kept = false;
       if (replay(recipes, micro)) {
         size_t clones = 0, clonesBefore = 0;
@@ -667,8 +670,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
           }
         }
         if (!kept) {
-          for (Remat &r : llvm::reverse(applied))
-            r.undo();
+          undoNewestFirst(applied);
           applied.clear();
         }
       }
@@ -695,8 +697,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
       return success();
     std::vector<Remat> recipes = std::move(applied);
     applied.clear();
-    for (Remat &r : llvm::reverse(recipes))
-      r.undo();
+    undoNewestFirst(recipes);
     bool split = true;
     for (const Remat &r : recipes) {
       if (r.isTiling() || r.copies < 2) {
@@ -720,8 +721,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
     }
     if (split)
       return success();
-    for (Remat &r : llvm::reverse(applied))
-      r.undo();
+    undoNewestFirst(applied);
     applied.clear();
     if (!replayInto(recipes, applied, /*skip=*/recipes.size())) {
       func.emitError("graphc-fit-budget: an applied recomputation could not be replayed");
@@ -810,8 +810,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
       std::vector<Remat> recipes(std::make_move_iterator(applied.begin() + position),
                                  std::make_move_iterator(applied.end()));
       applied.resize(position);
-      for (Remat &r : llvm::reverse(recipes))
-        r.undo();
+      undoNewestFirst(recipes);
       std::vector<Remat> suffix;
       bool kept = false;
       if (replay(recipes, /*skip=*/0, suffix)) {
@@ -1608,8 +1607,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
   static bool replayAll(const std::vector<Remat> &recipes, const std::vector<ReplayStep> &steps,
                         std::vector<Remat> &into) {
     auto giveUp = [&] {
-      for (Remat &r : llvm::reverse(into))
-        r.undo();
+      undoNewestFirst(into);
       into.clear();
       return false;
     };
@@ -1663,8 +1661,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
       steps = replayStepsOf(out.applied);
       recipes = std::move(out.applied);
       out.applied.clear();
-      for (Remat &r : llvm::reverse(recipes))
-        r.undo();
+      undoNewestFirst(recipes);
       undone = true;
     };
     auto replace = [&](Outcome &trial) {
