@@ -187,8 +187,9 @@ std::optional<int64_t> smallerIm2colTile(Operation *op) {
 }
 
 FailureOr<Measure> measure(func::FuncOp func, uint64_t alignment, int64_t budget,
-                           const MeasureOptions &options) {
-  auto live = computeStepLiveness(func, /*reuseDyingOperands=*/true, /*withNames=*/false);
+                           const MeasureOptions &options, ArgumentBuffers &arguments) {
+  auto live =
+      computeStepLiveness(func, /*reuseDyingOperands=*/true, /*withNames=*/false, &arguments);
   if (failed(live))
     return failure();
   Measure m;
@@ -214,10 +215,10 @@ FailureOr<Measure> measure(func::FuncOp func, uint64_t alignment, int64_t budget
       if (profile[t] == peak)
         window.steps.push_back(t);
     for (Operation *op : options.windowOf) {
-      auto buffer = live->bufferOf.find(op->getResult(0));
-      if (buffer == live->bufferOf.end())
+      std::optional<unsigned> buffer = live->bufferOf(op->getResult(0));
+      if (!buffer)
         continue;
-      const LiveBuffer &b = live->buffers[buffer->second];
+      const LiveBuffer &b = live->buffers[*buffer];
       window.ranges[op] = {b.first, b.last};
     }
     m.window = std::move(window);
@@ -333,6 +334,13 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
   /// costs seconds (searchWithFallback).
   static constexpr size_t kLazyCandidateLimit = 600;
 
+  /// The step's argument buffers, read once for the fit's thousands of liveness passes.
+  ArgumentBuffers argumentBuffers;
+
+  FailureOr<Measure> measureStep(func::FuncOp func, const MeasureOptions &options) {
+    return measure(func, alignment, budget, options, argumentBuffers);
+  }
+
   struct Candidate {
     Operation *op;
     double score; // bytes / FLOPs of the op alone
@@ -364,6 +372,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
+    argumentBuffers = ArgumentBuffers();
     if (budget <= 0 || !func.getBody().hasOneBlock())
       return;
     if (solver != "heuristic" && solver != "exact" && solver != "auto") {
@@ -386,7 +395,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
                       Builder(func.getContext()).getF64FloatAttr(seconds.count() - excluded));
       }
     } timer{func, instantBoundWallSeconds};
-    auto start = measure(func, alignment, budget, {/*withArena=*/true});
+    auto start = measureStep(func, {/*withArena=*/true});
     if (failed(start))
       return signalPassFailure();
     double flopsBefore = 0;
@@ -423,7 +432,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
       uint64_t unsplitArena = outcome->measure.arena;
       outcome->undo();
       unsigned split = splitFilterGradientsOverConcats(func);
-      auto splitStart = measure(func, alignment, budget, {/*withArena=*/true});
+      auto splitStart = measureStep(func, {/*withArena=*/true});
       if (failed(splitStart))
         return signalPassFailure();
       auto splitOutcome = solveFor(func, lossGrad, *splitStart, flopsBefore);
@@ -653,12 +662,12 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
         }
         FailureOr<Measure> trial = failure();
         if (clones < clonesBefore) {
-          trial = measure(func, alignment, budget, {});
+          trial = measureStep(func, {});
           if (failed(trial))
             return failure();
         }
         if (clones < clonesBefore && trial->bound <= uint64_t(budget)) {
-          trial = measure(func, alignment, budget, {/*withArena=*/true});
+          trial = measureStep(func, {/*withArena=*/true});
           if (failed(trial))
             return failure();
           if (trial->arena <= uint64_t(budget)) {
@@ -817,11 +826,11 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
         for (Remat &r : suffix)
           applied.push_back(std::move(r));
         suffix.clear();
-        auto trial = measure(func, alignment, budget, {});
+        auto trial = measureStep(func, {});
         if (failed(trial))
           return failure();
         if (trial->bound <= uint64_t(budget)) {
-          trial = measure(func, alignment, budget, {/*withArena=*/true});
+          trial = measureStep(func, {/*withArena=*/true});
           if (failed(trial))
             return failure();
         }
@@ -837,7 +846,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
             if (c.op != t.source)
               others.push_back(c);
           if (trial->arena == 0) {
-            trial = measure(func, alignment, budget, {/*withArena=*/true});
+            trial = measureStep(func, {/*withArena=*/true});
             if (failed(trial))
               return failure();
           }
@@ -1151,7 +1160,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
       if (peakOnly ? !out.measure.window : out.measure.descendingProfile.empty()) {
         // (the first pass and round 2 only: later passes of round 1 find the window there)
         uint64_t arena = out.measure.arena; // the IR is the same: no need to plan it again
-        auto measured = measure(func, alignment, budget, trialOptions);
+        auto measured = measureStep(func, trialOptions);
         if (failed(measured))
           return failure();
         out.measure = std::move(*measured);
@@ -1174,7 +1183,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
         if (!out.measure.tileAtPeak.empty() && !out.applied.back().clones.empty()) {
           // The trial's convolutions at the peak may be clones that the trial's undo erased
           // (the remat was applied again since, with new clones): measure them afresh.
-          auto fresh = measure(func, alignment, budget, trialOptions);
+          auto fresh = measureStep(func, trialOptions);
           if (failed(fresh))
             return failure();
           out.measure = std::move(*fresh);
@@ -1183,7 +1192,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
           return false;
         MeasureOptions planning = trialOptions;
         planning.withArena = true;
-        auto planned = measure(func, alignment, budget, planning);
+        auto planned = measureStep(func, planning);
         if (failed(planned))
           return failure();
         out.measure = std::move(*planned);
@@ -1195,7 +1204,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
       auto tilePeak = [&]() -> FailureOr<bool> {
         while (!out.measure.tileAtPeak.empty()) {
           Remat tiling = tileIm2col(out.measure.tileAtPeak);
-          auto trial = measure(func, alignment, budget, trialOptions);
+          auto trial = measureStep(func, trialOptions);
           if (failed(trial))
             return failure();
           bool better = peakOnly
@@ -1287,7 +1296,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
           double chainFlops = 0;
           for (Operation *clone : remat->clones)
             chainFlops += estimateOpCost(clone).flops;
-          auto trial = measure(func, alignment, budget, trialOptions);
+          auto trial = measureStep(func, trialOptions);
           remat->undo();
           if (failed(trial))
             return failure();
@@ -1329,7 +1338,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
         return out;
     }
     if (out.measure.arena == 0) { // the candidates ran out above the budget: plan the last step
-      auto planned = measure(func, alignment, budget, {/*withArena=*/true});
+      auto planned = measureStep(func, {/*withArena=*/true});
       if (failed(planned))
         return failure();
       out.measure = std::move(*planned);
@@ -1376,7 +1385,8 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
     std::vector<std::vector<ChainShape>> &chains = model.chains;
     std::vector<std::vector<int64_t>> &tileRowsOf = model.tileRowsOf;
     std::vector<Operation *> &tiledOps = model.tiledOps;
-    auto live = computeStepLiveness(func, /*reuseDyingOperands=*/true, /*withNames=*/false);
+    auto live = computeStepLiveness(func, /*reuseDyingOperands=*/true, /*withNames=*/false,
+                                    &argumentBuffers);
     if (failed(live))
       return failure();
     problem.baseMemory = memoryProfile(*live, alignment);
@@ -1393,7 +1403,8 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
         remat::Option option;
         for (Operation *clone : r->clones)
           option.flops += estimateOpCost(clone).flops;
-        auto after = computeStepLiveness(func, /*reuseDyingOperands=*/true, /*withNames=*/false);
+        auto after = computeStepLiveness(func, /*reuseDyingOperands=*/true, /*withNames=*/false,
+                                    &argumentBuffers);
         if (failed(after))
           return failure();
         option.delta = foldedDelta(*after, pointOf, problem.baseMemory);
@@ -1425,7 +1436,8 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
           continue;
         Remat tiling;
         setIm2colRows(tiling, op, tileRows);
-        auto after = computeStepLiveness(func, /*reuseDyingOperands=*/true, /*withNames=*/false);
+        auto after = computeStepLiveness(func, /*reuseDyingOperands=*/true, /*withNames=*/false,
+                                    &argumentBuffers);
         tiling.undo();
         if (failed(after))
           return failure();
@@ -1757,7 +1769,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
       out.measure.arena = std::numeric_limits<uint64_t>::max();
       return out;
     }
-    auto planned = measure(func, alignment, budget, {/*withArena=*/true});
+    auto planned = measureStep(func, {/*withArena=*/true});
     if (failed(planned))
       return failure();
     out.measure = *planned;
@@ -2057,7 +2069,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
       trialOptions.sortedProfile = !peakOnly;
       if (!peakOnly) {
         uint64_t arena = out.measure.arena;
-        auto measured = measure(func, alignment, budget, trialOptions);
+        auto measured = measureStep(func, trialOptions);
         if (failed(measured))
           return failure();
         out.measure = std::move(*measured);
@@ -2070,7 +2082,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
             rematerializeSegment(forward, segment.begin, segment.end, lossGrad);
         if (!r)
           continue;
-        auto trial = measure(func, alignment, budget, trialOptions);
+        auto trial = measureStep(func, trialOptions);
         if (failed(trial))
           return failure();
         bool better = peakOnly ? trial->bound < out.measure.bound
@@ -2087,7 +2099,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
         out.measure.arena = 0;
         if (out.measure.bound > uint64_t(budget))
           continue;
-        auto planned = measure(func, alignment, budget, {/*withArena=*/true});
+        auto planned = measureStep(func, {/*withArena=*/true});
         if (failed(planned))
           return failure();
         out.measure.arena = planned->arena;
@@ -2095,7 +2107,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
           return out;
       }
     }
-    auto planned = measure(func, alignment, budget, {/*withArena=*/true});
+    auto planned = measureStep(func, {/*withArena=*/true});
     if (failed(planned))
       return failure();
     auto rest = searchHeuristically(func, candidates, lossGrad, *planned, ShapePolicy::Best,
@@ -2155,7 +2167,8 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
         total += std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
       }
     } timer{instantBoundWallSeconds};
-    auto live = computeStepLiveness(func, /*reuseDyingOperands=*/true, /*withNames=*/false);
+    auto live = computeStepLiveness(func, /*reuseDyingOperands=*/true, /*withNames=*/false,
+                                    &argumentBuffers);
     if (failed(live))
       return;
     std::vector<int64_t> profile = memoryProfile(*live, uint64_t(alignment));

@@ -197,43 +197,87 @@ uint64_t graphc::nextBatchStagingBytes(func::FuncOp func) {
   return data + labels ? rt::stagingBytes(data, labels) : 0;
 }
 
+std::optional<unsigned> StepLiveness::valueNumber(Value value) const {
+  if (auto arg = dyn_cast<BlockArgument>(value)) {
+    if (arg.getOwner() != body)
+      return std::nullopt;
+    return arg.getArgNumber();
+  }
+  auto result = cast<OpResult>(value);
+  auto step = stepOf.find(result.getOwner());
+  if (step == stepOf.end())
+    return std::nullopt;
+  return resultBase[step->second] + result.getResultNumber();
+}
+
+std::optional<unsigned> StepLiveness::bufferOf(Value value) const {
+  std::optional<unsigned> number = valueNumber(value);
+  if (!number)
+    return std::nullopt;
+  return bufferOfValue[*number];
+}
+
+namespace {
+/// The working state of computeStepLiveness beside the result: per value number, its last
+/// reading step (-1: never read) and the operands' numbers of each step; per buffer, the last
+/// read of any of its values and whether it is an argument that no result may take over.
+struct LivenessScratch {
+  std::vector<int64_t> lastRead;
+  std::vector<int> operandNumbers; // -1: not a value of the step
+  std::vector<unsigned> operandBase;
+  std::vector<int64_t> bufferLastRead;
+  std::vector<bool> pinned;
+
+  ArrayRef<int> operandsOf(size_t step) const {
+    return ArrayRef<int>(operandNumbers)
+        .slice(operandBase[step], operandBase[step + 1] - operandBase[step]);
+  }
+  /// Moves value `number` (read last at lastRead[number]) into buffer `buffer`.
+  void join(StepLiveness &live, unsigned number, unsigned buffer) {
+    live.bufferOfValue[number] = buffer;
+    bufferLastRead[buffer] = std::max(bufferLastRead[buffer], lastRead[number]);
+  }
+};
+} // namespace
+
 /// A bucket concat (kBucketViewAttr): when every operand's buffer is a value of the step
 /// (not an argument, workspace or staging region), covers that operand whole, has no value at
 /// an offset already, dies at the concat and appears once, every such buffer moves inside the
 /// concat's result buffer at the operand's offset (its values with it), and the result buffer
 /// starts where the earliest of them did. Otherwise nothing changes (the concat copies).
-template <typename DiesAt>
-static void placeInsideConcat(StepLiveness &live, ConcatOp concat, int64_t step,
-                              const DiesAt &diesAt, llvm::DenseSet<unsigned> &merged) {
+static void placeInsideConcat(StepLiveness &live, LivenessScratch &scratch, ConcatOp concat,
+                              int64_t step, llvm::DenseSet<unsigned> &merged) {
   auto resultType = cast<RankedTensorType>(concat.getResult().getType());
   if (resultType.getRank() != 1)
     return;
-  unsigned target = live.bufferOf.at(concat.getResult());
+  unsigned target = live.bufferOfValue[live.resultBase[step]];
   llvm::SmallVector<unsigned, 8> parts;
-  for (Value in : concat.getInputs()) {
-    auto it = live.bufferOf.find(in);
-    if (it == live.bufferOf.end())
+  for (auto [in, number] : llvm::zip(concat.getInputs(), scratch.operandsOf(step))) {
+    if (number < 0)
       return;
-    const LiveBuffer &buffer = live.buffers[it->second];
-    if (it->second == target || buffer.workspaceOf || buffer.staging ||
-        buffer.bytes != tensorBytes(in.getType()) || llvm::is_contained(parts, it->second) ||
+    unsigned id = live.bufferOfValue[number];
+    const LiveBuffer &buffer = live.buffers[id];
+    if (id == target || buffer.workspaceOf || buffer.staging ||
+        buffer.bytes != tensorBytes(in.getType()) || llvm::is_contained(parts, id) ||
         llvm::any_of(
             buffer.values,
             [&](Value v) { return isa<BlockArgument>(v) || live.byteOffsetOf.count(v); }) ||
-        !diesAt(it->second, step))
+        scratch.bufferLastRead[id] > step)
       return;
-    parts.push_back(it->second);
+    parts.push_back(id);
   }
   uint64_t offset = 0;
   LiveBuffer &bucket = live.buffers[target];
   for (auto [in, id] : llvm::zip(concat.getInputs(), parts)) {
     LiveBuffer &part = live.buffers[id];
     for (Value v : part.values) {
-      live.bufferOf[v] = target;
+      live.bufferOfValue[*live.valueNumber(v)] = target;
       if (offset)
         live.byteOffsetOf[v] = offset;
       bucket.values.push_back(v);
     }
+    scratch.bufferLastRead[target] =
+        std::max(scratch.bufferLastRead[target], scratch.bufferLastRead[id]);
     bucket.first = std::min(bucket.first, part.first);
     part.values.clear();
     merged.insert(id);
@@ -252,40 +296,74 @@ static void dropMergedBuffers(StepLiveness &live, const llvm::DenseSet<unsigned>
       kept.push_back(std::move(live.buffers[i]));
   }
   live.buffers = std::move(kept);
-  for (auto &entry : live.bufferOf)
-    entry.second = newIndex[entry.second];
+  for (unsigned &buffer : live.bufferOfValue)
+    buffer = newIndex[buffer];
   for (auto &entry : live.workspaceBufferOf)
     entry.second = newIndex[entry.second];
   if (live.stagingBuffer)
     live.stagingBuffer = newIndex[*live.stagingBuffer];
 }
 
-FailureOr<StepLiveness> graphc::computeStepLiveness(func::FuncOp func,
-                                                    bool reuseDyingOperands, bool withNames) {
+FailureOr<StepLiveness> graphc::computeStepLiveness(func::FuncOp func, bool reuseDyingOperands,
+                                                    bool withNames, ArgumentBuffers *arguments) {
   StepLiveness live;
   if (!func.getBody().hasOneBlock())
     return func.emitError("graphc plans single-block functions only"), failure();
   Block &body = func.getBody().front();
+  live.body = &body;
+
+  // One walk over the ops (each is a cache miss on a large step): the steps; the values'
+  // numbers (the arguments, then each step's results); each step's operands' numbers,
+  // looked up once; and the last reading step of every value (-1: none).
+  LivenessScratch scratch;
   LossOp onlyLoss;
   bool severalLosses = false;
+  unsigned values = func.getNumArguments();
+  auto numberOf = [&](Value v) {
+    std::optional<unsigned> number = live.valueNumber(v);
+    return number ? int(*number) : -1;
+  };
   for (Operation &op : body.without_terminator()) {
+    const unsigned step = unsigned(live.steps.size());
     live.steps.push_back(&op);
+    live.stepOf[&op] = step;
+    live.resultBase.push_back(values);
+    values += op.getNumResults();
+    scratch.operandBase.push_back(unsigned(scratch.operandNumbers.size()));
+    for (Value operand : op.getOperands()) {
+      int number = numberOf(operand);
+      scratch.operandNumbers.push_back(number);
+      if (number >= 0) {
+        if (size_t(number) >= scratch.lastRead.size())
+          scratch.lastRead.resize(std::max<size_t>(2 * scratch.lastRead.size(), number + 1), -1);
+        scratch.lastRead[number] = int64_t(step); // steps ascend
+      }
+    }
     if (auto loss = dyn_cast<LossOp>(op)) {
       severalLosses = severalLosses || onlyLoss;
       onlyLoss = loss;
     }
   }
-  int64_t lastStep = std::max<int64_t>(0, int64_t(live.steps.size()) - 1);
-  live.buffers.reserve(live.steps.size() + func.getNumArguments());
-  live.bufferOf.reserve(2 * live.steps.size() + func.getNumArguments());
-  llvm::DenseMap<Operation *, int64_t> stepOf;
-  stepOf.reserve(live.steps.size());
-  for (auto [i, op] : llvm::enumerate(live.steps))
-    stepOf[op] = int64_t(i);
+  const size_t stepCount = live.steps.size();
+  const int64_t lastStep = std::max<int64_t>(0, int64_t(stepCount) - 1);
+  live.resultBase.push_back(values);
+  scratch.operandBase.push_back(unsigned(scratch.operandNumbers.size()));
+  scratch.lastRead.resize(values, -1);
+  live.bufferOfValue.assign(values, 0);
+  live.buffers.reserve(stepCount + func.getNumArguments());
+  auto readAfterTheStep = [&](Value v) {
+    if (int number = numberOf(v); number >= 0)
+      scratch.lastRead[number] = int64_t(stepCount);
+  };
+  for (Value operand : body.getTerminator()->getOperands())
+    readAfterTheStep(operand);
+  if (Value prediction = severalLosses ? Value() : predictionOfOnlyLoss(onlyLoss))
+    readAfterTheStep(prediction); // = reportedPrediction
 
   // `definingOp` null: a function argument. Names are built only when asked for (the
   // rematerialization search measures thousands of variants and reads only sizes and ranges).
-  auto newBuffer = [&](Value v, std::string kind, Operation *definingOp, int64_t first) {
+  auto newBuffer = [&](Value v, unsigned number, std::string kind, Operation *definingOp,
+                       int64_t first) {
     if (auto ranked = dyn_cast<RankedTensorType>(v.getType()); !ranked || !ranked.hasStaticShape())
       return false;
     LiveBuffer buffer;
@@ -297,21 +375,63 @@ FailureOr<StepLiveness> graphc::computeStepLiveness(func::FuncOp func,
     buffer.bytes = tensorBytes(v.getType());
     buffer.first = buffer.last = first;
     buffer.values.push_back(v);
-    live.bufferOf[v] = live.buffers.size();
+    live.bufferOfValue[number] = unsigned(live.buffers.size());
     live.buffers.push_back(std::move(buffer));
+    scratch.bufferLastRead.push_back(scratch.lastRead[number]);
+    scratch.pinned.push_back(false);
     return true;
   };
+  // A buffer without values (a workspace, the staging region).
+  auto newScratchBuffer = [&](LiveBuffer buffer) {
+    live.buffers.push_back(std::move(buffer));
+    scratch.bufferLastRead.push_back(-1);
+    scratch.pinned.push_back(false);
+    return unsigned(live.buffers.size() - 1);
+  };
 
-  for (BlockArgument arg : func.getArguments()) {
-    auto kind = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kKindAttr);
-    std::string k = kind ? kind.str() : "input";
-    if (!newBuffer(arg, k, nullptr, 0))
-      return func.emitError() << "argument " << arg.getArgNumber() << " needs a static shape, got "
-                              << arg.getType(), failure();
-    if (k == "parameter" || k == "optimizer_state" || k == "batch_stats")
-      live.buffers.back().last = lastStep; // persists across training steps
-    if (auto space = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kMemorySpaceAttr))
-      live.buffers.back().host = space.getValue() == "host";
+  ArrayAttr argAttrs = func.getArgAttrsAttr();
+  if (withNames)
+    arguments = nullptr;
+  if (arguments && arguments->body == &body && arguments->functionType == func.getFunctionType() &&
+      arguments->argAttrs == argAttrs) {
+    llvm::append_range(live.buffers, arguments->buffers);
+    scratch.pinned = arguments->pinned;
+    for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+      live.bufferOfValue[i] = i;
+      scratch.bufferLastRead.push_back(scratch.lastRead[i]);
+      if (arguments->persistent[i])
+        live.buffers[i].last = lastStep;
+    }
+  } else {
+    // The argument attributes are looked up by interned name (a pointer comparison per entry,
+    // where a string key compares characters).
+    auto kindName = StringAttr::get(func.getContext(), kKindAttr);
+    auto spaceName = StringAttr::get(func.getContext(), kMemorySpaceAttr);
+    std::vector<bool> persistentArguments;
+    for (BlockArgument arg : func.getArguments()) {
+      auto attrs = argAttrs ? dyn_cast<DictionaryAttr>(argAttrs[arg.getArgNumber()]) : nullptr;
+      auto kind = attrs ? dyn_cast_or_null<StringAttr>(attrs.get(kindName)) : nullptr;
+      std::string k = kind ? kind.str() : "input";
+      if (!newBuffer(arg, arg.getArgNumber(), k, nullptr, 0))
+        return func.emitError() << "argument " << arg.getArgNumber()
+                                << " needs a static shape, got " << arg.getType(),
+               failure();
+      bool persistent = k == "parameter" || k == "optimizer_state" || k == "batch_stats";
+      if (persistent)
+        live.buffers.back().last = lastStep; // persists across training steps
+      persistentArguments.push_back(persistent);
+      scratch.pinned.back() = persistent || k == "input"; // no result takes these over
+      if (auto space = attrs ? dyn_cast_or_null<StringAttr>(attrs.get(spaceName)) : nullptr)
+        live.buffers.back().host = space.getValue() == "host";
+    }
+    if (arguments) {
+      arguments->body = &body;
+      arguments->functionType = func.getFunctionType();
+      arguments->argAttrs = argAttrs;
+      arguments->buffers.assign(live.buffers.begin(), live.buffers.end());
+      arguments->pinned = scratch.pinned;
+      arguments->persistent = std::move(persistentArguments);
+    }
   }
 
   if (uint64_t bytes = nextBatchStagingBytes(func)) {
@@ -325,8 +445,7 @@ FailureOr<StepLiveness> graphc::computeStepLiveness(func::FuncOp func,
     staging.first = 0;
     staging.last = lastStep; // written by the copy stream while any op of the step runs
     staging.staging = true;
-    live.stagingBuffer = unsigned(live.buffers.size());
-    live.buffers.push_back(std::move(staging));
+    live.stagingBuffer = newScratchBuffer(std::move(staging));
   }
 
   // The backward region: every op that (transitively) reads the loss gradient (only the
@@ -340,64 +459,43 @@ FailureOr<StepLiveness> graphc::computeStepLiveness(func::FuncOp func,
           }))
         backward.insert(op);
 
-  // Last reading step of every value (the terminator reads after the last step).
-  llvm::DenseMap<Value, int64_t> lastRead;
-  lastRead.reserve(2 * live.steps.size());
-  for (auto [step, op] : llvm::enumerate(live.steps))
-    for (Value operand : op->getOperands()) {
-      auto [it, inserted] = lastRead.try_emplace(operand, int64_t(step));
-      if (!inserted)
-        it->second = std::max(it->second, int64_t(step));
-    }
-  for (Value operand : body.getTerminator()->getOperands())
-    lastRead[operand] = int64_t(live.steps.size());
-  Value prediction = severalLosses ? Value() : predictionOfOnlyLoss(onlyLoss); // = reportedPrediction
-  if (prediction)
-    lastRead[prediction] = int64_t(live.steps.size());
-  auto bufferDiesAt = [&](unsigned id, int64_t step) {
-    for (Value v : live.buffers[id].values)
-      if (lastRead.lookup(v) != step && !(lastRead.lookup(v) < step))
-        return false;
-    return true;
-  };
   llvm::DenseSet<unsigned> merged; // buffers moved inside a bucket (placeInsideConcat)
-
   for (auto [step, op] : llvm::enumerate(live.steps)) {
+    ArrayRef<int> operands = scratch.operandsOf(step);
+    const unsigned results = live.resultBase[step];
     // The op's scratch lives during its own step only.
     auto addWorkspace = [&, step = step, op = op] {
       uint64_t bytes = workspaceBytes(op);
       if (!bytes)
         return;
       LiveBuffer ws;
-      if (withNames)
-        ws.name = valueName(op->getResult(0), step) + ".workspace";
       if (withNames) {
+        ws.name = valueName(op->getResult(0), step) + ".workspace";
         ws.kind = "workspace";
         ws.op = op->getName().stripDialect().str();
       }
       ws.bytes = bytes;
       ws.first = ws.last = step;
       ws.workspaceOf = op;
-      live.workspaceBufferOf[op] = live.buffers.size();
-      live.buffers.push_back(std::move(ws));
+      live.workspaceBufferOf[op] = newScratchBuffer(std::move(ws));
     };
     if (reuseDyingOperands && op->getNumResults() == 1) {
-      // An elementwise op whose operand dies here takes over the operand's buffer.
+      // An elementwise op whose operand dies here takes over the operand's buffer when the
+      // whole buffer dies here too.
       bool reused = false;
       for (unsigned index : reusableOperandsOf(op)) {
-        Value operand = op->getOperand(index);
-        auto it = live.bufferOf.find(operand);
-        if (it == live.bufferOf.end() || lastRead.lookup(operand) != int64_t(step))
+        int number = operands[index];
+        if (number < 0 || scratch.lastRead[number] != int64_t(step))
           continue;
-        LiveBuffer &buffer = live.buffers[it->second];
-        if (buffer.kind == "parameter" || buffer.kind == "optimizer_state" ||
-            buffer.kind == "batch_stats" || buffer.kind == "input" || buffer.bytes != tensorBytes(op->getResult(0).getType()) ||
-            !bufferDiesAt(it->second, step))
+        unsigned id = live.bufferOfValue[number];
+        LiveBuffer &buffer = live.buffers[id];
+        if (scratch.pinned[id] || buffer.bytes != tensorBytes(op->getResult(0).getType()) ||
+            scratch.bufferLastRead[id] > int64_t(step))
           continue;
-        if (live.byteOffsetOf.count(operand))
+        if (live.byteOffsetOf.count(op->getOperand(index)))
           continue; // a view inside a bigger buffer: the result would be placed elsewhere
-        live.bufferOf[op->getResult(0)] = it->second;
         buffer.values.push_back(op->getResult(0));
+        scratch.join(live, results, id);
         reused = true;
         break;
       }
@@ -407,25 +505,20 @@ FailureOr<StepLiveness> graphc::computeStepLiveness(func::FuncOp func,
       }
     }
     for (OpResult result : op->getResults()) {
+      const unsigned number = results + result.getResultNumber();
       int64_t source = inPlaceOperandOf(op, result.getResultNumber());
       if (source >= 0) {
         Value operand = op->getOperand(source);
-        unsigned id = live.bufferOf.at(operand);
+        unsigned id = live.bufferOfValue[operands[source]];
         // Writing in place is only sound when nothing reads the old value afterwards (a
-        // view writes nothing). The terminator counts as a use after every step.
-        auto userStep = [&](Operation *user) {
-          return user->hasTrait<OpTrait::IsTerminator>() ? int64_t(live.steps.size())
-                                                         : stepOf.lookup(user);
-        };
-        if (!isa<ReshapeOp>(op))
-          for (Value alias : live.buffers[id].values)
-            for (Operation *user : alias.getUsers())
-              if (user != op && user->getBlock() == &body && userStep(user) > int64_t(step))
-                return op->emitError() << "in-place update of '" << live.buffers[id].name
-                                       << "' while it is still used by a later op",
-                       failure();
-        live.bufferOf[result] = id;
+        // view writes nothing): no value of the buffer is read after this step (the
+        // terminator and the reported prediction read after every step).
+        if (!isa<ReshapeOp>(op) && scratch.bufferLastRead[id] > int64_t(step))
+          return op->emitError() << "in-place update of '" << live.buffers[id].name
+                                 << "' while it is still used by a later op",
+                 failure();
         live.buffers[id].values.push_back(result);
+        scratch.join(live, number, id);
         if (auto offset = live.byteOffsetOf.find(operand); offset != live.byteOffsetOf.end())
           live.byteOffsetOf[result] = offset->second;
         continue;
@@ -434,36 +527,33 @@ FailureOr<StepLiveness> graphc::computeStepLiveness(func::FuncOp func,
         // A view of the (rank-1) input at the slice's offset.
         auto slice = cast<SliceOp>(op);
         auto inputType = cast<RankedTensorType>(slice.getInput().getType());
-        auto it = live.bufferOf.find(slice.getInput());
-        if (inputType.getRank() == 1 && it != live.bufferOf.end()) {
+        if (inputType.getRank() == 1 && operands[0] >= 0) {
           uint64_t offset = live.byteOffsetOf.lookup(slice.getInput()) +
                             uint64_t(slice.getOffset()) * (inputType.getElementTypeBitWidth() / 8);
-          live.bufferOf[result] = it->second;
-          live.buffers[it->second].values.push_back(result);
+          unsigned id = live.bufferOfValue[operands[0]];
+          live.buffers[id].values.push_back(result);
+          scratch.join(live, number, id);
           if (offset)
             live.byteOffsetOf[result] = offset;
           continue;
         }
       }
-      if (!newBuffer(result, withNames ? resultKind(result, backward) : std::string(), op, step))
+      if (!newBuffer(result, number, withNames ? resultKind(result, backward) : std::string(), op,
+                     step))
         return op->emitError() << "result needs a static shape, got " << result.getType(),
                failure();
       if (isa<ConcatOp>(op) && op->hasAttr(kBucketViewAttr))
-        placeInsideConcat(live, cast<ConcatOp>(op), int64_t(step), bufferDiesAt, merged);
+        placeInsideConcat(live, scratch, cast<ConcatOp>(op), int64_t(step), merged);
     }
     addWorkspace();
   }
-  if (!merged.empty())
-    dropMergedBuffers(live, merged);
 
   // Extend each buffer to the last read of its values; returned values (and the prediction
   // the runtime reads for accuracy), read "after the last step", live to the end of the step.
-  // Per buffer value rather than per operand: about a third of the lookups.
-  for (LiveBuffer &buffer : live.buffers)
-    for (Value v : buffer.values) {
-      auto read = lastRead.find(v);
-      if (read != lastRead.end())
-        buffer.last = std::max(buffer.last, std::min(read->second, lastStep));
-    }
+  for (auto [buffer, read] : llvm::zip(live.buffers, scratch.bufferLastRead))
+    if (read >= 0)
+      buffer.last = std::max(buffer.last, std::min(read, lastStep));
+  if (!merged.empty())
+    dropMergedBuffers(live, merged);
   return live;
 }

@@ -36,11 +36,23 @@ struct LiveBuffer {
 struct StepLiveness {
   llvm::SmallVector<mlir::Operation *> steps;
   std::vector<LiveBuffer> buffers;
-  llvm::DenseMap<mlir::Value, unsigned> bufferOf;
   /// Values that sit at a byte offset inside their buffer (kBucketViewAttr); absent: 0.
   llvm::DenseMap<mlir::Value, uint64_t> byteOffsetOf;
   llvm::DenseMap<mlir::Operation *, unsigned> workspaceBufferOf;
   std::optional<unsigned> stagingBuffer; // index of the next-batch staging region, if any
+
+  /// The index of the buffer that holds `value` (an argument of the step or a result of one
+  /// of its steps); nullopt for any other value.
+  std::optional<unsigned> bufferOf(mlir::Value value) const;
+
+  // Values are numbered rather than hashed (the fit pass computes liveness thousands of
+  // times): argument i is value i, result r of step s is value resultBase[s] + r.
+  mlir::Block *body = nullptr;
+  llvm::DenseMap<mlir::Operation *, unsigned> stepOf;
+  std::vector<unsigned> resultBase;
+  std::vector<unsigned> bufferOfValue; // by value number
+  /// The number of `value`, or nullopt when it is neither an argument nor a step's result.
+  std::optional<unsigned> valueNumber(mlir::Value value) const;
 };
 
 /// Unit attribute on a training step whose target uploads the next batch while the step runs
@@ -64,16 +76,31 @@ constexpr llvm::StringLiteral kBucketViewAttr = "graph.bucket_view";
 /// batch of its data and labels arguments in the runtime's layout.
 uint64_t nextBatchStagingBytes(mlir::func::FuncOp func);
 
+/// The buffers of a step's arguments without names, kept between calls of computeStepLiveness
+/// on one function: reading them from the argument attributes costs a cache miss or two per
+/// argument, and the fit pass computes liveness thousands of times on a step of thousands of
+/// arguments. Valid while the function's body, type and argument attributes (uniqued, so
+/// compared by pointer) stay the same.
+struct ArgumentBuffers {
+  mlir::Block *body = nullptr;
+  mlir::Type functionType;
+  mlir::ArrayAttr argAttrs;
+  std::vector<LiveBuffer> buffers; // argument i's is buffers[i]
+  std::vector<bool> pinned;        // no result takes the buffer over (reuseDyingOperands)
+  std::vector<bool> persistent;    // live to the last step, whatever the number of steps
+};
+
 /// Computes the buffers of a single-block function. Fails (with a diagnostic) on IR it cannot
 /// plan: dynamic shapes, or an in-place update whose operand is still used after it.
 /// With `reuseDyingOperands`, an elementwise op whose operand dies at that op writes its result
 /// into the operand's buffer (see reusableOperandsOf).
 /// Without `withNames` the buffers' name and op strings, and the kinds of all but argument
 /// buffers, stay empty (rematerialization measures thousands of variants and reads only sizes
-/// and ranges).
+/// and ranges); `arguments`, when given, then keeps the arguments' buffers between calls.
 mlir::FailureOr<StepLiveness> computeStepLiveness(mlir::func::FuncOp func,
                                                   bool reuseDyingOperands = true,
-                                                  bool withNames = true);
+                                                  bool withNames = true,
+                                                  ArgumentBuffers *arguments = nullptr);
 
 /// Operands whose buffer an elementwise op may overwrite with its result when they die at that
 /// op: the kernels (add, activations, activation backwards) read and write element i together,

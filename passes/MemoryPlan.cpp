@@ -46,12 +46,12 @@ void graphc::annotatePlan(func::FuncOp func, const StepLiveness &live, const pla
   Builder b(func.getContext());
   for (BlockArgument arg : func.getArguments())
     func.setArgAttr(arg.getArgNumber(), kOffsetAttr,
-                    b.getI64IntegerAttr(plan.buffers[live.bufferOf.at(arg)].offset));
+                    b.getI64IntegerAttr(plan.buffers[*live.bufferOf(arg)].offset));
   for (Operation *op : live.steps) {
     if (op->getNumResults()) {
       SmallVector<int64_t> offsets;
       for (Value result : op->getResults())
-        offsets.push_back(plan.buffers[live.bufferOf.at(result)].offset +
+        offsets.push_back(plan.buffers[*live.bufferOf(result)].offset +
                           live.byteOffsetOf.lookup(result));
       op->setAttr(kOffsetsAttr, b.getDenseI64ArrayAttr(offsets));
     }
