@@ -323,6 +323,14 @@ FailureOr<StepLiveness> graphc::computeStepLiveness(func::FuncOp func, bool reus
     std::optional<unsigned> number = live.valueNumber(v);
     return number ? int(*number) : -1;
   };
+  if (arguments && arguments->stepsHint) {
+    size_t steps = arguments->stepsHint + arguments->stepsHint / 8;
+    live.steps.reserve(steps);
+    live.stepOf.reserve(steps);
+    live.resultBase.reserve(steps + 1);
+    scratch.operandBase.reserve(steps + 1);
+    scratch.operandNumbers.reserve(2 * steps);
+  }
   for (Operation &op : body.without_terminator()) {
     const unsigned step = unsigned(live.steps.size());
     live.steps.push_back(&op);
@@ -345,6 +353,8 @@ FailureOr<StepLiveness> graphc::computeStepLiveness(func::FuncOp func, bool reus
     }
   }
   const size_t stepCount = live.steps.size();
+  if (arguments)
+    arguments->stepsHint = stepCount;
   const int64_t lastStep = std::max<int64_t>(0, int64_t(stepCount) - 1);
   live.resultBase.push_back(values);
   scratch.operandBase.push_back(unsigned(scratch.operandNumbers.size()));

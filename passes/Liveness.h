@@ -88,6 +88,7 @@ struct ArgumentBuffers {
   std::vector<LiveBuffer> buffers; // argument i's is buffers[i]
   std::vector<bool> pinned;        // no result takes the buffer over (reuseDyingOperands)
   std::vector<bool> persistent;    // live to the last step, whatever the number of steps
+  size_t stepsHint = 0;            // the number of steps at the last call (to reserve for)
 };
 
 /// Computes the buffers of a single-block function. Fails (with a diagnostic) on IR it cannot
