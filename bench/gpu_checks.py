@@ -119,6 +119,11 @@ DATA_PARALLEL = [
     ("dp1-cnn-vs-cpu", "examples/cnn.onnx",
      ["--ranks", "1", "--ref-ranks", "0", "--optimizer", "sgd", "--steps", "8",
       "--graphc-flag=--bucket-size=4KiB"]),
+    # The gradients planned inside their buckets (DDP's gradient_as_bucket_view): the concat
+    # moves nothing and the optimizer reads the averaged bucket in place.
+    ("dp1-cnn-bucket-view-vs-cpu", "examples/cnn.onnx",
+     ["--ranks", "1", "--ref-ranks", "0", "--optimizer", "sgd", "--steps", "8",
+      "--graphc-flag=--bucket-size=4KiB", "--tested-flag=--gradient-as-bucket-view=on"]),
 ]
 # Step time at equal batch (issue #3): the users' three CNNs and ResNet-18 at 224x224, SGD.
 BENCH = [("cnn28", 256), ("cnn64", 64), ("cnn256", 128), ("resnet18", 64)]
