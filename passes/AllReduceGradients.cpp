@@ -124,9 +124,19 @@ struct AllReduceGradientsPass
     OpBuilder b(func.getContext());
     Type f32 = b.getF32Type();
     Block &body = func.getBody().front();
+    // The bucket's layout: each gradient's first element. With gradient-as-bucket-view the
+    // gradients are planned inside the bucket, each at an aligned offset (zeros fill the gaps),
+    // and the parameters' shard follows the same layout (rank_shard's and all_gather_into's
+    // `starts`), so that it lines up with the gradients' shard.
+    bool views = gradientAsBucketView && bucket.size() > 1;
     int64_t w = ranks, total = 0;
-    for (const Reduced &g : bucket)
+    SmallVector<int64_t> starts;
+    for (auto [i, g] : llvm::enumerate(bucket)) {
+      starts.push_back(total);
       total += cast<RankedTensorType>(g.grad.getType()).getNumElements();
+      if (views && i + 1 < bucket.size())
+        total = int64_t(llvm::alignTo(uint64_t(total), uint64_t(alignment) / 4));
+    }
     int64_t shard = (total + w - 1) / w, padded = shard * w;
     std::string base = "gradient_bucket" + std::to_string(id);
     auto loc = [&](StringRef suffix) {
@@ -153,7 +163,10 @@ struct AllReduceGradientsPass
     b.setInsertionPointAfter(bucket.back().grad.getDefiningOp());
     SmallPtrSet<Operation *, 8> packing;
     SmallVector<Value> flats;
-    for (const Reduced &g : bucket) {
+    auto zeros = [&](Location at, int64_t count) {
+      return b.create<FillOp>(at, RankedTensorType::get({count}, f32), b.getF32FloatAttr(0.0f));
+    };
+    for (auto [i, g] : llvm::enumerate(bucket)) {
       auto type = cast<RankedTensorType>(g.grad.getType());
       Value flat = g.grad;
       if (type.getRank() != 1) {
@@ -163,18 +176,22 @@ struct AllReduceGradientsPass
         flat = view;
       }
       flats.push_back(flat);
+      int64_t end = starts[i] + type.getNumElements();
+      if (i + 1 < bucket.size() && starts[i + 1] > end)
+        flats.push_back(zeros(derivedLoc(g.grad, "bucket_gap"), starts[i + 1] - end));
     }
     if (padded > total)
-      flats.push_back(b.create<FillOp>(loc(".padding"),
-                                       RankedTensorType::get({padded - total}, f32),
-                                       b.getF32FloatAttr(0.0f)));
+      flats.push_back(zeros(loc(".padding"), padded - total));
     Value packed = flats.front();
     if (flats.size() > 1) {
       auto concat = b.create<ConcatOp>(loc(""), RankedTensorType::get({padded}, f32), flats,
                                        b.getI64IntegerAttr(0));
+      if (views)
+        concat->setAttr(kBucketViewAttr, b.getUnitAttr());
       packing.insert(concat);
       packed = concat;
     }
+    DenseI64ArrayAttr layout = views ? b.getDenseI64ArrayAttr(starts) : nullptr;
     Value gradShard = b.create<ReduceScatterOp>(loc(".reduce_scatter"), shardType, packed,
                                                 b.getI64IntegerAttr(id), b.getI64IntegerAttr(w));
     if (scaledLoss(bucket)) {
@@ -189,8 +206,8 @@ struct AllReduceGradientsPass
     SmallVector<Value> params;
     for (const Reduced &g : bucket)
       params.push_back(g.update->getOperand(0));
-    auto paramShard = b.create<RankShardOp>(loc(".params"), shardType, params,
-                                            b.getI64IntegerAttr(w));
+    auto paramShard =
+        b.create<RankShardOp>(loc(".params"), shardType, params, b.getI64IntegerAttr(w), layout);
     // Every update of the bucket has the same hyper-parameters and apply flag (one optimizer).
     Value updatedShard;
     Location updateLoc = loc(".update");
@@ -213,8 +230,9 @@ struct AllReduceGradientsPass
     SmallVector<Type> paramTypes;
     for (Value p : params)
       paramTypes.push_back(p.getType());
-    auto gather = b.create<AllGatherIntoOp>(loc(".all_gather"), paramTypes, updatedShard, params,
-                                            b.getI64IntegerAttr(id), b.getI64IntegerAttr(w));
+    auto gather =
+        b.create<AllGatherIntoOp>(loc(".all_gather"), paramTypes, updatedShard, params,
+                                  b.getI64IntegerAttr(id), b.getI64IntegerAttr(w), layout);
 
     // The per-parameter updates go; their state arguments and returned states with them.
     Operation *ret = body.getTerminator();

@@ -839,6 +839,41 @@ static int64_t totalElements(ValueRange values) {
   return total;
 }
 
+SmallVector<int64_t> graphc::graph::layoutStarts(ValueRange values,
+                                                 std::optional<ArrayRef<int64_t>> starts) {
+  if (starts)
+    return SmallVector<int64_t>(*starts);
+  SmallVector<int64_t> packed;
+  int64_t next = 0;
+  for (Value v : values) {
+    packed.push_back(next);
+    next += cast<RankedTensorType>(v.getType()).getNumElements();
+  }
+  return packed;
+}
+
+/// The elements of the flat layout of `values`: their total, or with `starts` (each value's
+/// first element, ascending, without overlaps) the end of the last; fails with a diagnostic on
+/// bad starts.
+static FailureOr<int64_t> layoutElements(Operation *op, ValueRange values,
+                                         std::optional<ArrayRef<int64_t>> starts) {
+  if (!starts)
+    return totalElements(values);
+  if (starts->size() != values.size())
+    return op->emitOpError() << "has " << starts->size() << " starts for " << values.size()
+                             << " tensors",
+           failure();
+  int64_t end = 0;
+  for (auto [v, start] : llvm::zip(values, *starts)) {
+    if (start < end)
+      return op->emitOpError() << "start " << start << " overlaps the tensor before it (which "
+                               << "ends at " << end << ")",
+             failure();
+    end = start + tensorType(v).getNumElements();
+  }
+  return end;
+}
+
 /// A shard of `total` elements over `ranks` ranks: ceil(total / ranks) elements.
 static LogicalResult verifyShard(Operation *op, int64_t total, int64_t ranks, Type shard) {
   if (ranks < 1)
@@ -868,7 +903,10 @@ LogicalResult RankShardOp::verify() {
     return failure();
   if (getInputs().empty())
     return emitOpError() << "needs at least one input";
-  return verifyShard(*this, totalElements(getInputs()), getRanks(), getResult().getType());
+  FailureOr<int64_t> total = layoutElements(*this, getInputs(), getStarts());
+  if (failed(total))
+    return failure();
+  return verifyShard(*this, *total, getRanks(), getResult().getType());
 }
 
 LogicalResult AllGatherIntoOp::verify() {
@@ -881,5 +919,8 @@ LogicalResult AllGatherIntoOp::verify() {
     if (param.getType() != result.getType())
       return emitOpError() << "result " << result.getType() << " differs from its parameter "
                            << param.getType();
-  return verifyShard(*this, totalElements(getParams()), getRanks(), getShard().getType());
+  FailureOr<int64_t> total = layoutElements(*this, getParams(), getStarts());
+  if (failed(total))
+    return failure();
+  return verifyShard(*this, *total, getRanks(), getShard().getType());
 }

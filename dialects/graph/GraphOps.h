@@ -44,6 +44,11 @@ constexpr llvm::StringLiteral kInitAttr = "graph.init";   // initial value of a 
 constexpr llvm::StringLiteral kTiedArgAttr = "graph.tied_to_arg"; // result i updates arg j
 constexpr llvm::StringLiteral kTrainableAttr = "graph.trainable"; // false: a frozen parameter
 
+/// Where each of `values` begins in the flat layout of graph.rank_shard and
+/// graph.all_gather_into: `starts` when set, else one after the other.
+llvm::SmallVector<int64_t> layoutStarts(mlir::ValueRange values,
+                                        std::optional<llvm::ArrayRef<int64_t>> starts);
+
 /// Output spatial size of a convolution or pooling window along one axis.
 int64_t convOutputSize(int64_t in, int64_t window, int64_t stride, int64_t padBegin,
                        int64_t padEnd, int64_t dilation);

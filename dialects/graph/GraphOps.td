@@ -938,8 +938,17 @@ def Graph_RankShardOp : Graph_Op<"rank_shard"> {
     ```mlir
     %p = graph.rank_shard %w, %b {ranks = 4 : i64} : (tensor<100x10xf32>, tensor<100xf32>) -> tensor<275xf32>
     ```
+
+    With `starts`, input i begins at element `starts[i]` of the layout instead (ascending, the
+    inputs do not overlap), and zeros fill the gaps: the layout of a gradient bucket whose
+    gradients are planned inside it at aligned offsets (gradient-as-bucket-view), so that the
+    parameter shard lines up with the gradient shard.
+    ```mlir
+    %p = graph.rank_shard %w, %b {ranks = 4 : i64, starts = array<i64: 0, 1024>} : (tensor<100x10xf32>, tensor<100xf32>) -> tensor<281xf32>
+    ```
   }];
-  let arguments = (ins Variadic<GraphF32Tensor>:$inputs, I64Attr:$ranks);
+  let arguments = (ins Variadic<GraphF32Tensor>:$inputs, I64Attr:$ranks,
+                       OptionalAttr<DenseI64ArrayAttr>:$starts);
   let results = (outs GraphF32Tensor:$result);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
@@ -951,13 +960,14 @@ def Graph_AllGatherIntoOp : Graph_Op<"all_gather_into"> {
     The inverse of `rank_shard` across ranks: the shards of all ranks, in rank order, are the
     flat concatenation of the new parameters (past their end: padding). Each result overwrites
     its parameter in place; the gathered concatenation is staged in the op's planned workspace.
+    `starts`: as rank_shard's (the gaps are not written anywhere).
 
     ```mlir
     %w1, %b1 = graph.all_gather_into %p1, %w, %b {bucket = 0 : i64, ranks = 4 : i64} : (tensor<275xf32>, tensor<100x10xf32>, tensor<100xf32>) -> (tensor<100x10xf32>, tensor<100xf32>)
     ```
   }];
   let arguments = (ins GraphF32Tensor:$shard, Variadic<GraphF32Tensor>:$params, I64Attr:$bucket,
-                       I64Attr:$ranks);
+                       I64Attr:$ranks, OptionalAttr<DenseI64ArrayAttr>:$starts);
   let results = (outs Variadic<GraphF32Tensor>:$new_params);
   let assemblyFormat = "$shard `,` $params attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;

@@ -21,25 +21,22 @@
 
 namespace graphc::rt {
 
-void rankShard(const float *const *inputs, const int64_t *counts, int n, float *out,
-               int64_t shard, int rank) {
+void rankShard(const float *const *inputs, const int64_t *counts, const int64_t *starts, int n,
+               float *out, int64_t shard, int rank) {
   const int64_t begin = int64_t(rank) * shard, end = begin + shard;
-  int64_t start = 0; // where input i begins in the concatenation
   std::fill(out, out + shard, 0.0f);
   for (int i = 0; i < n; ++i) {
+    const int64_t start = starts[i]; // where input i begins in the layout
     const int64_t lo = std::max(begin, start), hi = std::min(end, start + counts[i]);
     if (lo < hi)
       std::copy(inputs[i] + (lo - start), inputs[i] + (hi - start), out + (lo - begin));
-    start += counts[i];
   }
 }
 
 void scatterConcatenation(const float *gathered, float *const *outputs, const int64_t *counts,
-                          int n) {
-  for (int i = 0; i < n; ++i) {
-    std::copy(gathered, gathered + counts[i], outputs[i]);
-    gathered += counts[i];
-  }
+                          const int64_t *starts, int n) {
+  for (int i = 0; i < n; ++i)
+    std::copy(gathered + starts[i], gathered + starts[i] + counts[i], outputs[i]);
 }
 
 namespace {

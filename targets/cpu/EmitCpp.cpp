@@ -498,7 +498,9 @@ private:
         .Case([&](RankShardOp shard) {
           s << "  {\n    const float *inputs[] = " << pointerList(shard.getInputs())
             << ";\n    const int64_t counts[] = " << countList(shard.getInputs())
-            << ";\n    rankShard(inputs, counts, " << shard.getInputs().size() << ", "
+            << ";\n    const int64_t starts[] = "
+            << "{" << list(layoutStarts(shard.getInputs(), shard.getStarts())) << "}"
+            << ";\n    rankShard(inputs, counts, starts, " << shard.getInputs().size() << ", "
             << ptr(shard.getResult()) << ", " << tensorElements(shard.getResult())
             << ", commRank());\n  }\n";
           return success();
@@ -506,9 +508,11 @@ private:
         .Case([&](AllGatherIntoOp gather) {
           s << "  {\n    float *outputs[] = " << pointerList(gather.getNewParams())
             << ";\n    const int64_t counts[] = " << countList(gather.getNewParams())
+            << ";\n    const int64_t starts[] = "
+            << "{" << list(layoutStarts(gather.getNewParams(), gather.getStarts())) << "}"
             << ";\n    commAllGather(" << gather.getBucket() << ", " << ptr(gather.getShard())
             << ", " << workspace(op) << ", " << tensorElements(gather.getShard())
-            << ");\n    scatterConcatenation(" << workspace(op) << ", outputs, counts, "
+            << ");\n    scatterConcatenation(" << workspace(op) << ", outputs, counts, starts, "
             << gather.getNewParams().size() << ");\n  }\n";
           return success();
         })

@@ -804,10 +804,11 @@ private:
     std::string k = kernelName("rank_shard");
     std::string body = "    int64_t g = rank * " + num(count) + " + e;\n    float v = 0.0f;\n";
     std::string chain;
-    for (Value in : shard.getInputs()) {
+    for (auto [in, start] :
+         llvm::zip(shard.getInputs(), layoutStarts(shard.getInputs(), shard.getStarts()))) {
       const int64_t n = tensorElements(in);
-      chain += "    if (g >= 0 && g < " + num(n) + ")\n      v = " + ptr(in) +
-               "[g];\n    g -= " + num(n) + ";\n";
+      chain += "    if (g >= " + num(start) + " && g < " + num(start + n) +
+               ")\n      v = " + ptr(in) + "[g - " + num(start) + "];\n";
     }
     kernels += "// " + label(op) +
                ": this rank's shard of the parameters' concatenation\n"
@@ -826,15 +827,17 @@ private:
     if (!op->hasAttr(kWorkspaceOffsetAttr))
       return op->emitError("graph.all_gather_into without a planned workspace");
     const int64_t shardCount = tensorElements(gather.getShard());
-    int64_t total = 0;
+    int64_t total = 0; // the layout's end
     std::string chain;
-    for (auto [param, out] : llvm::zip(gather.getParams(), gather.getNewParams())) {
+    for (auto [param, out, start] :
+         llvm::zip(gather.getParams(), gather.getNewParams(),
+                   layoutStarts(gather.getParams(), gather.getStarts()))) {
       if (plannedOffset(param) != plannedOffset(out))
         return op->emitError("graph.all_gather_into must write its parameters in place");
       const int64_t n = tensorElements(out);
-      chain += "    if (e >= " + num(total) + " && e < " + num(total + n) + ")\n      " + ptr(out) +
-               "[e - " + num(total) + "] = gathered[e];\n";
-      total += n;
+      chain += "    if (e >= " + num(start) + " && e < " + num(start + n) + ")\n      " + ptr(out) +
+               "[e - " + num(start) + "] = gathered[e];\n";
+      total = start + n;
     }
     std::string k = kernelName("scatter_gathered");
     kernels += "// " + label(op) + ": the gathered parameters back in place\n__global__ void " + k +

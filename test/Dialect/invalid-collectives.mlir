@@ -38,6 +38,34 @@ func.func @rank_shard_size(%w: tensor<4x4xf32>, %b: tensor<4xf32>) -> tensor<6xf
 
 // -----
 
+// With `starts` (a bucket laid out with aligned gaps), the shard covers the layout up to the
+// last input's end: 64 + 4 = 68 elements over 3 ranks, 23 each.
+func.func @rank_shard_layout_size(%w: tensor<4x4xf32>, %b: tensor<4xf32>) -> tensor<7xf32> {
+  // expected-error @+1 {{'graph.rank_shard' op shard 'tensor<7xf32>' of 68 elements over 3 ranks must be tensor<23xf32>}}
+  %s = graph.rank_shard %w, %b {ranks = 3 : i64, starts = array<i64: 0, 64>} : (tensor<4x4xf32>, tensor<4xf32>) -> tensor<7xf32>
+  return %s : tensor<7xf32>
+}
+
+// -----
+
+// The inputs may not overlap in the layout: the weight's 16 elements end at 16.
+func.func @rank_shard_overlap(%w: tensor<4x4xf32>, %b: tensor<4xf32>) -> tensor<7xf32> {
+  // expected-error @+1 {{'graph.rank_shard' op start 8 overlaps the tensor before it (which ends at 16)}}
+  %s = graph.rank_shard %w, %b {ranks = 3 : i64, starts = array<i64: 0, 8>} : (tensor<4x4xf32>, tensor<4xf32>) -> tensor<7xf32>
+  return %s : tensor<7xf32>
+}
+
+// -----
+
+// One start per parameter.
+func.func @all_gather_starts(%s: tensor<10xf32>, %w: tensor<4x4xf32>, %b: tensor<4xf32>) -> (tensor<4x4xf32>, tensor<4xf32>) {
+  // expected-error @+1 {{'graph.all_gather_into' op has 1 starts for 2 tensors}}
+  %r:2 = graph.all_gather_into %s, %w, %b {bucket = 0 : i64, ranks = 2 : i64, starts = array<i64: 0>} : (tensor<10xf32>, tensor<4x4xf32>, tensor<4xf32>) -> (tensor<4x4xf32>, tensor<4xf32>)
+  return %r#0, %r#1 : tensor<4x4xf32>, tensor<4xf32>
+}
+
+// -----
+
 // Gathered parameters keep their types.
 func.func @all_gather_types(%s: tensor<8xf32>, %w: tensor<4x4xf32>) -> tensor<16xf32> {
   // expected-error @+1 {{'graph.all_gather_into' op result 'tensor<16xf32>' differs from its parameter 'tensor<4x4xf32>'}}

@@ -4,6 +4,7 @@
 // RUN: graphc-opt %s --split-input-file --graphc-all-reduce-gradients="ranks=3 shard-optimizer-state=true" | FileCheck %s --check-prefix=ZERO
 // RUN: graphc-opt %s --split-input-file --graphc-all-reduce-gradients="ranks=1" | FileCheck %s --check-prefix=ONE
 // RUN: graphc-opt %s --split-input-file --graphc-all-reduce-gradients="ranks=2 gradient-as-bucket-view=true" --graphc-plan-memory --graphc-verify-plan | FileCheck %s --check-prefix=VIEW
+// RUN: graphc-opt %s --split-input-file --graphc-all-reduce-gradients="ranks=3 shard-optimizer-state=true gradient-as-bucket-view=true" --graphc-plan-memory --graphc-verify-plan | FileCheck %s --check-prefix=ZEROVIEW
 
 // Two gradients share one bucket: flattened, concatenated, averaged in place, sliced back, and
 // the update that ran before the second gradient was complete now follows the all-reduce.
@@ -125,6 +126,19 @@ func.func @overflow_check_scaled(%w: tensor<8xf32> {graph.kind = "parameter", gr
 // ZERO-NEXT: %[[NEW:.*]]:2 = graph.all_gather_into %[[NP]], %[[W]], %[[B]] {bucket = 0 : i64, ranks = 3 : i64}
 // ZERO-NOT: graph.adam_update
 // ZERO: return %{{.*}}, %[[NEW]]#0, %[[NEW]]#1, %[[NM]], %[[NV]]
+// ZeRO with gradient-as-bucket-view: the weight gradient (16 elements) is followed by 48 zeros
+// up to 256 bytes, the bias gradient starts at element 64, and one zero pads 68 to 69 (3 x 23);
+// the gradients are planned inside the bucket (the concat's operands at its offsets, so it
+// moves nothing), and the parameters' shard and the gather follow the same layout (`starts`).
+// ZEROVIEW-LABEL: func.func @adam_shards
+// ZEROVIEW-SAME: tensor<23xf32> {graph.kind = "optimizer_state", graph.name = "zero.gradient_bucket0.m"
+// ZEROVIEW: %[[GW:.*]] = graph.relu %{{.*}} {graph.offsets = array<i64: [[#W:]]>} : tensor<4x4xf32>
+// ZEROVIEW: %[[GAP:.*]] = graph.fill {graph.offsets = array<i64: [[#W+64]]>, value = 0.000000e+00 : f32} : tensor<48xf32>
+// ZEROVIEW: %[[PAD:.*]] = graph.fill {graph.offsets = array<i64: [[#W+272]]>, value = 0.000000e+00 : f32} : tensor<1xf32>
+// ZEROVIEW-NEXT: graph.concat %{{.*}}, %[[GAP]], %{{.*}}, %[[PAD]] {axis = 0 : i64, graph.bucket_view, graph.offsets = array<i64: [[#W]]>} : (tensor<16xf32>, tensor<48xf32>, tensor<4xf32>, tensor<1xf32>) -> tensor<69xf32>
+// ZEROVIEW-NEXT: graph.reduce_scatter {{.*}} -> tensor<23xf32>
+// ZEROVIEW-NEXT: graph.rank_shard {{.*}}starts = array<i64: 0, 64>} : (tensor<4x4xf32>, tensor<4xf32>) -> tensor<23xf32>
+// ZEROVIEW: graph.all_gather_into {{.*}}starts = array<i64: 0, 64>}
 // Without sharding the per-parameter state stays (the all-reduce path).
 // CHECK-LABEL: func.func @adam_shards
 // CHECK: graph.all_reduce

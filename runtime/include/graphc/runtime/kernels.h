@@ -17,13 +17,15 @@
 
 namespace graphc::rt {
 
-/// Optimizer-state sharding: elements [rank * shard, (rank + 1) * shard) of the flat
-/// concatenation of inputs[0..n) (counts[i] elements each), zeros past its end.
-void rankShard(const float *const *inputs, const int64_t *counts, int n, float *out,
-               int64_t shard, int rank);
-/// Writes the flat concatenation `gathered` back over outputs[0..n) (counts[i] elements each).
+/// Optimizer-state sharding: elements [rank * shard, (rank + 1) * shard) of the flat layout of
+/// inputs[0..n) (counts[i] elements each, input i from element starts[i]), zeros in the gaps
+/// and past its end.
+void rankShard(const float *const *inputs, const int64_t *counts, const int64_t *starts, int n,
+               float *out, int64_t shard, int rank);
+/// Writes the flat layout `gathered` back over outputs[0..n) (counts[i] elements each, output
+/// i from element starts[i]).
 void scatterConcatenation(const float *gathered, float *const *outputs, const int64_t *counts,
-                          int n);
+                          const int64_t *starts, int n);
 
 /// C[m,n] = op(A) * op(B), op(A) is [m,k], op(B) is [k,n]; A is stored [k,m] when transA,
 /// B is stored [n,k] when transB. Row-major. C is overwritten.
