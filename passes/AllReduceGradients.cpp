@@ -92,9 +92,50 @@ struct AllReduceGradientsPass
     : graphc::impl::AllReduceGradientsBase<AllReduceGradientsPass> {
   using AllReduceGradientsBase::AllReduceGradientsBase;
 
-  /// ZeRO for one bucket: reduce-scatter the gradients, update this rank's shard of the
-  /// parameters with this rank's shard of the optimizer state (new per-bucket arguments), and
-  /// all-gather the updated shards back over the parameters.
+  /// Where each gradient of `bucket` begins in the bucket (in elements), and in `end` where the
+  /// last one ends: one after the other, or with `views` (gradients planned inside the bucket,
+  /// gradient-as-bucket-view) each at a multiple of the plan's alignment, so that kernels and
+  /// libraries get the same alignment as for any planned buffer.
+  SmallVector<int64_t> bucketLayout(ArrayRef<Reduced> bucket, bool views, int64_t &end) const {
+    SmallVector<int64_t> starts;
+    end = 0;
+    for (auto [i, g] : llvm::enumerate(bucket)) {
+      starts.push_back(end);
+      end += cast<RankedTensorType>(g.grad.getType()).getNumElements();
+      if (views && i + 1 < bucket.size())
+        end = int64_t(llvm::alignTo(uint64_t(end), uint64_t(alignment) / 4));
+    }
+    return starts;
+  }
+
+  /// The parts of the bucket's concatenation, built at `b`'s insertion point: each gradient
+  /// flattened (a reshape view, added to `packing`) and zeros in the gaps of `starts`, so that
+  /// the average and the overflow check read zeros there.
+  static SmallVector<Value> bucketParts(OpBuilder &b, ArrayRef<Reduced> bucket,
+                                        ArrayRef<int64_t> starts,
+                                        SmallPtrSetImpl<Operation *> &packing) {
+    Type f32 = b.getF32Type();
+    SmallVector<Value> parts;
+    for (auto [i, g] : llvm::enumerate(bucket)) {
+      auto type = cast<RankedTensorType>(g.grad.getType());
+      Value flat = g.grad;
+      if (type.getRank() != 1) {
+        auto view =
+            b.create<ReshapeOp>(derivedLoc(g.grad, "flat"),
+                                RankedTensorType::get({type.getNumElements()}, f32), g.grad);
+        packing.insert(view);
+        flat = view;
+      }
+      parts.push_back(flat);
+      int64_t end = starts[i] + type.getNumElements();
+      if (i + 1 < bucket.size() && starts[i + 1] > end)
+        parts.push_back(b.create<FillOp>(derivedLoc(g.grad, "bucket_gap"),
+                                         RankedTensorType::get({starts[i + 1] - end}, f32),
+                                         b.getF32FloatAttr(0.0f)));
+    }
+    return parts;
+  }
+
   /// Whether the bucket's updates take fp16 loss scaling's apply flag.
   static bool scaledLoss(ArrayRef<Reduced> bucket) {
     return llvm::any_of(bucket, [](const Reduced &g) {
@@ -120,23 +161,18 @@ struct AllReduceGradientsPass
                                 b.getI64IntegerAttr(1));
   }
 
+  /// ZeRO for one bucket: reduce-scatter the gradients, update this rank's shard of the
+  /// parameters with this rank's shard of the optimizer state (new per-bucket arguments), and
+  /// all-gather the updated shards back over the parameters.
   void shardBucket(func::FuncOp func, int64_t id, ArrayRef<Reduced> bucket, ZeroSurgery &zero) {
     OpBuilder b(func.getContext());
     Type f32 = b.getF32Type();
     Block &body = func.getBody().front();
-    // The bucket's layout: each gradient's first element. With gradient-as-bucket-view the
-    // gradients are planned inside the bucket, each at an aligned offset (zeros fill the gaps),
-    // and the parameters' shard follows the same layout (rank_shard's and all_gather_into's
-    // `starts`), so that it lines up with the gradients' shard.
+    // With gradient-as-bucket-view the parameters' shard follows the bucket's layout
+    // (rank_shard's and all_gather_into's `starts`), so that it lines up with the gradients'.
     bool views = gradientAsBucketView && bucket.size() > 1;
     int64_t w = ranks, total = 0;
-    SmallVector<int64_t> starts;
-    for (auto [i, g] : llvm::enumerate(bucket)) {
-      starts.push_back(total);
-      total += cast<RankedTensorType>(g.grad.getType()).getNumElements();
-      if (views && i + 1 < bucket.size())
-        total = int64_t(llvm::alignTo(uint64_t(total), uint64_t(alignment) / 4));
-    }
+    SmallVector<int64_t> starts = bucketLayout(bucket, views, total);
     int64_t shard = (total + w - 1) / w, padded = shard * w;
     std::string base = "gradient_bucket" + std::to_string(id);
     auto loc = [&](StringRef suffix) {
@@ -162,26 +198,10 @@ struct AllReduceGradientsPass
     // Pack after the last gradient, exactly as the all-reduce path does, plus zero padding.
     b.setInsertionPointAfter(bucket.back().grad.getDefiningOp());
     SmallPtrSet<Operation *, 8> packing;
-    SmallVector<Value> flats;
-    auto zeros = [&](Location at, int64_t count) {
-      return b.create<FillOp>(at, RankedTensorType::get({count}, f32), b.getF32FloatAttr(0.0f));
-    };
-    for (auto [i, g] : llvm::enumerate(bucket)) {
-      auto type = cast<RankedTensorType>(g.grad.getType());
-      Value flat = g.grad;
-      if (type.getRank() != 1) {
-        auto view = b.create<ReshapeOp>(derivedLoc(g.grad, "flat"),
-                                        RankedTensorType::get({type.getNumElements()}, f32), g.grad);
-        packing.insert(view);
-        flat = view;
-      }
-      flats.push_back(flat);
-      int64_t end = starts[i] + type.getNumElements();
-      if (i + 1 < bucket.size() && starts[i + 1] > end)
-        flats.push_back(zeros(derivedLoc(g.grad, "bucket_gap"), starts[i + 1] - end));
-    }
+    SmallVector<Value> flats = bucketParts(b, bucket, starts, packing);
     if (padded > total)
-      flats.push_back(zeros(loc(".padding"), padded - total));
+      flats.push_back(b.create<FillOp>(
+          loc(".padding"), RankedTensorType::get({padded - total}, f32), b.getF32FloatAttr(0.0f)));
     Value packed = flats.front();
     if (flats.size() > 1) {
       auto concat = b.create<ConcatOp>(loc(""), RankedTensorType::get({padded}, f32), flats,
@@ -359,36 +379,10 @@ struct AllReduceGradientsPass
       Operation *last = bucket.back().grad.getDefiningOp();
       b.setInsertionPointAfter(last);
       SmallPtrSet<Operation *, 8> packing;
-      SmallVector<Value> flats;
-      SmallVector<int64_t> startOf; // each gradient's element offset in the bucket
-      int64_t total = 0;
       bool views = gradientAsBucketView && bucket.size() > 1;
-      for (auto [i, g] : llvm::enumerate(bucket)) {
-        auto type = cast<RankedTensorType>(g.grad.getType());
-        Value flat = g.grad;
-        if (type.getRank() != 1) {
-          auto view = b.create<ReshapeOp>(derivedLoc(g.grad, "flat"),
-                                          RankedTensorType::get({type.getNumElements()}, f32),
-                                          g.grad);
-          packing.insert(view);
-          flat = view;
-        }
-        flats.push_back(flat);
-        startOf.push_back(total);
-        total += type.getNumElements();
-        // Planned inside the bucket, every gradient starts at an aligned offset (kernels and
-        // libraries get the same alignment as any planned buffer): zeros fill the gap, so the
-        // average and the overflow check read zeros there.
-        int64_t alignedTotal = int64_t(llvm::alignTo(uint64_t(total), uint64_t(alignment) / 4));
-        if (views && i + 1 < bucket.size() && alignedTotal > total) {
-          auto gap = b.create<FillOp>(derivedLoc(g.grad, "bucket_gap"),
-                                      RankedTensorType::get({alignedTotal - total}, f32),
-                                      b.getF32FloatAttr(0.0f));
-          packing.insert(gap);
-          flats.push_back(gap);
-          total = alignedTotal;
-        }
-      }
+      int64_t total = 0;
+      SmallVector<int64_t> startOf = bucketLayout(bucket, views, total);
+      SmallVector<Value> flats = bucketParts(b, bucket, startOf, packing);
       Location bucketLoc =
           NameLoc::get(b.getStringAttr("gradient_bucket" + std::to_string(id)), func.getLoc());
       Value packed = flats.front();

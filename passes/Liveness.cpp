@@ -337,15 +337,13 @@ FailureOr<StepLiveness> graphc::computeStepLiveness(func::FuncOp func, bool reus
     live.stepOf[&op] = step;
     live.resultBase.push_back(values);
     values += op.getNumResults();
+    scratch.lastRead.resize(values, -1); // (amortised: the vector's capacity doubles)
     scratch.operandBase.push_back(unsigned(scratch.operandNumbers.size()));
     for (Value operand : op.getOperands()) {
       int number = numberOf(operand);
       scratch.operandNumbers.push_back(number);
-      if (number >= 0) {
-        if (size_t(number) >= scratch.lastRead.size())
-          scratch.lastRead.resize(std::max<size_t>(2 * scratch.lastRead.size(), number + 1), -1);
-        scratch.lastRead[number] = int64_t(step); // steps ascend
-      }
+      if (number >= 0)
+        scratch.lastRead[number] = int64_t(step); // steps ascend; defined before, so numbered
     }
     if (auto loss = dyn_cast<LossOp>(op)) {
       severalLosses = severalLosses || onlyLoss;
@@ -358,7 +356,7 @@ FailureOr<StepLiveness> graphc::computeStepLiveness(func::FuncOp func, bool reus
   const int64_t lastStep = std::max<int64_t>(0, int64_t(stepCount) - 1);
   live.resultBase.push_back(values);
   scratch.operandBase.push_back(unsigned(scratch.operandNumbers.size()));
-  scratch.lastRead.resize(values, -1);
+  scratch.lastRead.resize(values, -1); // the arguments of a step without ops
   live.bufferOfValue.assign(values, 0);
   live.buffers.reserve(stepCount + func.getNumArguments());
   auto readAfterTheStep = [&](Value v) {
