@@ -236,10 +236,20 @@ FailureOr<Measure> measure(func::FuncOp func, uint64_t alignment, int64_t budget
   return m;
 }
 
+/// The clones of each recomputed forward op that the applied changes hold, by
+/// the op they recompute (a batch norm's clone is its batch_norm_apply), so
+/// that a later chain can read a clone that is live anyway instead of
+/// recomputing it (see FitBudgetPass::liveCloneAt).
+using CloneRegistry = llvm::DenseMap<Operation *, SmallVector<Operation *, 2>>;
+
 /// One applied rematerialization, or one im2col tiling of the convolutions at the peak, kept so
 /// that it can be undone.
 struct Remat {
   SmallVector<Operation *> clones;
+  /// (forward op, its clone) of each recomputed op, listed in `registry` while
+  /// applied.
+  SmallVector<std::pair<Operation *, Operation *>> sources;
+  CloneRegistry *registry = nullptr;
   SmallVector<std::pair<OpOperand *, Value>> redirected; // operand -> its old value
   SmallVector<std::pair<Operation *, Attribute>> retiled; // convolution -> its old tile rows
   SmallVector<std::pair<Operation *, int64_t>> tiledTo;   // convolution -> its new tile rows
@@ -254,11 +264,20 @@ struct Remat {
   /// how many copies it recomputes (one per micro-batch not left out; 1 without micro-batches).
   llvm::SmallBitVector skipped;
   unsigned copies = 1;
+  /// Whether a copy's late readers got a cheap recomputation of their own
+  /// (FitBudgetPass::rematerializeOne), and the same change without it (for
+  /// improveLocally).
+  bool cheapLate = false;
+  std::function<std::optional<Remat>(const llvm::SmallBitVector &)> replayWhole;
   bool isTiling() const { return !retiled.empty(); }
   /// Takes in `other`'s changes (another micro-batch's copy of the same recomputation): one
   /// undo reverts both.
   void absorb(Remat &&other) {
     llvm::append_range(clones, other.clones);
+    llvm::append_range(sources, other.sources);
+    cheapLate = cheapLate || other.cheapLate;
+    if (!registry)
+      registry = other.registry;
     llvm::append_range(redirected, other.redirected);
     llvm::append_range(retiled, other.retiled);
     llvm::append_range(tiledTo, other.tiledTo);
@@ -283,6 +302,16 @@ struct Remat {
     }
     for (auto &[operand, old] : redirected)
       operand->set(old);
+    for (auto &[source, clone] : sources) {
+      auto listed = registry->find(source);
+      if (listed == registry->end())
+        continue;
+      auto *at = llvm::find(listed->second, clone);
+      if (at != listed->second.end())
+        listed->second.erase(at);
+      if (listed->second.empty())
+        registry->erase(listed);
+    }
     for (Operation *clone : llvm::reverse(clones))
       clone->erase();
   }
@@ -354,10 +383,11 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
     Measure measure;
     std::vector<Remat> applied;
     double extraFlops = 0;
-    // The local search (improveLocally), once run: remats dropped and swapped, and the extra
-    // FLOPs before it.
+    // The local search (improveLocally), once run: remats dropped and swapped,
+    // cheap late recomputations undone (rejoined), and the extra FLOPs before
+    // it.
     bool improved = false;
-    unsigned dropped = 0, swapped = 0;
+    unsigned dropped = 0, swapped = 0, rejoined = 0;
     double searchedFlops = 0;
     /// The largest arena a kept trial of the local search or the seeds started from (see
     /// improveLocally): the step's arena is padded up to it, so that the arena stays monotone
@@ -374,6 +404,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     argumentBuffers = ArgumentBuffers();
+    clonesOf.clear();
     if (budget <= 0 || !func.getBody().hasOneBlock())
       return;
     if (solver != "heuristic" && solver != "exact" && solver != "auto") {
@@ -458,12 +489,13 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
       }
     }
     // Each micro-batch's copy of a recomputation counts.
-    int64_t kept = 0, segments = 0, segmentOps = 0, split = 0;
+    int64_t kept = 0, segments = 0, segmentOps = 0, split = 0, cheapLate = 0;
     for (const Remat &r : outcome->applied) {
       if (r.isTiling() || r.clones.empty())
         continue;
       kept += r.copies;
       split += r.split ? r.copies : 0;
+      cheapLate += r.cheapLate ? r.copies : 0;
       // Segments count once in graph.fit_remat_ops; the ops they recompute (views aside) too.
       if (r.segment) {
         segments += r.copies;
@@ -477,6 +509,9 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
     }
     if (split)
       func->setAttr("graph.fit_remat_split", attrs.getI64IntegerAttr(split));
+    if (cheapLate)
+      func->setAttr("graph.fit_remat_cheap_late",
+                    attrs.getI64IntegerAttr(cheapLate));
     recordTiling(func);
     func->setAttr("graph.fit_peak_after", attrs.getI64IntegerAttr(outcome->paddedArena()));
     if (outcome->arenaFloor > outcome->measure.arena)
@@ -575,10 +610,11 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
           failed(improve(*outcome)))
         return failure();
     }
-    if (outcome->dropped || outcome->swapped) {
-      func->setAttr(
-          "graph.fit_local_search",
-          attrs.getDenseI64ArrayAttr({int64_t(outcome->dropped), int64_t(outcome->swapped)}));
+    if (outcome->dropped || outcome->swapped || outcome->rejoined) {
+      func->setAttr("graph.fit_local_search",
+                    attrs.getDenseI64ArrayAttr({int64_t(outcome->dropped),
+                                                int64_t(outcome->swapped),
+                                                int64_t(outcome->rejoined)}));
       func->setAttr(
           "graph.fit_extra_flops_searched",
           attrs.getF64FloatAttr(flopsBefore > 0 ? outcome->searchedFlops / flopsBefore : 0));
@@ -800,6 +836,14 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
     auto replay = [&](const std::vector<Remat> &recipes, size_t skip, std::vector<Remat> &into) {
       return replayInto(recipes, into, skip);
     };
+    // A trial's measure: the bound, and the arena once the bound is within the
+    // budget.
+    auto measureTrial = [&]() -> FailureOr<Measure> {
+      auto trial = measureStep(func, {});
+      if (failed(trial) || trial->bound > uint64_t(budget))
+        return trial;
+      return measureStep(func, {/*withArena=*/true});
+    };
     unsigned swapsLeft = kSwapTrials;
     for (const Trial &t : order) {
       size_t position = llvm::find(ids, t.id) - ids.begin();
@@ -827,14 +871,9 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
         for (Remat &r : suffix)
           applied.push_back(std::move(r));
         suffix.clear();
-        auto trial = measureStep(func, {});
+        auto trial = measureTrial();
         if (failed(trial))
           return failure();
-        if (trial->bound <= uint64_t(budget)) {
-          trial = measureStep(func, {/*withArena=*/true});
-          if (failed(trial))
-            return failure();
-        }
         bool fits = trial->bound <= uint64_t(budget) && trial->arena <= uint64_t(budget);
         if (fits) {
           kept = true;
@@ -891,10 +930,76 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
       for (Remat &r : suffix)
         applied.push_back(std::move(r));
     }
+    // Cheap late recomputations the plan does not need: each change that gave
+    // its late readers one (rematerializeOne) is replayed whole instead, in a
+    // trial like the removals above, and kept when the step still fits (with
+    // fewer FLOPs: the cheap ops run once less). Up to kWholeTrials of them, in
+    // the order applied.
+    constexpr unsigned kWholeTrials = 16;
+    unsigned wholeTrials = 0, rejoined = 0;
+    for (size_t position = 0;
+         position < applied.size() && wholeTrials < kWholeTrials; ++position) {
+      if (!applied[position].replayWhole)
+        continue;
+      llvm::DenseSet<Operation *> rebuilt;
+      for (size_t i = position; i < applied.size(); ++i)
+        rebuilt.insert(applied[i].clones.begin(), applied[i].clones.end());
+      if (llvm::any_of(
+              llvm::make_range(applied.begin() + position + 1, applied.end()),
+              [&](const Remat &r) {
+                return llvm::any_of(r.tiledTo, [&](auto &tile) {
+                  return rebuilt.contains(tile.first);
+                });
+              }))
+        continue;
+      ++wholeTrials;
+      double flopsBefore = totalFlops();
+      std::vector<Remat> recipes(
+          std::make_move_iterator(applied.begin() + position),
+          std::make_move_iterator(applied.end()));
+      applied.resize(position);
+      undoNewestFirst(recipes);
+      bool kept = false;
+      if (std::optional<Remat> whole =
+              recipes.front().replayWhole(recipes.front().skipped)) {
+        applied.push_back(std::move(*whole));
+        std::vector<Remat> suffix;
+        if (replay(recipes, /*skip=*/0, suffix)) {
+          for (Remat &r : suffix)
+            applied.push_back(std::move(r));
+          auto trial = measureTrial();
+          if (failed(trial))
+            return failure();
+          if (trial->bound <= uint64_t(budget) &&
+              trial->arena <= uint64_t(budget) && totalFlops() < flopsBefore) {
+            kept = true;
+            ++rejoined;
+            floor = std::max(floor, trial->arena);
+            out.measure = std::move(*trial);
+          }
+        }
+        if (!kept) {
+          for (size_t i = applied.size(); i > position; --i)
+            applied[i - 1].undo();
+          applied.resize(position);
+        }
+      }
+      if (kept)
+        continue;
+      std::vector<Remat> suffix;
+      if (!replay(recipes, /*skip=*/recipes.size(), suffix)) {
+        func.emitError("graphc-fit-budget: an applied recomputation could not "
+                       "be replayed");
+        return failure();
+      }
+      for (Remat &r : suffix)
+        applied.push_back(std::move(r));
+    }
     out.improved = true;
     out.arenaFloor = floor;
     out.dropped = removed;
     out.swapped = swapped;
+    out.rejoined = rejoined;
     out.searchedFlops = out.extraFlops;
     out.extraFlops = totalFlops();
     return success();
@@ -1017,6 +1122,10 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
     /// and by its own block's backward at the very end; one recomputation holds it across
     /// the whole backward pass.
     bool split = false;
+    /// One recomputation for all readers even where the late ones could have a
+    /// cheap one of their own (see rematerializeOne); set by improveLocally's
+    /// trials that undo it.
+    bool whole = false;
   };
 
   /// Which of a candidate's recomputation shapes the heuristic keeps.
@@ -2045,10 +2154,12 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
             bn.getScale(), bn.getBias(), bn.getSavedMean(), bn.getSavedInvstd());
         map.map(bn.getResult(), clone->getResult(0));
         remat.clones.push_back(clone);
+        registerClone(remat, bn, clone);
         continue;
       }
       // Operands that are not internal keep their original values (the map has none).
       remat.clones.push_back(b.clone(*op, map));
+      registerClone(remat, op, remat.clones.back());
     }
     for (Value v : wanted) {
       Value recomputed = map.lookup(v);
@@ -2315,8 +2426,8 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
            estimateOpCost(op).flops <= kCheapFlopsPerElement * double(type.getNumElements());
   }
 
-  static bool cheapFromLiveInputs(Operation *op, Operation *point, Operation *lossGrad,
-                                  unsigned levels = kCheapLevels) {
+  bool cheapFromLiveInputs(Operation *op, Operation *point, Operation *lossGrad,
+                           unsigned levels = kCheapLevels) {
     if (levels == 0 || !recomputable(op) || !op->isBeforeInBlock(lossGrad))
       return false;
     SmallVector<Value, 4> inputs;
@@ -2328,7 +2439,8 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
       inputs.append(op->operand_begin(), op->operand_end());
     }
     return llvm::all_of(inputs, [&](Value v) {
-      if (isa<BlockArgument>(v) || readAtOrAfter(v, point, lossGrad))
+      if (isa<BlockArgument>(v) || readAtOrAfter(v, point, lossGrad) ||
+          liveCloneAt(v, point, lossGrad))
         return true;
       Operation *producer = v.getDefiningOp();
       return producer && cheapFromLiveInputs(producer, point, lossGrad, levels - 1);
@@ -2336,6 +2448,37 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
   }
   static constexpr double kCheapFlopsPerElement = 8;
   static constexpr unsigned kCheapLevels = 3;
+
+  /// The recomputed forward ops' clones held by the applied changes
+  /// (Remat::sources).
+  CloneRegistry clonesOf;
+
+  void registerClone(Remat &remat, Operation *source, Operation *clone) {
+    remat.registry = &clonesOf;
+    remat.sources.push_back({source, clone});
+    clonesOf[source].push_back(clone);
+  }
+
+  /// A clone of forward value `v` (its op's first result) that an applied
+  /// change computes before `point` and the backward pass reads at `point` or
+  /// after it: live there anyway, so a chain recomputed before `point` reads it
+  /// instead of recomputing `v` once more. Null when there is none. The clone
+  /// computes the same values (the same op on the same inputs, or a batch
+  /// norm's bit-identical batch_norm_apply).
+  Value liveCloneAt(Value v, Operation *point, Operation *lossGrad) const {
+    auto result = dyn_cast<OpResult>(v);
+    if (!result || result.getResultNumber() != 0)
+      return {};
+    auto listed = clonesOf.find(result.getOwner());
+    if (listed == clonesOf.end())
+      return {};
+    for (Operation *clone : listed->second)
+      if (clone->getBlock() == point->getBlock() &&
+          clone->isBeforeInBlock(point) &&
+          readAtOrAfter(clone->getResult(0), point, lossGrad))
+        return clone->getResult(0);
+    return {};
+  }
 
   /// Whether the backward pass reads `v` (or a view of it) at `point` or after it.
   static bool readAtOrAfter(Value v, Operation *point, Operation *lossGrad) {
@@ -2356,7 +2499,11 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
     std::vector<ChainShape> shapes;
     size_t previous = 0;
     for (unsigned depth = 0; depth <= kMaxChain; ++depth) {
-      std::optional<Remat> remat = rematerialize(op, lossGrad, {depth, /*extended=*/true});
+      // Whole: the model's options are one recomputation each (a cheap late one
+      // would make an option's FLOPs depend on which others are chosen).
+      ChainShape shape{depth, /*extended=*/true};
+      shape.whole = true;
+      std::optional<Remat> remat = rematerialize(op, lossGrad, shape);
       if (!remat)
         break;
       size_t clones = remat->clones.size();
@@ -2364,7 +2511,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
       if (depth > 0 && clones == previous)
         break;
       previous = clones;
-      shapes.push_back({depth, /*extended=*/true});
+      shapes.push_back(shape);
     }
     return shapes;
   }
@@ -2430,19 +2577,28 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
         if (!producer || !recomputable(producer) || !producer->isBeforeInBlock(lossGrad) ||
             readAtOrAfter(viewed, first, lossGrad))
           continue;
-        Operation *recomputed = nullptr;
-        if (depth > 0)
-          recomputed = cloneChain(producer, depth - 1);
-        else if (shape.extended && cheapFromLiveInputs(producer, first, lossGrad))
-          // Past the depth, a cheap producer whose inputs are live anyway is still recomputed
-          // (relu <- batch norm <- kept convolution output): reading the original would keep
-          // it alive until here, which is what two overlapping chains (a skip connection's
-          // relu, recomputed both for its own backward reader and inside its concat's chain)
-          // otherwise do.
-          recomputed = cloneChain(producer, 0);
-        if (!recomputed)
-          continue;
-        Value value = recomputed->getResult(0);
+        // So is a clone of it that an earlier change made and the backward pass
+        // still reads at or after the recomputation (a convolution output
+        // recomputed for its batch norm's backward, from which a skip
+        // connection's relu is recomputed again).
+        Value value = liveCloneAt(viewed, first, lossGrad);
+        if (!value) {
+          Operation *recomputed = nullptr;
+          if (depth > 0)
+            recomputed = cloneChain(producer, depth - 1);
+          else if (shape.extended &&
+                   cheapFromLiveInputs(producer, first, lossGrad))
+            // Past the depth, a cheap producer whose inputs are live anyway is
+            // still recomputed (relu <- batch norm <- kept convolution output):
+            // reading the original would keep it alive until here, which is
+            // what two overlapping chains (a skip connection's relu, recomputed
+            // both for its own backward reader and inside its concat's chain)
+            // otherwise do.
+            recomputed = cloneChain(producer, 0);
+          if (!recomputed)
+            continue;
+          value = recomputed->getResult(0);
+        }
         for (ReshapeOp view : llvm::reverse(views)) {
           Operation *copy = b.create<ReshapeOp>(view.getLoc(), view.getType(), value);
           remat.clones.push_back(copy);
@@ -2457,6 +2613,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
                    .getOperation()
              : b.clone(*source, map);
       remat.clones.push_back(clone);
+      registerClone(remat, source, clone);
       return clone;
     };
     Operation *clone = cloneChain(op, shape.depth);
@@ -2477,6 +2634,15 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
       remat.redirected.push_back({use, old});
       use->set(viewOf(old));
     }
+    return first;
+  }
+
+  /// The first op that reads one of `uses`.
+  static Operation *earliestOwner(ArrayRef<OpOperand *> uses) {
+    Operation *first = uses.front()->getOwner();
+    for (OpOperand *use : uses)
+      if (use->getOwner()->isBeforeInBlock(first))
+        first = use->getOwner();
     return first;
   }
 
@@ -2623,6 +2789,14 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
     remat.replay = [this, op, lossGrad, shape](const llvm::SmallBitVector &skipped) {
       return rematerialize(op, lossGrad, shape, skipped);
     };
+    if (remat.cheapLate) {
+      ChainShape whole = shape;
+      whole.whole = true;
+      remat.replayWhole = [this, op, lossGrad,
+                           whole](const llvm::SmallBitVector &skipped) {
+        return rematerialize(op, lossGrad, whole, skipped);
+      };
+    }
     return remat;
   }
 
@@ -2633,23 +2807,40 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
     if (uses.empty())
       return std::nullopt;
     SmallVector<SmallVector<OpOperand *>, 2> groups;
+    bool cheapLate = false;
     if (shape.split) {
       groups = splitAtWidestGap(uses);
       if (groups.empty())
         return std::nullopt;
     } else {
       groups.push_back(uses);
+      // Readers after the widest gap that a cheap op can serve from values live
+      // there anyway (a skip connection's relu, read at the end of the backward
+      // pass where its convolution's output is live for the batch norm's
+      // backward) get that cheap recomputation of their own: holding one
+      // recomputation across the gap costs bytes.
+      if (cheapSplits && !shape.whole) {
+        SmallVector<SmallVector<OpOperand *>, 2> parts = splitAtWidestGap(uses);
+        if (!parts.empty() &&
+            cheapFromLiveInputs(op, earliestOwner(parts[1]), lossGrad)) {
+          groups = std::move(parts);
+          cheapLate = true;
+        }
+      }
     }
     Remat remat;
-    for (ArrayRef<OpOperand *> group : groups) {
+    for (auto [index, group] : llvm::enumerate(groups)) {
       size_t clonesBefore = remat.clones.size();
-      Operation *first = recomputeFor(op, group, lossGrad, shape, remat);
+      ChainShape groupShape =
+          cheapLate && index == 1 ? ChainShape{0, /*extended=*/true} : shape;
+      Operation *first = recomputeFor(op, group, lossGrad, groupShape, remat);
       if (readsOverwrittenInput(ArrayRef<Operation *>(remat.clones).drop_front(clonesBefore),
                                 first)) {
         remat.undo();
         return std::nullopt;
       }
     }
+    remat.cheapLate = cheapLate;
     return remat;
   }
 };

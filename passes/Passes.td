@@ -435,6 +435,10 @@ def FitBudget : Pass<"graphc-fit-budget", "mlir::func::FuncOp"> {
            "when nothing else fits, a last group of sequences that may also recompute a value "
            "twice, once for the backward readers before the widest gap between them and once "
            "for those after it">,
+    Option<"cheapSplits", "cheap-splits", "bool", "true",
+           "a recomputed value's backward readers after the widest gap between them get a "
+           "recomputation of their own when cheap ops make it from values live there anyway "
+           "(instead of holding the one recomputation across the gap)">,
     Option<"seedLevels", "seed-levels", "unsigned", "12",
            "up to exact-limit candidates, the heuristic also runs sequences that start from "
            "the exact program's choice at this many budget-independent levels (0: none)">,

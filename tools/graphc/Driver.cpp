@@ -83,6 +83,8 @@ struct Options {
   double rematTimeLimit = 60;
   bool rematSegments = true; // segment recomputation (--no-remat-segments turns it off)
   bool rematSplit = true;    // split recomputations (--no-remat-split turns them off)
+  bool rematCheapLate =
+      true; // cheap late recomputations (--no-remat-cheap-late turns them off)
   bool rematLocalSearch = true; // the local search after it (--no-remat-local-search)
   bool rematSeeds = true;       // exact seeds for the heuristic (--no-remat-seeds)
   // Keras (.json): --weights, --input-shape, --seed, --verbose; which training flags were given
@@ -416,7 +418,9 @@ private:
     uint64_t peakBeforeRemat = 0;
     // The local search after the remat search: remats dropped, remats swapped for cheaper
     // ones, and the extra FLOPs before it.
-    uint64_t localDropped = 0, localSwapped = 0;
+    uint64_t localDropped = 0, localSwapped = 0, localRejoined = 0;
+    // Recomputations whose late readers got a cheap recomputation of their own.
+    uint64_t rematCheapLate = 0;
     // Bytes of the arena left unused so that it stays monotone in the budget (PlanMemory).
     uint64_t arenaPadding = 0;
     double extraFlopsSearched = 0;
@@ -574,6 +578,7 @@ private:
       fitOptions.timeLimit = opts.rematTimeLimit;
       fitOptions.segments = opts.rematSegments;
       fitOptions.splitShapes = opts.rematSplit;
+      fitOptions.cheapSplits = opts.rematCheapLate;
       fitOptions.localSearch = opts.rematLocalSearch;
       if (!opts.rematSeeds)
         fitOptions.seedLevels = 0;
@@ -622,11 +627,14 @@ private:
     out.step.walk([&](graph::CastOp) { ++out.casts; });
     out.peakBeforeRemat = intAttr("graph.fit_peak_before").value_or(0);
     out.arenaPadding = intAttr("graph.arena_padding").value_or(0);
-    if (auto local = out.step->getAttrOfType<DenseI64ArrayAttr>("graph.fit_local_search");
-        local && local.size() == 2) {
+    if (auto local = out.step->getAttrOfType<DenseI64ArrayAttr>(
+            "graph.fit_local_search");
+        local && local.size() >= 2) {
       out.localDropped = uint64_t(local[0]);
       out.localSwapped = uint64_t(local[1]);
+      out.localRejoined = local.size() > 2 ? uint64_t(local[2]) : 0;
     }
+    out.rematCheapLate = intAttr("graph.fit_remat_cheap_late").value_or(0);
     if (auto level = out.step->getAttrOfType<FloatAttr>("graph.fit_exact_seed_level"))
       out.exactSeedLevel = level.getValueAsDouble();
     if (auto before = out.step->getAttrOfType<FloatAttr>("graph.fit_extra_flops_before_seed"))
@@ -1490,6 +1498,13 @@ private:
       os << llvm::formatv("  cures        rematerialized {0}: peak {1} -> {2}, +{3:F2}% FLOPs\n",
                           compiled.rematSummary(), plan::humanBytes(compiled.peakBeforeRemat),
                           plan::humanBytes(p.arenaBytes), 100.0 * compiled.extraFlops);
+    if (compiled.rematCheapLate)
+      os << llvm::formatv("  cures        {0} of them recomputed again for the "
+                          "backward readers after the "
+                          "widest gap between them, by cheap ops from values "
+                          "live there (no value held "
+                          "across the gap)\n",
+                          compiled.rematCheapLate);
     if (compiled.rematSplit)
       os << llvm::formatv(
           "  cures        {0} of them recomputed twice: once for the backward readers "
@@ -1523,12 +1538,21 @@ private:
             compiled.extraFlopsBeforeSeed < 0
                 ? std::string("no fit")
                 : llvm::formatv("+{0:F2}%", 100.0 * compiled.extraFlopsBeforeSeed).str());
-      if (compiled.localDropped || compiled.localSwapped)
-        os << llvm::formatv("  local search {0} remat{1} dropped, {2} swapped for cheaper ones: "
-                            "+{3:F2}% -> +{4:F2}% FLOPs\n",
-                            compiled.localDropped, compiled.localDropped == 1 ? "" : "s",
-                            compiled.localSwapped, 100.0 * compiled.extraFlopsSearched,
-                            100.0 * compiled.extraFlops);
+      if (compiled.localDropped || compiled.localSwapped ||
+          compiled.localRejoined)
+        os << llvm::formatv(
+            "  local search {0} remat{1} dropped, {2} swapped for cheaper "
+            "ones{3}: "
+            "+{4:F2}% -> +{5:F2}% FLOPs\n",
+            compiled.localDropped, compiled.localDropped == 1 ? "" : "s",
+            compiled.localSwapped,
+            compiled.localRejoined
+                ? llvm::formatv(", {0} cheap late recomputation{1} undone",
+                                compiled.localRejoined,
+                                compiled.localRejoined == 1 ? "" : "s")
+                      .str()
+                : std::string(),
+            100.0 * compiled.extraFlopsSearched, 100.0 * compiled.extraFlops);
       if (compiled.arenaPadding)
         os << llvm::formatv("  monotone     {0} of the arena left unused: a cheaper choice that "
                             "plans below the arena of the one it replaced keeps that arena, so "
@@ -1933,6 +1957,14 @@ int runGraphcDriver(int argc, char **argv) {
       cl::desc("never recompute a value twice (once for the backward readers before the widest "
                "gap between them, once for those after it), even when nothing else fits"),
       cl::cat(category));
+  cl::opt<bool> noRematCheapLate(
+      "no-remat-cheap-late",
+      cl::desc("hold a recomputed value for all its backward readers, even "
+               "where those after "
+               "the widest gap between them could have it recomputed by cheap "
+               "ops from values "
+               "live there"),
+      cl::cat(category));
   cl::opt<bool> noRematSeeds(
       "no-remat-seeds",
       cl::desc("the remat heuristic does not try the exact program's choices at fixed levels "
@@ -2047,6 +2079,7 @@ int runGraphcDriver(int argc, char **argv) {
   opts.rematTimeLimit = rematTimeLimit;
   opts.rematSegments = !noRematSegments;
   opts.rematSplit = !noRematSplit;
+  opts.rematCheapLate = !noRematCheapLate;
   opts.rematLocalSearch = !noRematLocalSearch;
   opts.rematSeeds = !noRematSeeds;
   opts.maxBatch = maxBatch;
