@@ -836,6 +836,21 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
     auto replay = [&](const std::vector<Remat> &recipes, size_t skip, std::vector<Remat> &into) {
       return replayInto(recipes, into, skip);
     };
+    // Whether a tiling applied after `position` targets a clone that a trial
+    // from there rebuilds (a replay finds that clone by position, so it would
+    // not find it).
+    auto tilesARebuiltClone = [&](size_t position) {
+      llvm::DenseSet<Operation *> rebuilt;
+      for (size_t i = position; i < applied.size(); ++i)
+        rebuilt.insert(applied[i].clones.begin(), applied[i].clones.end());
+      return llvm::any_of(
+          llvm::make_range(applied.begin() + position + 1, applied.end()),
+          [&](const Remat &r) {
+            return llvm::any_of(r.tiledTo, [&](auto &tile) {
+              return rebuilt.contains(tile.first);
+            });
+          });
+    };
     // A trial's measure: the bound, and the arena once the bound is within the
     // budget.
     auto measureTrial = [&]() -> FailureOr<Measure> {
@@ -847,15 +862,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
     unsigned swapsLeft = kSwapTrials;
     for (const Trial &t : order) {
       size_t position = llvm::find(ids, t.id) - ids.begin();
-      // A tiling replayed after the trial must not target a clone that the trial rebuilds.
-      llvm::DenseSet<Operation *> rebuilt;
-      for (size_t i = position; i < applied.size(); ++i)
-        rebuilt.insert(applied[i].clones.begin(), applied[i].clones.end());
-      if (llvm::any_of(llvm::make_range(applied.begin() + position + 1, applied.end()),
-                       [&](const Remat &r) {
-                         return llvm::any_of(
-                             r.tiledTo, [&](auto &tile) { return rebuilt.contains(tile.first); });
-                       }))
+      if (tilesARebuiltClone(position))
         continue;
       bool swap = swapsLeft > 0;
       if (swap)
@@ -941,16 +948,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
          position < applied.size() && wholeTrials < kWholeTrials; ++position) {
       if (!applied[position].replayWhole)
         continue;
-      llvm::DenseSet<Operation *> rebuilt;
-      for (size_t i = position; i < applied.size(); ++i)
-        rebuilt.insert(applied[i].clones.begin(), applied[i].clones.end());
-      if (llvm::any_of(
-              llvm::make_range(applied.begin() + position + 1, applied.end()),
-              [&](const Remat &r) {
-                return llvm::any_of(r.tiledTo, [&](auto &tile) {
-                  return rebuilt.contains(tile.first);
-                });
-              }))
+      if (tilesARebuiltClone(position))
         continue;
       ++wholeTrials;
       double flopsBefore = totalFlops();
@@ -2541,10 +2539,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
   /// records the clones and redirections in `remat`. Returns that first reader.
   Operation *recomputeFor(Operation *op, ArrayRef<OpOperand *> uses, Operation *lossGrad,
                           ChainShape shape, Remat &remat) {
-    Operation *first = uses.front()->getOwner();
-    for (OpOperand *use : uses)
-      if (use->getOwner()->isBeforeInBlock(first))
-        first = use->getOwner();
+    Operation *first = earliestOwner(uses);
     OpBuilder b(first);
     // Clone the producers first (depth-first), then the op reading their clones.
     std::function<Operation *(Operation *, unsigned)> cloneChain = [&](Operation *source,
