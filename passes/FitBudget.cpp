@@ -510,8 +510,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
     if (split)
       func->setAttr("graph.fit_remat_split", attrs.getI64IntegerAttr(split));
     if (cheapLate)
-      func->setAttr("graph.fit_remat_cheap_late",
-                    attrs.getI64IntegerAttr(cheapLate));
+      func->setAttr("graph.fit_remat_cheap_late", attrs.getI64IntegerAttr(cheapLate));
     recordTiling(func);
     func->setAttr("graph.fit_peak_after", attrs.getI64IntegerAttr(outcome->paddedArena()));
     if (outcome->arenaFloor > outcome->measure.arena)
@@ -611,10 +610,10 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
         return failure();
     }
     if (outcome->dropped || outcome->swapped || outcome->rejoined) {
-      func->setAttr("graph.fit_local_search",
-                    attrs.getDenseI64ArrayAttr({int64_t(outcome->dropped),
-                                                int64_t(outcome->swapped),
-                                                int64_t(outcome->rejoined)}));
+      func->setAttr(
+          "graph.fit_local_search",
+          attrs.getDenseI64ArrayAttr(
+              {int64_t(outcome->dropped), int64_t(outcome->swapped), int64_t(outcome->rejoined)}));
       func->setAttr(
           "graph.fit_extra_flops_searched",
           attrs.getF64FloatAttr(flopsBefore > 0 ? outcome->searchedFlops / flopsBefore : 0));
@@ -844,11 +843,9 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
       for (size_t i = position; i < applied.size(); ++i)
         rebuilt.insert(applied[i].clones.begin(), applied[i].clones.end());
       return llvm::any_of(
-          llvm::make_range(applied.begin() + position + 1, applied.end()),
-          [&](const Remat &r) {
-            return llvm::any_of(r.tiledTo, [&](auto &tile) {
-              return rebuilt.contains(tile.first);
-            });
+          llvm::make_range(applied.begin() + position + 1, applied.end()), [&](const Remat &r) {
+            return llvm::any_of(r.tiledTo,
+                                [&](auto &tile) { return rebuilt.contains(tile.first); });
           });
     };
     // A trial's measure: the bound, and the arena once the bound is within the
@@ -944,22 +941,19 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
     // the order applied.
     constexpr unsigned kWholeTrials = 16;
     unsigned wholeTrials = 0, rejoined = 0;
-    for (size_t position = 0;
-         position < applied.size() && wholeTrials < kWholeTrials; ++position) {
+    for (size_t position = 0; position < applied.size() && wholeTrials < kWholeTrials; ++position) {
       if (!applied[position].replayWhole)
         continue;
       if (tilesARebuiltClone(position))
         continue;
       ++wholeTrials;
       double flopsBefore = totalFlops();
-      std::vector<Remat> recipes(
-          std::make_move_iterator(applied.begin() + position),
-          std::make_move_iterator(applied.end()));
+      std::vector<Remat> recipes(std::make_move_iterator(applied.begin() + position),
+                                 std::make_move_iterator(applied.end()));
       applied.resize(position);
       undoNewestFirst(recipes);
       bool kept = false;
-      if (std::optional<Remat> whole =
-              recipes.front().replayWhole(recipes.front().skipped)) {
+      if (std::optional<Remat> whole = recipes.front().replayWhole(recipes.front().skipped)) {
         applied.push_back(std::move(*whole));
         std::vector<Remat> suffix;
         if (replay(recipes, /*skip=*/0, suffix)) {
@@ -968,8 +962,8 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
           auto trial = measureTrial();
           if (failed(trial))
             return failure();
-          if (trial->bound <= uint64_t(budget) &&
-              trial->arena <= uint64_t(budget) && totalFlops() < flopsBefore) {
+          if (trial->bound <= uint64_t(budget) && trial->arena <= uint64_t(budget) &&
+              totalFlops() < flopsBefore) {
             kept = true;
             ++rejoined;
             floor = std::max(floor, trial->arena);
@@ -2471,8 +2465,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
     if (listed == clonesOf.end())
       return {};
     for (Operation *clone : listed->second)
-      if (clone->getBlock() == point->getBlock() &&
-          clone->isBeforeInBlock(point) &&
+      if (clone->getBlock() == point->getBlock() && clone->isBeforeInBlock(point) &&
           readAtOrAfter(clone->getResult(0), point, lossGrad))
         return clone->getResult(0);
     return {};
@@ -2581,8 +2574,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
           Operation *recomputed = nullptr;
           if (depth > 0)
             recomputed = cloneChain(producer, depth - 1);
-          else if (shape.extended &&
-                   cheapFromLiveInputs(producer, first, lossGrad))
+          else if (shape.extended && cheapFromLiveInputs(producer, first, lossGrad))
             // Past the depth, a cheap producer whose inputs are live anyway is
             // still recomputed (relu <- batch norm <- kept convolution output):
             // reading the original would keep it alive until here, which is
@@ -2787,8 +2779,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
     if (remat.cheapLate) {
       ChainShape whole = shape;
       whole.whole = true;
-      remat.replayWhole = [this, op, lossGrad,
-                           whole](const llvm::SmallBitVector &skipped) {
+      remat.replayWhole = [this, op, lossGrad, whole](const llvm::SmallBitVector &skipped) {
         return rematerialize(op, lossGrad, whole, skipped);
       };
     }
@@ -2816,8 +2807,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
       // recomputation across the gap costs bytes.
       if (cheapSplits && !shape.whole) {
         SmallVector<SmallVector<OpOperand *>, 2> parts = splitAtWidestGap(uses);
-        if (!parts.empty() &&
-            cheapFromLiveInputs(op, earliestOwner(parts[1]), lossGrad)) {
+        if (!parts.empty() && cheapFromLiveInputs(op, earliestOwner(parts[1]), lossGrad)) {
           groups = std::move(parts);
           cheapLate = true;
         }
@@ -2826,8 +2816,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
     Remat remat;
     for (auto [index, group] : llvm::enumerate(groups)) {
       size_t clonesBefore = remat.clones.size();
-      ChainShape groupShape =
-          cheapLate && index == 1 ? ChainShape{0, /*extended=*/true} : shape;
+      ChainShape groupShape = cheapLate && index == 1 ? ChainShape{0, /*extended=*/true} : shape;
       Operation *first = recomputeFor(op, group, lossGrad, groupShape, remat);
       if (readsOverwrittenInput(ArrayRef<Operation *>(remat.clones).drop_front(clonesBefore),
                                 first)) {

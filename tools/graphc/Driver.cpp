@@ -83,8 +83,7 @@ struct Options {
   double rematTimeLimit = 60;
   bool rematSegments = true; // segment recomputation (--no-remat-segments turns it off)
   bool rematSplit = true;    // split recomputations (--no-remat-split turns them off)
-  bool rematCheapLate =
-      true; // cheap late recomputations (--no-remat-cheap-late turns them off)
+  bool rematCheapLate = true;   // cheap late recomputations (--no-remat-cheap-late turns them off)
   bool rematLocalSearch = true; // the local search after it (--no-remat-local-search)
   bool rematSeeds = true;       // exact seeds for the heuristic (--no-remat-seeds)
   // Keras (.json): --weights, --input-shape, --seed, --verbose; which training flags were given
@@ -627,8 +626,7 @@ private:
     out.step.walk([&](graph::CastOp) { ++out.casts; });
     out.peakBeforeRemat = intAttr("graph.fit_peak_before").value_or(0);
     out.arenaPadding = intAttr("graph.arena_padding").value_or(0);
-    if (auto local = out.step->getAttrOfType<DenseI64ArrayAttr>(
-            "graph.fit_local_search");
+    if (auto local = out.step->getAttrOfType<DenseI64ArrayAttr>("graph.fit_local_search");
         local && local.size() >= 2) {
       out.localDropped = uint64_t(local[0]);
       out.localSwapped = uint64_t(local[1]);
@@ -1538,17 +1536,14 @@ private:
             compiled.extraFlopsBeforeSeed < 0
                 ? std::string("no fit")
                 : llvm::formatv("+{0:F2}%", 100.0 * compiled.extraFlopsBeforeSeed).str());
-      if (compiled.localDropped || compiled.localSwapped ||
-          compiled.localRejoined)
+      if (compiled.localDropped || compiled.localSwapped || compiled.localRejoined)
         os << llvm::formatv(
             "  local search {0} remat{1} dropped, {2} swapped for cheaper "
             "ones{3}: "
             "+{4:F2}% -> +{5:F2}% FLOPs\n",
-            compiled.localDropped, compiled.localDropped == 1 ? "" : "s",
-            compiled.localSwapped,
+            compiled.localDropped, compiled.localDropped == 1 ? "" : "s", compiled.localSwapped,
             compiled.localRejoined
-                ? llvm::formatv(", {0} cheap late recomputation{1} undone",
-                                compiled.localRejoined,
+                ? llvm::formatv(", {0} cheap late recomputation{1} undone", compiled.localRejoined,
                                 compiled.localRejoined == 1 ? "" : "s")
                       .str()
                 : std::string(),
