@@ -71,4 +71,16 @@ struct BoundarySolution {
 /// Deterministic (CBC runs single-threaded).
 BoundarySolution solveBoundaryBound(const BoundaryProblem &problem, double timeLimitSeconds = 10);
 
+/// The fewest bytes that any recomputation must hold at the instant, FLOPs aside: the same
+/// rows without the capacity, minimising sum bytes[v] keep[v]. With d[p] = 1 - again[p] (d = 1
+/// for "no op produces it", 0 for "not needed") every row reads keep[u] >= d[a] - d[b]: a
+/// minimum cut that splits each value into a held arc, so the LP's optimum is the integer one
+/// (max-flow min-cut). It is solved only when two cheap bounds differ: the forced values
+/// (held in any solution) and holding them plus every needed value that cannot be recomputed
+/// from values live then (a solution). Within Clp's tolerances (exact below 500 KB values).
+/// The bytes live at the instant whatever is recomputed (BoundaryProblem::capacity's
+/// complement) are not in it: add them for a floor on the whole step's memory. Negative when
+/// the LP failed.
+int64_t minimumHeldBytes(const BoundaryProblem &problem);
+
 } // namespace graphc::remat

@@ -432,6 +432,10 @@ private:
     // The instant bound on any recomputation's extra FLOPs, CBC's status and seconds.
     std::optional<double> instantBound;
     std::string instantBoundStatus, instantBoundAt; // CBC's status; the op where it binds
+    // No recomputation of the step fits in fewer bytes: while memoryFloorAt runs, what must
+    // be live takes that much (fit/BoundaryBound.h, minimumHeldBytes).
+    std::optional<uint64_t> memoryFloor;
+    std::string memoryFloorAt;
     double instantBoundSeconds = 0;
     double rematSolveSeconds = 0;
     double fitSeconds = 0;     // the whole graphc-fit-budget pass
@@ -660,6 +664,10 @@ private:
     if (auto at = out.step->getAttrOfType<StringAttr>("graph.fit_instant_bound_at"))
       out.instantBoundAt = at.str();
     out.step->removeAttr("graph.fit_instant_bound_seconds");
+    if (auto floor = out.step->getAttrOfType<IntegerAttr>("graph.fit_memory_floor"))
+      out.memoryFloor = uint64_t(floor.getInt());
+    if (auto at = out.step->getAttrOfType<StringAttr>("graph.fit_memory_floor_at"))
+      out.memoryFloorAt = at.str();
     if (auto secs = out.step->getAttrOfType<FloatAttr>("graph.fit_seconds"))
       out.fitSeconds = secs.getValueAsDouble();
     // Wall times differ from run to run; keep the emitted IR reproducible.
@@ -1062,10 +1070,12 @@ private:
     fitQuestionOnly = true; // every trial below asks whether something fits; this exits
     // What the step needs at this batch: the full-batch plan, or the smallest split tried.
     uint64_t needed = p.arenaBytes;
+    int64_t neededSplit = 1;
     std::string neededWith;
     if (smallestSplit && smallestSplit->first < needed) {
       needed = smallestSplit->first;
-      neededWith = llvm::formatv(" (with --micro-batches={0})", smallestSplit->second).str();
+      neededSplit = smallestSplit->second;
+      neededWith = llvm::formatv(" (with --micro-batches={0})", neededSplit).str();
     }
     uint64_t persistent = 0;
     for (const plan::Buffer &b : p.buffers)
@@ -1149,21 +1159,53 @@ private:
                   "buckets, no copy in or out)";
     }
     // A proof rather than a search result (fit/BoundaryBound.h): while that op runs, what must
-    // be live, however the step is recomputed, is already over the budget.
-    if (compiled.instantBoundStatus == "infeasible")
-      fitsAt += "; no recomputation can fit this budget: while " + compiled.instantBoundAt +
-                " runs, what must be live exceeds it";
+    // be live, however the step is recomputed, takes the floor (over the budget: nothing fits).
+    // The floor is the compiled step's: the whole batch unless it was split.
+    std::string floor;
+    if (compiled.memoryFloor)
+      floor =
+          llvm::formatv("; {0}no recomputation fits below {1} ({2} bytes): while {3} runs, "
+                        "what must be live takes that much",
+                        compiled.microBatches > 1
+                            ? llvm::formatv("with {0} micro-batches, ", compiled.microBatches).str()
+                        : neededSplit > 1 ? "without micro-batching, "
+                                          : "",
+                        plan::humanBytes(*compiled.memoryFloor), *compiled.memoryFloor,
+                        compiled.memoryFloorAt)
+              .str();
+    else if (compiled.instantBoundStatus == "infeasible")
+      floor = "; no recomputation can fit this budget: while " + compiled.instantBoundAt +
+              " runs, what must be live exceeds it";
+    // The smallest arena found is a search result, not a proof: say that it fits only after
+    // compiling at that budget (the search at a budget it can reach may take another path).
+    std::string closest =
+        fitsAtBudget(context, needed, neededSplit)
+            ? llvm::formatv("Fits at --budget={0}{1}", needed, neededWith).str()
+            : llvm::formatv("The closest plan found takes {0} bytes{1}, but a compile at that "
+                            "budget does not fit",
+                            needed, neededWith)
+                  .str();
     fail(kOverBudget,
          llvm::formatv(
              "{0}: the training step needs {1} ({2} bytes) but --budget is {3} ({4} "
-             "bytes); by kind: {5}; lower bound {6}{7}. Needs --budget >= {9}{10}{8}.",
+             "bytes); by kind: {5}{6}. {7}{8}{9}.",
              opts.model, plan::humanBytes(p.arenaBytes), p.arenaBytes, plan::humanBytes(budget),
-             budget, kindSummary(p), plan::humanBytes(compiled.planned.lowerBound),
+             budget, kindSummary(p),
              compiled.rematOps
-                 ? llvm::formatv(" after rematerializing {0}", compiled.rematSummary()).str()
+                 ? llvm::formatv("; that plan rematerializes {0}", compiled.rematSummary()).str()
                  : std::string(),
-             fitsAt, needed, neededWith)
+             closest, floor, fitsAt)
              .str());
+  }
+
+  /// Whether the step, split into `k` micro-batches, compiles within `budget`: a trial that
+  /// only asks whether it fits.
+  bool fitsAtBudget(MLIRContext &context, uint64_t budget, int64_t k) {
+    int64_t savedMicroBatches = microBatches;
+    microBatches = k;
+    auto trial = tryCompile(context, opts.batch, budget, Phase::Planned, /*trial=*/true);
+    microBatches = savedMicroBatches;
+    return trial && trial->planned.plan.arenaBytes <= budget;
   }
 
   Phase parsePhase() {
