@@ -364,6 +364,15 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
   /// costs seconds (searchWithFallback).
   static constexpr size_t kLazyCandidateLimit = 600;
 
+  /// The exact seeds (improveWithSeeds) run on graphs of up to this many candidates times
+  /// ops, besides exactLimit: their program measures every candidate's options with a liveness
+  /// pass over the step, and each seed's completion is a heuristic sequence, so both grow as
+  /// candidates x ops. ResNet-50 (104 x 568: 1.1 s for the program, 0.03-0.1 s a seed) keeps
+  /// them, and a seed wins there at 30% of its activations; the 48-layer encoder (385 x 4042)
+  /// would spend 2.0 s on the program and 1.1-1.2 s on each of the two seeds it tries, a third
+  /// of its fit, and no seed wins there. A fact of the graph, so the peak stays monotone.
+  static constexpr uint64_t kSeedWorkLimit = 1'000'000;
+
   /// The step's argument buffers, read once for the fit's thousands of liveness passes.
   ArgumentBuffers argumentBuffers;
 
@@ -603,7 +612,8 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
     }
     if (failed(improve(*outcome)))
       return failure();
-    if (seedLevels > 0 && candidates.size() <= exactLimit &&
+    uint64_t seedWork = uint64_t(candidates.size()) * func.getBody().front().getOperations().size();
+    if (seedLevels > 0 && candidates.size() <= exactLimit && seedWork <= kSeedWorkLimit &&
         !(questionOnly && outcome->measure.arena <= uint64_t(budget))) {
       if (failed(improveWithSeeds(func, *outcome, candidates, lossGrad, start, flopsBefore)) ||
           failed(improve(*outcome)))

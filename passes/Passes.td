@@ -440,8 +440,9 @@ def FitBudget : Pass<"graphc-fit-budget", "mlir::func::FuncOp"> {
            "recomputation of their own when cheap ops make it from values live there anyway "
            "(instead of holding the one recomputation across the gap)">,
     Option<"seedLevels", "seed-levels", "unsigned", "12",
-           "up to exact-limit candidates, the heuristic also runs sequences that start from "
-           "the exact program's choice at this many budget-independent levels (0: none)">,
+           "up to exact-limit candidates (and a million candidates times ops), the heuristic "
+           "also runs sequences that start from the exact program's choice at this many "
+           "budget-independent levels (0: none)">,
     Option<"questionOnly", "question-only", "bool", "false",
            "the compile only asks whether the step fits (batch and micro-batch searches): "
            "no local search, each group of sequences stops at its first one that fits, the "
