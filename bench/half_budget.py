@@ -75,10 +75,11 @@ def main():
                                         "-o", os.path.join(opts.work, name + ".half")], 3600)
         if rc != 0:
             line = (err or out).strip().splitlines()[-1]
-            # "...: the training step needs X but --budget is Y; by kind: ...; lower bound ...
-            # Needs --budget >= N; <what would fit>": keep the need and what would fit.
+            # "...: the training step needs X but --budget is Y; by kind: ...; that plan
+            # rematerializes ... Fits at --budget=N; no recomputation fits below F ...; <what
+            # would fit>": keep the need, the floor and what would fit.
             need = re.search(r"the training step needs (.*?) but", line)
-            tail = line[line.find("Needs --budget"):] if "Needs --budget" in line else line
+            tail = line[line.find("Fits at --budget"):] if "Fits at --budget" in line else line
             rows.append((desc, batch, "%.1f" % (peak / 2**20), "%.1f" % (half / 2**20),
                          "no fit: needs %s. %s" % (need.group(1) if need else "?", tail), "-"))
             print(rows[-1], flush=True)
