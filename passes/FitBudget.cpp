@@ -2334,7 +2334,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
       if (!llvm::is_contained(instants, live->steps[step]))
         instants.push_back(live->steps[step]);
     }
-    recordMemoryFloor(func, *live, lossGrad);
+    recordMemoryFloor(func, *live, lossGrad, fullest);
     double spent = 0, bound = 0;
     bool infeasible = false;
     remat::Status status = remat::Status::Optimal;
@@ -2387,15 +2387,13 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
   /// once per variant of the step, and the smaller floor holds for both.
   static constexpr size_t kFloorAllSteps = 512;
   static constexpr size_t kFloorInstants = 64;
-  void recordMemoryFloor(func::FuncOp func, const StepLiveness &live, Operation *lossGrad) {
+  /// `fullest`: the steps, fullest first.
+  void recordMemoryFloor(func::FuncOp func, const StepLiveness &live, Operation *lossGrad,
+                         ArrayRef<size_t> fullest) {
     SmallVector<Operation *> instants(live.steps.begin(), live.steps.end());
     if (instants.size() > kFloorAllSteps) {
-      std::vector<int64_t> profile = memoryProfile(live, uint64_t(alignment));
-      std::vector<size_t> fullest(profile.size());
-      std::iota(fullest.begin(), fullest.end(), size_t(0));
-      llvm::stable_sort(fullest, [&](size_t a, size_t b) { return profile[a] > profile[b]; });
       instants = {lossGrad};
-      for (size_t step : ArrayRef<size_t>(fullest).take_front(kFloorInstants))
+      for (size_t step : fullest.take_front(kFloorInstants))
         if (live.steps[step] != lossGrad)
           instants.push_back(live.steps[step]);
     }

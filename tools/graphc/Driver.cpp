@@ -793,9 +793,8 @@ private:
   }
 
   /// The smallest arena among tryMicroBatching's last trials, and its micro-batch count. When
-  /// no split fits, it is what the infeasible error says the step needs: at a budget of that
-  /// arena the same search fits (the fit pass's peak is monotone in the budget, and the
-  /// driver tries the same splits in the same order).
+  /// no split fits, it is the budget the infeasible error names, once a compile at that budget
+  /// has fitted (reportInfeasible).
   std::optional<std::pair<uint64_t, int64_t>> smallestSplit;
 
   Compiled compile(MLIRContext &context, int64_t batch, std::optional<uint64_t> budget,
