@@ -60,7 +60,8 @@ struct Options {
   int64_t batch = 0;
   std::vector<std::string> planOut;
   bool noReuse = false, quiet = false, printPlan = false, noSchedule = false, noRemat = false,
-       noFuseAttention = false, noSplitDataGradients = false, maxBatch = false,
+       noFuseAttention = false, noSplitDataGradients = false, noSplitFilterGradients = false,
+       maxBatch = false,
        noMicroBatching = false, noStageNextBatch = false;
   int64_t microBatches = 1;
   int64_t attentionQueryBlock = 0; // 0: graphc-fuse-attention's default
@@ -413,6 +414,8 @@ private:
     // Convolutions whose im2col the fit tiled, and [largest whole-image workspace, largest tile].
     uint64_t tiledConvs = 0;
     uint64_t splitFilterGradients = 0; // filter gradients split over a concatenation's parts
+    // The extra FLOPs (fraction) of the unsplit plan that fit too, when the split was cheaper.
+    std::optional<double> unsplitExtraFlops;
     std::pair<uint64_t, uint64_t> tiledWorkspace{0, 0};
     uint64_t peakBeforeRemat = 0;
     // The local search after the remat search: remats dropped, remats swapped for cheaper
@@ -582,6 +585,7 @@ private:
       fitOptions.segments = opts.rematSegments;
       fitOptions.splitShapes = opts.rematSplit;
       fitOptions.cheapSplits = opts.rematCheapLate;
+      fitOptions.splitFilterGradients = !opts.noSplitFilterGradients;
       fitOptions.localSearch = opts.rematLocalSearch;
       if (!opts.rematSeeds)
         fitOptions.seedLevels = 0;
@@ -623,6 +627,8 @@ private:
     out.rematSplit = intAttr("graph.fit_remat_split").value_or(0);
     out.tiledConvs = intAttr("graph.fit_tiled_convs").value_or(0);
     out.splitFilterGradients = intAttr("graph.fit_split_filter_gradients").value_or(0);
+    if (auto unsplit = out.step->getAttrOfType<FloatAttr>("graph.fit_split_extra_flops_unsplit"))
+      out.unsplitExtraFlops = unsplit.getValueAsDouble();
     if (auto sizes = out.step->getAttrOfType<DenseI64ArrayAttr>("graph.fit_tiled_workspace");
         sizes && sizes.size() == 2)
       out.tiledWorkspace = {uint64_t(sizes[0]), uint64_t(sizes[1])};
@@ -1519,9 +1525,15 @@ private:
     if (compiled.splitFilterGradients)
       os << llvm::formatv("  cures        split {0} filter gradient{1} over the parts of the "
                           "concatenation it reads (no extra FLOPs): the concatenation dies "
-                          "after the forward pass\n",
+                          "after the forward pass{2}\n",
                           compiled.splitFilterGradients,
-                          compiled.splitFilterGradients == 1 ? "" : "s");
+                          compiled.splitFilterGradients == 1 ? "" : "s",
+                          compiled.unsplitExtraFlops
+                              ? llvm::formatv(", so less is recomputed (unsplit, the plan fits "
+                                              "at +{0:F2}% FLOPs)",
+                                              *compiled.unsplitExtraFlops * 100)
+                                    .str()
+                              : std::string());
     if (compiled.tiledConvs)
       os << llvm::formatv("  cures        im2col tiled on {0} convolution{1} (no extra FLOPs): "
                           "largest workspace {2} -> {3}{4}\n",
@@ -1595,14 +1607,20 @@ private:
                             "that no smaller budget gets a larger one\n",
                             plan::humanBytes(compiled.arenaPadding));
       // A proof about every recomputation of this step, not a property of the solver's model.
-      if (compiled.instantBound && compiled.instantBoundStatus != "infeasible")
+      if (compiled.instantBound && compiled.instantBoundStatus != "infeasible") {
+        // Both are sums of op FLOPs, the bound's rounded by its solver: a plan within 0.005
+        // points meets it (never printed as a negative distance).
+        double above = 100.0 * (compiled.extraFlops - *compiled.instantBound);
+        std::string distance =
+            above < 0.005 ? std::string("meets it")
+                          : llvm::formatv("is within {0:F2} points of it", above).str();
         os << llvm::formatv("  remat bound  any recomputation that fits this budget adds >= "
                             "+{0:F2}% FLOPs (instant bound at {5}, {1} in {2:F2} s): the applied "
-                            "+{3:F2}% is within {4:F2} points of it\n",
+                            "+{3:F2}% {4}\n",
                             100.0 * *compiled.instantBound, compiled.instantBoundStatus,
-                            compiled.instantBoundSeconds, 100.0 * compiled.extraFlops,
-                            100.0 * (compiled.extraFlops - *compiled.instantBound),
+                            compiled.instantBoundSeconds, 100.0 * compiled.extraFlops, distance,
                             compiled.instantBoundAt);
+      }
     } else if (compiled.microBatches == 1 && !compiled.precisionChosenForBudget &&
                !compiled.shardChosenForBudget && !compiled.offloadedBytes &&
                !compiled.bucketsSplitFrom && !compiled.bucketViewsFrom)
@@ -1958,6 +1976,12 @@ int runGraphcDriver(int argc, char **argv) {
       cl::desc("keep attention as batch_matmul / softmax / dropout / batch_matmul, whose "
                "probabilities stay alive until the backward pass (testing, comparisons)"),
       cl::cat(category));
+  cl::opt<bool> noSplitFilterGradients(
+      "no-split-filter-gradients",
+      cl::desc("--budget: never split a filter gradient that reads a channel concatenation "
+               "over its parts (the split adds the same sums in another order, so the step "
+               "is no longer bit-identical to the unbudgeted one)"),
+      cl::cat(category));
   cl::opt<bool> noSplitDataGradients(
       "no-split-data-gradients",
       cl::desc("keep a convolution's data gradient whole when only channel slices read it (the "
@@ -2108,6 +2132,7 @@ int runGraphcDriver(int argc, char **argv) {
   opts.noSchedule = noSchedule;
   opts.noFuseAttention = noFuseAttention;
   opts.noSplitDataGradients = noSplitDataGradients;
+  opts.noSplitFilterGradients = noSplitFilterGradients;
   opts.noStageNextBatch = noStageNextBatch;
   opts.attentionQueryBlock = attentionQueryBlock;
   opts.noRemat = noRemat;
