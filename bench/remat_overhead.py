@@ -26,6 +26,7 @@ A budget that a solver cannot meet is reported as "no fit" (graphc exits 3). Pri
 table per model and writes --work/remat_results.json. Usage:
 
   /usr/bin/python3 bench/remat_overhead.py [--graphc build/bin/graphc] [--work DIR]
+      [--baseline-graphc OTHER --baseline-args= --baseline-name=NAME]
       [--models resnet50,vgg16,unet,transformer] [--fractions 0.9,0.75,0.5,0.33,0.25] [--time-limit 60]
 """
 import json
@@ -48,8 +49,8 @@ INSTANT = re.compile(r"remat bound  any recomputation that fits this budget adds
                      r"\(instant bound at .*?, ([\w-]+) in")
 
 
-def compile_one(opts, onnx_path, batch, loss, extra, plan_json):
-    args = [opts.graphc, onnx_path, "--compile-to=planned", "--optimizer=adam", "--batch=%d" % batch,
+def compile_one(opts, onnx_path, batch, loss, extra, plan_json, graphc=None):
+    args = [graphc or opts.graphc, onnx_path, "--compile-to=planned", "--optimizer=adam", "--batch=%d" % batch,
             "--loss=" + loss,
             "--no-micro-batching", "-o", "/dev/null", "--plan-out=" + plan_json] + extra
     rc, stdout, stderr, secs = run(args, opts.timeout)
@@ -112,6 +113,9 @@ def main():
                     help="graphc options of the baseline column (same binary, same run)")
     ap.add_argument("--baseline-name", default="without exact seeds",
                     help="the baseline column's heading")
+    ap.add_argument("--baseline-graphc", default=None,
+                    help="the baseline column's graphc binary (default: --graphc), to compare "
+                         "two builds in the same run (with --baseline-args=)")
     opts = ap.parse_args()
     os.makedirs(opts.work, exist_ok=True)
     wanted = opts.models.split(",")
@@ -140,12 +144,13 @@ def main():
         for f in fractions:
             budget = int(fixed + f * act)
             row = {"fraction": f, "budget": budget}
-            for mode, extra in (("heuristic", ["--remat=heuristic"]),
-                                ("unseeded", ["--remat=heuristic"] + opts.baseline_args.split()),
-                                ("exact", ["--remat=exact",
-                                           "--remat-time-limit=%g" % opts.time_limit])):
+            for mode, extra, graphc in (
+                    ("heuristic", ["--remat=heuristic"], None),
+                    ("unseeded", ["--remat=heuristic"] + opts.baseline_args.split(),
+                     opts.baseline_graphc),
+                    ("exact", ["--remat=exact", "--remat-time-limit=%g" % opts.time_limit], None)):
                 row[mode] = compile_one(opts, onnx_path, batch, loss,
-                                        ["--budget=%d" % budget] + extra, plan_json)
+                                        ["--budget=%d" % budget] + extra, plan_json, graphc)
             rows.append(row)
             print("%s f=%.2f heuristic %s (%s %s) exact %s (%.0f s, %.0f s, %.0f s)"
                   % (name, f, cell_heuristic(row["heuristic"]), opts.baseline_name,
