@@ -26,6 +26,7 @@ above = []   # budgets where the bound exceeds the applied extra FLOPs (a wrong 
 improved = 0  # budgets where the local search after the remat search changed the result
 seeded = 0    # budgets where an exact seed, completed by the heuristic, was kept
 padded = 0    # budgets whose arena keeps unused bytes, padded up to the floor of a kept trial
+flops = []    # graphc: the extra FLOPs % at each budget, to count where they fall as it shrinks
 for budget in range(high, low - 1, -step):
     if driver:
         run = subprocess.run([tool, model, "--compile-to=planned", "-o", "/dev/null",
@@ -36,6 +37,8 @@ for budget in range(high, low - 1, -step):
         if run.returncode != 0:
             sys.exit(f"graphc failed at --budget={budget}: {run.stderr.strip()}")
         peak = int(re.search(r"arena +\S+ \S+ \((\d+) bytes", run.stdout).group(1))
+        applied = re.search(r"rematerialized .*, \+([0-9.]+)% FLOPs", run.stdout)
+        flops.append(float(applied.group(1)) if applied else 0.0)
         improved += "local search" in run.stdout
         seeded += "exact seed" in run.stdout
         padded += "monotone     " in run.stdout
@@ -66,9 +69,13 @@ for budget in range(high, low - 1, -step):
                 above.append(budget)
     peaks.append((budget, peak))
 monotone = all(later <= earlier for (_, earlier), (_, later) in zip(peaks, peaks[1:]))
+# Where the extra FLOPs fall although the budget shrank (the peak is what the fit keeps
+# monotone; the FLOPs are the heuristic's and may not be).
+flops_falls = sum(later < earlier for earlier, later in zip(flops, flops[1:]))
 for budget, peak in peaks:
     print(f"budget {budget} peak {peak}")
 print(f"budgets={len(peaks)} distinct_peaks={len(set(p for _, p in peaks))} "
       f"local_search={improved} seeded={seeded} monotone={'yes' if monotone else 'NO'} bounded={bounded} "
-      f"bound_above_applied={above if above else 'none'} padded={padded}")
+      f"bound_above_applied={above if above else 'none'} padded={padded}"
+      + (f" flops_falls={flops_falls}" if driver else ""))
 sys.exit(0 if monotone and not above else 1)
