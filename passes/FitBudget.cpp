@@ -24,11 +24,11 @@
 // convolution steps only, their im2col is tiled first (no FLOPs). When nothing fits, filter
 // gradients that read a channel concatenation are split over its parts and the fit runs
 // again; when the unsplit step fits above its instant bound, the split step is fitted to the
-// unsplit arena and kept when cheaper (tryCheaperSplit). After each kept
-// remat the step is planned (heuristic placement) and the search stops at the first plan
-// within the budget. Because the keep/undo decisions do not depend on the budget, a smaller budget only
-// ever goes further along the same sequence, so the planned peak never increases when the
-// budget decreases. O(c * n log n) for c candidates and n buffers. On graphs of up to
+// unsplit arena and kept when cheaper (tryCheaperSplit). After each kept remat the step is
+// planned (heuristic placement) and the search stops at the first plan within the budget.
+// Because the keep/undo decisions do not depend on the budget, a smaller budget only ever goes
+// further along the same sequence, so the planned peak never increases when the budget
+// decreases. O(c * n log n) for c candidates and n buffers. On graphs of up to
 // exact-limit candidates, the exact program's choices at fixed levels (exact seeds), each
 // completed by the heuristic, then replace the result where they fit with fewer FLOPs
 // without lowering its arena (improveWithSeeds).

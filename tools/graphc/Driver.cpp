@@ -61,8 +61,7 @@ struct Options {
   std::vector<std::string> planOut;
   bool noReuse = false, quiet = false, printPlan = false, noSchedule = false, noRemat = false,
        noFuseAttention = false, noSplitDataGradients = false, noSplitFilterGradients = false,
-       maxBatch = false,
-       noMicroBatching = false, noStageNextBatch = false;
+       maxBatch = false, noMicroBatching = false, noStageNextBatch = false;
   int64_t microBatches = 1;
   int64_t attentionQueryBlock = 0; // 0: graphc-fuse-attention's default
   // --data-parallel --world-size=N: --batch is the global batch, N ranks share it equally and
@@ -1611,9 +1610,9 @@ private:
         // Both are sums of op FLOPs, the bound's rounded by its solver: a plan within 0.005
         // points meets it (never printed as a negative distance).
         double above = 100.0 * (compiled.extraFlops - *compiled.instantBound);
-        std::string distance =
-            above < 0.005 ? std::string("meets it")
-                          : llvm::formatv("is within {0:F2} points of it", above).str();
+        std::string distance = above < 0.005
+                                   ? std::string("meets it")
+                                   : llvm::formatv("is within {0:F2} points of it", above).str();
         os << llvm::formatv("  remat bound  any recomputation that fits this budget adds >= "
                             "+{0:F2}% FLOPs (instant bound at {5}, {1} in {2:F2} s): the applied "
                             "+{3:F2}% {4}\n",
