@@ -20,6 +20,8 @@
 // RUN: graphc-opt %S/../graphc/Inputs/small-unet.mlir "--graphc-build-train-step=loss=binary_crossentropy optimizer=adam" "--graphc-fit-budget=budget=700000 question-only=true" --graphc-plan-memory --graphc-verify-plan | FileCheck %s --check-prefix=QUESTION
 // RUN: graphc-opt %S/../graphc/Inputs/deep-mlp.mlir "--graphc-build-train-step=loss=mse optimizer=adam micro-batches=4" "--graphc-fit-budget=budget=380000 local-search=false" | FileCheck %s --check-prefix=MIRROR
 // RUN: graphc-opt %S/../graphc/Inputs/deep-mlp.mlir "--graphc-build-train-step=loss=mse optimizer=adam micro-batches=4" --graphc-fit-budget=budget=380000 --graphc-plan-memory --graphc-verify-plan | FileCheck %s --check-prefix=MIRRORLOCAL
+// RUN: graphc-opt %S/../graphc/Inputs/small-unet.mlir "--graphc-build-train-step=loss=binary_crossentropy optimizer=adam" --graphc-fit-budget=budget=800000 --graphc-plan-memory --graphc-verify-plan | FileCheck %s --check-prefix=CHEAPSPLIT
+// RUN: graphc-opt %S/../graphc/Inputs/small-unet.mlir "--graphc-build-train-step=loss=binary_crossentropy optimizer=adam" "--graphc-fit-budget=budget=800000 split-filter-gradients=false" | FileCheck %s --check-prefix=NOSPLIT
 
 // A budget above the peak (131328 bytes) changes nothing: no op is recomputed.
 // ROOMY-LABEL: func.func @train_step
@@ -219,6 +221,23 @@
 // QUESTION-SAME: graph.fit_extra_flops = 0.1533{{[0-9]*}} : f64
 // QUESTION-NOT: graph.fit_local_search
 // QUESTION-SAME: graph.fit_peak_after = 698880 : i64
+
+// The same U-Net at 800000 bytes, where the unsplit step fits at +7.98% FLOPs, above its
+// instant bound: the filter gradients over the two concatenations are split too, and the split
+// step, fitted to the unsplit plan's arena (797696), costs +1.73%. It is kept with that arena
+// (graph.fit_arena_floor), so the peak is the unsplit search's. split-filter-gradients=false
+// keeps the unsplit plan.
+// CHEAPSPLIT-LABEL: func.func @train_step
+// CHEAPSPLIT-SAME: graph.arena_bytes = 797696 : i64
+// CHEAPSPLIT-SAME: graph.fit_arena_floor = 797696 : i64
+// CHEAPSPLIT-SAME: graph.fit_extra_flops = 0.0172{{[0-9]*}} : f64
+// CHEAPSPLIT-SAME: graph.fit_peak_after = 797696 : i64
+// CHEAPSPLIT-SAME: graph.fit_split_extra_flops_unsplit = 0.0798{{[0-9]*}} : f64
+// CHEAPSPLIT-SAME: graph.fit_split_filter_gradients = 2 : i64
+// NOSPLIT-LABEL: func.func @train_step
+// NOSPLIT-SAME: graph.fit_extra_flops = 0.0798{{[0-9]*}} : f64
+// NOSPLIT-SAME: graph.fit_peak_after = 797696 : i64
+// NOSPLIT-NOT: graph.fit_split
 
 // A step of 4 micro-batches (peak 393728 bytes) at 380000 bytes: the search recomputes every
 // micro-batch alike, each candidate with its copies as one change (2 changes, 8 recomputed
