@@ -160,6 +160,14 @@ Solution solveExact(const Problem &problem, const SolveOptions &options) {
   for (unsigned c = 0; c < problem.candidates.size(); ++c)
     if (problem.candidates[c].size() > 1)
       multiRow[c] = unsigned(rows++);
+  // One row per exclusive group: every option of its candidates has coefficient 1.
+  std::vector<std::vector<int>> exclusiveRows(problem.candidates.size());
+  for (const std::vector<unsigned> &group : problem.exclusive) {
+    for (unsigned c : group)
+      if (c < problem.candidates.size())
+        exclusiveRows[c].push_back(int(rows));
+    ++rows;
+  }
   for (const Flat &col : columns) {
     std::map<int, double> coefficient;
     for (const Segment &s : col.data->delta) {
@@ -175,6 +183,10 @@ Solution solveExact(const Problem &problem, const SolveOptions &options) {
       }
     if (multiRow[col.candidate] != ~0u) {
       indices.push_back(int(multiRow[col.candidate]));
+      values.push_back(1);
+    }
+    for (int row : exclusiveRows[col.candidate]) {
+      indices.push_back(row);
       values.push_back(1);
     }
     starts.push_back(int(indices.size()));

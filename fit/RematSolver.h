@@ -42,6 +42,9 @@ struct Problem {
   std::vector<int64_t> baseMemory; // bytes live at each program point without recomputation
   /// Per candidate, its options; at most one option of a candidate is chosen.
   std::vector<std::vector<Option>> candidates;
+  /// Groups of candidates of which at most one is chosen, whatever its option: a segment
+  /// recomputation and the values inside it would redirect the same backward reads.
+  std::vector<std::vector<unsigned>> exclusive;
   int64_t budget = 0;
 };
 
@@ -83,7 +86,8 @@ struct Solution {
 int64_t modelPeak(const Problem &problem, const std::vector<int> &choice);
 
 /// Solves the 0/1 program: minimise the chosen options' FLOPs subject to model memory <= budget
-/// at every program point and at most one option per candidate. Program points whose memory
+/// at every program point, at most one option per candidate and at most one candidate of
+/// each exclusive group. Program points whose memory
 /// cannot exceed the budget whatever is chosen get no row, and of consecutive points that no
 /// option distinguishes only the fullest keeps one. Returns the best incumbent found within
 /// the time limit. Deterministic (CBC runs single-threaded).
