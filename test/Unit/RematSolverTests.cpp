@@ -65,6 +65,35 @@ TEST(RematSolver, AtMostOneOptionPerCandidate) {
   EXPECT_EQ(s.modelPeak, 40);
 }
 
+// Exclusive groups (a segment against each value it recomputes). Memory 100 at point 1,
+// budget 40: 60 bytes must go. A and B (1 and 2 FLOPs, -30 each) together fit at 3; the
+// segment S (5 FLOPs, -60) alone fits at 5. With the pairs {S, A} and {S, B}, A and B may
+// still go together: 3. With the group {A, B}, only one of them may: S, at 5.
+TEST(RematSolver, ExclusiveGroups) {
+  Problem p;
+  p.baseMemory = {10, 100, 10};
+  p.budget = 40;
+  p.candidates = {{option(1, {{1, 1, -30}})}, {option(2, {{1, 1, -30}})},
+                  {option(5, {{1, 1, -60}})}};
+  p.exclusive = {{2, 0}, {2, 1}};
+  Solution pairs = solveExact(p);
+  ASSERT_EQ(pairs.status, Status::Optimal);
+  EXPECT_EQ(pairs.choice, (std::vector<int>{0, 0, -1}));
+  EXPECT_DOUBLE_EQ(pairs.objective, 3);
+  p.exclusive = {{0, 1}};
+  Solution group = solveExact(p);
+  ASSERT_EQ(group.status, Status::Optimal);
+  EXPECT_EQ(group.choice, (std::vector<int>{-1, -1, 0}));
+  EXPECT_DOUBLE_EQ(group.objective, 5);
+  // S saves 50: it fits with A (6 FLOPs) unless the pairs forbid that too.
+  p.candidates[2][0].delta = {{1, 1, -50}};
+  Solution withA = solveExact(p);
+  ASSERT_EQ(withA.status, Status::Optimal);
+  EXPECT_EQ(withA.choice, (std::vector<int>{0, -1, 0}));
+  p.exclusive = {{0, 1}, {2, 0}, {2, 1}};
+  EXPECT_EQ(solveExact(p).status, Status::Infeasible);
+}
+
 TEST(RematSolver, InfeasibleAndTrivialAndTooLarge) {
   Problem p;
   p.baseMemory = {100};
