@@ -73,8 +73,8 @@ TEST(RematSolver, ExclusiveGroups) {
   Problem p;
   p.baseMemory = {10, 100, 10};
   p.budget = 40;
-  p.candidates = {{option(1, {{1, 1, -30}})}, {option(2, {{1, 1, -30}})},
-                  {option(5, {{1, 1, -60}})}};
+  p.candidates = {
+      {option(1, {{1, 1, -30}})}, {option(2, {{1, 1, -30}})}, {option(5, {{1, 1, -60}})}};
   p.exclusive = {{2, 0}, {2, 1}};
   Solution pairs = solveExact(p);
   ASSERT_EQ(pairs.status, Status::Optimal);
