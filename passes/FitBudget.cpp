@@ -34,8 +34,9 @@
 // without lowering its arena (improveWithSeeds).
 //
 // With solver=exact (or auto under exact-limit candidates) the choice comes instead from the
-// 0/1 program of fit/RematSolver.h: each candidate's options (alone, or with 1..4 producers)
-// are applied once, measured as a change of the liveness profile and undone (O(c * n)); CBC
+// 0/1 program of fit/RematSolver.h: each candidate's options (alone, or with 1..4 producers),
+// and each forward segment recomputed whole (exclusive with the candidates it takes), are
+// applied once, measured as a change of the liveness profile and undone (O(c * n)); CBC
 // picks the fewest extra FLOPs within the budget; the choice is applied and planned, and
 // re-solved below the missed model peak when the arena misses the budget; a choice that misses
 // is also completed by the heuristic from where it stands, and the cheapest fitting result of
