@@ -392,9 +392,10 @@ def FitBudget : Pass<"graphc-fit-budget", "mlir::func::FuncOp"> {
     With `solver=exact` (or `auto` under `exact-limit` candidates) the choice comes from a
     0/1 program solved with CBC (fit/RematSolver.h): every candidate, alone or with 1..4 levels
     of producers (and past them through cheap ops, batch norm and elementwise, down to values
-    live anyway, so that no option keeps an original alive and the options add up), and every
-    forward segment (recomputed whole, exclusive with each candidate whose backward reads it
-    takes), is measured on the IR as a memory delta, and the least extra FLOPs within
+    live anyway, so that no option keeps an original alive and the options add up), is
+    measured on the IR as a memory delta (for the exact seeds, every forward segment too,
+    recomputed whole, in one exclusive group with the candidates whose backward reads it
+    takes), and the least extra FLOPs within
     the budget are chosen; the choice is applied, planned and checked, the budget tightened and
     re-solved when the planned arena misses it. A choice that misses is also completed by the
     heuristic from where it stands (`graph.fit_solver = "exact+heuristic"`); the cheapest
