@@ -375,6 +375,13 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
   /// of its fit, and no seed wins there. A fact of the graph, so the peak stays monotone.
   static constexpr uint64_t kSeedWorkLimit = 1'000'000;
 
+  /// The seeds' program has the forward segments among its candidates (buildExactModel's
+  /// withSegments) on graphs of up to this many candidates times ops, a fact of the graph
+  /// too: ResNet-50 (104 x 568) needs them below 28% of its activations (+24.83% -> +14.40%
+  /// at 25%), while on the 24-layer encoder (2309 ops) they doubled the fit's time (2.98 s ->
+  /// 6.61 s) and changed no plan.
+  static constexpr uint64_t kSegmentSeedWorkLimit = 250'000;
+
   /// The step's argument buffers, read once for the fit's thousands of liveness passes.
   ArgumentBuffers argumentBuffers;
 
@@ -678,7 +685,8 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
     uint64_t seedWork = uint64_t(candidates.size()) * func.getBody().front().getOperations().size();
     if (seedLevels > 0 && candidates.size() <= exactLimit && seedWork <= kSeedWorkLimit &&
         !(questionOnly && outcome->measure.arena <= uint64_t(budget))) {
-      if (failed(improveWithSeeds(func, *outcome, candidates, lossGrad, start, flopsBefore)) ||
+      if (failed(improveWithSeeds(func, *outcome, candidates, lossGrad, start, flopsBefore,
+                                  /*withSegments=*/seedWork <= kSegmentSeedWorkLimit)) ||
           failed(improve(*outcome)))
         return failure();
     }
@@ -1823,10 +1831,10 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
   /// same choice on any machine). The program is built once, O(c * n), and each level is one
   /// CBC solve; a level whose choice repeats the previous one's adds no seed.
   FailureOr<std::vector<ExactPick>> exactSeeds(func::FuncOp func, ArrayRef<Candidate> candidates,
-                                               Operation *lossGrad, const Measure &start) {
+                                               Operation *lossGrad, const Measure &start,
+                                               bool withSegments) {
     std::vector<ExactPick> picks;
-    auto built = buildExactModel(func, candidates, lossGrad, int64_t(start.bound),
-                                 /*withSegments=*/true);
+    auto built = buildExactModel(func, candidates, lossGrad, int64_t(start.bound), withSegments);
     if (failed(built))
       return failure();
     remat::Problem &problem = built->problem;
@@ -1948,7 +1956,8 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
   /// replayed once at the end unless a seed replaced them. When a seed is kept, the caller runs
   /// the local search again on it.
   LogicalResult improveWithSeeds(func::FuncOp func, Outcome &out, ArrayRef<Candidate> candidates,
-                                 Operation *lossGrad, const Measure &start, double flopsBefore) {
+                                 Operation *lossGrad, const Measure &start, double flopsBefore,
+                                 bool withSegments) {
     bool fits = out.measure.arena <= uint64_t(budget);
     double flopsBeforeSeeds = out.extraFlops;
     double flops = fits ? out.extraFlops : std::numeric_limits<double>::infinity();
@@ -1978,7 +1987,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
     };
     // The seeds are measured on the step as it was before any remat.
     undoResult();
-    auto seeds = exactSeeds(func, candidates, lossGrad, start);
+    auto seeds = exactSeeds(func, candidates, lossGrad, start, withSegments);
     if (failed(seeds))
       return failure();
     for (auto [index, seed] : llvm::enumerate(*seeds)) {
