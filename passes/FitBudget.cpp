@@ -40,8 +40,9 @@
 // (O(c * n)); CBC picks the fewest extra FLOPs within the budget; the choice is applied and
 // planned, and re-solved below the missed model peak when the arena misses the budget; a
 // choice that misses is also completed by the heuristic from where it stands, and the
-// cheapest fitting result of the rounds is kept. The heuristic alone runs too, so the exact mode fits whenever the
-// heuristic does; when both fit, the one with fewer extra FLOPs is kept.
+// cheapest fitting result of the rounds is kept. The heuristic alone runs too, so the exact
+// mode fits whenever the heuristic does; when both fit, the one with fewer extra FLOPs is
+// kept.
 //
 // Trial arenas come from planToCapacity (best fit, then a node-limited placement search that
 // stops at the first plan within the budget), which graphc-plan-memory falls back to as well.
@@ -377,7 +378,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
 
   /// The seeds' program has the forward segments among its candidates (buildExactModel's
   /// withSegments) on graphs of up to this many candidates times ops, a fact of the graph
-  /// too: ResNet-50 (104 x 568) needs them below 28% of its activations (+24.83% -> +14.40%
+  /// too: ResNet-50 (104 x 705) needs them below 28% of its activations (+24.83% -> +14.40%
   /// at 25%), while on the 24-layer encoder (2309 ops) they doubled the fit's time (2.98 s ->
   /// 6.61 s) and changed no plan.
   static constexpr uint64_t kSegmentSeedWorkLimit = 250'000;
