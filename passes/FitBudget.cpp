@@ -495,10 +495,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
       if (splitOutcome->measure.arena < unsplitArena ||
           (questionOnly && splitOutcome->measure.arena <= uint64_t(budget))) {
         outcome = std::move(splitOutcome);
-        func->setAttr("graph.fit_split_filter_gradients", attrs.getI64IntegerAttr(split));
-        for (FilterGradientSplit &kept : splits)
-          kept.original->erase(); // detached: destroyed
-        splits.clear();
+        keepFilterGradientSplits(func, split);
       } else {
         splitOutcome->undo();
         undoFilterGradientSplits();
@@ -585,13 +582,9 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
     if (splitOutcome->paddedArena() <= unsplitArena && splitOutcome->extraFlops < unsplitFlops) {
       splitOutcome->arenaFloor = std::max(splitOutcome->arenaFloor, unsplitArena);
       outcome = std::move(*splitOutcome);
-      func->setAttr("graph.fit_split_filter_gradients",
-                    Builder(func.getContext()).getI64IntegerAttr(split));
+      keepFilterGradientSplits(func, split);
       func->setAttr("graph.fit_split_extra_flops_unsplit",
                     Builder(func.getContext()).getF64FloatAttr(unsplitFlops / flopsBefore));
-      for (FilterGradientSplit &kept : splits)
-        kept.original->erase(); // detached: destroyed
-      splits.clear();
       return success();
     }
     splitOutcome->undo();
@@ -1145,6 +1138,16 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
   }
 
   /// Puts the original filter gradients back.
+  /// Keeps the split step: records how many filter gradients were split and destroys the
+  /// detached originals that undoFilterGradientSplits would have put back.
+  void keepFilterGradientSplits(func::FuncOp func, unsigned split) {
+    func->setAttr("graph.fit_split_filter_gradients",
+                  Builder(func.getContext()).getI64IntegerAttr(split));
+    for (FilterGradientSplit &kept : splits)
+      kept.original->erase(); // detached: destroyed
+    splits.clear();
+  }
+
   void undoFilterGradientSplits() {
     for (FilterGradientSplit &split : llvm::reverse(splits)) {
       Operation *joined = split.added.back();
