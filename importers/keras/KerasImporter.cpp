@@ -38,6 +38,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 
 #include "dialects/graph/GraphOps.h"
+#include "importers/common/InitialValueCache.h"
 #include "importers/common/RecurrentUnroll.h"
 #include "importers/keras/KerasWeights.h"
 
@@ -341,8 +342,12 @@ private:
       name += "_";
     usedNames.insert(name);
     auto type = f32(shape);
-    auto blob = HeapAsmResourceBlob::allocateAndCopyInferAlign<float>(values);
-    auto init = DenseResourceElementsAttr::get(type, name, std::move(blob));
+    DenseResourceElementsAttr init;
+    if (options.initialValues) // shared with the model's other imports
+      init = options.initialValues->get(type, name, values);
+    else
+      init = DenseResourceElementsAttr::get(
+          type, name, HeapAsmResourceBlob::allocateAndCopyInferAlign<float>(values));
     std::vector<NamedAttribute> attrs = {b.getNamedAttr(kKindAttr, b.getStringAttr(kind)),
                                          b.getNamedAttr(kNameAttr, b.getStringAttr(name)),
                                          b.getNamedAttr(kInitAttr, init)};

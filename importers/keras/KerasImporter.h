@@ -13,6 +13,8 @@
 
 namespace graphc {
 
+class InitialValueCache; // importers/common/InitialValueCache.h
+
 struct KerasImportOptions {
   int64_t batch = 0;               // > 0: the batch dimension (needed when the model's is None)
   std::vector<int64_t> inputShape; // --input-shape: the dims after the batch, Keras order
@@ -23,6 +25,9 @@ struct KerasImportOptions {
   /// convention is a forward function that returns probabilities.
   bool usesCompileLoss = true;
   int64_t maxParameterElements = int64_t{1} << 30; // larger weights are refused (fuzzing: less)
+  /// Initial values shared with the model's earlier imports (the driver's trial compiles); null:
+  /// each import makes its own.
+  InitialValueCache *initialValues = nullptr;
 };
 
 /// compile_config (or a legacy file's training_config): what --loss, --optimizer, --lr and

@@ -12,12 +12,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <limits>
 #include <map>
 #include <numeric>
 #include <set>
-#include <sstream>
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -25,8 +23,10 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Verifier.h"
 #include "onnx/onnx_pb.h"
+#include "llvm/Support/MemoryBuffer.h"
 
 #include "dialects/graph/GraphOps.h"
+#include "importers/common/InitialValueCache.h"
 #include "importers/common/RecurrentUnroll.h"
 #include "importers/onnx/ParameterInputs.h"
 
@@ -34,14 +34,7 @@ using namespace mlir;
 using namespace graphc;
 using namespace graphc::graph;
 
-namespace {
-
-constexpr const char *kSupportedOps =
-    "Add, AveragePool, BatchNormalization, Cast, Clip, Concat, Constant, Conv, ConvTranspose, Div, "
-    "Dropout, Expand (of constants), Flatten, Gather, Gemm, GlobalAveragePool, GRU, Identity, "
-    "LayerNormalization, LSTM, MatMul, MaxPool, Mul, ReduceMean, Relu, Reshape, Shape, "
-    "Sigmoid, Slice, Softmax, Split, Squeeze, Sub, Tanh, Transpose, Unsqueeze (Pow and Sqrt within a "
-    "LayerNorm)";
+namespace graphc::onnx_import {
 
 /// A constant tensor read from an initializer or a Constant node.
 struct HostTensor {
@@ -52,14 +45,76 @@ struct HostTensor {
   std::vector<bool> bools;
 };
 
+} // namespace graphc::onnx_import
+
+using graphc::onnx_import::HostTensor;
+
+/// What importing the same file again reuses (OnnxImportCache).
+struct graphc::OnnxImportCache::State {
+  // The options the initializers depend on: the file, and how parameter inputs are drawn.
+  std::string path, dataInput;
+  uint64_t seed = 0;
+  int64_t maxParameterInputElements = 0;
+  onnx::ModelProto model; // the initializers' data cleared once read into `initializerTensors`
+  bool initializersRead = false;
+  std::map<std::string, HostTensor> initializerTensors; // initializers and parameter inputs
+  int initialisedParameters = 0;
+  std::vector<std::string> initialisationRules;
+  graphc::InitialValueCache initialValues; // the parameters' attributes, made once
+
+  bool sameFile(const std::string &p, const OnnxImportOptions &o) const {
+    return path == p && dataInput == o.dataInput && seed == o.seed &&
+           maxParameterInputElements == o.maxParameterInputElements;
+  }
+};
+
+graphc::OnnxImportCache::OnnxImportCache() = default;
+graphc::OnnxImportCache::~OnnxImportCache() = default;
+
+namespace {
+
+constexpr const char *kSupportedOps =
+    "Add, AveragePool, BatchNormalization, Cast, Clip, Concat, Constant, Conv, ConvTranspose, Div, "
+    "Dropout, Expand (of constants), Flatten, Gather, Gemm, GlobalAveragePool, GRU, Identity, "
+    "LayerNormalization, LSTM, MatMul, MaxPool, Mul, ReduceMean, Relu, Reshape, Shape, "
+    "Sigmoid, Slice, Softmax, Split, Squeeze, Sub, Tanh, Transpose, Unsqueeze (Pow and Sqrt within "
+    "a "
+    "LayerNorm)";
+
 struct ImportError {
   std::string message;
 };
 
+/// Host constants by name: this import's own (Constant nodes, folded shape arithmetic) over the
+/// file's initializers, which are shared with later imports of the file and never copied.
+class ConstantTable {
+public:
+  explicit ConstantTable(const std::map<std::string, HostTensor> &initializers)
+      : initializers(initializers) {}
+  const HostTensor *lookup(const std::string &name) const {
+    if (auto it = own.find(name); it != own.end())
+      return &it->second;
+    if (auto it = initializers.find(name); it != initializers.end())
+      return &it->second;
+    return nullptr;
+  }
+  bool count(const std::string &name) const { return lookup(name) != nullptr; }
+  /// A constant known to exist.
+  const HostTensor &at(const std::string &name) const { return *lookup(name); }
+  /// This import's constant `name`, to be written.
+  HostTensor &operator[](const std::string &name) { return own[name]; }
+
+private:
+  const std::map<std::string, HostTensor> &initializers;
+  std::map<std::string, HostTensor> own;
+};
+
 class Importer {
 public:
-  Importer(MLIRContext &ctx, std::string path, const OnnxImportOptions &options)
-      : ctx(ctx), b(&ctx), path(std::move(path)), options(options) {}
+  Importer(MLIRContext &ctx, std::string path, const OnnxImportOptions &options,
+           OnnxImportCache::State &file)
+      : ctx(ctx), b(&ctx), path(std::move(path)), options(options), file(file),
+        constants(file.initializerTensors) {}
 
   OwningOpRef<ModuleOp> run(const onnx::ModelProto &model, std::string &error) {
     try {
@@ -200,11 +255,11 @@ private:
   const HostTensor &constantOf(const onnx::NodeProto &node, int index) {
     if (index >= node.input_size())
       fail(nodeLabel(node) + " is missing input " + std::to_string(index));
-    auto it = constants.find(node.input(index));
-    if (it == constants.end())
+    const HostTensor *known = constants.lookup(node.input(index));
+    if (!known)
       fail(nodeLabel(node) + ": input \"" + node.input(index) +
            "\" must be an initializer or a constant");
-    return it->second;
+    return *known;
   }
 
   /// The parameter argument for initializer input `index` of `node`, created on first use.
@@ -217,17 +272,16 @@ private:
   Value parameterNamed(const onnx::NodeProto &node, const std::string &name) {
     if (auto it = values.find(name); it != values.end())
       return it->second;
-    auto found = constants.find(name);
-    if (found == constants.end())
+    const HostTensor *found = constants.lookup(name);
+    if (!found)
       fail(nodeLabel(node) + ": input \"" + name + "\" must be an initializer or a constant");
-    const HostTensor &h = found->second;
+    const HostTensor &h = *found;
     if (h.dataType != onnx::TensorProto::FLOAT)
       fail(nodeLabel(node) + ": parameter \"" + name + "\" must be float32");
     if (h.floats.empty())
       fail(nodeLabel(node) + ": parameter \"" + name + "\" has no elements");
     auto type = RankedTensorType::get(h.dims, b.getF32Type());
-    auto blob = HeapAsmResourceBlob::allocateAndCopyInferAlign<float>(h.floats);
-    auto init = DenseResourceElementsAttr::get(type, name, std::move(blob));
+    DenseResourceElementsAttr init = initialValue(name, h);
     SmallVector<NamedAttribute> attrs = {
         b.getNamedAttr(kKindAttr, b.getStringAttr("parameter")),
         b.getNamedAttr(kNameAttr, b.getStringAttr(name)),
@@ -245,7 +299,7 @@ private:
   Value computedOrParameter(const onnx::NodeProto &node, int index) {
     if (index < node.input_size() && values.count(node.input(index)) == 0 &&
         initializers.count(node.input(index)) &&
-        constants[node.input(index)].dataType == onnx::TensorProto::FLOAT)
+        constants.at(node.input(index)).dataType == onnx::TensorProto::FLOAT)
       return parameterOf(node, index);
     return valueOf(node, index);
   }
@@ -262,8 +316,7 @@ private:
     if (h.floats.empty())
       fail(nodeLabel(node) + ": \"" + name + "\" has no elements");
     auto type = RankedTensorType::get(h.dims, b.getF32Type());
-    auto blob = HeapAsmResourceBlob::allocateAndCopyInferAlign<float>(h.floats);
-    auto init = DenseResourceElementsAttr::get(type, name, std::move(blob));
+    DenseResourceElementsAttr init = initialValue(name, h);
     SmallVector<NamedAttribute> attrs = {
         b.getNamedAttr(kKindAttr, b.getStringAttr("batch_stats")),
         b.getNamedAttr(kNameAttr, b.getStringAttr(name)),
@@ -305,10 +358,10 @@ private:
   bool boolInput(const onnx::NodeProto &node, int index, bool dflt) {
     if (index >= node.input_size() || node.input(index).empty())
       return dflt;
-    auto it = constants.find(node.input(index));
-    if (it == constants.end())
+    const HostTensor *known = constants.lookup(node.input(index));
+    if (!known)
       fail(nodeLabel(node) + ": input " + std::to_string(index) + " must be a constant");
-    const HostTensor &h = it->second;
+    const HostTensor &h = *known;
     if (!h.ints.empty())
       return h.ints[0] != 0;
     if (!h.floats.empty())
@@ -364,6 +417,45 @@ private:
     return RankedTensorType::get(shape, b.getF32Type());
   }
 
+  /// Reads the initializers, and draws the parameter inputs' initial values, into the file's
+  /// state, once per file: later imports of the file (other batch sizes) share them.
+  void readInitializers(const onnx::GraphProto &graph) {
+    for (const auto &init : graph.initializer())
+      file.initializerTensors[init.name()] = readTensor(init);
+    // Parameters exported as inputs become initializers with PyTorch's default initial values.
+    ParameterInputs parameterInputs;
+    std::string parameterError;
+    if (!initialiseParameterInputs(graph, options.dataInput, options.seed,
+                                   options.maxParameterInputElements, parameterInputs,
+                                   parameterError))
+      fail(parameterError);
+    for (auto &p : parameterInputs.parameters) {
+      file.initialisationRules.push_back(p.name + ": " + p.rule);
+      HostTensor h;
+      h.dims = p.dims;
+      h.dataType = p.dataType;
+      h.floats = std::move(p.floats);
+      h.ints = std::move(p.ints);
+      file.initializerTensors[p.name] = std::move(h);
+    }
+    file.initialisedParameters = int(parameterInputs.parameters.size());
+    // Their bytes now live in initializerTensors: the parsed copy is freed (a cleared string
+    // keeps its capacity, so it is swapped out).
+    for (auto &init : *file.model.mutable_graph()->mutable_initializer()) {
+      std::string().swap(*init.mutable_raw_data());
+      init.clear_float_data();
+      init.clear_int64_data();
+      init.clear_int32_data();
+    }
+    file.initializersRead = true;
+  }
+
+  /// The initial value of parameter or state `name` as an attribute, shared with the file's
+  /// other imports (InitialValueCache.h).
+  DenseResourceElementsAttr initialValue(const std::string &name, const HostTensor &h) {
+    return file.initialValues.get(RankedTensorType::get(h.dims, b.getF32Type()), name, h.floats);
+  }
+
   OwningOpRef<ModuleOp> build(const onnx::ModelProto &model) {
     if (!model.has_graph())
       fail("the model has no graph (the file may be truncated or not an ONNX model)");
@@ -377,28 +469,12 @@ private:
     this->opset = opset;
     const onnx::GraphProto &graph = model.graph();
 
-    for (const auto &init : graph.initializer()) {
-      constants[init.name()] = readTensor(init);
-      initializers.insert(init.name());
-    }
-    // Parameters exported as inputs become initializers with PyTorch's default initial values.
-    ParameterInputs parameterInputs;
-    std::string parameterError;
-    if (!initialiseParameterInputs(graph, options.dataInput, options.seed,
-                                   options.maxParameterInputElements, parameterInputs,
-                                   parameterError))
-      fail(parameterError);
-    for (auto &p : parameterInputs.parameters) {
-      initialisationRules.push_back(p.name + ": " + p.rule);
-      HostTensor h;
-      h.dims = p.dims;
-      h.dataType = p.dataType;
-      h.floats = std::move(p.floats);
-      h.ints = std::move(p.ints);
-      constants[p.name] = std::move(h);
-      initializers.insert(p.name);
-    }
-    initialisedParameters = int(parameterInputs.parameters.size());
+    if (!file.initializersRead)
+      readInitializers(graph);
+    for (const auto &[name, tensor] : file.initializerTensors)
+      initializers.insert(name);
+    initialisationRules = file.initialisationRules;
+    initialisedParameters = file.initialisedParameters;
 
     OwningOpRef<ModuleOp> module = ModuleOp::create(b.getUnknownLoc());
     b.setInsertionPointToEnd(module->getBody());
@@ -579,8 +655,8 @@ private:
     // The exponent and epsilon are Constant nodes placed after this node, not yet imported.
     auto scalarConst = [&](const std::string &name, float &v) {
       HostTensor h;
-      if (auto it = constants.find(name); it != constants.end()) {
-        h = it->second;
+      if (const HostTensor *known = constants.lookup(name)) {
+        h = *known;
       } else if (auto p = producer.find(name); p != producer.end()) {
         const auto &n = graph->node(p->second);
         auto *value = findAttr(n, "value");
@@ -618,8 +694,8 @@ private:
     int biasIndex = addNode.input(0) == mulNode.output(0) ? 1 : 0;
     int64_t d = shapeOf(x).back();
     for (auto [n, i] : {std::pair{&mulNode, weightIndex}, std::pair{&addNode, biasIndex}}) {
-      auto it = constants.find(n->input(i));
-      if (it == constants.end() || it->second.dims != std::vector<int64_t>{d})
+      const HostTensor *known = constants.lookup(n->input(i));
+      if (!known || known->dims != std::vector<int64_t>{d})
         return false;
     }
     Value scale = parameterOf(mulNode, weightIndex), bias = parameterOf(addNode, biasIndex);
@@ -745,9 +821,8 @@ private:
     if (intAttr(node, "axis", 0) != 0)
       refuseAttr(node, "axis", "must be 0 when gathering rows of an embedding table");
     const std::string &tableName = node.input(0);
-    if (!values.count(tableName) &&
-        (!initializers.count(tableName) ||
-         constants[tableName].dataType != onnx::TensorProto::FLOAT))
+    if (!values.count(tableName) && (!initializers.count(tableName) ||
+                                     constants.at(tableName).dataType != onnx::TensorProto::FLOAT))
       fail(nodeLabel(node) + ": the embedding table \"" + tableName +
            "\" must be a float32 initializer (the indices are the integer graph input \"" +
            node.input(1) + "\")");
@@ -828,7 +903,7 @@ private:
       if (!isConstant(node.input(i)))
         fail(nodeLabel(node) + ": input " + std::to_string(i) +
              " (initial state) must be a constant zero tensor; graphc starts from zeros");
-      for (float v : constants[node.input(i)].floats)
+      for (float v : constants.at(node.input(i)).floats)
         if (v != 0.0f)
           fail(nodeLabel(node) + ": input " + std::to_string(i) +
                " (initial state) must be zero; graphc starts from zeros");
@@ -940,7 +1015,7 @@ private:
       if (node.input_size() < 1)
         fail(nodeLabel(node) + " is missing input 0");
       if (constants.count(node.input(0))) {
-        constants[node.output(0)] = constants[node.input(0)];
+        constants[node.output(0)] = constants.at(node.input(0));
         return;
       }
       define(node, valueOf(node, 0));
@@ -1074,7 +1149,7 @@ private:
       for (int biasIndex : {1, 0}) {
         auto it = values.find(node.input(1 - biasIndex));
         if (it == values.end() || !isConstant(node.input(biasIndex)) ||
-            constants[node.input(biasIndex)].dims.size() != 1)
+            constants.at(node.input(biasIndex)).dims.size() != 1)
           continue;
         Value out = it->second;
         auto reshape = out.getDefiningOp<ReshapeOp>();
@@ -1713,7 +1788,8 @@ private:
   func::FuncOp func;
   Value stepArg;
   std::map<std::string, Value> values;
-  std::map<std::string, HostTensor> constants;
+  OnnxImportCache::State &file; // the file's initializers, shared with its other imports
+  ConstantTable constants;
   std::set<std::string> initializers; // the names of the graph's initializers (weights)
   std::set<std::string> tokenIdInputs; // integer graph inputs: token ids, as exact float32
 
@@ -1725,27 +1801,41 @@ public:
 } // namespace
 
 OwningOpRef<ModuleOp> graphc::importOnnxFile(const std::string &path, MLIRContext &context,
-                                             const OnnxImportOptions &options,
-                                             std::string &error,
-                                             OnnxImportSummary *summary) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    error = path + ": cannot open the file";
-    return nullptr;
-  }
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  std::string bytes = buffer.str();
-  onnx::ModelProto model;
-  if (bytes.empty() || !model.ParseFromString(bytes)) {
-    error = path + ": not a valid ONNX model (protobuf parsing failed; the file may be "
-                   "truncated or corrupted)";
-    return nullptr;
+                                             const OnnxImportOptions &options, std::string &error,
+                                             OnnxImportSummary *summary, OnnxImportCache *cache) {
+  OnnxImportCache once;
+  OnnxImportCache &reuse = cache ? *cache : once;
+  if (!reuse.state || !reuse.state->sameFile(path, options)) {
+    reuse.state.reset();
+    // Mapped, not copied: protobuf copies each tensor's bytes out of it once.
+    auto bytes = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                             /*RequiresNullTerminator=*/false);
+    if (!bytes) {
+      error = path + ": cannot open the file";
+      return nullptr;
+    }
+    auto state = std::make_unique<OnnxImportCache::State>();
+    llvm::StringRef data = (*bytes)->getBuffer();
+    if (data.empty() || data.size() > size_t(std::numeric_limits<int>::max()) ||
+        !state->model.ParseFromArray(data.data(), int(data.size()))) {
+      error = path + ": not a valid ONNX model (protobuf parsing failed; the file may be "
+                     "truncated or corrupted)";
+      return nullptr;
+    }
+    state->path = path;
+    state->dataInput = options.dataInput;
+    state->seed = options.seed;
+    state->maxParameterInputElements = options.maxParameterInputElements;
+    reuse.state = std::move(state);
   }
   context.loadDialect<GraphDialect, func::FuncDialect>();
-  Importer importer(context, path, options);
-  auto module = importer.run(model, error);
-  if (module && summary) {
+  Importer importer(context, path, options, *reuse.state);
+  auto module = importer.run(reuse.state->model, error);
+  if (!module) {
+    reuse.state.reset(); // a later import reads the file again, and fails the same way
+    return nullptr;
+  }
+  if (summary) {
     summary->initialisedParameters = importer.initialisedParameters;
     summary->initialisationRules = importer.initialisationRules;
   }

@@ -1,6 +1,7 @@
 // Imports an ONNX model (as PyTorch exports it) into a graph-dialect forward function.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -25,17 +26,29 @@ struct OnnxImportSummary {
   std::vector<std::string> initialisationRules; // "name: rule", one per such parameter
 };
 
+/// What importing the same file again can reuse: the parsed file, its initializers, and their
+/// initial values as attributes of one context. The driver imports a model at many batch sizes
+/// (the trial compiles of --max-batch and of the infeasible error); without it each import
+/// parsed and copied every weight again, and each copy stayed in the context for good.
+class OnnxImportCache {
+public:
+  OnnxImportCache();
+  ~OnnxImportCache();
+  struct State;
+  std::unique_ptr<State> state; // null until a file is imported through it
+};
+
 /// The ONNX ops the importer supports, for --verbose.
 const char *onnxSupportedOps();
 
 /// Reads `path` and builds `func.func @forward`. Parameters (initializers) become arguments
 /// tagged graph.kind = "parameter" with their ONNX name and initial value (graph.init, a
 /// dense_resource). On failure returns null and sets `error` to one line naming the file and
-/// the node, e.g. `model.onnx: node "Conv_3" (LeakyRelu) is not supported; ...`.
-mlir::OwningOpRef<mlir::ModuleOp> importOnnxFile(const std::string &path,
-                                                 mlir::MLIRContext &context,
-                                                 const OnnxImportOptions &options,
-                                                 std::string &error,
-                                                 OnnxImportSummary *summary = nullptr);
+/// the node, e.g. `model.onnx: node "Conv_3" (LeakyRelu) is not supported; ...`. With `cache`,
+/// a later import of the same file with the same options reuses what this one read.
+mlir::OwningOpRef<mlir::ModuleOp>
+importOnnxFile(const std::string &path, mlir::MLIRContext &context,
+               const OnnxImportOptions &options, std::string &error,
+               OnnxImportSummary *summary = nullptr, OnnxImportCache *cache = nullptr);
 
 } // namespace graphc

@@ -31,6 +31,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include "dialects/graph/GraphOps.h"
+#include "importers/common/InitialValueCache.h"
 #include "importers/keras/KerasImporter.h"
 #include "importers/onnx/OnnxImporter.h"
 #include "passes/CostModel.h"
@@ -135,18 +136,38 @@ std::optional<uint64_t> parseSize(llvm::StringRef text) {
   return static_cast<uint64_t>(value * scale);
 }
 
-/// Writes `contents` to `path` through a temporary file in the same directory and a rename,
-/// so that a failure never leaves a partial file behind.
-void writeFileAtomically(llvm::StringRef path, llvm::StringRef contents) {
+/// Writes what `write` prints to `path` through a temporary file in the same directory and a
+/// rename, so that a failure never leaves a partial file behind. The text is streamed: an IR
+/// dump holds every weight, in hex, and is not built in memory first. A path that exists and is
+/// not a regular file (/dev/null, a pipe) is written in place: renaming over it would replace
+/// the device or the pipe with a file.
+void writeFileAtomically(llvm::StringRef path,
+                         llvm::function_ref<void(llvm::raw_ostream &)> write) {
+  llvm::sys::fs::file_status status;
+  if (!llvm::sys::fs::status(path, status) && llvm::sys::fs::exists(status) &&
+      !llvm::sys::fs::is_regular_file(status) && !llvm::sys::fs::is_directory(status)) {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(path, ec);
+    if (ec)
+      fail(kBadInput, path + ": cannot open the output: " + ec.message());
+    write(os);
+    os.close();
+    if (os.has_error()) {
+      os.clear_error();
+      fail(kBadInput, path + ": cannot write the output");
+    }
+    return;
+  }
   llvm::SmallString<256> temp;
   int fd;
   if (std::error_code ec = llvm::sys::fs::createUniqueFile(path + ".tmp-%%%%%%", fd, temp))
     fail(kBadInput, path + ": cannot create the output file: " + ec.message());
   {
     llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
-    os << contents;
+    write(os);
     os.close();
     if (os.has_error()) {
+      os.clear_error();
       llvm::sys::fs::remove(temp);
       fail(kBadInput, path + ": cannot write the output file");
     }
@@ -155,6 +176,9 @@ void writeFileAtomically(llvm::StringRef path, llvm::StringRef contents) {
     llvm::sys::fs::remove(temp);
     fail(kBadInput, path + ": cannot write the output file: " + ec.message());
   }
+}
+void writeFileAtomically(llvm::StringRef path, llvm::StringRef contents) {
+  writeFileAtomically(path, [&](llvm::raw_ostream &os) { os << contents; });
 }
 
 /// Removes a set of paths unless released (the binary phase's temporaries).
@@ -1242,6 +1266,7 @@ private:
     importOptions.weightsPath = opts.weights;
     importOptions.seed = opts.seed;
     importOptions.usesCompileLoss = !opts.lossSet;
+    importOptions.initialValues = &kerasInitialValues;
     if (!opts.inputShape.empty()) {
       llvm::SmallVector<llvm::StringRef> parts;
       llvm::StringRef(opts.inputShape).split(parts, llvm::any_of(opts.inputShape, [](char c) {
@@ -1302,6 +1327,8 @@ private:
     return module;
   }
   bool kerasNoted = false, onnxNoted = false;
+  OnnxImportCache onnxCache; // the model's parsed file and weights, shared by every import
+  InitialValueCache kerasInitialValues; // a Keras model's weights, shared by every import
 
   OwningOpRef<ModuleOp> importModel(MLIRContext &context, int64_t batch, bool trial) {
     if (!llvm::sys::fs::exists(opts.model))
@@ -1314,7 +1341,7 @@ private:
       importOptions.dataInput = opts.dataInput;
       importOptions.seed = opts.seed;
       OnnxImportSummary summary;
-      auto module = importOnnxFile(opts.model, context, importOptions, error, &summary);
+      auto module = importOnnxFile(opts.model, context, importOptions, error, &summary, &onnxCache);
       if (!module && !trial) {
         if (opts.verbose) {
           llvm::errs() << "graphc: error: " << error << "\n"
@@ -1699,11 +1726,13 @@ private:
   }
 
   int emitIR(ModuleOp module) {
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    module.print(os);
-    os.flush();
-    return emitText(text);
+    if (opts.output.empty() || opts.output == "-") {
+      module.print(llvm::outs());
+      llvm::outs().flush();
+    } else {
+      writeFileAtomically(opts.output, [&](llvm::raw_ostream &os) { module.print(os); });
+    }
+    return kOk;
   }
 
   EmittedProgram emitProgram(func::FuncOp step, const EmitOptions &emit) {
