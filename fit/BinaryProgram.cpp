@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -22,6 +23,12 @@
 #include "OsiClpSolverInterface.hpp"
 
 namespace graphc::remat {
+
+void useOneBlasThread() {
+  using SetThreads = void (*)(int);
+  if (auto set = reinterpret_cast<SetThreads>(::dlsym(RTLD_DEFAULT, "openblas_set_num_threads")))
+    set(1);
+}
 
 void writeToParent(int fd, const void *bytes, size_t size) {
   const char *p = static_cast<const char *>(bytes);

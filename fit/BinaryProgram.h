@@ -42,6 +42,13 @@ BinaryProgramResult solveBinaryProgram(OsiClpSolverInterface &solver, double sec
 /// so callers with several solves do them in one child.
 std::optional<std::string> runInChild(const std::function<void(int fd)> &work, bool &exited);
 
+/// Makes the BLAS that CLP and CBC load run on the calling thread, when it is OpenBLAS (looked
+/// up at run time: the BLAS is whatever the system's libblas.so.3 points at). Their LPs are
+/// small, and after each call OpenBLAS's idle workers spin on sched_yield: on a 2-core machine
+/// that took a fifth of a ResNet-50 compile's CPU time, from the compile or from whatever ran
+/// beside it. The tools call it once at startup.
+void useOneBlasThread();
+
 /// Writes `size` bytes to the parent's pipe (in runInChild's `work`).
 void writeToParent(int fd, const void *bytes, size_t size);
 

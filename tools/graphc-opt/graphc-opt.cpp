@@ -5,9 +5,11 @@
 #include "mlir/Transforms/Passes.h"
 
 #include "dialects/graph/GraphOps.h"
+#include "fit/BinaryProgram.h"
 #include "passes/Passes.h"
 
 int main(int argc, char **argv) {
+  graphc::remat::useOneBlasThread();
   mlir::DialectRegistry registry;
   registry.insert<graphc::graph::GraphDialect, mlir::func::FuncDialect>();
   mlir::registerCanonicalizerPass();

@@ -31,6 +31,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include "dialects/graph/GraphOps.h"
+#include "fit/BinaryProgram.h"
 #include "importers/common/InitialValueCache.h"
 #include "importers/keras/KerasImporter.h"
 #include "importers/onnx/OnnxImporter.h"
@@ -1970,6 +1971,7 @@ private:
 
 int runGraphcDriver(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  remat::useOneBlasThread();
   cl::OptionCategory category("graphc options");
   cl::opt<std::string> model(cl::Positional, cl::desc("<model.onnx|model.mlir>"), cl::Required,
                              cl::cat(category));
