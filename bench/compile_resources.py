@@ -52,12 +52,14 @@ def run_case(binary, args, timeout):
 
 def answer(res, plan_json):
     """What must agree between the two builds: the status, the arena or the message."""
-    if res["rc"] == 0 and os.path.exists(plan_json):
-        with open(plan_json) as f:
-            arena = json.load(f)["arena_bytes"]
-        os.remove(plan_json)
-        lines = [l for l in res["stdout"].splitlines() if "--batch=" in l]
-        return "rc 0, arena %d%s" % (arena, "; " + " | ".join(lines) if lines else "")
+    if res["rc"] == 0:
+        arena = ""
+        if os.path.exists(plan_json):
+            with open(plan_json) as f:
+                arena = ", arena %d" % json.load(f)["arena_bytes"]
+            os.remove(plan_json)
+        lines = [" ".join(l.split()) for l in res["stdout"].splitlines() if "--batch=" in l]
+        return "rc 0%s%s" % (arena, "; " + " | ".join(lines) if lines else "")
     lines = [l for l in (res["stderr"] + "\n" + res["stdout"]).splitlines() if "error" in l]
     return "rc %s: %s" % (res["rc"], MEASURED_TIMES.sub("", lines[0]) if lines else "")
 
