@@ -911,11 +911,17 @@ private:
     if (whole && whole->wholeMissesFrom > 0)
       missesFrom[1] = whole->wholeMissesFrom;
     BatchSearch found;
-    auto fits = [&](int64_t batch) {
-      if (below > 0 && batch >= below)
+    // fits(b): some k fits the batch b rounded up to a multiple of k, so some batch >= b
+    // fits. Unlike "k divides b and b fits", this is monotone in b (a smaller b rounds to a
+    // batch no larger, for every k), as the search needs: before, a b that no tried k divided
+    // counted as a miss, and the search lost every batch above it. The largest b it holds for
+    // is the largest batch that fits with some k, and a multiple of that k.
+    auto fits = [&](int64_t b) {
+      if (below > 0 && b >= below)
         return false;
-      for (int64_t k = 1; k <= (split ? std::min(batch, kMaxMicroBatches) : 1); k *= 2) {
-        if (batch % k)
+      for (int64_t k = 1; k <= (split ? std::min(b, kMaxMicroBatches) : 1); k *= 2) {
+        int64_t batch = (b + k - 1) / k * k;
+        if (below > 0 && batch >= below)
           continue;
         if (k == 1 && whole && batch <= whole->batch) {
           found = {std::max(found.batch, batch), 1, found.wholeMissesFrom};
@@ -992,6 +998,7 @@ private:
     llvm::raw_ostream &os = llvm::outs();
     os << "largest batch of " << llvm::sys::path::filename(opts.model) << " within "
        << plan::humanBytes(budget) << " (" << device->name << " cost model):\n";
+    os.flush();
     // The cures accumulate row by row, cheapest first: optimizer-state sharding (data parallel,
     // momentum or Adam), 16-bit storage (when --precision allows it), then rematerialization,
     // then micro-batching. With --data-parallel the batches are global (ranks x per rank).
@@ -1019,11 +1026,14 @@ private:
     const Row *rematRow = nullptr;
     uint64_t rowBytes = inputBytesPerRow(base); // for largestBatch's stand-ins
     for (const Row &row : rows) {
-      if ((row.remat && opts.noRemat) || (row.split && opts.noMicroBatching) ||
+      // --no-remat leaves out the rematerialization row; the rows after it keep their other
+      // cures (micro-batching without recomputation).
+      if ((row.remat && !row.split && opts.noRemat) || (row.split && opts.noMicroBatching) ||
           (row.low && !lowAllowed) || (row.zero && !zeroAllowed) ||
           (row.label == "+ ZeRO-1" && opts.zero == "1") ||
           (row.label == "+ offload" && opts.offload != "auto"))
         continue;
+      bool remat = row.remat && !opts.noRemat;
       precision = row.low ? low : "fp32";
       shardState = row.zero;
       offloadState = row.offload;
@@ -1031,8 +1041,7 @@ private:
       bool sameCures = rematRow && row.split && rematRow->zero == row.zero &&
                        rematRow->low == row.low && rematRow->offload == row.offload;
       const BatchSearch *whole = sameCures ? &rematSearch : nullptr;
-      BatchSearch search =
-          largestBatch(context, budget, row.remat, start, row.split, whole, rowBytes);
+      BatchSearch search = largestBatch(context, budget, remat, start, row.split, whole, rowBytes);
       if (row.remat && !row.split) {
         rematRow = &row;
         rematSearch = search;
@@ -1051,15 +1060,16 @@ private:
       int64_t batch = 0;
       while (search.batch > 0) {
         batch = search.batch;
-        opts.noRemat = !row.remat;
+        bool userNoRemat = opts.noRemat; // restored: it skips the later rows' recomputation
+        opts.noRemat = !remat;
         microBatches = search.microBatches;
         found = tryCompile(context, batch * ranks, budget, Phase::Planned, /*trial=*/true);
         microBatches = 1;
-        opts.noRemat = false;
+        opts.noRemat = userNoRemat;
         if (found && found->planned.plan.arenaBytes <= budget && withinCudnnLimits(*found))
           break;
         found.reset();
-        search = largestBatch(context, budget, row.remat, start, row.split, whole,
+        search = largestBatch(context, budget, remat, start, row.split, whole,
                               /*rowBytes=*/0, /*below=*/batch);
       }
       if (!found) {
@@ -1078,6 +1088,7 @@ private:
                               : std::string(),
                           ranks > 1 ? llvm::formatv(" ({0} per rank)", batch).str()
                                     : std::string());
+      os.flush(); // each row as it is found: a search takes minutes on a large model
     }
     precision = "fp32";
     shardState = opts.zero == "1";
