@@ -77,9 +77,8 @@ constexpr const char *kSupportedOps =
     "Add, AveragePool, BatchNormalization, Cast, Clip, Concat, Constant, Conv, ConvTranspose, Div, "
     "Dropout, Expand (of constants), Flatten, Gather, Gemm, GlobalAveragePool, GRU, Identity, "
     "LayerNormalization, LSTM, MatMul, MaxPool, Mul, ReduceMean, Relu, Reshape, Shape, "
-    "Sigmoid, Slice, Softmax, Split, Squeeze, Sub, Tanh, Transpose, Unsqueeze (Pow and Sqrt within "
-    "a "
-    "LayerNorm)";
+    "Sigmoid, Slice, Softmax, Split, Squeeze, Sub, Tanh, Transpose, Unsqueeze (Pow and Sqrt "
+    "within a LayerNorm)";
 
 struct ImportError {
   std::string message;
