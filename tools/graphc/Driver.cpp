@@ -504,7 +504,7 @@ private:
     // 0: no data parallelism; 1: the data-parallel code path on one rank (it all-reduces over a
     // world of one, e.g. to check the NCCL path on one GPU).
     int64_t ranks = opts.dataParallel ? opts.worldSize : 0;
-    if (((microBatches > 1 && extension == ".onnx") || (ranks > 1 && extension != ".mlir")) &&
+    if (((microBatches > 1 && batchIsImported()) || (ranks > 1 && extension != ".mlir")) &&
         batch == 0) {
       // The whole batch is the model's own: read it off a plain import.
       OwningOpRef<ModuleOp> probe = importModel(context, 0, trial);
@@ -718,10 +718,10 @@ private:
   /// The budget is missed, or met only by recomputing: try splitting the batch into k
   /// micro-batches (k = 2, 4, ... dividing the batch), first without rematerialization, and
   /// keep the split if it fits and the cost model predicts it faster than what we have.
-  /// ONNX models only: a graph-dialect model's batch is its forward function's.
+  /// ONNX and Keras models only (batchIsImported).
   std::optional<Compiled> tryMicroBatching(MLIRContext &context, uint64_t budget,
                                            const Compiled &current) {
-    if (llvm::sys::path::extension(opts.model) != ".onnx")
+    if (!batchIsImported())
       return std::nullopt;
     int64_t batch = opts.batch > 0 ? opts.batch : modelBatch(current);
     bool currentFits = current.planned.plan.arenaBytes <= budget;
@@ -835,6 +835,14 @@ private:
     if (!compiled)
       fail(kBadInput, opts.model + ": compilation failed");
     return std::move(*compiled);
+  }
+
+  /// Whether the batch is an import option: ONNX and Keras models are imported at any batch
+  /// (micro-batches, the searches' trial batches); a graph-dialect model's batch is its forward
+  /// function's.
+  bool batchIsImported() const {
+    llvm::StringRef ext = llvm::sys::path::extension(opts.model);
+    return ext == ".onnx" || ext == ".json";
   }
 
   /// The batch of the model as imported (for searches around it).
@@ -990,9 +998,10 @@ private:
   }
 
   int printMaxBatch(MLIRContext &context, uint64_t budget) {
-    if (llvm::sys::path::extension(opts.model) != ".onnx")
-      fail(kBadInput, "--max-batch changes the batch of an ONNX model's data input; " + opts.model +
-                          " is not an ONNX model");
+    if (!batchIsImported())
+      fail(kBadInput, "--max-batch changes the batch of the model's data input; " + opts.model +
+                          " is graph-dialect MLIR, whose batch is its forward function's: "
+                          "give the ONNX or Keras model instead");
     Compiled base = compile(context, opts.batch, std::nullopt, Phase::Planned, false);
     int64_t start = modelBatch(base);
     llvm::raw_ostream &os = llvm::outs();
@@ -1122,7 +1131,7 @@ private:
       if (b.kind == "parameter" || b.kind == "optimizer_state" || b.kind == "batch_stats")
         persistent += b.bytes;
     std::string fitsAt;
-    if (llvm::sys::path::extension(opts.model) == ".onnx") {
+    if (batchIsImported()) {
       trialImportError.clear();
       int64_t batch = largestBatch(context, budget, !opts.noRemat, modelBatch(compiled)).batch;
       int64_t ranks = opts.dataParallel ? opts.worldSize : 1;
