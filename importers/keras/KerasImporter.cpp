@@ -342,12 +342,9 @@ private:
       name += "_";
     usedNames.insert(name);
     auto type = f32(shape);
-    DenseResourceElementsAttr init;
-    if (options.initialValues) // shared with the model's other imports
-      init = options.initialValues->get(type, name, values);
-    else
-      init = DenseResourceElementsAttr::get(
-          type, name, HeapAsmResourceBlob::allocateAndCopyInferAlign<float>(values));
+    // Shared with the model's other imports when the driver passes its cache.
+    InitialValueCache &cache = options.initialValues ? *options.initialValues : ownInitialValues;
+    DenseResourceElementsAttr init = cache.get(type, name, values);
     std::vector<NamedAttribute> attrs = {b.getNamedAttr(kKindAttr, b.getStringAttr(kind)),
                                          b.getNamedAttr(kNameAttr, b.getStringAttr(name)),
                                          b.getNamedAttr(kInitAttr, init)};
@@ -2667,6 +2664,7 @@ private:
   bool lossFromLogits = false;
   std::map<std::string, Value> params;
   std::set<std::string> usedNames, bnUsed;
+  InitialValueCache ownInitialValues; // without the driver's cache: this import's own
   std::map<std::string, std::string> denseOrder;
 };
 

@@ -145,34 +145,29 @@ std::optional<uint64_t> parseSize(llvm::StringRef text) {
 void writeFileAtomically(llvm::StringRef path,
                          llvm::function_ref<void(llvm::raw_ostream &)> write) {
   llvm::sys::fs::file_status status;
-  if (!llvm::sys::fs::status(path, status) && llvm::sys::fs::exists(status) &&
-      !llvm::sys::fs::is_regular_file(status) && !llvm::sys::fs::is_directory(status)) {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(path, ec);
-    if (ec)
-      fail(kBadInput, path + ": cannot open the output: " + ec.message());
-    write(os);
-    os.close();
-    if (os.has_error()) {
-      os.clear_error();
-      fail(kBadInput, path + ": cannot write the output");
-    }
-    return;
-  }
+  bool inPlace = !llvm::sys::fs::status(path, status) && llvm::sys::fs::exists(status) &&
+                 !llvm::sys::fs::is_regular_file(status) && !llvm::sys::fs::is_directory(status);
   llvm::SmallString<256> temp;
   int fd;
-  if (std::error_code ec = llvm::sys::fs::createUniqueFile(path + ".tmp-%%%%%%", fd, temp))
+  if (inPlace) {
+    if (std::error_code ec = llvm::sys::fs::openFileForWrite(path, fd))
+      fail(kBadInput, path + ": cannot open the output: " + ec.message());
+  } else if (std::error_code ec = llvm::sys::fs::createUniqueFile(path + ".tmp-%%%%%%", fd, temp)) {
     fail(kBadInput, path + ": cannot create the output file: " + ec.message());
+  }
   {
     llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
     write(os);
     os.close();
     if (os.has_error()) {
       os.clear_error();
-      llvm::sys::fs::remove(temp);
+      if (!inPlace)
+        llvm::sys::fs::remove(temp);
       fail(kBadInput, path + ": cannot write the output file");
     }
   }
+  if (inPlace)
+    return;
   if (std::error_code ec = llvm::sys::fs::rename(temp, path)) {
     llvm::sys::fs::remove(temp);
     fail(kBadInput, path + ": cannot write the output file: " + ec.message());
@@ -408,7 +403,7 @@ public:
         fail(kBadInput, "the source embeds weights from a side file: pass -o OUT.cpp");
       if (!program.initBlob.empty())
         writeFileAtomically(blobPath, llvm::StringRef(program.initBlob.data(), program.initBlob.size()));
-      return emitText(program.source);
+      return emitText([&](llvm::raw_ostream &os) { os << program.source; });
     }
     return opts.target == "cuda" ? buildCudaBinary(step, emit) : buildBinary(step, emit);
   }
@@ -925,8 +920,6 @@ private:
     // counted as a miss, and the search lost every batch above it. The largest b it holds for
     // is the largest batch that fits with some k, and a multiple of that k.
     auto fits = [&](int64_t b) {
-      if (below > 0 && b >= below)
-        return false;
       for (int64_t k = 1; k <= (split ? std::min(b, kMaxMicroBatches) : 1); k *= 2) {
         int64_t batch = (b + k - 1) / k * k;
         if (below > 0 && batch >= below)
@@ -1736,24 +1729,19 @@ private:
     }
   }
 
-  int emitText(llvm::StringRef text) {
+  /// Writes what `write` prints to -o, or to stdout without one.
+  int emitText(llvm::function_ref<void(llvm::raw_ostream &)> write) {
     if (opts.output.empty() || opts.output == "-") {
-      llvm::outs() << text;
+      write(llvm::outs());
       llvm::outs().flush();
     } else {
-      writeFileAtomically(opts.output, text);
+      writeFileAtomically(opts.output, write);
     }
     return kOk;
   }
 
   int emitIR(ModuleOp module) {
-    if (opts.output.empty() || opts.output == "-") {
-      module.print(llvm::outs());
-      llvm::outs().flush();
-    } else {
-      writeFileAtomically(opts.output, [&](llvm::raw_ostream &os) { module.print(os); });
-    }
-    return kOk;
+    return emitText([&](llvm::raw_ostream &os) { module.print(os); });
   }
 
   EmittedProgram emitProgram(func::FuncOp step, const EmitOptions &emit) {
