@@ -129,6 +129,10 @@ DATA_PARALLEL = [
 BENCH = [("cnn28", 256), ("cnn64", 64), ("cnn256", 128), ("resnet18", 64)]
 # The same step in bf16 (--precision=bf16), against the fp32 rows above (graphc only).
 BENCH_BF16 = [("resnet18", 64), ("cnn64", 64)]
+# The same fp32 step with each convolution's cuDNN workspace left at graphc's im2col tile
+# (--cudnn-workspace-limit=0), against the default rows, whose workspaces grow into the arena
+# bytes free at their steps (graphc-grow-workspaces): same arena, faster algorithms allowed.
+BENCH_TILE = [("resnet18", 64), ("cnn64", 64), ("cnn256", 128)]
 MAXBATCH_MODELS = ("resnet50", "transformer")
 
 
@@ -258,20 +262,23 @@ def prepare(args):
     shutil.rmtree(models_dir)
 
     # Benchmarks at equal batch, SGD.
-    cases = [(n, b, "fp32") for n, b in BENCH] + [(n, b, "bf16") for n, b in BENCH_BF16]
-    for name, batch, precision in cases if not args.only else []:
+    cases = ([(n, b, "fp32", "") for n, b in BENCH] + [(n, b, "bf16", "") for n, b in BENCH_BF16] +
+             [(n, b, "fp32", "tile") for n, b in BENCH_TILE])
+    for name, batch, precision, variant in cases if not args.only else []:
         onnx = os.path.join(exports, name + ".onnx")
         entry = export_bench_model(name, onnx)
         loss = entry[5]
         label = name if precision == "fp32" else name + "-" + precision
+        label += "-" + variant if variant else ""
         out = os.path.join(bundle, "bench", label)
         os.makedirs(out)
         binary = os.path.join(out, "train")
         log("compile %s batch %d %s" % (name, batch, precision))
         res, secs = run([graphc, onnx, "--target=cuda", "--batch=%d" % batch, "--optimizer=sgd",
                          "--lr=0.01", "--loss=" + loss, "--device=h100", "--precision=" + precision,
-                         "-o", binary])
+                         "-o", binary] + (["--cudnn-workspace-limit=0"] if variant == "tile" else []))
         manifest["bench"].append({"name": label, "model": name, "precision": precision,
+                                  "variant": variant,
                                   "batch": batch, "loss": loss,
                                   "arena_bytes": describe_arena(binary),
                                   "compile_s": round(secs, 1),
@@ -695,12 +702,16 @@ def part_bench(bundle, manifest, results, work, compiled):
         binary = unpack(os.path.join(bundle, "bench", name, "train"))
         d = os.path.join(work, name)
         os.makedirs(d, exist_ok=True)
+        section = "bench-graphc" + ("-" + entry["variant"] if entry.get("variant") else "")
         try:
             g = time_graphc(binary, d, steps=60, warmup=10)
             g["arena_bytes"] = entry["arena_bytes"]
-            results.add("bench-graphc", name, g)
+            results.add(section, name, g)
         except Exception as e:  # noqa: BLE001
-            results.add("bench-graphc", name, {"error": str(e)[-800:]})
+            results.add(section, name, {"error": str(e)[-800:]})
+        if entry.get("variant"):  # compared with the default row of the same model only
+            shutil.rmtree(d)
+            continue
         # The same binary uploading each batch before its step instead of during the one
         # before (#3: next-batch staging), for the wall time per step it saves.
         try:
@@ -946,6 +957,18 @@ def report(args):
                 "%.2f" % (hm / fm) if fm and hm else "-",
                 mib(f["arena_bytes"]) if f.get("arena_bytes") else "-",
                 mib(h["arena_bytes"]) if h.get("arena_bytes") else "-"))
+        out.append("")
+    if "bench-graphc-tile" in data:
+        out.append("| model (batch) | graphc ms, workspaces grown (default) | graphc ms, im2col tile "
+                   "(--cudnn-workspace-limit=0) | grown / tile | arena (both) |\n|---|---|---|---|---|")
+        for label, t in data["bench-graphc-tile"].items():
+            base = label[:-len("-tile")]
+            g = data.get("bench-graphc", {}).get(base, {})
+            gm, tm = g.get("median_ms"), t.get("median_ms")
+            out.append("| %s (%s) | %s | %s | %s | %s |" % (
+                base, dict(BENCH_TILE).get(base, "?"), gm, tm,
+                "%.3f" % (gm / tm) if gm and tm else "-",
+                mib(t["arena_bytes"]) if t.get("arena_bytes") else "-"))
         out.append("")
     if "bench-graphc-unstaged" in data:
         out.append("| model (batch) | wall ms per step, next batch staged | uploaded before "

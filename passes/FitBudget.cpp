@@ -1171,9 +1171,9 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
       if (!rows)
         return;
       ++count;
-      largestTile = std::max(largestTile, workspaceBytes(op));
+      largestTile = std::max(largestTile, kernelWorkspaceBytes(op));
       op->removeAttr(kIm2colRowsAttr);
-      largestWhole = std::max(largestWhole, workspaceBytes(op));
+      largestWhole = std::max(largestWhole, kernelWorkspaceBytes(op));
       op->setAttr(kIm2colRowsAttr, rows);
     });
     if (count == 0)
@@ -1659,7 +1659,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
     for (Operation *op : live->steps) {
       std::optional<Im2colTiles> tiles = im2colTilesOf(op);
       if (!tiles || im2colTileRows(op) != 0 || tiles->first >= tiles->outputRows ||
-          workspaceBytes(op) * 256 < uint64_t(tilingScale))
+          kernelWorkspaceBytes(op) * 256 < uint64_t(tilingScale))
         continue;
       std::vector<remat::Option> options;
       std::vector<int64_t> rows;

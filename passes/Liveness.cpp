@@ -39,6 +39,12 @@ int64_t graphc::attentionQueryBlock(Operation *op) {
 }
 
 uint64_t graphc::workspaceBytes(Operation *op) {
+  if (auto planned = op->getAttrOfType<IntegerAttr>(kWorkspaceBytesAttr))
+    return uint64_t(planned.getInt());
+  return kernelWorkspaceBytes(op);
+}
+
+uint64_t graphc::kernelWorkspaceBytes(Operation *op) {
   auto shape = [](Value v) { return cast<RankedTensorType>(v.getType()).getShape(); };
   // All three conv kernels stage one tile of one image's im2col matrix: C*R*S x rows*OW, for
   // one group's channels (the filter's C / groups).

@@ -113,6 +113,15 @@ uint64_t tensorBytes(mlir::Type type);
 
 /// Scratch bytes the CPU and CUDA kernels of `op` need (0 for most ops), planned in the arena.
 /// A convolution's is one im2col tile: all output rows, or kIm2colRowsAttr of them.
+uint64_t kernelWorkspaceBytes(mlir::Operation *op);
+
+/// On a convolution of a planned CUDA step: the bytes of its workspace when
+/// graphc-grow-workspaces gave it more than the kernel needs (free arena bytes at its step,
+/// where cuDNN may run a faster algorithm).
+constexpr llvm::StringLiteral kWorkspaceBytesAttr = "graph.workspace_bytes";
+
+/// The bytes planned for `op`'s workspace: kWorkspaceBytesAttr when set, else
+/// kernelWorkspaceBytes.
 uint64_t workspaceBytes(mlir::Operation *op);
 
 /// Output rows per im2col tile of a convolution (conv2d and its two backward ops), set by

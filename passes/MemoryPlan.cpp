@@ -147,6 +147,12 @@ FailureOr<PlannedStep> graphc::readPlannedStep(func::FuncOp func) {
   for (auto [i, op] : llvm::enumerate(live->steps))
     planned.steps.push_back({int64_t(i), op->getName().getStringRef().str(),
                              locationString(op->getLoc())});
-  planned.lowerBound = plan::lowerBound(planned.plan.buffers, planned.plan.alignment);
+  // The bound is the step's: a workspace that graphc-grow-workspaces enlarged into free bytes
+  // counts what its kernel needs.
+  std::vector<plan::Buffer> needed = planned.plan.buffers;
+  for (auto [i, buffer] : llvm::enumerate(live->buffers))
+    if (buffer.workspaceOf)
+      needed[i].bytes = kernelWorkspaceBytes(buffer.workspaceOf);
+  planned.lowerBound = plan::lowerBound(needed, planned.plan.alignment);
   return planned;
 }

@@ -506,6 +506,36 @@ def PlanMemory : Pass<"graphc-plan-memory", "mlir::func::FuncOp"> {
   ];
 }
 
+def GrowWorkspaces : Pass<"graphc-grow-workspaces", "mlir::func::FuncOp"> {
+  let summary = "Give each convolution's cuDNN workspace the arena bytes free at its step";
+  let description = [{
+    Runs after graphc-plan-memory on the CUDA target. A convolution's planned workspace is one
+    im2col tile, what graphc's own kernels need; cuDNN can use any workspace, and its faster
+    algorithms need more. While a convolution runs, the bytes of the arena that no live buffer
+    holds are free, so its workspace moves into the largest free gap at its step and takes
+    the largest power of two within that gap and `max-bytes` (plan::growIntoFreeBytes). The
+    arena does not grow and no other offset moves, so the plan's promise is unchanged; the
+    runtime then picks cuDNN's algorithms within the larger limit. Convolutions at the peak
+    keep what they had. O(convolutions x buffers log buffers).
+
+    Before (arena 1 MiB, 64 KiB free at the convolution's step):
+    ```mlir
+    %y = graph.conv2d %x, %w {graph.offsets = array<i64: 4096>,
+                              graph.workspace_offset = 8192 : i64} : ...
+    ```
+    After:
+    ```mlir
+    %y = graph.conv2d %x, %w {graph.offsets = array<i64: 4096>, graph.workspace_bytes = 65536 : i64,
+                              graph.workspace_offset = 12288 : i64} : ...
+    ```
+    The step gets `graph.workspaces_grown = array<i64: count, bytes before, bytes after>`.
+  }];
+  let options = [
+    Option<"maxBytes", "max-bytes", "int64_t", "1073741824",
+           "the most bytes one workspace grows to">,
+  ];
+}
+
 def OffloadOptimizerState : Pass<"graphc-offload-optimizer-state", "mlir::func::FuncOp"> {
   let summary = "Keep the optimizer state in host memory, outside the device arena";
   let description = [{

@@ -207,6 +207,12 @@ struct VerifyPlanPass : graphc::impl::VerifyPlanBase<VerifyPlanPass> {
           ok = false;
           continue;
         }
+        if (uint64_t need = kernelWorkspaceBytes(&op); bytes < need) {
+          op.emitError() << "graph.workspace_bytes = " << bytes << " is less than the " << need
+                         << " bytes the kernel's workspace needs";
+          ok = false;
+          continue;
+        }
         ranges.push_back({step[&op], step[&op], attr.getInt(), bytes,
                           valueName(op.getResult(0), step[&op]) + ".workspace", "workspace"});
       }

@@ -133,6 +133,48 @@ void planNoReuse(Plan &plan) {
   plan.arenaBytes = next;
 }
 
+size_t growIntoFreeBytes(Plan &plan, const std::vector<Growable> &growables) {
+  const uint64_t alignment = effectiveAlignment(plan.alignment);
+  size_t grown = 0;
+  std::vector<std::pair<uint64_t, uint64_t>> used; // [begin, end) of the others, by begin
+  for (const Growable &g : growables) {
+    Buffer &b = plan.buffers[g.buffer];
+    if (b.host)
+      continue;
+    used.clear();
+    for (size_t i = 0; i < plan.buffers.size(); ++i) {
+      const Buffer &other = plan.buffers[i];
+      if (i != g.buffer && !other.host && other.bytes && other.first <= b.last &&
+          b.first <= other.last)
+        used.push_back({other.offset, other.offset + alignTo(other.bytes, alignment)});
+    }
+    std::sort(used.begin(), used.end());
+    // The gaps between the merged used ranges; the first largest one wins.
+    uint64_t gapBegin = 0, gapBytes = 0, cursor = 0;
+    auto consider = [&](uint64_t end) {
+      if (end > cursor && end - cursor > gapBytes) {
+        gapBegin = cursor;
+        gapBytes = end - cursor;
+      }
+    };
+    for (auto [begin, end] : used) {
+      consider(begin);
+      cursor = std::max(cursor, end);
+    }
+    consider(plan.arenaBytes);
+    uint64_t target = std::min(gapBytes, g.maxBytes);
+    if (target == 0)
+      continue;
+    uint64_t power = uint64_t{1} << (63 - __builtin_clzll(target));
+    if (power <= alignTo(b.bytes, alignment) || power % alignment != 0)
+      continue;
+    b.offset = gapBegin;
+    b.bytes = power;
+    ++grown;
+  }
+  return grown;
+}
+
 std::string verifyPlan(const Plan &plan) {
   std::ostringstream os;
   if (plan.alignment == 0)

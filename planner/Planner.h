@@ -100,6 +100,22 @@ void planNoReuse(Plan &plan);
 /// Without host buffers this is planDevice(plan). O(n) besides planDevice.
 template <typename PlanDevice> void planWithHostBuffers(Plan &plan, PlanDevice planDevice);
 
+/// A buffer that works at any size from its own up to `maxBytes`, and better when larger: a
+/// cuDNN convolution's workspace, where more bytes let faster algorithms run.
+struct Growable {
+  size_t buffer = 0;     // index into Plan::buffers
+  uint64_t maxBytes = 0; // never grown past this
+};
+
+/// Grows each growable buffer, in order, into the device bytes that no other buffer uses while
+/// it is live, without moving the arena's end: the buffer moves to the lowest of the largest
+/// free gaps of [0, arenaBytes) over its live range and takes the largest power of two within
+/// that gap and `maxBytes`, when that is more than its aligned size (a few distinct sizes, so
+/// that a runtime that times algorithms per problem and workspace size times fewer). Other
+/// buffers keep their offsets; a grown buffer counts as used for the growables after it.
+/// Returns how many grew. O(g n log n) for g growables and n buffers.
+size_t growIntoFreeBytes(Plan &plan, const std::vector<Growable> &growables);
+
 /// Independent check of a finished plan. Returns an empty string when the plan is valid, or
 /// one line naming the first problem found: two buffers live at the same step whose byte ranges
 /// overlap, a device buffer that ends past arenaBytes, a host buffer outside [arenaBytes,

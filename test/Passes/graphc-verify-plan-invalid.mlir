@@ -265,3 +265,26 @@ func.func @bucket_view_operand_read_later(%x: tensor<16xf32> {graph.kind = "inpu
   %r = graph.relu %g {graph.offsets = array<i64: 128>} : tensor<16xf32> loc("r")
   return %bucket, %r : tensor<32xf32>, tensor<16xf32>
 }
+
+// -----
+
+// (h) A grown workspace (graphc-grow-workspaces) is checked at its planned size: 4096 bytes at
+// +8192 run over x at +8704, where the kernel's own 324 bytes would not.
+// expected-error @+1 {{memory plan is invalid: plan: buffers "x" [8704, 8804) live 0..0 and "conv2d_0.workspace" [8192, 12288) live 0..0 overlap at step 0}}
+func.func @grown_workspace_overlaps(%f: tensor<2x1x3x3xf32> {graph.kind = "parameter", graph.name = "f", graph.offset = 16640 : i64},
+                                    %x: tensor<1x1x5x5xf32> {graph.kind = "input", graph.name = "x", graph.offset = 8704 : i64}) -> tensor<1x2x3x3xf32>
+    attributes {graph.arena_bytes = 16896 : i64, graph.alignment = 256 : i64} {
+  %c = graph.conv2d %x, %f {strides = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, graph.offsets = array<i64: 16384>, graph.workspace_offset = 8192 : i64, graph.workspace_bytes = 4096 : i64} : (tensor<1x1x5x5xf32>, tensor<2x1x3x3xf32>) -> tensor<1x2x3x3xf32>
+  return %c : tensor<1x2x3x3xf32>
+}
+
+// -----
+
+// (i) A planned workspace smaller than what the kernel needs (324 bytes here).
+func.func @workspace_below_need(%f: tensor<2x1x3x3xf32> {graph.kind = "parameter", graph.name = "f", graph.offset = 0 : i64},
+                                %x: tensor<1x1x5x5xf32> {graph.kind = "input", graph.name = "x", graph.offset = 256 : i64}) -> tensor<1x2x3x3xf32>
+    attributes {graph.arena_bytes = 1536 : i64, graph.alignment = 256 : i64} {
+  // expected-error @+1 {{graph.workspace_bytes = 256 is less than the 324 bytes the kernel's workspace needs}}
+  %c = graph.conv2d %x, %f {strides = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, graph.offsets = array<i64: 512>, graph.workspace_offset = 768 : i64, graph.workspace_bytes = 256 : i64} : (tensor<1x1x5x5xf32>, tensor<2x1x3x3xf32>) -> tensor<1x2x3x3xf32>
+  return %c : tensor<1x2x3x3xf32>
+}

@@ -742,3 +742,79 @@ TEST(Planner, HostBuffersFollowTheArena) {
   plan.buffers[0].offset = 1792;
   EXPECT_NE(verifyPlan(plan).find("lies outside the host arena"), std::string::npos);
 }
+
+TEST(Planner, GrowablesTakeTheFreeBytesAtTheirStep) {
+  // Arena 4096 (alignment 256). Step 0: p [0, 1024) and a [1024, 3072); step 1: p and the
+  // workspace w (256 bytes at +3072); step 2: p and b [1024, 2048).
+  Plan plan = makePlan({buf("p", 1000, 0, 2, 0), buf("a", 2000, 0, 0, 1024),
+                        buf("w", 200, 1, 1, 3072), buf("b", 1000, 2, 2, 1024)},
+                       256, 4096);
+  ASSERT_EQ(verifyPlan(plan), "");
+  EXPECT_EQ(growIntoFreeBytes(plan, {{2, uint64_t{1} << 30}}), 1u);
+  // At step 1 only p is live: the free gap is [1024, 4096), 3072 bytes; the largest power of
+  // two within it is 2048.
+  EXPECT_EQ(plan.buffers[2].offset, 1024u); // w: +1024 (the gap's start, after p's 1024)
+  EXPECT_EQ(plan.buffers[2].bytes, 2048u);
+  EXPECT_EQ(plan.arenaBytes, 4096u); // the arena does not move
+  EXPECT_EQ(verifyPlan(plan), "");
+  EXPECT_FALSE(bruteForceOverlap(plan));
+  // Nothing else moved.
+  EXPECT_EQ(plan.buffers[0].offset, 0u);
+  EXPECT_EQ(plan.buffers[1].offset, 1024u);
+  EXPECT_EQ(plan.buffers[3].offset, 1024u);
+}
+
+TEST(Planner, GrowablesRespectTheirLimitAndTheOthers) {
+  // Two workspaces live at step 1 with p [0, 256) and q [2048, 2304), arena 4096: the gaps are
+  // [256, 2048) (1792 bytes) and [2304, 4096) (1792 bytes) once w1 and w2 leave their slots.
+  Plan plan =
+      makePlan({buf("p", 256, 0, 2, 0), buf("q", 256, 0, 2, 2048), buf("w1", 256, 1, 1, 256),
+                buf("w2", 256, 1, 1, 512), buf("top", 4096 - 2304, 0, 0, 2304)},
+               256, 4096);
+  ASSERT_EQ(verifyPlan(plan), "");
+  EXPECT_EQ(growIntoFreeBytes(plan, {{2, 1u << 20}, {3, 600}}), 2u);
+  // w1: the gaps without w1 are [256, 512) and [768, 2048) (w2 at +512) and [2304, 4096):
+  // the largest is [2304, 4096), 1792 bytes -> 1024.
+  EXPECT_EQ(plan.buffers[2].offset, 2304u);
+  EXPECT_EQ(plan.buffers[2].bytes, 1024u);
+  // w2: limit 600 -> 512 bytes (power of two), in the largest gap left, [256, 2048).
+  EXPECT_EQ(plan.buffers[3].offset, 256u);
+  EXPECT_EQ(plan.buffers[3].bytes, 512u);
+  EXPECT_EQ(verifyPlan(plan), "");
+  EXPECT_FALSE(bruteForceOverlap(plan));
+  // No room beyond its own aligned size: a growable stays where it is.
+  Plan full = makePlan({buf("p", 768, 0, 0, 0), buf("w", 200, 0, 0, 768)}, 256, 1024);
+  EXPECT_EQ(growIntoFreeBytes(full, {{1, 1u << 20}}), 0u);
+  EXPECT_EQ(full.buffers[1].offset, 768u);
+  EXPECT_EQ(full.buffers[1].bytes, 200u);
+}
+
+TEST(Planner, GrownPlansStayValid) {
+  // Property: on random problems planned best fit, growing every buffer that lives one step
+  // keeps the plan valid (independent brute-force check) and the arena unchanged.
+  std::mt19937_64 rng(7);
+  size_t grownInAll = 0;
+  for (int trial = 0; trial < 200; ++trial) {
+    std::vector<Buffer> buffers;
+    int n = 2 + int(rng() % 20);
+    for (int i = 0; i < n; ++i) {
+      int64_t first = int64_t(rng() % 10), length = int64_t(rng() % 4);
+      buffers.push_back(buf("b" + std::to_string(i), 1 + rng() % 3000, first, first + length));
+    }
+    Plan plan = makePlan(buffers, 256);
+    planBestFit(plan);
+    uint64_t arena = plan.arenaBytes;
+    std::vector<Growable> growables;
+    for (size_t i = 0; i < plan.buffers.size(); ++i)
+      if (plan.buffers[i].first == plan.buffers[i].last)
+        growables.push_back({i, 1 + rng() % 8192});
+    grownInAll += growIntoFreeBytes(plan, growables);
+    EXPECT_EQ(plan.arenaBytes, arena);
+    EXPECT_EQ(verifyPlan(plan), "") << "trial " << trial;
+    EXPECT_FALSE(bruteForceOverlap(plan)) << "trial " << trial;
+    for (const Growable &g : growables)
+      EXPECT_LE(plan.buffers[g.buffer].bytes,
+                std::max<uint64_t>(g.maxBytes, buffers[g.buffer].bytes));
+  }
+  EXPECT_GT(grownInAll, 100u); // the property is not vacuous
+}

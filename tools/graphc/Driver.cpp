@@ -9,6 +9,7 @@
 // outputs are written to temporary files and renamed into place only when all succeeded.
 #include "tools/graphc/Driver.h"
 
+#include <array>
 #include <cctype>
 #include <limits>
 #include <map>
@@ -58,6 +59,9 @@ constexpr int64_t kMaxMicroBatches = 16;
 
 struct Options {
   std::string model, output, loss, optimizer, target, budget, compileTo, cudaArch;
+  // --target=cuda: the most bytes one convolution's cuDNN workspace grows to, in arena bytes
+  // free at its step (graphc-grow-workspaces); "0": one im2col tile, what graphc's kernels need.
+  std::string cudnnWorkspaceLimit = "1GiB";
   double lr = 0.01, momentum = 0.9;
   int64_t batch = 0;
   std::vector<std::string> planOut;
@@ -205,6 +209,12 @@ public:
       cudaArchs = parseCudaArchs(opts.cudaArch);
     else if (!opts.cudaArch.empty())
       fail(kBadInput, "--cuda-arch=" + opts.cudaArch + " needs --target=cuda");
+    if (auto limit = opts.cudnnWorkspaceLimit == "0" ? std::optional<uint64_t>(0)
+                                                     : parseSize(opts.cudnnWorkspaceLimit))
+      cudnnWorkspaceLimit = *limit;
+    else
+      fail(kBadInput, "--cudnn-workspace-limit=" + opts.cudnnWorkspaceLimit +
+                          " is not a size; use bytes or a KiB/MiB/GiB suffix, e.g. 1GiB, or 0");
     if (phase == Phase::Binary && opts.output.empty() && !opts.maxBatch)
       fail(kBadInput, "a training binary needs an output path: pass -o OUT (or --compile-to=source)");
     for (const std::string &p : opts.planOut) {
@@ -436,6 +446,9 @@ private:
     // The extra FLOPs (fraction) of the unsplit plan that fit too, when the split was cheaper.
     std::optional<double> unsplitExtraFlops;
     std::pair<uint64_t, uint64_t> tiledWorkspace{0, 0};
+    // graphc-grow-workspaces: convolutions whose cuDNN workspace grew, and their workspaces'
+    // bytes before and after.
+    std::array<uint64_t, 3> grownWorkspaces{0, 0, 0};
     uint64_t peakBeforeRemat = 0;
     // The local search after the remat search: remats dropped, remats swapped for cheaper
     // ones, and the extra FLOPs before it.
@@ -618,6 +631,13 @@ private:
     if (trial)
       planOptions.searchWork /= 10;
     plan.addNestedPass<func::FuncOp>(createPlanMemory(planOptions));
+    // cuDNN's faster algorithms need more workspace than graphc's kernels: on the CUDA target
+    // each convolution's grows into the arena bytes free at its step (the arena is unchanged).
+    if (opts.target == "cuda" && cudnnWorkspaceLimit > 0 && !trial) {
+      GrowWorkspacesOptions growOptions;
+      growOptions.maxBytes = int64_t(cudnnWorkspaceLimit);
+      plan.addNestedPass<func::FuncOp>(createGrowWorkspaces(growOptions));
+    }
     plan.addNestedPass<func::FuncOp>(createVerifyPlan());
     if (failed(plan.run(*out.module))) {
       if (trial)
@@ -651,6 +671,9 @@ private:
     if (auto sizes = out.step->getAttrOfType<DenseI64ArrayAttr>("graph.fit_tiled_workspace");
         sizes && sizes.size() == 2)
       out.tiledWorkspace = {uint64_t(sizes[0]), uint64_t(sizes[1])};
+    if (auto grown = out.step->getAttrOfType<DenseI64ArrayAttr>("graph.workspaces_grown");
+        grown && grown.size() == 3)
+      out.grownWorkspaces = {uint64_t(grown[0]), uint64_t(grown[1]), uint64_t(grown[2])};
     out.offloadedBytes = intAttr("graph.offloaded_state_bytes").value_or(0);
     out.step.walk([&](graph::CastOp) { ++out.casts; });
     out.peakBeforeRemat = intAttr("graph.fit_peak_before").value_or(0);
@@ -1526,6 +1549,13 @@ private:
     os << "  by kind:\n";
     for (auto &[kind, bytes] : bytesByKind(p))
       os << llvm::formatv("    {0,-16} {1,12}\n", kind, plan::humanBytes(bytes));
+    if (auto [count, before, after] = compiled.grownWorkspaces; count)
+      os << llvm::formatv(
+          "  workspaces   {0} cuDNN convolution workspace{1} grown into arena bytes "
+          "free at {2} step{1}, up to {3} each (--cudnn-workspace-limit): {4} -> "
+          "{5} in all; the arena is unchanged\n",
+          count, count == 1 ? "" : "s", count == 1 ? "its" : "their",
+          plan::humanBytes(cudnnWorkspaceLimit), plan::humanBytes(before), plan::humanBytes(after));
     if (compiled.precision != "fp32")
       os << llvm::formatv("  precision    {0}: matmul and convolution in 16 bit, the rest f32; "
                           "f32 master weights; {1} casts{2}\n",
@@ -1947,6 +1977,7 @@ private:
   Options opts;
   const DeviceProfile *device = nullptr;
   std::vector<int> cudaArchs; // --cuda-arch, parsed
+  uint64_t cudnnWorkspaceLimit = 0; // --cudnn-workspace-limit, parsed
   int64_t microBatches = 1; // the split the next compile uses
   uint64_t bucketBytes = 25u << 20; // --bucket-size, parsed
   bool shardState = false;          // the next compile shards the optimizer state (ZeRO)
@@ -2147,6 +2178,12 @@ int runGraphcDriver(int argc, char **argv) {
   cl::opt<std::string> cudaArch("cuda-arch", cl::desc("--target=cuda: GPU architectures, e.g. "
                                                       "sm_90 (default) or sm_80,sm_90"),
                                 cl::cat(category));
+  cl::opt<std::string> cudnnWorkspaceLimit(
+      "cudnn-workspace-limit",
+      cl::desc("--target=cuda: the most bytes one convolution's cuDNN workspace may grow to, "
+               "taken from arena bytes free at its step, so the arena does not grow (default "
+               "1GiB; 0: one im2col tile, what graphc's own kernels need)"),
+      cl::init("1GiB"), cl::cat(category));
   cl::HideUnrelatedOptions(category);
   if (!cl::ParseCommandLineOptions(argc, argv, "graphc: compile a model's training step for a "
                                                "memory budget\n",
@@ -2199,6 +2236,7 @@ int runGraphcDriver(int argc, char **argv) {
   opts.lrSet = lr.getNumOccurrences() > 0;
   opts.momentumSet = momentum.getNumOccurrences() > 0;
   opts.cudaArch = cudaArch;
+  opts.cudnnWorkspaceLimit = cudnnWorkspaceLimit;
   opts.dataParallel = dataParallel;
   opts.worldSize = worldSize;
   opts.bucketSize = bucketSize;
