@@ -271,77 +271,97 @@ void chooseConv(cudnnHandle_t h, const ConvSpec &sp, ConvPlan &pl) {
                  " planned bytes\n", op, directionName(sp.direction), algo, ws, sp.workspaceLimit);
 }
 
-/// Times cuDNN's algorithms for one convolution on this device (cudnnFind*AlgorithmEx) and keeps
-/// the fastest that fits the planned workspace and uses FMA math (as pickAlgorithm), replacing
-/// the heuristic's choice. The buffers are scratch regions of the arena, before anything lives
-/// in it: disjoint where x, w, y and the workspace fit side by side, else overlapping (the
-/// values are garbage either way; only the times matter). The Ex variants allocate nothing.
-template <typename Perf>
-int fastestAlgorithm(const Perf *perf, int count, uint64_t limit, size_t *workspace) {
+/// One algorithm that cudnnFind*AlgorithmEx timed for a convolution problem and that graphc may
+/// use (it ran, and with FMA or default math: no TF32), in cuDNN's order, fastest first.
+struct TimedAlgorithm {
+  int algo;
+  size_t workspace;
+};
+
+template <typename Perf> std::vector<TimedAlgorithm> usableAlgorithms(const Perf *perf, int count) {
+  std::vector<TimedAlgorithm> usable;
   for (int i = 0; i < count; ++i) {
     const Perf &p = perf[i];
-    if (p.status != CUDNN_STATUS_SUCCESS || p.memory > limit)
+    if (p.status != CUDNN_STATUS_SUCCESS)
       continue;
     if (p.mathType != CUDNN_FMA_MATH && p.mathType != CUDNN_DEFAULT_MATH)
       continue;
-    *workspace = p.memory;
-    return static_cast<int>(p.algo);
+    usable.push_back({static_cast<int>(p.algo), p.memory});
   }
-  return -1;
+  return usable;
 }
 
-void findConv(cudnnHandle_t h, const ConvSpec &sp, ConvPlan &pl, unsigned char *arena,
-              uint64_t arenaBytes) {
+/// The fastest of `timed` within `limit` bytes of workspace, or nullptr.
+const TimedAlgorithm *fastestWithin(const std::vector<TimedAlgorithm> &timed, uint64_t limit) {
+  for (const TimedAlgorithm &t : timed)
+    if (t.workspace <= limit)
+      return &t;
+  return nullptr;
+}
+
+/// Times cuDNN's algorithms for one convolution problem on this device (cudnnFind*AlgorithmEx)
+/// within `limit` bytes of workspace, the largest that any convolution of this problem has
+/// (graphc-grow-workspaces gives repeated blocks different ones): each then takes the fastest
+/// within its own (fastestWithin), in place of the heuristic's choice. An algorithm's time does
+/// not depend on the workspace offered beyond what it needs, so one timing serves them all. The
+/// buffers are scratch regions of the arena, before anything lives in it: disjoint where x, w,
+/// y and the workspace fit side by side, else overlapping (the values are garbage either way;
+/// only the times matter). The Ex variants allocate nothing.
+std::vector<TimedAlgorithm> findConv(cudnnHandle_t h, const ConvSpec &sp, const ConvPlan &pl,
+                                     uint64_t limit, unsigned char *arena, uint64_t arenaBytes) {
   const char *op = sp.op;
   auto align = [](uint64_t b) { return (b + 255) / 256 * 256; };
   const uint64_t xBytes = align(uint64_t(sp.n * sp.c * sp.h * sp.w) * 4),
                  yBytes = align(uint64_t(sp.n * sp.k * sp.oh * sp.ow) * 4),
                  wBytes = align(uint64_t(sp.k * (sp.c / sp.groups) * sp.r * sp.s) * 4);
-  const bool apart = xBytes + yBytes + wBytes + sp.workspaceLimit <= arenaBytes;
+  const bool apart = xBytes + yBytes + wBytes + limit <= arenaBytes;
   unsigned char *x = arena, *y = apart ? arena + xBytes : arena,
                 *w = apart ? arena + xBytes + yBytes : arena,
                 *ws = apart ? arena + xBytes + yBytes + wBytes : arena;
-  const size_t limit = size_t(sp.workspaceLimit);
-  int returned = 0, algo = -1;
-  size_t need = 0;
+  const size_t bytes = size_t(limit);
+  int returned = 0;
   switch (sp.direction) {
   case ConvDirection::Forward: {
     cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
     GRAPHC_CUDNN(cudnnFindConvolutionForwardAlgorithmEx(h, pl.x, x, pl.w, w, pl.conv, pl.y, y,
                                                         CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned,
-                                                        perf, limit ? ws : nullptr, limit),
+                                                        perf, bytes ? ws : nullptr, bytes),
                  "cudnnFindConvolutionForwardAlgorithmEx", op);
-    algo = fastestAlgorithm(perf, returned, sp.workspaceLimit, &need);
-    break;
+    return usableAlgorithms(perf, returned);
   }
   case ConvDirection::BackwardData: {
     cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
     GRAPHC_CUDNN(cudnnFindConvolutionBackwardDataAlgorithmEx(
                      h, pl.w, w, pl.y, y, pl.conv, pl.x, x, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
-                     &returned, perf, limit ? ws : nullptr, limit),
+                     &returned, perf, bytes ? ws : nullptr, bytes),
                  "cudnnFindConvolutionBackwardDataAlgorithmEx", op);
-    algo = fastestAlgorithm(perf, returned, sp.workspaceLimit, &need);
-    break;
+    return usableAlgorithms(perf, returned);
   }
   case ConvDirection::BackwardFilter: {
     cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
     GRAPHC_CUDNN(cudnnFindConvolutionBackwardFilterAlgorithmEx(
                      h, pl.x, x, pl.y, y, pl.conv, pl.w, w, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
-                     &returned, perf, limit ? ws : nullptr, limit),
+                     &returned, perf, bytes ? ws : nullptr, bytes),
                  "cudnnFindConvolutionBackwardFilterAlgorithmEx", op);
-    algo = fastestAlgorithm(perf, returned, sp.workspaceLimit, &need);
-    break;
+    return usableAlgorithms(perf, returned);
   }
   }
-  if (algo < 0)
+  return {};
+}
+
+/// Replaces the heuristic's algorithm of `pl` by the fastest timed one within the convolution's
+/// planned workspace; keeps it when none fits.
+void takeFastest(const ConvSpec &sp, ConvPlan &pl, const std::vector<TimedAlgorithm> &timed) {
+  const TimedAlgorithm *fastest = fastestWithin(timed, sp.workspaceLimit);
+  if (!fastest)
     return; // nothing timed within the workspace: keep the heuristic's choice
-  pl.algo = algo;
-  pl.workspaceBytes = need;
+  pl.algo = fastest->algo;
+  pl.workspaceBytes = fastest->workspace;
   if (state().verbose)
-    std::fprintf(stderr,
-                 "cuda: op '%s' %s: timed, cuDNN algorithm %d, workspace %zu of %" PRIu64
-                 " planned bytes\n",
-                 op, directionName(sp.direction), algo, need, sp.workspaceLimit);
+    std::fprintf(
+        stderr,
+        "cuda: op '%s' %s: timed, cuDNN algorithm %d, workspace %zu of %" PRIu64 " planned bytes\n",
+        sp.op, directionName(sp.direction), fastest->algo, fastest->workspace, sp.workspaceLimit);
 }
 
 void createPool(const PoolSpec &sp, PoolPlan &pl) {
@@ -454,29 +474,33 @@ int startDevice(const Program &prog) {
   // heuristic's choice.
   const char *findEnv = std::getenv("GRAPHC_CUDA_FIND");
   if (!S.deterministic && !(findEnv && std::strcmp(findEnv, "0") == 0)) {
-    // Convolutions of the same direction, shape and workspace limit (a ResNet's repeated
-    // blocks) are timed once: at ResNet-50's largest batches each timing takes seconds.
-    std::vector<int32_t> timedAs(static_cast<size_t>(gen.numConvs), -1);
+    // Convolutions of the same direction and shape (a ResNet's repeated blocks) are timed
+    // once, within the largest of their workspaces: at ResNet-50's largest batches each timing
+    // takes seconds.
     auto sameProblem = [](const ConvSpec &a, const ConvSpec &b) {
       return a.direction == b.direction && a.n == b.n && a.c == b.c && a.h == b.h && a.w == b.w &&
              a.k == b.k && a.r == b.r && a.s == b.s && a.oh == b.oh && a.ow == b.ow &&
              a.strideH == b.strideH && a.strideW == b.strideW && a.padH == b.padH &&
              a.padW == b.padW && a.dilationH == b.dilationH && a.dilationW == b.dilationW &&
-             a.groups == b.groups && a.workspaceLimit == b.workspaceLimit &&
-             a.dataType == b.dataType;
+             a.groups == b.groups && a.dataType == b.dataType;
     };
+    std::vector<bool> timed(static_cast<size_t>(gen.numConvs), false);
     for (int32_t i = 0; i < gen.numConvs; ++i) {
-      for (int32_t j = 0; j < i && timedAs[size_t(i)] < 0; ++j)
-        if (timedAs[size_t(j)] < 0 && sameProblem(gen.convs[i], gen.convs[j]))
-          timedAs[size_t(i)] = j;
-      ConvPlan &plan = S.convs[static_cast<size_t>(i)];
-      if (timedAs[size_t(i)] >= 0) {
-        const ConvPlan &timed = S.convs[size_t(timedAs[size_t(i)])];
-        plan.algo = timed.algo;
-        plan.workspaceBytes = timed.workspaceBytes;
+      if (timed[size_t(i)])
         continue;
+      std::vector<int32_t> same;
+      uint64_t limit = 0;
+      for (int32_t j = i; j < gen.numConvs; ++j)
+        if (!timed[size_t(j)] && sameProblem(gen.convs[i], gen.convs[j])) {
+          same.push_back(j);
+          limit = std::max(limit, gen.convs[j].workspaceLimit);
+        }
+      std::vector<TimedAlgorithm> algorithms =
+          findConv(S.cudnn, gen.convs[i], S.convs[size_t(i)], limit, S.arena, prog.arenaBytes);
+      for (int32_t j : same) {
+        timed[size_t(j)] = true;
+        takeFastest(gen.convs[j], S.convs[size_t(j)], algorithms);
       }
-      findConv(S.cudnn, gen.convs[i], plan, S.arena, prog.arenaBytes);
     }
     GRAPHC_CUDA(cudaMemset(S.arena, 0, prog.arenaBytes), "cudaMemset", startup);
   }
