@@ -67,6 +67,22 @@ uint64_t graphc::kernelWorkspaceBytes(Operation *op) {
         return rt::attentionWorkspaceBytes(q[0], attentionQueryBlock(attention), k[1],
                                            isa<AttentionBackwardOp>(attention));
       })
+      // Two partial sums (double) per block of each channel, when split over blocks.
+      .Case<BatchNormOp, BatchNormBackwardOp>([&](Operation *bn) -> uint64_t {
+        auto splits = bn->getAttrOfType<IntegerAttr>(kBlockSplitsAttr);
+        if (!splits || splits.getInt() <= 1)
+          return 0;
+        int64_t channels = shape(bn->getOperand(isa<BatchNormOp>(bn) ? 0 : 1))[1];
+        return uint64_t(2 * channels * splits.getInt()) * sizeof(double);
+      })
+      // One partial sum (double) per block of each channel, when split over blocks.
+      .Case([&](BiasGradOp bias) -> uint64_t {
+        auto splits = bias->getAttrOfType<IntegerAttr>(kBlockSplitsAttr);
+        if (!splits || splits.getInt() <= 1)
+          return 0;
+        int64_t channels = shape(bias.getGrad())[bias.getAxis()];
+        return uint64_t(channels * splits.getInt()) * sizeof(double);
+      })
       // The gathered flat concatenation of the parameters (every rank's shard).
       .Case([&](AllGatherIntoOp gather) {
         return uint64_t(tensorBytes(gather.getShard().getType()) * uint64_t(gather.getRanks()));

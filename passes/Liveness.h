@@ -120,6 +120,11 @@ uint64_t kernelWorkspaceBytes(mlir::Operation *op);
 /// where cuDNN may run a faster algorithm).
 constexpr llvm::StringLiteral kWorkspaceBytesAttr = "graph.workspace_bytes";
 
+/// On a batch norm or batch-norm backward for the CUDA target: its kernels sum each channel in
+/// this many blocks (graphc-split-channel-reductions), whose partial sums, two doubles per
+/// block, are the op's workspace.
+constexpr llvm::StringLiteral kBlockSplitsAttr = "graph.block_splits";
+
 /// The bytes planned for `op`'s workspace: kWorkspaceBytesAttr when set, else
 /// kernelWorkspaceBytes.
 uint64_t workspaceBytes(mlir::Operation *op);

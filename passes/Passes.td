@@ -506,6 +506,43 @@ def PlanMemory : Pass<"graphc-plan-memory", "mlir::func::FuncOp"> {
   ];
 }
 
+def SplitChannelReductions : Pass<"graphc-split-channel-reductions", "mlir::func::FuncOp"> {
+  let summary = "Spread batch norms' and bias gradients' per-channel sums over several CUDA blocks";
+  let description = [{
+    Runs on the CUDA target before planning. graphc's batch-norm kernels sum each channel in one
+    block of 256 threads, so a layer with few channels and many pixels (ResNet's first batch
+    norm: 64 channels of 64 x 112 x 112 values at batch 64) runs on 64 blocks, on half of an
+    H100's 132 multiprocessors, one block each; so does a convolution's bias gradient (the
+    users' 256x256 CNN: 32 channels of 128 x 254 x 254 values). This pass gives a training
+    batch norm, every batch-norm backward and every bias gradient `graph.block_splits = S`:
+    its kernels then run S blocks per channel, each over n / S of the rows before the channel
+    axis (the batch's samples), and add the S partial sums in a fixed order (deterministic). S
+    is the largest divisor of n at most `blocks` / channels, and small enough that each block
+    sums at least `min-elements` values. The partial sums (two doubles per block for a batch
+    norm, one for a bias gradient) are the op's workspace, planned like any other
+    (Liveness.cpp, kernelWorkspaceBytes), live at the op's step only. The values computed are
+    the same up to the order of double additions. O(ops).
+
+    Before:
+    ```mlir
+    %y, %rm, %rv, %m, %s = graph.batch_norm %x, %g, %b, %m0, %v0 {training, ...}
+        : (tensor<64x64x112x112xf32>, ...) -> ...
+    ```
+    After (`blocks` = 528):
+    ```mlir
+    %y, %rm, %rv, %m, %s = graph.batch_norm %x, %g, %b, %m0, %v0
+        {training, graph.block_splits = 8 : i64, ...} : ...
+    ```
+  }];
+  let options = [
+    Option<"blocks", "blocks", "int64_t", "528",
+           "the blocks a kernel should run to fill the device (4 per multiprocessor of an "
+           "H100)">,
+    Option<"minElements", "min-elements", "int64_t", "1024",
+           "the fewest values one block sums">,
+  ];
+}
+
 def GrowWorkspaces : Pass<"graphc-grow-workspaces", "mlir::func::FuncOp"> {
   let summary = "Give each convolution's cuDNN workspace the arena bytes free at its step";
   let description = [{

@@ -1288,9 +1288,23 @@ private:
   /// Inside a block kernel's phase (GRAPHC_BLOCK_THREADS(t), step.h): thread t's share of
   /// channel c's elements of an [n, channels, inner] tensor, `off` each one's offset.
   /// Consecutive threads take consecutive elements (coalesced loads); the walk is a fixed
-  /// function of t, so the sums are deterministic. O(n inner / 256) per thread.
+  /// function of t, so the sums are deterministic. O(n inner / 256) per thread. With `splits`
+  /// blocks per channel (graph.block_splits), block s of the channel takes samples
+  /// [s n / splits, (s + 1) n / splits) (the kernel defines s).
   static std::string channelShare(int64_t n, int64_t channels, int64_t inner,
-                                  const std::string &body) {
+                                  const std::string &body, int64_t splits = 1) {
+    if (splits > 1) {
+      const int64_t rows = n / splits;
+      if (inner >= kThreads)
+        return "    for (int64_t b = s * " + num(rows) + "; b < (s + 1) * " + num(rows) +
+               "; ++b)\n      for (int64_t i = t; i < " + num(inner) +
+               "; i += GRAPHC_BLOCK_SIZE) {\n        const int64_t off = (b * " + num(channels) +
+               " + c) * " + num(inner) + " + i;\n" + body + "      }\n";
+      return "    for (int64_t j = t; j < " + num(rows * inner) +
+             "; j += GRAPHC_BLOCK_SIZE) {\n        const int64_t r = j / " + num(inner) +
+             ", b = s * " + num(rows) + " + r, off = (b * " + num(channels) + " + c) * " +
+             num(inner) + " + (j - r * " + num(inner) + ");\n" + body + "      }\n";
+    }
     if (inner >= kThreads)
       return "    for (int64_t b = 0; b < " + num(n) + "; ++b)\n      for (int64_t i = t; i < " +
              num(inner) + "; i += GRAPHC_BLOCK_SIZE) {\n        const int64_t off = (b * " +
@@ -1324,6 +1338,8 @@ private:
     const bool training = bn.getTraining();
     const std::string x = ptr(bn.getInput()), rm = ptr(bn.getRunningMean()),
                       rv = ptr(bn.getRunningVar());
+    if (training && blockSplits(op) > 1 && n % blockSplits(op) == 0)
+      return batchNormSplit(bn, n, c, inner, blockSplits(op));
     std::string reduce, stats;
     if (training) {
       reduce = "  GRAPHC_BLOCK_THREADS(t) {\n    double sum = 0.0;\n" +
@@ -1341,14 +1357,7 @@ private:
                "    part[t] = varSum;\n  }\n  GRAPHC_BLOCK_SUM(part)\n";
       stats = "    const double mean = stat[0], varSum = part[0];\n"
               "    const double var = " +
-              meanOf("varSum", count) + ";\n    const double unbiased = " +
-              (count > 1 ? "varSum / " + num(count - 1) + ".0" : std::string("var")) +
-              ";\n    const double m = static_cast<double>(" +
-              floatLiteral(attrFloat(bn.getMomentum())) + ");\n    const double oldMean = " + rm +
-              "[c], oldVar = " + rv + "[c];\n    " + ptr(bn.getNewRunningMean()) +
-              "[c] = static_cast<float>(m * mean + (1.0 - m) * oldMean);\n    " +
-              ptr(bn.getNewRunningVar()) +
-              "[c] = static_cast<float>(m * unbiased + (1.0 - m) * oldVar);\n";
+              meanOf("varSum", count) + ";\n" + runningStatsUpdate(bn, count, "    ");
     } else {
       stats = "    const double mean = " + rm + "[c], var = " + rv + "[c];\n    " +
               ptr(bn.getNewRunningMean()) + "[c] = " + rm + "[c];\n    " +
@@ -1379,12 +1388,115 @@ private:
     return success();
   }
 
+  /// A training batch norm's running statistics updated from `mean`, `var` and `varSum`
+  /// (variables in scope), in place over the old ones, each line indented by `indent`.
+  std::string runningStatsUpdate(BatchNormOp bn, int64_t count, const std::string &indent) {
+    return indent + "const double unbiased = " +
+           (count > 1 ? "varSum / " + num(count - 1) + ".0" : std::string("var")) + ";\n" + indent +
+           "const double m = static_cast<double>(" + floatLiteral(attrFloat(bn.getMomentum())) +
+           ");\n" + indent + "const double oldMean = " + ptr(bn.getRunningMean()) +
+           "[c], oldVar = " + ptr(bn.getRunningVar()) + "[c];\n" + indent +
+           ptr(bn.getNewRunningMean()) +
+           "[c] = static_cast<float>(m * mean + (1.0 - m) * oldMean);\n" + indent +
+           ptr(bn.getNewRunningVar()) +
+           "[c] = static_cast<float>(m * unbiased + (1.0 - m) * oldVar);\n";
+  }
+
+  /// A training batch norm over `splits` blocks per channel (graph.block_splits), in three
+  /// kernels: each block sums its samples' share of its channel, then (every block adding the
+  /// channel's partial sums in block order for the mean) the squared deviations, then each
+  /// block derives the statistics from the partials the same way and normalizes its share;
+  /// block 0 of each channel writes the saved and running statistics. The partials are the
+  /// op's workspace. The statistics are batchNorm's up to the order of double additions.
+  LogicalResult batchNormSplit(BatchNormOp bn, int64_t n, int64_t c, int64_t inner,
+                               int64_t splits) {
+    Operation *op = bn;
+    const int64_t count = n * inner;
+    const std::string x = ptr(bn.getInput()), rm = ptr(bn.getRunningMean()),
+                      rv = ptr(bn.getRunningVar()), sums = partials(op, c, splits, 0),
+                      varSums = partials(op, c, splits, 1);
+    const std::string head = "(unsigned char *arena) {\n  GRAPHC_BLOCK_SHARED double "
+                             "part[GRAPHC_BLOCK_SIZE];\n  const int64_t c = blockIdx.x / " +
+                             num(splits) + ", s = blockIdx.x % " + num(splits) + ";\n";
+    const std::string what = "// " + label(op) + ": batch normalization (training), " +
+                             num(splits) + " blocks per channel: ";
+    std::string sumKernel = kernelName("batch_norm_sum");
+    kernels += what + "partial sums\n__global__ void " + sumKernel + head +
+               "  GRAPHC_BLOCK_THREADS(t) {\n    double sum = 0.0;\n" +
+               channelShare(n, c, inner, "        sum += " + x + "[off];\n", splits) +
+               "    part[t] = sum;\n  }\n  GRAPHC_BLOCK_SUM(part)\n"
+               "  GRAPHC_BLOCK_THREADS(t) {\n    if (t == 0)\n      " +
+               sums + "[blockIdx.x] = part[0];\n  }\n}\n\n";
+    std::string varKernel = kernelName("batch_norm_var");
+    kernels += what + "partial sums of squared deviations\n__global__ void " + varKernel + head +
+               "  GRAPHC_BLOCK_THREADS(t) {\n" + sumPartials("total", sums, splits) +
+               "    const double mean = " + meanOf("total", count) +
+               ";\n    double varSum = 0.0;\n" +
+               channelShare(n, c, inner,
+                            "        const double d = " + x +
+                                "[off] - mean;\n"
+                                "        varSum += d * d;\n",
+                            splits) +
+               "    part[t] = varSum;\n  }\n  GRAPHC_BLOCK_SUM(part)\n"
+               "  GRAPHC_BLOCK_THREADS(t) {\n    if (t == 0)\n      " +
+               varSums + "[blockIdx.x] = part[0];\n  }\n}\n\n";
+    std::string applyKernel = kernelName("batch_norm");
+    kernels +=
+        what + "statistics and y = x alpha + beta\n__global__ void " + applyKernel +
+        "(unsigned char *arena) {\n  GRAPHC_BLOCK_SHARED float affine[2];\n"
+        "  const int64_t c = blockIdx.x / " +
+        num(splits) + ", s = blockIdx.x % " + num(splits) +
+        ";\n  GRAPHC_BLOCK_THREADS(t) {\n    if (t == 0) {\n" + sumPartials("total", sums, splits) +
+        sumPartials("varSum", varSums, splits) +
+        "    const double mean = " + meanOf("total", count) +
+        ";\n    const double var = " + meanOf("varSum", count) +
+        ";\n    const double invstd = 1.0 / sqrt(var + static_cast<double>(" +
+        floatLiteral(attrFloat(bn.getEpsilon())) +
+        "));\n    const float savedMean = static_cast<float>(mean), savedInvstd = "
+        "static_cast<float>(invstd);\n    if (s == 0) {\n" +
+        runningStatsUpdate(bn, count, "      ") + "      " + ptr(bn.getSavedMean()) +
+        "[c] = savedMean;\n      " + ptr(bn.getSavedInvstd()) + "[c] = savedInvstd;\n    }\n" +
+        channelAffineOf("savedMean", "savedInvstd", bn.getScale(), bn.getBias()) +
+        "    affine[0] = alpha;\n    affine[1] = beta;\n    }\n  }\n"
+        "  GRAPHC_BLOCK_THREADS(t) {\n    const float alpha = affine[0], beta = affine[1];\n" +
+        channelShare(n, c, inner,
+                     "        " + ptr(bn.getResult()) + "[off] = " + x + "[off] * alpha + beta;\n",
+                     splits) +
+        "  }\n}\n\n";
+    for (const std::string &k : {sumKernel, varKernel, applyKernel})
+      addCode(launchBlocks(k, c * splits, op));
+    return success();
+  }
+
   /// Channel c's y = x alpha + beta coefficients from the saved statistics (batchNormAffine,
   /// elementwise_math.h): one definition for the forward and the recomputation.
   std::string channelAffine(Value savedMean, Value savedInvstd, Value scale, Value bias) {
-    return "    float alpha, beta;\n    ::graphc::rt::batchNormAffine(" + ptr(savedMean) +
-           "[c], " + ptr(savedInvstd) + "[c], " + ptr(scale) + "[c], " + ptr(bias) +
-           "[c], &alpha, &beta);\n";
+    return channelAffineOf(ptr(savedMean) + "[c]", ptr(savedInvstd) + "[c]", scale, bias);
+  }
+  /// The same from the float statistics `mean` and `invstd` (expressions).
+  std::string channelAffineOf(const std::string &mean, const std::string &invstd, Value scale,
+                              Value bias) {
+    return "    float alpha, beta;\n    ::graphc::rt::batchNormAffine(" + mean + ", " + invstd +
+           ", " + ptr(scale) + "[c], " + ptr(bias) + "[c], &alpha, &beta);\n";
+  }
+
+  /// The partial sums of an op split over blocks (graph.block_splits): `part` arrays of
+  /// channels x splits doubles in its planned workspace, array `index` of them.
+  std::string partials(Operation *op, int64_t channels, int64_t splits, int index) {
+    int64_t offset = op->getAttrOfType<IntegerAttr>(kWorkspaceOffsetAttr).getInt() +
+                     int64_t(sizeof(double)) * index * channels * splits;
+    return "reinterpret_cast<double *>(arena + " + num(offset) + ")";
+  }
+  static int64_t blockSplits(Operation *op) {
+    auto splits = op->getAttrOfType<IntegerAttr>(kBlockSplitsAttr);
+    return splits ? std::max<int64_t>(splits.getInt(), 1) : 1;
+  }
+  /// The sum of channel c's `splits` partials in `array`, in block order (deterministic), as a
+  /// statement declaring `name`.
+  static std::string sumPartials(const std::string &name, const std::string &array,
+                                 int64_t splits) {
+    return "    double " + name + " = 0.0;\n    for (int64_t j = 0; j < " + num(splits) +
+           "; ++j)\n      " + name + " += " + array + "[c * " + num(splits) + " + j];\n";
   }
 
   /// A batch norm's output recomputed from its saved statistics (rematerialization): one thread
@@ -1418,6 +1530,7 @@ private:
     const int64_t n = xs[0], c = xs[1], inner = tensorElements(bn.getInput()) / (n * c),
                   count = n * inner;
     const std::string dy = ptr(bn.getGrad()), x = ptr(bn.getInput()), dx = ptr(bn.getGradInput());
+    const int64_t splits = blockSplits(op) > 1 && n % blockSplits(op) == 0 ? blockSplits(op) : 1;
     std::string dxCode;
     if (bn.getTraining() && count > 0)
       dxCode = "    // PyTorch: k = dot invstd^2 / N; dx = (dy - sum/N - (x - mean) k) invstd w.\n"
@@ -1426,35 +1539,75 @@ private:
                num(count) + ".0;\n    const double gradMean = stat[3] / " + num(count) + ".0;\n" +
                channelShare(n, c, inner,
                             "        " + dx + "[off] = static_cast<float>((" + dy +
-                                "[off] - gradMean - (" + x + "[off] - mean) * k) * invstd * w);\n");
+                                "[off] - gradMean - (" + x + "[off] - mean) * k) * invstd * w);\n",
+                            splits);
     else
-      dxCode = "    const float f = static_cast<float>(stat[1] * stat[2]);\n" +
-               channelShare(n, c, inner, "        " + dx + "[off] = " + dy + "[off] * f;\n");
+      dxCode =
+          "    const float f = static_cast<float>(stat[1] * stat[2]);\n" +
+          channelShare(n, c, inner, "        " + dx + "[off] = " + dy + "[off] * f;\n", splits);
+    // Thread 0's: the statistics that dx needs (stat[0..4]) from the channel's sums `sum` of
+    // dy and `dot` of (x - mean) dy, and the bias and scale gradients (with `firstBlockWrites`,
+    // by block 0 of the channel only).
+    auto finishStats = [&](const std::string &sum, const std::string &dot, bool firstBlockWrites) {
+      const std::string grads = ptr(bn.getGradBias()) + "[c] = static_cast<float>(" + sum +
+                                ");\n      " + ptr(bn.getGradScale()) +
+                                "[c] = static_cast<float>(" + dot + " * stat[1]);\n";
+      return "      stat[0] = " + ptr(bn.getSavedMean()) +
+             "[c];\n      stat[1] = " + ptr(bn.getSavedInvstd()) +
+             "[c];\n      stat[2] = " + ptr(bn.getScale()) + "[c];\n      stat[3] = " + sum +
+             ";\n      stat[4] = " + dot + ";\n      " +
+             (firstBlockWrites ? "if (s == 0) {\n      " + grads + "      }\n" : grads);
+    };
+    // The sums of dy and (x - mean) dy of thread t's share, into part and partDot.
+    const std::string shareSums =
+        "  GRAPHC_BLOCK_THREADS(t) {\n    const double mean = " + ptr(bn.getSavedMean()) +
+        "[c];\n    double sum = 0.0, dot = 0.0;\n" +
+        channelShare(n, c, inner,
+                     "        const double g = " + dy +
+                         "[off];\n        sum += g;\n"
+                         "        dot += (" +
+                         x + "[off] - mean) * g;\n",
+                     splits) +
+        "    part[t] = sum;\n    partDot[t] = dot;\n  }\n  GRAPHC_BLOCK_SUM(part)\n"
+        "  GRAPHC_BLOCK_SUM(partDot)\n";
+    if (splits > 1) {
+      // Two kernels: each block's partial sums, then each block adds its channel's in block
+      // order, block 0 writes grad_bias and grad_scale, and every block computes dx over its
+      // share.
+      const std::string sums = partials(op, c, splits, 0), dots = partials(op, c, splits, 1),
+                        index = "  const int64_t c = blockIdx.x / " + num(splits) +
+                                ", s = blockIdx.x % " + num(splits) + ";\n",
+                        what = "// " + label(op) + ": batch-norm backward" +
+                               (bn.getTraining() ? " (training)" : "") + ", " + num(splits) +
+                               " blocks per channel: ";
+      std::string sumKernel = kernelName("batch_norm_backward_sum");
+      kernels += what + "partial sums\n__global__ void " + sumKernel +
+                 "(unsigned char *arena) {\n  GRAPHC_BLOCK_SHARED double part[GRAPHC_BLOCK_SIZE];\n"
+                 "  GRAPHC_BLOCK_SHARED double partDot[GRAPHC_BLOCK_SIZE];\n" +
+                 index + shareSums + "  GRAPHC_BLOCK_THREADS(t) {\n    if (t == 0) {\n      " +
+                 sums + "[blockIdx.x] = part[0];\n      " + dots +
+                 "[blockIdx.x] = partDot[0];\n    }\n  }\n}\n\n";
+      std::string k = kernelName("batch_norm_backward");
+      kernels += what + "gradients\n__global__ void " + k +
+                 "(unsigned char *arena) {\n  GRAPHC_BLOCK_SHARED double stat[5];\n" + index +
+                 "  GRAPHC_BLOCK_THREADS(t) {\n    if (t == 0) {\n" +
+                 sumPartials("sum", sums, splits) + sumPartials("dot", dots, splits) +
+                 finishStats("sum", "dot", /*firstBlockWrites=*/true) +
+                 "    }\n  }\n  GRAPHC_BLOCK_THREADS(t) {\n" + dxCode + "  }\n}\n\n";
+      addCode(launchBlocks(sumKernel, c * splits, op));
+      addCode(launchBlocks(k, c * splits, op));
+      return success();
+    }
     std::string k = kernelName("batch_norm_backward");
     kernels += "// " + label(op) + ": batch-norm backward" +
                (bn.getTraining() ? " (training)" : "") +
                ", one block per channel\n__global__ void " + k +
                "(unsigned char *arena) {\n  GRAPHC_BLOCK_SHARED double part[GRAPHC_BLOCK_SIZE];\n"
                "  GRAPHC_BLOCK_SHARED double partDot[GRAPHC_BLOCK_SIZE];\n"
-               "  GRAPHC_BLOCK_SHARED double stat[5];\n  const int64_t c = blockIdx.x;\n"
-               "  GRAPHC_BLOCK_THREADS(t) {\n    const double mean = " +
-               ptr(bn.getSavedMean()) + "[c];\n    double sum = 0.0, dot = 0.0;\n" +
-               channelShare(n, c, inner,
-                            "        const double g = " + dy +
-                                "[off];\n        sum += g;\n"
-                                "        dot += (" +
-                                x + "[off] - mean) * g;\n") +
-               "    part[t] = sum;\n    partDot[t] = dot;\n  }\n  GRAPHC_BLOCK_SUM(part)\n"
-               "  GRAPHC_BLOCK_SUM(partDot)\n  GRAPHC_BLOCK_THREADS(t) {\n    if (t == 0) {\n"
-               "      stat[0] = " +
-               ptr(bn.getSavedMean()) + "[c];\n      stat[1] = " + ptr(bn.getSavedInvstd()) +
-               "[c];\n      stat[2] = " + ptr(bn.getScale()) +
-               "[c];\n      stat[3] = part[0];\n      stat[4] = partDot[0];\n      " +
-               ptr(bn.getGradBias()) + "[c] = static_cast<float>(part[0]);\n      " +
-               ptr(bn.getGradScale()) +
-               "[c] = static_cast<float>(partDot[0] * stat[1]);\n"
-               "    }\n  }\n  GRAPHC_BLOCK_THREADS(t) {\n" +
-               dxCode + "  }\n}\n\n";
+               "  GRAPHC_BLOCK_SHARED double stat[5];\n  const int64_t c = blockIdx.x;\n" +
+               shareSums + "  GRAPHC_BLOCK_THREADS(t) {\n    if (t == 0) {\n" +
+               finishStats("part[0]", "partDot[0]", /*firstBlockWrites=*/false) +
+               "    }\n  }\n  GRAPHC_BLOCK_THREADS(t) {\n" + dxCode + "  }\n}\n\n";
     addCode(launchBlocks(k, c, op));
     return success();
   }
@@ -1684,6 +1837,33 @@ private:
     for (size_t i = axis + 1; i < d.size(); ++i)
       inner *= d[i];
     int64_t channels = d[axis];
+    if (int64_t splits = blockSplits(op); splits > 1 && outer % splits == 0) {
+      // graph.block_splits: each of S blocks per channel sums outer / S rows of it into a
+      // partial (the op's workspace), then one thread per channel adds its S partials in
+      // block order.
+      const std::string sums = partials(op, channels, splits, 0);
+      std::string sumKernel = kernelName("bias_grad_sum");
+      kernels += "// " + label(op) + ": bias gradient, " + num(splits) +
+                 " blocks per channel: partial sums\n__global__ void " + sumKernel +
+                 "(unsigned char *arena) {\n  GRAPHC_BLOCK_SHARED double part[GRAPHC_BLOCK_SIZE];\n"
+                 "  const int64_t c = blockIdx.x / " +
+                 num(splits) + ", s = blockIdx.x % " + num(splits) +
+                 ";\n  GRAPHC_BLOCK_THREADS(t) {\n    double sum = 0.0;\n" +
+                 channelShare(outer, channels, inner,
+                              "        sum += " + ptr(g.getGrad()) + "[off];\n", splits) +
+                 "    part[t] = sum;\n  }\n  GRAPHC_BLOCK_SUM(part)\n  GRAPHC_BLOCK_THREADS(t) {\n"
+                 "    if (t == 0)\n      " +
+                 sums + "[blockIdx.x] = part[0];\n  }\n}\n\n";
+      std::string k = kernelName("bias_grad");
+      kernels += "// " + label(op) + ": bias gradient, " + num(splits) +
+                 " blocks per channel: the partials added in block order\n__global__ void " + k +
+                 "(unsigned char *arena) {\n" + gridLoop("c", num(channels)) +
+                 sumPartials("sum", sums, splits) + "    " + ptr(g.getResult()) +
+                 "[c] = static_cast<float>(sum);\n  }\n}\n\n";
+      addCode(launchBlocks(sumKernel, channels * splits, op));
+      addCode(launch(k, channels, op));
+      return success();
+    }
     std::string k = kernelName("bias_grad");
     kernels +=
         "// " + label(op) +

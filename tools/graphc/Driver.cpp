@@ -609,6 +609,10 @@ private:
       if (auto step = out.module->lookupSymbol<func::FuncOp>("train_step"))
         step->setAttr(kStageNextBatchAttr, UnitAttr::get(&context));
     PassManager plan(&context);
+    // CUDA: a batch norm with few channels sums each over several blocks, whose partial sums
+    // are planned (graphc-split-channel-reductions).
+    if (opts.target == "cuda")
+      plan.addNestedPass<func::FuncOp>(createSplitChannelReductions());
     if (!opts.noSchedule)
       plan.addNestedPass<func::FuncOp>(createScheduleOps());
     if (budget && !opts.noRemat && !opts.noReuse) {
