@@ -129,10 +129,15 @@ DATA_PARALLEL = [
 BENCH = [("cnn28", 256), ("cnn64", 64), ("cnn256", 128), ("resnet18", 64)]
 # The same step in bf16 (--precision=bf16), against the fp32 rows above (graphc only).
 BENCH_BF16 = [("resnet18", 64), ("cnn64", 64)]
-# The same fp32 step with each convolution's cuDNN workspace left at graphc's im2col tile
-# (--cudnn-workspace-limit=0), against the default rows, whose workspaces grow into the arena
-# bytes free at their steps (graphc-grow-workspaces): same arena, faster algorithms allowed.
+# The same fp32 step without one of the CUDA target's choices, against the default rows, in
+# the same run: "tile" leaves each convolution's cuDNN workspace at graphc's im2col tile
+# (--cudnn-workspace-limit=0; by default it grows into the arena bytes free at its step,
+# graphc-grow-workspaces: same arena, faster algorithms allowed); "oneblock" sums each channel
+# of a batch norm or bias gradient in one block (--cuda-reduction-blocks=0; by default several,
+# graphc-split-channel-reductions).
+BENCH_VARIANTS = {"tile": ["--cudnn-workspace-limit=0"], "oneblock": ["--cuda-reduction-blocks=0"]}
 BENCH_TILE = [("resnet18", 64), ("cnn64", 64), ("cnn256", 128)]
+BENCH_ONEBLOCK = [("resnet18", 64), ("cnn256", 128)]
 MAXBATCH_MODELS = ("resnet50", "transformer")
 
 
@@ -263,7 +268,8 @@ def prepare(args):
 
     # Benchmarks at equal batch, SGD.
     cases = ([(n, b, "fp32", "") for n, b in BENCH] + [(n, b, "bf16", "") for n, b in BENCH_BF16] +
-             [(n, b, "fp32", "tile") for n, b in BENCH_TILE])
+             [(n, b, "fp32", "tile") for n, b in BENCH_TILE] +
+             [(n, b, "fp32", "oneblock") for n, b in BENCH_ONEBLOCK])
     for name, batch, precision, variant in cases if not args.only else []:
         onnx = os.path.join(exports, name + ".onnx")
         entry = export_bench_model(name, onnx)
@@ -273,10 +279,10 @@ def prepare(args):
         out = os.path.join(bundle, "bench", label)
         os.makedirs(out)
         binary = os.path.join(out, "train")
-        log("compile %s batch %d %s" % (name, batch, precision))
+        log("compile %s batch %d %s %s" % (name, batch, precision, variant))
         res, secs = run([graphc, onnx, "--target=cuda", "--batch=%d" % batch, "--optimizer=sgd",
                          "--lr=0.01", "--loss=" + loss, "--device=h100", "--precision=" + precision,
-                         "-o", binary] + (["--cudnn-workspace-limit=0"] if variant == "tile" else []))
+                         "-o", binary] + BENCH_VARIANTS.get(variant, []))
         manifest["bench"].append({"name": label, "model": name, "precision": precision,
                                   "variant": variant,
                                   "batch": batch, "loss": loss,
@@ -958,16 +964,20 @@ def report(args):
                 mib(f["arena_bytes"]) if f.get("arena_bytes") else "-",
                 mib(h["arena_bytes"]) if h.get("arena_bytes") else "-"))
         out.append("")
-    if "bench-graphc-tile" in data:
-        out.append("| model (batch) | graphc ms, workspaces grown (default) | graphc ms, im2col tile "
-                   "(--cudnn-workspace-limit=0) | grown / tile | arena (both) |\n|---|---|---|---|---|")
-        for label, t in data["bench-graphc-tile"].items():
-            base = label[:-len("-tile")]
+    for variant, flags in BENCH_VARIANTS.items():
+        if "bench-graphc-" + variant not in data:
+            continue
+        out.append("| model (batch) | graphc ms (default) | graphc ms with %s | default / %s "
+                   "| arena, default / %s |\n|---|---|---|---|---|" % ((" ".join(flags),) +
+                                                                        (variant,) * 2))
+        for label, t in data["bench-graphc-" + variant].items():
+            base = label[:-len("-" + variant)]
             g = data.get("bench-graphc", {}).get(base, {})
             gm, tm = g.get("median_ms"), t.get("median_ms")
-            out.append("| %s (%s) | %s | %s | %s | %s |" % (
-                base, dict(BENCH_TILE).get(base, "?"), gm, tm,
+            out.append("| %s (%s) | %s | %s | %s | %s / %s |" % (
+                base, dict(BENCH).get(base, "?"), gm, tm,
                 "%.3f" % (gm / tm) if gm and tm else "-",
+                mib(g["arena_bytes"]) if g.get("arena_bytes") else "-",
                 mib(t["arena_bytes"]) if t.get("arena_bytes") else "-"))
         out.append("")
     if "bench-graphc-unstaged" in data:

@@ -65,6 +65,9 @@ struct Options {
   // --target=cuda: the most bytes one convolution's cuDNN workspace grows to, in arena bytes
   // free at its step (graphc-grow-workspaces); "0": one im2col tile, what graphc's kernels need.
   std::string cudnnWorkspaceLimit = "1GiB";
+  // --target=cuda: the blocks a batch norm's or bias gradient's kernels aim for, channels times
+  // blocks per channel (graphc-split-channel-reductions); 0: one block per channel.
+  int64_t cudaReductionBlocks = 528;
   double lr = 0.01, momentum = 0.9;
   int64_t batch = 0;
   std::vector<std::string> planOut;
@@ -212,6 +215,8 @@ public:
       cudaArchs = parseCudaArchs(opts.cudaArch);
     else if (!opts.cudaArch.empty())
       fail(kBadInput, "--cuda-arch=" + opts.cudaArch + " needs --target=cuda");
+    if (opts.cudaReductionBlocks < 0)
+      fail(kBadInput, "--cuda-reduction-blocks must be at least 0 (0: one block per channel)");
     if (auto limit = opts.cudnnWorkspaceLimit == "0" ? std::optional<uint64_t>(0)
                                                      : parseSize(opts.cudnnWorkspaceLimit))
       cudnnWorkspaceLimit = *limit;
@@ -611,8 +616,11 @@ private:
     PassManager plan(&context);
     // CUDA: a batch norm with few channels sums each over several blocks, whose partial sums
     // are planned (graphc-split-channel-reductions).
-    if (opts.target == "cuda")
-      plan.addNestedPass<func::FuncOp>(createSplitChannelReductions());
+    if (opts.target == "cuda" && opts.cudaReductionBlocks > 0) {
+      SplitChannelReductionsOptions splitOptions;
+      splitOptions.blocks = opts.cudaReductionBlocks;
+      plan.addNestedPass<func::FuncOp>(createSplitChannelReductions(splitOptions));
+    }
     if (!opts.noSchedule)
       plan.addNestedPass<func::FuncOp>(createScheduleOps());
     if (budget && !opts.noRemat && !opts.noReuse) {
@@ -2221,6 +2229,12 @@ int runGraphcDriver(int argc, char **argv) {
                "taken from arena bytes free at its step, so the arena does not grow (default "
                "1GiB; 0: one im2col tile, what graphc's own kernels need)"),
       cl::init("1GiB"), cl::cat(category));
+  cl::opt<int64_t> cudaReductionBlocks(
+      "cuda-reduction-blocks",
+      cl::desc("--target=cuda: the blocks that a batch norm's or bias gradient's kernels aim "
+               "for, each channel's sum spread over several (default 528: 4 per multiprocessor "
+               "of an H100; 0: one block per channel)"),
+      cl::init(528), cl::cat(category));
   cl::HideUnrelatedOptions(category);
   if (!cl::ParseCommandLineOptions(argc, argv, "graphc: compile a model's training step for a "
                                                "memory budget\n",
@@ -2274,6 +2288,7 @@ int runGraphcDriver(int argc, char **argv) {
   opts.momentumSet = momentum.getNumOccurrences() > 0;
   opts.cudaArch = cudaArch;
   opts.cudnnWorkspaceLimit = cudnnWorkspaceLimit;
+  opts.cudaReductionBlocks = cudaReductionBlocks;
   opts.dataParallel = dataParallel;
   opts.worldSize = worldSize;
   opts.bucketSize = bucketSize;
