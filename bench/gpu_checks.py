@@ -903,6 +903,19 @@ def failure_line(result):
     return ((errors or lines or ["?"])[0]).replace("|", "/")[:300]
 
 
+def comparison_table(out, header, rows, batches, ratio):
+    """Appends a Markdown table of (model, first, second) timing pairs to `out`: both medians,
+    ratio(first ms, second ms), and both arenas."""
+    out.append(header + "\n|---|---|---|---|---|---|")
+    for name, first, second in rows:
+        fm, sm = first.get("median_ms"), second.get("median_ms")
+        out.append("| %s (%s) | %s | %s | %s | %s | %s |" % (
+            name, batches.get(name, "?"), fm, sm, ratio(fm, sm) if fm and sm else "-",
+            mib(first["arena_bytes"]) if first.get("arena_bytes") else "-",
+            mib(second["arena_bytes"]) if second.get("arena_bytes") else "-"))
+    out.append("")
+
+
 def report(args):
     """Markdown tables of one run's gpu_checks.json (docs/benchmarks.md)."""
     data = {}
@@ -950,36 +963,21 @@ def report(args):
                 mib(e["max_memory_allocated"]) if e.get("max_memory_allocated") else "-",
                 mib(e["max_memory_reserved"]) if e.get("max_memory_reserved") else "-"))
         out.append("")
-    halves = {n: g for n, g in data.get("bench-graphc", {}).items() if n.endswith("-bf16")}
+    graphc_rows = data.get("bench-graphc", {})
+    halves = [(n[:-len("-bf16")], graphc_rows.get(n[:-len("-bf16")], {}), h)
+              for n, h in graphc_rows.items() if n.endswith("-bf16")]
     if halves:
-        out.append("| model (batch) | graphc fp32 ms | graphc bf16 ms | bf16 / fp32 | arena fp32 "
-                   "| arena bf16 |\n|---|---|---|---|---|---|")
-        for name, h in halves.items():
-            base = name[:-len("-bf16")]
-            f = data["bench-graphc"].get(base, {})
-            fm, hm = f.get("median_ms"), h.get("median_ms")
-            out.append("| %s (%s) | %s | %s | %s | %s | %s |" % (
-                base, dict(BENCH_BF16).get(base, "?"), fm, hm,
-                "%.2f" % (hm / fm) if fm and hm else "-",
-                mib(f["arena_bytes"]) if f.get("arena_bytes") else "-",
-                mib(h["arena_bytes"]) if h.get("arena_bytes") else "-"))
-        out.append("")
+        comparison_table(out, "| model (batch) | graphc fp32 ms | graphc bf16 ms | bf16 / fp32 "
+                         "| arena fp32 | arena bf16 |", halves, dict(BENCH_BF16),
+                         lambda fp32, bf16: "%.2f" % (bf16 / fp32))
     for variant, flags in BENCH_VARIANTS.items():
-        if "bench-graphc-" + variant not in data:
-            continue
-        out.append("| model (batch) | graphc ms (default) | graphc ms with %s | default / %s "
-                   "| arena, default / %s |\n|---|---|---|---|---|" % ((" ".join(flags),) +
-                                                                        (variant,) * 2))
-        for label, t in data["bench-graphc-" + variant].items():
-            base = label[:-len("-" + variant)]
-            g = data.get("bench-graphc", {}).get(base, {})
-            gm, tm = g.get("median_ms"), t.get("median_ms")
-            out.append("| %s (%s) | %s | %s | %s | %s / %s |" % (
-                base, dict(BENCH).get(base, "?"), gm, tm,
-                "%.3f" % (gm / tm) if gm and tm else "-",
-                mib(g["arena_bytes"]) if g.get("arena_bytes") else "-",
-                mib(t["arena_bytes"]) if t.get("arena_bytes") else "-"))
-        out.append("")
+        rows = [(n[:-len("-" + variant)], graphc_rows.get(n[:-len("-" + variant)], {}), t)
+                for n, t in data.get("bench-graphc-" + variant, {}).items()]
+        if rows:
+            comparison_table(out, "| model (batch) | graphc ms (default) | graphc ms with %s "
+                             "| default / %s | arena, default | arena, %s |"
+                             % ((" ".join(flags),) + (variant,) * 2), rows, dict(BENCH),
+                             lambda default, other: "%.3f" % (default / other))
     if "bench-graphc-unstaged" in data:
         out.append("| model (batch) | wall ms per step, next batch staged | uploaded before "
                    "its step (GRAPHC_CUDA_STAGE_NEXT=0) | staged / unstaged | device ms, staged "

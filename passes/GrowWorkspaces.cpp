@@ -25,23 +25,19 @@ struct GrowWorkspacesPass : graphc::impl::GrowWorkspacesBase<GrowWorkspacesPass>
     if (!func->hasAttr(kArenaBytesAttr) || maxBytes <= 0)
       return;
     auto planned = readPlannedStep(func);
-    auto live = computeStepLiveness(func, func->hasAttr(kInPlaceAttr), /*withNames=*/false);
-    if (failed(planned) || failed(live))
+    if (failed(planned))
       return signalPassFailure();
-    // readPlannedStep's buffers are the liveness buffers, in the same order.
+    // The convolutions' workspaces, in step order (the buffers' order).
     std::vector<plan::Growable> growables;
     std::vector<Operation *> ops;
-    for (auto [op, index] : live->workspaceBufferOf)
-      if (isa<graph::Conv2dOp, graph::Conv2dBackwardDataOp, graph::Conv2dBackwardFilterOp>(op))
-        ops.push_back(op);
-    // In step order, so that the result does not depend on the map's order.
-    llvm::sort(ops, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
     uint64_t before = 0, after = 0;
-    for (Operation *op : ops) {
-      unsigned index = live->workspaceBufferOf.lookup(op);
-      growables.push_back({index, uint64_t(std::max<int64_t>(maxBytes, 0))});
-      before += planned->plan.buffers[index].bytes;
-    }
+    for (auto [index, op] : llvm::enumerate(planned->workspaceOf))
+      if (op &&
+          isa<graph::Conv2dOp, graph::Conv2dBackwardDataOp, graph::Conv2dBackwardFilterOp>(op)) {
+        ops.push_back(op);
+        growables.push_back({index, uint64_t(maxBytes)});
+        before += planned->plan.buffers[index].bytes;
+      }
     size_t grown = plan::growIntoFreeBytes(planned->plan, growables);
     Builder b(func.getContext());
     for (auto [op, growable] : llvm::zip(ops, growables)) {

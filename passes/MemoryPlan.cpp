@@ -127,7 +127,9 @@ FailureOr<PlannedStep> graphc::readPlannedStep(func::FuncOp func) {
   planned.plan.arenaBytes = arena.getInt();
   if (auto host = func->getAttrOfType<IntegerAttr>(kHostArenaBytesAttr))
     planned.plan.hostArenaBytes = host.getInt();
+  planned.workspaceOf.assign(live->buffers.size(), nullptr);
   for (auto [i, buffer] : llvm::enumerate(live->buffers)) {
+    planned.workspaceOf[i] = buffer.workspaceOf;
     int64_t offset = -1;
     if (buffer.workspaceOf)
       offset = buffer.workspaceOf->getAttrOfType<IntegerAttr>(kWorkspaceOffsetAttr).getInt();

@@ -51,6 +51,8 @@ struct PlannedStep {
   plan::Plan plan;
   std::vector<plan::Step> steps;
   uint64_t lowerBound = 0;
+  /// Per buffer of `plan`: the op whose workspace it is, or null.
+  std::vector<mlir::Operation *> workspaceOf;
 };
 
 /// Reads a function planned by graphc-plan-memory back into planner form for dumps.
