@@ -41,6 +41,8 @@ TEST(BatchSearch, SplitFollowsTheCosts) {
   EXPECT_DOUBLE_EQ(bisectionSplit(7.7, 0.55), 0.13);
   // Its micro-batching row: 10.7 s against 2.1 s.
   EXPECT_DOUBLE_EQ(bisectionSplit(10.7, 2.1), 0.24);
+  // The driver's constant (kMissesCostFits): misses cost 8 fits.
+  EXPECT_DOUBLE_EQ(bisectionSplit(8, 1), 0.19);
   // The mirror image.
   EXPECT_DOUBLE_EQ(bisectionSplit(0.55, 7.7), 1 - 0.13);
   // Never past the scan's ends, however lopsided.
