@@ -1677,7 +1677,9 @@ int trainMain(int argc, char **argv) {
     if (comm)
       comm->setStep(t);
 
+    const Clock::time_point stepStart = Clock::now();
     prog.trainStep(arena);
+    const double stepSeconds = secondsSince(stepStart);
 
     float loss = *lossPtr;
     double correct = 0.0, seen = 0.0;
@@ -1703,7 +1705,8 @@ int trainMain(int argc, char **argv) {
     if (log.enabled()) {
       nlohmann::json rec = {{"event", "step"}, {"step", t}, {"epoch", epoch}, {"batch", b},
                             {"loss", jsonNumber(loss)},
-                            {"time_s", secondsSince(runStart)}};
+                            {"time_s", secondsSince(runStart)},
+                            {"step_ms", 1e3 * stepSeconds}};
       if (hasAccuracy)
         rec["accuracy"] = seen > 0 ? correct / seen : 0.0;
       log.write(rec);
@@ -1773,7 +1776,8 @@ int trainMain(int argc, char **argv) {
         nlohmann::json rec = {{"event", "epoch"}, {"epoch", epoch}, {"step", t},
                               {"loss", jsonNumber(epochLoss)},
                               {"samples_per_s", progress.samplesPerSecond()},
-                              {"time_s", secondsSince(runStart)}};
+                              {"time_s", secondsSince(runStart)},
+                            {"step_ms", 1e3 * stepSeconds}};
         if (hasAccuracy)
           rec["accuracy"] = epochAcc;
         if (hasVal) {

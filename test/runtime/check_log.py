@@ -33,7 +33,7 @@ def load(path):
 
 
 def untimed(records):
-    return [{k: v for k, v in r.items() if k not in ("time_s", "samples_per_s")} for r in records]
+    return [{k: v for k, v in r.items() if k not in ("time_s", "samples_per_s", "step_ms")} for r in records]
 
 
 ap = argparse.ArgumentParser()
@@ -58,6 +58,14 @@ for r in steps:
         fail("step %d: loss %r, the --steps run printed %r" % (r["step"], r["loss"], expected_losses[r["step"] - 1]))
     if not 0.0 <= r["accuracy"] <= 1.0:
         fail("step %d: accuracy %r" % (r["step"], r["accuracy"]))
+    # The step alone fits inside the time since the previous record (it excludes the batch's
+    # read and the bookkeeping around it).
+    if not isinstance(r.get("step_ms"), (int, float)) or r["step_ms"] <= 0:
+        fail("step %d: step_ms %r" % (r["step"], r.get("step_ms")))
+for before, r in zip(steps, steps[1:]):
+    if r["step_ms"] > 1e3 * (r["time_s"] - before["time_s"]) + 1e-6:
+        fail("step %d: step_ms %r exceeds the %r s since step %d" % (
+            r["step"], r["step_ms"], r["time_s"] - before["time_s"], before["step"]))
 if [r["epoch"] for r in epochs] != list(range(1, a.epochs + 1)):
     fail("epoch records are not epochs 1..%d" % a.epochs)
 for r in epochs:

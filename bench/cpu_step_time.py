@@ -1,0 +1,177 @@
+#!/usr/bin/python3
+"""CPU training step time: graphc's CPU binaries against PyTorch eager on the same cores.
+
+  /usr/bin/python3 bench/cpu_step_time.py [--graphc build/bin/graphc] [--work DIR]
+      [--models cnn28:256,cnn64:64,cnn256:32,resnet18:16] [--steps 12] [--warmup 2]
+      [--baseline-graphc OLD/graphc] [--json OUT]
+
+For each model:batch (bench/training_graphs.py's models, exported as bench/gpu_checks.py exports
+them: training mode, dynamic batch) it compiles `graphc M.onnx --target=cpu --batch=B
+--optimizer=sgd --lr=0.01 --loss=L -o train`, writes random {0,1} images and labels, runs
+`train --steps N --log-json LOG` and takes the median of the log's `step_ms` (the step call
+alone, the batch's read excluded) after the warm-up steps. PyTorch runs the same model, loss and
+SGD step in eager mode on the same data shape with torch.set_num_threads(os.cpu_count()), timed
+the same way (time.perf_counter around one step, medians after the warm-up). Both use every
+core: graphc's CPU kernels through OpenBLAS's threads (its GEMMs), PyTorch through its intra-op
+pool.
+
+It prints one Markdown table: graphc ms, PyTorch ms and their ratio (below 1: graphc is faster),
+and the cost model's prediction of graphc's step for --device=cpu (the fit report's `cost
+model` line) against the measurement. With --baseline-graphc a second build's binaries are timed
+in the same run, in the same order, and their ratio to the first build's is printed too. The
+fit of the cpu profile's efficiencies to these measurements is bench/calibrate_cost_model.py
+--cpu-results (the --json file written here).
+"""
+import json
+import os
+import re
+import statistics
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from training_graphs import bench_parser, run  # noqa: E402
+
+DEFAULT_MODELS = "cnn28:256,cnn64:64,cnn256:32,resnet18:16"
+ROOF = re.compile(r"roofline +at the nominal peak: ([0-9.]+) ms in compute-bound ops, "
+                  r"([0-9.]+) ms in memory-bound ops, (\d+) ops")
+PREDICTED = re.compile(r"predicted ([0-9.]+) ms/step on cpu")
+
+
+def loss_flag(loss):
+    return "--loss=" + loss  # training_graphs' loss names are graphc's --loss values
+
+
+def compile_binary(graphc, onnx, batch, loss, out):
+    """Compiles the CPU binary; returns (binary, cost-model figures) or raises with graphc's
+    error line."""
+    cmd = [graphc, onnx, "--target=cpu", "--device=cpu", "--batch=%d" % batch,
+           "--optimizer=sgd", "--lr=0.01", loss_flag(loss), "-o", out]
+    status, stdout, stderr, secs = run(cmd, 1800)
+    if status != 0:
+        raise RuntimeError("%s exited %s: %s" % (" ".join(cmd), status, (stdout + stderr)[-600:]))
+    text = stdout + stderr
+    roof, pred = ROOF.search(text), PREDICTED.search(text)
+    cost = {"compile_s": round(secs, 1)}
+    if roof:
+        cost.update(compute_s=float(roof.group(1)) / 1e3, memory_s=float(roof.group(2)) / 1e3,
+                    ops=int(roof.group(3)))
+    if pred:
+        cost["predicted_ms"] = float(pred.group(1))
+    return out, cost
+
+
+def time_binary(binary, work, steps, warmup):
+    """Median and minimum of `step_ms` after `warmup` steps; the first and last losses."""
+    import gpu_checks
+    x, y = gpu_checks.write_data(binary, work, batch_count=4)
+    log = os.path.join(work, "log.jsonl")
+    if os.path.exists(log):
+        os.remove(log)
+    status, stdout, stderr, wall = run([binary, "--data", x, "--labels", y, "--steps", str(steps),
+                                        "--log-json", log], 3600)
+    if status != 0:
+        raise RuntimeError("%s exited %s: %s" % (binary, status, stderr[-600:]))
+    with open(log) as f:
+        records = [json.loads(line) for line in f]
+    times = [r["step_ms"] for r in records if r.get("event") == "step"][warmup:]
+    losses = [r["loss"] for r in records if r.get("event") == "step"]
+    return {"median_ms": round(statistics.median(times), 3), "min_ms": round(min(times), 3),
+            "wall_s": round(wall, 1), "first_loss": losses[0], "last_loss": losses[-1]}
+
+
+def time_torch(name, batch, steps, warmup):
+    """PyTorch eager's SGD step of the same model on the CPU: median and minimum after warm-up."""
+    import torch
+    import gpu_checks
+    torch.set_num_threads(os.cpu_count())
+    model, shape, loss = gpu_checks.torch_model(name)
+    model.train()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    step = gpu_checks.torch_step_fn(model, loss, opt)
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randint(0, 2, (batch,) + tuple(shape), generator=gen).float()
+    if loss == gpu_checks.BCE:
+        y = torch.randint(0, 2, (batch, 1), generator=gen).float()
+    else:
+        y = torch.randint(0, 10, (batch,), generator=gen)
+    times = []
+    for i in range(steps):
+        t0 = time.perf_counter()
+        value = step(x, y)
+        times.append(1e3 * (time.perf_counter() - t0))
+    times = times[warmup:]
+    return {"median_ms": round(statistics.median(times), 3), "min_ms": round(min(times), 3),
+            "threads": torch.get_num_threads(), "last_loss": float(value)}
+
+
+def main():
+    ap = bench_parser(__doc__, "/tmp/graphc-cpu-step-time")
+    ap.add_argument("--models", default=DEFAULT_MODELS,
+                    help="model:batch pairs of bench/training_graphs.py's models")
+    ap.add_argument("--steps", type=int, default=12)
+    ap.add_argument("--warmup", type=int, default=2)
+    ap.add_argument("--baseline-graphc", default="",
+                    help="a second graphc build, timed in the same run")
+    ap.add_argument("--no-torch", action="store_true", help="leave PyTorch's column out")
+    ap.add_argument("--json", default="", help="also write the results to this file")
+    opts = ap.parse_args()
+    os.makedirs(opts.work, exist_ok=True)
+    import gpu_checks
+
+    builds = [("graphc", opts.graphc)]
+    if opts.baseline_graphc:
+        builds.append(("baseline", opts.baseline_graphc))
+    results = {"cpus": os.cpu_count(), "steps": opts.steps, "warmup": opts.warmup, "rows": []}
+    for pair in opts.models.split(","):
+        name, batch = pair.split(":")
+        batch = int(batch)
+        onnx = os.path.join(opts.work, name + ".onnx")
+        if not os.path.exists(onnx):
+            gpu_checks.export_bench_model(name, onnx, patterned=True)
+        loss = gpu_checks.torch_model(name)[2]
+        row = {"model": name, "batch": batch, "loss": loss}
+        for label, graphc in builds:
+            binary, cost = compile_binary(graphc, onnx, batch, loss,
+                                          os.path.join(opts.work, "%s-%s" % (name, label)))
+            row[label] = dict(cost, **time_binary(binary, opts.work, opts.steps, opts.warmup))
+            print("%s batch %d, %s: %s" % (name, batch, label, row[label]), flush=True)
+        if not opts.no_torch:
+            row["torch"] = time_torch(name, batch, opts.steps, opts.warmup)
+            print("%s batch %d, torch: %s" % (name, batch, row["torch"]), flush=True)
+        results["rows"].append(row)
+
+    print()
+    header = "| model (batch) | graphc ms |"
+    rule = "|---|---:|"
+    if opts.baseline_graphc:
+        header += " baseline ms | graphc / baseline |"
+        rule += "---:|---:|"
+    if not opts.no_torch:
+        header += " PyTorch eager ms | graphc / PyTorch |"
+        rule += "---:|---:|"
+    header += " predicted ms (cpu profile) | predicted / measured |"
+    rule += "---:|---:|"
+    print(header)
+    print(rule)
+    for row in results["rows"]:
+        g = row["graphc"]
+        line = "| %s (%d) | %.1f |" % (row["model"], row["batch"], g["median_ms"])
+        if opts.baseline_graphc:
+            b = row["baseline"]
+            line += " %.1f | %.2f |" % (b["median_ms"], g["median_ms"] / b["median_ms"])
+        if not opts.no_torch:
+            t = row["torch"]
+            line += " %.1f | **%.2f** |" % (t["median_ms"], g["median_ms"] / t["median_ms"])
+        pred = g.get("predicted_ms")
+        line += (" %.1f | %.2f |" % (pred, pred / g["median_ms"])) if pred else " - | - |"
+        print(line)
+    if opts.json:
+        with open(opts.json, "w") as f:
+            json.dump(results, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
