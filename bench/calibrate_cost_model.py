@@ -2,7 +2,7 @@
 """Calibrates the cost model's device profile against measured graphc step times (issue #5).
 
   /usr/bin/python3 bench/calibrate_cost_model.py [--graphc build/bin/graphc] [--work DIR]
-      [--results docs/gpu-results/2026-11-22-h100-checks-bench.json,docs/gpu-results/2026-11-22-h100-maxbatch.json]
+      [--cpu-results FILE] [--results docs/gpu-results/2026-11-22-h100-checks-bench.json,docs/gpu-results/2026-11-22-h100-maxbatch.json]
 
 The measured steps are the medians `bench/gpu_checks.py run` recorded on a GPU (the `bench` and
 `maxbatch-graphc` parts). Each measured binary is compiled again here, exactly as gpu_checks.py
@@ -20,6 +20,10 @@ non-negative (a term whose best coefficient is negative is dropped). Prints the 
 row per binary: measured, the nominal prediction (C + M), the calibrated one and their ratios
 to the measurement. The efficiencies go into passes/CostModel.cpp's profile by hand, with the
 date and the device; re-run this after a GPU session to refresh them.
+
+With --cpu-results FILE the rows are instead the CPU binaries that `bench/cpu_step_time.py --json
+FILE` timed (graphc --target=cpu --device=cpu), with their fit report's split recorded in the
+file, so nothing is compiled again; the fit is then the cpu profile's.
 """
 import itertools
 import json
@@ -85,12 +89,24 @@ def main():
         os.path.join(HERE, "..", "docs", "gpu-results", f) for f in
         ("2026-11-22-h100-checks-bench.json", "2026-11-22-h100-maxbatch.json")))
     ap.add_argument("--device", default="h100")
+    ap.add_argument("--cpu-results", default="",
+                    help="bench/cpu_step_time.py's --json file: fit the cpu profile to it")
     opts = ap.parse_args()
     os.makedirs(opts.work, exist_ok=True)
     import gpu_checks  # noqa: E402  (its exports: training mode, dynamic batch axis)
 
     rows, names = [], []
-    for label, model, batch, optimizer, flags, ms in measured_binaries(opts.results.split(",")):
+    if opts.cpu_results:
+        opts.device = "cpu"
+        for r in json.load(open(opts.cpu_results))["rows"]:
+            g = r["graphc"]
+            rows.append((g["compute_s"], g["memory_s"], g["ops"], g["median_ms"] / 1e3))
+            names.append((r["model"], r["model"], r["batch"], g["median_ms"]))
+            print("%s batch %d: C %.3f ms, M %.3f ms, %d ops; measured %.3f ms"
+                  % (r["model"], r["batch"], g["compute_s"] * 1e3, g["memory_s"] * 1e3, g["ops"],
+                     g["median_ms"]), flush=True)
+    for label, model, batch, optimizer, flags, ms in (
+            [] if opts.cpu_results else measured_binaries(opts.results.split(","))):
         onnx = os.path.join(opts.work, model + ".onnx")
         if not os.path.exists(onnx):
             gpu_checks.export_bench_model(model, onnx, patterned=True)

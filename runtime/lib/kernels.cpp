@@ -8,6 +8,7 @@
 
 #include "graphc/runtime/attention_rows.h"
 #include "graphc/runtime/dropout_mask.h"
+#include "graphc/runtime/parallel.h"
 #include "graphc/runtime/pool_window.h"
 
 #include <cblas.h>
@@ -47,6 +48,29 @@ constexpr float kProbEps = 1e-7f;
 // BLAS takes int dimensions; the planner never produces a GEMM dimension beyond that.
 inline int blasInt(int64_t v) { return static_cast<int>(v); }
 
+// OpenBLAS threads every GEMM above a small size of its own. Below about 2M multiply-adds the
+// wake-up of its threads costs more than they save: with them, the 28x28 CNN's per-image
+// convolution GEMMs (0.6M) made the step 1.4x slower than on one thread
+// (bench/cpu_step_time.py). So smaller GEMMs run on the calling thread, and larger ones on as
+// many threads as OpenBLAS started with (OPENBLAS_NUM_THREADS) and kernelThreads() allow.
+// Which of the two a GEMM gets depends only on its shape, so results stay reproducible.
+constexpr double kThreadedGemmMacs = double(1 << 21);
+void setBlasThreadsFor(int64_t m, int64_t n, int64_t k) {
+  static const int most = std::max(1, std::min(openblas_get_num_threads(), kernelThreads()));
+  const int wanted = double(m) * double(n) * double(k) >= kThreadedGemmMacs ? most : 1;
+  if (openblas_get_num_threads() != wanted)
+    openblas_set_num_threads(wanted);
+}
+
+/// fn(i) for every i < n, split over the kernel threads in contiguous ranges: for the
+/// elementwise kernels, whose elements are independent.
+template <typename Fn> void forEachElement(int64_t n, Fn fn) {
+  parallelFor(n, elementGrain(), [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i)
+      fn(i);
+  });
+}
+
 void fillZero(float *p, int64_t n) {
   if (n > 0)
     std::memset(p, 0, static_cast<size_t>(n) * sizeof(float));
@@ -68,6 +92,7 @@ void gemm(const float *a, const float *b, float *c, int64_t m, int64_t n, int64_
         c[i * ldc + j] = beta == 0.0f ? 0.0f : c[i * ldc + j] * beta;
     return;
   }
+  setBlasThreadsFor(m, n, k);
   cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans,
               blasInt(m), blasInt(n), blasInt(k), 1.0f, a,
               blasInt(lda ? lda : (transA ? m : k)), b, blasInt(ldb ? ldb : (transB ? k : n)),
@@ -78,25 +103,26 @@ void gemm(const float *a, const float *b, float *c, int64_t m, int64_t n, int64_
 // col[(c*R + r)*S + s][(oy - oy0)*OW + ox]; out-of-image taps are 0.
 void im2colRows(const float *x, float *col, const Conv2dShape &sh, int64_t oy0, int64_t rows) {
   const int64_t cols = rows * sh.ow;
-  for (int64_t c = 0; c < sh.c; ++c)
-    for (int64_t r = 0; r < sh.r; ++r)
-      for (int64_t s = 0; s < sh.s; ++s) {
-        float *row = col + ((c * sh.r + r) * sh.s + s) * cols;
-        const float *img = x + c * sh.h * sh.w;
-        for (int64_t oy = oy0; oy < oy0 + rows; ++oy) {
-          const int64_t iy = oy * sh.strideH - sh.padTop + r * sh.dilationH;
-          float *out = row + (oy - oy0) * sh.ow;
-          if (iy < 0 || iy >= sh.h) {
-            fillZero(out, sh.ow);
-            continue;
-          }
-          const float *in = img + iy * sh.w;
-          for (int64_t ox = 0; ox < sh.ow; ++ox) {
-            const int64_t ix = ox * sh.strideW - sh.padLeft + s * sh.dilationW;
-            out[ox] = (ix >= 0 && ix < sh.w) ? in[ix] : 0.0f;
-          }
+  parallelFor(sh.c * sh.r * sh.s, grainFor(cols), [&](int64_t begin, int64_t end) {
+    for (int64_t crs = begin; crs < end; ++crs) {
+      const int64_t c = crs / (sh.r * sh.s), r = crs / sh.s % sh.r, s = crs % sh.s;
+      float *row = col + crs * cols;
+      const float *img = x + c * sh.h * sh.w;
+      for (int64_t oy = oy0; oy < oy0 + rows; ++oy) {
+        const int64_t iy = oy * sh.strideH - sh.padTop + r * sh.dilationH;
+        float *out = row + (oy - oy0) * sh.ow;
+        if (iy < 0 || iy >= sh.h) {
+          fillZero(out, sh.ow);
+          continue;
+        }
+        const float *in = img + iy * sh.w;
+        for (int64_t ox = 0; ox < sh.ow; ++ox) {
+          const int64_t ix = ox * sh.strideW - sh.padLeft + s * sh.dilationW;
+          out[ox] = (ix >= 0 && ix < sh.w) ? in[ix] : 0.0f;
         }
       }
+    }
+  });
 }
 
 // The adjoint of im2colRows: adds to dx[C,H,W] the column entries of output rows
@@ -105,50 +131,89 @@ void im2colRows(const float *x, float *col, const Conv2dShape &sh, int64_t oy0, 
 void col2imRowsAdd(const float *col, float *dx, const Conv2dShape &sh, int64_t oy0,
                    int64_t rows) {
   const int64_t cols = rows * sh.ow;
-  for (int64_t c = 0; c < sh.c; ++c)
-    for (int64_t r = 0; r < sh.r; ++r)
-      for (int64_t s = 0; s < sh.s; ++s) {
-        const float *row = col + ((c * sh.r + r) * sh.s + s) * cols;
-        float *img = dx + c * sh.h * sh.w;
-        for (int64_t oy = oy0; oy < oy0 + rows; ++oy) {
-          const int64_t iy = oy * sh.strideH - sh.padTop + r * sh.dilationH;
-          if (iy < 0 || iy >= sh.h)
-            continue;
-          const float *in = row + (oy - oy0) * sh.ow;
-          float *out = img + iy * sh.w;
-          for (int64_t ox = 0; ox < sh.ow; ++ox) {
-            const int64_t ix = ox * sh.strideW - sh.padLeft + s * sh.dilationW;
-            if (ix >= 0 && ix < sh.w)
-              out[ix] += in[ox];
+  // A channel's pixels only receive that channel's rows, so channels split over threads and
+  // each pixel still adds its entries in the sequential order.
+  parallelFor(sh.c, grainFor(sh.r * sh.s * cols), [&](int64_t cBegin, int64_t cEnd) {
+    for (int64_t c = cBegin; c < cEnd; ++c)
+      for (int64_t r = 0; r < sh.r; ++r)
+        for (int64_t s = 0; s < sh.s; ++s) {
+          const float *row = col + ((c * sh.r + r) * sh.s + s) * cols;
+          float *img = dx + c * sh.h * sh.w;
+          for (int64_t oy = oy0; oy < oy0 + rows; ++oy) {
+            const int64_t iy = oy * sh.strideH - sh.padTop + r * sh.dilationH;
+            if (iy < 0 || iy >= sh.h)
+              continue;
+            const float *in = row + (oy - oy0) * sh.ow;
+            float *out = img + iy * sh.w;
+            for (int64_t ox = 0; ox < sh.ow; ++ox) {
+              const int64_t ix = ox * sh.strideW - sh.padLeft + s * sh.dilationW;
+              if (ix >= 0 && ix < sh.w)
+                out[ix] += in[ox];
+            }
           }
         }
-      }
+  });
 }
 
-// Visits every pooling window; fn(outIndex, windowArgmaxIndexInX or -1).
-template <typename Fn> void forEachPoolWindow(const float *x, const Pool2dShape &sh, Fn fn) {
-  for (int64_t nc = 0; nc < sh.n * sh.c; ++nc) {
-    const float *img = x + nc * sh.h * sh.w;
-    for (int64_t oy = 0; oy < sh.oh; ++oy)
+// The flat index in x of the maximum of output (oy, ox)'s window in one image plane `img`
+// (plane offset `planeBase`), or -1 for a window entirely in the padding. Row-major scan with a
+// strict '>' keeps the first maximum, as PyTorch does; a NaN always wins (the last one seen) so
+// that it propagates like PyTorch's max_pool2d.
+inline int64_t poolWindowArgmax(const float *img, const Pool2dShape &sh, int64_t planeBase,
+                                int64_t oy, int64_t ox) {
+  const int64_t y0 = oy * sh.strideH - sh.padTop;
+  const int64_t x0 = ox * sh.strideW - sh.padLeft;
+  const int64_t yBegin = std::max<int64_t>(y0, 0), yEnd = std::min(y0 + sh.kernelH, sh.h);
+  const int64_t xBegin = std::max<int64_t>(x0, 0), xEnd = std::min(x0 + sh.kernelW, sh.w);
+  if (yBegin >= yEnd || xBegin >= xEnd)
+    return -1;
+  int64_t best = yBegin * sh.w + xBegin;
+  float bestVal = img[best];
+  for (int64_t iy = yBegin; iy < yEnd; ++iy)
+    for (int64_t ix = xBegin; ix < xEnd; ++ix) {
+      const float v = img[iy * sh.w + ix];
+      if (v > bestVal || v != v) {
+        best = iy * sh.w + ix;
+        bestVal = v;
+      }
+    }
+  return planeBase + best;
+}
+
+// Visits every pooling window of image planes [planeBegin, planeEnd) (a plane is one (n, c)
+// pair); fn(outIndex, windowArgmaxIndexInX or -1). Windows of 2x2, the usual pooling, get the
+// same scan unrolled.
+template <typename Fn>
+void forEachPoolWindow(const float *x, const Pool2dShape &sh, int64_t planeBegin, int64_t planeEnd,
+                       Fn fn) {
+  const bool twoByTwo = sh.kernelH == 2 && sh.kernelW == 2;
+  for (int64_t nc = planeBegin; nc < planeEnd; ++nc) {
+    const int64_t planeBase = nc * sh.h * sh.w;
+    const float *img = x + planeBase;
+    for (int64_t oy = 0; oy < sh.oh; ++oy) {
+      const int64_t y0 = oy * sh.strideH - sh.padTop;
+      const bool rowsInside = y0 >= 0 && y0 + 2 <= sh.h;
       for (int64_t ox = 0; ox < sh.ow; ++ox) {
-        const int64_t y0 = oy * sh.strideH - sh.padTop;
+        const int64_t out = (nc * sh.oh + oy) * sh.ow + ox;
         const int64_t x0 = ox * sh.strideW - sh.padLeft;
-        const int64_t yBegin = std::max<int64_t>(y0, 0), yEnd = std::min(y0 + sh.kernelH, sh.h);
-        const int64_t xBegin = std::max<int64_t>(x0, 0), xEnd = std::min(x0 + sh.kernelW, sh.w);
-        int64_t best = -1;
-        float bestVal = -std::numeric_limits<float>::infinity();
-        // Row-major scan with a strict '>' keeps the first maximum, as PyTorch does; a NaN
-        // always wins so that it propagates like PyTorch's max_pool2d.
-        for (int64_t iy = yBegin; iy < yEnd; ++iy)
-          for (int64_t ix = xBegin; ix < xEnd; ++ix) {
-            const float v = img[iy * sh.w + ix];
-            if (best < 0 || v > bestVal || std::isnan(v)) {
-              best = iy * sh.w + ix;
+        if (twoByTwo && rowsInside && x0 >= 0 && x0 + 2 <= sh.w) {
+          const float *p = img + y0 * sh.w + x0;
+          int64_t best = 0;
+          float bestVal = p[0];
+          const int64_t at[3] = {1, sh.w, sh.w + 1};
+          for (int64_t k : at) {
+            const float v = p[k];
+            if (v > bestVal || v != v) {
+              best = k;
               bestVal = v;
             }
           }
-        fn((nc * sh.oh + oy) * sh.ow + ox, best < 0 ? -1 : nc * sh.h * sh.w + best);
+          fn(out, planeBase + y0 * sh.w + x0 + best);
+        } else {
+          fn(out, poolWindowArgmax(img, sh, planeBase, oy, ox));
+        }
       }
+    }
   }
 }
 
@@ -209,6 +274,7 @@ void stridedBatchMatmul(const float *a, int64_t strideA, const float *b, int64_t
         ci[e] = beta == 0.0f ? 0.0f : ci[e] * beta;
       continue;
     }
+    setBlasThreadsFor(m, n, k);
     cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
                 transB ? CblasTrans : CblasNoTrans, blasInt(m), blasInt(n), blasInt(k), alpha,
                 a + i * strideA, blasInt(transA ? m : k), b + i * strideB, blasInt(transB ? k : n),
@@ -249,10 +315,13 @@ void attentionForward(const float *q, const float *k, const float *v, float *out
     const int64_t rows = std::min(block, M - i0);
     stridedBatchMatmul(q + i0 * D, M * D, k, N * D, workspace, rows * N, sh.batch, rows, N, D,
                        false, true, 1.0f, 0.0f);
-    for (int64_t b = 0; b < sh.batch; ++b)
-      for (int64_t r = 0; r < rows; ++r)
-        attentionProbabilityRow(workspace + (b * rows + r) * N, N, sh.scale, dropout, key,
+    parallelFor(sh.batch * rows, grainFor(N), [&](int64_t begin, int64_t end) {
+      for (int64_t br = begin; br < end; ++br) {
+        const int64_t b = br / rows, r = br % rows;
+        attentionProbabilityRow(workspace + br * N, N, sh.scale, dropout, key,
                                 (b * M + i0 + r) * N + sh.indexOffset, sh.dropoutRatio);
+      }
+    });
     stridedBatchMatmul(workspace, rows * N, v, N * E, out + i0 * E, M * E, sh.batch, rows, E, N,
                        false, false, 1.0f, 0.0f);
   }
@@ -271,15 +340,19 @@ void attentionBackward(const float *dout, const float *q, const float *k, const 
     const float accumulate = i0 == 0 ? 0.0f : 1.0f; // dK and dV sum over the blocks
     stridedBatchMatmul(q + i0 * D, M * D, k, N * D, p, rows * N, sh.batch, rows, N, D, false, true,
                        1.0f, 0.0f);
-    for (int64_t b = 0; b < sh.batch; ++b)
-      for (int64_t r = 0; r < rows; ++r)
-        attentionProbabilityRow(p + (b * rows + r) * N, N, sh.scale, false, 0, 0, 0.0f);
+    parallelFor(sh.batch * rows, grainFor(N), [&](int64_t begin, int64_t end) {
+      for (int64_t br = begin; br < end; ++br)
+        attentionProbabilityRow(p + br * N, N, sh.scale, false, 0, 0, 0.0f);
+    });
     stridedBatchMatmul(dout + i0 * E, M * E, v, N * E, g, rows * N, sh.batch, rows, N, E, false,
                        true, 1.0f, 0.0f);
-    for (int64_t b = 0; b < sh.batch; ++b)
-      for (int64_t r = 0; r < rows; ++r)
-        attentionGradientRow(p + (b * rows + r) * N, g + (b * rows + r) * N, N, dropout, key,
+    parallelFor(sh.batch * rows, grainFor(N), [&](int64_t begin, int64_t end) {
+      for (int64_t br = begin; br < end; ++br) {
+        const int64_t b = br / rows, r = br % rows;
+        attentionGradientRow(p + br * N, g + br * N, N, dropout, key,
                              (b * M + i0 + r) * N + sh.indexOffset, sh.dropoutRatio);
+      }
+    });
     stridedBatchMatmul(p, rows * N, dout + i0 * E, M * E, dv, N * E, sh.batch, N, E, rows, true,
                        false, 1.0f, accumulate);
     stridedBatchMatmul(g, rows * N, k, N * D, dq + i0 * D, M * D, sh.batch, rows, D, N, false,
@@ -293,7 +366,7 @@ void transpose(const float *x, float *y, const TransposeShape &sh) {
   // Walk y in order with an odometer over its index; `stride[i]` is how far x moves when y's
   // axis i advances, so each element costs one add (no div/mod per element).
   const int64_t rank = sh.rank;
-  int64_t xStride[kMaxRank], stride[kMaxRank], ydims[kMaxRank], index[kMaxRank] = {};
+  int64_t xStride[kMaxRank], stride[kMaxRank], ydims[kMaxRank];
   int64_t total = 1;
   for (int64_t i = rank - 1; i >= 0; --i) {
     xStride[i] = total;
@@ -309,43 +382,56 @@ void transpose(const float *x, float *y, const TransposeShape &sh) {
     y[0] = x[0];
     return;
   }
-  // The innermost y axis as a tight loop; the odometer covers the others.
+  // The innermost y axis as a tight loop; the odometer covers the others. Threads take ranges
+  // of y's rows, each starting its odometer at its first row.
   const int64_t inner = ydims[rank - 1], innerStride = stride[rank - 1];
-  int64_t offset = 0;
-  for (int64_t out = 0; out < total; out += inner) {
-    const float *p = x + offset;
-    float *q = y + out;
-    for (int64_t j = 0; j < inner; ++j)
-      q[j] = p[j * innerStride];
-    for (int64_t i = rank - 2; i >= 0; --i) {
-      offset += stride[i];
-      if (++index[i] < ydims[i])
-        break;
-      offset -= stride[i] * ydims[i];
-      index[i] = 0;
+  parallelFor(total / inner, grainFor(inner), [&](int64_t rowBegin, int64_t rowEnd) {
+    int64_t index[kMaxRank] = {}, offset = 0;
+    for (int64_t i = rank - 2, rest = rowBegin; i >= 0; --i) {
+      index[i] = rest % ydims[i];
+      rest /= ydims[i];
+      offset += index[i] * stride[i];
     }
-  }
+    for (int64_t row = rowBegin; row < rowEnd; ++row) {
+      const float *p = x + offset;
+      float *q = y + row * inner;
+      for (int64_t j = 0; j < inner; ++j)
+        q[j] = p[j * innerStride];
+      for (int64_t i = rank - 2; i >= 0; --i) {
+        offset += stride[i];
+        if (++index[i] < ydims[i])
+          break;
+        offset -= stride[i] * ydims[i];
+        index[i] = 0;
+      }
+    }
+  });
 }
 
 void dense(const float *x, const float *w, const float *bias, float *y, int64_t n, int64_t in,
            int64_t out, bool transposeW) {
   gemm(x, w, y, n, out, in, false, transposeW, 0.0f);
   if (bias)
-    for (int64_t i = 0; i < n; ++i)
-      for (int64_t j = 0; j < out; ++j)
-        y[i * out + j] += bias[j];
+    parallelFor(n, grainFor(out), [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i)
+        for (int64_t j = 0; j < out; ++j)
+          y[i * out + j] += bias[j];
+    });
 }
 
 void biasGrad(const float *dy, float *db, int64_t outer, int64_t channels, int64_t inner) {
-  for (int64_t c = 0; c < channels; ++c) {
-    double sum = 0.0;
-    for (int64_t o = 0; o < outer; ++o) {
-      const float *p = dy + (o * channels + c) * inner;
-      for (int64_t i = 0; i < inner; ++i)
-        sum += p[i];
+  // One channel's sum stays on one thread, in the sequential order.
+  parallelFor(channels, grainFor(outer * inner), [&](int64_t cBegin, int64_t cEnd) {
+    for (int64_t c = cBegin; c < cEnd; ++c) {
+      double sum = 0.0;
+      for (int64_t o = 0; o < outer; ++o) {
+        const float *p = dy + (o * channels + c) * inner;
+        for (int64_t i = 0; i < inner; ++i)
+          sum += p[i];
+      }
+      db[c] = static_cast<float>(sum);
     }
-    db[c] = static_cast<float>(sum);
-  }
+  });
 }
 
 // The convolution of one group: channels [g cg, (g+1) cg) of each image, filters
@@ -384,9 +470,11 @@ void conv2d(const float *x, const float *w, const float *bias, float *y, const C
              false, false, 0.0f, crs, cols, ohw);
       }
     if (bias)
-      for (int64_t k = 0; k < sh.k; ++k)
-        for (int64_t i = 0; i < ohw; ++i)
-          yImg[k * ohw + i] += bias[k];
+      parallelFor(sh.k, grainFor(ohw), [&](int64_t kBegin, int64_t kEnd) {
+        for (int64_t k = kBegin; k < kEnd; ++k)
+          for (int64_t i = 0; i < ohw; ++i)
+            yImg[k * ohw + i] += bias[k];
+      });
   }
 }
 
@@ -409,9 +497,11 @@ void conv2dBackwardData(const float *dy, const float *w, float *dx, const Conv2d
       }
     }
     if (bias)
-      for (int64_t c = 0; c < sh.c; ++c)
-        for (int64_t i = 0; i < hw; ++i)
-          dx[(img * sh.c + c) * hw + i] += bias[c];
+      parallelFor(sh.c, grainFor(hw), [&](int64_t cBegin, int64_t cEnd) {
+        for (int64_t c = cBegin; c < cEnd; ++c)
+          for (int64_t i = 0; i < hw; ++i)
+            dx[(img * sh.c + c) * hw + i] += bias[c];
+      });
   }
 }
 
@@ -435,16 +525,22 @@ void conv2dBackwardFilter(const float *dy, const float *x, float *dw, const Conv
 }
 
 void maxPool2d(const float *x, float *y, const Pool2dShape &sh) {
-  forEachPoolWindow(x, sh, [&](int64_t o, int64_t arg) {
-    y[o] = arg < 0 ? -std::numeric_limits<float>::infinity() : x[arg];
+  parallelFor(sh.n * sh.c, grainFor(sh.h * sh.w), [&](int64_t begin, int64_t end) {
+    forEachPoolWindow(x, sh, begin, end, [&](int64_t o, int64_t arg) {
+      y[o] = arg < 0 ? -std::numeric_limits<float>::infinity() : x[arg];
+    });
   });
 }
 
 void maxPool2dBackward(const float *dy, const float *x, float *dx, const Pool2dShape &sh) {
-  fillZero(dx, sh.n * sh.c * sh.h * sh.w);
-  forEachPoolWindow(x, sh, [&](int64_t o, int64_t arg) {
-    if (arg >= 0)
-      dx[arg] += dy[o];
+  // A plane's windows only reach into that plane, so planes split over threads freely; within
+  // one, overlapping windows add in the sequential order.
+  parallelFor(sh.n * sh.c, grainFor(sh.h * sh.w), [&](int64_t begin, int64_t end) {
+    fillZero(dx + begin * sh.h * sh.w, (end - begin) * sh.h * sh.w);
+    forEachPoolWindow(x, sh, begin, end, [&](int64_t o, int64_t arg) {
+      if (arg >= 0)
+        dx[arg] += dy[o];
+    });
   });
 }
 
@@ -458,37 +554,41 @@ AvgPoolWindow avgWindow(const Pool2dShape &sh, int64_t oy, int64_t ox, bool coun
 } // namespace
 
 void avgPool2d(const float *x, float *y, const Pool2dShape &sh, bool countIncludePad) {
-  for (int64_t nc = 0; nc < sh.n * sh.c; ++nc) {
-    const float *img = x + nc * sh.h * sh.w;
-    for (int64_t oy = 0; oy < sh.oh; ++oy)
-      for (int64_t ox = 0; ox < sh.ow; ++ox) {
-        const AvgPoolWindow win = avgWindow(sh, oy, ox, countIncludePad);
-        // PyTorch's CPU avg_pool2d sums in the scalar type, row by row.
-        float sum = 0.0f;
-        for (int64_t iy = win.yBegin; iy < win.yEnd; ++iy)
-          for (int64_t ix = win.xBegin; ix < win.xEnd; ++ix)
-            sum += img[iy * sh.w + ix];
-        y[(nc * sh.oh + oy) * sh.ow + ox] =
-            win.divisor > 0 ? sum / static_cast<float>(win.divisor) : 0.0f;
-      }
-  }
+  parallelFor(sh.n * sh.c, grainFor(sh.h * sh.w), [&](int64_t begin, int64_t end) {
+    for (int64_t nc = begin; nc < end; ++nc) {
+      const float *img = x + nc * sh.h * sh.w;
+      for (int64_t oy = 0; oy < sh.oh; ++oy)
+        for (int64_t ox = 0; ox < sh.ow; ++ox) {
+          const AvgPoolWindow win = avgWindow(sh, oy, ox, countIncludePad);
+          // PyTorch's CPU avg_pool2d sums in the scalar type, row by row.
+          float sum = 0.0f;
+          for (int64_t iy = win.yBegin; iy < win.yEnd; ++iy)
+            for (int64_t ix = win.xBegin; ix < win.xEnd; ++ix)
+              sum += img[iy * sh.w + ix];
+          y[(nc * sh.oh + oy) * sh.ow + ox] =
+              win.divisor > 0 ? sum / static_cast<float>(win.divisor) : 0.0f;
+        }
+    }
+  });
 }
 
 void avgPool2dBackward(const float *dy, float *dx, const Pool2dShape &sh, bool countIncludePad) {
-  fillZero(dx, sh.n * sh.c * sh.h * sh.w);
-  for (int64_t nc = 0; nc < sh.n * sh.c; ++nc) {
-    float *img = dx + nc * sh.h * sh.w;
-    for (int64_t oy = 0; oy < sh.oh; ++oy)
-      for (int64_t ox = 0; ox < sh.ow; ++ox) {
-        const AvgPoolWindow win = avgWindow(sh, oy, ox, countIncludePad);
-        if (win.divisor <= 0)
-          continue;
-        const float g = dy[(nc * sh.oh + oy) * sh.ow + ox] / static_cast<float>(win.divisor);
-        for (int64_t iy = win.yBegin; iy < win.yEnd; ++iy)
-          for (int64_t ix = win.xBegin; ix < win.xEnd; ++ix)
-            img[iy * sh.w + ix] += g;
-      }
-  }
+  parallelFor(sh.n * sh.c, grainFor(sh.h * sh.w), [&](int64_t begin, int64_t end) {
+    fillZero(dx + begin * sh.h * sh.w, (end - begin) * sh.h * sh.w);
+    for (int64_t nc = begin; nc < end; ++nc) {
+      float *img = dx + nc * sh.h * sh.w;
+      for (int64_t oy = 0; oy < sh.oh; ++oy)
+        for (int64_t ox = 0; ox < sh.ow; ++ox) {
+          const AvgPoolWindow win = avgWindow(sh, oy, ox, countIncludePad);
+          if (win.divisor <= 0)
+            continue;
+          const float g = dy[(nc * sh.oh + oy) * sh.ow + ox] / static_cast<float>(win.divisor);
+          for (int64_t iy = win.yBegin; iy < win.yEnd; ++iy)
+            for (int64_t ix = win.xBegin; ix < win.xEnd; ++ix)
+              img[iy * sh.w + ix] += g;
+        }
+    }
+  });
 }
 
 void batchNorm(const float *x, const float *scale, const float *bias, const float *runningMean,
@@ -496,40 +596,42 @@ void batchNorm(const float *x, const float *scale, const float *bias, const floa
                float *savedMean, float *savedInvstd, int64_t n, int64_t c, int64_t inner,
                float epsilon, float momentum, bool training) {
   const int64_t count = n * inner;
-  for (int64_t ch = 0; ch < c; ++ch) {
-    double mean, var;
-    if (training) {
-      double sum = 0.0;
-      for (int64_t b = 0; b < n; ++b) {
-        const float *p = x + (b * c + ch) * inner;
-        for (int64_t i = 0; i < inner; ++i)
-          sum += p[i];
-      }
-      mean = count > 0 ? sum / static_cast<double>(count) : 0.0;
-      double varSum = 0.0;
-      for (int64_t b = 0; b < n; ++b) {
-        const float *p = x + (b * c + ch) * inner;
-        for (int64_t i = 0; i < inner; ++i) {
-          const double d = p[i] - mean;
-          varSum += d * d;
+  parallelFor(c, grainFor(count), [&](int64_t chBegin, int64_t chEnd) {
+    for (int64_t ch = chBegin; ch < chEnd; ++ch) {
+      double mean, var;
+      if (training) {
+        double sum = 0.0;
+        for (int64_t b = 0; b < n; ++b) {
+          const float *p = x + (b * c + ch) * inner;
+          for (int64_t i = 0; i < inner; ++i)
+            sum += p[i];
         }
+        mean = count > 0 ? sum / static_cast<double>(count) : 0.0;
+        double varSum = 0.0;
+        for (int64_t b = 0; b < n; ++b) {
+          const float *p = x + (b * c + ch) * inner;
+          for (int64_t i = 0; i < inner; ++i) {
+            const double d = p[i] - mean;
+            varSum += d * d;
+          }
+        }
+        var = count > 0 ? varSum / static_cast<double>(count) : 0.0;
+        const double unbiased = count > 1 ? varSum / static_cast<double>(count - 1) : var;
+        const double m = momentum;
+        const double oldMean = runningMean[ch], oldVar = runningVar[ch];
+        newRunningMean[ch] = static_cast<float>(m * mean + (1.0 - m) * oldMean);
+        newRunningVar[ch] = static_cast<float>(m * unbiased + (1.0 - m) * oldVar);
+      } else {
+        mean = runningMean[ch];
+        var = runningVar[ch];
+        newRunningMean[ch] = runningMean[ch];
+        newRunningVar[ch] = runningVar[ch];
       }
-      var = count > 0 ? varSum / static_cast<double>(count) : 0.0;
-      const double unbiased = count > 1 ? varSum / static_cast<double>(count - 1) : var;
-      const double m = momentum;
-      const double oldMean = runningMean[ch], oldVar = runningVar[ch];
-      newRunningMean[ch] = static_cast<float>(m * mean + (1.0 - m) * oldMean);
-      newRunningVar[ch] = static_cast<float>(m * unbiased + (1.0 - m) * oldVar);
-    } else {
-      mean = runningMean[ch];
-      var = runningVar[ch];
-      newRunningMean[ch] = runningMean[ch];
-      newRunningVar[ch] = runningVar[ch];
+      const double invstd = 1.0 / std::sqrt(var + static_cast<double>(epsilon));
+      savedMean[ch] = static_cast<float>(mean);
+      savedInvstd[ch] = static_cast<float>(invstd);
     }
-    const double invstd = 1.0 / std::sqrt(var + static_cast<double>(epsilon));
-    savedMean[ch] = static_cast<float>(mean);
-    savedInvstd[ch] = static_cast<float>(invstd);
-  }
+  });
   // From the saved float32 statistics: exactly what a rematerialized batch norm recomputes.
   batchNormApply(x, scale, bias, savedMean, savedInvstd, y, n, c, inner);
 }
@@ -537,16 +639,18 @@ void batchNorm(const float *x, const float *scale, const float *bias, const floa
 void batchNormApply(const float *x, const float *scale, const float *bias,
                     const float *savedMean, const float *savedInvstd, float *y, int64_t n,
                     int64_t c, int64_t inner) {
-  for (int64_t ch = 0; ch < c; ++ch) {
-    float alpha, beta;
-    batchNormAffine(savedMean[ch], savedInvstd[ch], scale[ch], bias[ch], &alpha, &beta);
-    for (int64_t b = 0; b < n; ++b) {
-      const float *p = x + (b * c + ch) * inner;
-      float *q = y + (b * c + ch) * inner;
-      for (int64_t i = 0; i < inner; ++i)
-        q[i] = p[i] * alpha + beta;
+  parallelFor(c, grainFor(n * inner), [&](int64_t chBegin, int64_t chEnd) {
+    for (int64_t ch = chBegin; ch < chEnd; ++ch) {
+      float alpha, beta;
+      batchNormAffine(savedMean[ch], savedInvstd[ch], scale[ch], bias[ch], &alpha, &beta);
+      for (int64_t b = 0; b < n; ++b) {
+        const float *p = x + (b * c + ch) * inner;
+        float *q = y + (b * c + ch) * inner;
+        for (int64_t i = 0; i < inner; ++i)
+          q[i] = p[i] * alpha + beta;
+      }
     }
-  }
+  });
 }
 
 void batchNormBackward(const float *dy, const float *x, const float *scale,
@@ -554,64 +658,68 @@ void batchNormBackward(const float *dy, const float *x, const float *scale,
                        float *dscale, float *dbias, int64_t n, int64_t c, int64_t inner,
                        bool training) {
   const int64_t count = n * inner;
-  for (int64_t ch = 0; ch < c; ++ch) {
-    const double mean = savedMean[ch], invstd = savedInvstd[ch];
-    double sum = 0.0, dot = 0.0;
-    for (int64_t b = 0; b < n; ++b) {
-      const float *g = dy + (b * c + ch) * inner;
-      const float *p = x + (b * c + ch) * inner;
-      for (int64_t i = 0; i < inner; ++i) {
-        sum += g[i];
-        dot += (p[i] - mean) * g[i];
-      }
-    }
-    dbias[ch] = static_cast<float>(sum);
-    dscale[ch] = static_cast<float>(dot * invstd);
-    const double w = scale[ch];
-    if (training && count > 0) {
-      // PyTorch: k = dot invstd^2 / N; dx = (dy - sum/N - (x - mean) k) invstd w.
-      const double k = dot * invstd * invstd / static_cast<double>(count);
-      const double gradMean = sum / static_cast<double>(count);
+  parallelFor(c, grainFor(count), [&](int64_t chBegin, int64_t chEnd) {
+    for (int64_t ch = chBegin; ch < chEnd; ++ch) {
+      const double mean = savedMean[ch], invstd = savedInvstd[ch];
+      double sum = 0.0, dot = 0.0;
       for (int64_t b = 0; b < n; ++b) {
         const float *g = dy + (b * c + ch) * inner;
         const float *p = x + (b * c + ch) * inner;
-        float *q = dx + (b * c + ch) * inner;
-        for (int64_t i = 0; i < inner; ++i)
-          q[i] = static_cast<float>((g[i] - gradMean - (p[i] - mean) * k) * invstd * w);
+        for (int64_t i = 0; i < inner; ++i) {
+          sum += g[i];
+          dot += (p[i] - mean) * g[i];
+        }
       }
-    } else {
-      const float f = static_cast<float>(invstd * w);
-      for (int64_t b = 0; b < n; ++b) {
-        const float *g = dy + (b * c + ch) * inner;
-        float *q = dx + (b * c + ch) * inner;
-        for (int64_t i = 0; i < inner; ++i)
-          q[i] = g[i] * f;
+      dbias[ch] = static_cast<float>(sum);
+      dscale[ch] = static_cast<float>(dot * invstd);
+      const double w = scale[ch];
+      if (training && count > 0) {
+        // PyTorch: k = dot invstd^2 / N; dx = (dy - sum/N - (x - mean) k) invstd w.
+        const double k = dot * invstd * invstd / static_cast<double>(count);
+        const double gradMean = sum / static_cast<double>(count);
+        for (int64_t b = 0; b < n; ++b) {
+          const float *g = dy + (b * c + ch) * inner;
+          const float *p = x + (b * c + ch) * inner;
+          float *q = dx + (b * c + ch) * inner;
+          for (int64_t i = 0; i < inner; ++i)
+            q[i] = static_cast<float>((g[i] - gradMean - (p[i] - mean) * k) * invstd * w);
+        }
+      } else {
+        const float f = static_cast<float>(invstd * w);
+        for (int64_t b = 0; b < n; ++b) {
+          const float *g = dy + (b * c + ch) * inner;
+          float *q = dx + (b * c + ch) * inner;
+          for (int64_t i = 0; i < inner; ++i)
+            q[i] = g[i] * f;
+        }
       }
     }
-  }
+  });
 }
 
 void layerNorm(const float *x, const float *scale, const float *bias, float *y,
                float *savedMean, float *savedInvstd, int64_t rows, int64_t d, float epsilon) {
-  for (int64_t r = 0; r < rows; ++r) {
-    const float *p = x + r * d;
-    float *q = y + r * d;
-    double sum = 0.0;
-    for (int64_t i = 0; i < d; ++i)
-      sum += p[i];
-    const double mean = d > 0 ? sum / static_cast<double>(d) : 0.0;
-    double varSum = 0.0;
-    for (int64_t i = 0; i < d; ++i) {
-      const double dev = p[i] - mean;
-      varSum += dev * dev;
+  parallelFor(rows, grainFor(d), [&](int64_t rBegin, int64_t rEnd) {
+    for (int64_t r = rBegin; r < rEnd; ++r) {
+      const float *p = x + r * d;
+      float *q = y + r * d;
+      double sum = 0.0;
+      for (int64_t i = 0; i < d; ++i)
+        sum += p[i];
+      const double mean = d > 0 ? sum / static_cast<double>(d) : 0.0;
+      double varSum = 0.0;
+      for (int64_t i = 0; i < d; ++i) {
+        const double dev = p[i] - mean;
+        varSum += dev * dev;
+      }
+      const double var = d > 0 ? varSum / static_cast<double>(d) : 0.0;
+      const double invstd = 1.0 / std::sqrt(var + static_cast<double>(epsilon));
+      savedMean[r] = static_cast<float>(mean);
+      savedInvstd[r] = static_cast<float>(invstd);
+      for (int64_t i = 0; i < d; ++i)
+        q[i] = static_cast<float>((p[i] - mean) * invstd * scale[i] + bias[i]);
     }
-    const double var = d > 0 ? varSum / static_cast<double>(d) : 0.0;
-    const double invstd = 1.0 / std::sqrt(var + static_cast<double>(epsilon));
-    savedMean[r] = static_cast<float>(mean);
-    savedInvstd[r] = static_cast<float>(invstd);
-    for (int64_t i = 0; i < d; ++i)
-      q[i] = static_cast<float>((p[i] - mean) * invstd * scale[i] + bias[i]);
-  }
+  });
 }
 
 void layerNormBackward(const float *dy, const float *x, const float *scale,
@@ -619,50 +727,58 @@ void layerNormBackward(const float *dy, const float *x, const float *scale,
                        float *dscale, float *dbias, int64_t rows, int64_t d) {
   // The parameter gradients sum over rows in double, column by column (strided, but no
   // scratch is needed and the order is fixed).
-  for (int64_t i = 0; i < d; ++i) {
-    double sumDy = 0.0, sumDyXhat = 0.0;
-    for (int64_t r = 0; r < rows; ++r) {
-      const double g = dy[r * d + i];
-      sumDy += g;
-      sumDyXhat += g * (x[r * d + i] - static_cast<double>(savedMean[r])) * savedInvstd[r];
+  parallelFor(d, grainFor(rows), [&](int64_t iBegin, int64_t iEnd) {
+    for (int64_t i = iBegin; i < iEnd; ++i) {
+      double sumDy = 0.0, sumDyXhat = 0.0;
+      for (int64_t r = 0; r < rows; ++r) {
+        const double g = dy[r * d + i];
+        sumDy += g;
+        sumDyXhat += g * (x[r * d + i] - static_cast<double>(savedMean[r])) * savedInvstd[r];
+      }
+      dscale[i] = static_cast<float>(sumDyXhat);
+      dbias[i] = static_cast<float>(sumDy);
     }
-    dscale[i] = static_cast<float>(sumDyXhat);
-    dbias[i] = static_cast<float>(sumDy);
-  }
-  for (int64_t r = 0; r < rows; ++r) {
-    const float *g = dy + r * d;
-    const float *p = x + r * d;
-    float *q = dx + r * d;
-    const double mean = savedMean[r], invstd = savedInvstd[r];
-    double sumG = 0.0, sumGXhat = 0.0;
-    for (int64_t i = 0; i < d; ++i) {
-      const double xhat = (p[i] - mean) * invstd;
-      const double gi = static_cast<double>(g[i]) * scale[i];
-      sumG += gi;
-      sumGXhat += gi * xhat;
+  });
+  parallelFor(rows, grainFor(d), [&](int64_t rBegin, int64_t rEnd) {
+    for (int64_t r = rBegin; r < rEnd; ++r) {
+      const float *g = dy + r * d;
+      const float *p = x + r * d;
+      float *q = dx + r * d;
+      const double mean = savedMean[r], invstd = savedInvstd[r];
+      double sumG = 0.0, sumGXhat = 0.0;
+      for (int64_t i = 0; i < d; ++i) {
+        const double xhat = (p[i] - mean) * invstd;
+        const double gi = static_cast<double>(g[i]) * scale[i];
+        sumG += gi;
+        sumGXhat += gi * xhat;
+      }
+      const double meanG = d > 0 ? sumG / static_cast<double>(d) : 0.0;
+      const double meanGXhat = d > 0 ? sumGXhat / static_cast<double>(d) : 0.0;
+      for (int64_t i = 0; i < d; ++i) {
+        const double xhat = (p[i] - mean) * invstd;
+        q[i] = static_cast<float>(
+            invstd * (static_cast<double>(g[i]) * scale[i] - meanG - xhat * meanGXhat));
+      }
     }
-    const double meanG = d > 0 ? sumG / static_cast<double>(d) : 0.0;
-    const double meanGXhat = d > 0 ? sumGXhat / static_cast<double>(d) : 0.0;
-    for (int64_t i = 0; i < d; ++i) {
-      const double xhat = (p[i] - mean) * invstd;
-      q[i] = static_cast<float>(invstd * (static_cast<double>(g[i]) * scale[i] - meanG -
-                                          xhat * meanGXhat));
-    }
-  }
+  });
 }
 
 void concatInto(const float *src, float *dst, int64_t outer, int64_t part, int64_t total,
                 int64_t offset, int64_t inner) {
-  for (int64_t o = 0; o < outer; ++o)
-    std::memcpy(dst + (o * total + offset) * inner, src + o * part * inner,
-                static_cast<size_t>(part * inner) * sizeof(float));
+  parallelFor(outer, grainFor(part * inner), [&](int64_t begin, int64_t end) {
+    for (int64_t o = begin; o < end; ++o)
+      std::memcpy(dst + (o * total + offset) * inner, src + o * part * inner,
+                  static_cast<size_t>(part * inner) * sizeof(float));
+  });
 }
 
 void sliceFrom(const float *src, float *dst, int64_t outer, int64_t total, int64_t offset,
                int64_t part, int64_t inner) {
-  for (int64_t o = 0; o < outer; ++o)
-    std::memcpy(dst + o * part * inner, src + (o * total + offset) * inner,
-                static_cast<size_t>(part * inner) * sizeof(float));
+  parallelFor(outer, grainFor(part * inner), [&](int64_t begin, int64_t end) {
+    for (int64_t o = begin; o < end; ++o)
+      std::memcpy(dst + o * part * inner, src + (o * total + offset) * inner,
+                  static_cast<size_t>(part * inner) * sizeof(float));
+  });
 }
 
 // The mask (dropout_mask.h) is shared with the CUDA target's generated kernels.
@@ -674,8 +790,9 @@ void dropout(const float *x, float *y, int64_t n, float ratio, uint64_t seed, ui
              float step, int64_t indexOffset) {
   const uint64_t key = dropoutKey(seed, opId, static_cast<int64_t>(step));
   const float scale = 1.0f / (1.0f - ratio);
-  for (int64_t i = 0; i < n; ++i)
+  forEachElement(n, [&](int64_t i) {
     y[i] = dropoutKeeps(key, i + indexOffset, ratio) ? x[i] * scale : 0.0f;
+  });
 }
 
 void dropoutBackward(const float *dy, float *dx, int64_t n, float ratio, uint64_t seed,
@@ -684,50 +801,47 @@ void dropoutBackward(const float *dy, float *dx, int64_t n, float ratio, uint64_
 }
 
 void clip(const float *x, float *y, int64_t n, float lo, float hi) {
-  for (int64_t i = 0; i < n; ++i) {
+  forEachElement(n, [&](int64_t i) {
     const float v = x[i];
     y[i] = std::isnan(v) ? v : std::min(std::max(v, lo), hi);
-  }
+  });
 }
 
 void clipBackward(const float *dy, const float *y, float *dx, int64_t n, float lo, float hi) {
-  for (int64_t i = 0; i < n; ++i)
-    dx[i] = (y[i] > lo && y[i] < hi) ? dy[i] : 0.0f;
+  forEachElement(n, [&](int64_t i) { dx[i] = (y[i] > lo && y[i] < hi) ? dy[i] : 0.0f; });
 }
 
 void scale(const float *x, float *y, int64_t n, float factor, float offset) {
-  for (int64_t i = 0; i < n; ++i)
-    y[i] = factor * x[i] + offset;
+  forEachElement(n, [&](int64_t i) { y[i] = factor * x[i] + offset; });
 }
 
 void fill(float *y, int64_t n, float value) { std::fill(y, y + n, value); }
 
 void mul(const float *a, const float *b, float *y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i)
-    y[i] = a[i] * b[i];
+  forEachElement(n, [&](int64_t i) { y[i] = a[i] * b[i]; });
 }
 
 void activation(Activation kind, float alpha, const float *x, float *y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i)
-    y[i] = activationValue(kind, alpha, x[i]);
+  forEachElement(n, [&](int64_t i) { y[i] = activationValue(kind, alpha, x[i]); });
 }
 
 void activationBackward(Activation kind, float alpha, const float *dy, const float *x, float *dx,
                         int64_t n) {
-  for (int64_t i = 0; i < n; ++i)
-    dx[i] = dy[i] * activationDerivative(kind, alpha, x[i]);
+  forEachElement(n, [&](int64_t i) { dx[i] = dy[i] * activationDerivative(kind, alpha, x[i]); });
 }
 
 void embedding(const float *indices, const float *table, float *rows, int64_t count,
                int64_t vocabulary, int64_t features) {
-  for (int64_t i = 0; i < count; ++i) {
-    const int64_t row = embeddingRow(indices[i], vocabulary);
-    float *out = rows + i * features;
-    if (row < 0)
-      std::fill(out, out + features, 0.0f);
-    else
-      std::copy_n(table + row * features, features, out);
-  }
+  parallelFor(count, grainFor(features), [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const int64_t row = embeddingRow(indices[i], vocabulary);
+      float *out = rows + i * features;
+      if (row < 0)
+        std::fill(out, out + features, 0.0f);
+      else
+        std::copy_n(table + row * features, features, out);
+    }
+  });
 }
 
 void embeddingBackward(const float *grad, const float *indices, float *dtable, int64_t count,
@@ -746,8 +860,7 @@ void embeddingBackward(const float *grad, const float *indices, float *dtable, i
 
 void lossScale(const float *x, float *y, int64_t n, float halvings, bool inverse) {
   const float scale = std::ldexp(1.0f, inverse ? int(halvings) - 16 : 16 - int(halvings));
-  for (int64_t i = 0; i < n; ++i)
-    y[i] = x[i] * scale;
+  forEachElement(n, [&](int64_t i) { y[i] = x[i] * scale; });
 }
 
 bool allFinite(const float *x, int64_t n) {
@@ -802,90 +915,86 @@ uint16_t floatToHalf(HalfFormat format, float value) {
 }
 
 void widenHalf(HalfFormat format, const uint16_t *src, float *dst, int64_t n) {
-  for (int64_t i = 0; i < n; ++i)
-    dst[i] = halfToFloat(format, src[i]);
+  forEachElement(n, [&](int64_t i) { dst[i] = halfToFloat(format, src[i]); });
 }
 
 void narrowHalf(HalfFormat format, const float *src, uint16_t *dst, int64_t n) {
-  for (int64_t i = 0; i < n; ++i)
-    dst[i] = floatToHalf(format, src[i]);
+  forEachElement(n, [&](int64_t i) { dst[i] = floatToHalf(format, src[i]); });
 }
 
 void convertHalf(HalfFormat from, const uint16_t *src, HalfFormat to, uint16_t *dst, int64_t n) {
-  for (int64_t i = 0; i < n; ++i)
-    dst[i] = floatToHalf(to, halfToFloat(from, src[i]));
+  forEachElement(n, [&](int64_t i) { dst[i] = floatToHalf(to, halfToFloat(from, src[i])); });
 }
 
 void copyBytes(const void *src, void *dst, uint64_t bytes) { std::memcpy(dst, src, bytes); }
 
 void add(const float *a, const float *b, float *y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i)
-    y[i] = a[i] + b[i];
+  forEachElement(n, [&](int64_t i) { y[i] = a[i] + b[i]; });
 }
 
 void relu(const float *x, float *y, int64_t n) {
   // NaN passes through, as with PyTorch's relu.
-  for (int64_t i = 0; i < n; ++i)
-    y[i] = x[i] < 0.0f ? 0.0f : x[i];
+  forEachElement(n, [&](int64_t i) { y[i] = x[i] < 0.0f ? 0.0f : x[i]; });
 }
 
 void reluBackward(const float *dy, const float *y, float *dx, int64_t n) {
-  for (int64_t i = 0; i < n; ++i)
-    dx[i] = y[i] > 0.0f ? dy[i] : 0.0f;
+  forEachElement(n, [&](int64_t i) { dx[i] = y[i] > 0.0f ? dy[i] : 0.0f; });
 }
 
 void sigmoid(const float *x, float *y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i)
+  forEachElement(n, [&](int64_t i) {
     y[i] = sigmoidOf(x[i]); // elementwise_math.h
+  });
 }
 
 void sigmoidBackward(const float *dy, const float *y, float *dx, int64_t n) {
-  for (int64_t i = 0; i < n; ++i)
-    dx[i] = dy[i] * y[i] * (1.0f - y[i]);
+  forEachElement(n, [&](int64_t i) { dx[i] = dy[i] * y[i] * (1.0f - y[i]); });
 }
 
 void tanhForward(const float *x, float *y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i)
-    y[i] = std::tanh(x[i]);
+  forEachElement(n, [&](int64_t i) { y[i] = std::tanh(x[i]); });
 }
 
 void tanhBackward(const float *dy, const float *y, float *dx, int64_t n) {
-  for (int64_t i = 0; i < n; ++i)
-    dx[i] = dy[i] * (1.0f - y[i] * y[i]);
+  forEachElement(n, [&](int64_t i) { dx[i] = dy[i] * (1.0f - y[i] * y[i]); });
 }
 
 void softmax(const float *x, float *y, int64_t outer, int64_t dim, int64_t inner) {
-  for (int64_t o = 0; o < outer; ++o)
-    for (int64_t i = 0; i < inner; ++i) {
-      const float *xs = x + o * dim * inner + i;
-      float *ys = y + o * dim * inner + i;
-      float mx = -std::numeric_limits<float>::infinity();
-      for (int64_t d = 0; d < dim; ++d)
-        mx = std::max(mx, xs[d * inner]);
-      double sum = 0.0;
-      for (int64_t d = 0; d < dim; ++d) {
-        const float e = std::exp(xs[d * inner] - mx);
-        ys[d * inner] = e;
-        sum += e;
+  parallelFor(outer, grainFor(dim * inner), [&](int64_t oBegin, int64_t oEnd) {
+    for (int64_t o = oBegin; o < oEnd; ++o)
+      for (int64_t i = 0; i < inner; ++i) {
+        const float *xs = x + o * dim * inner + i;
+        float *ys = y + o * dim * inner + i;
+        float mx = -std::numeric_limits<float>::infinity();
+        for (int64_t d = 0; d < dim; ++d)
+          mx = std::max(mx, xs[d * inner]);
+        double sum = 0.0;
+        for (int64_t d = 0; d < dim; ++d) {
+          const float e = std::exp(xs[d * inner] - mx);
+          ys[d * inner] = e;
+          sum += e;
+        }
+        const float inv = static_cast<float>(1.0 / sum);
+        for (int64_t d = 0; d < dim; ++d)
+          ys[d * inner] *= inv;
       }
-      const float inv = static_cast<float>(1.0 / sum);
-      for (int64_t d = 0; d < dim; ++d)
-        ys[d * inner] *= inv;
-    }
+  });
 }
 
 void softmaxBackward(const float *dy, const float *y, float *dx, int64_t outer, int64_t dim,
                      int64_t inner) {
-  for (int64_t o = 0; o < outer; ++o)
-    for (int64_t i = 0; i < inner; ++i) {
-      const int64_t base = o * dim * inner + i;
-      double dot = 0.0;
-      for (int64_t d = 0; d < dim; ++d)
-        dot += static_cast<double>(dy[base + d * inner]) * y[base + d * inner];
-      const float fdot = static_cast<float>(dot);
-      for (int64_t d = 0; d < dim; ++d)
-        dx[base + d * inner] = y[base + d * inner] * (dy[base + d * inner] - fdot);
-    }
+  parallelFor(outer, grainFor(dim * inner), [&](int64_t oBegin, int64_t oEnd) {
+    for (int64_t o = oBegin; o < oEnd; ++o)
+      for (int64_t i = 0; i < inner; ++i) {
+        const int64_t base = o * dim * inner + i;
+        double dot = 0.0;
+        for (int64_t d = 0; d < dim; ++d)
+          dot += static_cast<double>(dy[base + d * inner]) * y[base + d * inner];
+        const float fdot = static_cast<float>(dot);
+        for (int64_t d = 0; d < dim; ++d)
+          dx[base + d * inner] = y[base + d * inner] * (dy[base + d * inner] - fdot);
+      }
+  });
 }
 
 void lossForward(LossKind kind, bool fromLogits, const float *pred, const void *labels,
@@ -1028,8 +1137,7 @@ void lossBackward(LossKind kind, bool fromLogits, const float *pred, const void 
 void sgdUpdate(float *param, const float *grad, int64_t n, float lr) {
   // PyTorch: param.add_(grad, alpha=-lr).
   const float alpha = -lr;
-  for (int64_t i = 0; i < n; ++i)
-    param[i] = param[i] + alpha * grad[i];
+  forEachElement(n, [&](int64_t i) { param[i] = param[i] + alpha * grad[i]; });
 }
 
 void momentumUpdate(float *param, const float *grad, float *velocity, int64_t n, float lr,
@@ -1037,10 +1145,10 @@ void momentumUpdate(float *param, const float *grad, float *velocity, int64_t n,
   // PyTorch: buf.mul_(momentum).add_(grad); param.add_(buf, alpha=-lr). The first step's
   // buf = grad equals momentum * 0 + grad because the state starts at zero.
   const float alpha = -lr;
-  for (int64_t i = 0; i < n; ++i) {
+  forEachElement(n, [&](int64_t i) {
     velocity[i] = velocity[i] * momentum + grad[i];
     param[i] = param[i] + alpha * velocity[i];
-  }
+  });
 }
 
 void adamUpdate(float *param, const float *grad, float *m, float *v, int64_t n, float lr,
@@ -1054,7 +1162,7 @@ void adamUpdate(float *param, const float *grad, float *m, float *v, int64_t n, 
   const float bc2Sqrt = static_cast<float>(std::sqrt(bc2));
   const float oneMinusB1 = static_cast<float>(1.0 - b1), oneMinusB2 = static_cast<float>(1.0 - b2);
   const float fb1 = beta1, fb2 = beta2, feps = eps;
-  for (int64_t i = 0; i < n; ++i) {
+  forEachElement(n, [&](int64_t i) {
     const float g = grad[i];
     // exp_avg.mul_(b1).add_(g, alpha=1-b1); exp_avg_sq.mul_(b2).addcmul_(g, g, value=1-b2)
     m[i] = m[i] * fb1 + oneMinusB1 * g;
@@ -1063,7 +1171,7 @@ void adamUpdate(float *param, const float *grad, float *m, float *v, int64_t n, 
     // kernel evaluates self + value * m / denom left to right.
     const float denom = std::sqrt(v[i]) / bc2Sqrt + feps;
     param[i] = param[i] + negStepSize * m[i] / denom;
-  }
+  });
 }
 
 } // namespace graphc::rt

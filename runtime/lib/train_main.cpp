@@ -15,8 +15,9 @@
 // --log-json (one small JSON record per step) or --checkpoint (the encoded checkpoint) is given.
 #include "graphc/runtime/checkpoint.h"
 #include "graphc/runtime/comm.h"
-#include "graphc/runtime/npy.h"
 #include "graphc/runtime/device.h"
+#include "graphc/runtime/npy.h"
+#include "graphc/runtime/parallel.h"
 #include "graphc/runtime/program.h"
 
 #include <nlohmann/json.hpp>
@@ -1645,14 +1646,24 @@ int trainMain(int argc, char **argv) {
   };
 
   if (log.enabled())
-    log.write({{"event", "start"}, {"model", prog.modelName ? prog.modelName : ""},
-               {"batch", batch}, {"steps", T}, {"epochs", epochs}, {"steps_per_epoch", S},
-               {"train_samples", train.count}, {"validation_samples", val.count},
-               {"seed", opt.seed}, {"shuffle", opt.shuffle}, {"resumed_from_step", done}});
+    log.write({{"event", "start"},
+               {"model", prog.modelName ? prog.modelName : ""},
+               {"batch", batch},
+               {"steps", T},
+               {"epochs", epochs},
+               {"steps_per_epoch", S},
+               {"train_samples", train.count},
+               {"validation_samples", val.count},
+               {"seed", opt.seed},
+               {"shuffle", opt.shuffle},
+               {"resumed_from_step", done},
+               {"kernel_threads", device ? 0 : kernelThreads()}});
   if (done >= T && leader)
     std::fprintf(stderr, "note: the checkpoint is at step %" PRId64 " of %" PRId64
                  "; nothing left to train\n", done, T);
 
+  if (!device) // the CPU kernels' threads (a device target's step runs on the device)
+    startKernelThreads();
   prefetch.start(done);
   if (prog.setNextBatchSource)
     prog.setNextBatchSource(&Prefetcher::nextBatch, &prefetch);
