@@ -2,16 +2,18 @@
 """CPU training step time: graphc's CPU binaries against PyTorch eager on the same cores.
 
   /usr/bin/python3 bench/cpu_step_time.py [--graphc build/bin/graphc] [--work DIR]
-      [--models cnn28:256,cnn64:64,cnn256:32,resnet18:16] [--steps 12] [--warmup 2]
-      [--baseline-graphc OLD/graphc] [--json OUT]
+      [--models cnn28:256,...] [--steps 12] [--warmup 2] [--rounds 2]
+      [--baseline-graphc OLD/graphc | --baseline-runtime DIR] [--json OUT]
 
 For each model:batch (bench/training_graphs.py's models, exported as bench/gpu_checks.py exports
 them: training mode, dynamic batch) it compiles `graphc M.onnx --target=cpu --batch=B
 --optimizer=sgd --lr=0.01 --loss=L -o train`, writes random {0,1} images and labels, runs
-`train --steps N --log-json LOG` and takes the median of the log's `step_ms` (the step call
-alone, the batch's read excluded) after the warm-up steps. PyTorch runs the same model, loss and
-SGD step in eager mode on the same data shape with torch.set_num_threads(os.cpu_count()), timed
-the same way (time.perf_counter around one step, medians after the warm-up). Both use every
+`train --steps N --log-json LOG` and takes the log's `step_ms` (the step call alone, the batch's
+read excluded) after the warm-up steps. PyTorch runs the same model, loss and SGD step in eager
+mode on the same data shape with torch.set_num_threads(os.cpu_count()), timed the same way
+(time.perf_counter around one step). Every contender runs --rounds times, interleaved, and its
+median and minimum are over all its rounds' timed steps. A model graphc cannot compile is
+reported with graphc's error and left out. Both use every
 core: graphc's CPU kernels through OpenBLAS's threads (its GEMMs), PyTorch through its intra-op
 pool.
 
@@ -33,7 +35,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from training_graphs import bench_parser, run  # noqa: E402
 
-DEFAULT_MODELS = "cnn28:256,cnn64:64,cnn256:32,resnet18:16"
+DEFAULT_MODELS = "cnn28:256,cnn64:64,cnn256:16,resnet18:8,mobilenet_v2:8,transformer:1"
 ROOF = re.compile(r"roofline +at the nominal peak: ([0-9.]+) ms in compute-bound ops, "
                   r"([0-9.]+) ms in memory-bound ops, (\d+) ops")
 PREDICTED = re.compile(r"predicted ([0-9.]+) ms/step on cpu")
@@ -43,11 +45,13 @@ def loss_flag(loss):
     return "--loss=" + loss  # training_graphs' loss names are graphc's --loss values
 
 
-def compile_binary(graphc, onnx, batch, loss, out):
+def compile_binary(graphc, onnx, batch, loss, out, runtime_dir=""):
     """Compiles the CPU binary; returns (binary, cost-model figures) or raises with graphc's
     error line."""
     cmd = [graphc, onnx, "--target=cpu", "--device=cpu", "--batch=%d" % batch,
            "--optimizer=sgd", "--lr=0.01", loss_flag(loss), "-o", out]
+    if runtime_dir:
+        cmd = ["env", "GRAPHC_RUNTIME_DIR=" + runtime_dir] + cmd
     status, stdout, stderr, secs = run(cmd, 1800)
     if status != 0:
         raise RuntimeError("%s exited %s: %s" % (" ".join(cmd), status, (stdout + stderr)[-600:]))
@@ -63,7 +67,7 @@ def compile_binary(graphc, onnx, batch, loss, out):
 
 
 def time_binary(binary, work, steps, warmup):
-    """Median and minimum of `step_ms` after `warmup` steps; the first and last losses."""
+    """`step_ms` of each step after `warmup` steps, and the first and last losses."""
     import gpu_checks
     x, y = gpu_checks.write_data(binary, work, batch_count=4)
     log = os.path.join(work, "log.jsonl")
@@ -77,12 +81,16 @@ def time_binary(binary, work, steps, warmup):
         records = [json.loads(line) for line in f]
     times = [r["step_ms"] for r in records if r.get("event") == "step"][warmup:]
     losses = [r["loss"] for r in records if r.get("event") == "step"]
+    return {"times": times, "first_loss": losses[0], "last_loss": losses[-1]}
+
+
+def summary(times):
     return {"median_ms": round(statistics.median(times), 3), "min_ms": round(min(times), 3),
-            "wall_s": round(wall, 1), "first_loss": losses[0], "last_loss": losses[-1]}
+            "steps_timed": len(times)}
 
 
 def time_torch(name, batch, steps, warmup):
-    """PyTorch eager's SGD step of the same model on the CPU: median and minimum after warm-up."""
+    """PyTorch eager's SGD step of the same model on the CPU: each step's ms after warm-up."""
     import torch
     import gpu_checks
     torch.set_num_threads(os.cpu_count())
@@ -101,9 +109,8 @@ def time_torch(name, batch, steps, warmup):
         t0 = time.perf_counter()
         value = step(x, y)
         times.append(1e3 * (time.perf_counter() - t0))
-    times = times[warmup:]
-    return {"median_ms": round(statistics.median(times), 3), "min_ms": round(min(times), 3),
-            "threads": torch.get_num_threads(), "last_loss": float(value)}
+    return {"times": times[warmup:], "threads": torch.get_num_threads(),
+            "last_loss": float(value)}
 
 
 def main():
@@ -112,17 +119,21 @@ def main():
                     help="model:batch pairs of bench/training_graphs.py's models")
     ap.add_argument("--steps", type=int, default=12)
     ap.add_argument("--warmup", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=2,
+                    help="interleaved runs of every contender per model")
     ap.add_argument("--baseline-graphc", default="",
                     help="a second graphc build, timed in the same run")
+    ap.add_argument("--baseline-runtime", default="",
+                    help="another build's runtime (include/, lib/), linked by this graphc")
     ap.add_argument("--no-torch", action="store_true", help="leave PyTorch's column out")
     ap.add_argument("--json", default="", help="also write the results to this file")
     opts = ap.parse_args()
     os.makedirs(opts.work, exist_ok=True)
     import gpu_checks
 
-    builds = [("graphc", opts.graphc)]
-    if opts.baseline_graphc:
-        builds.append(("baseline", opts.baseline_graphc))
+    builds = [("graphc", opts.graphc, "")]
+    if opts.baseline_graphc or opts.baseline_runtime:
+        builds.append(("baseline", opts.baseline_graphc or opts.graphc, opts.baseline_runtime))
     results = {"cpus": os.cpu_count(), "steps": opts.steps, "warmup": opts.warmup, "rows": []}
     for pair in opts.models.split(","):
         name, batch = pair.split(":")
@@ -132,20 +143,39 @@ def main():
             gpu_checks.export_bench_model(name, onnx, patterned=True)
         loss = gpu_checks.torch_model(name)[2]
         row = {"model": name, "batch": batch, "loss": loss}
-        for label, graphc in builds:
-            binary, cost = compile_binary(graphc, onnx, batch, loss,
-                                          os.path.join(opts.work, "%s-%s" % (name, label)))
-            row[label] = dict(cost, **time_binary(binary, opts.work, opts.steps, opts.warmup))
-            print("%s batch %d, %s: %s" % (name, batch, label, row[label]), flush=True)
-        if not opts.no_torch:
-            row["torch"] = time_torch(name, batch, opts.steps, opts.warmup)
-            print("%s batch %d, torch: %s" % (name, batch, row["torch"]), flush=True)
+        try:
+            binaries = {}
+            for label, graphc, runtime_dir in builds:
+                binaries[label], row[label] = compile_binary(
+                    graphc, onnx, batch, loss, os.path.join(opts.work, "%s-%s" % (name, label)),
+                    runtime_dir)
+            # Rounds interleave the contenders, so that a slow spell of a shared machine falls
+            # on all of them; each one's figures are over all its rounds' steps.
+            times = {label: [] for label in binaries}
+            if not opts.no_torch:
+                times["torch"] = []
+                row["torch"] = {}
+            for _ in range(opts.rounds):
+                for label, binary in binaries.items():
+                    timed = time_binary(binary, opts.work, opts.steps, opts.warmup)
+                    times[label] += timed.pop("times")
+                    row[label].update(timed)
+                if not opts.no_torch:
+                    timed = time_torch(name, batch, opts.steps, opts.warmup)
+                    times["torch"] += timed.pop("times")
+                    row["torch"].update(timed)
+            for label in times:
+                row[label].update(summary(times[label]))
+                print("%s batch %d, %s: %s" % (name, batch, label, row[label]), flush=True)
+        except RuntimeError as e:
+            print("%s batch %d: %s" % (name, batch, e), flush=True)
+            continue
         results["rows"].append(row)
 
     print()
     header = "| model (batch) | graphc ms |"
     rule = "|---|---:|"
-    if opts.baseline_graphc:
+    if len(builds) > 1:
         header += " baseline ms | graphc / baseline |"
         rule += "---:|---:|"
     if not opts.no_torch:
@@ -158,7 +188,7 @@ def main():
     for row in results["rows"]:
         g = row["graphc"]
         line = "| %s (%d) | %.1f |" % (row["model"], row["batch"], g["median_ms"])
-        if opts.baseline_graphc:
+        if len(builds) > 1:
             b = row["baseline"]
             line += " %.1f | %.2f |" % (b["median_ms"], g["median_ms"] / b["median_ms"])
         if not opts.no_torch:
