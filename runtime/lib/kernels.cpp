@@ -448,6 +448,115 @@ Conv2dShape groupShape(const Conv2dShape &sh) {
 inline int64_t groupsOf(const Conv2dShape &sh) { return sh.groups > 1 ? sh.groups : 1; }
 } // namespace
 
+// Depthwise convolutions (one input channel per group, MobileNet's 3x3 layers) skip im2col and
+// the GEMM, whose k = r*s and m = the channel multiplier are far too small for it: direct loops
+// over one output plane at a time, O(N K OH OW R S) like the GEMM, on every core. Each output
+// element sums its taps in (r, s) order from zero, each filter gradient its products image by
+// image in double, so results do not depend on the thread count; the workspace goes unused.
+namespace {
+inline bool isDepthwise(const Conv2dShape &sh) { return sh.groups > 1 && sh.c == sh.groups; }
+
+/// The output columns [begin, end) whose taps at filter column s all fall inside the input row.
+inline void insideColumns(const Conv2dShape &sh, int64_t s, int64_t &begin, int64_t &end) {
+  const int64_t shift = s * sh.dilationW - sh.padLeft; // ix = ox * strideW + shift
+  begin = shift >= 0 ? 0 : (-shift + sh.strideW - 1) / sh.strideW;
+  end = sh.w - shift <= 0 ? 0 : std::min(sh.ow, (sh.w - shift + sh.strideW - 1) / sh.strideW);
+  begin = std::min(begin, end);
+}
+
+void depthwiseForward(const float *x, const float *w, float *y, const Conv2dShape &sh) {
+  const int64_t multiplier = sh.k / sh.c, hw = sh.h * sh.w, ohw = sh.oh * sh.ow;
+  parallelFor(sh.n * sh.k, grainFor(ohw * sh.r * sh.s), [&](int64_t begin, int64_t end) {
+    for (int64_t plane = begin; plane < end; ++plane) {
+      const int64_t img = plane / sh.k, k = plane % sh.k;
+      const float *in = x + (img * sh.c + k / multiplier) * hw;
+      const float *filter = w + k * sh.r * sh.s;
+      float *out = y + plane * ohw;
+      fillZero(out, ohw);
+      for (int64_t oy = 0; oy < sh.oh; ++oy) {
+        float *row = out + oy * sh.ow;
+        for (int64_t r = 0; r < sh.r; ++r) {
+          const int64_t iy = oy * sh.strideH - sh.padTop + r * sh.dilationH;
+          if (iy < 0 || iy >= sh.h)
+            continue;
+          const float *inRow = in + iy * sh.w;
+          for (int64_t s = 0; s < sh.s; ++s) {
+            const float tap = filter[r * sh.s + s];
+            const int64_t shift = s * sh.dilationW - sh.padLeft;
+            int64_t lo, hi;
+            insideColumns(sh, s, lo, hi);
+            for (int64_t ox = lo; ox < hi; ++ox)
+              row[ox] += tap * inRow[ox * sh.strideW + shift];
+          }
+        }
+      }
+    }
+  });
+}
+
+void depthwiseBackwardData(const float *dy, const float *w, float *dx, const Conv2dShape &sh) {
+  const int64_t multiplier = sh.k / sh.c, hw = sh.h * sh.w, ohw = sh.oh * sh.ow;
+  parallelFor(sh.n * sh.c, grainFor(multiplier * ohw * sh.r * sh.s),
+              [&](int64_t begin, int64_t end) {
+                for (int64_t plane = begin; plane < end; ++plane) {
+                  const int64_t img = plane / sh.c, c = plane % sh.c;
+                  float *out = dx + plane * hw;
+                  fillZero(out, hw);
+                  for (int64_t m = 0; m < multiplier; ++m) {
+                    const int64_t k = c * multiplier + m;
+                    const float *grad = dy + (img * sh.k + k) * ohw;
+                    const float *filter = w + k * sh.r * sh.s;
+                    for (int64_t oy = 0; oy < sh.oh; ++oy)
+                      for (int64_t r = 0; r < sh.r; ++r) {
+                        const int64_t iy = oy * sh.strideH - sh.padTop + r * sh.dilationH;
+                        if (iy < 0 || iy >= sh.h)
+                          continue;
+                        float *outRow = out + iy * sh.w;
+                        const float *gradRow = grad + oy * sh.ow;
+                        for (int64_t s = 0; s < sh.s; ++s) {
+                          const float tap = filter[r * sh.s + s];
+                          const int64_t shift = s * sh.dilationW - sh.padLeft;
+                          int64_t lo, hi;
+                          insideColumns(sh, s, lo, hi);
+                          for (int64_t ox = lo; ox < hi; ++ox)
+                            outRow[ox * sh.strideW + shift] += tap * gradRow[ox];
+                        }
+                      }
+                  }
+                }
+              });
+}
+
+void depthwiseBackwardFilter(const float *dy, const float *x, float *dw, const Conv2dShape &sh) {
+  const int64_t multiplier = sh.k / sh.c, hw = sh.h * sh.w, ohw = sh.oh * sh.ow;
+  parallelFor(sh.k, grainFor(sh.n * ohw * sh.r * sh.s), [&](int64_t begin, int64_t end) {
+    for (int64_t k = begin; k < end; ++k)
+      for (int64_t r = 0; r < sh.r; ++r)
+        for (int64_t s = 0; s < sh.s; ++s) {
+          const int64_t shift = s * sh.dilationW - sh.padLeft;
+          int64_t lo, hi;
+          insideColumns(sh, s, lo, hi);
+          double total = 0.0;
+          for (int64_t img = 0; img < sh.n; ++img) {
+            const float *in = x + (img * sh.c + k / multiplier) * hw;
+            const float *grad = dy + (img * sh.k + k) * ohw;
+            for (int64_t oy = 0; oy < sh.oh; ++oy) {
+              const int64_t iy = oy * sh.strideH - sh.padTop + r * sh.dilationH;
+              if (iy < 0 || iy >= sh.h)
+                continue;
+              const float *inRow = in + iy * sh.w, *gradRow = grad + oy * sh.ow;
+              double sum = 0.0;
+              for (int64_t ox = lo; ox < hi; ++ox)
+                sum += double(gradRow[ox]) * double(inRow[ox * sh.strideW + shift]);
+              total += sum;
+            }
+          }
+          dw[(k * sh.r + r) * sh.s + s] = static_cast<float>(total);
+        }
+  });
+}
+} // namespace
+
 // Every convolution kernel walks the output rows in tiles of conv2dTileRows(sh.tileRows, oh)
 // rows (all of them unless graphc tiled the op to fit a budget), staging one tile's im2col
 // matrix in the workspace: C*R*S x rows*OW floats. Each tile's GEMM writes (or reads) a column
@@ -456,6 +565,16 @@ inline int64_t groupsOf(const Conv2dShape &sh) { return sh.groups > 1 ? sh.group
 // the tiles' partial products in tile order, like the images.
 void conv2d(const float *x, const float *w, const float *bias, float *y, const Conv2dShape &sh,
             float *workspace) {
+  if (isDepthwise(sh)) {
+    depthwiseForward(x, w, y, sh);
+    if (bias)
+      parallelFor(sh.n * sh.k, grainFor(sh.oh * sh.ow), [&](int64_t begin, int64_t end) {
+        for (int64_t plane = begin; plane < end; ++plane)
+          for (int64_t i = 0; i < sh.oh * sh.ow; ++i)
+            y[plane * sh.oh * sh.ow + i] += bias[plane % sh.k];
+      });
+    return;
+  }
   const Conv2dShape g = groupShape(sh);
   const int64_t groups = groupsOf(sh);
   const int64_t crs = g.c * sh.r * sh.s, ohw = sh.oh * sh.ow;
@@ -480,6 +599,16 @@ void conv2d(const float *x, const float *w, const float *bias, float *y, const C
 
 void conv2dBackwardData(const float *dy, const float *w, float *dx, const Conv2dShape &sh,
                         float *workspace, const float *bias) {
+  if (isDepthwise(sh)) {
+    depthwiseBackwardData(dy, w, dx, sh);
+    if (bias)
+      parallelFor(sh.n * sh.c, grainFor(sh.h * sh.w), [&](int64_t begin, int64_t end) {
+        for (int64_t plane = begin; plane < end; ++plane)
+          for (int64_t i = 0; i < sh.h * sh.w; ++i)
+            dx[plane * sh.h * sh.w + i] += bias[plane % sh.c];
+      });
+    return;
+  }
   const Conv2dShape g = groupShape(sh);
   const int64_t groups = groupsOf(sh);
   const int64_t crs = g.c * sh.r * sh.s, ohw = sh.oh * sh.ow, hw = sh.h * sh.w;
@@ -507,6 +636,10 @@ void conv2dBackwardData(const float *dy, const float *w, float *dx, const Conv2d
 
 void conv2dBackwardFilter(const float *dy, const float *x, float *dw, const Conv2dShape &sh,
                           float *workspace) {
+  if (isDepthwise(sh)) {
+    depthwiseBackwardFilter(dy, x, dw, sh);
+    return;
+  }
   const Conv2dShape g = groupShape(sh);
   const int64_t groups = groupsOf(sh);
   const int64_t crs = g.c * sh.r * sh.s, ohw = sh.oh * sh.ow;
