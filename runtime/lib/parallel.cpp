@@ -74,6 +74,8 @@ public:
   int threads() const { return static_cast<int>(workers_.size()) + 1; }
 
   void run(int64_t n, int64_t ranges, void (*body)(void *, int64_t, int64_t), void *context) {
+    // One job at a time, should two threads ever run kernels at once (the step never does).
+    std::lock_guard<std::mutex> oneJob(jobMutex_);
     {
       std::lock_guard<std::mutex> lock(mutex_);
       n_ = n;
@@ -128,7 +130,7 @@ private:
   }
 
   std::vector<std::thread> workers_;
-  std::mutex mutex_;
+  std::mutex jobMutex_, mutex_;
   std::condition_variable wake_;
   std::atomic<uint64_t> generation_{0};
   std::atomic<int64_t> next_{0};

@@ -131,6 +131,35 @@ TEST_P(GroupedConv, ForwardAndBackwardMatchDoubleReference) {
 // Dense, two groups, and depthwise (groups = C = 4; 2 filters per channel).
 INSTANTIATE_TEST_SUITE_P(Groups, GroupedConv, ::testing::Values(1, 2, 4));
 
+// Depthwise convolutions run direct loops instead of im2col and a GEMM: a stride-1 dilated
+// window with uneven padding (the border outputs have taps outside the image on either side),
+// on a non-square image, one filter per channel, with a bias.
+TEST(DepthwiseConv, DilatedPaddedMatchesDoubleReference) {
+  // 3 channels, 7x6 image, 3x2 window, dilation 2, padding 3 (top) and 2 (left): 7x6 output.
+  Conv2dShape sh{2, 3, 7, 6, 3, 3, 2, 7, 6, 1, 1, 3, 2, 2, 2, 3};
+  auto x = randomVec(sh.n * sh.c * sh.h * sh.w, 11);
+  auto w = randomVec(sh.k * sh.r * sh.s, 12);
+  auto bias = randomVec(sh.k, 13);
+  auto r = randomVec(sh.n * sh.k * sh.oh * sh.ow, 14);
+  std::vector<float> ws(conv2dWorkspaceBytes(1, sh.r, sh.s, sh.oh, sh.ow) / 4, kNaN);
+  std::vector<float> y(r.size(), kNaN);
+  conv2d(x.data(), w.data(), bias.data(), y.data(), sh, ws.data());
+  auto want = convRef(toDouble(x), toDouble(w), sh);
+  for (int64_t i = 0; i < int64_t(want.size()); ++i)
+    want[i] += bias[(i / (sh.oh * sh.ow)) % sh.k];
+  expectClose(y.data(), want, 1e-5);
+  std::vector<float> dx(x.size(), kNaN), dw(w.size(), kNaN);
+  conv2dBackwardData(r.data(), w.data(), dx.data(), sh, ws.data());
+  conv2dBackwardFilter(r.data(), x.data(), dw.data(), sh, ws.data());
+  auto wd = toDouble(w), xd = toDouble(x);
+  expectClose(dx.data(),
+              finiteDiff([&](const std::vector<double> &v) { return convRef(v, wd, sh); }, xd, r),
+              1e-6);
+  expectClose(dw.data(),
+              finiteDiff([&](const std::vector<double> &v) { return convRef(xd, v, sh); }, wd, r),
+              1e-6);
+}
+
 //===----------------------------------------------------------------------===//
 // Average pooling
 //===----------------------------------------------------------------------===//
