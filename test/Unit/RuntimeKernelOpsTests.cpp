@@ -98,17 +98,14 @@ std::vector<double> convRef(const std::vector<double> &x, const std::vector<doub
   return y;
 }
 
-class GroupedConv : public ::testing::TestWithParam<int64_t> {};
-
-TEST_P(GroupedConv, ForwardAndBackwardMatchDoubleReference) {
-  const int64_t groups = GetParam();
-  // 4 input and 8 output channels, 5x5 image, 3x3 window, stride 2, padding 1.
-  Conv2dShape sh{2, 4, 5, 5, 8, 3, 3, 3, 3, 2, 2, 1, 1, 1, 1, groups};
-  const int64_t cg = sh.c / groups;
-  auto x = randomVec(sh.n * sh.c * sh.h * sh.w, 1);
-  auto w = randomVec(sh.k * cg * sh.r * sh.s, 2);
-  auto bias = randomVec(sh.k, 3);
-  auto r = randomVec(sh.n * sh.k * sh.oh * sh.ow, 4);
+/// conv2d, conv2dBackwardData and conv2dBackwardFilter on `sh` against the double reference
+/// (with a bias) and its finite differences; outputs and workspace pre-filled with NaN.
+void checkConvAgainstReference(const Conv2dShape &sh, uint64_t seed) {
+  const int64_t cg = sh.c / sh.groups;
+  auto x = randomVec(sh.n * sh.c * sh.h * sh.w, seed);
+  auto w = randomVec(sh.k * cg * sh.r * sh.s, seed + 1);
+  auto bias = randomVec(sh.k, seed + 2);
+  auto r = randomVec(sh.n * sh.k * sh.oh * sh.ow, seed + 3);
   std::vector<float> ws(conv2dWorkspaceBytes(cg, sh.r, sh.s, sh.oh, sh.ow) / 4, kNaN);
 
   std::vector<float> y(r.size(), kNaN);
@@ -128,36 +125,23 @@ TEST_P(GroupedConv, ForwardAndBackwardMatchDoubleReference) {
   expectClose(dw.data(), finiteDiff([&](const std::vector<double> &v) { return convRef(xd, v, sh); }, wd, r), 1e-6);
 }
 
+class GroupedConv : public ::testing::TestWithParam<int64_t> {};
+
+TEST_P(GroupedConv, ForwardAndBackwardMatchDoubleReference) {
+  // 4 input and 8 output channels, 5x5 image, 3x3 window, stride 2, padding 1.
+  checkConvAgainstReference(Conv2dShape{2, 4, 5, 5, 8, 3, 3, 3, 3, 2, 2, 1, 1, 1, 1, GetParam()},
+                            1);
+}
+
 // Dense, two groups, and depthwise (groups = C = 4; 2 filters per channel).
 INSTANTIATE_TEST_SUITE_P(Groups, GroupedConv, ::testing::Values(1, 2, 4));
 
 // Depthwise convolutions run direct loops instead of im2col and a GEMM: a stride-1 dilated
 // window with uneven padding (the border outputs have taps outside the image on either side),
-// on a non-square image, one filter per channel, with a bias.
+// on a non-square image, one filter per channel.
 TEST(DepthwiseConv, DilatedPaddedMatchesDoubleReference) {
   // 3 channels, 7x6 image, 3x2 window, dilation 2, padding 3 (top) and 2 (left): 7x6 output.
-  Conv2dShape sh{2, 3, 7, 6, 3, 3, 2, 7, 6, 1, 1, 3, 2, 2, 2, 3};
-  auto x = randomVec(sh.n * sh.c * sh.h * sh.w, 11);
-  auto w = randomVec(sh.k * sh.r * sh.s, 12);
-  auto bias = randomVec(sh.k, 13);
-  auto r = randomVec(sh.n * sh.k * sh.oh * sh.ow, 14);
-  std::vector<float> ws(conv2dWorkspaceBytes(1, sh.r, sh.s, sh.oh, sh.ow) / 4, kNaN);
-  std::vector<float> y(r.size(), kNaN);
-  conv2d(x.data(), w.data(), bias.data(), y.data(), sh, ws.data());
-  auto want = convRef(toDouble(x), toDouble(w), sh);
-  for (int64_t i = 0; i < int64_t(want.size()); ++i)
-    want[i] += bias[(i / (sh.oh * sh.ow)) % sh.k];
-  expectClose(y.data(), want, 1e-5);
-  std::vector<float> dx(x.size(), kNaN), dw(w.size(), kNaN);
-  conv2dBackwardData(r.data(), w.data(), dx.data(), sh, ws.data());
-  conv2dBackwardFilter(r.data(), x.data(), dw.data(), sh, ws.data());
-  auto wd = toDouble(w), xd = toDouble(x);
-  expectClose(dx.data(),
-              finiteDiff([&](const std::vector<double> &v) { return convRef(v, wd, sh); }, xd, r),
-              1e-6);
-  expectClose(dw.data(),
-              finiteDiff([&](const std::vector<double> &v) { return convRef(xd, v, sh); }, wd, r),
-              1e-6);
+  checkConvAgainstReference(Conv2dShape{2, 3, 7, 6, 3, 3, 2, 7, 6, 1, 1, 3, 2, 2, 2, 3}, 11);
 }
 
 //===----------------------------------------------------------------------===//
