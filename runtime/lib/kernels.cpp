@@ -99,6 +99,15 @@ void gemm(const float *a, const float *b, float *c, int64_t m, int64_t n, int64_
               beta, c, blasInt(ldc));
 }
 
+/// The output columns [begin, end) whose tap at filter column s falls inside the input row
+/// (input column ox * strideW + s * dilationW - padLeft); the others read padding.
+inline void insideColumns(const Conv2dShape &sh, int64_t s, int64_t &begin, int64_t &end) {
+  const int64_t shift = s * sh.dilationW - sh.padLeft; // ix = ox * strideW + shift
+  begin = shift >= 0 ? 0 : (-shift + sh.strideW - 1) / sh.strideW;
+  end = sh.w - shift <= 0 ? 0 : std::min(sh.ow, (sh.w - shift + sh.strideW - 1) / sh.strideW);
+  begin = std::min(begin, end);
+}
+
 // Unfolds output rows [oy0, oy0 + rows) of one image x[C,H,W]:
 // col[(c*R + r)*S + s][(oy - oy0)*OW + ox]; out-of-image taps are 0.
 void im2colRows(const float *x, float *col, const Conv2dShape &sh, int64_t oy0, int64_t rows) {
@@ -106,6 +115,9 @@ void im2colRows(const float *x, float *col, const Conv2dShape &sh, int64_t oy0, 
   parallelFor(sh.c * sh.r * sh.s, grainFor(cols), [&](int64_t begin, int64_t end) {
     for (int64_t crs = begin; crs < end; ++crs) {
       const int64_t c = crs / (sh.r * sh.s), r = crs / sh.s % sh.r, s = crs % sh.s;
+      const int64_t shift = s * sh.dilationW - sh.padLeft;
+      int64_t lo, hi;
+      insideColumns(sh, s, lo, hi);
       float *row = col + crs * cols;
       const float *img = x + c * sh.h * sh.w;
       for (int64_t oy = oy0; oy < oy0 + rows; ++oy) {
@@ -116,10 +128,13 @@ void im2colRows(const float *x, float *col, const Conv2dShape &sh, int64_t oy0, 
           continue;
         }
         const float *in = img + iy * sh.w;
-        for (int64_t ox = 0; ox < sh.ow; ++ox) {
-          const int64_t ix = ox * sh.strideW - sh.padLeft + s * sh.dilationW;
-          out[ox] = (ix >= 0 && ix < sh.w) ? in[ix] : 0.0f;
-        }
+        fillZero(out, lo);
+        if (sh.strideW == 1 && hi > lo)
+          std::memcpy(out + lo, in + lo + shift, static_cast<size_t>(hi - lo) * sizeof(float));
+        else
+          for (int64_t ox = lo; ox < hi; ++ox)
+            out[ox] = in[ox * sh.strideW + shift];
+        fillZero(out + hi, sh.ow - hi);
       }
     }
   });
@@ -139,17 +154,17 @@ void col2imRowsAdd(const float *col, float *dx, const Conv2dShape &sh, int64_t o
         for (int64_t s = 0; s < sh.s; ++s) {
           const float *row = col + ((c * sh.r + r) * sh.s + s) * cols;
           float *img = dx + c * sh.h * sh.w;
+          const int64_t shift = s * sh.dilationW - sh.padLeft;
+          int64_t lo, hi;
+          insideColumns(sh, s, lo, hi);
           for (int64_t oy = oy0; oy < oy0 + rows; ++oy) {
             const int64_t iy = oy * sh.strideH - sh.padTop + r * sh.dilationH;
             if (iy < 0 || iy >= sh.h)
               continue;
             const float *in = row + (oy - oy0) * sh.ow;
             float *out = img + iy * sh.w;
-            for (int64_t ox = 0; ox < sh.ow; ++ox) {
-              const int64_t ix = ox * sh.strideW - sh.padLeft + s * sh.dilationW;
-              if (ix >= 0 && ix < sh.w)
-                out[ix] += in[ox];
-            }
+            for (int64_t ox = lo; ox < hi; ++ox)
+              out[ox * sh.strideW + shift] += in[ox];
           }
         }
   });
@@ -455,14 +470,6 @@ inline int64_t groupsOf(const Conv2dShape &sh) { return sh.groups > 1 ? sh.group
 // image in double, so results do not depend on the thread count; the workspace goes unused.
 namespace {
 inline bool isDepthwise(const Conv2dShape &sh) { return sh.groups > 1 && sh.c == sh.groups; }
-
-/// The output columns [begin, end) whose taps at filter column s all fall inside the input row.
-inline void insideColumns(const Conv2dShape &sh, int64_t s, int64_t &begin, int64_t &end) {
-  const int64_t shift = s * sh.dilationW - sh.padLeft; // ix = ox * strideW + shift
-  begin = shift >= 0 ? 0 : (-shift + sh.strideW - 1) / sh.strideW;
-  end = sh.w - shift <= 0 ? 0 : std::min(sh.ow, (sh.w - shift + sh.strideW - 1) / sh.strideW);
-  begin = std::min(begin, end);
-}
 
 void depthwiseForward(const float *x, const float *w, float *y, const Conv2dShape &sh) {
   const int64_t multiplier = sh.k / sh.c, hw = sh.h * sh.w, ohw = sh.oh * sh.ow;
