@@ -1,5 +1,7 @@
 // CPU implementations of the kernels declared in kernels.h: fp32, NCHW, GEMM and convolution
-// through OpenBLAS's cblas_sgemm, everything else as plain loops. Each kernel fully overwrites
+// through OpenBLAS's cblas_sgemm (depthwise convolutions as direct loops), everything else as
+// loops whose independent outputs are split over the kernel threads (parallel.h) without
+// changing the order in which any one output is computed. Each kernel fully overwrites
 // its outputs, never allocates (convolutions use the caller's planned im2col workspace) and
 // sums in a fixed order, so results never depend on where the buffers live. The numerics follow
 // PyTorch's CPU kernels where the header says so (optimizers, max-pool tie-breaking, reductions)
