@@ -33,11 +33,10 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+from calibrate_cost_model import ROOF  # noqa: E402  (the fit report's roofline line)
 from training_graphs import bench_parser, run  # noqa: E402
 
 DEFAULT_MODELS = "cnn28:256,cnn64:64,cnn256:16,resnet18:8,mobilenet_v2:8,transformer:1"
-ROOF = re.compile(r"roofline +at the nominal peak: ([0-9.]+) ms in compute-bound ops, "
-                  r"([0-9.]+) ms in memory-bound ops, (\d+) ops")
 PREDICTED = re.compile(r"predicted ([0-9.]+) ms/step on cpu")
 
 

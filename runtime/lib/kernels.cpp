@@ -564,6 +564,17 @@ void depthwiseBackwardFilter(const float *dy, const float *x, float *dw, const C
         }
   });
 }
+
+/// y[plane] += bias[plane % channels] for every plane of `planeSize` elements: the bias of a
+/// convolution's output (planes n x k) or of a transposed convolution's (n x c).
+void addChannelBias(float *y, const float *bias, int64_t planes, int64_t channels,
+                    int64_t planeSize) {
+  parallelFor(planes, grainFor(planeSize), [&](int64_t begin, int64_t end) {
+    for (int64_t plane = begin; plane < end; ++plane)
+      for (int64_t i = 0; i < planeSize; ++i)
+        y[plane * planeSize + i] += bias[plane % channels];
+  });
+}
 } // namespace
 
 // Every convolution kernel walks the output rows in tiles of conv2dTileRows(sh.tileRows, oh)
@@ -577,11 +588,7 @@ void conv2d(const float *x, const float *w, const float *bias, float *y, const C
   if (isDepthwise(sh)) {
     depthwiseForward(x, w, y, sh);
     if (bias)
-      parallelFor(sh.n * sh.k, grainFor(sh.oh * sh.ow), [&](int64_t begin, int64_t end) {
-        for (int64_t plane = begin; plane < end; ++plane)
-          for (int64_t i = 0; i < sh.oh * sh.ow; ++i)
-            y[plane * sh.oh * sh.ow + i] += bias[plane % sh.k];
-      });
+      addChannelBias(y, bias, sh.n * sh.k, sh.k, sh.oh * sh.ow);
     return;
   }
   const Conv2dShape g = groupShape(sh);
@@ -597,13 +604,9 @@ void conv2d(const float *x, const float *w, const float *bias, float *y, const C
         gemm(w + grp * g.k * crs, workspace, yImg + grp * g.k * ohw + oy0 * sh.ow, g.k, cols, crs,
              false, false, 0.0f, crs, cols, ohw);
       }
-    if (bias)
-      parallelFor(sh.k, grainFor(ohw), [&](int64_t kBegin, int64_t kEnd) {
-        for (int64_t k = kBegin; k < kEnd; ++k)
-          for (int64_t i = 0; i < ohw; ++i)
-            yImg[k * ohw + i] += bias[k];
-      });
   }
+  if (bias)
+    addChannelBias(y, bias, sh.n * sh.k, sh.k, ohw);
 }
 
 void conv2dBackwardData(const float *dy, const float *w, float *dx, const Conv2dShape &sh,
@@ -611,11 +614,7 @@ void conv2dBackwardData(const float *dy, const float *w, float *dx, const Conv2d
   if (isDepthwise(sh)) {
     depthwiseBackwardData(dy, w, dx, sh);
     if (bias)
-      parallelFor(sh.n * sh.c, grainFor(sh.h * sh.w), [&](int64_t begin, int64_t end) {
-        for (int64_t plane = begin; plane < end; ++plane)
-          for (int64_t i = 0; i < sh.h * sh.w; ++i)
-            dx[plane * sh.h * sh.w + i] += bias[plane % sh.c];
-      });
+      addChannelBias(dx, bias, sh.n * sh.c, sh.c, sh.h * sh.w);
     return;
   }
   const Conv2dShape g = groupShape(sh);
@@ -634,13 +633,9 @@ void conv2dBackwardData(const float *dy, const float *w, float *dx, const Conv2d
         col2imRowsAdd(workspace, dxGroup, g, oy0, rows);
       }
     }
-    if (bias)
-      parallelFor(sh.c, grainFor(hw), [&](int64_t cBegin, int64_t cEnd) {
-        for (int64_t c = cBegin; c < cEnd; ++c)
-          for (int64_t i = 0; i < hw; ++i)
-            dx[(img * sh.c + c) * hw + i] += bias[c];
-      });
   }
+  if (bias)
+    addChannelBias(dx, bias, sh.n * sh.c, sh.c, hw);
 }
 
 void conv2dBackwardFilter(const float *dy, const float *x, float *dw, const Conv2dShape &sh,

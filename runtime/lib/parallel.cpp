@@ -47,6 +47,10 @@ int threadsFromEnvironment() {
   return std::max(1, cpus / std::max(1, ranksHere));
 }
 
+/// Set while this thread runs a range: a kernel called from inside one (none does today) runs
+/// sequentially instead of waiting on the pool it is part of.
+thread_local bool insideRange = false;
+
 inline void cpuRelax() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
@@ -71,7 +75,6 @@ public:
     for (std::thread &t : workers_)
       t.join();
   }
-  int threads() const { return static_cast<int>(workers_.size()) + 1; }
 
   void run(int64_t n, int64_t ranges, void (*body)(void *, int64_t, int64_t), void *context) {
     // One job at a time, should two threads ever run kernels at once (the step never does).
@@ -102,7 +105,9 @@ private:
       const int64_t i = next_.fetch_add(1, std::memory_order_relaxed);
       if (i >= ranges_)
         return;
+      insideRange = true;
       body_(context_, n_ * i / ranges_, n_ * (i + 1) / ranges_);
+      insideRange = false;
     }
   }
 
@@ -176,25 +181,11 @@ void parallelRanges(int64_t n, int64_t grain, void (*body)(void *, int64_t, int6
   grain = std::max<int64_t>(grain, 1);
   const int threads = kernelThreads();
   const int64_t ranges = std::min<int64_t>(threads, n / grain);
-  // A kernel called from inside a range (none does today) runs sequentially.
-  static thread_local bool insideRange = false;
   if (ranges < 2 || insideRange) {
     body(context, 0, n);
     return;
   }
-  struct Guarded {
-    void (*body)(void *, int64_t, int64_t);
-    void *context;
-  } guarded{body, context};
-  pool().run(
-      n, ranges,
-      [](void *c, int64_t begin, int64_t end) {
-        auto *g = static_cast<Guarded *>(c);
-        insideRange = true;
-        g->body(g->context, begin, end);
-        insideRange = false;
-      },
-      &guarded);
+  pool().run(n, ranges, body, context);
 }
 
 } // namespace graphc::rt
