@@ -14,8 +14,8 @@ mode on the same data shape with torch.set_num_threads(os.cpu_count()), timed th
 (time.perf_counter around one step). Every contender runs --rounds times, interleaved, and its
 median and minimum are over all its rounds' timed steps. A model graphc cannot compile is
 reported with graphc's error and left out. Both use every
-core: graphc's CPU kernels through OpenBLAS's threads (its GEMMs), PyTorch through its intra-op
-pool.
+core: graphc's CPU kernels (its GEMMs too) through its own thread pool, PyTorch through its
+intra-op pool.
 
 It prints one Markdown table: graphc ms, PyTorch ms and their ratio (below 1: graphc is faster),
 and the cost model's prediction of graphc's step for --device=cpu (the fit report's `cost

@@ -1,7 +1,8 @@
 // CPU implementations of the kernels declared in kernels.h: fp32, NCHW, GEMM and convolution
-// through OpenBLAS's cblas_sgemm (depthwise convolutions as direct loops), everything else as
-// loops whose independent outputs are split over the kernel threads (parallel.h) without
-// changing the order in which any one output is computed. Each kernel fully overwrites
+// through OpenBLAS's cblas_sgemm on blocks of C (depthwise convolutions as direct loops),
+// everything else as loops; the blocks and the loops' independent outputs are split over the
+// kernel threads (parallel.h) without changing the order in which any one output is
+// computed. Each kernel fully overwrites
 // its outputs, never allocates (convolutions use the caller's planned im2col workspace) and
 // sums in a fixed order, so results never depend on where the buffers live. The numerics follow
 // PyTorch's CPU kernels where the header says so (optimizers, max-pool tie-breaking, reductions)
@@ -50,19 +51,23 @@ constexpr float kProbEps = 1e-7f;
 // BLAS takes int dimensions; the planner never produces a GEMM dimension beyond that.
 inline int blasInt(int64_t v) { return static_cast<int>(v); }
 
-// OpenBLAS threads every GEMM above a small size of its own. Below about 2M multiply-adds the
-// wake-up of its threads costs more than they save: with them, the 28x28 CNN's per-image
-// convolution GEMMs (0.6M) made the step 1.4x slower than on one thread
-// (bench/cpu_step_time.py). So smaller GEMMs run on the calling thread, and larger ones on as
-// many threads as OpenBLAS started with (OPENBLAS_NUM_THREADS) and kernelThreads() allow.
-// Which of the two a GEMM gets depends only on its shape, so results stay reproducible.
-constexpr double kThreadedGemmMacs = double(1 << 21);
-void setBlasThreadsFor(int64_t m, int64_t n, int64_t k) {
-  static const int most = std::max(1, std::min(openblas_get_num_threads(), kernelThreads()));
-  const int wanted = double(m) * double(n) * double(k) >= kThreadedGemmMacs ? most : 1;
-  if (openblas_get_num_threads() != wanted)
-    openblas_set_num_threads(wanted);
-}
+// GEMMs are split over the kernel threads here, into blocks of C's rows or columns, each block
+// one single-threaded cblas_sgemm; OpenBLAS's own threads are never used. Once woken, they
+// spin on sched_yield for about 0.1 s after every GEMM (a timeout settable only in the
+// environment before the process starts), and on a 2-core machine they took 15% of the
+// ResNet-18 step's CPU time (perf) while graphc's threads ran the kernels that follow. They
+// also made results depend on the thread count: OpenBLAS's threaded and single-threaded
+// GEMMs, and its GEMMs on different blocks of C, differ in the last bits (its kernels' order
+// of accumulation depends on where an element falls). So the blocks here depend on the shape
+// alone: a GEMM of W multiply-adds is cut into min(16, W / 1M) blocks (whole multiples of 16
+// rows or columns, the kernel's tile) along C's longer side, whatever the thread count, and
+// the threads share them out. The step is then bit-identical for any thread count
+// (test/Unit/RuntimeKernelTests.cpp, test/e2e/kernel-threads.test). Below 2M multiply-adds
+// a GEMM is one call on the calling thread: the 28x28 CNN's per-image convolution GEMMs
+// (0.6M) ran 1.4x slower threaded.
+constexpr double kGemmBlockMacs = double(1 << 20);
+constexpr int64_t kGemmMaxBlocks = 16;
+constexpr int64_t kGemmTile = 16;
 
 /// fn(i) for every i < n, split over the kernel threads in contiguous ranges: for the
 /// elementwise kernels, whose elements are independent.
@@ -78,12 +83,42 @@ void fillZero(float *p, int64_t n) {
     std::memset(p, 0, static_cast<size_t>(n) * sizeof(float));
 }
 
+void blasGemm(const float *a, const float *b, float *c, int64_t m, int64_t n, int64_t k,
+              bool transA, bool transB, float alpha, float beta, int64_t lda, int64_t ldb,
+              int64_t ldc) {
+  cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans,
+              blasInt(m), blasInt(n), blasInt(k), alpha, a, blasInt(lda), b, blasInt(ldb), beta, c,
+              blasInt(ldc));
+}
+
+} // namespace
+
+GemmBlocks gemmBlocks(int64_t m, int64_t n, int64_t k) {
+  GemmBlocks split;
+  split.columns = n >= m;
+  const int64_t side = split.columns ? n : m;
+  const double macs = double(m) * double(n) * double(k);
+  const int64_t wanted =
+      std::min<int64_t>(kGemmMaxBlocks, static_cast<int64_t>(macs / kGemmBlockMacs));
+  if (wanted < 2 || side < 2 * kGemmTile) {
+    split.length = side;
+    split.count = 1;
+    return split;
+  }
+  split.length = ((side + wanted - 1) / wanted + kGemmTile - 1) / kGemmTile * kGemmTile;
+  split.count = (side + split.length - 1) / split.length;
+  return split;
+}
+
+namespace {
+
 // C[m,n] = alpha * op(A) * op(B) + beta * C, row-major, with the degenerate shapes handled here
 // because BLAS implementations differ on them (k == 0 must still overwrite C when beta == 0).
 // lda, ldb, ldc: the row strides of A, B and C as stored (0: packed, op(A) is m x k etc.); a
 // convolution's im2col tile is a column block of its [K, OH*OW] output.
 void gemm(const float *a, const float *b, float *c, int64_t m, int64_t n, int64_t k, bool transA,
-          bool transB, float beta, int64_t lda = 0, int64_t ldb = 0, int64_t ldc = 0) {
+          bool transB, float beta, int64_t lda = 0, int64_t ldb = 0, int64_t ldc = 0,
+          float alpha = 1.0f) {
   if (m <= 0 || n <= 0)
     return;
   if (ldc == 0)
@@ -94,11 +129,33 @@ void gemm(const float *a, const float *b, float *c, int64_t m, int64_t n, int64_
         c[i * ldc + j] = beta == 0.0f ? 0.0f : c[i * ldc + j] * beta;
     return;
   }
-  setBlasThreadsFor(m, n, k);
-  cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans,
-              blasInt(m), blasInt(n), blasInt(k), 1.0f, a,
-              blasInt(lda ? lda : (transA ? m : k)), b, blasInt(ldb ? ldb : (transB ? k : n)),
-              beta, c, blasInt(ldc));
+  static const bool singleThreadedBlas = [] {
+    openblas_set_num_threads(1);
+    return true;
+  }();
+  (void)singleThreadedBlas;
+  lda = lda ? lda : (transA ? m : k);
+  ldb = ldb ? ldb : (transB ? k : n);
+  const GemmBlocks split = gemmBlocks(m, n, k);
+  if (split.count < 2) {
+    blasGemm(a, b, c, m, n, k, transA, transB, alpha, beta, lda, ldb, ldc);
+    return;
+  }
+  // One call per block, whichever thread runs it, so the blocks never depend on the threads.
+  parallelFor(split.count, 1, [&](int64_t first, int64_t last) {
+    for (int64_t block = first; block < last; ++block) {
+      const int64_t begin = block * split.length;
+      if (split.columns) {
+        const int64_t cols = std::min(n - begin, split.length);
+        blasGemm(a, b + (transB ? begin * ldb : begin), c + begin, m, cols, k, transA, transB,
+                 alpha, beta, lda, ldb, ldc);
+      } else {
+        const int64_t rows = std::min(m - begin, split.length);
+        blasGemm(a + (transA ? begin : begin * lda), b, c + begin * ldc, rows, n, k, transA, transB,
+                 alpha, beta, lda, ldb, ldc);
+      }
+    }
+  });
 }
 
 /// The output columns [begin, end) whose tap at filter column s falls inside the input row
@@ -282,21 +339,9 @@ void batchMatmul(const float *a, const float *b, float *c, int64_t batch, int64_
 void stridedBatchMatmul(const float *a, int64_t strideA, const float *b, int64_t strideB, float *c,
                         int64_t strideC, int64_t batch, int64_t m, int64_t n, int64_t k,
                         bool transA, bool transB, float alpha, float beta) {
-  if (m <= 0 || n <= 0)
-    return;
-  for (int64_t i = 0; i < batch; ++i) {
-    float *ci = c + i * strideC;
-    if (k <= 0) {
-      for (int64_t e = 0; e < m * n; ++e)
-        ci[e] = beta == 0.0f ? 0.0f : ci[e] * beta;
-      continue;
-    }
-    setBlasThreadsFor(m, n, k);
-    cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
-                transB ? CblasTrans : CblasNoTrans, blasInt(m), blasInt(n), blasInt(k), alpha,
-                a + i * strideA, blasInt(transA ? m : k), b + i * strideB, blasInt(transB ? k : n),
-                beta, ci, blasInt(n));
-  }
+  for (int64_t i = 0; i < batch; ++i)
+    gemm(a + i * strideA, b + i * strideB, c + i * strideC, m, n, k, transA, transB, beta, 0, 0, 0,
+         alpha);
 }
 
 // Memory-efficient attention (Rabe and Staats 2021): per block of query rows, three (forward)

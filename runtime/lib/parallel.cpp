@@ -1,8 +1,8 @@
 // The worker pool behind parallelFor (parallel.h). One job at a time: the calling thread
 // publishes it, takes ranges itself, and returns once every worker has finished with it, so no
 // worker ever straddles two jobs. Workers spin briefly between jobs (the step's kernels follow
-// each other within microseconds) and then sleep on a condition variable, so a long GEMM, run
-// by OpenBLAS's own threads, does not compete with spinning workers. A hand-written pool rather
+// each other within microseconds) and then sleep on a condition variable, so that a binary
+// waiting for its next batch does not keep the cores busy. A hand-written pool rather
 // than OpenMP: the runtime archive is built by clang and the training binary linked by the
 // system's c++, whose OpenMP runtimes (libomp, libgomp) differ.
 #include "graphc/runtime/parallel.h"

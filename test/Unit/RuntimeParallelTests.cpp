@@ -2,15 +2,21 @@
 // kernels hand their independent work to: the ranges cover [0, n) exactly once, respect the
 // grain, run inline where splitting cannot pay, and a kernel called from inside a range runs
 // sequentially. GRAPHC_NUM_THREADS is set to 3 before the first call (the thread count is read
-// once), so that the splits are uneven.
+// once), so that the splits are uneven. The GEMMs' blocks (kernels.h, gemmBlocks) are checked
+// here too: on 3 threads a GEMM must equal its blocks computed one after the other on one
+// thread, which is what a 1-thread run does.
+#include "graphc/runtime/kernels.h"
 #include "graphc/runtime/parallel.h"
 
+#include <cblas.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
+#include <random>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -94,6 +100,79 @@ TEST(ParallelFor, GrainForKeepsPlanesWhole) {
   EXPECT_EQ(grainFor(elementGrain() * 2), 1);
   EXPECT_EQ(grainFor(elementGrain() / 4), 4);
   EXPECT_EQ(grainFor(0), elementGrain());
+}
+
+TEST(GemmBlocks, DependOnTheShapeAlone) {
+  // 64 x 1000 x 20 = 1.28M multiply-adds: under 2M, one call.
+  EXPECT_EQ(gemmBlocks(64, 1000, 20).count, 1);
+  // 64 x 3136 x 576 = 115.6M: 16 blocks at most, of ceil(3136 / 16) = 196 -> 208 columns
+  // (a multiple of 16); 3136 / 208 -> 16 blocks, the last one 16 columns.
+  GemmBlocks conv = gemmBlocks(64, 3136, 576);
+  EXPECT_TRUE(conv.columns);
+  EXPECT_EQ(conv.length, 208);
+  EXPECT_EQ(conv.count, 16);
+  // 4608 x 4 x 512 = 9.4M: 9 blocks along the 4608 rows, ceil(4608 / 9) = 512 rows each.
+  GemmBlocks tall = gemmBlocks(4608, 4, 512);
+  EXPECT_FALSE(tall.columns);
+  EXPECT_EQ(tall.length, 512);
+  EXPECT_EQ(tall.count, 9);
+  // 20 x 20 x 100000 = 40M, but 20 rows make no two tiles of 16: one call.
+  EXPECT_EQ(gemmBlocks(20, 20, 100000).count, 1);
+}
+
+/// C = alpha op(A) op(B) + beta C computed the way a 1-thread run does: gemmBlocks' blocks in
+/// order, each one single-threaded OpenBLAS call.
+void blockByBlock(const float *a, const float *b, float *c, int64_t m, int64_t n, int64_t k,
+                  bool transA, bool transB, float alpha, float beta) {
+  openblas_set_num_threads(1);
+  const int64_t lda = transA ? m : k, ldb = transB ? k : n;
+  const GemmBlocks split = gemmBlocks(m, n, k);
+  for (int64_t block = 0; block < split.count; ++block) {
+    const int64_t begin = block * split.length;
+    const int64_t len = std::min((split.columns ? n : m) - begin, split.length);
+    const float *blockA = split.columns ? a : a + (transA ? begin : begin * lda);
+    const float *blockB = split.columns ? b + (transB ? begin * ldb : begin) : b;
+    cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
+                transB ? CblasTrans : CblasNoTrans, int(split.columns ? m : len),
+                int(split.columns ? len : n), int(k), alpha, blockA, int(lda), blockB, int(ldb),
+                beta, c + (split.columns ? begin : begin * n), int(n));
+  }
+}
+
+TEST(GemmBlocks, ThreadsChangeNoBit) {
+  ASSERT_EQ(threeThreads(), 3);
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  struct Case {
+    int64_t m, n, k;
+  };
+  // Convolution-like shapes (forward, backward data, filter gradient) and uneven ones.
+  for (Case s : {Case{64, 784, 576}, Case{576, 784, 64}, Case{64, 576, 784}, Case{1152, 49, 256},
+                 Case{37, 1000, 91}, Case{1000, 37, 91}})
+    for (int t = 0; t < 4; ++t) {
+      const bool transA = t & 1, transB = t & 2;
+      std::vector<float> a(s.m * s.k), b(s.k * s.n), c(s.m * s.n), expected;
+      for (float &v : a)
+        v = uniform(rng);
+      for (float &v : b)
+        v = uniform(rng);
+      for (float &v : c)
+        v = uniform(rng);
+      expected = c;
+      const float alpha = 0.5f, beta = t == 3 ? 0.25f : 0.0f;
+      blockByBlock(a.data(), b.data(), expected.data(), s.m, s.n, s.k, transA, transB, alpha, beta);
+      stridedBatchMatmul(a.data(), 0, b.data(), 0, c.data(), 0, 1, s.m, s.n, s.k, transA, transB,
+                         alpha, beta);
+      EXPECT_EQ(std::memcmp(c.data(), expected.data(), c.size() * sizeof(float)), 0)
+          << s.m << " x " << s.n << " x " << s.k << " transA " << transA << " transB " << transB;
+      if (beta == 0.0f) {
+        matmul(a.data(), b.data(), c.data(), s.m, s.n, s.k, transA, transB);
+        blockByBlock(a.data(), b.data(), expected.data(), s.m, s.n, s.k, transA, transB, 1.0f,
+                     0.0f);
+        EXPECT_EQ(std::memcmp(c.data(), expected.data(), c.size() * sizeof(float)), 0)
+            << "matmul " << s.m << " x " << s.n << " x " << s.k;
+      }
+    }
 }
 
 } // namespace

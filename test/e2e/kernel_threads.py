@@ -5,11 +5,11 @@
                     --graphc PATH
 
 Exports test/e2e/models.py's model, compiles it once (--target=cpu) and runs the binary three
-times on the same random batches, with OPENBLAS_NUM_THREADS=1 (OpenBLAS's thread count may
-change a GEMM's last bits; this checks graphc's own split):
+times on the same random batches:
   1. GRAPHC_NUM_THREADS=1: every kernel sequential;
   2. GRAPHC_NUM_THREADS=3 GRAPHC_KERNEL_GRAIN=1: every split kernel hands out three ranges,
-     however small the tensor;
+     however small the tensor (and OPENBLAS_NUM_THREADS=3, which must change nothing: the
+     GEMMs' blocks depend on their shapes alone, each one single-threaded OpenBLAS call);
   3. GRAPHC_NUM_THREADS=2 GRAPHC_KERNEL_GRAIN=5: uneven ranges of a few items.
 Each run's printed losses and every --save-weights file (running statistics included) must be
 byte-identical to run 1's, the --log-json start record must report the thread count the run
@@ -27,8 +27,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import models  # noqa: E402
 
-RUNS = [("1 thread", {"GRAPHC_NUM_THREADS": "1"}, 1),
-        ("3 threads, grain 1", {"GRAPHC_NUM_THREADS": "3", "GRAPHC_KERNEL_GRAIN": "1"}, 3),
+RUNS = [("1 thread", {"GRAPHC_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}, 1),
+        ("3 threads, grain 1", {"GRAPHC_NUM_THREADS": "3", "GRAPHC_KERNEL_GRAIN": "1",
+                                "OPENBLAS_NUM_THREADS": "3"}, 3),
         ("2 threads, grain 5", {"GRAPHC_NUM_THREADS": "2", "GRAPHC_KERNEL_GRAIN": "5"}, 2)]
 LR = {"adam": "0.001", "sgd": "0.05", "momentum": "0.05"}
 
@@ -79,8 +80,9 @@ def main():
 
     reference = None
     for label, extra, threads in RUNS:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHC_")}
-        env.update(OPENBLAS_NUM_THREADS="1", **extra)
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith("GRAPHC_") and k != "OPENBLAS_NUM_THREADS"}
+        env.update(extra)
         tag = label.replace(" ", "").replace(",", "-")
         weights, log = os.path.join(a.workdir, "w-" + tag), os.path.join(a.workdir, tag + ".jsonl")
         out = run([exe, "--data", xp, "--labels", yp, "--steps", str(a.steps),

@@ -27,6 +27,16 @@ void rankShard(const float *const *inputs, const int64_t *counts, const int64_t 
 void scatterConcatenation(const float *gathered, float *const *outputs, const int64_t *counts,
                           const int64_t *starts, int n);
 
+/// How a GEMM of C[m,n] with shared dimension k is cut into blocks for the kernel threads:
+/// `count` blocks of `length` rows (or columns when `columns`) of C, the last one shorter, each
+/// one OpenBLAS call. It depends on the shape alone, never on the thread count, which is what
+/// keeps GEMMs bit-identical for any number of threads. count == 1: one call.
+struct GemmBlocks {
+  bool columns = true;
+  int64_t length = 0, count = 1;
+};
+GemmBlocks gemmBlocks(int64_t m, int64_t n, int64_t k);
+
 /// C[m,n] = op(A) * op(B), op(A) is [m,k], op(B) is [k,n]; A is stored [k,m] when transA,
 /// B is stored [n,k] when transB. Row-major. C is overwritten.
 void matmul(const float *a, const float *b, float *c, int64_t m, int64_t n, int64_t k,

@@ -4,7 +4,8 @@
 // pool of worker threads plus the calling thread and returns when all are done. A range's body
 // computes its outputs exactly as the sequential loop would, so results are bit-identical for
 // any thread count and any split (test/runtime/threads.test checks this end to end).
-// GEMMs are not split here: OpenBLAS threads them itself.
+// GEMMs go through it too, as blocks of C that depend on the shape alone (kernels.h,
+// gemmBlocks), each one single-threaded OpenBLAS call.
 #pragma once
 
 #include <cstdint>
