@@ -162,6 +162,8 @@ struct Im2colTiles {
   int64_t outputRows, first, smallest;
 };
 std::optional<Im2colTiles> im2colTilesOf(Operation *op) {
+  if (isDirectPointwiseConv(op))
+    return std::nullopt; // no im2col matrix
   Value out;
   if (auto conv = dyn_cast<Conv2dOp>(op))
     out = conv.getResult();

@@ -44,7 +44,35 @@ uint64_t graphc::workspaceBytes(Operation *op) {
   return kernelWorkspaceBytes(op);
 }
 
+bool graphc::isDirectPointwiseConv(Operation *op) {
+  auto func = op->getParentOfType<func::FuncOp>();
+  if (!func || !func->hasAttr(kDirectPointwiseConvsAttr))
+    return false;
+  auto shape = [](Value v) { return cast<RankedTensorType>(v.getType()).getShape(); };
+  auto pointwise = [](ArrayRef<int64_t> x, ArrayRef<int64_t> filter, ArrayRef<int64_t> y,
+                      ArrayRef<int64_t> strides, ArrayRef<int64_t> padding) {
+    return rt::conv2dIsPointwise(filter[2], filter[3], strides[0], strides[1], padding[0],
+                                 padding[1], x[2], x[3], y[2], y[3]);
+  };
+  return llvm::TypeSwitch<Operation *, bool>(op)
+      .Case([&](Conv2dOp c) {
+        return pointwise(shape(c.getInput()), shape(c.getFilter()), shape(c.getResult()),
+                         c.getStrides(), c.getPadding());
+      })
+      .Case([&](Conv2dBackwardDataOp c) {
+        return pointwise(shape(c.getResult()), shape(c.getFilter()), shape(c.getGrad()),
+                         c.getStrides(), c.getPadding());
+      })
+      .Case([&](Conv2dBackwardFilterOp c) {
+        return pointwise(shape(c.getInput()), shape(c.getResult()), shape(c.getGrad()),
+                         c.getStrides(), c.getPadding());
+      })
+      .Default([](Operation *) { return false; });
+}
+
 uint64_t graphc::kernelWorkspaceBytes(Operation *op) {
+  if (isDirectPointwiseConv(op))
+    return 0;
   auto shape = [](Value v) { return cast<RankedTensorType>(v.getType()).getShape(); };
   // All three conv kernels stage one tile of one image's im2col matrix: C*R*S x rows*OW, for
   // one group's channels (the filter's C / groups).

@@ -112,8 +112,19 @@ llvm::SmallVector<unsigned, 2> reusableOperandsOf(mlir::Operation *op);
 uint64_t tensorBytes(mlir::Type type);
 
 /// Scratch bytes the CPU and CUDA kernels of `op` need (0 for most ops), planned in the arena.
-/// A convolution's is one im2col tile: all output rows, or kIm2colRowsAttr of them.
+/// A convolution's is one im2col tile: all output rows, or kIm2colRowsAttr of them; none for a
+/// pointwise one in a step with kDirectPointwiseConvsAttr.
 uint64_t kernelWorkspaceBytes(mlir::Operation *op);
+
+/// Unit attribute on a training step whose target runs 1x1 convolutions at stride 1 without
+/// padding on the tensors themselves (the CPU target: each image is its own im2col matrix,
+/// rt::conv2dIsPointwise), so that they need no workspace and none is planned. The CUDA
+/// target leaves it off: its pointwise convolutions keep the workspace as cuDNN's limit.
+constexpr llvm::StringLiteral kDirectPointwiseConvsAttr = "graph.direct_pointwise_convs";
+
+/// Whether `op` is a convolution (forward or backward) that reads its tensors directly, as
+/// kDirectPointwiseConvsAttr says: it has no im2col matrix to tile and no workspace.
+bool isDirectPointwiseConv(mlir::Operation *op);
 
 /// On a convolution of a planned CUDA step: the bytes of its workspace when
 /// graphc-grow-workspaces gave it more than the kernel needs (free arena bytes at its step,

@@ -518,6 +518,27 @@ inline int64_t groupsOf(const Conv2dShape &sh) { return sh.groups > 1 ? sh.group
 namespace {
 inline bool isDepthwise(const Conv2dShape &sh) { return sh.groups > 1 && sh.c == sh.groups; }
 
+/// A 1x1 convolution at stride 1 without padding: each image (each group's channels of it) is
+/// its own im2col matrix, so the GEMMs read and write the tensors directly, with no workspace
+/// (and a null one is allowed). Its im2col tile rows, if any, are ignored.
+inline bool isPointwise(const Conv2dShape &sh) {
+  return conv2dIsPointwise(sh.r, sh.s, sh.strideH, sh.strideW, sh.padTop, sh.padLeft, sh.h, sh.w,
+                           sh.oh, sh.ow);
+}
+
+/// A pointwise convolution's products, per image and group, written over `out`: forward,
+/// y[img, g][kg, HW] = W_g[kg, cg] x[img, g][cg, HW]; for the data gradient,
+/// dx[img, g][cg, HW] = W_g^T[cg, kg] dy[img, g][kg, HW].
+void pointwiseProducts(const float *w, const float *in, float *out, const Conv2dShape &sh,
+                       bool dataGradient) {
+  const int64_t groups = groupsOf(sh), hw = sh.h * sh.w;
+  const int64_t cg = sh.c / groups, kg = sh.k / groups;
+  const int64_t inRows = dataGradient ? kg : cg, outRows = dataGradient ? cg : kg;
+  for (int64_t plane = 0; plane < sh.n * groups; ++plane) // plane = img * groups + group
+    gemm(w + plane % groups * kg * cg, in + plane * inRows * hw, out + plane * outRows * hw,
+         outRows, hw, inRows, dataGradient, false, 0.0f);
+}
+
 void depthwiseForward(const float *x, const float *w, float *y, const Conv2dShape &sh) {
   const int64_t multiplier = sh.k / sh.c, hw = sh.h * sh.w, ohw = sh.oh * sh.ow;
   parallelFor(sh.n * sh.k, grainFor(ohw * sh.r * sh.s), [&](int64_t begin, int64_t end) {
@@ -639,6 +660,12 @@ void conv2d(const float *x, const float *w, const float *bias, float *y, const C
   const Conv2dShape g = groupShape(sh);
   const int64_t groups = groupsOf(sh);
   const int64_t crs = g.c * sh.r * sh.s, ohw = sh.oh * sh.ow;
+  if (isPointwise(sh)) {
+    pointwiseProducts(w, x, y, sh, /*dataGradient=*/false);
+    if (bias)
+      addChannelBias(y, bias, sh.n * sh.k, sh.k, ohw);
+    return;
+  }
   const int64_t tile = conv2dTileRows(sh.tileRows, sh.oh);
   for (int64_t img = 0; img < sh.n; ++img) {
     float *yImg = y + img * sh.k * ohw;
@@ -665,6 +692,12 @@ void conv2dBackwardData(const float *dy, const float *w, float *dx, const Conv2d
   const Conv2dShape g = groupShape(sh);
   const int64_t groups = groupsOf(sh);
   const int64_t crs = g.c * sh.r * sh.s, ohw = sh.oh * sh.ow, hw = sh.h * sh.w;
+  if (isPointwise(sh)) {
+    pointwiseProducts(w, dy, dx, sh, /*dataGradient=*/true);
+    if (bias)
+      addChannelBias(dx, bias, sh.n * sh.c, sh.c, hw);
+    return;
+  }
   const int64_t tile = conv2dTileRows(sh.tileRows, sh.oh);
   for (int64_t img = 0; img < sh.n; ++img) {
     for (int64_t grp = 0; grp < groups; ++grp) {
@@ -692,9 +725,17 @@ void conv2dBackwardFilter(const float *dy, const float *x, float *dw, const Conv
   const Conv2dShape g = groupShape(sh);
   const int64_t groups = groupsOf(sh);
   const int64_t crs = g.c * sh.r * sh.s, ohw = sh.oh * sh.ow;
-  const int64_t tile = conv2dTileRows(sh.tileRows, sh.oh);
   if (sh.n <= 0)
     fillZero(dw, sh.k * crs);
+  if (isPointwise(sh)) {
+    // dw_g[kg, cg] (+)= dy[img, group][kg, HW] x[img, group]^T[HW, cg]; beta = 0 on the first.
+    for (int64_t img = 0; img < sh.n; ++img)
+      for (int64_t grp = 0; grp < groups; ++grp)
+        gemm(dy + (img * sh.k + grp * g.k) * ohw, x + (img * sh.c + grp * g.c) * ohw,
+             dw + grp * g.k * g.c, g.k, g.c, ohw, false, true, img == 0 ? 0.0f : 1.0f);
+    return;
+  }
+  const int64_t tile = conv2dTileRows(sh.tileRows, sh.oh);
   for (int64_t img = 0; img < sh.n; ++img)
     for (int64_t grp = 0; grp < groups; ++grp)
       for (int64_t oy0 = 0; oy0 < sh.oh; oy0 += tile) {

@@ -199,9 +199,10 @@ private:
   }
   /// The step counter's value for the dropout mask (0 without dropout: no step operand).
   std::string stepValue(Value step) { return step ? "*" + ptr(step) : std::string("0.0f"); }
+  /// The op's planned workspace; a pointwise convolution has none (isDirectPointwiseConv).
   std::string workspace(Operation *op) {
-    return "F32(" + std::to_string(op->getAttrOfType<IntegerAttr>(kWorkspaceOffsetAttr).getInt()) +
-           ")";
+    auto offset = op->getAttrOfType<IntegerAttr>(kWorkspaceOffsetAttr);
+    return offset ? "F32(" + std::to_string(offset.getInt()) + ")" : std::string("nullptr");
   }
   static int64_t outerOf(Value v, int64_t axis) {
     auto d = tensorDims(v);

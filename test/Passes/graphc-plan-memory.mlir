@@ -116,3 +116,39 @@ func.func @views(%f: tensor<2x1x3x3xf32> {graph.kind = "parameter", graph.name =
   %nf = graph.sgd_update %f, %df {lr = 0.5 : f32} : tensor<2x1x3x3xf32> loc("nf")
   return %r, %nf : tensor<1x18xf32>, tensor<2x1x3x3xf32>
 }
+
+// -----
+
+// A step marked graph.direct_pointwise_convs (the CPU target) plans no workspace for its 1x1
+// convolutions at stride 1 without padding, forward and backward, which read the tensors
+// directly; a padded 1x1 convolution (7x7 output) keeps its im2col workspace.
+// CHECK-LABEL: func.func @direct_pointwise(
+//  CHECK-SAME:   graph.direct_pointwise_convs
+//  CHECK-NEXT:   graph.conv2d {{.*}} {dilations = array<i64: 1, 1>, graph.offsets = array<i64: {{[0-9]+}}>, padding
+//  CHECK-NEXT:   graph.conv2d {{.*}} {dilations = array<i64: 1, 1>, graph.offsets = array<i64: {{[0-9]+}}>, graph.workspace_offset = {{[0-9]+}} : i64, padding = array<i64: 1, 1, 1, 1>
+//  CHECK-NEXT:   graph.conv2d_backward_filter {{.*}}graph.offsets = array<i64: {{[0-9]+}}>, padding
+//  CHECK-NEXT:   graph.conv2d_backward_data {{.*}}graph.offsets = array<i64: {{[0-9]+}}>, padding
+func.func @direct_pointwise(%f: tensor<2x4x1x1xf32> {graph.kind = "parameter", graph.name = "f"},
+                            %x: tensor<1x4x5x5xf32> {graph.kind = "input", graph.name = "x"})
+    -> (tensor<1x2x5x5xf32>, tensor<1x2x7x7xf32>, tensor<1x4x5x5xf32>, tensor<2x4x1x1xf32>)
+    attributes {graph.direct_pointwise_convs} {
+  %c = graph.conv2d %x, %f {strides = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x4x5x5xf32>, tensor<2x4x1x1xf32>) -> tensor<1x2x5x5xf32> loc("c")
+  %p = graph.conv2d %x, %f {strides = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : (tensor<1x4x5x5xf32>, tensor<2x4x1x1xf32>) -> tensor<1x2x7x7xf32> loc("p")
+  %df = graph.conv2d_backward_filter %c, %x {strides = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x2x5x5xf32>, tensor<1x4x5x5xf32>) -> tensor<2x4x1x1xf32> loc("df")
+  %dx = graph.conv2d_backward_data %c, %f {strides = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x2x5x5xf32>, tensor<2x4x1x1xf32>) -> tensor<1x4x5x5xf32> loc("dx")
+  %nf = graph.sgd_update %f, %df {lr = 0.5 : f32} : tensor<2x4x1x1xf32> loc("nf")
+  return %c, %p, %dx, %nf : tensor<1x2x5x5xf32>, tensor<1x2x7x7xf32>, tensor<1x4x5x5xf32>, tensor<2x4x1x1xf32>
+}
+
+// -----
+
+// Without the mark (the CUDA target, where the workspace is cuDNN's limit) the same pointwise
+// convolution gets its workspace: 4 x 25 floats.
+// CHECK-LABEL: func.func @pointwise_with_workspace(
+//  CHECK-NEXT:   graph.conv2d {{.*}}graph.workspace_offset = {{[0-9]+}} : i64, padding = array<i64: 0, 0, 0, 0>
+func.func @pointwise_with_workspace(%f: tensor<2x4x1x1xf32> {graph.kind = "parameter", graph.name = "f"},
+                                    %x: tensor<1x4x5x5xf32> {graph.kind = "input", graph.name = "x"})
+    -> tensor<1x2x5x5xf32> {
+  %c = graph.conv2d %x, %f {strides = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x4x5x5xf32>, tensor<2x4x1x1xf32>) -> tensor<1x2x5x5xf32> loc("c")
+  return %c : tensor<1x2x5x5xf32>
+}

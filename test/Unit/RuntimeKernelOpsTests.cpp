@@ -99,17 +99,19 @@ std::vector<double> convRef(const std::vector<double> &x, const std::vector<doub
 }
 
 /// conv2d, conv2dBackwardData and conv2dBackwardFilter on `sh` against the double reference
-/// (with a bias) and its finite differences; outputs and workspace pre-filled with NaN.
-void checkConvAgainstReference(const Conv2dShape &sh, uint64_t seed) {
+/// (with a bias) and its finite differences; outputs and workspace pre-filled with NaN. With
+/// `noWorkspace` the kernels get a null workspace (pointwise convolutions need none).
+void checkConvAgainstReference(const Conv2dShape &sh, uint64_t seed, bool noWorkspace = false) {
   const int64_t cg = sh.c / sh.groups;
   auto x = randomVec(sh.n * sh.c * sh.h * sh.w, seed);
   auto w = randomVec(sh.k * cg * sh.r * sh.s, seed + 1);
   auto bias = randomVec(sh.k, seed + 2);
   auto r = randomVec(sh.n * sh.k * sh.oh * sh.ow, seed + 3);
-  std::vector<float> ws(conv2dWorkspaceBytes(cg, sh.r, sh.s, sh.oh, sh.ow) / 4, kNaN);
+  std::vector<float> ws(noWorkspace ? 0 : conv2dWorkspaceBytes(cg, sh.r, sh.s, sh.oh, sh.ow) / 4,
+                        kNaN);
 
   std::vector<float> y(r.size(), kNaN);
-  conv2d(x.data(), w.data(), bias.data(), y.data(), sh, ws.data());
+  conv2d(x.data(), w.data(), bias.data(), y.data(), sh, noWorkspace ? nullptr : ws.data());
   auto want = convRef(toDouble(x), toDouble(w), sh);
   for (int64_t i = 0; i < int64_t(want.size()); ++i)
     want[i] += bias[(i / (sh.oh * sh.ow)) % sh.k];
@@ -117,9 +119,9 @@ void checkConvAgainstReference(const Conv2dShape &sh, uint64_t seed) {
 
   std::vector<float> dx(x.size(), kNaN), dw(w.size(), kNaN);
   std::fill(ws.begin(), ws.end(), kNaN);
-  conv2dBackwardData(r.data(), w.data(), dx.data(), sh, ws.data());
+  conv2dBackwardData(r.data(), w.data(), dx.data(), sh, noWorkspace ? nullptr : ws.data());
   std::fill(ws.begin(), ws.end(), kNaN);
-  conv2dBackwardFilter(r.data(), x.data(), dw.data(), sh, ws.data());
+  conv2dBackwardFilter(r.data(), x.data(), dw.data(), sh, noWorkspace ? nullptr : ws.data());
   auto wd = toDouble(w), xd = toDouble(x);
   expectClose(dx.data(), finiteDiff([&](const std::vector<double> &v) { return convRef(v, wd, sh); }, xd, r), 1e-6);
   expectClose(dw.data(), finiteDiff([&](const std::vector<double> &v) { return convRef(xd, v, sh); }, wd, r), 1e-6);
@@ -142,6 +144,30 @@ INSTANTIATE_TEST_SUITE_P(Groups, GroupedConv, ::testing::Values(1, 2, 4));
 TEST(DepthwiseConv, DilatedPaddedMatchesDoubleReference) {
   // 3 channels, 7x6 image, 3x2 window, dilation 2, padding 3 (top) and 2 (left): 7x6 output.
   checkConvAgainstReference(Conv2dShape{2, 3, 7, 6, 3, 3, 2, 7, 6, 1, 1, 3, 2, 2, 2, 3}, 11);
+}
+
+// A 1x1 convolution at stride 1 without padding reads and writes the tensors directly, with no
+// workspace at all (a null pointer): dense and with two groups, on a non-square image.
+TEST(PointwiseConv, RunsWithoutAWorkspace) {
+  for (int64_t groups : {1, 2}) {
+    // 6 input and 4 output channels, 5x3 image, 1x1 window: 5x3 output.
+    const Conv2dShape sh{3, 6, 5, 3, 4, 1, 1, 5, 3, 1, 1, 0, 0, 1, 1, groups};
+    ASSERT_TRUE(conv2dIsPointwise(sh.r, sh.s, sh.strideH, sh.strideW, sh.padTop, sh.padLeft, sh.h,
+                                  sh.w, sh.oh, sh.ow));
+    checkConvAgainstReference(sh, 21 + groups, /*noWorkspace=*/true);
+  }
+}
+
+// 1x1 windows that are not pointwise keep the im2col path: with padding (7x5 output) and at
+// stride 2 (3x2 output).
+TEST(PointwiseConv, PaddedOrStridedOnesStillUseIm2col) {
+  const Conv2dShape padded{2, 3, 5, 3, 4, 1, 1, 7, 5, 1, 1, 1, 1, 1, 1, 1};
+  const Conv2dShape strided{2, 3, 5, 3, 4, 1, 1, 3, 2, 2, 2, 0, 0, 1, 1, 1};
+  for (const Conv2dShape &sh : {padded, strided}) {
+    EXPECT_FALSE(conv2dIsPointwise(sh.r, sh.s, sh.strideH, sh.strideW, sh.padTop, sh.padLeft, sh.h,
+                                   sh.w, sh.oh, sh.ow));
+    checkConvAgainstReference(sh, 31);
+  }
 }
 
 //===----------------------------------------------------------------------===//

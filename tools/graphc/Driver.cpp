@@ -614,10 +614,14 @@ private:
     if (stopAfter == Phase::Training)
       return out;
 
-    // The CUDA runtime uploads batch t+1 while step t runs, into a buffer of the plan.
-    if (opts.target == "cuda" && !opts.noStageNextBatch)
-      if (auto step = out.module->lookupSymbol<func::FuncOp>("train_step"))
+    if (auto step = out.module->lookupSymbol<func::FuncOp>("train_step")) {
+      // The CUDA runtime uploads batch t+1 while step t runs, into a buffer of the plan.
+      if (opts.target == "cuda" && !opts.noStageNextBatch)
         step->setAttr(kStageNextBatchAttr, UnitAttr::get(&context));
+      // The CPU kernels run pointwise convolutions without an im2col workspace.
+      if (opts.target != "cuda")
+        step->setAttr(kDirectPointwiseConvsAttr, UnitAttr::get(&context));
+    }
     PassManager plan(&context);
     // CUDA: a batch norm with few channels sums each over several blocks, whose partial sums
     // are planned (graphc-split-channel-reductions).

@@ -106,7 +106,8 @@ struct Conv2dShape {
 };
 
 /// y[N,K,OH,OW] = conv(x[N,C,H,W], w[K,C/groups,R,S]) + bias[K] (bias may be null).
-/// workspace: conv2dWorkspaceBytes(c / groups, r, s, conv2dTileRows(tileRows, oh), ow) bytes.
+/// workspace: conv2dWorkspaceBytes(c / groups, r, s, conv2dTileRows(tileRows, oh), ow) bytes,
+/// none (it may be null) for a pointwise convolution (conv2dIsPointwise, workspace.h).
 void conv2d(const float *x, const float *w, const float *bias, float *y, const Conv2dShape &shape,
             float *workspace);
 /// dx[N,C,H,W] from dy[N,K,OH,OW] and w. Same workspace size as conv2d. With `bias` [C] (a

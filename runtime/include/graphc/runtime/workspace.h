@@ -11,6 +11,18 @@ constexpr int64_t conv2dTileRows(int64_t tileRows, int64_t oh) {
   return tileRows > 0 && tileRows < oh ? tileRows : oh;
 }
 
+/// Whether a convolution's CPU kernels read its input (or write its data gradient) in place of
+/// an im2col matrix: a 1x1 filter at stride 1 without padding, whose im2col matrix of an image
+/// is the image itself. Such a convolution needs no workspace on the CPU target. (h, w): the
+/// input's size, (oh, ow) the output's; equal sizes with no top and left padding mean none at
+/// the bottom and right either.
+constexpr bool conv2dIsPointwise(int64_t r, int64_t s, int64_t strideH, int64_t strideW,
+                                 int64_t padTop, int64_t padLeft, int64_t h, int64_t w, int64_t oh,
+                                 int64_t ow) {
+  return r == 1 && s == 1 && strideH == 1 && strideW == 1 && padTop == 0 && padLeft == 0 &&
+         oh == h && ow == w;
+}
+
 /// im2col buffer for one tile of `rows` output rows of one image: (C * R * S) x (rows * OW)
 /// floats. Used by conv2d forward, backward-data (as the col2im source) and backward-filter.
 constexpr uint64_t conv2dWorkspaceBytes(int64_t c, int64_t r, int64_t s, int64_t rows,
