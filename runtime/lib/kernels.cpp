@@ -255,33 +255,33 @@ inline int64_t poolWindowArgmax(const float *img, const Pool2dShape &sh, int64_t
 }
 
 // Visits every pooling window of image planes [planeBegin, planeEnd) (a plane is one (n, c)
-// pair); fn(outIndex, windowArgmaxIndexInX or -1). Windows of 2x2, the usual pooling, get the
-// same scan unrolled.
-template <typename Fn>
-void forEachPoolWindow(const float *x, const Pool2dShape &sh, int64_t planeBegin, int64_t planeEnd,
-                       Fn fn) {
-  const bool twoByTwo = sh.kernelH == 2 && sh.kernelW == 2;
+// pair); fn(outIndex, windowArgmaxIndexInX or -1). Windows of KH x KW (both > 0: the usual 2x2
+// and ResNet's 3x3) that lie inside the image get poolWindowArgmax's scan unrolled, without its
+// bounds; KH = KW = 0 scans every window with poolWindowArgmax.
+template <int KH, int KW, typename Fn>
+void forEachPoolWindowOf(const float *x, const Pool2dShape &sh, int64_t planeBegin,
+                         int64_t planeEnd, Fn fn) {
   for (int64_t nc = planeBegin; nc < planeEnd; ++nc) {
     const int64_t planeBase = nc * sh.h * sh.w;
     const float *img = x + planeBase;
     for (int64_t oy = 0; oy < sh.oh; ++oy) {
       const int64_t y0 = oy * sh.strideH - sh.padTop;
-      const bool rowsInside = y0 >= 0 && y0 + 2 <= sh.h;
+      const bool rowsInside = KH > 0 && y0 >= 0 && y0 + KH <= sh.h;
       for (int64_t ox = 0; ox < sh.ow; ++ox) {
         const int64_t out = (nc * sh.oh + oy) * sh.ow + ox;
         const int64_t x0 = ox * sh.strideW - sh.padLeft;
-        if (twoByTwo && rowsInside && x0 >= 0 && x0 + 2 <= sh.w) {
+        if (rowsInside && x0 >= 0 && x0 + KW <= sh.w) {
           const float *p = img + y0 * sh.w + x0;
           int64_t best = 0;
           float bestVal = p[0];
-          const int64_t at[3] = {1, sh.w, sh.w + 1};
-          for (int64_t k : at) {
-            const float v = p[k];
-            if (v > bestVal || v != v) {
-              best = k;
-              bestVal = v;
+          for (int r = 0; r < KH; ++r)
+            for (int s = r == 0 ? 1 : 0; s < KW; ++s) {
+              const float v = p[r * sh.w + s];
+              if (v > bestVal || v != v) {
+                best = r * sh.w + s;
+                bestVal = v;
+              }
             }
-          }
           fn(out, planeBase + y0 * sh.w + x0 + best);
         } else {
           fn(out, poolWindowArgmax(img, sh, planeBase, oy, ox));
@@ -289,6 +289,17 @@ void forEachPoolWindow(const float *x, const Pool2dShape &sh, int64_t planeBegin
       }
     }
   }
+}
+
+template <typename Fn>
+void forEachPoolWindow(const float *x, const Pool2dShape &sh, int64_t planeBegin, int64_t planeEnd,
+                       Fn fn) {
+  if (sh.kernelH == 2 && sh.kernelW == 2)
+    forEachPoolWindowOf<2, 2>(x, sh, planeBegin, planeEnd, fn);
+  else if (sh.kernelH == 3 && sh.kernelW == 3)
+    forEachPoolWindowOf<3, 3>(x, sh, planeBegin, planeEnd, fn);
+  else
+    forEachPoolWindowOf<0, 0>(x, sh, planeBegin, planeEnd, fn);
 }
 
 // Returns (max, log(sum(exp(row - max)))) of one row of logits, accumulated in double.
