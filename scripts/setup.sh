@@ -12,6 +12,7 @@ PACKAGES=(
   chromium
   libhdf5-dev
   coinor-libcbc-dev
+  libgtest-dev libbenchmark-dev
   libopenmpi-dev openmpi-bin
   python3-torch python3-torchvision python3-onnx python3-numpy python3-h5py
 )

@@ -1,0 +1,122 @@
+// Microbenchmarks of the CPU runtime's heaviest kernels, on ResNet-18's shapes (224x224,
+// batch 8), with Google Benchmark:
+//   * BM_Gemm/<layer>/<direction>: graphc's GEMM (runtime/lib/kernels.cpp: blocks of C that
+//     depend on the shape alone, shared out among graphc's threads, each one single-threaded
+//     OpenBLAS call) against BM_OpenBlasThreads, one cblas_sgemm on OpenBLAS's own threads
+//     (what the runtime did before 2026-11-27), same shape, same thread count;
+//   * BM_MaxPool3x3: ResNet-18's 3x3 stride-2 max pooling, forward and backward;
+//   * BM_PointwiseConv: a 1x1 convolution of MobileNetV2, which multiplies the tensors without
+//     an im2col copy, against BM_PointwiseAsIm2col, the same product through a 1x1 "window"
+//     with one padded row (the im2col path), cropped.
+// Run: build/bin/bench-cpu-kernels [--benchmark_filter=Gemm] [--benchmark_repetitions=5]
+// (GRAPHC_NUM_THREADS sets both contenders' thread count). Results in docs/benchmarks.md.
+#include "graphc/runtime/kernels.h"
+#include "graphc/runtime/parallel.h"
+
+#include <benchmark/benchmark.h>
+#include <cblas.h>
+
+#include <random>
+#include <vector>
+
+using namespace graphc::rt;
+
+namespace {
+
+std::vector<float> randomFloats(size_t n, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::normal_distribution<float> normal;
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = normal(gen);
+  return v;
+}
+
+/// One per-image GEMM of a ResNet-18 3x3 convolution: K output channels, C input channels, an
+/// OH x OW output. Direction 0: forward, C[K, OHW] = W[K, 9C] col[9C, OHW]; 1: the data
+/// gradient's col[9C, OHW] = W^T dy[K, OHW]; 2: the filter gradient's dW[K, 9C] = dy col^T.
+struct GemmShape {
+  int64_t m, n, k;
+  bool transA, transB;
+};
+GemmShape convGemm(int64_t channelsK, int64_t channelsC, int64_t side, int direction) {
+  const int64_t crs = 9 * channelsC, ohw = side * side;
+  if (direction == 0)
+    return {channelsK, ohw, crs, false, false};
+  if (direction == 1)
+    return {crs, ohw, channelsK, true, false};
+  return {channelsK, crs, ohw, false, true};
+}
+/// ResNet-18's four stages: (K = C, output side).
+constexpr int64_t kStages[4][2] = {{64, 56}, {128, 28}, {256, 14}, {512, 7}};
+
+void gemmBenchmark(benchmark::State &state, bool openBlasThreads) {
+  const GemmShape s = convGemm(kStages[state.range(0)][0], kStages[state.range(0)][0],
+                               kStages[state.range(0)][1], int(state.range(1)));
+  auto a = randomFloats(size_t(s.m * s.k), 1), b = randomFloats(size_t(s.k * s.n), 2);
+  std::vector<float> c(size_t(s.m * s.n));
+  matmul(a.data(), b.data(), c.data(), s.m, s.n, s.k, s.transA, s.transB); // pool, BLAS setup
+  for (auto _ : state) {
+    if (openBlasThreads) {
+      openblas_set_num_threads(kernelThreads());
+      cblas_sgemm(CblasRowMajor, s.transA ? CblasTrans : CblasNoTrans,
+                  s.transB ? CblasTrans : CblasNoTrans, int(s.m), int(s.n), int(s.k), 1.0f,
+                  a.data(), int(s.transA ? s.m : s.k), b.data(), int(s.transB ? s.k : s.n), 0.0f,
+                  c.data(), int(s.n));
+      openblas_set_num_threads(1); // graphc's GEMMs assume single-threaded calls
+    } else {
+      matmul(a.data(), b.data(), c.data(), s.m, s.n, s.k, s.transA, s.transB);
+    }
+    benchmark::DoNotOptimize(c.data());
+  }
+  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * double(s.m * s.n * s.k),
+                                                 benchmark::Counter::kIsIterationInvariantRate,
+                                                 benchmark::Counter::kIs1000);
+  state.counters["blocks"] = double(gemmBlocks(s.m, s.n, s.k).count);
+}
+void BM_Gemm(benchmark::State &state) { gemmBenchmark(state, false); }
+void BM_OpenBlasThreads(benchmark::State &state) { gemmBenchmark(state, true); }
+// Args: stage (0-3), direction (0 forward, 1 data gradient, 2 filter gradient).
+BENCHMARK(BM_Gemm)->ArgsProduct({{0, 1, 2, 3}, {0, 1, 2}})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_OpenBlasThreads)
+    ->ArgsProduct({{0, 1, 2, 3}, {0, 1, 2}})
+    ->Unit(benchmark::kMillisecond);
+
+void BM_MaxPool3x3(benchmark::State &state) {
+  const Pool2dShape sh{8, 64, 112, 112, 56, 56, 3, 3, 2, 2, 1, 1};
+  auto x = randomFloats(size_t(sh.n * sh.c * sh.h * sh.w), 3);
+  std::vector<float> y(size_t(sh.n * sh.c * sh.oh * sh.ow)), dx(x.size());
+  const bool backward = state.range(0) != 0;
+  for (auto _ : state) {
+    if (backward)
+      maxPool2dBackward(y.data(), x.data(), dx.data(), sh);
+    else
+      maxPool2d(x.data(), y.data(), sh);
+    benchmark::DoNotOptimize(backward ? dx.data() : y.data());
+  }
+}
+BENCHMARK(BM_MaxPool3x3)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+
+/// MobileNetV2's first expansion: 16 -> 96 channels on 112 x 112, batch 8.
+void pointwiseBenchmark(benchmark::State &state, bool asIm2col) {
+  const int64_t n = 8, c = 16, k = 96, side = 112;
+  // The im2col contender pads one row at the bottom: a 1x1 window is then not "pointwise", so
+  // the kernel unfolds the image (a copy) before the same GEMM, with one extra output row.
+  const Conv2dShape sh{n,    c, side, side, k, 1, 1, asIm2col ? side + 1 : side,
+                       side, 1, 1,    0,    0, 1, 1, 1};
+  auto x = randomFloats(size_t(n * c * side * side), 4), w = randomFloats(size_t(k * c), 5);
+  std::vector<float> y(size_t(n * k * sh.oh * sh.ow));
+  std::vector<float> workspace(conv2dWorkspaceBytes(c, 1, 1, sh.oh, sh.ow) / sizeof(float));
+  for (auto _ : state) {
+    conv2d(x.data(), w.data(), nullptr, y.data(), sh, asIm2col ? workspace.data() : nullptr);
+    benchmark::DoNotOptimize(y.data());
+  }
+}
+void BM_PointwiseConv(benchmark::State &state) { pointwiseBenchmark(state, false); }
+void BM_PointwiseAsIm2col(benchmark::State &state) { pointwiseBenchmark(state, true); }
+BENCHMARK(BM_PointwiseConv)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_PointwiseAsIm2col)->Unit(benchmark::kMillisecond);
+
+} // namespace
+
+BENCHMARK_MAIN();
