@@ -57,12 +57,12 @@ inline int blasInt(int64_t v) { return static_cast<int>(v); }
 // environment before the process starts), and on a 2-core machine they took 15% of the
 // ResNet-18 step's CPU time (perf) while graphc's threads ran the kernels that follow. They
 // also made results depend on the thread count: OpenBLAS's threaded and single-threaded
-// GEMMs, and its GEMMs on different blocks of C, differ in the last bits (its kernels' order
-// of accumulation depends on where an element falls). So the blocks here depend on the shape
+// GEMMs, and its GEMMs on different blocks of C, differ in the last bits (measured on
+// ResNet-18's shapes with OpenBLAS 0.3.21). So the blocks here depend on the shape
 // alone: a GEMM of W multiply-adds is cut into min(16, W / 1M) blocks (whole multiples of 16
 // rows or columns, the kernel's tile) along C's longer side, whatever the thread count, and
 // the threads share them out. The step is then bit-identical for any thread count
-// (test/Unit/RuntimeKernelTests.cpp, test/e2e/kernel-threads.test). Below 2M multiply-adds
+// (test/Unit/RuntimeParallelTests.cpp, test/e2e/kernel-threads.test). Below 2M multiply-adds
 // a GEMM is one call on the calling thread: the 28x28 CNN's per-image convolution GEMMs
 // (0.6M) ran 1.4x slower threaded.
 constexpr double kGemmBlockMacs = double(1 << 20);
