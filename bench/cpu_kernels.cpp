@@ -4,6 +4,9 @@
 //     depend on the shape alone, shared out among graphc's threads, each one single-threaded
 //     OpenBLAS call) against BM_OpenBlasThreads, one cblas_sgemm on OpenBLAS's own threads
 //     (what the runtime did before 2026-11-27), same shape, same thread count;
+//   * BM_BatchedGemm: attention's per-head products (unfused, 8 heads of 128 x 128 x 64, 1M
+//     multiply-adds each, too small for blocks), shared out whole among graphc's threads,
+//     against BM_BatchedGemmOneByOne, the same calls one after the other (before 2026-11-27);
 //   * BM_MaxPool3x3: ResNet-18's 3x3 stride-2 max pooling, forward and backward;
 //   * BM_PointwiseConv: a 1x1 convolution of MobileNetV2, which multiplies the tensors without
 //     an im2col copy, against BM_PointwiseAsIm2col, the same product through a 1x1 "window"
@@ -81,6 +84,27 @@ BENCHMARK(BM_Gemm)->ArgsProduct({{0, 1, 2, 3}, {0, 1, 2}})->Unit(benchmark::kMil
 BENCHMARK(BM_OpenBlasThreads)
     ->ArgsProduct({{0, 1, 2, 3}, {0, 1, 2}})
     ->Unit(benchmark::kMillisecond);
+
+void batchedBenchmark(benchmark::State &state, bool oneByOne) {
+  const int64_t batch = 8, m = 128, n = 128, k = 64;
+  auto a = randomFloats(size_t(batch * m * k), 6), b = randomFloats(size_t(batch * k * n), 7);
+  std::vector<float> c(size_t(batch * m * n));
+  batchMatmul(a.data(), b.data(), c.data(), batch, m, n, k, false, true); // pool, BLAS setup
+  for (auto _ : state) {
+    if (oneByOne)
+      for (int64_t i = 0; i < batch; ++i)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(m), int(n), int(k), 1.0f,
+                    a.data() + i * m * k, int(k), b.data() + i * k * n, int(k), 0.0f,
+                    c.data() + i * m * n, int(n));
+    else
+      batchMatmul(a.data(), b.data(), c.data(), batch, m, n, k, false, true);
+    benchmark::DoNotOptimize(c.data());
+  }
+}
+void BM_BatchedGemm(benchmark::State &state) { batchedBenchmark(state, false); }
+void BM_BatchedGemmOneByOne(benchmark::State &state) { batchedBenchmark(state, true); }
+BENCHMARK(BM_BatchedGemm)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_BatchedGemmOneByOne)->Unit(benchmark::kMillisecond);
 
 void BM_MaxPool3x3(benchmark::State &state) {
   const Pool2dShape sh{8, 64, 112, 112, 56, 56, 3, 3, 2, 2, 1, 1};

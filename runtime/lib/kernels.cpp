@@ -343,16 +343,24 @@ void matmul(const float *a, const float *b, float *c, int64_t m, int64_t n, int6
 
 void batchMatmul(const float *a, const float *b, float *c, int64_t batch, int64_t m, int64_t n,
                  int64_t k, bool transA, bool transB) {
-  for (int64_t i = 0; i < batch; ++i)
-    gemm(a + i * m * k, b + i * k * n, c + i * m * n, m, n, k, transA, transB, 0.0f);
+  stridedBatchMatmul(a, m * k, b, k * n, c, m * n, batch, m, n, k, transA, transB, 1.0f, 0.0f);
 }
 
 void stridedBatchMatmul(const float *a, int64_t strideA, const float *b, int64_t strideB, float *c,
                         int64_t strideC, int64_t batch, int64_t m, int64_t n, int64_t k,
                         bool transA, bool transB, float alpha, float beta) {
-  for (int64_t i = 0; i < batch; ++i)
-    gemm(a + i * strideA, b + i * strideB, c + i * strideC, m, n, k, transA, transB, beta, 0, 0, 0,
-         alpha);
+  // GEMMs too small to be cut into blocks (attention's per-head products) are shared out whole
+  // among the threads instead, a range of them being worth at least kGemmBlockMacs: each is
+  // still one call, so the results do not depend on the threads either.
+  const double macs = std::max(double(m) * double(n) * double(k), 1.0);
+  const int64_t grain = gemmBlocks(m, n, k).count > 1
+                            ? batch
+                            : std::max<int64_t>(1, static_cast<int64_t>(kGemmBlockMacs / macs));
+  parallelFor(batch, grain, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i)
+      gemm(a + i * strideA, b + i * strideB, c + i * strideC, m, n, k, transA, transB, beta, 0, 0,
+           0, alpha);
+  });
 }
 
 // Memory-efficient attention (Rabe and Staats 2021): per block of query rows, three (forward)

@@ -175,4 +175,33 @@ TEST(GemmBlocks, ThreadsChangeNoBit) {
     }
 }
 
+// Batches of GEMMs too small for blocks (attention's per-head products) are shared out whole:
+// 64 products of 32 x 32 x 64 (65536 multiply-adds each, so 16 per range) on 3 threads must
+// equal the same products computed one after the other.
+TEST(GemmBlocks, SmallBatchedProductsSharedOutWhole) {
+  ASSERT_EQ(threeThreads(), 3);
+  const int64_t batch = 64, m = 32, n = 32, k = 64;
+  ASSERT_EQ(gemmBlocks(m, n, k).count, 1);
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  std::vector<float> a(batch * m * k), b(batch * k * n), c(batch * m * n, 0.0f), expected;
+  for (float &v : a)
+    v = uniform(rng);
+  for (float &v : b)
+    v = uniform(rng);
+  expected = c;
+  for (int64_t i = 0; i < batch; ++i)
+    blockByBlock(a.data() + i * m * k, b.data() + i * k * n, expected.data() + i * m * n, m, n, k,
+                 false, true, 0.125f, 0.0f);
+  stridedBatchMatmul(a.data(), m * k, b.data(), k * n, c.data(), m * n, batch, m, n, k, false,
+                     true, 0.125f, 0.0f);
+  EXPECT_EQ(std::memcmp(c.data(), expected.data(), c.size() * sizeof(float)), 0);
+  std::vector<float> plain(c.size(), -1.0f);
+  batchMatmul(a.data(), b.data(), plain.data(), batch, m, n, k, false, true);
+  for (int64_t i = 0; i < batch; ++i)
+    blockByBlock(a.data() + i * m * k, b.data() + i * k * n, expected.data() + i * m * n, m, n, k,
+                 false, true, 1.0f, 0.0f);
+  EXPECT_EQ(std::memcmp(plain.data(), expected.data(), plain.size() * sizeof(float)), 0);
+}
+
 } // namespace
