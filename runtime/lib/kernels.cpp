@@ -833,6 +833,29 @@ void avgPool2dBackward(const float *dy, float *dx, const Pool2dShape &sh, bool c
   });
 }
 
+namespace {
+// Batch norm's per-channel sums in double, spread over 4 partial sums: element i of each plane
+// goes to lane i % 4, and the lanes are added as (0 + 1) + (2 + 3) at the end. One running sum
+// was bound by the latency of its adds (the statistics took 8% of MobileNetV2's step); four
+// independent chains are not. The order is fixed, and a channel is one thread's, so the sums
+// still do not depend on the thread count.
+constexpr int kSumLanes = 4;
+template <typename Fn> void forEachInLanes(int64_t n, Fn fn) {
+  int64_t i = 0;
+  for (; i + kSumLanes <= n; i += kSumLanes) {
+    fn(i, 0);
+    fn(i + 1, 1);
+    fn(i + 2, 2);
+    fn(i + 3, 3);
+  }
+  for (; i < n; ++i)
+    fn(i, int(i % kSumLanes));
+}
+inline double laneTotal(const double (&lanes)[kSumLanes]) {
+  return (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
+}
+} // namespace
+
 void batchNorm(const float *x, const float *scale, const float *bias, const float *runningMean,
                const float *runningVar, float *y, float *newRunningMean, float *newRunningVar,
                float *savedMean, float *savedInvstd, int64_t n, int64_t c, int64_t inner,
@@ -842,21 +865,20 @@ void batchNorm(const float *x, const float *scale, const float *bias, const floa
     for (int64_t ch = chBegin; ch < chEnd; ++ch) {
       double mean, var;
       if (training) {
-        double sum = 0.0;
+        double sums[kSumLanes] = {}, squares[kSumLanes] = {};
         for (int64_t b = 0; b < n; ++b) {
           const float *p = x + (b * c + ch) * inner;
-          for (int64_t i = 0; i < inner; ++i)
-            sum += p[i];
+          forEachInLanes(inner, [&](int64_t i, int lane) { sums[lane] += p[i]; });
         }
-        mean = count > 0 ? sum / static_cast<double>(count) : 0.0;
-        double varSum = 0.0;
+        mean = count > 0 ? laneTotal(sums) / static_cast<double>(count) : 0.0;
         for (int64_t b = 0; b < n; ++b) {
           const float *p = x + (b * c + ch) * inner;
-          for (int64_t i = 0; i < inner; ++i) {
+          forEachInLanes(inner, [&](int64_t i, int lane) {
             const double d = p[i] - mean;
-            varSum += d * d;
-          }
+            squares[lane] += d * d;
+          });
         }
+        const double varSum = laneTotal(squares);
         var = count > 0 ? varSum / static_cast<double>(count) : 0.0;
         const double unbiased = count > 1 ? varSum / static_cast<double>(count - 1) : var;
         const double m = momentum;
@@ -903,15 +925,16 @@ void batchNormBackward(const float *dy, const float *x, const float *scale,
   parallelFor(c, grainFor(count), [&](int64_t chBegin, int64_t chEnd) {
     for (int64_t ch = chBegin; ch < chEnd; ++ch) {
       const double mean = savedMean[ch], invstd = savedInvstd[ch];
-      double sum = 0.0, dot = 0.0;
+      double sums[kSumLanes] = {}, dots[kSumLanes] = {};
       for (int64_t b = 0; b < n; ++b) {
         const float *g = dy + (b * c + ch) * inner;
         const float *p = x + (b * c + ch) * inner;
-        for (int64_t i = 0; i < inner; ++i) {
-          sum += g[i];
-          dot += (p[i] - mean) * g[i];
-        }
+        forEachInLanes(inner, [&](int64_t i, int lane) {
+          sums[lane] += g[i];
+          dots[lane] += (p[i] - mean) * g[i];
+        });
       }
+      const double sum = laneTotal(sums), dot = laneTotal(dots);
       dbias[ch] = static_cast<float>(sum);
       dscale[ch] = static_cast<float>(dot * invstd);
       const double w = scale[ch];
