@@ -83,6 +83,27 @@ void fillZero(float *p, int64_t n) {
     std::memset(p, 0, static_cast<size_t>(n) * sizeof(float));
 }
 
+// Long sums in double (batch norm's per-channel statistics, a depthwise filter gradient's taps)
+// spread over 4 partial sums: element i of each run goes to lane i % 4, and the lanes are added
+// as (0 + 1) + (2 + 3) at the end. One running sum was bound by the latency of its adds (batch
+// norm's statistics took 8% of MobileNetV2's step); four independent chains are not. The order
+// is fixed, and each sum is one thread's, so the sums still do not depend on the thread count.
+constexpr int kSumLanes = 4;
+template <typename Fn> void forEachInLanes(int64_t n, Fn fn) {
+  int64_t i = 0;
+  for (; i + kSumLanes <= n; i += kSumLanes) {
+    fn(i, 0);
+    fn(i + 1, 1);
+    fn(i + 2, 2);
+    fn(i + 3, 3);
+  }
+  for (; i < n; ++i)
+    fn(i, int(i % kSumLanes));
+}
+inline double laneTotal(const double (&lanes)[kSumLanes]) {
+  return (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
+}
+
 void blasGemm(const float *a, const float *b, float *c, int64_t m, int64_t n, int64_t k,
               bool transA, bool transB, float alpha, float beta, int64_t lda, int64_t ldb,
               int64_t ldc) {
@@ -638,11 +659,13 @@ void depthwiseBackwardFilter(const float *dy, const float *x, float *dw, const C
               const int64_t iy = oy * sh.strideH - sh.padTop + r * sh.dilationH;
               if (iy < 0 || iy >= sh.h)
                 continue;
-              const float *inRow = in + iy * sh.w, *gradRow = grad + oy * sh.ow;
-              double sum = 0.0;
-              for (int64_t ox = lo; ox < hi; ++ox)
-                sum += double(gradRow[ox]) * double(inRow[ox * sh.strideW + shift]);
-              total += sum;
+              const float *inRow = in + iy * sh.w + lo * sh.strideW + shift,
+                          *gradRow = grad + oy * sh.ow + lo;
+              double sums[kSumLanes] = {};
+              forEachInLanes(hi - lo, [&](int64_t i, int lane) {
+                sums[lane] += double(gradRow[i]) * double(inRow[i * sh.strideW]);
+              });
+              total += laneTotal(sums);
             }
           }
           dw[(k * sh.r + r) * sh.s + s] = static_cast<float>(total);
@@ -832,29 +855,6 @@ void avgPool2dBackward(const float *dy, float *dx, const Pool2dShape &sh, bool c
     }
   });
 }
-
-namespace {
-// Batch norm's per-channel sums in double, spread over 4 partial sums: element i of each plane
-// goes to lane i % 4, and the lanes are added as (0 + 1) + (2 + 3) at the end. One running sum
-// was bound by the latency of its adds (the statistics took 8% of MobileNetV2's step); four
-// independent chains are not. The order is fixed, and a channel is one thread's, so the sums
-// still do not depend on the thread count.
-constexpr int kSumLanes = 4;
-template <typename Fn> void forEachInLanes(int64_t n, Fn fn) {
-  int64_t i = 0;
-  for (; i + kSumLanes <= n; i += kSumLanes) {
-    fn(i, 0);
-    fn(i + 1, 1);
-    fn(i + 2, 2);
-    fn(i + 3, 3);
-  }
-  for (; i < n; ++i)
-    fn(i, int(i % kSumLanes));
-}
-inline double laneTotal(const double (&lanes)[kSumLanes]) {
-  return (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
-}
-} // namespace
 
 void batchNorm(const float *x, const float *scale, const float *bias, const float *runningMean,
                const float *runningVar, float *y, float *newRunningMean, float *newRunningVar,
