@@ -8,11 +8,18 @@
 //     multiply-adds each, too small for blocks), shared out whole among graphc's threads,
 //     against BM_BatchedGemmOneByOne, the same calls one after the other (before 2026-11-27);
 //   * BM_MaxPool3x3: ResNet-18's 3x3 stride-2 max pooling, forward and backward;
+//   * BM_ReluBackward, BM_ClipBackward, BM_Dropout and BM_BatchNorm (forward, backward):
+//     MobileNetV2-sized elementwise gradients and batch norms ([8, 96, 112, 112]);
 //   * BM_PointwiseConv: a 1x1 convolution of MobileNetV2, which multiplies the tensors without
 //     an im2col copy, against BM_PointwiseAsIm2col, the same product through a 1x1 "window"
 //     with one padded row (the im2col path), cropped.
 // Run: build/bin/bench-cpu-kernels [--benchmark_filter=Gemm] [--benchmark_repetitions=5]
-// (GRAPHC_NUM_THREADS sets both contenders' thread count). Results in docs/benchmarks.md.
+// (GRAPHC_NUM_THREADS sets both contenders' thread count). Results in docs/benchmarks.md. It uses
+// only kernels.h's declarations, so it also builds against an older runtime, to compare
+// builds in one run:
+//   c++ -O2 -std=c++17 -I OLD/runtime/include bench/cpu_kernels.cpp
+//   OLD/build/lib/libgraphc_runtime.a \
+//       -lbenchmark -lopenblas -lpthread -o bench-old
 #include "graphc/runtime/kernels.h"
 #include "graphc/runtime/parallel.h"
 
@@ -75,7 +82,6 @@ void gemmBenchmark(benchmark::State &state, bool openBlasThreads) {
   state.counters["GFLOP/s"] = benchmark::Counter(2.0 * double(s.m * s.n * s.k),
                                                  benchmark::Counter::kIsIterationInvariantRate,
                                                  benchmark::Counter::kIs1000);
-  state.counters["blocks"] = double(gemmBlocks(s.m, s.n, s.k).count);
 }
 void BM_Gemm(benchmark::State &state) { gemmBenchmark(state, false); }
 void BM_OpenBlasThreads(benchmark::State &state) { gemmBenchmark(state, true); }
@@ -120,6 +126,65 @@ void BM_MaxPool3x3(benchmark::State &state) {
   }
 }
 BENCHMARK(BM_MaxPool3x3)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+
+/// MobileNetV2's widest activations: [8, 96, 112, 112].
+constexpr int64_t kWideN = 8, kWideC = 96, kWideInner = 112 * 112;
+constexpr int64_t kWide = kWideN * kWideC * kWideInner;
+
+void BM_ReluBackward(benchmark::State &state) {
+  auto y = randomFloats(size_t(kWide), 8), dy = randomFloats(size_t(kWide), 9);
+  std::vector<float> dx(y.size());
+  for (auto _ : state) {
+    reluBackward(dy.data(), y.data(), dx.data(), kWide);
+    benchmark::DoNotOptimize(dx.data());
+  }
+}
+BENCHMARK(BM_ReluBackward)->Unit(benchmark::kMillisecond);
+
+void BM_ClipBackward(benchmark::State &state) {
+  auto y = randomFloats(size_t(kWide), 10), dy = randomFloats(size_t(kWide), 11);
+  for (float &v : y)
+    v *= 4.0f; // about a third of ReLU6's outputs at each bound or beyond
+  std::vector<float> dx(y.size());
+  for (auto _ : state) {
+    clipBackward(dy.data(), y.data(), dx.data(), kWide, 0.0f, 6.0f);
+    benchmark::DoNotOptimize(dx.data());
+  }
+}
+BENCHMARK(BM_ClipBackward)->Unit(benchmark::kMillisecond);
+
+void BM_Dropout(benchmark::State &state) {
+  auto x = randomFloats(size_t(kWide), 12);
+  std::vector<float> y(x.size());
+  for (auto _ : state) {
+    dropout(x.data(), y.data(), kWide, 0.5f, 7, 3, 1.0f, 0);
+    benchmark::DoNotOptimize(y.data());
+  }
+}
+BENCHMARK(BM_Dropout)->Unit(benchmark::kMillisecond);
+
+void BM_BatchNorm(benchmark::State &state) {
+  auto x = randomFloats(size_t(kWide), 13), dy = randomFloats(size_t(kWide), 14);
+  std::vector<float> y(x.size()), dx(x.size()), scale(kWideC, 1.5f), bias(kWideC, 0.1f),
+      runningMean(kWideC, 0.0f), runningVar(kWideC, 1.0f), newMean(kWideC), newVar(kWideC),
+      savedMean(kWideC), savedInvstd(kWideC), dscale(kWideC), dbias(kWideC);
+  auto forward = [&] {
+    batchNorm(x.data(), scale.data(), bias.data(), runningMean.data(), runningVar.data(), y.data(),
+              newMean.data(), newVar.data(), savedMean.data(), savedInvstd.data(), kWideN, kWideC,
+              kWideInner, 1e-5f, 0.1f, true);
+  };
+  forward();
+  for (auto _ : state) {
+    if (state.range(0) == 0)
+      forward();
+    else
+      batchNormBackward(dy.data(), x.data(), scale.data(), savedMean.data(), savedInvstd.data(),
+                        dx.data(), dscale.data(), dbias.data(), kWideN, kWideC, kWideInner, true);
+    benchmark::DoNotOptimize(dx.data());
+    benchmark::DoNotOptimize(y.data());
+  }
+}
+BENCHMARK(BM_BatchNorm)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
 /// MobileNetV2's first expansion: 16 -> 96 channels on 112 x 112, batch 8.
 void pointwiseBenchmark(benchmark::State &state, bool asIm2col) {

@@ -33,14 +33,14 @@ const DeviceProfile kProfiles[] = {
     // Fitted by bench/calibrate_cost_model.py --cpu-results to 6 graphc CPU binaries (the
     // users' three CNNs, ResNet-18, MobileNetV2, the 6-layer transformer) timed by
     // bench/cpu_step_time.py on the 2-core CI machine (AMD EPYC, AVX2) on 2026-11-27, after
-    // the GEMMs moved to graphc's threads and pointwise convolutions lost their im2col
-    // (docs/cpu-results/*-session30.json, docs/benchmarks.md): 5.2% rms relative error, the
-    // worst -8% (ResNet-18). The per-op time stands for what the CPU kernels do per op beyond the
-    // roofline: a pass over memory per unfused elementwise op, and the threads' hand-offs.
+    // the GEMMs moved to graphc's threads, pointwise convolutions lost their im2col and the
+    // masked gradients and batch-norm sums stopped stalling (docs/cpu-results/*-session30.json,
+    // docs/benchmarks.md): 8.0% rms relative error, the worst +13% (MobileNetV2). The per-op
+    // time, 464 us in the first fit, fitted to zero: it had stood for those stalls.
     {"cpu", 160e9, 160e9, 20e9, 24e9,
      "2-core x86 AVX2 at 2.5 GHz: 2 x 2 FMA x 8 lanes x 2 flops x 2.5e9 = 160 GFLOP/s, ~20 GB/s "
      "DRAM (host memory is its own: no link)",
-     0, 0.6815, 0.2726, 241e-6,
+     0, 0.6147, 0.3063, 0.0,
      "fitted to 6 graphc CPU binaries timed on the 2-core CI machine, 2026-11-27"},
 };
 
