@@ -15,7 +15,8 @@
 //     with one padded row (the im2col path), cropped.
 // Run: build/bin/bench-cpu-kernels [--benchmark_filter=Gemm] [--benchmark_repetitions=5]
 // (GRAPHC_NUM_THREADS sets both contenders' thread count). Results in docs/benchmarks.md. It uses
-// only kernels.h's declarations, so it also builds against an older runtime, to compare
+// only the declarations of kernels.h and parallel.h, so it also builds against an older
+// runtime, to compare
 // builds in one run:
 //   c++ -O2 -std=c++17 -I OLD/runtime/include bench/cpu_kernels.cpp
 //   OLD/build/lib/libgraphc_runtime.a \
