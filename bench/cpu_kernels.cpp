@@ -14,13 +14,11 @@
 //     an im2col copy, against BM_PointwiseAsIm2col, the same product through a 1x1 "window"
 //     with one padded row (the im2col path), cropped.
 // Run: build/bin/bench-cpu-kernels [--benchmark_filter=Gemm] [--benchmark_repetitions=5]
-// (GRAPHC_NUM_THREADS sets both contenders' thread count). Results in docs/benchmarks.md. It uses
-// only the declarations of kernels.h and parallel.h, so it also builds against an older
-// runtime, to compare
-// builds in one run:
-//   c++ -O2 -std=c++17 -I OLD/runtime/include bench/cpu_kernels.cpp
-//   OLD/build/lib/libgraphc_runtime.a \
-//       -lbenchmark -lopenblas -lpthread -o bench-old
+// (GRAPHC_NUM_THREADS sets both contenders' thread count). Results in docs/benchmarks.md.
+// It uses only the declarations of kernels.h and parallel.h, so it also builds against an older
+// runtime, to compare two builds in one run (OLD: a checkout with its build):
+//   c++ -O2 -std=c++17 -I OLD/runtime/include bench/cpu_kernels.cpp \
+//     OLD/build/lib/libgraphc_runtime.a -lbenchmark -lopenblas -lpthread -o bench-old
 #include "graphc/runtime/kernels.h"
 #include "graphc/runtime/parallel.h"
 
