@@ -162,18 +162,10 @@ struct Im2colTiles {
   int64_t outputRows, first, smallest;
 };
 std::optional<Im2colTiles> im2colTilesOf(Operation *op) {
-  if (isDirectPointwiseConv(op))
-    return std::nullopt; // no im2col matrix
-  Value out;
-  if (auto conv = dyn_cast<Conv2dOp>(op))
-    out = conv.getResult();
-  else if (auto data = dyn_cast<Conv2dBackwardDataOp>(op))
-    out = data.getGrad();
-  else if (auto filter = dyn_cast<Conv2dBackwardFilterOp>(op))
-    out = filter.getGrad();
-  else
+  std::optional<ConvTensors> conv = convTensorsOf(op);
+  if (!conv || isDirectPointwiseConv(op)) // not a convolution, or one without an im2col matrix
     return std::nullopt;
-  auto shape = cast<RankedTensorType>(out.getType()).getShape();
+  auto shape = cast<RankedTensorType>(conv->output.getType()).getShape();
   int64_t ow = std::max<int64_t>(shape[3], 1);
   return Im2colTiles{shape[2], int64_t(llvm::divideCeil(kFirstTilePixels, ow)),
                      int64_t(llvm::divideCeil(kMinTilePixels, ow))};

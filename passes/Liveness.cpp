@@ -44,54 +44,57 @@ uint64_t graphc::workspaceBytes(Operation *op) {
   return kernelWorkspaceBytes(op);
 }
 
-bool graphc::isDirectPointwiseConv(Operation *op) {
+std::optional<ConvTensors> graphc::convTensorsOf(Operation *op) {
+  return llvm::TypeSwitch<Operation *, std::optional<ConvTensors>>(op)
+      .Case([](Conv2dOp c) {
+        return ConvTensors{c.getInput(), c.getFilter(), c.getResult(), c.getStrides(),
+                           c.getPadding()};
+      })
+      .Case([](Conv2dBackwardDataOp c) {
+        return ConvTensors{c.getResult(), c.getFilter(), c.getGrad(), c.getStrides(),
+                           c.getPadding()};
+      })
+      .Case([](Conv2dBackwardFilterOp c) {
+        return ConvTensors{c.getInput(), c.getResult(), c.getGrad(), c.getStrides(),
+                           c.getPadding()};
+      })
+      .Default([](Operation *) { return std::nullopt; });
+}
+
+namespace {
+ArrayRef<int64_t> shapeOf(Value v) { return cast<RankedTensorType>(v.getType()).getShape(); }
+
+/// isDirectPointwiseConv for a convolution whose tensors are `conv`.
+bool readsDirectly(Operation *op, const ConvTensors &conv) {
   auto func = op->getParentOfType<func::FuncOp>();
   if (!func || !func->hasAttr(kDirectPointwiseConvsAttr))
     return false;
-  auto shape = [](Value v) { return cast<RankedTensorType>(v.getType()).getShape(); };
-  auto pointwise = [](ArrayRef<int64_t> x, ArrayRef<int64_t> filter, ArrayRef<int64_t> y,
-                      ArrayRef<int64_t> strides, ArrayRef<int64_t> padding) {
-    return rt::conv2dIsPointwise(filter[2], filter[3], strides[0], strides[1], padding[0],
-                                 padding[1], x[2], x[3], y[2], y[3]);
-  };
-  return llvm::TypeSwitch<Operation *, bool>(op)
-      .Case([&](Conv2dOp c) {
-        return pointwise(shape(c.getInput()), shape(c.getFilter()), shape(c.getResult()),
-                         c.getStrides(), c.getPadding());
-      })
-      .Case([&](Conv2dBackwardDataOp c) {
-        return pointwise(shape(c.getResult()), shape(c.getFilter()), shape(c.getGrad()),
-                         c.getStrides(), c.getPadding());
-      })
-      .Case([&](Conv2dBackwardFilterOp c) {
-        return pointwise(shape(c.getInput()), shape(c.getResult()), shape(c.getGrad()),
-                         c.getStrides(), c.getPadding());
-      })
-      .Default([](Operation *) { return false; });
+  auto x = shapeOf(conv.image), w = shapeOf(conv.filter), y = shapeOf(conv.output);
+  return rt::conv2dIsPointwise(w[2], w[3], conv.strides[0], conv.strides[1], conv.padding[0],
+                               conv.padding[1], x[2], x[3], y[2], y[3]);
+}
+} // namespace
+
+bool graphc::isDirectPointwiseConv(Operation *op) {
+  std::optional<ConvTensors> conv = convTensorsOf(op);
+  return conv && readsDirectly(op, *conv);
 }
 
 uint64_t graphc::kernelWorkspaceBytes(Operation *op) {
-  if (isDirectPointwiseConv(op))
-    return 0;
-  auto shape = [](Value v) { return cast<RankedTensorType>(v.getType()).getShape(); };
-  // All three conv kernels stage one tile of one image's im2col matrix: C*R*S x rows*OW, for
-  // one group's channels (the filter's C / groups).
-  auto im2col = [&](ArrayRef<int64_t> filter, ArrayRef<int64_t> out) {
+  if (std::optional<ConvTensors> conv = convTensorsOf(op)) {
+    if (readsDirectly(op, *conv))
+      return 0;
+    // All three conv kernels stage one tile of one image's im2col matrix: C*R*S x rows*OW, for
+    // one group's channels (the filter's C / groups).
+    auto filter = shapeOf(conv->filter), out = shapeOf(conv->output);
     return rt::conv2dWorkspaceBytes(filter[1], filter[2], filter[3],
                                     rt::conv2dTileRows(im2colTileRows(op), out[2]), out[3]);
-  };
+  }
   return llvm::TypeSwitch<Operation *, uint64_t>(op)
-      .Case([&](Conv2dOp conv) { return im2col(shape(conv.getFilter()), shape(conv.getResult())); })
-      .Case([&](Conv2dBackwardDataOp conv) {
-        return im2col(shape(conv.getFilter()), shape(conv.getGrad()));
-      })
-      .Case([&](Conv2dBackwardFilterOp conv) {
-        return im2col(shape(conv.getResult()), shape(conv.getGrad()));
-      })
       // One block of scores (two in the backward pass).
       .Case<AttentionOp, AttentionBackwardOp>([&](Operation *attention) {
-        auto q = shape(attention->getOperand(isa<AttentionOp>(attention) ? 0 : 1));
-        auto k = shape(attention->getOperand(isa<AttentionOp>(attention) ? 1 : 2));
+        auto q = shapeOf(attention->getOperand(isa<AttentionOp>(attention) ? 0 : 1));
+        auto k = shapeOf(attention->getOperand(isa<AttentionOp>(attention) ? 1 : 2));
         return rt::attentionWorkspaceBytes(q[0], attentionQueryBlock(attention), k[1],
                                            isa<AttentionBackwardOp>(attention));
       })
@@ -100,7 +103,7 @@ uint64_t graphc::kernelWorkspaceBytes(Operation *op) {
         auto splits = bn->getAttrOfType<IntegerAttr>(kBlockSplitsAttr);
         if (!splits || splits.getInt() <= 1)
           return 0;
-        int64_t channels = shape(bn->getOperand(isa<BatchNormOp>(bn) ? 0 : 1))[1];
+        int64_t channels = shapeOf(bn->getOperand(isa<BatchNormOp>(bn) ? 0 : 1))[1];
         return uint64_t(2 * channels * splits.getInt()) * sizeof(double);
       })
       // One partial sum (double) per block of each channel, when split over blocks.
@@ -108,7 +111,7 @@ uint64_t graphc::kernelWorkspaceBytes(Operation *op) {
         auto splits = bias->getAttrOfType<IntegerAttr>(kBlockSplitsAttr);
         if (!splits || splits.getInt() <= 1)
           return 0;
-        int64_t channels = shape(bias.getGrad())[bias.getAxis()];
+        int64_t channels = shapeOf(bias.getGrad())[bias.getAxis()];
         return uint64_t(channels * splits.getInt()) * sizeof(double);
       })
       // The gathered flat concatenation of the parameters (every rank's shard).

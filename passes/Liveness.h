@@ -122,6 +122,16 @@ uint64_t kernelWorkspaceBytes(mlir::Operation *op);
 /// target leaves it off: its pointwise convolutions keep the workspace as cuDNN's limit.
 constexpr llvm::StringLiteral kDirectPointwiseConvsAttr = "graph.direct_pointwise_convs";
 
+/// The tensors of a convolution op, whichever way it runs: the image side (the forward input, or
+/// the data gradient's result), the filter (or the filter gradient's result) and the output side
+/// (the forward result, or the backward ops' incoming gradient), with its strides and padding.
+struct ConvTensors {
+  mlir::Value image, filter, output;
+  llvm::ArrayRef<int64_t> strides, padding;
+};
+/// `op`'s ConvTensors when it is a conv2d or one of its backward ops, else nullopt.
+std::optional<ConvTensors> convTensorsOf(mlir::Operation *op);
+
 /// Whether `op` is a convolution (forward or backward) that reads its tensors directly, as
 /// kDirectPointwiseConvsAttr says: it has no im2col matrix to tile and no workspace.
 bool isDirectPointwiseConv(mlir::Operation *op);

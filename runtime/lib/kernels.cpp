@@ -579,6 +579,24 @@ void pointwiseProducts(const float *w, const float *in, float *out, const Conv2d
          outRows, hw, inRows, dataGradient, false, 0.0f);
 }
 
+/// Visits, for every output row oy, the filter taps (r, s) whose input row
+/// iy = oy * strideH - padTop + r * dilationH lies in the image, in row-major tap order:
+/// fn(oy, iy, tap = r * S + s, shift, lo, hi), where output columns [lo, hi) read input column
+/// ox * strideW + shift (insideColumns). The forward pass and the data gradient share it.
+template <typename Fn> void forEachDepthwiseTap(const Conv2dShape &sh, Fn fn) {
+  for (int64_t oy = 0; oy < sh.oh; ++oy)
+    for (int64_t r = 0; r < sh.r; ++r) {
+      const int64_t iy = oy * sh.strideH - sh.padTop + r * sh.dilationH;
+      if (iy < 0 || iy >= sh.h)
+        continue;
+      for (int64_t s = 0; s < sh.s; ++s) {
+        int64_t lo, hi;
+        insideColumns(sh, s, lo, hi);
+        fn(oy, iy, r * sh.s + s, s * sh.dilationW - sh.padLeft, lo, hi);
+      }
+    }
+}
+
 void depthwiseForward(const float *x, const float *w, float *y, const Conv2dShape &sh) {
   const int64_t multiplier = sh.k / sh.c, hw = sh.h * sh.w, ohw = sh.oh * sh.ow;
   parallelFor(sh.n * sh.k, grainFor(ohw * sh.r * sh.s), [&](int64_t begin, int64_t end) {
@@ -588,23 +606,14 @@ void depthwiseForward(const float *x, const float *w, float *y, const Conv2dShap
       const float *filter = w + k * sh.r * sh.s;
       float *out = y + plane * ohw;
       fillZero(out, ohw);
-      for (int64_t oy = 0; oy < sh.oh; ++oy) {
+      forEachDepthwiseTap(sh, [&](int64_t oy, int64_t iy, int64_t tap, int64_t shift, int64_t lo,
+                                  int64_t hi) {
         float *row = out + oy * sh.ow;
-        for (int64_t r = 0; r < sh.r; ++r) {
-          const int64_t iy = oy * sh.strideH - sh.padTop + r * sh.dilationH;
-          if (iy < 0 || iy >= sh.h)
-            continue;
-          const float *inRow = in + iy * sh.w;
-          for (int64_t s = 0; s < sh.s; ++s) {
-            const float tap = filter[r * sh.s + s];
-            const int64_t shift = s * sh.dilationW - sh.padLeft;
-            int64_t lo, hi;
-            insideColumns(sh, s, lo, hi);
-            for (int64_t ox = lo; ox < hi; ++ox)
-              row[ox] += tap * inRow[ox * sh.strideW + shift];
-          }
-        }
-      }
+        const float *inRow = in + iy * sh.w;
+        const float weight = filter[tap];
+        for (int64_t ox = lo; ox < hi; ++ox)
+          row[ox] += weight * inRow[ox * sh.strideW + shift];
+      });
     }
   });
 }
@@ -621,22 +630,14 @@ void depthwiseBackwardData(const float *dy, const float *w, float *dx, const Con
                     const int64_t k = c * multiplier + m;
                     const float *grad = dy + (img * sh.k + k) * ohw;
                     const float *filter = w + k * sh.r * sh.s;
-                    for (int64_t oy = 0; oy < sh.oh; ++oy)
-                      for (int64_t r = 0; r < sh.r; ++r) {
-                        const int64_t iy = oy * sh.strideH - sh.padTop + r * sh.dilationH;
-                        if (iy < 0 || iy >= sh.h)
-                          continue;
-                        float *outRow = out + iy * sh.w;
-                        const float *gradRow = grad + oy * sh.ow;
-                        for (int64_t s = 0; s < sh.s; ++s) {
-                          const float tap = filter[r * sh.s + s];
-                          const int64_t shift = s * sh.dilationW - sh.padLeft;
-                          int64_t lo, hi;
-                          insideColumns(sh, s, lo, hi);
-                          for (int64_t ox = lo; ox < hi; ++ox)
-                            outRow[ox * sh.strideW + shift] += tap * gradRow[ox];
-                        }
-                      }
+                    forEachDepthwiseTap(sh, [&](int64_t oy, int64_t iy, int64_t tap,
+                                                int64_t shift, int64_t lo, int64_t hi) {
+                      float *outRow = out + iy * sh.w;
+                      const float *gradRow = grad + oy * sh.ow;
+                      const float weight = filter[tap];
+                      for (int64_t ox = lo; ox < hi; ++ox)
+                        outRow[ox * sh.strideW + shift] += weight * gradRow[ox];
+                    });
                   }
                 }
               });
