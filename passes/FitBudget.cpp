@@ -69,6 +69,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/Hashing.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SmallBitVector.h"
 
 namespace graphc {
@@ -615,7 +616,7 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
       double bytes = double(tensorBytes(v.getType()));
       candidates.push_back({&op, bytes / std::max(cost.flops, 1.0), position, bytes});
     }
-    recordChen(func, lossGrad, flopsBefore);
+    recordChen(func, flopsBefore);
     if (instantBound && withBound)
       recordInstantBound(func, lossGrad, flopsBefore);
     llvm::stable_sort(candidates, [](const Candidate &a, const Candidate &b) {
@@ -2432,23 +2433,28 @@ struct FitBudgetPass : graphc::impl::FitBudgetBase<FitBudgetPass> {
   }
 
   /// Chen et al.'s sqrt(n) checkpointing priced with the same cost model, for comparison
-  /// only (nothing is applied): of the n forward ops with FLOPs in program order, every
-  /// ceil(sqrt(n))-th output is a checkpoint, and every other op runs a second time when the
-  /// backward pass re-runs its segment from the checkpoint before it.
-  void recordChen(func::FuncOp func, Operation *lossGrad, double flopsBefore) {
-    std::vector<double> forward;
+  /// only (nothing is applied): of the n forward ops with FLOPs of each micro-batch (the
+  /// step's one forward pass without micro-batching; ownLossGrad groups them), in program
+  /// order, every ceil(sqrt(n))-th output is a checkpoint, and every other op runs a second
+  /// time when that micro-batch's backward pass re-runs its segment from the checkpoint before
+  /// it. (Pricing the first micro-batch alone understated it k-fold with k micro-batches.)
+  void recordChen(func::FuncOp func, double flopsBefore) {
+    llvm::MapVector<Operation *, std::vector<double>> forwardOf; // loss gradient -> FLOPs
     for (Operation &op : func.getBody().front()) {
-      if (&op == lossGrad)
-        break;
+      Operation *own = ownLossGrad.lookup(&op);
+      if (!own)
+        continue;
       double flops = estimateOpCost(&op).flops;
       if (flops > 0)
-        forward.push_back(flops);
+        forwardOf[own].push_back(flops);
     }
-    std::vector<bool> kept = remat::chenCheckpoints(forward.size());
     double extra = 0;
-    for (size_t i = 0; i < forward.size(); ++i)
-      if (!kept[i])
-        extra += forward[i];
+    for (const auto &[own, forward] : forwardOf) {
+      std::vector<bool> kept = remat::chenCheckpoints(forward.size());
+      for (size_t i = 0; i < forward.size(); ++i)
+        if (!kept[i])
+          extra += forward[i];
+    }
     Builder attrs(func.getContext());
     func->setAttr("graph.fit_chen_extra_flops",
                   attrs.getF64FloatAttr(flopsBefore > 0 ? extra / flopsBefore : 0));
