@@ -6,20 +6,6 @@
 
 namespace graphc::rt::cuda {
 
-std::string formatBytes(uint64_t bytes) {
-  char buf[64];
-  const double b = static_cast<double>(bytes);
-  if (bytes >= (1ull << 30))
-    std::snprintf(buf, sizeof(buf), "%.2f GiB", b / double(1ull << 30));
-  else if (bytes >= (1ull << 20))
-    std::snprintf(buf, sizeof(buf), "%.2f MiB", b / double(1ull << 20));
-  else if (bytes >= (1ull << 10))
-    std::snprintf(buf, sizeof(buf), "%.2f KiB", b / 1024.0);
-  else
-    std::snprintf(buf, sizeof(buf), "%" PRIu64 " bytes", bytes);
-  return buf;
-}
-
 ArenaFit decideArenaFit(uint64_t planned, uint64_t freeBytes, uint64_t totalBytes,
                         uint64_t headroom) {
   ArenaFit fit;

@@ -16,6 +16,7 @@
 #include "graphc/runtime/checkpoint.h"
 #include "graphc/runtime/comm.h"
 #include "graphc/runtime/device.h"
+#include "graphc/runtime/format_bytes.h"
 #include "graphc/runtime/npy.h"
 #include "graphc/runtime/parallel.h"
 #include "graphc/runtime/program.h"
@@ -1132,6 +1133,74 @@ struct HostArena {
   }
 };
 
+/// What this machine can give the arena: MemAvailable plus SwapFree from /proc/meminfo (what
+/// can be had without taking pages from other processes), capped by a cgroup v2 memory limit
+/// (memory.max less memory.current: containers and CI runners, whose limit /proc/meminfo does
+/// not show). `known` is false where /proc/meminfo cannot be read, and nothing is checked.
+struct HostMemory {
+  bool known = false;
+  uint64_t available = 0, total = 0, swapFree = 0, cgroupLimit = 0;
+};
+
+HostMemory readHostMemory() {
+  HostMemory m;
+  if (FILE *f = std::fopen("/proc/meminfo", "r")) {
+    char line[256];
+    uint64_t availableKiB = 0, totalKiB = 0, swapKiB = 0;
+    int found = 0;
+    while (std::fgets(line, sizeof(line), f)) {
+      found += std::sscanf(line, "MemAvailable: %" SCNu64 " kB", &availableKiB) == 1;
+      found += std::sscanf(line, "MemTotal: %" SCNu64 " kB", &totalKiB) == 1;
+      std::sscanf(line, "SwapFree: %" SCNu64 " kB", &swapKiB);
+    }
+    std::fclose(f);
+    m.known = found == 2;
+    m.available = (availableKiB + swapKiB) * 1024;
+    m.total = totalKiB * 1024;
+    m.swapFree = swapKiB * 1024;
+  }
+  uint64_t limit = 0, current = 0;
+  FILE *maxFile = std::fopen("/sys/fs/cgroup/memory.max", "r");
+  FILE *currentFile = std::fopen("/sys/fs/cgroup/memory.current", "r");
+  if (maxFile && currentFile && std::fscanf(maxFile, "%" SCNu64, &limit) == 1 &&
+      std::fscanf(currentFile, "%" SCNu64, &current) == 1) { // "max" (no limit) fails the scan
+    m.cgroupLimit = limit;
+    m.available = std::min(m.available, limit > current ? limit - current : 0);
+  }
+  if (maxFile)
+    std::fclose(maxFile);
+  if (currentFile)
+    std::fclose(currentFile);
+  return m;
+}
+
+/// On the CPU the step touches every page of the arena, so an arena larger than the memory
+/// the machine can give is refused before step 1, with the figures and a budget that fits, as
+/// the CUDA runtime refuses one that the GPU cannot hold (a plan of 92 GB used to start, then
+/// die to the kernel's OOM killer mid-step).
+bool hostArenaFits(uint64_t arenaBytes) {
+  const HostMemory m = readHostMemory();
+  if (!m.known || arenaBytes <= m.available)
+    return true;
+  const uint64_t suggestion = m.available / (1ull << 20);
+  std::fprintf(
+      stderr,
+      "error: the planned arena does not fit in this machine's memory: it needs %s (%" PRIu64
+      " bytes), and %s (%" PRIu64 " bytes) is available (free RAM and swap%s) of %s of "
+      "RAM\n",
+      formatBytes(arenaBytes).c_str(), arenaBytes, formatBytes(m.available).c_str(), m.available,
+      m.cgroupLimit ? ", within this cgroup's memory.max" : "", formatBytes(m.total).c_str());
+  if (suggestion > 0)
+    std::fprintf(stderr,
+                 "  suggestion: recompile with --budget=%" PRIu64
+                 "MiB (graphc rematerializes to fit it, or names the largest batch that fits; see "
+                 "--max-batch), or free the memory other processes hold\n",
+                 suggestion);
+  else
+    std::fprintf(stderr, "  suggestion: free the memory other processes hold\n");
+  return false;
+}
+
 } // namespace
 
 int trainMain(int argc, char **argv) {
@@ -1176,6 +1245,12 @@ int trainMain(int argc, char **argv) {
                  prog.modelName);
     return kExitInternal;
   }
+  // The CPU runs the step in the host arena (below): refuse one the machine cannot hold before
+  // anything is read. (A device target's host arena is an image of which little is touched.)
+  if (!&graphc_device_runtime &&
+      !hostArenaFits((std::max<uint64_t>(prog.arenaBytes + prog.hostArenaBytes, 1) + 4095) / 4096 *
+                     4096))
+    return kExitInternal;
   // Data parallelism: `batch` is this rank's share of the global batch. Join the job before any
   // input is read, so that a wrong launch is refused first and by one rank.
   const int64_t localBatch = dataT->dims[0];
@@ -1381,6 +1456,17 @@ int trainMain(int argc, char **argv) {
     }
     if (writesCheckpoints)
       removeStaleTemporaries(rankDir);
+  }
+  // --save-weights writes after the last step: a directory that cannot be made or written is
+  // refused now, not after the whole run.
+  if (leader && !opt.saveDir.empty()) {
+    error.clear();
+    if (makeDirs(opt.saveDir, error) && ::access(opt.saveDir.c_str(), W_OK) != 0)
+      error = opt.saveDir + ": " + std::strerror(errno);
+    if (!error.empty()) {
+      std::fprintf(stderr, "error: --save-weights %s\n", error.c_str());
+      return kExitUsage;
+    }
   }
   int64_t manifestStep = -1; // sharded: the step of DIR/manifest.json (-1: none)
   if (opt.resume && shardedCheckpoint) {

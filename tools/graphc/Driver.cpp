@@ -75,6 +75,7 @@ struct Options {
   int64_t cudaReductionBlocks = 528;
   double lr = 0.01, momentum = 0.9;
   int64_t batch = 0;
+  bool batchSet = false; // --batch was given (0 and negative values are refused)
   std::vector<std::string> planOut;
   bool noReuse = false, quiet = false, printPlan = false, noSchedule = false, noRemat = false,
        noFuseAttention = false, noSplitDataGradients = false, noSplitFilterGradients = false,
@@ -230,6 +231,13 @@ public:
                           " is not a size; use bytes or a KiB/MiB/GiB suffix, e.g. 1GiB, or 0");
     if (phase == Phase::Binary && opts.output.empty() && !opts.maxBatch)
       fail(kBadInput, "a training binary needs an output path: pass -o OUT (or --compile-to=source)");
+    if (opts.batchSet && opts.batch < 1)
+      fail(kBadInput, "--batch=" + std::to_string(opts.batch) +
+                          " must be at least 1 (leave it out for the model's own batch)");
+    if (!opts.output.empty() && !opts.maxBatch)
+      refuseClobberingOutput(opts.output, "-o", phase == Phase::Binary);
+    for (const std::string &p : opts.planOut)
+      refuseClobberingOutput(p, "--plan-out", /*binary=*/false);
     for (const std::string &p : opts.planOut) {
       llvm::StringRef ext = llvm::sys::path::extension(p);
       if (ext != ".txt" && ext != ".json" && ext != ".csv" && ext != ".html")
@@ -568,6 +576,14 @@ private:
     out.module = importModel(context, importBatch, trial);
     if (!out.module)
       return std::nullopt;
+    if (std::optional<std::string> huge = oversizedTensor(*out.module)) {
+      if (trial)
+        return std::nullopt;
+      fail(kBadInput,
+           opts.model + ": " + *huge +
+               (batch > 0 ? " at --batch=" + std::to_string(batch) + "; use a smaller --batch"
+                          : "; export the model with smaller dimensions"));
+    }
     if (stopAfter == Phase::Import)
       return out;
     PassManager pm(&context);
@@ -1822,6 +1838,69 @@ private:
     return program;
   }
 
+  /// The first tensor of the imported model whose bytes pass kMaxTensorBytes (or 2^64, where
+  /// they would wrap around), described for the error; none when every tensor is smaller.
+  /// The cap keeps every byte count and offset sum of the plan far from overflow (2^19
+  /// tensors of 16 TiB still fit in 63 bits), and no device holds such a tensor anyway.
+  static constexpr uint64_t kMaxTensorBytes = uint64_t(1) << 44;
+  static std::optional<std::string> oversizedTensor(ModuleOp module) {
+    std::optional<std::string> found;
+    auto check = [&](Value v) {
+      auto type = dyn_cast<RankedTensorType>(v.getType());
+      if (found || !type || !type.hasStaticShape())
+        return;
+      uint64_t bytes = std::max<uint64_t>(1, type.getElementTypeBitWidth() / 8);
+      bool overflow = false;
+      for (int64_t dim : type.getShape())
+        bytes = llvm::SaturatingMultiply(bytes, uint64_t(dim), &overflow);
+      if (!overflow && bytes <= kMaxTensorBytes)
+        return;
+      std::string shape;
+      for (int64_t dim : type.getShape())
+        shape += (shape.empty() ? "" : "x") + std::to_string(dim);
+      Operation *owner = v.getDefiningOp() ? v.getDefiningOp() : v.getParentBlock()->getParentOp();
+      found = "a tensor of shape " + shape + " (" + owner->getName().getStringRef().str() +
+              ") would take more than 16 TiB";
+    };
+    module.walk([&](Operation *op) {
+      for (Region &region : op->getRegions())
+        for (Block &block : region)
+          for (BlockArgument arg : block.getArguments())
+            check(arg);
+      for (Value result : op->getResults())
+        check(result);
+    });
+    return found;
+  }
+
+  /// Refuses, before anything is compiled, an output path that would destroy something: the
+  /// input model or its weights (the same file by another name too), or, for a training binary
+  /// (renamed into place), an existing device, FIFO or socket. MLIR, source and plan outputs
+  /// to such a file (/dev/null, /dev/stdout) are written in place, so they stay allowed. A
+  /// missing directory is named now rather than by the linker after the whole compile.
+  void refuseClobberingOutput(const std::string &path, llvm::StringRef flag, bool binary) {
+    for (const std::string &input : {opts.model, opts.weights})
+      if (!input.empty() && llvm::sys::fs::equivalent(path, input))
+        fail(kBadInput, flag + " " + path + " is the input " +
+                            (input == opts.model ? "model" : "weights file") +
+                            "; writing there would destroy it: name another output file");
+    llvm::sys::fs::file_status status;
+    if (!llvm::sys::fs::status(path, status)) {
+      if (llvm::sys::fs::is_directory(status))
+        fail(kBadInput,
+             flag + " " + path + " is a directory; name a file (e.g. " + path + "/train)");
+      if (binary && !llvm::sys::fs::is_regular_file(status))
+        fail(kBadInput, flag + " " + path +
+                            " exists and is not a regular file (a device, FIFO or socket); "
+                            "name a new file for the training binary");
+      return;
+    }
+    llvm::StringRef parent = llvm::sys::path::parent_path(path);
+    if (!parent.empty() && !llvm::sys::fs::is_directory(parent))
+      fail(kBadInput,
+           flag + " " + path + ": the directory " + parent + " does not exist; create it first");
+  }
+
   /// Runs a compiler that writes `outputTemp`, then renames it to -o; on failure reports the
   /// first line of its log and leaves nothing behind.
   void runToolchain(const std::string &program, const std::vector<std::string> &argv,
@@ -2240,6 +2319,7 @@ int runGraphcDriver(int argc, char **argv) {
   opts.lr = lr;
   opts.momentum = momentum;
   opts.batch = batch;
+  opts.batchSet = batch.getNumOccurrences() > 0;
   opts.target = target;
   opts.budget = budget;
   opts.compileTo = compileTo;

@@ -3,6 +3,8 @@
 // it made-up ones.
 #pragma once
 
+#include "graphc/runtime/format_bytes.h"
+
 #include <cstdint>
 #include <string>
 
@@ -26,7 +28,6 @@ struct ArenaFit {
 ArenaFit decideArenaFit(uint64_t planned, uint64_t freeBytes, uint64_t totalBytes,
                         uint64_t headroom = kDefaultHeadroomBytes);
 
-/// "1.50 GiB", "12.00 MiB", "512 bytes".
-std::string formatBytes(uint64_t bytes);
+using graphc::rt::formatBytes; // format_bytes.h
 
 } // namespace graphc::rt::cuda
