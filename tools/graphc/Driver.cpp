@@ -11,10 +11,18 @@
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+
 #include <cctype>
+#include <dirent.h>
 #include <limits>
 #include <map>
 #include <optional>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
@@ -193,10 +201,83 @@ void writeFileAtomically(llvm::StringRef path, llvm::StringRef contents) {
   writeFileAtomically(path, [&](llvm::raw_ostream &os) { os << contents; });
 }
 
-/// Removes a set of paths unless released (the binary phase's temporaries).
+/// What a SIGINT, SIGTERM or SIGHUP (a kill, a timeout, a CI cancel) must undo while the binary
+/// phase runs: the compiler child, which would go on writing, and the phase's temporary
+/// directory (graphc's source, weights blob and compiler log, and the linked binary, which is
+/// moved to -o only once complete), plus the copy next to -o while a binary crosses file
+/// systems. LLVM's RemoveFileOnSignal removes single regular files and cannot stop a child, so
+/// the phase installs interruptHandler. A signal handler reaches only globals: activeInterrupt
+/// is the one, pointing at the running phase's record (null outside the phase).
+struct InterruptCleanup {
+  char dir[4096] = {};
+  char copy[4096] = {};
+  volatile sig_atomic_t child = 0;
+};
+InterruptCleanup *volatile activeInterrupt = nullptr;
+
+/// Removes the files of a flat directory and the directory (only async-signal-safe calls, bar
+/// readdir, which is safe here: nothing else reads this directory stream).
+void removeFlatDirectory(const char *dir) {
+  for (int attempt = 0; attempt < 2; ++attempt) { // a file the dying child created meanwhile
+    if (DIR *d = ::opendir(dir)) {
+      while (dirent *entry = ::readdir(d)) {
+        if (std::strcmp(entry->d_name, ".") == 0 || std::strcmp(entry->d_name, "..") == 0)
+          continue;
+        char path[8192];
+        std::snprintf(path, sizeof(path), "%s/%s", dir, entry->d_name);
+        ::unlink(path);
+      }
+      ::closedir(d);
+    }
+    if (::rmdir(dir) == 0 || errno == ENOENT)
+      return;
+  }
+}
+
+extern "C" void interruptHandler(int signal) {
+  if (InterruptCleanup *cleanup = activeInterrupt) {
+    if (cleanup->child > 0) {
+      ::kill(cleanup->child, SIGTERM); // the compiler drivers remove their own temporaries
+      ::waitpid(cleanup->child, nullptr, 0);
+    }
+    if (cleanup->copy[0])
+      ::unlink(cleanup->copy);
+    if (cleanup->dir[0])
+      removeFlatDirectory(cleanup->dir);
+  }
+  ::signal(signal, SIG_DFL);
+  ::raise(signal);
+}
+
+/// The binary phase's temporary directory: removed when the phase ends, however it ends
+/// (interruptHandler for the signals above, installed for the phase's lifetime).
 struct TempFiles {
   std::vector<std::string> paths;
+  InterruptCleanup cleanup;
+  struct sigaction previous[3];
+  static constexpr int kSignals[3] = {SIGINT, SIGTERM, SIGHUP};
+  TempFiles() {
+    activeInterrupt = &cleanup;
+    struct sigaction action = {};
+    action.sa_handler = interruptHandler;
+    sigemptyset(&action.sa_mask);
+    for (int i = 0; i < 3; ++i) {
+      ::sigaction(kSignals[i], nullptr, &previous[i]);
+      if (previous[i].sa_handler != SIG_IGN) // nohup, or a background job's SIGINT, stays ignored
+        ::sigaction(kSignals[i], &action, nullptr);
+    }
+  }
+  TempFiles(const TempFiles &) = delete;
+  TempFiles &operator=(const TempFiles &) = delete;
+  /// Takes `dir` (flat) as the phase's temporary directory.
+  void adopt(const std::string &dir) {
+    paths.push_back(dir);
+    std::snprintf(cleanup.dir, sizeof(cleanup.dir), "%s", dir.c_str());
+  }
   ~TempFiles() {
+    for (int i = 0; i < 3; ++i)
+      ::sigaction(kSignals[i], &previous[i], nullptr);
+    activeInterrupt = nullptr;
     for (const std::string &p : paths)
       llvm::sys::fs::remove_directories(p, /*IgnoreErrors=*/true);
   }
@@ -1904,23 +1985,52 @@ private:
   /// Runs a compiler that writes `outputTemp`, then renames it to -o; on failure reports the
   /// first line of its log and leaves nothing behind.
   void runToolchain(const std::string &program, const std::vector<std::string> &argv,
-                    const std::string &log, const std::string &outputTemp,
-                    const std::string &what) {
+                    const std::string &log, const std::string &outputTemp, const std::string &what,
+                    TempFiles &temps) {
     std::vector<llvm::StringRef> args(argv.begin(), argv.end());
     std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(log),
                                                   llvm::StringRef(log)};
     std::string error;
-    int rc = llvm::sys::ExecuteAndWait(program, args, std::nullopt, redirects, 0, 0, &error);
+    bool notStarted = false;
+    llvm::sys::ProcessInfo child =
+        llvm::sys::ExecuteNoWait(program, args, std::nullopt, redirects, 0, &error, &notStarted);
+    int rc = -1;
+    if (!notStarted) {
+      temps.cleanup.child = child.Pid; // an interrupt stops it (interruptHandler)
+      rc = llvm::sys::Wait(child, std::nullopt, &error).ReturnCode;
+      temps.cleanup.child = 0;
+    }
     if (rc != 0) {
-      llvm::sys::fs::remove(outputTemp);
       auto text = llvm::MemoryBuffer::getFile(log);
       std::string first = text ? (*text)->getBuffer().split('\n').first.str() : error;
       fail(kToolchain, "compiling " + what + " with " + program + " failed: " + first);
     }
-    if (std::error_code ec = llvm::sys::fs::rename(outputTemp, opts.output)) {
-      llvm::sys::fs::remove(outputTemp);
+    moveIntoPlace(outputTemp, temps);
+  }
+
+  /// Moves the linked binary from the temporary directory to -o: a rename on one file system;
+  /// across file systems a copy next to -o, then a rename, so that -o never holds a partial
+  /// binary.
+  void moveIntoPlace(const std::string &built, TempFiles &temps) {
+    if (!llvm::sys::fs::rename(built, opts.output))
+      return;
+    llvm::SmallString<256> copy;
+    int fd;
+    if (std::error_code ec = llvm::sys::fs::createUniqueFile(opts.output + ".tmp-%%%%%%", fd, copy))
       fail(kToolchain, opts.output + ": cannot write the training binary: " + ec.message());
-    }
+    ::close(fd);
+    std::snprintf(temps.cleanup.copy, sizeof(temps.cleanup.copy), "%s", copy.c_str());
+    std::error_code ec = llvm::sys::fs::copy_file(built, copy);
+    if (!ec)
+      ec = llvm::sys::fs::setPermissions(copy, llvm::sys::fs::all_read | llvm::sys::fs::all_exe |
+                                                   llvm::sys::fs::owner_write);
+    if (!ec)
+      ec = llvm::sys::fs::rename(copy, opts.output);
+    if (ec)
+      llvm::sys::fs::remove(copy);
+    temps.cleanup.copy[0] = 0;
+    if (ec)
+      fail(kToolchain, opts.output + ": cannot write the training binary: " + ec.message());
   }
 
   /// Emits the step into a fresh temporary directory (removed with `temps`): the source file
@@ -1932,7 +2042,7 @@ private:
     if (std::error_code ec = llvm::sys::fs::createUniqueDirectory(prefix, path))
       fail(kToolchain, "cannot create a temporary directory: " + ec.message());
     dir = path.str().str();
-    temps.paths.push_back(dir);
+    temps.adopt(dir);
     source = dir + "/" + sourceName.str();
     emit.initBlobPath = dir + "/weights.bin";
     EmittedProgram program = emitProgram(step, emit);
@@ -1965,7 +2075,7 @@ private:
       include = std::string(root) + "/include";
       libDir = std::string(root) + "/lib";
     }
-    std::string outputTemp = opts.output + ".tmp-link";
+    std::string outputTemp = dir + "/train"; // moved to -o once linked (moveIntoPlace)
     std::vector<std::string> argv = {*cxx, "-O2", "-std=c++17", "-I" + include, source,
                                      libDir + "/libgraphc_runtime_main.a",
                                      libDir + "/libgraphc_runtime.a"};
@@ -1983,7 +2093,7 @@ private:
     for (const char *tail : {"-lopenblas", "-lpthread", "-lm", "-o"})
       argv.push_back(tail);
     argv.push_back(outputTemp);
-    runToolchain(*cxx, argv, dir + "/cxx.log", outputTemp, "the training binary");
+    runToolchain(*cxx, argv, dir + "/cxx.log", outputTemp, "the training binary", temps);
     if (!opts.quiet)
       reportStream() << "wrote " << opts.output
                      << (opts.dataParallel
@@ -2051,7 +2161,7 @@ private:
     TempFiles temps;
     std::string dir, source;
     stageProgram(step, emit, "graphc-cuda", "step.cu", temps, dir, source);
-    std::string outputTemp = opts.output + ".tmp-link";
+    std::string outputTemp = dir + "/train"; // moved to -o once linked (moveIntoPlace)
     std::vector<std::string> argv = {*nvcc, "-O2", "-std=c++17"};
     for (int arch : cudaArchs)
       argv.push_back(llvm::formatv("-gencode=arch=compute_{0},code=sm_{0}", arch).str());
@@ -2078,7 +2188,7 @@ private:
     for (const char *tail : {"-lopenblas", "-lpthread", "-o"})
       argv.push_back(tail);
     argv.push_back(outputTemp);
-    runToolchain(*nvcc, argv, dir + "/nvcc.log", outputTemp, "the CUDA training binary");
+    runToolchain(*nvcc, argv, dir + "/nvcc.log", outputTemp, "the CUDA training binary", temps);
     if (!opts.quiet)
       reportStream() << "wrote " << opts.output << " (CUDA, sm_" << newest
                      << (opts.dataParallel
