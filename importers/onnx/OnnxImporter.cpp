@@ -223,6 +223,27 @@ private:
   void refuseAttr(const onnx::NodeProto &node, const std::string &name, const std::string &why) {
     fail(nodeLabel(node) + ": attribute " + name + " " + why);
   }
+  /// A convolution's or pooling's window attributes (2 strides, 4 pads, 2 dilations, and a
+  /// pooling's kernel) are refused by name when out of range, before the output size they would
+  /// give is taken for "does not fit its input".
+  void refuseBadWindow(const onnx::NodeProto &node, const std::vector<int64_t> &strides,
+                       const std::vector<int64_t> &pads, const std::vector<int64_t> &dilations,
+                       const std::vector<int64_t> &kernel = {1, 1}) {
+    auto list = [](const std::vector<int64_t> &v) {
+      std::string text;
+      for (int64_t x : v)
+        text += (text.empty() ? "" : ", ") + std::to_string(x);
+      return "[" + text + "]";
+    };
+    if (llvm::any_of(strides, [](int64_t s) { return s < 1; }))
+      refuseAttr(node, "strides", "= " + list(strides) + " must be positive");
+    if (llvm::any_of(dilations, [](int64_t d) { return d < 1; }))
+      refuseAttr(node, "dilations", "= " + list(dilations) + " must be positive");
+    if (llvm::any_of(kernel, [](int64_t k) { return k < 1; }))
+      refuseAttr(node, "kernel_shape", "= " + list(kernel) + " must be positive");
+    if (llvm::any_of(pads, [](int64_t p) { return p < 0; }))
+      refuseAttr(node, "pads", "= " + list(pads) + " must not be negative");
+  }
   /// The `axis` attribute (default 0) for an input of rank `rank`, negative counted from the
   /// end; out of range is refused.
   int64_t axisAttr(const onnx::NodeProto &node, int64_t rank) {
@@ -506,6 +527,9 @@ private:
           dims.push_back(options.batch);
         } else if (d.has_dim_value() && d.dim_value() > 0) {
           dims.push_back(d.dim_value());
+        } else if (d.has_dim_value()) {
+          fail("graph input \"" + input.name() + "\" has dimension " + std::to_string(i) +
+               " of size " + std::to_string(d.dim_value()) + "; sizes must be positive");
         } else if (i == 0) {
           fail("graph input \"" + input.name() +
                "\" has a dynamic batch dimension; pass --batch=N");
@@ -1189,6 +1213,9 @@ private:
       auto dilations = intsAttr(node, "dilations", {1, 1});
       if (strides.size() != 2 || pads.size() != 4 || dilations.size() != 2)
         fail(nodeLabel(node) + ": expects 2 strides, 4 pads and 2 dilations");
+      if (intsAttr(node, "kernel_shape", {ws[2], ws[3]}) != std::vector<int64_t>{ws[2], ws[3]})
+        refuseAttr(node, "kernel_shape", "does not match the weight " + typeString(w.getType()));
+      refuseBadWindow(node, strides, pads, dilations);
       int64_t oh = convOutputSize(xs[2], ws[2], strides[0], pads[0], pads[2], dilations[0]);
       int64_t ow = convOutputSize(xs[3], ws[3], strides[1], pads[1], pads[3], dilations[1]);
       if (groups < 1 || ws[0] % groups != 0 || xs[1] != ws[1] * groups)
@@ -1226,6 +1253,7 @@ private:
       auto xs = shapeOf(x);
       if (xs.size() != 4 || kernel.size() != 2 || strides.size() != 2 || pads.size() != 4)
         fail(nodeLabel(node) + ": only 2-D max pooling on NCHW input is supported");
+      refuseBadWindow(node, strides, pads, {1, 1}, kernel);
       // ceil_mode = 1 becomes extra bottom/right padding: padded cells never win the max.
       auto [oh, padBottom] = poolExtent(xs[2], kernel[0], strides[0], pads[0], pads[2], ceilMode);
       auto [ow, padRight] = poolExtent(xs[3], kernel[1], strides[1], pads[1], pads[3], ceilMode);
@@ -1360,6 +1388,7 @@ private:
           refuseAttr(node, "auto_pad", "= " + a->s() + " is not supported; export explicit pads");
         if (kernel.size() != 2 || strides.size() != 2 || pads.size() != 4)
           fail(nodeLabel(node) + ": expects a 2-D kernel, 2 strides and 4 pads");
+        refuseBadWindow(node, strides, pads, {1, 1}, kernel);
       }
       int64_t oh = convOutputSize(xs[2], kernel[0], strides[0], pads[0], pads[2], 1);
       int64_t ow = convOutputSize(xs[3], kernel[1], strides[1], pads[1], pads[3], 1);

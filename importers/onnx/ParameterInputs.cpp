@@ -75,6 +75,11 @@ public:
       for (const auto *input : free)
         if (!looksLikeParameterName(input->name()))
           dataLike.push_back(input->name());
+      if (free.empty()) {
+        error = "the graph has no input without an initializer, so nothing to feed the data to; "
+                "export the model with its data input (torch.onnx.export's args)";
+        return false;
+      }
       if (dataLike.size() != 1) {
         error = (dataLike.empty() ? std::string("every graph input without an initializer is "
                                                 "named like a parameter")

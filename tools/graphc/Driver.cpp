@@ -83,7 +83,8 @@ struct Options {
   int64_t cudaReductionBlocks = 528;
   double lr = 0.01, momentum = 0.9;
   int64_t batch = 0;
-  bool batchSet = false; // --batch was given (0 and negative values are refused)
+  bool batchSet = false;  // --batch was given (0 and negative values are refused)
+  bool budgetSet = false; // --budget was given (an empty one is refused)
   std::vector<std::string> planOut;
   bool noReuse = false, quiet = false, printPlan = false, noSchedule = false, noRemat = false,
        noFuseAttention = false, noSplitDataGradients = false, noSplitFilterGradients = false,
@@ -130,7 +131,8 @@ struct Failure {
   throw Failure{code};
 }
 
-/// "123", "64KiB", "1.5 GiB", "2GB": binary suffixes are powers of 1024, decimal ones of 1000.
+/// "123", "64KiB", "1.5 GiB", "2GB", "1TiB": binary suffixes are powers of 1024, decimal ones of
+/// 1000; none past 2^63 bytes.
 std::optional<uint64_t> parseSize(llvm::StringRef text) {
   text = text.trim();
   size_t digits = 0;
@@ -156,7 +158,13 @@ std::optional<uint64_t> parseSize(llvm::StringRef text) {
     scale = 1e6;
   else if (u == "gb")
     scale = 1e9;
+  else if (u == "t" || u == "tib")
+    scale = 1024.0 * 1024 * 1024 * 1024;
+  else if (u == "tb")
+    scale = 1e12;
   else
+    return std::nullopt;
+  if (!(value * scale < 9.2e18)) // past 2^63 bytes: no device, and the cast would saturate
     return std::nullopt;
   return static_cast<uint64_t>(value * scale);
 }
@@ -290,11 +298,14 @@ public:
   int run() {
     Phase phase = parsePhase();
     std::optional<uint64_t> budget;
-    if (!opts.budget.empty()) {
+    if (!opts.budget.empty() || opts.budgetSet) {
       budget = parseSize(opts.budget);
-      if (!budget || *budget == 0)
+      if (!budget)
         fail(kBadInput, "--budget=" + opts.budget +
-                            " is not a size; use bytes or a KiB/MiB/GiB suffix, e.g. --budget=8GiB");
+                            " is not a size; use bytes or a KiB/MiB/GiB/TiB suffix, e.g. "
+                            "--budget=8GiB");
+      if (*budget == 0)
+        fail(kBadInput, "--budget=" + opts.budget + " must be at least 1 byte");
     }
     if (opts.target != "cpu" && opts.target != "cuda")
       fail(kBadInput, "--target=" + opts.target + " is unknown; use cpu or cuda");
@@ -2253,8 +2264,9 @@ int runGraphcDriver(int argc, char **argv) {
   cl::opt<int64_t> batch("batch", cl::desc("batch size (overrides the model's first input dimension)"),
                          cl::init(0), cl::cat(category));
   cl::opt<std::string> target("target", cl::desc("cpu | cuda"), cl::init("cpu"), cl::cat(category));
-  cl::opt<std::string> budget("budget", cl::desc("device memory the plan may use: bytes, or with "
-                                                 "a KiB/MiB/GiB suffix"),
+  cl::opt<std::string> budget("budget",
+                              cl::desc("device memory the plan may use: bytes, or with "
+                                       "a KiB/MiB/GiB/TiB suffix"),
                               cl::cat(category));
   cl::opt<std::string> compileTo("compile-to", cl::desc("import | training | planned | source | binary"),
                                  cl::init("binary"), cl::cat(category));
@@ -2430,6 +2442,7 @@ int runGraphcDriver(int argc, char **argv) {
   opts.momentum = momentum;
   opts.batch = batch;
   opts.batchSet = batch.getNumOccurrences() > 0;
+  opts.budgetSet = budget.getNumOccurrences() > 0;
   opts.target = target;
   opts.budget = budget;
   opts.compileTo = compileTo;

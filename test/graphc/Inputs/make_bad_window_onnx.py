@@ -1,0 +1,45 @@
+# Writes small ONNX models whose convolution or pooling window attributes, or graph inputs, are
+# out of range: make_bad_window_onnx.py OUTDIR writes one .onnx per case below.
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+out = sys.argv[1]
+weight = numpy_helper.from_array(np.ones((4, 3, 3, 3), np.float32), "conv.weight")
+
+
+def save(name, nodes, inputs, output_shape, initializer=(weight,)):
+    graph = helper.make_graph(
+        nodes, name, inputs,
+        [helper.make_tensor_value_info("output", TensorProto.FLOAT, output_shape)],
+        initializer=list(initializer))
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]),
+              os.path.join(out, name + ".onnx"))
+
+
+image = [helper.make_tensor_value_info("input", TensorProto.FLOAT, [2, 3, 8, 8])]
+
+
+def conv(**attrs):
+    return helper.make_node("Conv", ["input", "conv.weight"], ["output"], name="conv", **attrs)
+
+
+# kernel_shape 5x5 against a 3x3 weight (onnxruntime refuses it too).
+save("conv-kernel-shape", [conv(kernel_shape=[5, 5])], image, [2, 4, 4, 4])
+save("conv-stride-zero", [conv(strides=[0, 0])], image, [2, 4, 6, 6])
+save("conv-negative-pad", [conv(pads=[-1, -1, -1, -1])], image, [2, 4, 4, 4])
+save("maxpool-stride-zero",
+     [helper.make_node("MaxPool", ["input"], ["output"], name="pool", kernel_shape=[2, 2],
+                       strides=[0, 0])], image, [2, 3, 4, 4], initializer=())
+save("avgpool-kernel-zero",
+     [helper.make_node("AveragePool", ["input"], ["output"], name="pool", kernel_shape=[0, 2])],
+     image, [2, 3, 4, 4], initializer=())
+# A graph input with a zero dimension (not a dynamic one).
+save("input-dim-zero", [conv()],
+     [helper.make_tensor_value_info("input", TensorProto.FLOAT, [2, 3, 0, 8])], [2, 4, 6, 6])
+# No graph input at all: the output is a constant.
+save("no-input",
+     [helper.make_node("Relu", ["conv.weight"], ["output"], name="relu")], [], [4, 3, 3, 3])
