@@ -671,7 +671,18 @@ struct Slot {
   int64_t step = 0; // the training step (for validation: the step it follows)
   std::mt19937_64 orderGen; // data-order generator after drawing this epoch (with --shuffle)
   std::string error;        // set if the batch could not be read (the run stops, exit 3)
+  // The first sample of the batch whose float values (data, or float targets) hold a NaN or an
+  // Inf, named in the error when the loss then turns non-finite; empty when there is none.
+  std::string nonFinite;
 };
+
+/// Whether `n` floats are all finite (a plain loop: the prefetch thread runs it, off the step).
+bool allFinite(const float *values, size_t n) {
+  bool finite = true;
+  for (size_t i = 0; i < n; ++i)
+    finite &= std::isfinite(values[i]);
+  return finite;
+}
 
 /// Fills two pinned (mlock'ed where RLIMIT_MEMLOCK allows) staging buffers, allocated at
 /// start-up, one batch ahead of the step that runs: gathering the batch's rows from the mapped
@@ -786,12 +797,20 @@ private:
   // Gathers rows of a split: position p of the batch is sample (b*B + p) mod count of the
   // epoch's order, so a padded last batch repeats samples from the start of the order.
   bool gather(const Split &split, const int64_t *order, int64_t b, Slot &slot) {
+    slot.nonFinite.clear();
     for (int64_t j = 0; j < s_.shardRows; ++j) {
       const int64_t pos = (b * s_.batch + s_.shardFirst + j) % split.count;
       const int64_t row = split.first + (order ? order[pos] : pos);
-      if (!convertRow(*split.x, row, slot.data + j * split.x->dstRowBytes, slot.error) ||
-          !convertRow(*split.y, row, slot.labels + j * split.y->dstRowBytes, slot.error))
+      unsigned char *x = slot.data + j * split.x->dstRowBytes,
+                    *y = slot.labels + j * split.y->dstRowBytes;
+      if (!convertRow(*split.x, row, x, slot.error) || !convertRow(*split.y, row, y, slot.error))
         return false;
+      if (slot.nonFinite.empty())
+        for (auto [source, values] : {std::pair{split.x, x}, std::pair{split.y, y}})
+          if (!source->toI64 &&
+              !allFinite(reinterpret_cast<const float *>(values), size_t(source->rowElems)))
+            slot.nonFinite =
+                "sample " + std::to_string(row) + " of " + source->display() + " holds NaN or Inf";
     }
     return true;
   }
@@ -1433,6 +1452,23 @@ int trainMain(int argc, char **argv) {
     }
   }
 
+  // A parameter that starts with a NaN or an Inf makes every loss non-finite: name it, and where
+  // it came from, before step 1.
+  for (int i = 0; i < prog.numTensors; ++i) {
+    const TensorInfo &t = prog.tensors[i];
+    if (t.role != TensorRole::Parameter || t.dtype != DType::F32 ||
+        allFinite(reinterpret_cast<const float *>(arena + t.offset), t.bytes / sizeof(float)))
+      continue;
+    const std::string source =
+        !opt.initDir.empty() ? "--init-weights " + opt.initDir + "/" + sanitize(t.name) + ".npy"
+                             : std::string("the model's initial values");
+    std::fprintf(stderr,
+                 "error: parameter '%s' holds NaN or Inf (from %s); training it would "
+                 "give a non-finite loss\n",
+                 t.name, source.c_str());
+    return kExitUsage;
+  }
+
   // Where a run continues: --resume takes the newest checkpoint that verifies; a torn or
   // corrupted one is reported and skipped, one of another model or run is refused.
   int64_t done = 0; // steps completed
@@ -1767,6 +1803,7 @@ int trainMain(int argc, char **argv) {
       return kExitInternal;
     }
     loadBatch(slot);
+    const std::string batchNonFinite = slot.nonFinite;
     currentOrderGen = slot.orderGen;
     haveOrderGen = true;
     prefetch.release();
@@ -1813,7 +1850,8 @@ int trainMain(int argc, char **argv) {
         progress.epochEnd(epoch, epochs, epochLoss, epochAcc, false, 0.0, 0.0);
       else
         progress.finishLine();
-      std::fprintf(stderr, "error: loss became non-finite at step %" PRId64 "\n", t);
+      std::fprintf(stderr, "error: loss became non-finite at step %" PRId64 "%s%s\n", t,
+                   batchNonFinite.empty() ? "" : ": ", batchNonFinite.c_str());
       return kExitNonFinite;
     }
 

@@ -351,7 +351,8 @@ TEST_F(RuntimeMain, NonFiniteLossExits4AfterPrintingTheLine) {
   ASSERT_EQ(lines.size(), 2u) << r.out;
   EXPECT_EQ(lines[1].rfind("step 2/3 loss ", 0), 0u);
   EXPECT_TRUE(std::isnan(lossOf(lines[1]))) << lines[1];
-  EXPECT_EQ(r.err, "error: loss became non-finite at step 2\n");
+  EXPECT_EQ(r.err, "error: loss became non-finite at step 2: sample 5 of --data xnan.npy holds "
+                   "NaN or Inf\n");
 
   r = run("--data xnan.npy --labels y.npy --epochs 3");
   EXPECT_EQ(r.code, 4);
@@ -359,7 +360,8 @@ TEST_F(RuntimeMain, NonFiniteLossExits4AfterPrintingTheLine) {
   ASSERT_EQ(lines.size(), 1u) << r.out;
   EXPECT_EQ(lines[0].rfind("epoch 1/3 loss ", 0), 0u);
   EXPECT_TRUE(std::isnan(lossOf(untimed(lines[0])))) << lines[0];
-  EXPECT_EQ(r.err, "error: loss became non-finite at step 2\n");
+  EXPECT_EQ(r.err, "error: loss became non-finite at step 2: sample 5 of --data xnan.npy holds "
+                   "NaN or Inf\n");
 }
 
 bool exists(const std::string &p) {
