@@ -1308,7 +1308,7 @@ private:
                                   : noBatch;
     }
     // Would 16-bit storage fit where fp32 does not? (Only worth saying when it was not tried.)
-    if (precision == "fp32" && opts.precision == "fp32" && opts.target == "cpu") {
+    if (precision == "fp32" && opts.precision == "fp32") {
       precision = "bf16";
       auto trial = tryCompile(context, opts.batch, budget, Phase::Planned, /*trial=*/true);
       precision = "fp32";
