@@ -1075,8 +1075,13 @@ private:
     // batch no larger, for every k), as the search needs: before, a b that no tried k divided
     // counted as a miss, and the search lost every batch above it. The largest b it holds for
     // is the largest batch that fits with some k, and a multiple of that k.
+    // --micro-batches=K fixes the split: every trial uses K (the search then ranges over
+    // multiples of K). Otherwise k = 1, or with `split` every power of two up to the cap.
+    const int64_t fixedSplit = opts.microBatches > 1 ? opts.microBatches : 0;
     auto fits = [&](int64_t b) {
-      for (int64_t k = 1; k <= (split ? std::min(b, kMaxMicroBatches) : 1); k *= 2) {
+      const int64_t kFirst = fixedSplit ? fixedSplit : 1;
+      const int64_t kLast = fixedSplit ? fixedSplit : split ? std::min(b, kMaxMicroBatches) : 1;
+      for (int64_t k = kFirst; k <= kLast; k *= 2) {
         int64_t batch = (b + k - 1) / k * k;
         if (below > 0 && batch >= below)
           continue;
@@ -1197,7 +1202,8 @@ private:
     for (const Row &row : rows) {
       // --no-remat leaves out the rematerialization row; the rows after it keep their other
       // cures (micro-batching without recomputation).
-      if ((row.remat && !row.split && opts.noRemat) || (row.split && opts.noMicroBatching) ||
+      if ((row.remat && !row.split && opts.noRemat) ||
+          (row.split && (opts.noMicroBatching || opts.microBatches > 1)) ||
           (row.low && !lowAllowed) || (row.zero && !zeroAllowed) ||
           (row.label == "+ ZeRO-1" && opts.zero == "1") ||
           (row.label == "+ offload" && opts.offload != "auto"))
@@ -1231,9 +1237,10 @@ private:
         batch = search.batch;
         bool userNoRemat = opts.noRemat; // restored: it skips the later rows' recomputation
         opts.noRemat = !remat;
+        int64_t savedMicroBatches = microBatches;
         microBatches = search.microBatches;
         found = tryCompile(context, batch * ranks, budget, Phase::Planned, /*trial=*/true);
-        microBatches = 1;
+        microBatches = savedMicroBatches;
         opts.noRemat = userNoRemat;
         if (found && found->planned.plan.arenaBytes <= budget && withinCudnnLimits(*found))
           break;
@@ -1262,6 +1269,10 @@ private:
     precision = "fp32";
     shardState = opts.zero == "1";
     offloadState = offloadForced;
+    if (opts.microBatches > 1)
+      os << llvm::formatv("  (every row in {0} micro-batches, as --micro-batches={0} fixes; leave "
+                          "it out to let graphc choose)\n",
+                          opts.microBatches);
     if (!lowAllowed)
       os << "  (16-bit storage not allowed: pass --precision=auto to include bf16)\n";
     if (opts.target == "cuda")
@@ -1279,7 +1290,8 @@ private:
     fitQuestionOnly = true; // every trial below asks whether something fits; this exits
     // What the step needs at this batch: the full-batch plan, or the smallest split tried.
     uint64_t needed = p.arenaBytes;
-    int64_t neededSplit = 1;
+    // The compiled step's own split (--micro-batches=K) unless a smaller split came closer.
+    int64_t neededSplit = compiled.microBatches;
     std::string neededWith;
     if (smallestSplit && smallestSplit->first < needed) {
       needed = smallestSplit->first;
