@@ -965,11 +965,44 @@ private:
     bool question = fitQuestionOnly;
     microBatches = standIn ? 2 : k;
     fitQuestionOnly = true;
-    auto c = tryCompile(context, compiled * ranks, budget - missing, Phase::Planned,
-                        /*trial=*/true);
+    auto c = tryCompileWithBucketCures(context, compiled * ranks, budget - missing);
     fitQuestionOnly = question;
     microBatches = savedMicroBatches;
     return c && c->planned.plan.arenaBytes <= budget - missing && withinCudnnLimits(*c);
+  }
+
+  /// A trial compile (Phase::Planned) that also takes the data-parallel bucket cures that run()
+  /// takes when the budget needs them, unless the flags fix them: the gradients planned inside
+  /// their buckets, buckets of one gradient, and both. The first that fits is returned (else the
+  /// plain compile); the settings are restored. Without data parallelism, one plain compile.
+  /// (--max-batch's rows used to search without them, and named a smaller batch than a plain
+  /// compile at the budget fits.)
+  std::optional<Compiled> tryCompileWithBucketCures(MLIRContext &context, int64_t batch,
+                                                    uint64_t budget) {
+    auto fitsBudget = [&](const std::optional<Compiled> &c) {
+      return c && c->planned.plan.arenaBytes <= budget;
+    };
+    std::optional<Compiled> plain = tryCompile(context, batch, budget, Phase::Planned, true);
+    if (!opts.dataParallel || fitsBudget(plain))
+      return plain;
+    const bool savedViews = bucketViews;
+    const uint64_t savedBucketBytes = bucketBytes;
+    const bool viewsOpen = opts.bucketView == "auto" && !bucketViews;
+    const bool splitOpen = !opts.bucketSizeGiven && bucketBytes > 4;
+    std::optional<Compiled> cured;
+    for (auto [views, split] : {std::pair{true, false}, {false, true}, {true, true}}) {
+      if ((views && !viewsOpen) || (split && !splitOpen))
+        continue;
+      bucketViews = savedViews || views;
+      bucketBytes = split ? 4 : savedBucketBytes;
+      cured = tryCompile(context, batch, budget, Phase::Planned, true);
+      if (fitsBudget(cured))
+        break;
+      cured.reset();
+    }
+    bucketViews = savedViews;
+    bucketBytes = savedBucketBytes;
+    return cured ? std::move(cured) : std::move(plain);
   }
 
   /// The smallest arena among tryMicroBatching's last trials, and its micro-batch count. When
@@ -1239,7 +1272,7 @@ private:
         opts.noRemat = !remat;
         int64_t savedMicroBatches = microBatches;
         microBatches = search.microBatches;
-        found = tryCompile(context, batch * ranks, budget, Phase::Planned, /*trial=*/true);
+        found = tryCompileWithBucketCures(context, batch * ranks, budget);
         microBatches = savedMicroBatches;
         opts.noRemat = userNoRemat;
         if (found && found->planned.plan.arenaBytes <= budget && withinCudnnLimits(*found))
@@ -1255,15 +1288,15 @@ private:
       }
       Compiled &c = *found;
       double seconds = predictedStepSeconds(c.step) + offloadSeconds(c);
-      os << llvm::formatv("  {0,-22} --batch={1,-6} arena {2}, +{3:F1}% FLOPs, predicted "
-                          "{4:F2} ms/step, {5:F1} us/sample{6}{7}\n",
-                          row.label, batch * ranks, plan::humanBytes(c.planned.plan.arenaBytes),
-                          100.0 * c.extraFlops, seconds * 1e3, seconds * 1e6 / double(batch),
-                          c.microBatches > 1
-                              ? llvm::formatv(" ({0} micro-batches)", c.microBatches).str()
-                              : std::string(),
-                          ranks > 1 ? llvm::formatv(" ({0} per rank)", batch).str()
-                                    : std::string());
+      os << llvm::formatv(
+          "  {0,-22} --batch={1,-6} arena {2}, +{3:F1}% FLOPs, predicted "
+          "{4:F2} ms/step, {5:F1} us/sample{6}{7}\n",
+          row.label, batch * ranks, plan::humanBytes(c.planned.plan.arenaBytes),
+          100.0 * c.extraFlops, seconds * 1e3,
+          seconds * 1e6 / double(batch * ranks), // the ranks run side by side
+          c.microBatches > 1 ? llvm::formatv(" ({0} micro-batches)", c.microBatches).str()
+                             : std::string(),
+          ranks > 1 ? llvm::formatv(" ({0} per rank)", batch).str() : std::string());
       os.flush(); // each row as it is found: a search takes minutes on a large model
     }
     precision = "fp32";
