@@ -530,17 +530,33 @@ private:
                  uint64_t minOffset, uint32_t minPre) {
     if (outOfTime())
       return Outcome::Aborted;
-    std::vector<Cand> cands;
+    // `prev` is sorted by (offset, preorder), and the last placement moved only a few skyline
+    // offsets: the unmoved candidates stay in order, so sorting the moved ones and merging the
+    // two lists gives the same order as sorting all of them, in O(n + k log k) for k moved
+    // instead of O(n log n) per node (on ResNet-18's 8 micro-batches, 5k buffers, the sort was
+    // 40% of a capacity search).
+    std::vector<Cand> cands, moved;
     cands.reserve(prev.size());
-    for (const Cand &c : prev)
-      if (off[pre[c.pre]] == kUnplaced)
-        cands.push_back({minOff[pre[c.pre]], c.pre});
-    if (cands.empty()) {
+    for (const Cand &c : prev) {
+      const uint32_t i = pre[c.pre];
+      if (off[i] != kUnplaced)
+        continue;
+      if (minOff[i] == c.offset)
+        cands.push_back(c);
+      else
+        moved.push_back({minOff[i], c.pre});
+    }
+    if (cands.empty() && moved.empty()) {
       for (uint32_t i : part.items)
         sol[i] = off[i];
       return Outcome::Found;
     }
-    std::sort(cands.begin(), cands.end());
+    if (!moved.empty()) {
+      std::sort(moved.begin(), moved.end());
+      const size_t unmoved = cands.size();
+      cands.insert(cands.end(), moved.begin(), moved.end());
+      std::inplace_merge(cands.begin(), cands.begin() + unmoved, cands.end());
+    }
     uint64_t minTop = kUnplaced, maxTotal = 0;
     for (const Cand &c : cands)
       minTop = std::min(minTop, c.offset + items[pre[c.pre]].size);
