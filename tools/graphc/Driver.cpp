@@ -482,10 +482,17 @@ public:
       compiled = compile(context, opts.batch, budget, phase, /*trial=*/false);
       compiled.precisionChosenForBudget = true;
     }
+    // A later cure recompiles the step; the report still says why the earlier ones were taken
+    // (ZeRO-1 and bf16 stay on: shardState and precision carry over to the recompile).
+    auto takeCure = [](Compiled &from, Compiled &&to) {
+      to.shardChosenForBudget = from.shardChosenForBudget;
+      to.precisionChosenForBudget = from.precisionChosenForBudget;
+      from = std::move(to);
+    };
     if (budget && opts.microBatches == 1 && !opts.noMicroBatching &&
         (compiled.planned.plan.arenaBytes > *budget || compiled.rematOps > 0))
       if (auto split = tryMicroBatching(context, *budget, compiled))
-        compiled = std::move(*split);
+        takeCure(compiled, std::move(*split));
     // --offload=auto: the last cure, for a budget that nothing above meets (the parameters,
     // gradients and optimizer state alone can exceed it). It costs host-link traffic every
     // step, so it is taken only when needed, and the cures above are chosen again on top of it.
@@ -497,11 +504,11 @@ public:
       if (offloaded.offloadedBytes == 0) {
         offloadState = false; // nothing to offload (SGD): keep the first result
       } else {
-        compiled = std::move(offloaded);
+        takeCure(compiled, std::move(offloaded));
         if (opts.microBatches == 1 && !opts.noMicroBatching &&
             (compiled.planned.plan.arenaBytes > *budget || compiled.rematOps > 0))
           if (auto split = tryMicroBatching(context, *budget, compiled))
-            compiled = std::move(*split);
+            takeCure(compiled, std::move(*split));
         compiled.offloadChosenForBudget = true;
       }
     }
