@@ -13,12 +13,17 @@ memory A = arena - fixed, as in bench/remat_overhead.py. The cases, per model an
              import the model again for every trial compile
   max-batch  (--max-batch only, ResNet-50) --budget=80GB --max-batch --precision=auto
              --device=h100, as in docs/benchmarks.md's largest-batch rows
+  suggested  (--suggested only) what a user does after the infeasible error: a budget of 90% of
+             the fixed bytes fails (exit 3) naming "Fits at --budget=N (with
+             --micro-batches=K)"; the case compiles that, so its budget is exactly the smallest
+             arena the error found (the new build's error gives N and K, both builds compile it)
 
 Each compile's resources come from wait4 (ru_maxrss, ru_utime, ru_stime). "same answer" compares
 the exit status, the planned arena (--plan-out) and graphc's error or --max-batch lines. Usage:
 
   /usr/bin/python3 bench/compile_resources.py --baseline-graphc OLD/graphc
-      [--graphc build/bin/graphc] [--models resnet50,vgg16] [--max-batch] [--work DIR]
+      [--graphc build/bin/graphc] [--models resnet50,vgg16] [--max-batch] [--suggested]
+      [--work DIR]
 """
 import json
 import os
@@ -33,6 +38,7 @@ from training_graphs import MODELS, bench_parser, export  # noqa: E402
 
 FIXED_KINDS = {"parameter", "optimizer_state", "input"}
 MEASURED_TIMES = re.compile(r"\d+(\.\d+)? s\b")
+SUGGESTION = re.compile(r"Fits at --budget=(\d+)(?: \(with --micro-batches=(\d+)\))?")
 
 
 def run_case(binary, args, timeout):
@@ -69,6 +75,7 @@ def main():
     ap.add_argument("--baseline-graphc", required=True)
     ap.add_argument("--models", default="resnet50,vgg16")
     ap.add_argument("--max-batch", action="store_true")
+    ap.add_argument("--suggested", action="store_true")
     ap.add_argument("--timeout", type=int, default=1800)
     opts = ap.parse_args()
     os.makedirs(opts.work, exist_ok=True)
@@ -90,6 +97,15 @@ def main():
         fixed = sum(b["bytes"] for b in plan["buffers"] if b["kind"] in FIXED_KINDS)
         half = int(fixed + 0.5 * (plan["arena_bytes"] - fixed))
         cases = [("plan", base), ("half", base + ["--budget=%d" % half, "--no-micro-batching"])]
+        if opts.suggested:
+            error = subprocess.run([opts.graphc] + base + ["--budget=%d" % int(0.9 * fixed)],
+                                   capture_output=True, text=True)
+            m = SUGGESTION.search(error.stderr)
+            if error.returncode != 3 or not m:
+                sys.exit("%s: no budget suggestion at 90%% of the fixed bytes: %s" %
+                         (name, error.stderr[-400:]))
+            cases = [("suggested", base + ["--budget=" + m.group(1)] +
+                      (["--micro-batches=" + m.group(2)] if m.group(2) else []))]
         if opts.max_batch and name == "resnet50":
             cases.append(("max-batch", [onnx_path, "--optimizer=adam", "--budget=80GB",
                                         "--max-batch", "--precision=auto", "--device=h100"]))

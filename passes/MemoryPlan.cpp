@@ -17,7 +17,7 @@ void graphc::planToCapacity(plan::Plan &plan, uint64_t capacity) {
       return;
     options.heuristicOnly = false;
     options.capacity = capacity;
-    options.nodeLimit = kCapacitySearchNodes;
+    options.nodeLimit = capacitySearchNodes(p.buffers.size());
     options.timeLimitSeconds = 1e9; // the node limit decides
     plan::planNearOptimal(p, options);
   });
