@@ -11,16 +11,16 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
-
-#include <cctype>
-#include <dirent.h>
 #include <limits>
 #include <map>
 #include <optional>
+
+#include <dirent.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
