@@ -23,7 +23,7 @@ the exit status, the planned arena (--plan-out) and graphc's error or --max-batc
 
   /usr/bin/python3 bench/compile_resources.py --baseline-graphc OLD/graphc
       [--graphc build/bin/graphc] [--models resnet50,vgg16] [--max-batch] [--suggested]
-      [--work DIR]
+      [--batch N] [--work DIR]
 """
 import json
 import os
@@ -76,6 +76,7 @@ def main():
     ap.add_argument("--models", default="resnet50,vgg16")
     ap.add_argument("--max-batch", action="store_true")
     ap.add_argument("--suggested", action="store_true")
+    ap.add_argument("--batch", type=int, default=0, help="every model's batch (default: its own)")
     ap.add_argument("--timeout", type=int, default=1800)
     opts = ap.parse_args()
     os.makedirs(opts.work, exist_ok=True)
@@ -83,6 +84,7 @@ def main():
     rows = []
     for name in opts.models.split(","):
         _, _, build, shape, batch, loss, integer, _ = models[name]
+        batch = opts.batch or batch
         onnx_path = os.path.join(opts.work, name + ".onnx")
         if not os.path.exists(onnx_path):
             err = export(name, build, shape, batch, integer, onnx_path)
