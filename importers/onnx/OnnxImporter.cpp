@@ -1026,6 +1026,50 @@ private:
     if (!node.domain().empty() && node.domain() != "ai.onnx")
       fail(nodeLabel(node) + " is in domain \"" + node.domain() +
            "\", which is not supported");
+    // The operator schemas' input counts (the most over the opsets graphc reads: Dropout's
+    // ratio and training_mode since 12, ReduceMean's axes since 18): an input past them makes a
+    // malformed node, refused rather than ignored. Concat takes any number.
+    static const std::map<std::string, int> kMaxInputs = {{"Add", 2},
+                                                          {"AveragePool", 1},
+                                                          {"BatchNormalization", 5},
+                                                          {"Cast", 1},
+                                                          {"Clip", 3},
+                                                          {"Constant", 0},
+                                                          {"Conv", 3},
+                                                          {"ConvTranspose", 3},
+                                                          {"Div", 2},
+                                                          {"Dropout", 3},
+                                                          {"Expand", 2},
+                                                          {"Flatten", 1},
+                                                          {"GRU", 6},
+                                                          {"Gather", 2},
+                                                          {"Gemm", 3},
+                                                          {"GlobalAveragePool", 1},
+                                                          {"Identity", 1},
+                                                          {"LSTM", 8},
+                                                          {"LayerNormalization", 3},
+                                                          {"MatMul", 2},
+                                                          {"MaxPool", 1},
+                                                          {"Mul", 2},
+                                                          {"Pow", 2},
+                                                          {"ReduceMean", 2},
+                                                          {"Relu", 1},
+                                                          {"Reshape", 2},
+                                                          {"Shape", 1},
+                                                          {"Sigmoid", 1},
+                                                          {"Slice", 5},
+                                                          {"Softmax", 1},
+                                                          {"Split", 2},
+                                                          {"Sqrt", 1},
+                                                          {"Squeeze", 2},
+                                                          {"Sub", 2},
+                                                          {"Tanh", 1},
+                                                          {"Transpose", 1},
+                                                          {"Unsqueeze", 2}};
+    if (auto known = kMaxInputs.find(op);
+        known != kMaxInputs.end() && node.input_size() > known->second)
+      fail(nodeLabel(node) + " has " + std::to_string(node.input_size()) + " inputs; " + op +
+           " takes at most " + std::to_string(known->second));
 
     if (op == "Constant") {
       auto *value = findAttr(node, "value");

@@ -1,5 +1,5 @@
-# Writes small ONNX models whose convolution or pooling window attributes, or graph inputs, are
-# out of range: make_bad_window_onnx.py OUTDIR writes one .onnx per case below.
+# Writes small ONNX models whose convolution or pooling window attributes, node inputs or graph
+# inputs are out of range: make_bad_window_onnx.py OUTDIR writes one .onnx per case below.
 import os
 import sys
 
@@ -40,6 +40,10 @@ save("avgpool-kernel-zero",
 # A graph input with a zero dimension (not a dynamic one).
 save("input-dim-zero", [conv()],
      [helper.make_tensor_value_info("input", TensorProto.FLOAT, [2, 3, 0, 8])], [2, 4, 6, 6])
+# A Relu with a second input (its schema takes one): refused, not ignored.
+save("relu-two-inputs",
+     [helper.make_node("Relu", ["input", "input"], ["output"], name="relu")], image,
+     [2, 3, 8, 8], initializer=())
 # No graph input at all: the output is a constant.
 save("no-input",
      [helper.make_node("Relu", ["conv.weight"], ["output"], name="relu")], [], [4, 3, 3, 3])
