@@ -74,8 +74,9 @@ graphc::OnnxImportCache::~OnnxImportCache() = default;
 namespace {
 
 constexpr const char *kSupportedOps =
-    "Add, AveragePool, BatchNormalization, Cast, Clip, Concat, Constant, Conv, ConvTranspose, Div, "
-    "Dropout, Expand (of constants), Flatten, Gather, Gemm, GlobalAveragePool, GRU, Identity, "
+    "Add, AveragePool, BatchNormalization, Cast, Clip, Concat, Constant, ConstantOfShape (of "
+    "constant shapes), Conv, ConvTranspose, Div, Dropout, Expand (of constants), Flatten, Gather, "
+    "Gemm, GlobalAveragePool, GRU, Identity, "
     "LayerNormalization, LSTM, MatMul, MaxPool, Mul, ReduceMean, Relu, Reshape, Shape, "
     "Sigmoid, Slice, Softmax, Split, Squeeze, Sub, Tanh, Transpose, Unsqueeze (Pow and Sqrt "
     "within a LayerNorm)";
@@ -1543,6 +1544,39 @@ private:
         picked = b.create<ReshapeOp>(loc, f32(ys), picked);
       }
       define(node, picked);
+      return;
+    }
+    if (op == "ConstantOfShape") {
+      // The zero initial state a dynamic-batch export builds for a recurrent layer, from the
+      // input's Shape: with static shapes the shape is a host constant, and so is the result.
+      if (!isConstant(node.input(0)))
+        fail(nodeLabel(node) + ": the shape must be a constant (graphc needs static shapes)");
+      const HostTensor &shape = constantOf(node, 0);
+      if (shape.dataType != onnx::TensorProto::INT64 || shape.dims.size() != 1)
+        fail(nodeLabel(node) + ": the shape must be a 1-D int64 constant");
+      int64_t count = 1;
+      for (int64_t d : shape.ints)
+        if (d < 0 || __builtin_mul_overflow(count, d, &count) || count > (int64_t{1} << 28))
+          fail(nodeLabel(node) + ": the constant's shape is negative or too large");
+      HostTensor out;
+      out.dims = shape.ints;
+      out.dataType = onnx::TensorProto::FLOAT; // the schema's default: float 0
+      float fill = 0.0f;
+      if (auto *value = findAttr(node, "value")) {
+        if (!value->has_t())
+          refuseAttr(node, "value", "must be a one-element tensor");
+        HostTensor v = readTensor(value->t());
+        out.dataType = v.dataType;
+        if (v.dataType == onnx::TensorProto::FLOAT && v.floats.size() == 1)
+          fill = v.floats[0];
+        else if (v.dataType == onnx::TensorProto::INT64 && v.ints.size() == 1)
+          out.ints.assign(size_t(count), v.ints[0]);
+        else
+          refuseAttr(node, "value", "must be one float32 or int64 element");
+      }
+      if (out.dataType == onnx::TensorProto::FLOAT)
+        out.floats.assign(size_t(count), fill);
+      constants[node.output(0)] = std::move(out);
       return;
     }
     if (op == "Expand") {
