@@ -2043,6 +2043,9 @@ private:
     if (!parent.empty() && !llvm::sys::fs::is_directory(parent))
       fail(kBadInput,
            flag + " " + path + ": the directory " + parent + " does not exist; create it first");
+    if (!llvm::sys::fs::can_write(parent.empty() ? "." : parent))
+      fail(kBadInput, flag + " " + path + ": the directory " + (parent.empty() ? "." : parent) +
+                          " is not writable");
   }
 
   /// Runs a compiler that writes `outputTemp`, then renames it to -o; on failure reports the
