@@ -58,7 +58,7 @@ const char *kUsage =
     "          [--last-batch=drop|pad] [--validation-split F | --validation-data X.npy\n"
     "          --validation-labels Y.npy] [--checkpoint DIR [--checkpoint-every N] [--keep K]\n"
     "          [--resume]] [--log-json FILE] [--save-weights DIR] [--init-weights DIR]\n"
-    "          [--describe] [--help]\n"
+    "          [--collective-timeout S] [--describe] [--help]\n"
     "\n"
     "Trains model '%s' (batch %" PRId64 ") with its compiled training step.\n"
     "  --data X.npy         samples [N, ...sample dims]: float32, or float16/float64/int64/\n"

@@ -31,6 +31,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/Config/llvm-config.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -2325,8 +2326,9 @@ int runGraphcDriver(int argc, char **argv) {
                               cl::cat(category));
   cl::opt<std::string> compileTo("compile-to", cl::desc("import | training | planned | source | binary"),
                                  cl::init("binary"), cl::cat(category));
-  cl::list<std::string> planOut("plan-out", cl::desc("write the memory plan (.txt, .json, .csv); repeatable"),
-                                cl::cat(category));
+  cl::list<std::string> planOut(
+      "plan-out", cl::desc("write the memory plan (.txt, .json, .csv, .html); repeatable"),
+      cl::cat(category));
   cl::opt<bool> noReuse("no-reuse", cl::desc("give every buffer its own bytes (testing)"),
                         cl::cat(category));
   cl::opt<bool> noSchedule("no-schedule", cl::desc("keep the autodiff op order (no memory-aware "
@@ -2483,6 +2485,9 @@ int runGraphcDriver(int argc, char **argv) {
                "of an H100; 0: one block per channel)"),
       cl::init(528), cl::cat(category));
   cl::HideUnrelatedOptions(category);
+  cl::SetVersionPrinter([](llvm::raw_ostream &os) {
+    os << "graphc " GRAPHC_VERSION " (MLIR/LLVM " LLVM_VERSION_STRING ")\n";
+  });
   if (!cl::ParseCommandLineOptions(argc, argv, "graphc: compile a model's training step for a "
                                                "memory budget\n",
                                    &llvm::errs()))
