@@ -553,9 +553,9 @@ private:
     }
     if (!moved.empty()) {
       std::sort(moved.begin(), moved.end());
-      const size_t unmoved = cands.size();
-      cands.insert(cands.end(), moved.begin(), moved.end());
-      std::inplace_merge(cands.begin(), cands.begin() + unmoved, cands.end());
+      std::vector<Cand> merged(cands.size() + moved.size());
+      std::merge(cands.begin(), cands.end(), moved.begin(), moved.end(), merged.begin());
+      cands = std::move(merged);
     }
     uint64_t minTop = kUnplaced, maxTotal = 0;
     for (const Cand &c : cands)
