@@ -1860,6 +1860,7 @@ int trainMain(int argc, char **argv) {
       // optimizer state, run the step on each validation batch, read its loss (computed before
       // the update), and restore the snapshot, which undoes the update exactly.
       double valLossSum = 0.0, valCorrect = 0.0, valSeen = 0.0;
+      std::string valNonFinite; // the first validation sample with a NaN or Inf, if any
       if (hasVal) {
         if (device)
           device->pullPersistent(prog, arena);
@@ -1875,6 +1876,8 @@ int trainMain(int argc, char **argv) {
             return kExitInternal;
           }
           loadBatch(vslot);
+          if (valNonFinite.empty())
+            valNonFinite = vslot.nonFinite;
           prefetch.release();
           setStep(t + 1);
           prog.trainStep(arena);
@@ -1907,6 +1910,11 @@ int trainMain(int argc, char **argv) {
           std::snprintf(line + n, sizeof(line) - n, " val_accuracy %.4f", valAcc);
         progress.message(line);
       }
+      // Validation changes no weight, so a non-finite val_loss does not stop the run; the
+      // sample that caused it is named once per evaluation.
+      if (hasVal && !std::isfinite(valLoss) && leader)
+        std::fprintf(stderr, "warning: val_loss is not finite after step %" PRId64 "%s%s\n", t,
+                     valNonFinite.empty() ? "" : ": ", valNonFinite.c_str());
       if (log.enabled()) {
         nlohmann::json rec = {{"event", "epoch"}, {"epoch", epoch}, {"step", t},
                               {"loss", jsonNumber(epochLoss)},
