@@ -260,10 +260,11 @@ private:
     std::vector<uint32_t> items;
     uint32_t lo, hi;
   };
-  // A candidate: its skyline offset and its index in the current preorder.
+  // A candidate: its skyline offset, its index in the current preorder, and the buffer there
+  // (pre[pre], kept here to spare every node that lookup for every candidate).
   struct Cand {
     uint64_t offset;
-    uint32_t pre;
+    uint32_t pre, item;
     bool operator<(const Cand &o) const {
       return offset != o.offset ? offset < o.offset : pre < o.pre;
     }
@@ -417,7 +418,7 @@ private:
     std::vector<uint32_t> pre = preorder(part);
     std::vector<Cand> cands(pre.size());
     for (uint32_t p = 0; p < pre.size(); ++p)
-      cands[p] = {0, p};
+      cands[p] = {0, p, pre[p]};
     return search(part, pre, cands, 0, 0);
   }
 
@@ -538,13 +539,13 @@ private:
     std::vector<Cand> cands, moved;
     cands.reserve(prev.size());
     for (const Cand &c : prev) {
-      const uint32_t i = pre[c.pre];
+      const uint32_t i = c.item;
       if (off[i] != kUnplaced)
         continue;
       if (minOff[i] == c.offset)
         cands.push_back(c);
       else
-        moved.push_back({minOff[i], c.pre});
+        moved.push_back({minOff[i], c.pre, i});
     }
     if (cands.empty() && moved.empty()) {
       for (uint32_t i : part.items)
@@ -559,7 +560,7 @@ private:
     }
     uint64_t minTop = kUnplaced, maxTotal = 0;
     for (const Cand &c : cands)
-      minTop = std::min(minTop, c.offset + items[pre[c.pre]].size);
+      minTop = std::min(minTop, c.offset + items[c.item].size);
     for (uint32_t s = part.lo; s < part.hi; ++s)
       maxTotal = std::max(maxTotal, total[s]);
     for (const Cand &c : cands) {
@@ -575,7 +576,7 @@ private:
       // Canonical order: placements never go back in (offset, preorder).
       if (c.offset < minOffset || (c.offset == minOffset && c.pre < minPre))
         continue;
-      uint32_t i = pre[c.pre];
+      uint32_t i = c.item;
       if (c.offset + items[i].size > cap)
         continue;
       size_t minMark = minTrail.size(), floorMark = floorTrail.size(), lowMark = lowTrail.size();
