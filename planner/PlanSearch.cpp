@@ -27,9 +27,9 @@
 //
 // The feasibility search answers "is there a plan of height <= C"; minimising wraps it in a
 // binary search between the lower bound and the best known height. Each node costs
-// O(n log n) (re-sorting the candidates) plus O(overlaps + section members) for the incremental
-// updates; memory is O(n^2) in the worst case for the overlap lists, so the search is skipped
-// above PlanOptions::maxSearchBuffers. All choices are made in a fixed order (ties broken by
+// O(n + k log k) (re-ordering the candidates, k of which moved) plus O(overlaps + section
+// members) for the incremental updates; memory is O(n^2) in the worst case for the overlap
+// lists, so the search is skipped above PlanOptions::maxSearchBuffers. All choices are made in a fixed order (ties broken by
 // buffer index), so the result depends only on the input and the node budget; the wall-clock
 // limit only matters when it cuts a search short.
 #include "planner/Planner.h"
@@ -525,7 +525,7 @@ private:
   }
 
   // Depth-first search over canonical placements of the group's unplaced buffers; `prev` is
-  // the parent's candidate list (re-sorted here by current skyline offset), (minOffset, minPre)
+  // the parent's candidate list (re-ordered here by current skyline offset), (minOffset, minPre)
   // the last placement, which every next one must not precede.
   Outcome search(const Part &part, const std::vector<uint32_t> &pre, const std::vector<Cand> &prev,
                  uint64_t minOffset, uint32_t minPre) {
@@ -534,7 +534,7 @@ private:
     // `prev` is sorted by (offset, preorder), and the last placement moved only a few skyline
     // offsets: the unmoved candidates stay in order, so sorting the moved ones and merging the
     // two lists gives the same order as sorting all of them, in O(n + k log k) for k moved
-    // instead of O(n log n) per node (on ResNet-18's 8 micro-batches, 5k buffers, the sort was
+    // instead of O(n log n) per node (on ResNet-18's 8 micro-batches, 2263 buffers, the sort was
     // 40% of a capacity search).
     std::vector<Cand> cands, moved;
     cands.reserve(prev.size());
