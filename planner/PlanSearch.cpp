@@ -29,9 +29,9 @@
 // binary search between the lower bound and the best known height. Each node costs
 // O(n + k log k) (re-ordering the candidates, k of which moved) plus O(overlaps + section
 // members) for the incremental updates; memory is O(n^2) in the worst case for the overlap
-// lists, so the search is skipped above PlanOptions::maxSearchBuffers. All choices are made in a fixed order (ties broken by
-// buffer index), so the result depends only on the input and the node budget; the wall-clock
-// limit only matters when it cuts a search short.
+// lists, so the search is skipped above PlanOptions::maxSearchBuffers. All choices are made in a
+// fixed order (ties broken by buffer index), so the result depends only on the input and the
+// node budget; the wall-clock limit only matters when it cuts a search short.
 #include "planner/Planner.h"
 
 #include <algorithm>

@@ -224,6 +224,16 @@ private:
   void refuseAttr(const onnx::NodeProto &node, const std::string &name, const std::string &why) {
     fail(nodeLabel(node) + ": attribute " + name + " " + why);
   }
+  /// The elements of a constant folded at import with dimensions `dims` (Expand,
+  /// ConstantOfShape); a negative dimension, or more than 2^28 elements, fails with `tooLarge`.
+  int64_t foldedElementCount(const onnx::NodeProto &node, const std::vector<int64_t> &dims,
+                             const std::string &tooLarge) {
+    int64_t count = 1;
+    for (int64_t d : dims)
+      if (d < 0 || __builtin_mul_overflow(count, d, &count) || count > (int64_t{1} << 28))
+        fail(nodeLabel(node) + ": " + tooLarge);
+    return count;
+  }
   /// A convolution's or pooling's window attributes (2 strides, 4 pads, 2 dilations, and a
   /// pooling's kernel) are refused by name when out of range, before the output size they would
   /// give is taken for "does not fit its input".
@@ -1554,10 +1564,9 @@ private:
       const HostTensor &shape = constantOf(node, 0);
       if (shape.dataType != onnx::TensorProto::INT64 || shape.dims.size() != 1)
         fail(nodeLabel(node) + ": the shape must be a 1-D int64 constant");
-      int64_t count = 1;
-      for (int64_t d : shape.ints)
-        if (d < 0 || __builtin_mul_overflow(count, d, &count) || count > (int64_t{1} << 28))
-          fail(nodeLabel(node) + ": the constant's shape is negative or too large");
+      int64_t count = foldedElementCount(node, shape.ints,
+                                         "the constant's shape is negative or "
+                                         "too large");
       HostTensor out;
       out.dims = shape.ints;
       out.dataType = onnx::TensorProto::FLOAT; // the schema's default: float 0
@@ -1599,10 +1608,7 @@ private:
                " to " + std::to_string(want));
         outDims[d] = std::max(inDims[d], want);
       }
-      int64_t count = 1;
-      for (int64_t d : outDims)
-        if (d < 0 || __builtin_mul_overflow(count, d, &count) || count > (int64_t{1} << 28))
-          fail(nodeLabel(node) + ": the expanded constant is too large");
+      int64_t count = foldedElementCount(node, outDims, "the expanded constant is too large");
       HostTensor out;
       out.dims = outDims;
       out.dataType = in.dataType;

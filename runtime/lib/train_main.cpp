@@ -1158,7 +1158,7 @@ struct HostArena {
 /// not show). `known` is false where /proc/meminfo cannot be read, and nothing is checked.
 struct HostMemory {
   bool known = false;
-  uint64_t available = 0, total = 0, swapFree = 0, cgroupLimit = 0;
+  uint64_t available = 0, total = 0, cgroupLimit = 0;
 };
 
 HostMemory readHostMemory() {
@@ -1176,7 +1176,6 @@ HostMemory readHostMemory() {
     m.known = found == 2;
     m.available = (availableKiB + swapKiB) * 1024;
     m.total = totalKiB * 1024;
-    m.swapFree = swapKiB * 1024;
   }
   uint64_t limit = 0, current = 0;
   FILE *maxFile = std::fopen("/sys/fs/cgroup/memory.max", "r");
@@ -1264,11 +1263,14 @@ int trainMain(int argc, char **argv) {
                  prog.modelName);
     return kExitInternal;
   }
-  // The CPU runs the step in the host arena (below): refuse one the machine cannot hold before
-  // anything is read. (A device target's host arena is an image of which little is touched.)
-  if (!&graphc_device_runtime &&
-      !hostArenaFits((std::max<uint64_t>(prog.arenaBytes + prog.hostArenaBytes, 1) + 4095) / 4096 *
-                     4096))
+  // The one arena allocation (below) is this many bytes. Offloaded optimizer state (graphc
+  // --offload) is a host arena right after the arena's bytes, in the same allocation: on the CPU
+  // both are host memory, and --budget counted only the first.
+  const uint64_t arenaSize =
+      (std::max<uint64_t>(prog.arenaBytes + prog.hostArenaBytes, 1) + 4095) / 4096 * 4096;
+  // The CPU runs the step in the host arena: refuse one the machine cannot hold before anything
+  // is read. (A device target's host arena is an image of which little is touched.)
+  if (!&graphc_device_runtime && !hostArenaFits(arenaSize))
     return kExitInternal;
   // Data parallelism: `batch` is this rank's share of the global batch. Join the job before any
   // input is read, so that a wrong launch is refused first and by one rank.
@@ -1409,11 +1411,7 @@ int trainMain(int argc, char **argv) {
     if (int rc = device->start(prog))
       return rc;
 
-  // The one arena allocation; everything after this reuses it. Offloaded optimizer state
-  // (graphc --offload) is a host arena right after the arena's bytes, in the same allocation:
-  // on the CPU both are host memory, and --budget counted only the first.
-  const uint64_t arenaSize =
-      (std::max<uint64_t>(prog.arenaBytes + prog.hostArenaBytes, 1) + 4095) / 4096 * 4096;
+  // The one arena allocation (arenaSize, above); everything after this reuses it.
   HostArena arenaOwner;
   if (!arenaOwner.allocate(arenaSize)) {
     std::fprintf(stderr, "error: cannot allocate the arena of %" PRIu64 " bytes: %s\n", arenaSize,

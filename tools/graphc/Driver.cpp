@@ -329,9 +329,8 @@ public:
                           " must be at least 1 (leave it out for the model's own batch)");
     if (!opts.output.empty() && !opts.maxBatch)
       refuseClobberingOutput(opts.output, "-o", phase == Phase::Binary);
-    for (const std::string &p : opts.planOut)
-      refuseClobberingOutput(p, "--plan-out", /*binary=*/false);
     for (const std::string &p : opts.planOut) {
+      refuseClobberingOutput(p, "--plan-out", /*binary=*/false);
       llvm::StringRef ext = llvm::sys::path::extension(p);
       if (ext != ".txt" && ext != ".json" && ext != ".csv" && ext != ".html")
         fail(kBadInput, "--plan-out=" + p + ": unknown format; use .txt, .json, .csv or .html");
