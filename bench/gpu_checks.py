@@ -143,6 +143,19 @@ BENCH_VARIANTS = {"tile": ["--cudnn-workspace-limit=0"], "oneblock": ["--cuda-re
 BENCH_TILE = [("resnet18", 64), ("cnn64", 64), ("cnn256", 128)]
 BENCH_ONEBLOCK = [("resnet18", 64), ("cnn256", 128)]
 MAXBATCH_MODELS = ("resnet50", "transformer")
+# The --maxbatch binaries that `prepare` builds when none are named (LABEL:MODEL:BATCH:FLAGS):
+# the rows of docs/benchmarks.md's "Largest batch on an 80 GB budget" not yet run on a GPU, at
+# the batches `graphc --max-batch --budget=80GB --target=cuda` gave with graphc of 2026-11-28.
+# The transformer at 987 in fp32 (the fused attention) against PyTorch eager's 668; bf16 without
+# other cures; ResNet-50's fp32 rematerialization at cuDNN's 2^31-element cap; the transformer
+# at 2494 in bf16, which the fit cures with 2 micro-batches.
+DEFAULT_MAXBATCH = [
+    "transformer-987-fp32:transformer:987:--budget=80GB",
+    "resnet50-1880-bf16:resnet50:1880:--budget=80GB,--precision=bf16",
+    "transformer-1420-bf16:transformer:1420:--budget=80GB,--precision=bf16",
+    "resnet50-2674-remat:resnet50:2674:--budget=80GB",
+    "transformer-2494-bf16-micro:transformer:2494:--budget=80GB,--precision=bf16",
+]
 
 
 def log(msg):
@@ -307,9 +320,11 @@ def prepare_bench(graphc, bundle, exports, manifest, labels=None):
 
 
 def prepare_maxbatch(args, graphc, bundle, exports, manifest):
-    """Largest batch on 80 GB: graphc's binaries at its fp32 answers (`graphc --max-batch`),
-    given as --maxbatch LABEL:MODEL:BATCH:FLAGS."""
-    for spec in args.maxbatch or []:
+    """Largest batch on 80 GB: graphc's binaries at its answers (`graphc --max-batch`), given
+    as --maxbatch LABEL:MODEL:BATCH:FLAGS (DEFAULT_MAXBATCH on a full prepare)."""
+    specs = args.maxbatch if args.maxbatch is not None else (
+        [] if args.append or args.only else DEFAULT_MAXBATCH)
+    for spec in specs:
         label, name, batch, flags = spec.split(":", 3)
         onnx = os.path.join(exports, name + ".onnx")
         if not os.path.exists(onnx):
@@ -1056,7 +1071,8 @@ def main():
     p.add_argument("--append", action="store_true",
                    help="add the --maxbatch (and --bench) binaries to an existing bundle")
     p.add_argument("--maxbatch", action="append",
-                   help="LABEL:MODEL:BATCH:FLAGS (comma-separated graphc flags), repeatable")
+                   help="LABEL:MODEL:BATCH:FLAGS (comma-separated graphc flags), repeatable; "
+                   "without it, a full prepare builds DEFAULT_MAXBATCH")
     r = sub.add_parser("run")
     r.add_argument("--bundle", required=True)
     r.add_argument("--out", required=True)
