@@ -634,6 +634,27 @@ def part_checks(bundle, manifest, results, work):
                                                  len(losses["1"]) == 8, "graph": losses["1"],
                                                  "eager": losses["0"]})
 
+    # A poisoned arena (GRAPHC_POISON_ARENA=1: every scratch byte 0xFF, a NaN, before each
+    # step) must not change a bit: no kernel or library call reads a byte its step has not
+    # written. Deterministic cuDNN algorithms and the heuristic's choice, so that both runs
+    # take the same ones.
+    for name in ("cnn-sgd", "cnn_bn-sgd", "transformer_dropout-sgd", "attention-adam",
+                 "bf16-cnn_bn-adam", "offload-adam"):
+        d = os.path.join(bundle, "correct", name)
+        if not os.path.exists(os.path.join(d, "gpu")):
+            continue
+        runs = {}
+        for poison in ("0", "1"):
+            env = dict(os.environ, GRAPHC_POISON_ARENA=poison, GRAPHC_CUDA_FIND="0",
+                       GRAPHC_CUDA_DETERMINISTIC="1")
+            res, _ = run([os.path.join(d, "gpu"), "--data", os.path.join(d, "x.npy"), "--labels",
+                          os.path.join(d, "y.npy"), "--steps", "4"], env=env, check=False)
+            runs[poison] = (res.returncode, re.findall(r"loss (\S+)", res.stdout),
+                            res.stderr.strip().splitlines()[-2:])
+        results.add("checks", "poisoned-arena-" + name,
+                    {"bit_identical": runs["0"][:2] == runs["1"][:2] and len(runs["0"][1]) == 4,
+                     "plain": runs["0"], "poisoned": runs["1"]})
+
     # compute-sanitizer memcheck (and the others it has) on three binaries.
     # (attention-adam runs the fused attention kernels, bf16-cnn_bn-adam the 16-bit ones,
     # im2col-tiled cuDNN under a workspace grown into free arena bytes.)

@@ -25,6 +25,7 @@
 // file only refers to it weakly, so single-process binaries do not link NCCL or MPI.
 #include "graphc/runtime/cuda/step.h"
 
+#include "graphc/runtime/arena_poison.h"
 #include "graphc/runtime/comm.h"
 #include "graphc/runtime/cuda/descriptor.h"
 #include "graphc/runtime/cuda/fit.h"
@@ -97,6 +98,9 @@ struct State {
   cudaEvent_t stagingRead = nullptr;   // compute stream: the region has been copied out
   NextBatchSource nextSource = nullptr;
   void *nextContext = nullptr;
+  // GRAPHC_POISON_ARENA=1 (arena_poison.h): the device arena's scratch ranges, set to 0xFF on
+  // the compute stream before every step; empty otherwise.
+  std::vector<std::pair<uint64_t, uint64_t>> poison;
   cublasHandle_t cublas = nullptr;
   cudnnHandle_t cudnn = nullptr;
   std::vector<ConvPlan> convs;
@@ -395,6 +399,9 @@ int startDevice(const Program &prog) {
   const char *stageEnv = std::getenv("GRAPHC_CUDA_STAGE_NEXT");
   S.staging = S.decoded.staging;
   S.stageNext = S.staging.present && !(stageEnv && std::strcmp(stageEnv, "0") == 0);
+  std::string poisonError; // a bad value is reported by the main before step 1
+  if (poisonArenaRequested(poisonError))
+    S.poison = arenaScratchRanges(prog);
   int count = 0;
   const cudaError_t status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess || count < 1) {
@@ -677,6 +684,9 @@ void cudaTrainStep(unsigned char *hostArena) {
   GRAPHC_CUDA(cudaStreamWaitEvent(S.compute, S.inputsCopied, 0), "cudaStreamWaitEvent", op);
   if (staged)
     GRAPHC_CUDA(cudaStreamWaitEvent(S.compute, S.stagedCopied, 0), "cudaStreamWaitEvent", op);
+  for (const auto &[begin, end] : S.poison) // (not timed; outside the captured graph)
+    GRAPHC_CUDA(cudaMemsetAsync(S.arena + begin, 0xFF, end - begin, S.compute),
+                "cudaMemsetAsync (GRAPHC_POISON_ARENA)", op);
   if (S.timing) // the device-to-device copy of a staged batch is part of the step's time
     GRAPHC_CUDA(cudaEventRecord(S.stepBegin, S.compute), "cudaEventRecord", "the step");
   if (staged) {

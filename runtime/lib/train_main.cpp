@@ -13,6 +13,7 @@
 // Allocation discipline: everything is allocated before step 1 (the arena, two staging buffers,
 // the snapshot buffer for evaluation, the permutation); the loop itself allocates nothing unless
 // --log-json (one small JSON record per step) or --checkpoint (the encoded checkpoint) is given.
+#include "graphc/runtime/arena_poison.h"
 #include "graphc/runtime/checkpoint.h"
 #include "graphc/runtime/comm.h"
 #include "graphc/runtime/device.h"
@@ -1419,6 +1420,21 @@ int trainMain(int argc, char **argv) {
     return kExitInternal;
   }
   unsigned char *arena = arenaOwner.data; // zero-filled by the kernel, page by page
+  // GRAPHC_POISON_ARENA=1 (arena_poison.h): the scratch bytes are NaN before every step. A
+  // device target poisons its own arena (this one is then the host image, mostly untouched).
+  std::vector<std::pair<uint64_t, uint64_t>> poisonRanges;
+  std::string poisonError;
+  if (poisonArenaRequested(poisonError)) {
+    if (!device)
+      poisonRanges = arenaScratchRanges(prog);
+  } else if (!poisonError.empty()) {
+    std::fprintf(stderr, "error: %s\n", poisonError.c_str());
+    return kExitUsage;
+  }
+  auto poisonScratch = [&] {
+    for (const auto &[begin, end] : poisonRanges)
+      std::memset(arena + begin, 0xFF, end - begin);
+  };
 
   std::mt19937_64 initGen(opt.seed);
   for (int i = 0; i < prog.numTensors; ++i) {
@@ -1809,6 +1825,7 @@ int trainMain(int argc, char **argv) {
     if (comm)
       comm->setStep(t);
 
+    poisonScratch();
     const Clock::time_point stepStart = Clock::now();
     prog.trainStep(arena);
     const double stepSeconds = secondsSince(stepStart);
@@ -1878,6 +1895,7 @@ int trainMain(int argc, char **argv) {
             valNonFinite = vslot.nonFinite;
           prefetch.release();
           setStep(t + 1);
+          poisonScratch();
           prog.trainStep(arena);
           float vloss = *lossPtr;
           double vcorrect = 0.0, vseen = 0.0;

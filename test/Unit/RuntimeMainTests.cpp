@@ -78,10 +78,12 @@ protected:
     ASSERT_TRUE(writeNpy(path(leaf), dtype, shape, v.data(), error)) << error;
   }
 
-  Result run(const std::string &args) const {
+  /// Runs the smoke binary with `args`, and `env` ("NAME=VALUE ...") in its environment.
+  Result run(const std::string &args, const std::string &env = "") const {
     const std::string outFile = path("stdout.txt"), errFile = path("stderr.txt");
-    const std::string cmd = std::string("cd '") + dir_ + "' && '" GRAPHC_SMOKE_TRAIN "' " + args +
-                            " >'" + outFile + "' 2>'" + errFile + "'";
+    const std::string cmd = std::string("cd '") + dir_ + "' && env " + env +
+                            " '" GRAPHC_SMOKE_TRAIN "' " + args + " >'" + outFile + "' 2>'" +
+                            errFile + "'";
     const int status = std::system(cmd.c_str());
     Result r;
     r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -362,6 +364,45 @@ TEST_F(RuntimeMain, NonFiniteLossExits4AfterPrintingTheLine) {
   EXPECT_TRUE(std::isnan(lossOf(untimed(lines[0])))) << lines[0];
   EXPECT_EQ(r.err, "error: loss became non-finite at step 2: sample 5 of --data xnan.npy holds "
                    "NaN or Inf\n");
+}
+
+std::string slurpFile(const std::string &p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+// GRAPHC_POISON_ARENA=1 sets every byte no persistent tensor holds to NaN before each step. A
+// step that writes before it reads trains the same bits; one that reads a byte it did not write
+// in that step (what stale or uninitialised device memory would give it) is caught.
+TEST_F(RuntimeMain, PoisonedArenaChangesNoBitOfACorrectStep) {
+  Result plain = run("--data x.npy --labels y.npy --steps 3 --save-weights plain");
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  Result poisoned =
+      run("--data x.npy --labels y.npy --steps 3 --save-weights poisoned", "GRAPHC_POISON_ARENA=1");
+  ASSERT_EQ(poisoned.code, 0) << poisoned.err;
+  EXPECT_EQ(poisoned.out, plain.out);
+  for (const char *file : {"fc_weight.npy", "fc.bias.npy"}) {
+    const std::string a = slurpFile(path(std::string("plain/") + file));
+    EXPECT_FALSE(a.empty()) << file;
+    EXPECT_EQ(slurpFile(path(std::string("poisoned/") + file)), a) << file;
+  }
+}
+
+TEST_F(RuntimeMain, PoisonedArenaExposesAReadOfTheLastStepsScratch) {
+  // SMOKE_READ_STALE_GRADIENT=1: the smoke step adds 0 x the bias gradient left by the step
+  // before to its loss, before writing this step's. Fresh pages and old values hide that.
+  Result hidden = run("--data x.npy --labels y.npy --steps 3", "SMOKE_READ_STALE_GRADIENT=1");
+  EXPECT_EQ(hidden.code, 0) << hidden.err;
+  Result caught = run("--data x.npy --labels y.npy --steps 3",
+                      "SMOKE_READ_STALE_GRADIENT=1 GRAPHC_POISON_ARENA=1");
+  EXPECT_EQ(caught.code, 4) << caught.out;
+  EXPECT_EQ(caught.err.rfind("error: loss became non-finite at step 1", 0), 0u) << caught.err;
+
+  Result bad = run("--data x.npy --labels y.npy --steps 1", "GRAPHC_POISON_ARENA=yes");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_EQ(bad.err, "error: GRAPHC_POISON_ARENA=yes: expected 0 or 1\n");
 }
 
 bool exists(const std::string &p) {

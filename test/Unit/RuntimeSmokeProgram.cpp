@@ -4,10 +4,13 @@
 // line, input validation, output lines and weight files without the compiler. Two parameters
 // that the step never reads exercise glorot initialisation, and a State counter checks that
 // state starts at zero and that the Step tensor holds the 1-based step number. The logits are the
-// Prediction (accuracy, class-index range check).
+// Prediction (accuracy, class-index range check). With SMOKE_READ_STALE_GRADIENT=1 in its
+// environment the step reads the bias gradient before writing it (a planted bug, caught only by
+// GRAPHC_POISON_ARENA: RuntimeMainTests).
 #include "graphc/runtime/kernels.h"
 #include "graphc/runtime/program.h"
 
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 
@@ -44,9 +47,12 @@ const TensorInfo kTensors[] = {
 void trainStep(unsigned char *arena) {
   auto f = [arena](uint64_t off) { return reinterpret_cast<float *>(arena + off); };
   const int64_t *labels = reinterpret_cast<const int64_t *>(arena + kY);
+  static const bool readStale = std::getenv("SMOKE_READ_STALE_GRADIENT") != nullptr;
   dense(f(kX), f(kWeight), f(kBias), f(kLogits), kBatch, kIn, kOut, /*transposeW=*/true);
   lossForward(LossKind::SparseCategoricalCrossentropy, true, f(kLogits), labels, f(kLoss), kBatch,
               kOut);
+  if (readStale)
+    *f(kLoss) += 0.0f * *f(kDB);
   lossBackward(LossKind::SparseCategoricalCrossentropy, true, f(kLogits), labels, f(kDLogits),
                kBatch, kOut);
   matmul(f(kDLogits), f(kX), f(kDW), kOut, kIn, kBatch, /*transA=*/true, false);

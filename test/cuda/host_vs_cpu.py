@@ -119,7 +119,15 @@ def main():
     ap.add_argument("--ids", type=int, help="data are token ids in [0, IDS) (embedding models)")
     ap.add_argument("--ranks", type=int, default=0, help="--data-parallel --world-size of the tested step")
     ap.add_argument("--ref-ranks", type=int, help="the reference's world size (0: one process)")
-    ap.add_argument("--ref-target", choices=("cpu", "cuda"), default="cpu")
+    ap.add_argument("--ref-target", choices=("cpu", "cuda", "host"), default="cpu",
+                    help="host: the reference is the tested host build itself in the default "
+                    "launch order (with --launch-order=reverse and --tol 0: a race check)")
+    ap.add_argument("--launch-order", choices=("forward", "reverse"), default="forward",
+                    help="the host shim's order of blocks and threads for the tested run "
+                    "(GRAPHC_HOST_SHIM_LAUNCH_ORDER)")
+    ap.add_argument("--poison-arena", action="store_true",
+                    help="the tested run sets the arena's scratch bytes to NaN before every step "
+                    "(GRAPHC_POISON_ARENA=1): a read of a byte the step did not write shows")
     ap.add_argument("--mpirun", default="mpiexec")
     ap.add_argument("--mpi-libs", default="", help="';'-separated MPI libraries for the host build")
     ap.add_argument("--graphc-flag", action="append", default=[],
@@ -170,7 +178,11 @@ def main():
              os.path.join(lib, "libgraphc_cuda_common.a"), os.path.join(lib, "libgraphc_runtime.a")]
             + mpi + ["-lopenblas", "-lpthread", "-lm", "-o", host])
     cpu = os.path.join(work, "cpu")
-    if args.stage != "compare":
+    if args.ref_target == "host":
+        if args.build != "host":
+            ap.error("--ref-target=host needs --build=host")
+        cpu = host
+    elif args.stage != "compare":
         run([args.graphc, args.model, "-o", cpu] + flags + parallel(ref_ranks)
             + (["--target=cuda"] if args.ref_target == "cuda" else []))
     if args.stage == "compare":
@@ -217,14 +229,17 @@ def main():
                   [rng.random() * args.label_scale for _ in range(ycount)] * repeats)
 
     outs = {}
-    runs = (("host", host, args.ranks), ("cpu", cpu, ref_ranks))
+    tested_env = dict(os.environ, GRAPHC_HOST_SHIM_LAUNCH_ORDER=args.launch_order,
+                      GRAPHC_POISON_ARENA="1" if args.poison_arena else "0")
+    ref_env = dict(os.environ, GRAPHC_HOST_SHIM_LAUNCH_ORDER="forward", GRAPHC_POISON_ARENA="0")
+    runs = (("host", host, args.ranks, tested_env), ("cpu", cpu, ref_ranks, ref_env))
     if args.stage == "prepare":
         if args.ref_target == "cuda":  # the reference needs the GPU too: compare runs it
             print("prepared %s: the CUDA reference runs with the tested binary" % work)
             return
         runs = runs[1:]
-    for name, binary, ranks in runs:
-        outs[name] = train(args, work, name, launch(ranks) + [binary])
+    for name, binary, ranks, env in runs:
+        outs[name] = train(args, work, name, launch(ranks) + [binary], env)
     if args.stage == "prepare":
         with open(os.path.join(work, "ref.txt"), "w") as f:
             f.write("".join("%.9g\n" % loss for loss in outs["cpu"][0]))
@@ -234,12 +249,12 @@ def main():
     report(args, outs)
 
 
-def train(args, work, name, command):
+def train(args, work, name, command, env=None):
     """Runs a binary on DIR/x.npy, DIR/y.npy; returns (per-step losses, {file: weights})."""
     wdir = os.path.join(work, "w-" + name)
     text = run(command + ["--data", os.path.join(work, "x.npy"), "--labels",
                           os.path.join(work, "y.npy"), "--steps", str(args.steps),
-                          "--save-weights", wdir])
+                          "--save-weights", wdir], env=env)
     losses = [float(m.group(1)) for m in re.finditer(r"loss (\S+)", text)]
     weights = {f: read_npy_f32(os.path.join(wdir, f)) for f in sorted(os.listdir(wdir))}
     return losses, weights

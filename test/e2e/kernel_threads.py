@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""The CPU kernels' threads change no bit: one model trained with 1, 2 and 3 kernel threads.
+"""The CPU kernels' threads change no bit: one model trained with 1, 2 and 3 kernel threads, and
+with a poisoned arena.
 
   kernel_threads.py --model NAME --optimizer adam|sgd|momentum --steps N --workdir DIR
                     --graphc PATH
@@ -10,7 +11,10 @@ times on the same random batches:
   2. GRAPHC_NUM_THREADS=3 GRAPHC_KERNEL_GRAIN=1: every split kernel hands out three ranges,
      however small the tensor (and OPENBLAS_NUM_THREADS=3, which must change nothing: the
      GEMMs' blocks depend on their shapes alone, each one single-threaded OpenBLAS call);
-  3. GRAPHC_NUM_THREADS=2 GRAPHC_KERNEL_GRAIN=5: uneven ranges of a few items.
+  3. GRAPHC_NUM_THREADS=2 GRAPHC_KERNEL_GRAIN=5: uneven ranges of a few items;
+  4. GRAPHC_NUM_THREADS=1 GRAPHC_POISON_ARENA=1: every arena byte that no persistent tensor
+     holds is NaN before each step, so a kernel that reads a byte its step did not write (fresh
+     pages' zeros or the previous step's value on the CPU; anything on a GPU) changes the run.
 Each run's printed losses and every --save-weights file (running statistics included) must be
 byte-identical to run 1's, the --log-json start record must report the thread count the run
 asked for, and the loss must change over the steps (the runs trained). Prints PASS or FAIL.
@@ -30,7 +34,9 @@ import models  # noqa: E402
 RUNS = [("1 thread", {"GRAPHC_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}, 1),
         ("3 threads, grain 1", {"GRAPHC_NUM_THREADS": "3", "GRAPHC_KERNEL_GRAIN": "1",
                                 "OPENBLAS_NUM_THREADS": "3"}, 3),
-        ("2 threads, grain 5", {"GRAPHC_NUM_THREADS": "2", "GRAPHC_KERNEL_GRAIN": "5"}, 2)]
+        ("2 threads, grain 5", {"GRAPHC_NUM_THREADS": "2", "GRAPHC_KERNEL_GRAIN": "5"}, 2),
+        ("1 thread, poisoned arena", {"GRAPHC_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
+                                      "GRAPHC_POISON_ARENA": "1"}, 1)]
 LR = {"adam": "0.001", "sgd": "0.05", "momentum": "0.05"}
 
 

@@ -212,7 +212,11 @@ extern "C" const graphc::rt::cuda::GeneratedProgram graphc_generated;
 #define GRAPHC_LAUNCH_BLOCKS(kernel, blocks, op, ...)                                              \
   ::graphc::rt::cuda::hostLaunchBlocks(kernel, dim3(blocks), dim3(GRAPHC_BLOCK_SIZE), __VA_ARGS__)
 #define GRAPHC_BLOCK_SHARED
-#define GRAPHC_BLOCK_THREADS(t) for (int t = 0; t < GRAPHC_BLOCK_SIZE; ++t)
+// (One phase's threads in the launch order of host_shim.h: reversed on request.)
+#define GRAPHC_BLOCK_THREADS(t)                                                                    \
+  for (int graphc_lane_ = 0; graphc_lane_ < GRAPHC_BLOCK_SIZE; ++graphc_lane_)                     \
+    if (const int t = int(::graphc::rt::cuda::hostLaunchIndex(graphc_lane_, GRAPHC_BLOCK_SIZE));   \
+        true)
 #else
 #define GRAPHC_BLOCK_SHARED __shared__
 #define GRAPHC_BLOCK_THREADS(t)                                                                    \
