@@ -237,15 +237,18 @@ private:
   /// A convolution's or pooling's window attributes (2 strides, 4 pads, 2 dilations, and a
   /// pooling's kernel) are refused by name when out of range, before the output size they would
   /// give is taken for "does not fit its input".
+  /// "[a, b, c]", for the messages that name an attribute's values.
+  static std::string listText(const std::vector<int64_t> &values) {
+    std::string text;
+    for (int64_t x : values)
+      text += (text.empty() ? "" : ", ") + std::to_string(x);
+    return "[" + text + "]";
+  }
+
   void refuseBadWindow(const onnx::NodeProto &node, const std::vector<int64_t> &strides,
                        const std::vector<int64_t> &pads, const std::vector<int64_t> &dilations,
                        const std::vector<int64_t> &kernel = {1, 1}) {
-    auto list = [](const std::vector<int64_t> &v) {
-      std::string text;
-      for (int64_t x : v)
-        text += (text.empty() ? "" : ", ") + std::to_string(x);
-      return "[" + text + "]";
-    };
+    auto list = listText;
     if (llvm::any_of(strides, [](int64_t s) { return s < 1; }))
       refuseAttr(node, "strides", "= " + list(strides) + " must be positive");
     if (llvm::any_of(dilations, [](int64_t d) { return d < 1; }))
@@ -1821,29 +1824,49 @@ private:
     if (op == "ReduceMean") {
       if (importDecomposedLayerNorm(node, index, loc))
         return;
-      // The mean over one axis of [pre, n, post] is an avg_pool2d with an [n, 1] window on the
-      // [pre, 1, n, post] view (PyTorch's x.mean(dim=1) over a sequence).
+      // The mean over consecutive axes [first, last] of [pre, n, post] (n the product of those
+      // dimensions) is an avg_pool2d with an [n, 1] window on the [pre, 1, n, post] view:
+      // PyTorch's x.mean(dim=1) over a sequence, and x.mean([2, 3]), the global average pooling
+      // of ShuffleNet, MnasNet and squeeze-and-excitation blocks. No axes: all of them.
       Value x = valueOf(node, 0);
       auto xs = shapeOf(x);
       int64_t rank = xs.size();
       auto axes = intsAttr(node, "axes", {});
-      if (opset >= 18 || axes.size() != 1)
-        refuseAttr(node, "axes", "must name exactly one axis");
-      int64_t axis = axes[0] < 0 ? axes[0] + rank : axes[0];
-      if (axis < 0 || axis >= rank)
-        refuseAttr(node, "axes", "is out of range");
-      int64_t pre = std::accumulate(xs.begin(), xs.begin() + axis, int64_t{1}, std::multiplies<>());
-      int64_t post = std::accumulate(xs.begin() + axis + 1, xs.end(), int64_t{1}, std::multiplies<>());
-      int64_t n = xs[axis];
+      const std::string named = "= " + listText(axes) + " ";
+      if (opset >= 18)
+        refuseAttr(node, "axes", "as an input (opset 18) is not supported");
+      if (axes.empty())
+        for (int64_t d = 0; d < rank; ++d)
+          axes.push_back(d);
+      for (int64_t &a : axes) {
+        if (a < -rank || a >= rank)
+          refuseAttr(node, "axes", named + "is out of range for rank " + std::to_string(rank));
+        a = a < 0 ? a + rank : a;
+      }
+      std::sort(axes.begin(), axes.end());
+      for (size_t i = 1; i < axes.size(); ++i)
+        if (axes[i] != axes[i - 1] + 1)
+          refuseAttr(node, "axes",
+                     named + "must name consecutive axes (a repeated or "
+                             "separated axis is not supported)");
+      int64_t first = axes.front(), last = axes.back();
+      int64_t pre =
+          std::accumulate(xs.begin(), xs.begin() + first, int64_t{1}, std::multiplies<>());
+      int64_t post =
+          std::accumulate(xs.begin() + last + 1, xs.end(), int64_t{1}, std::multiplies<>());
+      int64_t n = std::accumulate(xs.begin() + first, xs.begin() + last + 1, int64_t{1},
+                                  std::multiplies<>());
       Value view = b.create<ReshapeOp>(loc, f32({pre, 1, n, post}), x);
       Value pooled = b.create<AvgPool2dOp>(
           loc, f32({pre, 1, 1, post}), view, b.getDenseI64ArrayAttr({n, 1}),
           b.getDenseI64ArrayAttr({1, 1}), b.getDenseI64ArrayAttr({0, 0, 0, 0}), UnitAttr());
-      auto ys = xs;
-      if (intAttr(node, "keepdims", 1) != 0)
-        ys[axis] = 1;
-      else
-        ys.erase(ys.begin() + axis);
+      std::vector<int64_t> ys;
+      bool keep = intAttr(node, "keepdims", 1) != 0;
+      for (int64_t d = 0; d < rank; ++d)
+        if (d < first || d > last)
+          ys.push_back(xs[d]);
+        else if (keep)
+          ys.push_back(1);
       define(node, b.create<ReshapeOp>(loc, f32(ys), pooled));
       return;
     }

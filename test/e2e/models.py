@@ -31,14 +31,19 @@ OPSET = 13
 SEEDS = {"mlp": 1, "cnn": 2, "cnn_bce": 3, "resmlp": 4,
          "resnet18": 5, "mobilenet_v2": 6, "squeezenet1_1": 7, "vgg11": 8,
          "transformer": 9, "transformer_ln17": 9, "unet": 10, "tconv": 11, "lstm": 12,
-         "gru": 13, "cnn_bn": 14, "transformer_dropout": 15, "emb_lstm": 16, "split_mlp": 17}
+         "gru": 13, "cnn_bn": 14, "transformer_dropout": 15, "emb_lstm": 16, "split_mlp": 17,
+         "shufflenet_v2_x0_5": 18, "mnasnet0_5": 19}
 
 # torchvision models (issue #6), small so that a test takes seconds: 10 classes, 32x32 images,
 # batch 4, exported in training mode (BatchNormalization with batch statistics and running-stat
 # outputs). Dropout is set to 0 so that PyTorch's RNG does not enter the comparison.
-TORCHVISION = ("resnet18", "mobilenet_v2", "squeezenet1_1", "vgg11")
+TORCHVISION = ("resnet18", "mobilenet_v2", "squeezenet1_1", "vgg11", "shufflenet_v2_x0_5",
+               "mnasnet0_5")
 BATCHES = {name: 4 for name in TORCHVISION}
-IMAGE = {"resnet18": 64, "mobilenet_v2": 32, "squeezenet1_1": 32, "vgg11": 32}
+# (ShuffleNet and MnasNet at 64x64 end on 2x2 maps, so that their global mean, ReduceMean over
+# axes [2, 3], averages more than one value.)
+IMAGE = {"resnet18": 64, "mobilenet_v2": 32, "squeezenet1_1": 32, "vgg11": 32,
+         "shufflenet_v2_x0_5": 64, "mnasnet0_5": 64}
 if os.environ.get("GRAPHC_E2E_IMAGE"):  # exploration: e.g. GRAPHC_E2E_IMAGE=64 GRAPHC_E2E_BATCH=8
     IMAGE = {name: int(os.environ["GRAPHC_E2E_IMAGE"]) for name in TORCHVISION}
 if os.environ.get("GRAPHC_E2E_BATCH"):
@@ -143,6 +148,10 @@ def torchvision_net(name):
         net.classifier = nn.Sequential(nn.Linear(512, 64), nn.ReLU(True), nn.Dropout(0.0),
                                        nn.Linear(64, 10))
         return net
+    if name == "shufflenet_v2_x0_5":  # channel shuffle (Reshape/Transpose), mean over [2, 3]
+        return torchvision.models.shufflenet_v2_x0_5(weights=None, num_classes=10)
+    if name == "mnasnet0_5":  # inverted residuals, mean over [2, 3]
+        return torchvision.models.mnasnet0_5(weights=None, num_classes=10, dropout=0.0)
     raise ValueError(name)
 
 

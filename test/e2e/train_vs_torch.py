@@ -96,7 +96,7 @@ LR = {"sgd": 0.01, "momentum": 0.01, "adam": 0.001}
 DATA_SEED = {"mlp": 101, "cnn": 202, "cnn_bce": 303, "resmlp": 404, "resnet18": 505,
              "mobilenet_v2": 606, "squeezenet1_1": 707, "vgg11": 808, "transformer": 909,
              "transformer_ln17": 909, "unet": 1010, "tconv": 1111, "lstm": 1212, "gru": 1313,
-             "emb_lstm": 1414, "split_mlp": 1515}
+             "emb_lstm": 1414, "split_mlp": 1515, "shufflenet_v2_x0_5": 1616, "mnasnet0_5": 1717}
 B = models.BATCH  # set per model in main()
 # Eval-mode exports whose BatchNorms the exporter folds: PyTorch trains the folded model.
 FOLDED_EVAL_EXPORTS = ("resnet18", "mobilenet_v2")

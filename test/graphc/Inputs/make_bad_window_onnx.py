@@ -47,3 +47,8 @@ save("relu-two-inputs",
 # No graph input at all: the output is a constant.
 save("no-input",
      [helper.make_node("Relu", ["conv.weight"], ["output"], name="relu")], [], [4, 3, 3, 3])
+# A mean over axes 1 and 3, which are not consecutive (graphc's view of it is one average pool
+# over a run of axes).
+save("reducemean-separated-axes",
+     [helper.make_node("ReduceMean", ["input"], ["output"], name="mean", axes=[1, 3],
+                       keepdims=0)], image, [2, 8], initializer=())
