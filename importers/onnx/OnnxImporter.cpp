@@ -75,11 +75,12 @@ namespace {
 
 constexpr const char *kSupportedOps =
     "Add, AveragePool, BatchNormalization, Cast, Clip, Concat, Constant, ConstantOfShape (of "
-    "constant shapes), Conv, ConvTranspose, Div, Dropout, Expand (of constants), Flatten, Gather, "
-    "Gemm, GlobalAveragePool, GRU, Identity, "
-    "LayerNormalization, LSTM, MatMul, MaxPool, Mul, ReduceMean, Relu, Reshape, Shape, "
-    "Sigmoid, Slice, Softmax, Split, Squeeze, Sub, Tanh, Transpose, Unsqueeze (Pow and Sqrt "
-    "within a LayerNorm)";
+    "constant shapes), Conv, ConvTranspose, Div, Dropout, Elu, Expand (of constants), Flatten, "
+    "Gather, Gemm, GlobalAveragePool, GRU, HardSigmoid, HardSwish, Identity, "
+    "LayerNormalization, LeakyRelu, LSTM, MatMul, MaxPool, Mul, ReduceMean, Relu, Reshape, "
+    "Selu, Shape, Sigmoid, Slice, Softmax, Softplus, Softsign, Split, Squeeze, Sub, Tanh, "
+    "Transpose, Unsqueeze (Pow and Sqrt within a LayerNorm, Erf within a GELU, Abs within a "
+    "softsign)";
 
 struct ImportError {
   std::string message;
@@ -237,6 +238,34 @@ private:
   /// A convolution's or pooling's window attributes (2 strides, 4 pads, 2 dilations, and a
   /// pooling's kernel) are refused by name when out of range, before the output size they would
   /// give is taken for "does not fit its input".
+  /// Mul of two computed tensors: elementwise when their shapes agree (SiLU as x * sigmoid(x),
+  /// hardswish as x * hardsigmoid(x)); a [N, C, H, W] tensor times a per-channel [N, C, 1, 1]
+  /// one (squeeze-and-excitation's gate), either order, as a batch_matmul of the [N*C, H*W, 1]
+  /// and [N*C, 1, 1] views, whose gradients are the products and the per-channel sums of
+  /// broadcasting. Other broadcasts are refused.
+  Value productOfComputed(const onnx::NodeProto &node, Location loc) {
+    Value lhs = valueOf(node, 0), rhs = valueOf(node, 1);
+    if (lhs.getType() == rhs.getType())
+      return b.create<MulOp>(loc, lhs.getType(), lhs, rhs);
+    auto ls = shapeOf(lhs), rs = shapeOf(rhs);
+    auto perChannel = [](const std::vector<int64_t> &full, const std::vector<int64_t> &gate) {
+      return full.size() == 4 && gate == std::vector<int64_t>{full[0], full[1], 1, 1};
+    };
+    if (!perChannel(ls, rs) && !perChannel(rs, ls))
+      fail(nodeLabel(node) +
+           ": broadcasting Mul is supported only of [N, C, H, W] by "
+           "[N, C, 1, 1] (got " +
+           typeString(lhs.getType()) + " * " + typeString(rhs.getType()) + ")");
+    if (!perChannel(ls, rs))
+      std::swap(lhs, rhs), std::swap(ls, rs);
+    int64_t rows = ls[0] * ls[1], plane = ls[2] * ls[3];
+    Value full = b.create<ReshapeOp>(loc, f32({rows, plane, 1}), lhs);
+    Value gate = b.create<ReshapeOp>(loc, f32({rows, 1, 1}), rhs);
+    Value product =
+        b.create<BatchMatmulOp>(loc, f32({rows, plane, 1}), full, gate, UnitAttr(), UnitAttr());
+    return b.create<ReshapeOp>(loc, f32(ls), product);
+  }
+
   /// "[a, b, c]", for the messages that name an attribute's values.
   static std::string listText(const std::vector<int64_t> &values) {
     std::string text;
@@ -654,6 +683,95 @@ private:
     return it->second[0];
   }
 
+  /// The float32 scalar `name` holds, when it is a known constant or the output of a Constant
+  /// node not imported yet (exporters place them just before their reader, after the node a
+  /// pattern starts from); false otherwise.
+  bool lookaheadScalar(const std::string &name, float &v) {
+    HostTensor h;
+    if (const HostTensor *known = constants.lookup(name)) {
+      h = *known;
+    } else if (auto p = producer.find(name); p != producer.end()) {
+      const auto &n = graph->node(p->second);
+      auto *value = findAttr(n, "value");
+      if (n.op_type() != "Constant" || !value || !value->has_t())
+        return false;
+      h = readTensor(value->t());
+    }
+    if (h.floats.size() != 1)
+      return false;
+    v = h.floats[0];
+    return true;
+  }
+
+  /// The sole reader of `name` when it is an `opType` node whose other input is the scalar
+  /// constant `expected` (lookaheadScalar); -1 otherwise.
+  int soleReaderWithScalar(const std::string &name, const std::string &opType, float expected) {
+    int reader = soleReader(name, opType);
+    float value = 0.f;
+    if (reader < 0 || !lookaheadScalar(otherInput(graph->node(reader), name), value) ||
+        value != expected)
+      return -1;
+    return reader;
+  }
+
+  /// The input of binary node `n` other than `name`, or "" when `name` is neither input.
+  static std::string otherInput(const onnx::NodeProto &n, const std::string &name) {
+    if (n.input_size() != 2)
+      return "";
+    return n.input(0) == name ? n.input(1) : n.input(1) == name ? n.input(0) : "";
+  }
+
+  /// torch (opset 13) exports nn.Softsign as Div(x, Add(Abs(x), 1)). From the Abs node, matches
+  /// that chain (each intermediate read only inside it) and imports it as one softsign
+  /// activation. False when it does not match.
+  bool importDecomposedSoftsign(const onnx::NodeProto &abs, Location loc) {
+    if (!values.count(abs.input(0)))
+      return false;
+    const std::string &x = abs.input(0);
+    int add = soleReaderWithScalar(abs.output(0), "Add", 1.0f);
+    if (add < 0)
+      return false;
+    int div = soleReader(graph->node(add).output(0), "Div");
+    if (div < 0 || graph->node(div).input(0) != x ||
+        graph->node(div).input(1) != graph->node(add).output(0))
+      return false;
+    defineActivation(graph->node(div), ActivationKind::softsign, values[x], 1.0f, loc);
+    absorbed.insert({add, div});
+    return true;
+  }
+
+  /// Defines `node`'s output as graph.activation `kind` of x.
+  void defineActivation(const onnx::NodeProto &node, ActivationKind kind, Value x, float alpha,
+                        Location loc) {
+    define(node, b.create<ActivationOp>(loc, x.getType(), ActivationKindAttr::get(&ctx, kind), x,
+                                        b.getF32FloatAttr(alpha)));
+  }
+
+  /// torch (opset 13) exports nn.GELU() (the exact, erf form) as
+  ///   Mul(Mul(x, Add(Erf(Div(x, sqrt(2))), 1)), 0.5).
+  /// From the Div node, matches that chain and imports it as one gelu activation, whose
+  /// backward reads x alone (the chain would keep x, the erf term and their products). False
+  /// when it does not match.
+  bool importDecomposedGelu(const onnx::NodeProto &div, Location loc) {
+    if (!values.count(div.input(0)))
+      return false;
+    const std::string &x = div.input(0);
+    float root = 0.f;
+    if (!lookaheadScalar(div.input(1), root) || std::fabs(root - 1.41421356f) > 1e-6f)
+      return false;
+    int erf = soleReader(div.output(0), "Erf");
+    int add = erf < 0 ? -1 : soleReaderWithScalar(graph->node(erf).output(0), "Add", 1.0f);
+    int product = add < 0 ? -1 : soleReader(graph->node(add).output(0), "Mul");
+    if (product < 0 || otherInput(graph->node(product), graph->node(add).output(0)) != x)
+      return false;
+    int scaled = soleReaderWithScalar(graph->node(product).output(0), "Mul", 0.5f);
+    if (scaled < 0)
+      return false;
+    defineActivation(graph->node(scaled), ActivationKind::gelu, values[x], 1.0f, loc);
+    absorbed.insert({erf, add, product, scaled});
+    return true;
+  }
+
   /// PyTorch (opset < 17) exports LayerNorm over the last axis as
   ///   mean = ReduceMean(x), d = Sub(x, mean), var = ReduceMean(Pow(d, 2)),
   ///   y = Add(Mul(Div(d, Sqrt(Add(var, eps))), weight), bias).
@@ -690,22 +808,7 @@ private:
     if (pow < 0 || div < 0)
       return false;
     // The exponent and epsilon are Constant nodes placed after this node, not yet imported.
-    auto scalarConst = [&](const std::string &name, float &v) {
-      HostTensor h;
-      if (const HostTensor *known = constants.lookup(name)) {
-        h = *known;
-      } else if (auto p = producer.find(name); p != producer.end()) {
-        const auto &n = graph->node(p->second);
-        auto *value = findAttr(n, "value");
-        if (n.op_type() != "Constant" || !value || !value->has_t())
-          return false;
-        h = readTensor(value->t());
-      }
-      if (h.floats.size() != 1)
-        return false;
-      v = h.floats[0];
-      return true;
-    };
+    auto scalarConst = [&](const std::string &name, float &v) { return lookaheadScalar(name, v); };
     float exponent = 0.f, epsilon = 0.f;
     if (!scalarConst(graph->node(pow).input(1), exponent) || exponent != 2.f)
       return false;
@@ -1058,10 +1161,16 @@ private:
                                                           {"GRU", 6},
                                                           {"Gather", 2},
                                                           {"Gemm", 3},
+                                                          {"Abs", 1},
+                                                          {"Elu", 1},
+                                                          {"Erf", 1},
                                                           {"GlobalAveragePool", 1},
+                                                          {"HardSigmoid", 1},
+                                                          {"HardSwish", 1},
                                                           {"Identity", 1},
                                                           {"LSTM", 8},
                                                           {"LayerNormalization", 3},
+                                                          {"LeakyRelu", 1},
                                                           {"MatMul", 2},
                                                           {"MaxPool", 1},
                                                           {"Mul", 2},
@@ -1069,10 +1178,13 @@ private:
                                                           {"ReduceMean", 2},
                                                           {"Relu", 1},
                                                           {"Reshape", 2},
+                                                          {"Selu", 1},
                                                           {"Shape", 1},
                                                           {"Sigmoid", 1},
                                                           {"Slice", 5},
                                                           {"Softmax", 1},
+                                                          {"Softplus", 1},
+                                                          {"Softsign", 1},
                                                           {"Split", 2},
                                                           {"Sqrt", 1},
                                                           {"Squeeze", 2},
@@ -1207,6 +1319,18 @@ private:
         foldIntArithmetic(node);
         return;
       }
+    }
+    if (op == "Div" && importDecomposedGelu(node, loc))
+      return;
+    if (op == "Abs" && importDecomposedSoftsign(node, loc))
+      return;
+    if (op == "Abs" || op == "Erf")
+      fail(nodeLabel(node) + ": " + op + " is supported only within " +
+           (op == "Abs" ? "a softsign exported as Div(x, Add(Abs(x), 1))"
+                        : "a GELU exported as Mul(Mul(x, Add(Erf(Div(x, sqrt(2))), 1)), 0.5)"));
+    if (op == "Mul" && values.count(node.input(0)) && values.count(node.input(1))) {
+      define(node, productOfComputed(node, loc));
+      return;
     }
     if (op == "Mul" || op == "Div") {
       // Scaling by a scalar constant (attention's 1 / sqrt(head size)).
@@ -1876,6 +2000,41 @@ private:
     if (op == "Relu") {
       Value x = valueOf(node, 0);
       define(node, b.create<ReluOp>(loc, x.getType(), x));
+      return;
+    }
+    if (op == "LeakyRelu" || op == "Elu" || op == "Selu" || op == "Softplus" || op == "Softsign") {
+      // graph.activation, in PyTorch's formulas (elementwise_math.h); LeakyRelu's slope and
+      // Elu's scale of the negative part come from `alpha` (ONNX's defaults 0.01 and 1).
+      Value x = valueOf(node, 0);
+      ActivationKind kind = op == "LeakyRelu"  ? ActivationKind::leaky_relu
+                            : op == "Elu"      ? ActivationKind::elu
+                            : op == "Selu"     ? ActivationKind::selu
+                            : op == "Softplus" ? ActivationKind::softplus
+                                               : ActivationKind::softsign;
+      float alpha = op == "LeakyRelu" ? floatAttr(node, "alpha", 0.01f)
+                    : op == "Elu"     ? floatAttr(node, "alpha", 1.0f)
+                                      : 1.0f;
+      if (op == "Selu") { // graph's selu has the fixed constants of torch.nn.SELU
+        if (std::fabs(floatAttr(node, "alpha", 1.67326319f) - 1.67326319f) > 1e-6f ||
+            std::fabs(floatAttr(node, "gamma", 1.05070102f) - 1.05070102f) > 1e-6f)
+          refuseAttr(node, "alpha", "and gamma must be SELU's constants (1.67326, 1.05070)");
+      }
+      defineActivation(node, kind, x, alpha, loc);
+      return;
+    }
+    if (op == "HardSigmoid" || op == "HardSwish") {
+      // max(0, min(1, alpha x + beta)) as scale + clip (ONNX's defaults 0.2 and 0.5; PyTorch's
+      // hardsigmoid exports 1/6 and 0.5); HardSwish (opset 14) is x times it with 1/6 and 0.5.
+      // (torch at opset 13 exports hardswish as HardSigmoid and Mul: see productOfComputed.)
+      Value x = valueOf(node, 0);
+      bool swish = op == "HardSwish";
+      float alpha = swish ? 1.0f / 6.0f : floatAttr(node, "alpha", 0.2f);
+      float beta = swish ? 0.5f : floatAttr(node, "beta", 0.5f);
+      Value affine =
+          b.create<ScaleOp>(loc, x.getType(), x, b.getF32FloatAttr(alpha), b.getF32FloatAttr(beta));
+      Value gate = b.create<ClipOp>(loc, x.getType(), affine, b.getF32FloatAttr(0.0f),
+                                    b.getF32FloatAttr(1.0f));
+      define(node, swish ? b.create<MulOp>(loc, x.getType(), x, gate).getResult() : gate);
       return;
     }
     if (op == "Sigmoid") {

@@ -32,18 +32,21 @@ SEEDS = {"mlp": 1, "cnn": 2, "cnn_bce": 3, "resmlp": 4,
          "resnet18": 5, "mobilenet_v2": 6, "squeezenet1_1": 7, "vgg11": 8,
          "transformer": 9, "transformer_ln17": 9, "unet": 10, "tconv": 11, "lstm": 12,
          "gru": 13, "cnn_bn": 14, "transformer_dropout": 15, "emb_lstm": 16, "split_mlp": 17,
-         "shufflenet_v2_x0_5": 18, "mnasnet0_5": 19}
+         "act_mlp": 22,
+         "shufflenet_v2_x0_5": 18, "mnasnet0_5": 19, "mobilenet_v3_small": 20,
+         "efficientnet_b0": 21}
 
 # torchvision models (issue #6), small so that a test takes seconds: 10 classes, 32x32 images,
 # batch 4, exported in training mode (BatchNormalization with batch statistics and running-stat
 # outputs). Dropout is set to 0 so that PyTorch's RNG does not enter the comparison.
 TORCHVISION = ("resnet18", "mobilenet_v2", "squeezenet1_1", "vgg11", "shufflenet_v2_x0_5",
-               "mnasnet0_5")
+               "mnasnet0_5", "mobilenet_v3_small", "efficientnet_b0")
 BATCHES = {name: 4 for name in TORCHVISION}
 # (ShuffleNet and MnasNet at 64x64 end on 2x2 maps, so that their global mean, ReduceMean over
 # axes [2, 3], averages more than one value.)
 IMAGE = {"resnet18": 64, "mobilenet_v2": 32, "squeezenet1_1": 32, "vgg11": 32,
-         "shufflenet_v2_x0_5": 64, "mnasnet0_5": 64}
+         "shufflenet_v2_x0_5": 64, "mnasnet0_5": 64, "mobilenet_v3_small": 64,
+         "efficientnet_b0": 64}
 if os.environ.get("GRAPHC_E2E_IMAGE"):  # exploration: e.g. GRAPHC_E2E_IMAGE=64 GRAPHC_E2E_BATCH=8
     IMAGE = {name: int(os.environ["GRAPHC_E2E_IMAGE"]) for name in TORCHVISION}
 if os.environ.get("GRAPHC_E2E_BATCH"):
@@ -105,6 +108,7 @@ LOSSES = {
     "cnn_bce": "binary_crossentropy",
     "resmlp": "sparse_categorical_crossentropy",
     "split_mlp": "sparse_categorical_crossentropy",
+    "act_mlp": "sparse_categorical_crossentropy",
 }
 LOSSES.update({name: "sparse_categorical_crossentropy"
                for name in TORCHVISION + TRANSFORMERS + RECURRENT + tuple(TOKEN_MODELS)})
@@ -152,6 +156,15 @@ def torchvision_net(name):
         return torchvision.models.shufflenet_v2_x0_5(weights=None, num_classes=10)
     if name == "mnasnet0_5":  # inverted residuals, mean over [2, 3]
         return torchvision.models.mnasnet0_5(weights=None, num_classes=10, dropout=0.0)
+    if name == "mobilenet_v3_small":  # hardswish, squeeze-and-excitation with hardsigmoid
+        return torchvision.models.mobilenet_v3_small(weights=None, num_classes=10, dropout=0.0)
+    if name == "efficientnet_b0":  # SiLU (x * sigmoid(x)), squeeze-and-excitation
+        # (Stochastic depth 0: torch 1.13 cannot export its Bernoulli, and PyTorch's RNG could
+        # not be matched anyway.)
+        net = torchvision.models.efficientnet_b0(weights=None, num_classes=10,
+                                                 stochastic_depth_prob=0.0)
+        net.classifier[0].p = 0.0  # (its dropout rate is fixed by the constructor)
+        return net
     raise ValueError(name)
 
 
@@ -222,6 +235,30 @@ class SplitMLP(nn.Module):
     def forward(self, x):
         a, b, c = torch.split(self.fc1(x), [10, 6, 8], dim=1)
         x = self.fc2(torch.cat([torch.relu(a), torch.sigmoid(b), torch.tanh(c)], dim=1))
+        return torch.softmax(x, dim=1) if self.head else x
+
+
+class ActivationMLP(nn.Module):
+    """Linear(10, 16) -> LeakyReLU(0.1) -> ELU(0.5) -> SELU -> Softplus -> Softsign ->
+    Hardswish -> Hardsigmoid -> SiLU -> GELU, a Linear(16, 16) between each, -> Linear(16, 10):
+    the ONNX activation nodes LeakyRelu, Elu, Selu, Softplus, HardSigmoid (hardswish and
+    hardsigmoid at opset 13), Sigmoid times its input (SiLU), and the chains torch writes for
+    softsign (Abs, Add, Div) and GELU (Div, Erf, Add, Mul, Mul)."""
+
+    def __init__(self):
+        super().__init__()
+        self.acts = nn.ModuleList([nn.LeakyReLU(0.1), nn.ELU(0.5), nn.SELU(), nn.Softplus(),
+                                   nn.Softsign(), nn.Hardswish(), nn.Hardsigmoid(), nn.SiLU(),
+                                   nn.GELU()])
+        self.fcs = nn.ModuleList([nn.Linear(10, 16)] +
+                                 [nn.Linear(16, 16) for _ in range(len(self.acts) - 1)])
+        self.out = nn.Linear(16, 10)
+        self.head = True
+
+    def forward(self, x):
+        for fc, act in zip(self.fcs, self.acts):
+            x = act(fc(x) * 2.0)  # (spread, so that each activation's bends are crossed)
+        x = self.out(x)
         return torch.softmax(x, dim=1) if self.head else x
 
 
@@ -327,7 +364,7 @@ def input_shape(name, batch=None):
         return (batch, 3, UNET["image"], UNET["image"])
     if name == "tconv":
         return (batch, 3, 8, 8)
-    return (batch, 10) if name in ("mlp", "resmlp", "split_mlp") else (batch, 3, 28, 28)
+    return (batch, 10) if name in ("mlp", "resmlp", "split_mlp", "act_mlp") else (batch, 3, 28, 28)
 
 
 def label_shape(name):
@@ -361,6 +398,8 @@ def build(name):
         return EmbeddingLSTM(TOKEN_MODELS[name]["vocabulary"])
     if name == "split_mlp":
         return SplitMLP()
+    if name == "act_mlp":
+        return ActivationMLP()
     if name == "unet":  # the U-Net of the planner benchmark, at 2 levels
         bench = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench")
         if bench not in sys.path:

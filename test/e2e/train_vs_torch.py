@@ -33,6 +33,12 @@ With --accept-float64 a quantity also passes when it is within --tol of PyTorch'
 (for models where PyTorch's own float32 run drifts further than --tol from float64, so that
 matching it would mean matching its rounding noise).
 
+With --float32-noise a quantity also passes when graphc is as close to PyTorch's float64 run as
+PyTorch's own float32 run is, within 4x (BF16_SINGLE_FACTOR) plus --tol: for models with
+parameters whose true gradient is zero (a batch norm's bias feeding a convolution and another
+batch norm: MobileNetV3's and EfficientNet's projections), which both float32 runs fill with
+rounding noise of their own, unrelated to each other.
+
 With --first-loss-only (for models whose float32 training is chaotic, such as mobilenet_v2 from
 a random initialisation in training mode, where PyTorch's own float32 run is 1e-2 away from its
 float64 run within 5 steps, whatever the learning rate), only step 1's loss (the forward pass,
@@ -96,7 +102,8 @@ LR = {"sgd": 0.01, "momentum": 0.01, "adam": 0.001}
 DATA_SEED = {"mlp": 101, "cnn": 202, "cnn_bce": 303, "resmlp": 404, "resnet18": 505,
              "mobilenet_v2": 606, "squeezenet1_1": 707, "vgg11": 808, "transformer": 909,
              "transformer_ln17": 909, "unet": 1010, "tconv": 1111, "lstm": 1212, "gru": 1313,
-             "emb_lstm": 1414, "split_mlp": 1515, "shufflenet_v2_x0_5": 1616, "mnasnet0_5": 1717}
+             "emb_lstm": 1414, "split_mlp": 1515, "act_mlp": 2020, "shufflenet_v2_x0_5": 1616, "mnasnet0_5": 1717,
+             "mobilenet_v3_small": 1818, "efficientnet_b0": 1919}
 B = models.BATCH  # set per model in main()
 # Eval-mode exports whose BatchNorms the exporter folds: PyTorch trains the folded model.
 FOLDED_EVAL_EXPORTS = ("resnet18", "mobilenet_v2")
@@ -350,12 +357,15 @@ def first_loss_check(args, name, model, onnx_path, wd, training):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", required=True,
-                    choices=["mlp", "cnn", "cnn_bce", "resmlp", "split_mlp"] + list(models.TORCHVISION)
+                    choices=["mlp", "cnn", "cnn_bce", "resmlp", "split_mlp", "act_mlp"] + list(models.TORCHVISION)
                     + list(models.TRANSFORMERS) + ["unet", "tconv"] + list(models.RECURRENT)
                     + list(models.TOKEN_MODELS))
     ap.add_argument("--eval-export", action="store_true")
     ap.add_argument("--accept-float64", action="store_true",
                     help="a quantity also passes within --tol of PyTorch's float64 run")
+    ap.add_argument("--float32-noise", action="store_true",
+                    help="a quantity also passes when graphc is within 4x PyTorch float32's "
+                    "distance to float64 (plus --tol) of the float64 run")
     ap.add_argument("--first-loss-only", action="store_true",
                     help="compare step 1's loss only (models whose float32 training is chaotic)")
     ap.add_argument("--no-export-params", action="store_true",
@@ -488,6 +498,10 @@ def main():
     if args.accept_float64:
         loss_errs = [min(e, abs(a - c) / max(abs(c), 1e-12))
                      for e, a, c in zip(loss_errs, losses, r64_losses)]
+    if args.float32_noise:
+        loss_errs = [min(e, max(0.0, abs(a - c) / max(abs(c), 1e-12) -
+                                BF16_SINGLE_FACTOR * abs(b - c) / max(abs(c), 1e-12)))
+                     for e, a, b, c in zip(loss_errs, losses, ref_losses, r64_losses)]
 
     if args.precision != "fp32":
         if max(abs(a - c) / max(abs(c), 1e-12) for a, c in zip(losses, r64_losses)) < 1e-6:
@@ -506,6 +520,9 @@ def main():
         print("bf16: errors below are graphc's excess over 1.25x PyTorch autocast's distance to float64")
     if args.accept_float64:
         print("errors below are the smaller of those against PyTorch float32 and float64")
+    if args.float32_noise:
+        print("errors below are the smaller of that against PyTorch float32 and graphc's excess "
+              "distance to float64 over 4x PyTorch float32's")
     print("losses: max rel err %.3g (vs torch f64: graphc %.3g, torch f32 %.3g); first %.9g last %.9g"
           % (max(loss_errs), max_loss_err(losses, r64_losses), max_loss_err(ref_losses, r64_losses),
              ref_losses[0], ref_losses[-1]))
@@ -531,6 +548,8 @@ def main():
                 ratios.append(max(g64, BF16_RATIO_FLOOR) / e64)
         if args.accept_float64:
             e = min(e, g64)
+        if args.float32_noise:
+            e = min(e, max(0.0, g64 - BF16_SINGLE_FACTOR * e64))
 
         if not e <= args.tol:
             i = np.unravel_index(np.argmax(np.abs(a.astype(np.float64) - b)), a.shape)

@@ -1,6 +1,7 @@
 # Writes small ONNX models, each with one node of the transformer op set (issue #6) used in a
 # way graphc refuses: make_bad_transformer_onnx.py KIND OUT.onnx with KIND one of
-#   mul-tensors   Mul of two computed tensors (only a scalar constant factor is supported)
+#   mul-tensors   Mul of two computed tensors broadcast along the last axis (only equal shapes,
+#                 and [N, C, H, W] by [N, C, 1, 1], are supported)
 #   matmul-bcast  MatMul of [2, 4, 8] x [8, 4]-shaped computed tensors (broadcast batch axes)
 #   slice-step    Slice with step 2
 #   layernorm-axis  LayerNormalization over axis 1 of a rank-3 input
@@ -24,8 +25,8 @@ def const(name, value, dtype=np.int64):
 x = helper.make_tensor_value_info("input", TensorProto.FLOAT, [2, 4, 8])
 opset = 13
 if kind == "mul-tensors":
-    nodes = [helper.make_node("Relu", ["input"], ["r"], name="relu"),
-             helper.make_node("Mul", ["input", "r"], ["output"], name="gate")]
+    nodes = [helper.make_node("ReduceMean", ["input"], ["m"], name="mean", axes=[2]),
+             helper.make_node("Mul", ["input", "m"], ["output"], name="gate")]
 elif kind == "matmul-bcast":
     nodes = [helper.make_node("Reshape", ["input", const("s", [8, 8])], ["flat"], name="flat"),
              helper.make_node("Relu", ["flat"], ["w"], name="relu"),

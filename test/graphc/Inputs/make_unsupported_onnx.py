@@ -1,4 +1,4 @@
-# Writes a small ONNX model whose second node is a LeakyRelu, which graphc does not support.
+# Writes a small ONNX model whose second node is a Sin, which graphc does not support.
 import sys
 
 import numpy as np
@@ -9,7 +9,7 @@ w = numpy_helper.from_array(np.ones((4, 3), np.float32), "fc.weight")
 b = numpy_helper.from_array(np.zeros((4,), np.float32), "fc.bias")
 graph = helper.make_graph(
     [helper.make_node("Gemm", ["input", "fc.weight", "fc.bias"], ["h"], name="fc", transB=1),
-     helper.make_node("LeakyRelu", ["h"], ["output"], name="act", alpha=0.1)],
+     helper.make_node("Sin", ["h"], ["output"], name="act")],
     "unsupported",
     [helper.make_tensor_value_info("input", TensorProto.FLOAT, [8, 3])],
     [helper.make_tensor_value_info("output", TensorProto.FLOAT, [8, 4])],
