@@ -643,6 +643,11 @@ def part_checks(bundle, manifest, results, work):
         d = os.path.join(bundle, "correct", name)
         if not os.path.exists(os.path.join(d, "gpu")):
             continue
+        with open(os.path.join(d, "gpu"), "rb") as f:
+            if b"GRAPHC_POISON_ARENA" not in f.read():  # built before the runtime had it
+                results.add("checks", "poisoned-arena-" + name, {"skipped": "binary predates "
+                                                                 "GRAPHC_POISON_ARENA"})
+                continue
         runs = {}
         for poison in ("0", "1"):
             env = dict(os.environ, GRAPHC_POISON_ARENA=poison, GRAPHC_CUDA_FIND="0",
