@@ -80,6 +80,21 @@ bool graphc::isDirectPointwiseConv(Operation *op) {
   return conv && readsDirectly(op, *conv);
 }
 
+uint64_t graphc::cudnnHalfTransformBytes(const ConvTensors &conv) {
+  Type element = cast<RankedTensorType>(conv.image.getType()).getElementType();
+  if (!element.isBF16() && !element.isF16())
+    return 0;
+  auto padded = [](ArrayRef<int64_t> shape, unsigned channelAxis) {
+    uint64_t elements = 1;
+    for (auto [axis, d] : llvm::enumerate(shape))
+      elements *= uint64_t(axis == channelAxis ? llvm::alignTo(d, 8) : d);
+    return elements;
+  };
+  auto x = shapeOf(conv.image), w = shapeOf(conv.filter), y = shapeOf(conv.output);
+  uint64_t filter = padded(w, 1) * uint64_t(llvm::alignTo(w[0], 8)) / uint64_t(w[0]);
+  return 2 * (padded(x, 1) + padded(y, 1) + filter) + 4 * filter + (uint64_t(1) << 20);
+}
+
 uint64_t graphc::kernelWorkspaceBytes(Operation *op) {
   if (std::optional<ConvTensors> conv = convTensorsOf(op)) {
     if (readsDirectly(op, *conv))
@@ -87,8 +102,12 @@ uint64_t graphc::kernelWorkspaceBytes(Operation *op) {
     // All three conv kernels stage one tile of one image's im2col matrix: C*R*S x rows*OW, for
     // one group's channels (the filter's C / groups).
     auto filter = shapeOf(conv->filter), out = shapeOf(conv->output);
-    return rt::conv2dWorkspaceBytes(filter[1], filter[2], filter[3],
-                                    rt::conv2dTileRows(im2colTileRows(op), out[2]), out[3]);
+    uint64_t tile = rt::conv2dWorkspaceBytes(
+        filter[1], filter[2], filter[3], rt::conv2dTileRows(im2colTileRows(op), out[2]), out[3]);
+    auto func = op->getParentOfType<func::FuncOp>();
+    if (func && func->hasAttr(kCudnnConvsAttr))
+      return std::max(tile, cudnnHalfTransformBytes(*conv));
+    return tile;
   }
   return llvm::TypeSwitch<Operation *, uint64_t>(op)
       // One block of scores (two in the backward pass).

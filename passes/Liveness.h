@@ -122,6 +122,21 @@ uint64_t kernelWorkspaceBytes(mlir::Operation *op);
 /// target leaves it off: its pointwise convolutions keep the workspace as cuDNN's limit.
 constexpr llvm::StringLiteral kDirectPointwiseConvsAttr = "graph.direct_pointwise_convs";
 
+/// Unit attribute on a training step whose convolutions run on cuDNN's legacy API (the CUDA
+/// target). cuDNN 9 runs a 16-bit NCHW convolution on NHWC tensor-core kernels only, every
+/// algorithm copying the image, the output side and the filter transposed, their channels
+/// padded to a multiple of 8, into its workspace (measured on an H200 with cuDNN 9.19: ResNet-18's
+/// first bf16 convolution at batch 64 asks exactly those 154190848 bytes, plus 16). Each 16-bit
+/// convolution's workspace is at least that (cudnnHalfTransformBytes), so that the plan holds
+/// what cuDNN will ask for.
+constexpr llvm::StringLiteral kCudnnConvsAttr = "graph.cudnn_convs";
+
+/// The workspace a 16-bit convolution of a kCudnnConvsAttr step needs for cuDNN's layout
+/// transforms: the image side, output side and filter in 16 bits with their channels rounded
+/// up to a multiple of 8, the filter once more in f32 (the filter gradient's accumulation), and
+/// 1 MiB for cuDNN's own bookkeeping. 0 for an f32 convolution.
+uint64_t cudnnHalfTransformBytes(const struct ConvTensors &conv);
+
 /// The tensors of a convolution op, whichever way it runs: the image side (the forward input, or
 /// the data gradient's result), the filter (or the filter gradient's result) and the output side
 /// (the forward result, or the backward ops' incoming gradient), with its strides and padding.

@@ -164,3 +164,34 @@ TEST_F(LivenessTest, ChangedArgumentAttributesRefillTheCache) {
 }
 
 } // namespace
+
+// The workspace of a 16-bit convolution on cuDNN (kCudnnConvsAttr) holds cuDNN's layout
+// transforms. ResNet-18's first convolution at batch 64 in bf16 asked for 154190864 bytes on an
+// H200 (cuDNN 9.19, 2026-11-28), and the planned 128 MiB was refused; the planned workspace
+// must now cover that, an f32 one keeps its im2col tile, and so does the step without the
+// attribute (the CPU target).
+TEST(Liveness, HalfConvolutionsOnCudnnPlanTheirLayoutTransforms) {
+  MLIRContext context;
+  context.loadDialect<graph::GraphDialect, func::FuncDialect>();
+  auto module = parseSourceString<ModuleOp>(R"mlir(
+func.func @conv1(%x: tensor<64x3x224x224xbf16>, %w: tensor<64x3x7x7xbf16>,
+                 %xf: tensor<64x3x224x224xf32>, %wf: tensor<64x3x7x7xf32>)
+    -> (tensor<64x64x112x112xbf16>, tensor<64x64x112x112xf32>) {
+  %y = graph.conv2d %x, %w {strides = array<i64: 2, 2>, padding = array<i64: 3, 3, 3, 3>, dilations = array<i64: 1, 1>} : (tensor<64x3x224x224xbf16>, tensor<64x3x7x7xbf16>) -> tensor<64x64x112x112xbf16>
+  %yf = graph.conv2d %xf, %wf {strides = array<i64: 2, 2>, padding = array<i64: 3, 3, 3, 3>, dilations = array<i64: 1, 1>} : (tensor<64x3x224x224xf32>, tensor<64x3x7x7xf32>) -> tensor<64x64x112x112xf32>
+  return %y, %yf : tensor<64x64x112x112xbf16>, tensor<64x64x112x112xf32>
+}
+)mlir",
+                                            &context);
+  ASSERT_TRUE(module);
+  auto func = *module->getOps<func::FuncOp>().begin();
+  Operation *half = &func.getBody().front().front();
+  Operation *full = half->getNextNode();
+  const uint64_t halfTile = kernelWorkspaceBytes(half), fullTile = kernelWorkspaceBytes(full);
+  EXPECT_LT(halfTile, 154190864u); // the CPU target's im2col tile only
+  func->setAttr(kCudnnConvsAttr, UnitAttr::get(&context));
+  // 2 x (64x8x224x224 + 64x64x112x112 + 64x8x7x7) + 4 x 64x8x7x7 + 1 MiB
+  EXPECT_EQ(kernelWorkspaceBytes(half), 155339776u);
+  EXPECT_GE(kernelWorkspaceBytes(half), 154190864u);
+  EXPECT_EQ(kernelWorkspaceBytes(full), fullTile);
+}

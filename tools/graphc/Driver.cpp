@@ -733,9 +733,12 @@ private:
       // The CUDA runtime uploads batch t+1 while step t runs, into a buffer of the plan.
       if (opts.target == "cuda" && !opts.noStageNextBatch)
         step->setAttr(kStageNextBatchAttr, UnitAttr::get(&context));
-      // The CPU kernels run pointwise convolutions without an im2col workspace.
+      // The CPU kernels run pointwise convolutions without an im2col workspace; cuDNN's 16-bit
+      // convolutions need room for their layout transforms.
       if (opts.target != "cuda")
         step->setAttr(kDirectPointwiseConvsAttr, UnitAttr::get(&context));
+      else
+        step->setAttr(kCudnnConvsAttr, UnitAttr::get(&context));
     }
     PassManager plan(&context);
     // CUDA: a batch norm with few channels sums each over several blocks, whose partial sums
