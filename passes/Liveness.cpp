@@ -80,7 +80,7 @@ bool graphc::isDirectPointwiseConv(Operation *op) {
   return conv && readsDirectly(op, *conv);
 }
 
-uint64_t graphc::cudnnHalfTransformBytes(const ConvTensors &conv) {
+uint64_t graphc::cudnnHalfTransformBytes(const ConvTensors &conv, bool filterGradient) {
   Type element = cast<RankedTensorType>(conv.image.getType()).getElementType();
   if (!element.isBF16() && !element.isF16())
     return 0;
@@ -92,7 +92,14 @@ uint64_t graphc::cudnnHalfTransformBytes(const ConvTensors &conv) {
   };
   auto x = shapeOf(conv.image), w = shapeOf(conv.filter), y = shapeOf(conv.output);
   uint64_t filter = padded(w, 1) * uint64_t(llvm::alignTo(w[0], 8)) / uint64_t(w[0]);
-  return 2 * (padded(x, 1) + padded(y, 1) + filter) + 4 * filter + (uint64_t(1) << 20);
+  uint64_t bytes = 2 * (padded(x, 1) + padded(y, 1) + filter) + 4 * filter + (uint64_t(1) << 20);
+  // The filter gradient sums over N x OH x OW in split-K partial sums of the f32 filter,
+  // fewer the more output tiles the filter has: 13, 29 and 3 of them measured (3.8, 3.8 and
+  // 6.3 MB; cuDNN 9.19 on an H200). Room for up to 32 of them, capped at the larger of 8 MiB
+  // and 4 filters.
+  if (filterGradient)
+    bytes += std::min(32 * 4 * filter, std::max<uint64_t>(uint64_t(8) << 20, 4 * 4 * filter));
+  return bytes;
 }
 
 uint64_t graphc::kernelWorkspaceBytes(Operation *op) {
@@ -106,7 +113,7 @@ uint64_t graphc::kernelWorkspaceBytes(Operation *op) {
         filter[1], filter[2], filter[3], rt::conv2dTileRows(im2colTileRows(op), out[2]), out[3]);
     auto func = op->getParentOfType<func::FuncOp>();
     if (func && func->hasAttr(kCudnnConvsAttr))
-      return std::max(tile, cudnnHalfTransformBytes(*conv));
+      return std::max(tile, cudnnHalfTransformBytes(*conv, isa<Conv2dBackwardFilterOp>(op)));
     return tile;
   }
   return llvm::TypeSwitch<Operation *, uint64_t>(op)
