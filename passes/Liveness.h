@@ -134,9 +134,9 @@ constexpr llvm::StringLiteral kCudnnConvsAttr = "graph.cudnn_convs";
 /// The workspace a 16-bit convolution of a kCudnnConvsAttr step needs for cuDNN's layout
 /// transforms: the image side, output side and filter in 16 bits with their channels rounded
 /// up to a multiple of 8, the filter once more in f32, and 1 MiB for cuDNN's own bookkeeping;
-/// for a filter gradient also its split-K partial sums (32 f32 filters, capped at the larger of
-/// 8 MiB and 4 filters; 3 to 29 partials, at most 6.3 MB, were measured on an H200). 0 for an
-/// f32 convolution.
+/// for a filter gradient also its split-K partial sums (64 f32 filters, capped at the larger of
+/// 32 MiB and 8 filters; 3 to 61 partials, at most 16.8 MB, were measured on an H200). 0 for
+/// an f32 convolution.
 uint64_t cudnnHalfTransformBytes(const struct ConvTensors &conv, bool filterGradient);
 
 /// The tensors of a convolution op, whichever way it runs: the image side (the forward input, or

@@ -196,19 +196,26 @@ func.func @conv1(%x: tensor<64x3x224x224xbf16>, %w: tensor<64x3x7x7xbf16>,
   EXPECT_EQ(kernelWorkspaceBytes(full), fullTile);
 }
 
-// Filter gradients add split-K partial sums of the f32 filter. Measured on the H200 with the
-// transforms alone planned: the 64x64x64 CNN's second convolution (128x64x3x3 over 31x31) asked
-// 25633447 bytes, ResNet-18's layer3.0 downsample (256x128x1x1, stride 2) 23134352.
+// Filter gradients add split-K partial sums of the f32 filter. Measured on the H200: the
+// 64x64x64 CNN's second convolution (128x64x3x3 over 31x31) asked 25633447 bytes, ResNet-18's
+// layer3.0 downsample (256x128x1x1, stride 2) 23134352 and its first convolution (64x3x7x7,
+// 61 partial sums) 160312464, ResNet-50's layer3.0 downsample at batch 1880 (1024x512x1x1,
+// 8 partial sums of 2 MiB) 2281767551.
 TEST(Liveness, HalfFilterGradientsOnCudnnPlanTheirPartialSums) {
   MLIRContext context;
   context.loadDialect<graph::GraphDialect, func::FuncDialect>();
   auto module = parseSourceString<ModuleOp>(R"mlir(
 func.func @grads(%dy: tensor<64x128x29x29xbf16>, %x: tensor<64x64x31x31xbf16>,
-                 %dy2: tensor<64x256x14x14xbf16>, %x2: tensor<64x128x28x28xbf16>)
-    -> (tensor<128x64x3x3xbf16>, tensor<256x128x1x1xbf16>) {
+                 %dy2: tensor<64x256x14x14xbf16>, %x2: tensor<64x128x28x28xbf16>,
+                 %dy3: tensor<64x64x112x112xbf16>, %x3: tensor<64x3x224x224xbf16>,
+                 %dy4: tensor<1880x1024x14x14xbf16>, %x4: tensor<1880x512x28x28xbf16>)
+    -> (tensor<128x64x3x3xbf16>, tensor<256x128x1x1xbf16>, tensor<64x3x7x7xbf16>,
+        tensor<1024x512x1x1xbf16>) {
   %w = graph.conv2d_backward_filter %dy, %x {strides = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<64x128x29x29xbf16>, tensor<64x64x31x31xbf16>) -> tensor<128x64x3x3xbf16>
   %w2 = graph.conv2d_backward_filter %dy2, %x2 {strides = array<i64: 2, 2>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<64x256x14x14xbf16>, tensor<64x128x28x28xbf16>) -> tensor<256x128x1x1xbf16>
-  return %w, %w2 : tensor<128x64x3x3xbf16>, tensor<256x128x1x1xbf16>
+  %w3 = graph.conv2d_backward_filter %dy3, %x3 {strides = array<i64: 2, 2>, padding = array<i64: 3, 3, 3, 3>, dilations = array<i64: 1, 1>} : (tensor<64x64x112x112xbf16>, tensor<64x3x224x224xbf16>) -> tensor<64x3x7x7xbf16>
+  %w4 = graph.conv2d_backward_filter %dy4, %x4 {strides = array<i64: 2, 2>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1880x1024x14x14xbf16>, tensor<1880x512x28x28xbf16>) -> tensor<1024x512x1x1xbf16>
+  return %w, %w2, %w3, %w4 : tensor<128x64x3x3xbf16>, tensor<256x128x1x1xbf16>, tensor<64x3x7x7xbf16>, tensor<1024x512x1x1xbf16>
 }
 )mlir",
                                             &context);
@@ -217,9 +224,13 @@ func.func @grads(%dy: tensor<64x128x29x29xbf16>, %x: tensor<64x64x31x31xbf16>,
   func->setAttr(kCudnnConvsAttr, UnitAttr::get(&context));
   Operation *cnn = &func.getBody().front().front();
   Operation *downsample = cnn->getNextNode();
+  Operation *conv1 = downsample->getNextNode();
+  Operation *wide = conv1->getNextNode();
   // 2 x (64x64x31x31 + 64x128x29x29 + 128x64x3x3) + 4 x 128x64x3x3 + 1 MiB
-  //   + min(32 x 294912, max(8 MiB, 4 x 294912)) = 8 MiB of partial sums
-  EXPECT_EQ(kernelWorkspaceBytes(cnn), 31531008u);
+  //   + min(64 x 294912, max(32 MiB, 8 x 294912)) = 18874368 bytes of partial sums
+  EXPECT_EQ(kernelWorkspaceBytes(cnn), 42016768u);
   EXPECT_GE(kernelWorkspaceBytes(cnn), 25633447u);
   EXPECT_GE(kernelWorkspaceBytes(downsample), 23134352u);
+  EXPECT_GE(kernelWorkspaceBytes(conv1), 160312464u);
+  EXPECT_GE(kernelWorkspaceBytes(wide), 2281767551u);
 }
