@@ -77,7 +77,8 @@ constexpr const char *kSupportedOps =
     "Add, AveragePool, BatchNormalization, Cast, Clip, Concat, Constant, ConstantOfShape (of "
     "constant shapes), Conv, ConvTranspose, Div, Dropout, Elu, Expand (of constants), Flatten, "
     "Gather, Gemm, GlobalAveragePool, GRU, HardSigmoid, HardSwish, Identity, "
-    "LayerNormalization, LeakyRelu, LSTM, MatMul, MaxPool, Mul, ReduceMean, Relu, Reshape, "
+    "LayerNormalization, LeakyRelu, LSTM, MatMul, MaxPool, Mul, Pad (of zero widths), "
+    "ReduceMean, Relu, Reshape, "
     "Selu, Shape, Sigmoid, Slice, Softmax, Softplus, Softsign, Split, Squeeze, Sub, Tanh, "
     "Transpose, Unsqueeze (Pow and Sqrt within a LayerNorm, Erf within a GELU, Abs within a "
     "softsign)";
@@ -1174,6 +1175,7 @@ private:
                                                           {"MatMul", 2},
                                                           {"MaxPool", 1},
                                                           {"Mul", 2},
+                                                          {"Pad", 4},
                                                           {"Pow", 2},
                                                           {"ReduceMean", 2},
                                                           {"Relu", 1},
@@ -1211,6 +1213,20 @@ private:
         constants[node.output(0)] = constants.at(node.input(0));
         return;
       }
+      define(node, valueOf(node, 0));
+      return;
+    }
+    if (op == "Pad") {
+      // torch exports AvgPool2d (DenseNet's transitions) as a Pad of zero widths before the
+      // AveragePool: the identity. Other widths are refused (a convolution's or pool's own
+      // pads carry padding graphc supports).
+      std::vector<int64_t> pads =
+          opset >= 11 ? (node.input_size() > 1 && !node.input(1).empty() ? constantOf(node, 1).ints
+                                                                         : std::vector<int64_t>{})
+                      : intsAttr(node, "pads", {});
+      if (llvm::any_of(pads, [](int64_t p) { return p != 0; }))
+        fail(nodeLabel(node) + ": Pad is supported with zero widths only (got pads " +
+             listText(pads) + "); export the padding as the next Conv's or pool's pads");
       define(node, valueOf(node, 0));
       return;
     }

@@ -52,3 +52,8 @@ save("no-input",
 save("reducemean-separated-axes",
      [helper.make_node("ReduceMean", ["input"], ["output"], name="mean", axes=[1, 3],
                        keepdims=0)], image, [2, 8], initializer=())
+# A Pad of non-zero widths (only the zero Pad torch writes before an AveragePool is imported).
+save("pad-widths",
+     [helper.make_node("Pad", ["input", "pads"], ["output"], name="pad", mode="constant")],
+     image, [2, 3, 10, 10],
+     initializer=(numpy_helper.from_array(np.array([0, 0, 1, 1, 0, 0, 1, 1], np.int64), "pads"),))
