@@ -40,25 +40,35 @@ from training_graphs import bench_parser, run  # noqa: E402
 ROOF = re.compile(r"roofline +at the nominal peak: ([0-9.]+) ms in compute-bound ops, "
                   r"([0-9.]+) ms in memory-bound ops, (\d+) ops")
 LOSSES = {"cnn256": "binary_crossentropy"}
-# gpu_checks.py's `maxbatch-graphc` labels: the model each one trained.
-MAXBATCH_MODELS = {"r50": "resnet50", "tr": "transformer"}
+# gpu_checks.py's `maxbatch-graphc` labels (their first word): the model each one trained.
+MAXBATCH_MODELS = {"r50": "resnet50", "tr": "transformer", "resnet50": "resnet50",
+                   "transformer": "transformer"}
 
 
 def measured_binaries(paths):
-    """(label, model, batch, optimizer, extra flags, measured ms) of every recorded binary."""
+    """(label, model, batch, optimizer, extra flags, measured ms) of every recorded binary: the
+    default rows of `bench-graphc` (fp32 or `-bf16`) and the `maxbatch-graphc` binaries. Runs
+    from before 2026-11-23 (the fused attention's day) trained the unfused transformer."""
+    import gpu_checks  # noqa: E402  (BENCH: the step-time batches)
     out = []
     for path in paths:
         data = json.load(open(path))
+        unfused = data.get("device", {}).get("info", {}).get("date", "") < "2026-11-23"
         for name, r in data.get("bench-graphc", {}).items():
             if r.get("exit") == 0 and r.get("median_ms"):
-                batch = {"cnn28": 256, "cnn64": 64, "cnn256": 128, "resnet18": 64}[name]
-                flags = ["--lr=0.01", "--loss=" + LOSSES.get(name, "sparse_categorical_crossentropy")]
-                out.append((name, name, batch, "sgd", flags, r["median_ms"]))
+                model = name.split("-")[0]
+                batch = dict(gpu_checks.BENCH)[model]
+                flags = ["--lr=0.01", "--loss=" + LOSSES.get(model, "sparse_categorical_crossentropy")]
+                if name.endswith("-bf16"):
+                    flags.append("--precision=bf16")
+                if model == "transformer" and unfused:
+                    flags.append("--no-fuse-attention")
+                out.append((name, model, batch, "sgd", flags, r["median_ms"]))
         for label, r in data.get("maxbatch-graphc", {}).items():
             if r.get("exit") == 0 and r.get("median_ms"):
                 model = MAXBATCH_MODELS[label.split("-")[0]]
                 flags = [f for f in r.get("flags", "").split(",") if f]
-                if model == "transformer":
+                if model == "transformer" and unfused:
                     flags.append("--no-fuse-attention")
                 out.append((label, model, r["batch"], "adam", flags, r["median_ms"]))
     return out

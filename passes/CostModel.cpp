@@ -21,11 +21,18 @@ const DeviceProfile kProfiles[] = {
      "NVIDIA H100 SXM5 datasheet: 67 TFLOPS fp32, 989 TFLOPS dense bf16, 3.35 TB/s HBM3; PCIe Gen5 "
      "x16 64 GB/s",
      64e9, 0.2677, 0.4319, 19.8e-6, "fitted to 7 graphc binaries measured on an H100, 2026-11-22"},
-    // The same GH100 die: the H100's fitted efficiencies, not measured on an H200.
+    // The efficiencies are bench/calibrate_cost_model.py's fit to the 7 fp32 graphc binaries
+    // measured on an H200 on 2026-11-28 (docs/gpu-results/2026-11-28-h200-*.json,
+    // docs/benchmarks.md): 18.7% rms relative error, the worst -38% (the transformer at batch
+    // 987, whose fused attention runs on CUDA cores). The bf16 binaries of that run are not in
+    // the fit: they were 2x to 4x slower than a fit over all 13 rows predicted (cuDNN's
+    // NCHW-to-NHWC copies, the attention kernel in f32), so --precision=auto's choice of bf16
+    // rests on memory, not on its predicted time.
     {"h200", 67e12, 989e12, 4.8e12, 141e9,
      "NVIDIA H200 SXM datasheet: 67 TFLOPS fp32, 989 TFLOPS dense bf16, 4.8 TB/s HBM3e; PCIe Gen5 "
      "x16 64 GB/s",
-     64e9, 0.2677, 0.4319, 19.8e-6, "the H100's fit (same die), not measured on an H200"},
+     64e9, 0.3286, 0.3998, 16.7e-6,
+     "fitted to 7 fp32 graphc binaries measured on an H200, 2026-11-28"},
     {"a100-80gb", 19.5e12, 312e12, 2.039e12, 80e9,
      "NVIDIA A100 80GB SXM datasheet: 19.5 TFLOPS fp32, 312 TFLOPS bf16, 2.039 TB/s HBM2e; PCIe "
      "Gen4 x16 32 GB/s",
