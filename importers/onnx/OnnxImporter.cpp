@@ -605,17 +605,48 @@ private:
       if (!absorbed.count(i))
         importNode(graph.node(i), i);
 
-    if (graph.output_size() != 1)
-      fail("the graph has " + std::to_string(graph.output_size()) +
-           " outputs; graphc trains models with one output");
-    auto out = values.find(graph.output(0).name());
+    std::string outputs;
+    for (const auto &o : graph.output())
+      outputs += (outputs.empty() ? "\"" : ", \"") + o.name() + "\"";
+    std::string trained = options.output;
+    if (trained.empty()) {
+      if (graph.output_size() != 1)
+        fail("the graph has " + std::to_string(graph.output_size()) + " outputs (" + outputs +
+             "); graphc trains one: name it with --train-output=NAME");
+      trained = graph.output(0).name();
+    } else if (llvm::none_of(graph.output(), [&](const auto &o) { return o.name() == trained; })) {
+      fail("--train-output=" + trained + " is not a graph output (outputs: " + outputs + ")");
+    }
+    auto out = values.find(trained);
     if (out == values.end())
-      fail("graph output \"" + graph.output(0).name() + "\" is not computed by any node");
+      fail("graph output \"" + trained + "\" is not computed by any node");
     b.create<func::ReturnOp>(b.getUnknownLoc(), out->second);
+    if (graph.output_size() > 1)
+      dropUnusedForOutput(func);
     func.setType(b.getFunctionType(func.getArgumentTypes(), {out->second.getType()}));
     if (failed(mlir::verify(*module)))
       fail("the imported graph does not verify (see the diagnostic above)");
     return module;
+  }
+
+  /// With --train-output on a model of several outputs: erases the ops whose results nothing reads
+  /// (the other outputs' heads; the graph ops are pure), last first, then the parameters and
+  /// batch statistics no op reads any more, so that they are neither planned nor trained.
+  void dropUnusedForOutput(func::FuncOp func) {
+    Block &body = func.getBody().front();
+    for (Operation *op = body.getTerminator()->getPrevNode(); op;) {
+      Operation *previous = op->getPrevNode();
+      if (op->use_empty())
+        op->erase();
+      op = previous;
+    }
+    llvm::BitVector unused(func.getNumArguments());
+    for (BlockArgument arg : func.getArguments()) {
+      auto kind = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "graph.kind");
+      if (arg.use_empty() && kind && kind.getValue() != "input")
+        unused.set(arg.getArgNumber());
+    }
+    (void)func.eraseArguments(unused);
   }
 
   /// x [..., K] times the 2-D weight w (+ bias): a dense on x viewed as [rows, K], viewed back

@@ -16,6 +16,10 @@ struct OnnxImportOptions {
   // input is `dataInput` (--data-input), or else the one input not named like a parameter; the
   // others get PyTorch's default initial values, drawn from `seed` (importers/onnx/ParameterInputs.h).
   std::string dataInput;
+  // The graph output to train (--train-output): with it, a model with several outputs (GoogLeNet's
+  // auxiliary heads in training mode) trains that one, and the nodes and parameters only the
+  // others read are dropped. Empty: the graph must have exactly one output.
+  std::string output;
   uint64_t seed = 0;
   int64_t maxParameterInputElements = int64_t{1} << 32; // 16 GiB of float32 in all
 };

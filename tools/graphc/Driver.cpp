@@ -118,6 +118,7 @@ struct Options {
   // (compile_config supplies the others).
   std::string weights, inputShape;
   std::string dataInput; // ONNX exported with export_params=False: the data input's name
+  std::string trainOutput; // ONNX with several outputs: the one to train (--train-output)
   uint64_t seed = 0;
   bool verbose = false, lossSet = false, optimizerSet = false, lrSet = false, momentumSet = false;
 };
@@ -1575,6 +1576,7 @@ private:
       OnnxImportOptions importOptions;
       importOptions.batch = batch;
       importOptions.dataInput = opts.dataInput;
+      importOptions.output = opts.trainOutput;
       importOptions.seed = opts.seed;
       OnnxImportSummary summary;
       auto module = importOnnxFile(opts.model, context, importOptions, error, &summary, &onnxCache);
@@ -2443,6 +2445,11 @@ int runGraphcDriver(int argc, char **argv) {
                "other inputs without an initializer are parameters; default: the one not named "
                "like a parameter)"),
       cl::value_desc("NAME"), cl::cat(category));
+  cl::opt<std::string> trainOutput(
+      "train-output",
+      cl::desc("ONNX with several graph outputs (GoogLeNet's auxiliary heads in training mode): "
+               "the one to train; the nodes and parameters only the others need are dropped"),
+      cl::value_desc("NAME"), cl::cat(category));
   cl::opt<uint64_t> seed("seed", cl::desc("seed of the dropout masks (counter-based: a recomputed dropout "
                                   "repeats its mask), and of the initial weights of Keras models "
                                   "without --weights and ONNX parameter inputs"),
@@ -2535,6 +2542,7 @@ int runGraphcDriver(int argc, char **argv) {
   opts.weights = weights;
   opts.inputShape = inputShape;
   opts.dataInput = dataInput;
+  opts.trainOutput = trainOutput;
   opts.offload = offload;
   opts.seed = seed;
   opts.verbose = verbose;
