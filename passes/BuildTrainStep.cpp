@@ -334,7 +334,19 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
       Value lossInput = prediction;
       bool fromLogits = false;
       if (Value logits = getLossLogits(*loss, prediction)) {
+        if (this->fromLogits) {
+          forward.emitError() << "--from-logits: the model's output is already a "
+                              << (*loss == LossKind::binary_crossentropy ? "Sigmoid" : "Softmax")
+                              << " (probabilities); drop --from-logits";
+          return failure();
+        }
         lossInput = logits;
+        fromLogits = true;
+      } else if (this->fromLogits) {
+        if (*loss == LossKind::mse) {
+          forward.emitError() << "--from-logits applies to the crossentropy losses, not mse";
+          return failure();
+        }
         fromLogits = true;
       }
       Value microLoss = b.create<LossOp>(lossLoc, scalar, *loss, lossInput, labels, fromLogits);

@@ -142,6 +142,10 @@ def BuildTrainStep : Pass<"graphc-build-train-step", "mlir::ModuleOp"> {
            "and halve the scale on overflow">,
     Option<"lossScaleGrowthInterval", "loss-scale-growth-interval", "int64_t", "2000",
            "clean steps after which the loss scale doubles">,
+    Option<"fromLogits", "from-logits", "bool", "false",
+           "the model's output is logits (PyTorch's CrossEntropyLoss / BCEWithLogitsLoss): a "
+           "crossentropy applies the softmax (sigmoid) itself, in log space; refused when the "
+           "output already is a Softmax (Sigmoid) or the loss is mse">,
   ];
   let dependentDialects = ["::graphc::graph::GraphDialect", "::mlir::func::FuncDialect"];
 }

@@ -119,6 +119,7 @@ struct Options {
   std::string weights, inputShape;
   std::string dataInput; // ONNX exported with export_params=False: the data input's name
   std::string trainOutput; // ONNX with several outputs: the one to train (--train-output)
+  bool fromLogits = false; // the model outputs logits: the crossentropy applies the softmax
   uint64_t seed = 0;
   bool verbose = false, lossSet = false, optimizerSet = false, lrSet = false, momentumSet = false;
 };
@@ -709,6 +710,7 @@ private:
     // f32's exponent range and needs no scaling).
     trainOptions.lossScaling = precision == "fp16";
     trainOptions.lossScaleGrowthInterval = opts.lossScaleGrowthInterval;
+    trainOptions.fromLogits = opts.fromLogits;
     pm.addPass(createBuildTrainStep(trainOptions));
     if (!opts.noSplitDataGradients)
       pm.addNestedPass<func::FuncOp>(createSplitDataGradients());
@@ -1563,7 +1565,32 @@ private:
     }
     return module;
   }
-  bool kerasNoted = false, onnxNoted = false;
+  bool kerasNoted = false, onnxNoted = false, logitsNoted = false;
+
+  /// A crossentropy over an ONNX model whose output is no Softmax (Sigmoid for binary) reads it
+  /// as probabilities, as Keras's losses do; PyTorch models mostly output logits (their
+  /// CrossEntropyLoss applies log-softmax), which would then train on a wrong loss without a
+  /// word. Says so once, and what to pass.
+  void warnIfLogitsReadAsProbabilities(ModuleOp module) {
+    if (opts.fromLogits || opts.loss == "mse")
+      return;
+    auto kind = graph::symbolizeLossKind(opts.loss);
+    auto forward = module.lookupSymbol<func::FuncOp>("forward");
+    if (!kind || !forward || forward.getNumResults() != 1)
+      return;
+    auto ret = cast<func::ReturnOp>(forward.getBody().front().getTerminator());
+    if (graph::getLossLogits(*kind, ret.getOperand(0)))
+      return;
+    llvm::errs() << "graphc: warning: " << llvm::sys::path::filename(opts.model)
+                 << ": the model's output is not a "
+                 << (*kind == graph::LossKind::binary_crossentropy ? "Sigmoid" : "Softmax")
+                 << ", so " << opts.loss
+                 << " reads it as probabilities; if it outputs logits (PyTorch's "
+                 << (*kind == graph::LossKind::binary_crossentropy ? "BCEWithLogitsLoss"
+                                                                   : "CrossEntropyLoss")
+                 << " convention), pass --from-logits\n";
+    logitsNoted = true;
+  }
   OnnxImportCache onnxCache; // the model's parsed file and weights, shared by every import
   InitialValueCache kerasInitialValues; // a Keras model's weights, shared by every import
 
@@ -1602,6 +1629,8 @@ private:
             llvm::errs() << "graphc: note:   " << rule << "\n";
         onnxNoted = true;
       }
+      if (module && !opts.quiet && !trial && !logitsNoted)
+        warnIfLogitsReadAsProbabilities(*module);
       return module;
     }
     if (ext == ".mlir") {
@@ -2445,6 +2474,9 @@ int runGraphcDriver(int argc, char **argv) {
                "other inputs without an initializer are parameters; default: the one not named "
                "like a parameter)"),
       cl::value_desc("NAME"), cl::cat(category));
+  cl::opt<bool> fromLogits("from-logits", cl::cat(category),
+                           cl::desc("the model outputs logits (PyTorch's CrossEntropyLoss "
+                                    "convention): the crossentropy applies the softmax itself"));
   cl::opt<std::string> trainOutput(
       "train-output",
       cl::desc("ONNX with several graph outputs (GoogLeNet's auxiliary heads in training mode): "
@@ -2543,6 +2575,7 @@ int runGraphcDriver(int argc, char **argv) {
   opts.inputShape = inputShape;
   opts.dataInput = dataInput;
   opts.trainOutput = trainOutput;
+  opts.fromLogits = fromLogits;
   opts.offload = offload;
   opts.seed = seed;
   opts.verbose = verbose;
