@@ -84,15 +84,18 @@ uint64_t graphc::cudnnHalfTransformBytes(const ConvTensors &conv, bool filterGra
   Type element = cast<RankedTensorType>(conv.image.getType()).getElementType();
   if (!element.isBF16() && !element.isF16())
     return 0;
-  auto padded = [](ArrayRef<int64_t> shape, unsigned channelAxis) {
+  // Elements of `shape` with its channel axes (`last` channel axis and the ones before it,
+  // down to `first`) rounded up to multiples of 8.
+  auto padded = [](ArrayRef<int64_t> shape, unsigned first, unsigned last) {
     uint64_t elements = 1;
     for (auto [axis, d] : llvm::enumerate(shape))
-      elements *= uint64_t(axis == channelAxis ? llvm::alignTo(d, 8) : d);
+      elements *= uint64_t(axis >= first && axis <= last ? llvm::alignTo(d, 8) : d);
     return elements;
   };
   auto x = shapeOf(conv.image), w = shapeOf(conv.filter), y = shapeOf(conv.output);
-  uint64_t filter = padded(w, 1) * uint64_t(llvm::alignTo(w[0], 8)) / uint64_t(w[0]);
-  uint64_t bytes = 2 * (padded(x, 1) + padded(y, 1) + filter) + 4 * filter + (uint64_t(1) << 20);
+  uint64_t filter = padded(w, 0, 1); // [K, C, R, S]: both channel counts
+  uint64_t bytes =
+      2 * (padded(x, 1, 1) + padded(y, 1, 1) + filter) + 4 * filter + (uint64_t(1) << 20);
   // The filter gradient sums over N x OH x OW in split-K partial sums of the f32 filter, in
   // numbers cuDNN's heuristic picks: 61, 29, 13, 8 and 3 of them measured on five filters
   // (6.1, 3.8, 3.8, 16.8 and 6.3 MB; cuDNN 9.19 on an H200). Room for up to 64 of them, capped

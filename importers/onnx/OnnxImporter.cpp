@@ -236,9 +236,6 @@ private:
         fail(nodeLabel(node) + ": " + tooLarge);
     return count;
   }
-  /// A convolution's or pooling's window attributes (2 strides, 4 pads, 2 dilations, and a
-  /// pooling's kernel) are refused by name when out of range, before the output size they would
-  /// give is taken for "does not fit its input".
   /// Mul of two computed tensors: elementwise when their shapes agree (SiLU as x * sigmoid(x),
   /// hardswish as x * hardsigmoid(x)); a [N, C, H, W] tensor times a per-channel [N, C, 1, 1]
   /// one (squeeze-and-excitation's gate), either order, as a batch_matmul of the [N*C, H*W, 1]
@@ -275,18 +272,20 @@ private:
     return "[" + text + "]";
   }
 
+  /// A convolution's or pooling's window attributes (2 strides, 4 pads, 2 dilations, and a
+  /// pooling's kernel) are refused by name when out of range, before the output size they would
+  /// give is taken for "does not fit its input".
   void refuseBadWindow(const onnx::NodeProto &node, const std::vector<int64_t> &strides,
                        const std::vector<int64_t> &pads, const std::vector<int64_t> &dilations,
                        const std::vector<int64_t> &kernel = {1, 1}) {
-    auto list = listText;
     if (llvm::any_of(strides, [](int64_t s) { return s < 1; }))
-      refuseAttr(node, "strides", "= " + list(strides) + " must be positive");
+      refuseAttr(node, "strides", "= " + listText(strides) + " must be positive");
     if (llvm::any_of(dilations, [](int64_t d) { return d < 1; }))
-      refuseAttr(node, "dilations", "= " + list(dilations) + " must be positive");
+      refuseAttr(node, "dilations", "= " + listText(dilations) + " must be positive");
     if (llvm::any_of(kernel, [](int64_t k) { return k < 1; }))
-      refuseAttr(node, "kernel_shape", "= " + list(kernel) + " must be positive");
+      refuseAttr(node, "kernel_shape", "= " + listText(kernel) + " must be positive");
     if (llvm::any_of(pads, [](int64_t p) { return p < 0; }))
-      refuseAttr(node, "pads", "= " + list(pads) + " must not be negative");
+      refuseAttr(node, "pads", "= " + listText(pads) + " must not be negative");
   }
   /// The `axis` attribute (default 0) for an input of rank `rank`, negative counted from the
   /// end; out of range is refused.
@@ -840,15 +839,14 @@ private:
     if (pow < 0 || div < 0)
       return false;
     // The exponent and epsilon are Constant nodes placed after this node, not yet imported.
-    auto scalarConst = [&](const std::string &name, float &v) { return lookaheadScalar(name, v); };
     float exponent = 0.f, epsilon = 0.f;
-    if (!scalarConst(graph->node(pow).input(1), exponent) || exponent != 2.f)
+    if (!lookaheadScalar(graph->node(pow).input(1), exponent) || exponent != 2.f)
       return false;
     int var = soleReader(graph->node(pow).output(0), "ReduceMean");
     if (var < 0 || !lastAxisMean(graph->node(var)))
       return false;
     int addEps = soleReader(graph->node(var).output(0), "Add");
-    if (addEps < 0 || !scalarConst(graph->node(addEps).input(1), epsilon))
+    if (addEps < 0 || !lookaheadScalar(graph->node(addEps).input(1), epsilon))
       return false;
     int sqrt = soleReader(graph->node(addEps).output(0), "Sqrt");
     if (sqrt < 0 || soleReader(graph->node(sqrt).output(0), "Div") != div ||
