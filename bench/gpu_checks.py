@@ -138,10 +138,13 @@ BENCH_BF16 = [("resnet18", 64), ("cnn64", 64), ("transformer", 64)]
 # (--cudnn-workspace-limit=0; by default it grows into the arena bytes free at its step,
 # graphc-grow-workspaces: same arena, faster algorithms allowed); "oneblock" sums each channel
 # of a batch norm or bias gradient in one block (--cuda-reduction-blocks=0; by default several,
-# graphc-split-channel-reductions).
-BENCH_VARIANTS = {"tile": ["--cudnn-workspace-limit=0"], "oneblock": ["--cuda-reduction-blocks=0"]}
+# graphc-split-channel-reductions); "threadrows" runs the fused attention's softmax rows and the
+# layer norms' rows one thread per row (--cuda-row-kernels=thread; by default a warp per row).
+BENCH_VARIANTS = {"tile": ["--cudnn-workspace-limit=0"], "oneblock": ["--cuda-reduction-blocks=0"],
+                  "threadrows": ["--cuda-row-kernels=thread"]}
 BENCH_TILE = [("resnet18", 64), ("cnn64", 64), ("cnn256", 128)]
 BENCH_ONEBLOCK = [("resnet18", 64), ("cnn256", 128)]
+BENCH_THREADROWS = [("transformer", 64)]
 MAXBATCH_MODELS = ("resnet50", "transformer")
 # The --maxbatch binaries that `prepare` builds when none are named (LABEL:MODEL:BATCH:FLAGS):
 # the rows of docs/benchmarks.md's "Largest batch on an 80 GB budget" not yet run on a GPU, at
@@ -294,7 +297,8 @@ def prepare_bench(graphc, bundle, exports, manifest, labels=None):
     """The step-time binaries at equal batch, SGD; `labels` (a regex) picks some of them."""
     cases = ([(n, b, "fp32", "") for n, b in BENCH] + [(n, b, "bf16", "") for n, b in BENCH_BF16] +
              [(n, b, "fp32", "tile") for n, b in BENCH_TILE] +
-             [(n, b, "fp32", "oneblock") for n, b in BENCH_ONEBLOCK])
+             [(n, b, "fp32", "oneblock") for n, b in BENCH_ONEBLOCK] +
+             [(n, b, "fp32", "threadrows") for n, b in BENCH_THREADROWS])
     for name, batch, precision, variant in cases:
         label = name if precision == "fp32" else name + "-" + precision
         label += "-" + variant if variant else ""

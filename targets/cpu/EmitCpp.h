@@ -17,6 +17,9 @@ struct EmitOptions {
   std::string modelName;
   std::string initBlobPath;    // absolute path the generated .incbin directive reads
   uint64_t dropoutSeed = 0;    // graphc --seed: keys the counter-based dropout masks
+  // --target=cuda, --cuda-row-kernels=thread: attention and layer-norm rows by one thread each
+  // (the kernels before the warp-per-row ones, kept so that a GPU run can measure both).
+  bool cudaThreadRows = false;
 };
 
 /// Emits `func` (planned by graphc-plan-memory) as C++ calling runtime/kernels.h with

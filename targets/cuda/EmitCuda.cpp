@@ -54,7 +54,8 @@ namespace {
 enum class HalfStorage { BF16, F16 };
 
 constexpr uint32_t kDescriptorVersion = 1; // runtime/cuda descriptor.h kProgramDescriptorVersion
-constexpr int64_t kThreads = 256;
+constexpr int64_t kThreads = 256; // also a block kernel's threads, GRAPHC_BLOCK_SIZE (step.h)
+constexpr int64_t kRowsPerBlock = kThreads / 32; // a warp-per-row kernel's rows at a time
 constexpr int64_t kMaxBlocks = 4096;
 
 int64_t blocksFor(int64_t work) {
@@ -916,6 +917,32 @@ private:
     return hostOrDevice(host, device);
   }
 
+  /// A warp-per-row block kernel (step.h): warp w of a block owns row g0 + w of `total` rows
+  /// and lane t % 32 (`lane`) every 32nd element of it, so a warp reads its row in 128-byte
+  /// lines; blocks stride over the rows kRowsPerBlock at a time. Each of `phases` is one
+  /// barrier-separated phase of the block's threads, run for rows r < total after `rowDecls`;
+  /// `prologue` declares the block-shared arrays in which the phases pass the lanes' partial
+  /// results on (row_lanes.h combines them in lane order), and what every thread shares.
+  static std::string warpRowKernel(const std::string &name, const std::string &params,
+                                   const std::string &comment, const std::string &prologue,
+                                   const std::string &total, const std::string &rowDecls,
+                                   ArrayRef<std::string> phases) {
+    const std::string warps = std::to_string(kRowsPerBlock);
+    std::string code = comment + "__global__ void " + name + params + prologue +
+                       "  const int64_t total = " + total +
+                       ";\n  for (int64_t g0 = int64_t(blockIdx.x) * " + warps +
+                       "; g0 < total; g0 += int64_t(gridDim.x) * " + warps + ") {\n";
+    for (const std::string &work : phases)
+      code += "    GRAPHC_BLOCK_THREADS(t) {\n      const int64_t r = g0 + t / 32;\n"
+              "      const int lane = t % 32;\n      if (r < total) {\n" +
+              rowDecls + work + "      }\n    }\n";
+    return code + "  }\n}\n\n";
+  }
+  /// The launch of a warp-per-row kernel over `rows` rows (at most kMaxBlocks blocks).
+  static int64_t warpRowBlocks(int64_t rows) {
+    return std::clamp<int64_t>((rows + kRowsPerBlock - 1) / kRowsPerBlock, 1, kMaxBlocks);
+  }
+
   /// graph.attention (forward) or graph.attention_backward, a block of query rows at a time
   /// as the CPU kernels (runtime/lib/kernels.cpp): strided-batched GEMMs over all batch slices
   /// around one generated kernel whose threads each own one row of the block
@@ -933,50 +960,104 @@ private:
     auto at = [](const std::string &base, int64_t rowWidth) {
       return base + " + i0 * " + std::to_string(rowWidth);
     };
-    // The row kernel: thread r owns row r % rows of slice r / rows of the block.
-    std::string kname = kernelName(backward ? "attention_grad_rows" : "attention_rows");
-    const std::string key = ratio > 0.0f ? "key" : "0", dropout = ratio > 0.0f ? "true" : "false";
-    std::string body = "// " + label(op) + ": " + num(N) + " keys per row\n__global__ void " +
-                       kname + "(unsigned char *arena, int64_t i0, int64_t rows) {\n";
-    if (ratio > 0.0f)
-      body += "  const uint64_t key = ::graphc::rt::dropoutKey(" +
-              std::to_string(options.dropoutSeed) + "ull, " + std::to_string(opId) +
-              "ull, static_cast<int64_t>(" + ptr(step) + "[0]));\n";
-    // Slice b's rows are block * N floats apart in the workspace (the GEMMs' stride), also in
-    // a last block of fewer rows.
-    const std::string row =
-        "    const int64_t row = ((r / rows) * " + num(block) + " + r % rows) * " + num(N) + ";\n";
-    body += gridLoop("r", "int64_t(" + num(B) + ") * rows") +
-            "    const int64_t first = ((r / rows) * " + num(M) + " + i0 + r % rows) * " + num(N) +
-            " + " + num(indexOffset) + ";\n" + row;
-    if (!backward)
-      body += "    ::graphc::rt::attentionProbabilityRow(" + workspace(op) + " + row, " + num(N) +
-              ", " + scale + ", " + dropout + ", " + key + ", first, " + floatLiteral(ratio) +
-              ");\n";
-    else
-      body += "    ::graphc::rt::attentionGradientRow(" + workspace(op) + " + row, " +
-              workspace(op) + " + " + S + " + row, " + num(N) + ", " + dropout + ", " + key +
-              ", first, " + floatLiteral(ratio) + ");\n";
-    kernels += body + "  }\n}\n\n";
-    std::string probs;
-    if (backward) { // the undropped probabilities first: the same kernel without dropout
-      probs = kernelName("attention_rows");
-      kernels += "// " + label(op) + ": the probabilities again\n__global__ void " + probs +
-                 "(unsigned char *arena, int64_t i0, int64_t rows) {\n" +
-                 gridLoop("r", "int64_t(" + num(B) + ") * rows") + row +
-                 "    ::graphc::rt::attentionProbabilityRow(" + workspace(op) + " + row, " +
-                 num(N) + ", " + scale + ", false, 0, 0, 0.0f);\n  }\n}\n\n";
+    // Row r of the launch (r < B * rows) is row r % rows of slice r / rows of the block; slice
+    // b's rows are block * N floats apart in the workspace (the GEMMs' stride), also in a last
+    // block of fewer rows. `first` is the row's first element in the unfused [B, M, N] scores.
+    const std::string ws = workspace(op), g = ws + " + " + S;
+    const std::string rowOf = "((r / rows) * " + num(block) + " + r % rows) * " + num(N);
+    const std::string firstOf =
+        "((r / rows) * " + num(M) + " + i0 + r % rows) * " + num(N) + " + " + num(indexOffset);
+    const std::string key = ratio > 0.0f ? "key" : "0", dropout = ratio > 0.0f ? "true" : "false",
+                      ratioText = floatLiteral(ratio);
+    const std::string keyDecl =
+        ratio > 0.0f ? "  const uint64_t key = ::graphc::rt::dropoutKey(" +
+                           std::to_string(options.dropoutSeed) + "ull, " + std::to_string(opId) +
+                           "ull, static_cast<int64_t>(" + ptr(step) + "[0]));\n"
+                     : std::string();
+    const std::string head = "(unsigned char *arena, int64_t i0, int64_t rows) {\n";
+    std::string kname = kernelName(backward ? "attention_grad_rows" : "attention_rows"), probs;
+    std::string rowLaunchArgs;
+    if (options.cudaThreadRows) {
+      // One thread per row (--cuda-row-kernels=thread, kept to measure the warp kernels
+      // against): thread r runs attention_rows.h's whole row, its lanes one after the other.
+      const std::string loop = gridLoop("r", "int64_t(" + num(B) + ") * rows") +
+                               "    const int64_t row = " + rowOf + ";\n";
+      std::string body = "// " + label(op) + ": " + num(N) + " keys per row, a thread per row\n" +
+                         "__global__ void " + kname + head + keyDecl + loop +
+                         "    const int64_t first = " + firstOf + ";\n";
+      if (!backward)
+        body += "    ::graphc::rt::attentionProbabilityRow(" + ws + " + row, " + num(N) + ", " +
+                scale + ", " + dropout + ", " + key + ", first, " + ratioText + ");\n";
+      else
+        body += "    ::graphc::rt::attentionGradientRow(" + ws + " + row, " + g + " + row, " +
+                num(N) + ", " + dropout + ", " + key + ", first, " + ratioText + ");\n";
+      kernels += body + "  }\n}\n\n";
+      if (backward) { // the undropped probabilities first: the same kernel without dropout
+        probs = kernelName("attention_rows");
+        kernels += "// " + label(op) + ": the probabilities again\n__global__ void " + probs +
+                   head + loop + "    ::graphc::rt::attentionProbabilityRow(" + ws + " + row, " +
+                   num(N) + ", " + scale + ", false, 0, 0, 0.0f);\n  }\n}\n\n";
+      }
+      rowLaunchArgs = num(blocksFor(B * block)) + ", " + num(kThreads);
+    } else {
+      // A warp per row (a block kernel, step.h): warp w of a block owns row g0 + w of the
+      // launch, lane t % 32 its keys j = lane (mod 32), read in 128-byte lines; each pass of
+      // attention_rows.h is a phase, and the lanes' partial maxima and sums meet in shared
+      // memory between phases. Blocks stride over the launch's rows, 8 at a time.
+      const std::string rowDecls = "        const int64_t row = " + rowOf + ", first = " + firstOf +
+                                   ";\n        (void)first;\n";
+      const std::string maxShared = "  GRAPHC_BLOCK_SHARED float maxParts[GRAPHC_BLOCK_SIZE];\n",
+                        sumShared = "  GRAPHC_BLOCK_SHARED double sumParts[GRAPHC_BLOCK_SIZE];\n";
+      const std::string total = "int64_t(" + num(B) + ") * rows";
+      auto rowsKernel = [&](const std::string &name, const std::string &comment,
+                            ArrayRef<std::string> phases, bool withKey) {
+        return warpRowKernel(name, head,
+                             "// " + label(op) + ": " + comment + ", " + num(N) +
+                                 " keys per row, a warp per row\n",
+                             (backward && name == kname ? "" : maxShared) + sumShared +
+                                 (withKey ? keyDecl : std::string()),
+                             total, rowDecls, phases);
+      };
+      auto probabilityPhases = [&](bool withDropout) {
+        const std::string d = withDropout ? dropout : "false", k = withDropout ? key : "0",
+                          ratioHere = withDropout ? ratioText : "0.0f";
+        return std::vector<std::string>{
+            "        maxParts[t] = ::graphc::rt::attentionScaleMaxLane(" + ws + " + row, " +
+                num(N) + ", " + scale + ", lane);\n",
+            "        sumParts[t] = ::graphc::rt::attentionExpSumLane(" + ws + " + row, " + num(N) +
+                ", ::graphc::rt::laneMax(maxParts + t - lane), lane);\n",
+            "        ::graphc::rt::attentionNormalizeLane(" + ws + " + row, " + num(N) +
+                ", static_cast<float>(1.0 / ::graphc::rt::laneSum(sumParts + t - lane)), lane, " +
+                d + ", " + k + ", first, " + ratioHere + ");\n"};
+      };
+      if (!backward) {
+        kernels += rowsKernel(kname, "softmax and dropout of the scores", probabilityPhases(true),
+                              ratio > 0.0f);
+      } else {
+        kernels += rowsKernel(
+            kname, "the score gradients",
+            {"        sumParts[t] = ::graphc::rt::attentionGradDotLane(" + ws + " + row, " + g +
+                 " + row, " + num(N) + ", lane, " + dropout + ", " + key + ", first, " + ratioText +
+                 ");\n",
+             "        ::graphc::rt::attentionGradApplyLane(" + ws + " + row, " + g + " + row, " +
+                 num(N) + ", static_cast<float>(::graphc::rt::laneSum(sumParts + t - lane)), " +
+                 "lane, " + dropout + ", " + key + ", first, " + ratioText + ");\n"},
+            ratio > 0.0f);
+        // The undropped probabilities first: the forward's phases without dropout.
+        probs = kernelName("attention_rows");
+        kernels += rowsKernel(probs, "the probabilities again", probabilityPhases(false), false);
+      }
+      rowLaunchArgs = num(warpRowBlocks(B * block));
     }
     auto rowLaunch = [&](const std::string &kernel) {
-      return "    GRAPHC_LAUNCH(" + kernel + ", " + num(blocksFor(B * block)) + ", " +
-             num(kThreads) + ", " + opRef(op) + ", arena, i0, rows);\n";
+      return "    GRAPHC_LAUNCH" + std::string(options.cudaThreadRows ? "" : "_BLOCKS") + "(" +
+             kernel + ", " + rowLaunchArgs + ", " + opRef(op) + ", arena, i0, rows);\n";
     };
     std::string code = "  // " + label(op) + ": " + (backward ? "backward, " : "") + num(B) +
                        " slices, blocks of " + num(block) + " of " + num(M) +
                        " query rows\n  for (int64_t i0 = 0; i0 < " + num(M) +
                        "; i0 += " + num(block) + ") {\n    const int64_t rows = " + num(M) +
                        " - i0 < " + num(block) + " ? " + num(M) + " - i0 : " + num(block) + ";\n";
-    const std::string ws = workspace(op), g = ws + " + " + S;
     if (!backward) {
       code += stridedGemm(op, at(ptr(q), D), M * D, ptr(k), N * D, ws, block * N, B, "rows", num(N),
                           num(D), false, true, "1.0f", "0.0f");
@@ -1612,12 +1693,46 @@ private:
     return success();
   }
 
-  /// Layer normalization, one thread per row: statistics in double and the row's outputs in the
-  /// CPU kernel's order (bit for bit).
+  /// Layer normalization, statistics in double: a warp per row, or with
+  /// --cuda-row-kernels=thread one thread per row in the CPU kernel's order (bit for bit).
   LogicalResult layerNorm(LayerNormOp ln) {
     Operation *op = ln;
     const int64_t d = tensorDims(ln.getInput()).back(), rows = tensorElements(ln.getInput()) / d;
     std::string k = kernelName("layer_norm");
+    if (!options.cudaThreadRows) {
+      // A warp per row: the lanes' sums of x, then of (x - mean)^2, in double (row_lanes.h),
+      // then every lane normalizes its elements. Equal to the CPU's sequential sums to double
+      // rounding.
+      const std::string x = ptr(ln.getInput()), y = ptr(ln.getResult()),
+                        stats = "        const double mean = ::graphc::rt::laneSum(sumParts + t "
+                                "- lane) / " +
+                                num(d) + ".0;\n";
+      kernels += warpRowKernel(
+          k, "(unsigned char *arena) {\n",
+          "// " + label(op) + ": layer normalization of " + num(d) +
+              " elements per row, a warp per row\n",
+          "  GRAPHC_BLOCK_SHARED double sumParts[GRAPHC_BLOCK_SIZE];\n"
+          "  GRAPHC_BLOCK_SHARED double varParts[GRAPHC_BLOCK_SIZE];\n",
+          num(rows),
+          "        const " + elementType(ln.getInput()) + " *p = " + x + " + r * " + num(d) + ";\n",
+          {"        double sum = 0.0;\n        for (int64_t i = lane; i < " + num(d) +
+               "; i += 32)\n          sum += p[i];\n        sumParts[t] = sum;\n",
+           stats + "        double varSum = 0.0;\n        for (int64_t i = lane; i < " + num(d) +
+               "; i += 32) {\n          const double dev = p[i] - mean;\n"
+               "          varSum += dev * dev;\n        }\n        varParts[t] = varSum;\n",
+           stats + "        const double var = ::graphc::rt::laneSum(varParts + t - lane) / " +
+               num(d) + ".0;\n        const double invstd = 1.0 / sqrt(var + static_cast<double>(" +
+               floatLiteral(attrFloat(ln.getEpsilon())) +
+               "));\n        if (lane == 0) {\n          " + ptr(ln.getSavedMean()) +
+               "[r] = static_cast<float>(mean);\n          " + ptr(ln.getSavedInvstd()) +
+               "[r] = static_cast<float>(invstd);\n        }\n        " +
+               elementType(ln.getResult()) + " *q = " + y + " + r * " + num(d) +
+               ";\n        for (int64_t i = lane; i < " + num(d) +
+               "; i += 32)\n          q[i] = static_cast<float>((p[i] - mean) * invstd * " +
+               ptr(ln.getScale()) + "[i] + " + ptr(ln.getBias()) + "[i]);\n"});
+      addCode(launchBlocks(k, warpRowBlocks(rows), op));
+      return success();
+    }
     kernels += "// " + label(op) + ": layer normalization, one thread per row\n__global__ void " +
                k + "(unsigned char *arena) {\n" + gridLoop("r", num(rows)) + "    const " +
                elementType(ln.getInput()) + " *p = " + ptr(ln.getInput()) + " + r * " + num(d) +
@@ -1641,7 +1756,8 @@ private:
 
   /// The scale and bias gradients by one block per column (a block kernel, step.h: each thread
   /// sums its rows in double, then a fixed tree adds the threads' sums; deterministic, equal to
-  /// the CPU's sums to double rounding), then dx by one thread per row in the CPU kernel's order.
+  /// the CPU's sums to double rounding), then dx by a warp per row (one thread per row with
+  /// --cuda-row-kernels=thread, in the CPU kernel's order).
   LogicalResult layerNormBackward(LayerNormBackwardOp ln) {
     Operation *op = ln;
     const int64_t d = tensorDims(ln.getInput()).back(), rows = tensorElements(ln.getInput()) / d;
@@ -1667,6 +1783,37 @@ private:
                ptr(ln.getGradBias()) + "[i] = static_cast<float>(part[0]);\n    }\n  }\n}\n\n";
     addCode(launchBlocks(columns, d, op));
     std::string k = kernelName("layer_norm_backward_rows");
+    if (!options.cudaThreadRows) {
+      // dx by a warp per row: the lanes' sums of g and g * xhat in double (row_lanes.h), then
+      // every lane its elements.
+      const std::string rowDecls =
+          "        const " + elementType(ln.getGrad()) + " *g = " + dy + " + r * " + num(d) +
+          ";\n        const " + elementType(ln.getInput()) + " *p = " + x + " + r * " + num(d) +
+          ";\n        const double mean = " + mean + "[r], invstd = " + invstd + "[r];\n";
+      kernels += warpRowKernel(
+          k, "(unsigned char *arena) {\n",
+          "// " + label(op) + ": layer-norm input gradient, a warp per row\n",
+          "  GRAPHC_BLOCK_SHARED double sumParts[GRAPHC_BLOCK_SIZE];\n"
+          "  GRAPHC_BLOCK_SHARED double dotParts[GRAPHC_BLOCK_SIZE];\n",
+          num(rows), rowDecls,
+          {"        double sumG = 0.0, sumGXhat = 0.0;\n        for (int64_t i = lane; i < " +
+               num(d) +
+               "; i += 32) {\n          const double xhat = (p[i] - mean) * invstd;\n"
+               "          const double gi = static_cast<double>(g[i]) * " +
+               scale +
+               "[i];\n          sumG += gi;\n          sumGXhat += gi * xhat;\n        }\n"
+               "        sumParts[t] = sumG;\n        dotParts[t] = sumGXhat;\n",
+           "        const double meanG = ::graphc::rt::laneSum(sumParts + t - lane) / " + num(d) +
+               ".0, meanGXhat = ::graphc::rt::laneSum(dotParts + t - lane) / " + num(d) +
+               ".0;\n        " + elementType(ln.getGradInput()) +
+               " *q = " + ptr(ln.getGradInput()) + " + r * " + num(d) +
+               ";\n        for (int64_t i = lane; i < " + num(d) +
+               "; i += 32) {\n          const double xhat = (p[i] - mean) * invstd;\n"
+               "          q[i] = static_cast<float>(invstd * (static_cast<double>(g[i]) * " +
+               scale + "[i] - meanG - xhat * meanGXhat));\n        }\n"});
+      addCode(launchBlocks(k, warpRowBlocks(rows), op));
+      return success();
+    }
     kernels += "// " + label(op) +
                ": layer-norm input gradient, one thread per row\n"
                "__global__ void " +

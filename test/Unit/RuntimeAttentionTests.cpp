@@ -4,12 +4,16 @@
 // (batchMatmul, softmax, dropout, batchMatmul and their backward ops), which must draw the
 // very same mask. Each case runs with every query block (all rows, uneven blocks, one row);
 // outputs are pre-filled with NaN and a guard after the exact planned workspace must survive.
+// The CPU's rows (attention_rows.h) equal, bit for bit, the lane functions the CUDA target's
+// warp-per-row kernels run, for rows shorter than, as long as and longer than a warp.
+#include "graphc/runtime/attention_rows.h"
 #include "graphc/runtime/kernels.h"
 #include "graphc/runtime/workspace.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <vector>
@@ -180,6 +184,71 @@ INSTANTIATE_TEST_SUITE_P(QueryBlocks, AttentionBlocks, ::testing::Values(0, 2, 1
                          [](const auto &info) {
                            return info.param ? "block" + std::to_string(info.param) : "all";
                          });
+
+// A warp's row as the generated CUDA kernel runs it: each phase is every lane's call, the lanes'
+// partial results meeting in arrays (shared memory on the GPU), lanes in reverse order as a GPU
+// may run them.
+void warpProbabilityRow(float *row, int64_t keys, float scale, bool dropout, uint64_t key,
+                        int64_t first, float ratio) {
+  float maxParts[kRowLanes];
+  double sumParts[kRowLanes];
+  for (int lane = kRowLanes - 1; lane >= 0; --lane)
+    maxParts[lane] = attentionScaleMaxLane(row, keys, scale, lane);
+  for (int lane = kRowLanes - 1; lane >= 0; --lane)
+    sumParts[lane] = attentionExpSumLane(row, keys, laneMax(maxParts), lane);
+  for (int lane = kRowLanes - 1; lane >= 0; --lane)
+    attentionNormalizeLane(row, keys, static_cast<float>(1.0 / laneSum(sumParts)), lane, dropout,
+                           key, first, ratio);
+}
+void warpGradientRow(float *p, float *g, int64_t keys, bool dropout, uint64_t key, int64_t first,
+                     float ratio) {
+  double sumParts[kRowLanes];
+  for (int lane = kRowLanes - 1; lane >= 0; --lane)
+    sumParts[lane] = attentionGradDotLane(p, g, keys, lane, dropout, key, first, ratio);
+  for (int lane = kRowLanes - 1; lane >= 0; --lane)
+    attentionGradApplyLane(p, g, keys, static_cast<float>(laneSum(sumParts)), lane, dropout, key,
+                           first, ratio);
+}
+
+TEST(AttentionRows, CpuRowsEqualTheWarpLanesBitForBit) {
+  for (int64_t keys : {1, 5, 31, 32, 33, 70, 512, 1000}) {
+    for (bool dropout : {false, true}) {
+      SCOPED_TRACE("keys " + std::to_string(keys) + (dropout ? ", dropout" : ""));
+      // Scores of a realistic spread (|s| up to 8), so the exponentials span many binades.
+      std::vector<float> scores = randomVec(size_t(keys), uint64_t(keys) * 7 + 1);
+      for (float &s : scores)
+        s *= 8.0f;
+      const uint64_t key = dropoutKey(3, 9, 11);
+      const int64_t first = 4096 + keys;
+      std::vector<float> cpu = scores, warp = scores;
+      attentionProbabilityRow(cpu.data(), keys, 0.37f, dropout, key, first, 0.25f);
+      warpProbabilityRow(warp.data(), keys, 0.37f, dropout, key, first, 0.25f);
+      ASSERT_EQ(0, std::memcmp(cpu.data(), warp.data(), sizeof(float) * size_t(keys)));
+      double total = 0.0; // a softmax row sums to 1 (before dropout)
+      std::vector<float> undropped = scores;
+      attentionProbabilityRow(undropped.data(), keys, 0.37f, false, 0, 0, 0.0f);
+      for (float v : undropped)
+        total += v;
+      EXPECT_NEAR(total, 1.0, 1e-5);
+
+      std::vector<float> grad = randomVec(size_t(keys), uint64_t(keys) * 7 + 2);
+      std::vector<float> pCpu = undropped, gCpu = grad, pWarp = undropped, gWarp = grad;
+      attentionGradientRow(pCpu.data(), gCpu.data(), keys, dropout, key, first, 0.25f);
+      warpGradientRow(pWarp.data(), gWarp.data(), keys, dropout, key, first, 0.25f);
+      ASSERT_EQ(0, std::memcmp(pCpu.data(), pWarp.data(), sizeof(float) * size_t(keys)));
+      ASSERT_EQ(0, std::memcmp(gCpu.data(), gWarp.data(), sizeof(float) * size_t(keys)));
+      // dS sums to zero over the row without dropout (softmax's Jacobian kills constants).
+      if (!dropout) {
+        double dsSum = 0.0, dsAbs = 0.0;
+        for (float v : gCpu) {
+          dsSum += v;
+          dsAbs += std::fabs(v);
+        }
+        EXPECT_LE(std::fabs(dsSum), 1e-5 * std::max(dsAbs, 1e-30));
+      }
+    }
+  }
+}
 
 TEST(AttentionWorkspace, IsOneBlockOfScoresForwardAndTwoBackward) {
   // 16 slices x 8 rows x 512 keys x 4 bytes = 262144; the backward holds P and dP.

@@ -34,7 +34,7 @@ SEEDS = {"mlp": 1, "cnn": 2, "cnn_bce": 3, "resmlp": 4,
          "gru": 13, "cnn_bn": 14, "transformer_dropout": 15, "emb_lstm": 16, "split_mlp": 17,
          "act_mlp": 22,
          "shufflenet_v2_x0_5": 18, "mnasnet0_5": 19, "mobilenet_v3_small": 20,
-         "efficientnet_b0": 21, "densenet121": 23}
+         "efficientnet_b0": 21, "densenet121": 23, "transformer_wide": 24}
 
 # torchvision models (issue #6), small so that a test takes seconds: 10 classes, 32x32 images,
 # batch 4, exported in training mode (BatchNormalization with batch statistics and running-stat
@@ -94,10 +94,17 @@ BATCHES.update({"unet": 4, "tconv": 4})
 # Conv/BatchNorm/ReLU, average pooling with padding (count_include_pad=False) and without,
 # Dropout(0.25) and a GlobalAveragePool; "transformer_dropout" is one
 # tiny post-norm TransformerEncoderLayer with dropout 0.1 (attention weights, feed-forward and
-# residual branches).
-DROPOUT = ("cnn_bn", "transformer_dropout")
+# residual branches); "transformer_wide" is the same layer with rows wider than a warp (37
+# keys per attention row, 40 features per layer-norm row: the CUDA target's warp-per-row
+# kernels then give each lane one or two elements, and some lanes none).
+DROPOUT = ("cnn_bn", "transformer_dropout", "transformer_wide")
 CNN_BN = dict(image=12)
 TINY_TRANSFORMER = dict(d_model=16, nhead=2, dim_feedforward=32, num_layers=1, seq=8, dropout=0.1)
+DROPOUT_TRANSFORMERS = {
+    "transformer_dropout": TINY_TRANSFORMER,
+    "transformer_wide": dict(d_model=40, nhead=2, dim_feedforward=48, num_layers=1, seq=37,
+                             dropout=0.1),
+}
 BATCHES.update({name: 4 for name in DROPOUT})
 TRAINING_EXPORT = TORCHVISION + TRANSFORMERS + ("unet",) + RECURRENT + DROPOUT
 
@@ -360,8 +367,9 @@ def input_shape(name, batch=None):
         return (batch, TOKEN_MODELS[name]["seq"])
     if name == "cnn_bn":
         return (batch, 3, CNN_BN["image"], CNN_BN["image"])
-    if name == "transformer_dropout":
-        return (batch, TINY_TRANSFORMER["seq"], TINY_TRANSFORMER["d_model"])
+    if name in DROPOUT_TRANSFORMERS:
+        t = DROPOUT_TRANSFORMERS[name]
+        return (batch, t["seq"], t["d_model"])
     if name == "unet":
         return (batch, 3, UNET["image"], UNET["image"])
     if name == "tconv":
@@ -412,8 +420,8 @@ def build(name):
         return TConv()
     if name == "cnn_bn":
         return CNNBN()
-    if name == "transformer_dropout":
-        t = TINY_TRANSFORMER
+    if name in DROPOUT_TRANSFORMERS:
+        t = DROPOUT_TRANSFORMERS[name]
         return TransformerClassifier(t["d_model"], t["nhead"], t["dim_feedforward"],
                                      t["num_layers"], dropout=t["dropout"])
     raise ValueError("unknown model %r" % name)

@@ -82,6 +82,8 @@ struct Options {
   // --target=cuda: the blocks a batch norm's or bias gradient's kernels aim for, channels times
   // blocks per channel (graphc-split-channel-reductions); 0: one block per channel.
   int64_t cudaReductionBlocks = 528;
+  // --target=cuda: "warp" (a warp per attention or layer-norm row) or "thread" (a thread each).
+  std::string cudaRowKernels = "warp";
   double lr = 0.01, momentum = 0.9;
   int64_t batch = 0;
   bool batchSet = false;  // --batch was given (0 and negative values are refused)
@@ -318,6 +320,8 @@ public:
       fail(kBadInput, "--cuda-arch=" + opts.cudaArch + " needs --target=cuda");
     if (opts.cudaReductionBlocks < 0)
       fail(kBadInput, "--cuda-reduction-blocks must be at least 0 (0: one block per channel)");
+    if (opts.cudaRowKernels != "warp" && opts.cudaRowKernels != "thread")
+      fail(kBadInput, "--cuda-row-kernels=" + opts.cudaRowKernels + ": expected warp or thread");
     if (auto limit = opts.cudnnWorkspaceLimit == "0" ? std::optional<uint64_t>(0)
                                                      : parseSize(opts.cudnnWorkspaceLimit))
       cudnnWorkspaceLimit = *limit;
@@ -527,6 +531,7 @@ public:
     EmitOptions emit;
     emit.modelName = llvm::sys::path::filename(opts.model).str();
     emit.dropoutSeed = opts.seed;
+    emit.cudaThreadRows = opts.cudaRowKernels == "thread";
     if (phase == Phase::Source) {
       std::string blobPath = opts.output.empty() ? "" : absolute(opts.output + ".weights.bin");
       emit.initBlobPath = blobPath;
@@ -2525,6 +2530,12 @@ int runGraphcDriver(int argc, char **argv) {
                "for, each channel's sum spread over several (default 528: 4 per multiprocessor "
                "of an H100; 0: one block per channel)"),
       cl::init(528), cl::cat(category));
+  cl::opt<std::string> cudaRowKernels(
+      "cuda-row-kernels",
+      cl::desc("--target=cuda: how the fused attention's softmax rows and layer norms' rows are "
+               "computed: warp (default: a warp per row, coalesced) or thread (a thread per row, "
+               "the older kernels, to measure against)"),
+      cl::init("warp"), cl::cat(category));
   cl::HideUnrelatedOptions(category);
   cl::SetVersionPrinter([](llvm::raw_ostream &os) {
     os << "graphc " GRAPHC_VERSION " (MLIR/LLVM " LLVM_VERSION_STRING ")\n";
@@ -2586,6 +2597,7 @@ int runGraphcDriver(int argc, char **argv) {
   opts.cudaArch = cudaArch;
   opts.cudnnWorkspaceLimit = cudnnWorkspaceLimit;
   opts.cudaReductionBlocks = cudaReductionBlocks;
+  opts.cudaRowKernels = cudaRowKernels;
   opts.dataParallel = dataParallel;
   opts.worldSize = worldSize;
   opts.bucketSize = bucketSize;
