@@ -2039,6 +2039,44 @@ private:
     int64_t dim = d[axis];
     auto S = [](int64_t v) { return std::to_string(v); };
     std::string k = kernelName(y ? "softmax_backward" : "softmax");
+    if (inner == 1 && dim >= 32 && !options.cudaThreadRows) {
+      // Over the last axis and at least a warp wide: a warp per row (warpRowKernel), its lanes'
+      // maxima and double sums meeting in shared memory; the same terms as the CPU kernel,
+      // added in lane order (equal to its sequential sums to double rounding).
+      const std::string rowDecls = "        const int64_t base = r * " + S(dim) + ";\n";
+      const std::string loop = "        for (int64_t j = lane; j < " + S(dim) + "; j += 32)";
+      const std::string comment = "// " + label(op) + ": " + S(dim) + " per row, a warp per row\n";
+      if (!y) {
+        const std::string xs = ptr(x) + "[base + j]", ys = ptr(out) + "[base + j]";
+        kernels += warpRowKernel(
+            k, "(unsigned char *arena) {\n", comment,
+            "  GRAPHC_BLOCK_SHARED float maxParts[GRAPHC_BLOCK_SIZE];\n"
+            "  GRAPHC_BLOCK_SHARED double sumParts[GRAPHC_BLOCK_SIZE];\n",
+            S(outer), rowDecls,
+            {"        float mx = -INFINITY;\n" + loop + "\n          mx = mx < " + xs + " ? " + xs +
+                 " : mx;\n        maxParts[t] = mx;\n",
+             "        const float mx = ::graphc::rt::laneMax(maxParts + t - lane);\n"
+             "        double sum = 0.0;\n" +
+                 loop + " {\n          const float e = expf(" + xs + " - mx);\n          " + ys +
+                 " = e;\n          sum += e;\n        }\n        sumParts[t] = sum;\n",
+             "        const float inv = static_cast<float>(1.0 / ::graphc::rt::laneSum(sumParts + "
+             "t - lane));\n" +
+                 loop + "\n          " + ys + " *= inv;\n"});
+      } else {
+        const std::string dy = ptr(x) + "[base + j]", ys = ptr(y) + "[base + j]",
+                          dx = ptr(out) + "[base + j]";
+        kernels += warpRowKernel(
+            k, "(unsigned char *arena) {\n", comment,
+            "  GRAPHC_BLOCK_SHARED double sumParts[GRAPHC_BLOCK_SIZE];\n", S(outer), rowDecls,
+            {"        double dot = 0.0;\n" + loop + "\n          dot += static_cast<double>(" + dy +
+                 ") * " + ys + ";\n        sumParts[t] = dot;\n",
+             "        const float fdot = static_cast<float>(::graphc::rt::laneSum(sumParts + t - "
+             "lane));\n" +
+                 loop + "\n          " + dx + " = " + ys + " * (" + dy + " - fdot);\n"});
+      }
+      addCode(launchBlocks(k, warpRowBlocks(outer), op));
+      return success();
+    }
     std::string head = "// " + label(op) + "\n__global__ void " + k + "(unsigned char *arena) {\n" +
                        gridLoop("r", S(outer * inner)) + "    const int64_t base = (r / " +
                        S(inner) + ") * " + S(dim * inner) + " + r % " + S(inner) + ";\n";
