@@ -20,19 +20,25 @@ const DeviceProfile kProfiles[] = {
     {"h100", 67e12, 989e12, 3.35e12, 80e9,
      "NVIDIA H100 SXM5 datasheet: 67 TFLOPS fp32, 989 TFLOPS dense bf16, 3.35 TB/s HBM3; PCIe Gen5 "
      "x16 64 GB/s",
-     64e9, 0.2677, 0.4319, 19.8e-6, "fitted to 7 graphc binaries measured on an H100, 2026-11-22"},
+     64e9, 0.2677, 0.4319, 19.8e-6, "fitted to 7 graphc binaries measured on an H100, 2026-11-22",
+     // No bf16 binary has run on an H100: the 16-bit efficiency is the H200's (below), the same
+     // Hopper tensor cores running the same cuBLAS and cuDNN kernels.
+     0.0227},
     // The efficiencies are bench/calibrate_cost_model.py's fit to the 7 fp32 graphc binaries
     // measured on an H200 on 2026-11-28 (docs/gpu-results/2026-11-28-h200-*.json,
     // docs/benchmarks.md): 18.7% rms relative error, the worst -38% (the transformer at batch
-    // 987, whose fused attention runs on CUDA cores). The bf16 binaries of that run are not in
-    // the fit: they were 2x to 4x slower than a fit over all 13 rows predicted (cuDNN's
-    // NCHW-to-NHWC copies, the attention kernel in f32), so --precision=auto's choice of bf16
-    // rests on memory, not on its predicted time.
+    // 987, whose fused attention runs on CUDA cores). The 16-bit efficiency is then fitted, those
+    // held, to the run's 4 bf16 binaries (3 transformers, cnn64): 2.27% of the bf16 peak, 32.9%
+    // rms relative error. It is low because it absorbs what the roofline does not model in
+    // those steps (cuDNN's NCHW-to-NHWC copies, the f32 attention's share growing as the GEMMs
+    // around it shrink); without it the model priced the bf16 transformer at 0.23x to 0.45x
+    // its measured step, with it at 0.77x to 1.37x, so --precision=auto no longer takes bf16
+    // for a speed-up it does not give.
     {"h200", 67e12, 989e12, 4.8e12, 141e9,
      "NVIDIA H200 SXM datasheet: 67 TFLOPS fp32, 989 TFLOPS dense bf16, 4.8 TB/s HBM3e; PCIe Gen5 "
      "x16 64 GB/s",
      64e9, 0.3286, 0.3998, 16.7e-6,
-     "fitted to 7 fp32 graphc binaries measured on an H200, 2026-11-28"},
+     "fitted to 7 fp32 and 4 bf16 graphc binaries measured on an H200, 2026-11-28", 0.0227},
     {"a100-80gb", 19.5e12, 312e12, 2.039e12, 80e9,
      "NVIDIA A100 80GB SXM datasheet: 19.5 TFLOPS fp32, 312 TFLOPS bf16, 2.039 TB/s HBM2e; PCIe "
      "Gen4 x16 32 GB/s",
@@ -166,7 +172,10 @@ bool runsKernel(Operation *op, const OpCost &cost) {
 double graphc::predictSeconds(const OpCost &cost, const DeviceProfile &device) {
   if (cost.flops <= 0 && cost.bytes <= 0)
     return 0.0;
-  return std::max(cost.flops / (peakFlops(cost, device) * device.computeEfficiency),
+  const double efficiency = cost.halfPrecision && device.halfComputeEfficiency > 0
+                                ? device.halfComputeEfficiency
+                                : device.computeEfficiency;
+  return std::max(cost.flops / (peakFlops(cost, device) * efficiency),
                   cost.bytes / (device.bytesPerSecond * device.bandwidthEfficiency)) +
          device.secondsPerOp;
 }
@@ -179,5 +188,7 @@ void graphc::addToRooflineSplit(Operation *op, const DeviceProfile &device, Roof
                memory = cost.bytes / device.bytesPerSecond;
   (compute > memory ? split.computeBoundSeconds : split.memoryBoundSeconds) +=
       std::max(compute, memory);
+  if (compute > memory && cost.halfPrecision)
+    split.halfComputeBoundSeconds += compute;
   ++split.ops;
 }

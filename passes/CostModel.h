@@ -37,15 +37,22 @@ struct DeviceProfile {
   double bandwidthEfficiency = 1.0;
   double secondsPerOp = 0.0;
   const char *calibration = nullptr; // what the efficiencies were fitted on; null: nominal
+  // The fraction of the 16-bit (tensor-core) peak that graphc's 16-bit ops achieve, fitted
+  // separately on --precision=bf16 binaries (they run other kernels: cuDNN's NHWC copies, cuBLAS
+  // GemmEx); 0: not fitted, computeEfficiency applies.
+  double halfComputeEfficiency = 0.0;
 };
 
 /// A step's cost at the nominal roofline, split by what bounds each op: the inputs of the
-/// calibration fit (measured seconds ~ computeBound / computeEfficiency + memoryBound /
-/// bandwidthEfficiency + ops * secondsPerOp).
+/// calibration fit (measured seconds ~ (computeBound - halfComputeBound) / computeEfficiency +
+/// halfComputeBound / halfComputeEfficiency + memoryBound / bandwidthEfficiency + ops *
+/// secondsPerOp).
 struct RooflineSplit {
   double computeBoundSeconds = 0; // ops whose FLOPs at peak take longer than their bytes
   double memoryBoundSeconds = 0;  // the others, at the nominal bandwidth
   int64_t ops = 0;                // ops that run a kernel (views excluded)
+  double halfComputeBoundSeconds =
+      0; // of computeBoundSeconds, the 16-bit ops' (at the 16-bit peak)
 };
 
 /// Every known profile (h100, h200, a100-80gb, cpu).
@@ -58,7 +65,8 @@ OpCost estimateOpCost(mlir::Operation *op);
 
 /// Time of `cost` on `device` in seconds: the roofline at the calibrated rates,
 /// max(FLOPs / (peak x computeEfficiency), bytes / (bandwidth x bandwidthEfficiency)), plus
-/// secondsPerOp for an op that runs a kernel.
+/// secondsPerOp for an op that runs a kernel; a 16-bit op's FLOPs at the 16-bit peak times
+/// halfComputeEfficiency where the profile has one.
 double predictSeconds(const OpCost &cost, const DeviceProfile &device);
 
 /// Adds one op to `split` (nominal rates, no calibration).

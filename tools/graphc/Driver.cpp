@@ -1939,17 +1939,24 @@ private:
         (predictedStepSeconds(step) + offloadSeconds(compiled)) * 1e3, device->name,
         device->calibration
             ? llvm::formatv(" (calibrated: {0:F0}% of peak FLOP/s, {1:F0}% of "
-                            "the bandwidth, {2:F1} us per op; {3})",
+                            "the bandwidth, {2:F1} us per op{4}; {3})",
                             100.0 * device->computeEfficiency, 100.0 * device->bandwidthEfficiency,
-                            1e6 * device->secondsPerOp, device->calibration)
+                            1e6 * device->secondsPerOp, device->calibration,
+                            device->halfComputeEfficiency > 0
+                                ? llvm::formatv(", 16-bit ops {0:F1}% of the 16-bit peak",
+                                                100.0 * device->halfComputeEfficiency)
+                                      .str()
+                                : std::string())
                   .str()
             : std::string(" (nominal datasheet roofline)"));
     RooflineSplit split;
     for (Operation &op : step.getBody().front().without_terminator())
       addToRooflineSplit(&op, *device, split);
     os << llvm::formatv("  roofline     at the nominal peak: {0:F3} ms in compute-bound ops, "
-                        "{1:F3} ms in memory-bound ops, {2} ops\n",
-                        split.computeBoundSeconds * 1e3, split.memoryBoundSeconds * 1e3, split.ops);
+                        "{1:F3} ms in memory-bound ops, {2} ops ({3:F3} ms of the compute-bound "
+                        "in 16-bit ops)\n",
+                        split.computeBoundSeconds * 1e3, split.memoryBoundSeconds * 1e3, split.ops,
+                        split.halfComputeBoundSeconds * 1e3);
     if (opts.target == "cuda")
       printRuntimeReserve(os, p.arenaBytes);
     if (opts.printPlan)
