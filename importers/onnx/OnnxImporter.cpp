@@ -77,7 +77,7 @@ constexpr const char *kSupportedOps =
     "Add, AveragePool, BatchNormalization, Cast, Clip, Concat, Constant, ConstantOfShape (of "
     "constant shapes), Conv, ConvTranspose, Div, Dropout, Elu, Expand (of constants), Flatten, "
     "Gather, Gemm, GlobalAveragePool, GRU, HardSigmoid, HardSwish, Identity, "
-    "LayerNormalization, LeakyRelu, LSTM, MatMul, MaxPool, Mul, Pad (of zero widths), "
+    "LayerNormalization, LeakyRelu, LSTM, MatMul, MaxPool, Mul, Pad (constant mode), "
     "ReduceMean, Relu, Reshape, "
     "Selu, Shape, Sigmoid, Slice, Softmax, Softplus, Softsign, Split, Squeeze, Sub, Tanh, "
     "Transpose, Unsqueeze (Pow and Sqrt within a LayerNorm, Erf within a GELU, Abs within a "
@@ -701,8 +701,143 @@ private:
       // ONNX Div on integers truncates, as C++ does.
       out[i] = op == "Add" ? x + y : op == "Sub" ? x - y : op == "Mul" ? x * y : x / y;
     }
-    constants[node.output(0)] =
-        intTensor(l.ints.size() >= r.ints.size() ? l.dims : r.dims, out);
+    // numpy broadcasting: the larger operand's shape; of two one-element operands, the one of
+    // higher rank (8 - [4] is [4], as torch's exported F.pad computes its pads).
+    const bool left = l.ints.size() != r.ints.size() ? l.ints.size() > r.ints.size()
+                                                     : l.dims.size() >= r.dims.size();
+    constants[node.output(0)] = intTensor(left ? l.dims : r.dims, out);
+  }
+
+  /// Reshape, Slice (any steps, negative ones included) or Transpose of an int64 host constant:
+  /// shape arithmetic folded at import (torch's exported F.pad computes its pads with a Reshape
+  /// to [-1, 2], a Slice reversing the rows and a Transpose). O(elements).
+  void foldIntShapeOp(const onnx::NodeProto &node) {
+    const HostTensor &in = constantOf(node, 0);
+    const std::string &op = node.op_type();
+    const int64_t rank = int64_t(in.dims.size());
+    // The shape must hold exactly the constant's elements (a malformed file can disagree).
+    const int64_t count = int64_t(in.ints.size());
+    int64_t elements = 1;
+    bool fits = true;
+    for (int64_t d : in.dims) {
+      fits = fits && d >= 0 && (d == 0 || elements <= count / d);
+      elements = fits ? elements * d : 0;
+    }
+    if (!fits || elements != count)
+      fail(nodeLabel(node) + ": the constant's shape " + listText(in.dims) +
+           " does not match its " + std::to_string(in.ints.size()) + " elements");
+    // Row-major strides of `dims`.
+    auto stridesOf = [](const std::vector<int64_t> &dims) {
+      std::vector<int64_t> strides(dims.size(), 1);
+      for (int64_t d = int64_t(dims.size()) - 2; d >= 0; --d)
+        strides[d] = strides[d + 1] * dims[d + 1];
+      return strides;
+    };
+    if (op == "Reshape") {
+      const HostTensor &shape = constantOf(node, 1);
+      std::vector<int64_t> dims;
+      int64_t known = 1, inferred = -1;
+      for (size_t i = 0; i < shape.ints.size(); ++i) {
+        int64_t d = shape.ints[i];
+        if (d == 0 && i < in.dims.size())
+          d = in.dims[i];
+        if (d == -1 && inferred < 0) {
+          inferred = int64_t(i);
+          dims.push_back(1);
+          continue;
+        }
+        if (d < 0 || (d > 0 && known > int64_t(in.ints.size()) / d))
+          fail(nodeLabel(node) + ": shape " + listText(shape.ints) + " does not hold the " +
+               std::to_string(in.ints.size()) + " elements of the constant");
+        known *= d;
+        dims.push_back(d);
+      }
+      const int64_t total = int64_t(in.ints.size());
+      if (inferred >= 0 && known > 0)
+        dims[size_t(inferred)] = total / known;
+      if (std::accumulate(dims.begin(), dims.end(), int64_t{1}, std::multiplies<>()) != total)
+        fail(nodeLabel(node) + ": shape " + listText(shape.ints) + " does not hold the " +
+             std::to_string(total) + " elements of the constant");
+      constants[node.output(0)] = intTensor(dims, in.ints);
+      return;
+    }
+    // Slice and Transpose: out[i] = in[first + sum_d index_d * step_d].
+    std::vector<int64_t> outDims = in.dims, first(size_t(rank), 0), step = stridesOf(in.dims);
+    if (op == "Transpose") {
+      std::vector<int64_t> perm = intsAttr(node, "perm", {});
+      if (perm.empty())
+        for (int64_t d = rank - 1; d >= 0; --d)
+          perm.push_back(d);
+      if (int64_t(perm.size()) != rank)
+        fail(nodeLabel(node) + ": perm " + listText(perm) + " does not match rank " +
+             std::to_string(rank));
+      std::vector<int64_t> inStrides = step;
+      for (int64_t d = 0; d < rank; ++d) {
+        if (perm[d] < 0 || perm[d] >= rank)
+          fail(nodeLabel(node) + ": perm " + listText(perm) + " is out of range");
+        outDims[d] = in.dims[perm[d]];
+        step[d] = inStrides[perm[d]];
+      }
+    } else { // Slice (opset >= 10: starts, ends, axes, steps as inputs)
+      if (opset < 10)
+        fail(nodeLabel(node) + ": Slice before opset 10 is not supported");
+      const std::vector<int64_t> &starts = constantOf(node, 1).ints,
+                                 &ends = constantOf(node, 2).ints;
+      std::vector<int64_t> axes, steps;
+      if (node.input_size() > 3 && !node.input(3).empty())
+        axes = constantOf(node, 3).ints;
+      else
+        for (size_t i = 0; i < starts.size(); ++i)
+          axes.push_back(int64_t(i));
+      if (node.input_size() > 4 && !node.input(4).empty())
+        steps = constantOf(node, 4).ints;
+      else
+        steps.assign(starts.size(), 1);
+      if (axes.size() != starts.size() || ends.size() != starts.size() ||
+          steps.size() != starts.size())
+        fail(nodeLabel(node) + ": starts, ends, axes and steps differ in length");
+      const std::vector<int64_t> inStrides = step;
+      for (size_t i = 0; i < axes.size(); ++i) {
+        const int64_t axis = axes[i] < 0 ? axes[i] + rank : axes[i];
+        if (axis < 0 || axis >= rank)
+          fail(nodeLabel(node) + ": axis " + std::to_string(axes[i]) + " is out of range");
+        const int64_t dim = in.dims[axis], st = steps[i];
+        if (st == 0 || st < -(int64_t(1) << 40) || st > (int64_t(1) << 40))
+          fail(nodeLabel(node) + ": step " + std::to_string(st) + " is not supported");
+        // ONNX's clamping: [0, dim] for a positive step, [-1, dim - 1] for a negative one.
+        auto clampTo = [&](int64_t v, int64_t lo, int64_t hi) {
+          if (v < 0)
+            v = v < -dim ? lo : v + dim; // (also INT64_MIN-like "to the start" ends)
+          return std::clamp(v, lo, hi);
+        };
+        const int64_t start = st > 0 ? clampTo(starts[i], 0, dim) : clampTo(starts[i], 0, dim - 1);
+        const int64_t end = st > 0 ? clampTo(ends[i], 0, dim) : clampTo(ends[i], -1, dim - 1);
+        const int64_t count = st > 0 ? std::max<int64_t>(0, (end - start + st - 1) / st)
+                                     : std::max<int64_t>(0, (start - end - st - 1) / -st);
+        outDims[axis] = count;
+        first[axis] = start;
+        step[axis] = inStrides[axis] * st;
+      }
+    }
+    int64_t base = 0;
+    const std::vector<int64_t> inStrides = stridesOf(in.dims);
+    if (op == "Slice")
+      for (int64_t d = 0; d < rank; ++d)
+        base += first[d] * inStrides[d];
+    const int64_t total =
+        std::accumulate(outDims.begin(), outDims.end(), int64_t{1}, std::multiplies<>());
+    std::vector<int64_t> out;
+    out.reserve(size_t(total));
+    std::vector<int64_t> index(size_t(rank), 0); // an odometer over outDims
+    for (int64_t e = 0; e < total; ++e) {
+      int64_t at = base;
+      for (int64_t d = 0; d < rank; ++d)
+        at += index[d] * step[d];
+      out.push_back(in.ints[size_t(at)]);
+      for (int64_t d = rank - 1; d >= 0 && ++index[d] == outDims[d]; --d)
+        index[d] = 0;
+    }
+    constants[node.output(0)] = intTensor(outDims, out);
   }
 
   /// The single reader of value `name` when it is a node of type `opType` (else -1).
@@ -1246,17 +1381,62 @@ private:
       return;
     }
     if (op == "Pad") {
-      // torch exports AvgPool2d (DenseNet's transitions) as a Pad of zero widths before the
-      // AveragePool: the identity. Other widths are refused (a convolution's or pool's own
-      // pads carry padding graphc supports).
+      // Constant padding becomes graph.fill blocks concatenated before and after the input on
+      // each padded axis (what PyTorch's F.pad and TensorFlow's exported SAME paddings compute:
+      // the padded tensor, then the next op). Autodiff slices the gradient of the input back
+      // out of the concatenation. torch exports AvgPool2d (DenseNet's transitions) as a Pad of
+      // zero widths before the AveragePool: the identity.
       std::vector<int64_t> pads =
           opset >= 11 ? (node.input_size() > 1 && !node.input(1).empty() ? constantOf(node, 1).ints
                                                                          : std::vector<int64_t>{})
                       : intsAttr(node, "pads", {});
-      if (llvm::any_of(pads, [](int64_t p) { return p != 0; }))
-        fail(nodeLabel(node) + ": Pad is supported with zero widths only (got pads " +
-             listText(pads) + "); export the padding as the next Conv's or pool's pads");
-      define(node, valueOf(node, 0));
+      if (auto *a = findAttr(node, "mode"); a && a->s() != "constant")
+        refuseAttr(node, "mode",
+                   "= " + a->s() +
+                       " is not supported (constant padding only); pad in the data "
+                       "pipeline or use a zero Pad");
+      if (node.input_size() > 3 && !node.input(3).empty())
+        fail(nodeLabel(node) + ": Pad with an 'axes' input is not supported; export it at opset "
+                               "17 or lower (pads for every axis)");
+      float padValue = opset >= 11 ? 0.0f : floatAttr(node, "value", 0.0f);
+      if (opset >= 11 && node.input_size() > 2 && !node.input(2).empty()) {
+        const HostTensor &value = constantOf(node, 2);
+        if (value.floats.size() != 1)
+          fail(nodeLabel(node) + ": Pad's constant_value must be one float (got " +
+               std::to_string(value.floats.size()) + " values)");
+        padValue = value.floats[0];
+      }
+      Value x = valueOf(node, 0);
+      std::vector<int64_t> shape = shapeOf(x);
+      const size_t rank = shape.size();
+      if (!pads.empty() && pads.size() != 2 * rank)
+        fail(nodeLabel(node) + ": Pad has " + std::to_string(pads.size()) + " pads for a rank-" +
+             std::to_string(rank) + " input; expected " + std::to_string(2 * rank));
+      if (llvm::any_of(pads, [](int64_t p) { return p < 0; }))
+        fail(nodeLabel(node) + ": Pad with negative pads (cropping) is not supported (got pads " +
+             listText(pads) + "); use a Slice");
+      if (llvm::any_of(pads, [](int64_t p) { return p > (int64_t(1) << 31); }))
+        fail(nodeLabel(node) + ": Pad widths beyond 2^31 (got pads " + listText(pads) + ")");
+      for (size_t axis = 0; axis < pads.size() / 2; ++axis) {
+        const int64_t before = pads[axis], after = pads[axis + rank];
+        if (before == 0 && after == 0)
+          continue;
+        SmallVector<Value> parts;
+        auto block = [&](int64_t width) {
+          std::vector<int64_t> blockShape = shape;
+          blockShape[axis] = width;
+          parts.push_back(
+              b.create<FillOp>(loc, f32(blockShape), b.getF32FloatAttr(padValue)).getResult());
+        };
+        if (before > 0)
+          block(before);
+        parts.push_back(x);
+        if (after > 0)
+          block(after);
+        shape[axis] += before + after;
+        x = b.create<ConcatOp>(loc, f32(shape), parts, b.getI64IntegerAttr(int64_t(axis)));
+      }
+      define(node, x);
       return;
     }
     if (op == "Cast") {
@@ -1325,6 +1505,11 @@ private:
         fail(nodeLabel(node) + ": cannot multiply " + typeString(x.getType()) + " by the " +
              (transposed ? "transposed " : "") + "weight " + typeString(w.getType()));
       define(node, denseOnRows(loc, x, w, Value(), transposed));
+      return;
+    }
+    if ((op == "Reshape" || op == "Slice" || op == "Transpose") && node.input_size() > 0 &&
+        isConstant(node.input(0)) && constantOf(node, 0).dataType == onnx::TensorProto::INT64) {
+      foldIntShapeOp(node);
       return;
     }
     if (op == "Transpose") {

@@ -34,7 +34,7 @@ SEEDS = {"mlp": 1, "cnn": 2, "cnn_bce": 3, "resmlp": 4,
          "gru": 13, "cnn_bn": 14, "transformer_dropout": 15, "emb_lstm": 16, "split_mlp": 17,
          "act_mlp": 22,
          "shufflenet_v2_x0_5": 18, "mnasnet0_5": 19, "mobilenet_v3_small": 20,
-         "efficientnet_b0": 21, "densenet121": 23, "transformer_wide": 24}
+         "efficientnet_b0": 21, "densenet121": 23, "transformer_wide": 24, "pad_cnn": 25}
 
 # torchvision models (issue #6), small so that a test takes seconds: 10 classes, 32x32 images,
 # batch 4, exported in training mode (BatchNormalization with batch statistics and running-stat
@@ -116,6 +116,7 @@ LOSSES = {
     "resmlp": "sparse_categorical_crossentropy",
     "split_mlp": "sparse_categorical_crossentropy",
     "act_mlp": "sparse_categorical_crossentropy",
+    "pad_cnn": "sparse_categorical_crossentropy",
 }
 LOSSES.update({name: "sparse_categorical_crossentropy"
                for name in TORCHVISION + TRANSFORMERS + RECURRENT + tuple(TOKEN_MODELS)})
@@ -271,6 +272,29 @@ class ActivationMLP(nn.Module):
         return torch.softmax(x, dim=1) if self.head else x
 
 
+class PadCNN(nn.Module):
+    """Explicit padding as ONNX Pad nodes (F.pad: what TensorFlow's SAME padding and hand-written
+    PyTorch models export): Conv(3, 8, 3) -> ReLU -> F.pad (1, 2, 0, 1), zeros, uneven on every
+    side -> Conv(8, 8, 3, stride 2) -> F.pad (1, 1, 1, 1) with the value 0.5 -> MaxPool(2) ->
+    Linear(8 * 7 * 7, 10); 12x12 images."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 8, 3)
+        self.conv2 = nn.Conv2d(8, 8, 3, stride=2)
+        self.fc = nn.Linear(8 * 3 * 3, 10)
+        self.head = True
+
+    def forward(self, x):
+        x = torch.relu(self.conv1(x))                  # [B, 8, 10, 10]
+        x = F.pad(x, (1, 2, 0, 1))                     # [B, 8, 11, 13]
+        x = self.conv2(x)                              # [B, 8, 5, 6]
+        x = F.pad(x, (1, 1, 1, 1), value=0.5)          # [B, 8, 7, 8]
+        x = F.max_pool2d(x, 2)                         # [B, 8, 3, 4]
+        x = self.fc(x[:, :, :, :3].flatten(1))
+        return torch.softmax(x, dim=1) if self.head else x
+
+
 class TConv(nn.Module):
     """ConvTranspose2d's attributes: pads with output_padding, an uneven stride with dilation,
     no bias, then a strided Conv2d back down to the 8x8 input size."""
@@ -374,6 +398,8 @@ def input_shape(name, batch=None):
         return (batch, 3, UNET["image"], UNET["image"])
     if name == "tconv":
         return (batch, 3, 8, 8)
+    if name == "pad_cnn":
+        return (batch, 3, 12, 12)
     return (batch, 10) if name in ("mlp", "resmlp", "split_mlp", "act_mlp") else (batch, 3, 28, 28)
 
 
@@ -410,6 +436,8 @@ def build(name):
         return SplitMLP()
     if name == "act_mlp":
         return ActivationMLP()
+    if name == "pad_cnn":
+        return PadCNN()
     if name == "unet":  # the U-Net of the planner benchmark, at 2 levels
         bench = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench")
         if bench not in sys.path:

@@ -52,8 +52,17 @@ save("no-input",
 save("reducemean-separated-axes",
      [helper.make_node("ReduceMean", ["input"], ["output"], name="mean", axes=[1, 3],
                        keepdims=0)], image, [2, 8], initializer=())
-# A Pad of non-zero widths (only the zero Pad torch writes before an AveragePool is imported).
-save("pad-widths",
-     [helper.make_node("Pad", ["input", "pads"], ["output"], name="pad", mode="constant")],
+# Pads graphc does not import: reflection (constant padding only), negative widths (cropping),
+# and pads of the wrong length for the input's rank.
+save("pad-reflect",
+     [helper.make_node("Pad", ["input", "pads"], ["output"], name="pad", mode="reflect")],
      image, [2, 3, 10, 10],
      initializer=(numpy_helper.from_array(np.array([0, 0, 1, 1, 0, 0, 1, 1], np.int64), "pads"),))
+save("pad-negative",
+     [helper.make_node("Pad", ["input", "pads"], ["output"], name="pad", mode="constant")],
+     image, [2, 3, 6, 8],
+     initializer=(numpy_helper.from_array(np.array([0, 0, -1, 0, 0, 0, -1, 0], np.int64), "pads"),))
+save("pad-rank",
+     [helper.make_node("Pad", ["input", "pads"], ["output"], name="pad", mode="constant")],
+     image, [2, 3, 10, 10],
+     initializer=(numpy_helper.from_array(np.array([1, 1, 1, 1], np.int64), "pads"),))
