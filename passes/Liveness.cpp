@@ -27,6 +27,14 @@ int64_t graphc::im2colTileRows(Operation *op) {
   return rows ? rows.getInt() : 0;
 }
 
+uint64_t graphc::maxPoolArgmaxBytes(ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
+                                    uint64_t outputs) {
+  const bool overlapping = kernel[0] > strides[0] || kernel[1] > strides[1];
+  if (!overlapping)
+    return 0; // an input element lies in one window: the gather scans it once anyway
+  return outputs * (kernel[0] * kernel[1] < 255 ? 1 : 4);
+}
+
 int64_t graphc::attentionQueryBlock(Operation *op) {
   // Forward operands: query, key, value; backward: grad, query, key, value.
   const unsigned first = isa<AttentionOp>(op) ? 0 : 1;
@@ -134,6 +142,18 @@ uint64_t graphc::kernelWorkspaceBytes(Operation *op) {
           return 0;
         int64_t channels = shapeOf(bn->getOperand(isa<BatchNormOp>(bn) ? 0 : 1))[1];
         return uint64_t(2 * channels * splits.getInt()) * sizeof(double);
+      })
+      // On the CUDA target, a max-pool backward whose windows overlap (ResNet's 3x3 stride 2)
+      // first records each window's argmax, one byte per output (its position in the window;
+      // 4 bytes for windows of 255 elements or more), so that the gather over an input element's
+      // windows reads a byte per window instead of scanning each one again (maxPoolArgmaxBytes).
+      .Case([&](MaxPool2dBackwardOp pool) -> uint64_t {
+        auto func = op->getParentOfType<func::FuncOp>();
+        if (!func || !func->hasAttr(kCudnnConvsAttr))
+          return 0;
+        return maxPoolArgmaxBytes(
+            pool.getKernel(), pool.getStrides(),
+            uint64_t(cast<RankedTensorType>(pool.getGrad().getType()).getNumElements()));
       })
       // One partial sum (double) per block of each channel, when split over blocks.
       .Case([&](BiasGradOp bias) -> uint64_t {

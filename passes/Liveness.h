@@ -186,6 +186,11 @@ constexpr llvm::StringLiteral kQueryBlockAttr = "graph.query_block";
 /// the most rows whose [batch, rows, keys] scores are no larger than the op's [batch, queries,
 /// value width] output, so that the workspace stays within the activations' size (at least 1).
 int64_t attentionQueryBlock(mlir::Operation *op);
+/// The argmax workspace of a max-pool backward on the CUDA target (kernelWorkspaceBytes): one
+/// byte per output window (4 when a window holds 255 elements or more), or 0 when the windows
+/// do not overlap.
+uint64_t maxPoolArgmaxBytes(llvm::ArrayRef<int64_t> kernel, llvm::ArrayRef<int64_t> strides,
+                            uint64_t outputs);
 
 /// How the CPU target emulates 16-bit storage (bf16, f16) for an op that computes on such
 /// tensors: each distinct 16-bit operand is widened into an f32 copy, the op's f32 kernel

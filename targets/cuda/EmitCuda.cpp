@@ -1246,6 +1246,45 @@ private:
     std::string k = kernelName("max_pool_backward");
     int64_t total = tensorElements(p.getInput());
     auto S = [](int64_t v) { return std::to_string(v); };
+    if (workspaceBytes(op) > 0 && op->hasAttr(kWorkspaceOffsetAttr)) {
+      // Overlapping windows (Liveness.cpp, maxPoolArgmaxBytes): one thread per output records
+      // its window's argmax (poolArgmax, the CPU kernel's first-maximum rule) as its position
+      // in the window; then one thread per input element adds dy of the windows whose recorded
+      // position is its own, in the same window order as the gather below: the same sums, with
+      // a byte read per window instead of a scan of it.
+      const bool wide = kernel[0] * kernel[1] >= 255;
+      const std::string posType = wide ? "int32_t" : "uint8_t", none = wide ? "-1" : "255",
+                        argmax = "reinterpret_cast<" + posType + " *>(arena + " +
+                                 S(op->getAttrOfType<IntegerAttr>(kWorkspaceOffsetAttr).getInt()) +
+                                 ")";
+      std::string record = kernelName("max_pool_argmax");
+      kernels += "// " + label(op) + ": max-pool backward, each window's argmax\n__global__ void " +
+                 record + "(unsigned char *arena) {\n" +
+                 gridLoop("o", S(tensorElements(p.getGrad()))) + "    const int64_t ox = o % " +
+                 S(gs[3]) + ", oy = (o / " + S(gs[3]) + ") % " + S(gs[2]) + ", nc = o / " +
+                 S(gs[2] * gs[3]) + ";\n    const int64_t y0 = oy * " + S(strides[0]) + " - " +
+                 S(padding[0]) + ", x0 = ox * " + S(strides[1]) + " - " + S(padding[1]) +
+                 ";\n    const int64_t best = ::graphc::rt::cuda::poolArgmax(" + ptr(p.getInput()) +
+                 " + nc * " + S(xs[2] * xs[3]) + ", " + list({xs[2], xs[3]}) + ", y0, x0, " +
+                 list({kernel[0], kernel[1]}) + ");\n    " + argmax + "[o] = best < 0 ? " + none +
+                 " : static_cast<" + posType + ">((best / " + S(xs[3]) + " - y0) * " +
+                 S(kernel[1]) + " + best % " + S(xs[3]) + " - x0);\n  }\n}\n\n";
+      kernels += "// " + label(op) +
+                 ": max-pool backward, gathered by the recorded argmaxes\n"
+                 "__global__ void " +
+                 k + "(unsigned char *arena) {\n" + gridLoop("e", S(total)) +
+                 windowsHolding(xs, gs, kernel, strides, padding, p.getGrad()) + "    const " +
+                 posType + " *pos = " + argmax + " + nc * " + S(gs[2] * gs[3]) +
+                 ";\n    float sum = 0.0f;\n    for (int64_t oy = oy0; oy <= oy1; ++oy)\n"
+                 "      for (int64_t ox = ox0; ox <= ox1; ++ox)\n"
+                 "        if (int64_t(pos[oy * " +
+                 S(gs[3]) + " + ox]) == (iy - (oy * " + S(strides[0]) + " - " + S(padding[0]) +
+                 ")) * " + S(kernel[1]) + " + ix - (ox * " + S(strides[1]) + " - " + S(padding[1]) +
+                 "))\n          sum += dy[oy * " + S(gs[3]) + " + ox];\n    " + ptr(p.getResult()) +
+                 "[e] = sum;\n  }\n}\n\n";
+      addCode(launch(record, tensorElements(p.getGrad()), op) + launch(k, total, op));
+      return success();
+    }
     kernels += "// " + label(op) + ": max-pool backward\n__global__ void " + k +
                "(unsigned char *arena) {\n" + gridLoop("e", S(total)) +
                windowsHolding(xs, gs, kernel, strides, padding, p.getGrad()) + "    const " +

@@ -196,6 +196,34 @@ func.func @conv1(%x: tensor<64x3x224x224xbf16>, %w: tensor<64x3x7x7xbf16>,
   EXPECT_EQ(kernelWorkspaceBytes(full), fullTile);
 }
 
+// A max-pool backward on the CUDA target records each window's argmax when windows overlap.
+TEST(Liveness, OverlappingMaxPoolBackwardsOnCudaPlanTheirArgmaxes) {
+  MLIRContext context;
+  context.loadDialect<graph::GraphDialect, func::FuncDialect>();
+  auto module = parseSourceString<ModuleOp>(R"mlir(
+func.func @pools(%dy: tensor<64x64x56x56xf32>, %x: tensor<64x64x112x112xf32>,
+                 %dy2: tensor<8x4x10x10xf32>, %x2: tensor<8x4x20x20xf32>,
+                 %dy3: tensor<8x4x3x3xf32>, %x3: tensor<8x4x20x20xf32>)
+    -> (tensor<64x64x112x112xf32>, tensor<8x4x20x20xf32>, tensor<8x4x20x20xf32>) {
+  %a = graph.max_pool2d_backward %dy, %x {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : (tensor<64x64x56x56xf32>, tensor<64x64x112x112xf32>) -> tensor<64x64x112x112xf32>
+  %b = graph.max_pool2d_backward %dy2, %x2 {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, padding = array<i64: 0, 0, 0, 0>} : (tensor<8x4x10x10xf32>, tensor<8x4x20x20xf32>) -> tensor<8x4x20x20xf32>
+  %c = graph.max_pool2d_backward %dy3, %x3 {kernel = array<i64: 16, 16>, strides = array<i64: 2, 2>, padding = array<i64: 0, 0, 0, 0>} : (tensor<8x4x3x3xf32>, tensor<8x4x20x20xf32>) -> tensor<8x4x20x20xf32>
+  return %a, %b, %c : tensor<64x64x112x112xf32>, tensor<8x4x20x20xf32>, tensor<8x4x20x20xf32>
+}
+)mlir",
+                                            &context);
+  ASSERT_TRUE(module);
+  auto func = *module->getOps<func::FuncOp>().begin();
+  Operation *stem = &func.getBody().front().front();
+  Operation *tiled = stem->getNextNode();
+  Operation *wide = tiled->getNextNode();
+  EXPECT_EQ(kernelWorkspaceBytes(stem), 0u); // the CPU target scans the windows
+  func->setAttr(kCudnnConvsAttr, UnitAttr::get(&context));
+  EXPECT_EQ(kernelWorkspaceBytes(stem), 12845056u); // 64 x 64 x 56 x 56 outputs, a byte each
+  EXPECT_EQ(kernelWorkspaceBytes(tiled), 0u);       // 2x2 stride 2: windows do not overlap
+  EXPECT_EQ(kernelWorkspaceBytes(wide), 1152u);     // 288 windows of 256 elements: int32 each
+}
+
 // Filter gradients add split-K partial sums of the f32 filter. Measured on the H200: the
 // 64x64x64 CNN's second convolution (128x64x3x3 over 31x31) asked 25633447 bytes, ResNet-18's
 // layer3.0 downsample (256x128x1x1, stride 2) 23134352 and its first convolution (64x3x7x7,
