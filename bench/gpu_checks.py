@@ -101,6 +101,15 @@ CORRECTNESS = [
     ("offload-adam", "test/graphc/Inputs/deep-mlp.mlir",
      ["--loss", "mse", "--optimizer", "adam", "--lr", "0.001", "--steps", "4",
       "--tested-flag=--offload=optimizer"]),
+    # The convolutions split over the batch, as when cuDNN needs more workspace than planned
+    # (GRAPHC_CUDA_CONV_CHUNK=2: batch 4 in 2 calls of 2 images; the filter gradients summed
+    # over the calls), and the overlapping max pools' argmax-recording backward.
+    ("conv-chunks-cnn_bn-sgd", "e2e:cnn_bn", ["--optimizer", "sgd", "--lr", "0.05", "--steps", "8",
+                                              "--tested-env=GRAPHC_CUDA_CONV_CHUNK=2"]),
+    ("overlap-pools-sgd", "test/cuda/Inputs/overlap-pools.mlir",
+     ["--classes", "6", "--optimizer", "sgd", "--lr", "0.1", "--steps", "8"]),
+    ("transformer_wide-adam", "e2e:transformer_wide", ["--optimizer", "adam", "--lr", "0.001",
+                                                       "--steps", "8"]),
 ]
 # The cases also trained by PyTorch on the GPU (test/e2e/models.py's name): the models of #2 and
 # three of #6, from the same initial weights on the same batches, TF32 off; issue #3 asks for

@@ -214,60 +214,102 @@ void chooseConv(cudnnHandle_t h, const ConvSpec &sp, ConvPlan &pl) {
                  sp.k, sp.oh, sp.ow);
     exitDevice();
   }
-  int returned = 0, algo = -1;
+  // The algorithm for `images` images per call (the descriptors' batch): the best whose
+  // workspace fits the plan, else the zero-workspace fallback; and its workspace.
+  auto selectFor = [&](int64_t images, int &algo, size_t &ws) {
+    GRAPHC_CUDNN(cudnnSetTensor4dDescriptor(pl.x, CUDNN_TENSOR_NCHW, data, int(images), int(sp.c),
+                                            int(sp.h), int(sp.w)),
+                 "cudnnSetTensor4dDescriptor", op);
+    GRAPHC_CUDNN(cudnnSetTensor4dDescriptor(pl.y, CUDNN_TENSOR_NCHW, data, int(images), int(sp.k),
+                                            int(sp.oh), int(sp.ow)),
+                 "cudnnSetTensor4dDescriptor", op);
+    int returned = 0;
+    algo = -1;
+    ws = 0;
+    switch (sp.direction) {
+    case ConvDirection::Forward: {
+      cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+      GRAPHC_CUDNN(cudnnGetConvolutionForwardAlgorithm_v7(h, pl.x, pl.w, pl.conv, pl.y,
+                                                          CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
+                                                          &returned, perf),
+                   "cudnnGetConvolutionForwardAlgorithm_v7", op);
+      algo = pickAlgorithm(perf, returned, sp.workspaceLimit, state().deterministic);
+      if (algo < 0)
+        algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM; // deterministic
+      GRAPHC_CUDNN(cudnnGetConvolutionForwardWorkspaceSize(h, pl.x, pl.w, pl.conv, pl.y,
+                                                           cudnnConvolutionFwdAlgo_t(algo), &ws),
+                   "cudnnGetConvolutionForwardWorkspaceSize", op);
+      break;
+    }
+    case ConvDirection::BackwardData: {
+      cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+      GRAPHC_CUDNN(
+          cudnnGetConvolutionBackwardDataAlgorithm_v7(
+              h, pl.w, pl.y, pl.conv, pl.x, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &returned, perf),
+          "cudnnGetConvolutionBackwardDataAlgorithm_v7", op);
+      algo = pickAlgorithm(perf, returned, sp.workspaceLimit, state().deterministic);
+      if (algo < 0) // ALGO_0 accumulates with atomics; ALGO_1 is the deterministic fallback
+        algo = state().deterministic ? CUDNN_CONVOLUTION_BWD_DATA_ALGO_1
+                                     : CUDNN_CONVOLUTION_BWD_DATA_ALGO_0;
+      GRAPHC_CUDNN(cudnnGetConvolutionBackwardDataWorkspaceSize(
+                       h, pl.w, pl.y, pl.conv, pl.x, cudnnConvolutionBwdDataAlgo_t(algo), &ws),
+                   "cudnnGetConvolutionBackwardDataWorkspaceSize", op);
+      break;
+    }
+    case ConvDirection::BackwardFilter: {
+      cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+      GRAPHC_CUDNN(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+                       h, pl.x, pl.y, pl.conv, pl.w, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
+                       &returned, perf),
+                   "cudnnGetConvolutionBackwardFilterAlgorithm_v7", op);
+      algo = pickAlgorithm(perf, returned, sp.workspaceLimit, state().deterministic);
+      if (algo < 0)
+        algo = state().deterministic ? CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1
+                                     : CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0;
+      GRAPHC_CUDNN(cudnnGetConvolutionBackwardFilterWorkspaceSize(
+                       h, pl.x, pl.y, pl.conv, pl.w, cudnnConvolutionBwdFilterAlgo_t(algo), &ws),
+                   "cudnnGetConvolutionBackwardFilterWorkspaceSize", op);
+      break;
+    }
+    }
+  };
+  // cuDNN may want more workspace for the whole batch than the plan holds (a cuDNN version or
+  // device whose algorithms graphc's plan did not anticipate): then the op runs over chunks of
+  // the batch, the largest that fits (convChunkImages), rather than refuse to train; slower,
+  // and still inside the arena. GRAPHC_CUDA_CONV_CHUNK=N caps the images per call (to check the
+  // split on a GPU).
+  int64_t atMost = 0;
+  if (const char *chunkEnv = std::getenv("GRAPHC_CUDA_CONV_CHUNK"))
+    atMost = std::strtoll(chunkEnv, nullptr, 10);
+  int algo = -1;
   size_t ws = 0;
-  switch (sp.direction) {
-  case ConvDirection::Forward: {
-    cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-    GRAPHC_CUDNN(cudnnGetConvolutionForwardAlgorithm_v7(h, pl.x, pl.w, pl.conv, pl.y,
-                                                        CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
-                                                        &returned, perf),
-                 "cudnnGetConvolutionForwardAlgorithm_v7", op);
-    algo = pickAlgorithm(perf, returned, sp.workspaceLimit, state().deterministic);
-    if (algo < 0)
-      algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM; // deterministic
-    GRAPHC_CUDNN(cudnnGetConvolutionForwardWorkspaceSize(h, pl.x, pl.w, pl.conv, pl.y,
-                                                         cudnnConvolutionFwdAlgo_t(algo), &ws),
-                 "cudnnGetConvolutionForwardWorkspaceSize", op);
-    break;
-  }
-  case ConvDirection::BackwardData: {
-    cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-    GRAPHC_CUDNN(cudnnGetConvolutionBackwardDataAlgorithm_v7(h, pl.w, pl.y, pl.conv, pl.x,
-                                                             CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
-                                                             &returned, perf),
-                 "cudnnGetConvolutionBackwardDataAlgorithm_v7", op);
-    algo = pickAlgorithm(perf, returned, sp.workspaceLimit, state().deterministic);
-    if (algo < 0) // ALGO_0 accumulates with atomics; ALGO_1 is the deterministic fallback
-      algo = state().deterministic ? CUDNN_CONVOLUTION_BWD_DATA_ALGO_1
-                                   : CUDNN_CONVOLUTION_BWD_DATA_ALGO_0;
-    GRAPHC_CUDNN(cudnnGetConvolutionBackwardDataWorkspaceSize(
-                     h, pl.w, pl.y, pl.conv, pl.x, cudnnConvolutionBwdDataAlgo_t(algo), &ws),
-                 "cudnnGetConvolutionBackwardDataWorkspaceSize", op);
-    break;
-  }
-  case ConvDirection::BackwardFilter: {
-    cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
-    GRAPHC_CUDNN(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
-                     h, pl.x, pl.y, pl.conv, pl.w, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
-                     &returned, perf),
-                 "cudnnGetConvolutionBackwardFilterAlgorithm_v7", op);
-    algo = pickAlgorithm(perf, returned, sp.workspaceLimit, state().deterministic);
-    if (algo < 0)
-      algo = state().deterministic ? CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1
-                                   : CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0;
-    GRAPHC_CUDNN(cudnnGetConvolutionBackwardFilterWorkspaceSize(
-                     h, pl.x, pl.y, pl.conv, pl.w, cudnnConvolutionBwdFilterAlgo_t(algo), &ws),
-                 "cudnnGetConvolutionBackwardFilterWorkspaceSize", op);
-    break;
-  }
-  }
-  if (ws > sp.workspaceLimit) {
-    std::fprintf(stderr, "error: cuDNN has no %s algorithm for op '%s' within its planned "
-                 "workspace of %" PRIu64 " bytes (the fallback needs %zu)\n",
-                 directionName(sp.direction), op, sp.workspaceLimit, ws);
+  size_t wholeBatch = 0;
+  const int64_t images =
+      convChunkImages(sp.n, atMost, sp.workspaceLimit, [&](int64_t candidate) -> uint64_t {
+        selectFor(candidate, algo, ws);
+        if (candidate == sp.n || wholeBatch == 0)
+          wholeBatch = ws;
+        return ws;
+      });
+  if (images == 0) {
+    std::fprintf(stderr,
+                 "error: cuDNN has no %s algorithm for op '%s' within its planned "
+                 "workspace of %" PRIu64 " bytes (the fallback needs %zu for the batch of %" PRId64
+                 ", %zu for one image)\n",
+                 directionName(sp.direction), op, sp.workspaceLimit, wholeBatch, sp.n, ws);
     exitDevice();
   }
+  if (images < sp.n && atMost <= 0)
+    std::fprintf(stderr,
+                 "warning: cuDNN needs %zu bytes of workspace for op '%s' %s over the "
+                 "batch of %" PRId64 ", more than the %" PRIu64 " planned: it runs in %" PRId64
+                 " calls of %" PRId64 " images (slower; the arena is unchanged)\n",
+                 wholeBatch, op, directionName(sp.direction), sp.n, sp.workspaceLimit,
+                 sp.n / images, images);
+  const uint64_t elementBytes = sp.dataType == DataType::F32 ? 4 : 2;
+  pl.chunks = sp.n / images;
+  pl.xChunkBytes = uint64_t(images * sp.c * sp.h * sp.w) * elementBytes;
+  pl.yChunkBytes = uint64_t(images * sp.k * sp.oh * sp.ow) * elementBytes;
   pl.algo = algo;
   pl.workspaceBytes = ws;
   if (state().verbose)
@@ -491,7 +533,11 @@ int startDevice(const Program &prog) {
              a.padW == b.padW && a.dilationH == b.dilationH && a.dilationW == b.dilationW &&
              a.groups == b.groups && a.dataType == b.dataType;
     };
+    // A convolution split over its batch (chooseConv) keeps the heuristic's algorithm: its
+    // descriptors describe one chunk, and its workspace was already too small to choose.
     std::vector<bool> timed(static_cast<size_t>(gen.numConvs), false);
+    for (int32_t i = 0; i < gen.numConvs; ++i)
+      timed[size_t(i)] = S.convs[size_t(i)].chunks > 1;
     for (int32_t i = 0; i < gen.numConvs; ++i) {
       if (timed[size_t(i)])
         continue;

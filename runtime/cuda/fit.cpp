@@ -1,4 +1,4 @@
-// The arena-fit decision of the CUDA runtime's start-up (fit.h).
+// The arena-fit decision of the CUDA runtime's start-up and its convolutions' batch split (fit.h).
 #include "graphc/runtime/cuda/fit.h"
 
 #include <cinttypes>
@@ -38,6 +38,14 @@ ArenaFit decideArenaFit(uint64_t planned, uint64_t freeBytes, uint64_t totalByte
   }
   fit.message += line;
   return fit;
+}
+
+int64_t convChunkImages(int64_t n, int64_t atMost, uint64_t limit,
+                        const std::function<uint64_t(int64_t images)> &workspaceFor) {
+  for (int64_t images = atMost > 0 && atMost < n ? atMost : n; images >= 1; --images)
+    if (n % images == 0 && workspaceFor(images) <= limit)
+      return images;
+  return 0;
 }
 
 } // namespace graphc::rt::cuda

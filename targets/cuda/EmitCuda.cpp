@@ -1135,12 +1135,11 @@ private:
                   : *half == HalfStorage::BF16 ? ", graphc::rt::cuda::DataType::BF16"
                                                : ", graphc::rt::cuda::DataType::F16") +
                  "},\n";
-    std::string shape = "graphc::rt::Conv2dShape{" +
-                        list({xs[0], xs[1], xs[2], xs[3], ws[0], ws[2], ws[3], ys[2], ys[3],
-                              strides[0], strides[1], padding[0], padding[1], dilations[0],
-                              dilations[1], groups, im2colTileRows(op)}) +
-                        "}";
-    std::string c = "ctx->conv[" + std::to_string(index) + "]";
+    std::string shape =
+        "graphc::rt::Conv2dShape{" +
+        list({xs[0], xs[1], xs[2], xs[3], ws[0], ws[2], ws[3], ys[2], ys[3], strides[0], strides[1],
+              padding[0], padding[1], dilations[0], dilations[1], groups, im2colTileRows(op)}) +
+        "}";
     std::string ref = opRef(op), host, device;
     ++cudnnCalls;
     // With a prefilled bias (16 bit) cuDNN blends onto it (beta = 1) and rounds once; the host
@@ -1150,28 +1149,22 @@ private:
       host = "  graphc::rt::conv2d(" + hostPtr(x) + ", " + hostPtr(w) + ", " +
              (prefilledBias ? hostPtr(prefilledBias) : "nullptr") + ", " + hostPtr(y, true) + ", " +
              shape + ", " + workspace(op) + ");\n";
-      device = "  GRAPHC_CUDNN(cudnnConvolutionForward(ctx->cudnn, &kOne, " + c + ".x, " + ptr(x) +
-               ", " + c + ".w, " + ptr(w) + ", " + c +
-               ".conv,\n               cudnnConvolutionFwdAlgo_t(" + c + ".algo), " +
-               workspace(op) + ", " + c + ".workspaceBytes, " + beta + ", " + c + ".y, " + ptr(y) +
+      device = "  GRAPHC_CUDNN(::graphc::rt::cuda::convForward(ctx, " + std::to_string(index) +
+               ", " + ptr(x) + ", " + ptr(w) + ", " + workspace(op) + ", " + beta + ", " + ptr(y) +
                "),\n               \"cudnnConvolutionForward\", " + ref + ");\n";
     } else if (direction == rt_cuda_backward_data) {
       host = "  graphc::rt::conv2dBackwardData(" + hostPtr(y) + ", " + hostPtr(w) + ", " +
              hostPtr(x, true) + ", " + shape + ", " + workspace(op) +
              (prefilledBias ? ", " + hostPtr(prefilledBias) : std::string()) + ");\n";
-      device = "  GRAPHC_CUDNN(cudnnConvolutionBackwardData(ctx->cudnn, &kOne, " + c + ".w, " +
-               ptr(w) + ", " + c + ".y, " + ptr(y) + ", " + c +
-               ".conv,\n               cudnnConvolutionBwdDataAlgo_t(" + c + ".algo), " +
-               workspace(op) + ", " + c + ".workspaceBytes, " + beta + ", " + c + ".x, " + ptr(x) +
+      device = "  GRAPHC_CUDNN(::graphc::rt::cuda::convBackwardData(ctx, " + std::to_string(index) +
+               ", " + ptr(w) + ", " + ptr(y) + ", " + workspace(op) + ", " + beta + ", " + ptr(x) +
                "),\n               \"cudnnConvolutionBackwardData\", " + ref + ");\n";
     } else {
       host = "  graphc::rt::conv2dBackwardFilter(" + hostPtr(y) + ", " + hostPtr(x) + ", " +
              hostPtr(w, true) + ", " + shape + ", " + workspace(op) + ");\n";
-      device = "  GRAPHC_CUDNN(cudnnConvolutionBackwardFilter(ctx->cudnn, &kOne, " + c + ".x, " +
-               ptr(x) + ", " + c + ".y, " + ptr(y) + ", " + c +
-               ".conv,\n               cudnnConvolutionBwdFilterAlgo_t(" + c + ".algo), " +
-               workspace(op) + ", " + c + ".workspaceBytes, &kZero, " + c + ".w, " + ptr(w) +
-               "),\n               \"cudnnConvolutionBackwardFilter\", " + ref + ");\n";
+      device = "  GRAPHC_CUDNN(::graphc::rt::cuda::convBackwardFilter(ctx, " +
+               std::to_string(index) + ", " + ptr(x) + ", " + ptr(y) + ", " + workspace(op) + ", " +
+               ptr(w) + "),\n               \"cudnnConvolutionBackwardFilter\", " + ref + ");\n";
     }
     addCode(hostOrDevice(host, device));
     return success();

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 using namespace graphc::rt::cuda;
 
 namespace {
@@ -53,4 +55,29 @@ TEST(CudaFit, FormatBytes) {
   EXPECT_EQ(formatBytes(1536), "1.50 KiB");
   EXPECT_EQ(formatBytes(64 * MiB), "64.00 MiB");
   EXPECT_EQ(formatBytes(80 * GiB), "80.00 GiB");
+}
+
+// The batch split of a convolution whose whole-batch workspace exceeds the plan: a workspace
+// proportional to the images per call, 1000 bytes each, within 64 KB of plan.
+TEST(CudaConvChunks, TheLargestDivisorWhoseWorkspaceFits) {
+  std::vector<int64_t> asked;
+  auto perImage = [&](int64_t images) -> uint64_t {
+    asked.push_back(images);
+    return uint64_t(images) * 1000;
+  };
+  EXPECT_EQ(convChunkImages(64, 0, 1u << 20, perImage), 64); // the whole batch fits: one call
+  EXPECT_EQ(asked, std::vector<int64_t>{64});
+  asked.clear();
+  // 64000 > 50000: 32 images (32000) is the largest divisor of 64 that fits, 2 calls.
+  EXPECT_EQ(convChunkImages(64, 0, 50000, perImage), 32);
+  EXPECT_EQ(asked, (std::vector<int64_t>{64, 32})); // non-divisors are not asked about
+  // 2674 = 2 x 7 x 191: 1337 (1337000) is over 1000000, 382 (382000) fits.
+  EXPECT_EQ(convChunkImages(2674, 0, 1000000, perImage), 382);
+  // A prime batch falls to one image per call.
+  EXPECT_EQ(convChunkImages(97, 0, 50000, perImage), 1);
+  // Nothing fits: 0, and the caller refuses to start.
+  EXPECT_EQ(convChunkImages(64, 0, 999, perImage), 0);
+  // GRAPHC_CUDA_CONV_CHUNK=N: at most N images (a divisor of the batch) even when more fit.
+  EXPECT_EQ(convChunkImages(64, 10, 1u << 20, perImage), 8);
+  EXPECT_EQ(convChunkImages(64, 100, 1u << 20, perImage), 64);
 }

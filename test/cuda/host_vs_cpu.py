@@ -128,6 +128,9 @@ def main():
     ap.add_argument("--poison-arena", action="store_true",
                     help="the tested run sets the arena's scratch bytes to NaN before every step "
                     "(GRAPHC_POISON_ARENA=1): a read of a byte the step did not write shows")
+    ap.add_argument("--tested-env", action="append", default=[], metavar="KEY=VALUE",
+                    help="an environment variable of the tested run only (e.g. "
+                    "GRAPHC_CUDA_CONV_CHUNK=2 on a GPU: the convolutions split over the batch)")
     ap.add_argument("--mpirun", default="mpiexec")
     ap.add_argument("--mpi-libs", default="", help="';'-separated MPI libraries for the host build")
     ap.add_argument("--graphc-flag", action="append", default=[],
@@ -231,6 +234,11 @@ def main():
     outs = {}
     tested_env = dict(os.environ, GRAPHC_HOST_SHIM_LAUNCH_ORDER=args.launch_order,
                       GRAPHC_POISON_ARENA="1" if args.poison_arena else "0")
+    for setting in args.tested_env:
+        key, sep, value = setting.partition("=")
+        if not sep or not key:
+            sys.exit("--tested-env=%s: expected KEY=VALUE" % setting)
+        tested_env[key] = value
     ref_env = dict(os.environ, GRAPHC_HOST_SHIM_LAUNCH_ORDER="forward", GRAPHC_POISON_ARENA="0")
     runs = (("host", host, args.ranks, tested_env), ("cpu", cpu, ref_ranks, ref_env))
     if args.stage == "prepare":

@@ -1,11 +1,13 @@
-// Whether the planned arena fits the device, and the message when it does not. Host-only code
-// (no CUDA): the CUDA runtime feeds it cudaMemGetInfo's numbers at start-up, the unit tests feed
-// it made-up ones.
+// Whether the planned arena fits the device, and the message when it does not; and how many
+// images per call a convolution takes when cuDNN needs more workspace for the whole batch than
+// the plan holds. Host-only code (no CUDA): the CUDA runtime feeds it cudaMemGetInfo's numbers
+// and cuDNN's workspace sizes at start-up, the unit tests feed it made-up ones.
 #pragma once
 
 #include "graphc/runtime/format_bytes.h"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace graphc::rt::cuda {
@@ -27,6 +29,14 @@ struct ArenaFit {
 /// `planned` bytes fit when planned + headroom <= freeBytes.
 ArenaFit decideArenaFit(uint64_t planned, uint64_t freeBytes, uint64_t totalBytes,
                         uint64_t headroom = kDefaultHeadroomBytes);
+
+/// The images per cuDNN call of a convolution over a batch of `n`: the largest divisor of n, at
+/// most `atMost` (0 or less: n), whose workspace `workspaceFor(images)` is within `limit`; 0 when
+/// not even one image fits. Divisors, so that every call has the same descriptors. Tries the
+/// divisors from the largest down: O(n) candidates, one workspace query per divisor until one
+/// fits (cuDNN's workspaces shrink with the batch).
+int64_t convChunkImages(int64_t n, int64_t atMost, uint64_t limit,
+                        const std::function<uint64_t(int64_t images)> &workspaceFor);
 
 using graphc::rt::formatBytes; // format_bytes.h
 

@@ -106,6 +106,11 @@ struct ConvPlan {
   cudnnConvolutionDescriptor_t conv = nullptr;
   int algo = 0;               // cudnnConvolution{Fwd,BwdData,BwdFilter}Algo_t by direction
   size_t workspaceBytes = 0;  // what that algorithm needs, <= ConvSpec::workspaceLimit
+  // When cuDNN needs more workspace for the whole batch than the plan holds, the op runs in
+  // `chunks` calls over consecutive images (the descriptors then describe one chunk): each
+  // call's x (dx) and y (dy) start xChunkBytes and yChunkBytes further on. 1: one call.
+  int64_t chunks = 1;
+  uint64_t xChunkBytes = 0, yChunkBytes = 0;
 };
 struct PoolPlan {
   cudnnTensorDescriptor_t x = nullptr, y = nullptr;
@@ -118,6 +123,53 @@ struct StepContext {
   const ConvPlan *conv;
   const PoolPlan *pool;
 };
+
+/// The convolution calls of the generated step: ConvPlan `index`'s descriptors and algorithm,
+/// over the batch in ConvPlan::chunks calls (one, unless chooseConv in cuda_runtime.cpp had to
+/// split the batch to stay within the planned workspace). The first failing status is returned.
+/// A filter gradient sums its chunks' contributions (beta = 1 after the first chunk).
+inline const void *chunkAt(const void *base, uint64_t bytes, int64_t chunk) {
+  return static_cast<const unsigned char *>(base) + bytes * uint64_t(chunk);
+}
+inline void *chunkAt(void *base, uint64_t bytes, int64_t chunk) {
+  return static_cast<unsigned char *>(base) + bytes * uint64_t(chunk);
+}
+inline cudnnStatus_t convForward(const StepContext *ctx, int index, const void *x, const void *w,
+                                 void *workspace, const float *beta, void *y) {
+  static const float one = 1.0f;
+  const ConvPlan &c = ctx->conv[index];
+  cudnnStatus_t status = CUDNN_STATUS_SUCCESS;
+  for (int64_t k = 0; k < c.chunks && status == CUDNN_STATUS_SUCCESS; ++k)
+    status = cudnnConvolutionForward(ctx->cudnn, &one, c.x, chunkAt(x, c.xChunkBytes, k), c.w, w,
+                                     c.conv, cudnnConvolutionFwdAlgo_t(c.algo), workspace,
+                                     c.workspaceBytes, beta, c.y, chunkAt(y, c.yChunkBytes, k));
+  return status;
+}
+inline cudnnStatus_t convBackwardData(const StepContext *ctx, int index, const void *w,
+                                      const void *dy, void *workspace, const float *beta,
+                                      void *dx) {
+  static const float one = 1.0f;
+  const ConvPlan &c = ctx->conv[index];
+  cudnnStatus_t status = CUDNN_STATUS_SUCCESS;
+  for (int64_t k = 0; k < c.chunks && status == CUDNN_STATUS_SUCCESS; ++k)
+    status =
+        cudnnConvolutionBackwardData(ctx->cudnn, &one, c.w, w, c.y, chunkAt(dy, c.yChunkBytes, k),
+                                     c.conv, cudnnConvolutionBwdDataAlgo_t(c.algo), workspace,
+                                     c.workspaceBytes, beta, c.x, chunkAt(dx, c.xChunkBytes, k));
+  return status;
+}
+inline cudnnStatus_t convBackwardFilter(const StepContext *ctx, int index, const void *x,
+                                        const void *dy, void *workspace, void *dw) {
+  static const float one = 1.0f, zero = 0.0f;
+  const ConvPlan &c = ctx->conv[index];
+  cudnnStatus_t status = CUDNN_STATUS_SUCCESS;
+  for (int64_t k = 0; k < c.chunks && status == CUDNN_STATUS_SUCCESS; ++k)
+    status = cudnnConvolutionBackwardFilter(ctx->cudnn, &one, c.x, chunkAt(x, c.xChunkBytes, k),
+                                            c.y, chunkAt(dy, c.yChunkBytes, k), c.conv,
+                                            cudnnConvolutionBwdFilterAlgo_t(c.algo), workspace,
+                                            c.workspaceBytes, k == 0 ? &zero : &one, c.w, dw);
+  return status;
+}
 
 [[noreturn]] void failCuda(cudaError_t status, const char *call, const char *op);
 [[noreturn]] void failCublas(cublasStatus_t status, const char *call, const char *op);
