@@ -1576,8 +1576,39 @@ private:
       define(node, b.create<ScaleOp>(loc, x.getType(), x, b.getF32FloatAttr(factor)));
       return;
     }
-    if (op == "Sub")
-      fail(nodeLabel(node) + ": Sub is supported on constants and within a LayerNorm only");
+    if (op == "Add" || op == "Sub") {
+      // A float32 scalar constant and a computed tensor (the tanh GELU's 1 + tanh(..), a shift
+      // of the input): one graph.scale, x + c, x - c or c - x.
+      for (int constIndex : {1, 0}) {
+        if (!isConstant(node.input(constIndex)) || !values.count(node.input(1 - constIndex)))
+          continue;
+        const HostTensor &c = constantOf(node, constIndex);
+        if (c.dataType != onnx::TensorProto::FLOAT || c.floats.size() != 1)
+          break; // (a bias vector: below)
+        Value x = valueOf(node, 1 - constIndex);
+        const bool negated = op == "Sub" && constIndex == 0; // c - x
+        const float offset = op == "Sub" && constIndex == 1 ? -c.floats[0] : c.floats[0];
+        define(node, b.create<ScaleOp>(loc, x.getType(), x, b.getF32FloatAttr(negated ? -1.f : 1.f),
+                                       b.getF32FloatAttr(offset)));
+        return;
+      }
+    }
+    if (op == "Sub") {
+      // Two computed tensors of the same shape: x + (-1) y.
+      if (values.count(node.input(0)) && values.count(node.input(1))) {
+        Value lhs = valueOf(node, 0), rhs = valueOf(node, 1);
+        if (lhs.getType() != rhs.getType())
+          fail(nodeLabel(node) + ": broadcasting Sub is not supported (" +
+               typeString(lhs.getType()) + " - " + typeString(rhs.getType()) + ")");
+        Value negated = b.create<ScaleOp>(loc, rhs.getType(), rhs, b.getF32FloatAttr(-1.f),
+                                          b.getF32FloatAttr(0.f));
+        define(node, b.create<AddOp>(loc, lhs.getType(), lhs, negated));
+        return;
+      }
+      fail(nodeLabel(node) + ": Sub is supported on constants, of a float32 scalar and a computed "
+                             "tensor, of two computed tensors of the same shape, and within a "
+                             "LayerNorm");
+    }
     if (op == "Add") {
       // The bias of MatMul + Add, as exported for Linear layers on some paths (either operand
       // order; through the reshape back of a dense on flattened rows).
@@ -1607,8 +1638,9 @@ private:
         define(node, b.create<AddOp>(loc, lhs.getType(), lhs, rhs));
         return;
       }
-      fail(nodeLabel(node) + " is supported between two computed tensors of the same shape, "
-           "or as the bias of a MatMul");
+      fail(nodeLabel(node) +
+           " is supported between two computed tensors of the same shape, "
+           "of a float32 scalar and a computed tensor, or as the bias of a MatMul");
     }
     if (op == "Conv") {
       Value x = valueOf(node, 0);

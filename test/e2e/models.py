@@ -34,7 +34,8 @@ SEEDS = {"mlp": 1, "cnn": 2, "cnn_bce": 3, "resmlp": 4,
          "gru": 13, "cnn_bn": 14, "transformer_dropout": 15, "emb_lstm": 16, "split_mlp": 17,
          "act_mlp": 22,
          "shufflenet_v2_x0_5": 18, "mnasnet0_5": 19, "mobilenet_v3_small": 20,
-         "efficientnet_b0": 21, "densenet121": 23, "transformer_wide": 24, "pad_cnn": 25}
+         "efficientnet_b0": 21, "densenet121": 23, "transformer_wide": 24, "pad_cnn": 25,
+         "arith_mlp": 26}
 
 # torchvision models (issue #6), small so that a test takes seconds: 10 classes, 32x32 images,
 # batch 4, exported in training mode (BatchNormalization with batch statistics and running-stat
@@ -117,6 +118,7 @@ LOSSES = {
     "split_mlp": "sparse_categorical_crossentropy",
     "act_mlp": "sparse_categorical_crossentropy",
     "pad_cnn": "sparse_categorical_crossentropy",
+    "arith_mlp": "sparse_categorical_crossentropy",
 }
 LOSSES.update({name: "sparse_categorical_crossentropy"
                for name in TORCHVISION + TRANSFORMERS + RECURRENT + tuple(TOKEN_MODELS)})
@@ -272,6 +274,28 @@ class ActivationMLP(nn.Module):
         return torch.softmax(x, dim=1) if self.head else x
 
 
+class ArithmeticMLP(nn.Module):
+    """Elementwise arithmetic ONNX writes as plain Add/Sub/Mul nodes: GELU's tanh approximation
+    (x * x * x, 0.044715 *, +, * sqrt(2 / pi), Tanh, 1 + t, x *, 0.5 *), a shift by a scalar
+    (h - 0.25), a reflection (1 - h) and the difference of two computed tensors (a - b):
+    Linear(10, 16) -> GELU(tanh) -> Linear(16, 16) -> h - 0.25 -> Linear(16, 16) -> 1 - h,
+    minus Linear(16, 16) of the first GELU's output -> Linear(16, 10)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1, self.fc2 = nn.Linear(10, 16), nn.Linear(16, 16)
+        self.fc3, self.side = nn.Linear(16, 16), nn.Linear(16, 16)
+        self.out = nn.Linear(16, 10)
+        self.head = True
+
+    def forward(self, x):
+        g = F.gelu(self.fc1(x) * 2.0, approximate="tanh")
+        h = self.fc2(g) - 0.25
+        h = 1.0 - self.fc3(h)
+        x = self.out(h - self.side(g))
+        return torch.softmax(x, dim=1) if self.head else x
+
+
 class PadCNN(nn.Module):
     """Explicit padding as ONNX Pad nodes (F.pad: what TensorFlow's SAME padding and hand-written
     PyTorch models export): Conv(3, 8, 3) -> ReLU -> F.pad (1, 2, 0, 1), zeros, uneven on every
@@ -400,7 +424,8 @@ def input_shape(name, batch=None):
         return (batch, 3, 8, 8)
     if name == "pad_cnn":
         return (batch, 3, 12, 12)
-    return (batch, 10) if name in ("mlp", "resmlp", "split_mlp", "act_mlp") else (batch, 3, 28, 28)
+    return ((batch, 10) if name in ("mlp", "resmlp", "split_mlp", "act_mlp", "arith_mlp")
+            else (batch, 3, 28, 28))
 
 
 def label_shape(name):
@@ -438,6 +463,8 @@ def build(name):
         return ActivationMLP()
     if name == "pad_cnn":
         return PadCNN()
+    if name == "arith_mlp":
+        return ArithmeticMLP()
     if name == "unet":  # the U-Net of the planner benchmark, at 2 levels
         bench = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench")
         if bench not in sys.path:

@@ -102,7 +102,7 @@ LR = {"sgd": 0.01, "momentum": 0.01, "adam": 0.001}
 DATA_SEED = {"mlp": 101, "cnn": 202, "cnn_bce": 303, "resmlp": 404, "resnet18": 505,
              "mobilenet_v2": 606, "squeezenet1_1": 707, "vgg11": 808, "transformer": 909,
              "transformer_ln17": 909, "unet": 1010, "tconv": 1111, "lstm": 1212, "gru": 1313,
-             "emb_lstm": 1414, "split_mlp": 1515, "act_mlp": 2020, "pad_cnn": 2222, "shufflenet_v2_x0_5": 1616, "mnasnet0_5": 1717,
+             "emb_lstm": 1414, "split_mlp": 1515, "act_mlp": 2020, "pad_cnn": 2222, "arith_mlp": 2323, "shufflenet_v2_x0_5": 1616, "mnasnet0_5": 1717,
              "mobilenet_v3_small": 1818, "efficientnet_b0": 1919,
              "densenet121": 2121}
 B = models.BATCH  # set per model in main()
@@ -358,7 +358,7 @@ def first_loss_check(args, name, model, onnx_path, wd, training):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", required=True,
-                    choices=["mlp", "cnn", "cnn_bce", "resmlp", "split_mlp", "act_mlp", "pad_cnn"] + list(models.TORCHVISION)
+                    choices=["mlp", "cnn", "cnn_bce", "resmlp", "split_mlp", "act_mlp", "pad_cnn", "arith_mlp"] + list(models.TORCHVISION)
                     + list(models.TRANSFORMERS) + ["unet", "tconv"] + list(models.RECURRENT)
                     + list(models.TOKEN_MODELS))
     ap.add_argument("--eval-export", action="store_true")

@@ -7,6 +7,8 @@
 #   layernorm-axis  LayerNormalization over axis 1 of a rank-3 input
 #   lone-sqrt     Sqrt outside a LayerNorm pattern
 #   split-sizes   Split of an axis of 8 into parts of 3 and 3
+#   sub-bcast     Sub of two computed tensors broadcast along the last axis (equal shapes only)
+#   add-vector    Add of a computed tensor and a constant vector that no MatMul precedes
 import sys
 
 import numpy as np
@@ -49,6 +51,14 @@ elif kind == "split-sizes":
     nodes = [helper.make_node("Split", ["input", const("parts", [3, 3])], ["a", "b"], name="heads",
                               axis=2),
              helper.make_node("Concat", ["a", "b"], ["output"], name="join", axis=2)]
+elif kind == "sub-bcast":
+    nodes = [helper.make_node("ReduceMean", ["input"], ["m"], name="mean", axes=[2]),
+             helper.make_node("Relu", ["input"], ["r"], name="relu"),
+             helper.make_node("Sub", ["r", "m"], ["output"], name="center")]
+elif kind == "add-vector":
+    nodes = [helper.make_node("Relu", ["input"], ["r"], name="relu"),
+             helper.make_node("Add", ["r", const("shift", np.ones(8), np.float32)], ["output"],
+                              name="shift")]
 else:
     raise SystemExit("unknown kind " + kind)
 graph = helper.make_graph(nodes, kind, [x],
