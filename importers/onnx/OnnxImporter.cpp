@@ -227,12 +227,14 @@ private:
     fail(nodeLabel(node) + ": attribute " + name + " " + why);
   }
   /// The elements of a constant folded at import with dimensions `dims` (Expand,
-  /// ConstantOfShape); a negative dimension, or more than 2^28 elements, fails with `tooLarge`.
+  /// ConstantOfShape); a negative dimension, or more than 2^26 elements (256 MiB of float32:
+  /// folding copies a constant a few times, and a crafted file must not take gigabytes), fails
+  /// with `tooLarge`.
   int64_t foldedElementCount(const onnx::NodeProto &node, const std::vector<int64_t> &dims,
                              const std::string &tooLarge) {
     int64_t count = 1;
     for (int64_t d : dims)
-      if (d < 0 || __builtin_mul_overflow(count, d, &count) || count > (int64_t{1} << 28))
+      if (d < 0 || __builtin_mul_overflow(count, d, &count) || count > (int64_t{1} << 26))
         fail(nodeLabel(node) + ": " + tooLarge);
     return count;
   }

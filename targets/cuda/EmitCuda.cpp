@@ -1239,6 +1239,40 @@ private:
     std::string k = kernelName("max_pool_backward");
     int64_t total = tensorElements(p.getInput());
     auto S = [](int64_t v) { return std::to_string(v); };
+    if (strides[0] >= kernel[0] && strides[1] >= kernel[1] && padding[0] < strides[0] &&
+        padding[1] < strides[1]) {
+      // Windows that do not overlap (2x2 stride 2): every input element lies in at most one
+      // window, so one thread per window finds its argmax (poolArgmax, the CPU's first-maximum
+      // rule) and writes its whole stride cell, [oy s - pad, (oy + 1) s - pad) by the same in x
+      // (the last cell of a row or column reaching the input's end), dy at the argmax and 0
+      // elsewhere. The cells tile the input, so each element is written once, with what the
+      // gather below would add (0 + dy, or nothing). A quarter of the gather's index
+      // arithmetic for 2x2 windows, and no window scanned four times.
+      const std::string out = S(gs[2] * gs[3]);
+      kernels += "// " + label(op) +
+                 ": max-pool backward, one thread per window (no overlap)\n"
+                 "__global__ void " +
+                 k + "(unsigned char *arena) {\n" + gridLoop("o", S(tensorElements(p.getGrad()))) +
+                 "    const int64_t ox = o % " + S(gs[3]) + ", oy = (o / " + S(gs[3]) + ") % " +
+                 S(gs[2]) + ", nc = o / " + out + ";\n    const int64_t y0 = oy * " +
+                 S(strides[0]) + " - " + S(padding[0]) + ", x0 = ox * " + S(strides[1]) + " - " +
+                 S(padding[1]) + ";\n    const int64_t best = ::graphc::rt::cuda::poolArgmax(" +
+                 ptr(p.getInput()) + " + nc * " + S(xs[2] * xs[3]) + ", " + list({xs[2], xs[3]}) +
+                 ", y0, x0, " + list({kernel[0], kernel[1]}) +
+                 ");\n    const float g = 0.0f + static_cast<float>(" + ptr(p.getGrad()) +
+                 "[o]);\n    const int64_t ya = y0 < 0 ? 0 : y0, yb = oy == " + S(gs[2] - 1) +
+                 " || y0 + " + S(strides[0]) + " > " + S(xs[2]) + " ? " + S(xs[2]) + " : y0 + " +
+                 S(strides[0]) +
+                 ";\n    const int64_t xa = x0 < 0 ? 0 : x0, xb = ox == " + S(gs[3] - 1) +
+                 " || x0 + " + S(strides[1]) + " > " + S(xs[3]) + " ? " + S(xs[3]) + " : x0 + " +
+                 S(strides[1]) + ";\n    " + elementType(p.getResult()) +
+                 " *dx = " + ptr(p.getResult()) + " + nc * " + S(xs[2] * xs[3]) +
+                 ";\n    for (int64_t iy = ya; iy < yb; ++iy)\n"
+                 "      for (int64_t ix = xa; ix < xb; ++ix)\n        dx[iy * " +
+                 S(xs[3]) + " + ix] = iy * " + S(xs[3]) + " + ix == best ? g : 0.0f;\n  }\n}\n\n";
+      addCode(launch(k, tensorElements(p.getGrad()), op));
+      return success();
+    }
     if (workspaceBytes(op) > 0 && op->hasAttr(kWorkspaceOffsetAttr)) {
       // Overlapping windows (Liveness.cpp, maxPoolArgmaxBytes): one thread per output records
       // its window's argmax (poolArgmax, the CPU kernel's first-maximum rule) as its position
