@@ -162,7 +162,8 @@ const char *directionName(ConvDirection d) {
 
 /// cuDNN descriptors of one convolution op and its algorithm: the best of
 /// cudnnGetConvolution*Algorithm_v7 whose workspace fits the buffer graphc planned for the op,
-/// else the zero-workspace algorithm (IMPLICIT_GEMM forward, ALGO_0 backward).
+/// else the zero-workspace algorithm (IMPLICIT_GEMM forward, ALGO_0 backward); when even that
+/// needs more than planned, the same over chunks of the batch (ConvPlan::chunks).
 /// cuDNN's type for a tensor of `type`: the 16-bit ones of --precision=bf16|fp16 compute in
 /// float (the convolution descriptor's compute type stays CUDNN_DATA_FLOAT).
 cudnnDataType_t cudnnTypeOf(DataType type) {
@@ -279,8 +280,17 @@ void chooseConv(cudnnHandle_t h, const ConvSpec &sp, ConvPlan &pl) {
   // and still inside the arena. GRAPHC_CUDA_CONV_CHUNK=N caps the images per call (to check the
   // split on a GPU).
   int64_t atMost = 0;
-  if (const char *chunkEnv = std::getenv("GRAPHC_CUDA_CONV_CHUNK"))
-    atMost = std::strtoll(chunkEnv, nullptr, 10);
+  if (const char *chunkEnv = std::getenv("GRAPHC_CUDA_CONV_CHUNK"); chunkEnv && *chunkEnv) {
+    char *end = nullptr;
+    atMost = std::strtoll(chunkEnv, &end, 10);
+    if (*end != '\0' || atMost < 1) {
+      std::fprintf(stderr,
+                   "error: GRAPHC_CUDA_CONV_CHUNK=%s: expected a positive number of "
+                   "images per convolution call\n",
+                   chunkEnv);
+      exitDevice();
+    }
+  }
   int algo = -1;
   size_t ws = 0;
   size_t wholeBatch = 0;

@@ -945,8 +945,9 @@ private:
 
   /// graph.attention (forward) or graph.attention_backward, a block of query rows at a time
   /// as the CPU kernels (runtime/lib/kernels.cpp): strided-batched GEMMs over all batch slices
-  /// around one generated kernel whose threads each own one row of the block
-  /// (attention_rows.h), so both targets compute the same probabilities and masks.
+  /// around generated row kernels, a warp per row of the block (a thread per row with
+  /// --cuda-row-kernels=thread), calling attention_rows.h's lane functions, so both targets
+  /// compute the same probabilities and masks.
   LogicalResult attention(Operation *op, Value q, Value k, Value v, Value step, APFloat scaleAttr,
                           APFloat ratioAttr, uint64_t opId, int64_t indexOffset) {
     if (!op->hasAttr(kWorkspaceOffsetAttr))
