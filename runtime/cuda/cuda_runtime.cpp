@@ -160,10 +160,6 @@ const char *directionName(ConvDirection d) {
   return "?";
 }
 
-/// cuDNN descriptors of one convolution op and its algorithm: the best of
-/// cudnnGetConvolution*Algorithm_v7 whose workspace fits the buffer graphc planned for the op,
-/// else the zero-workspace algorithm (IMPLICIT_GEMM forward, ALGO_0 backward); when even that
-/// needs more than planned, the same over chunks of the batch (ConvPlan::chunks).
 /// cuDNN's type for a tensor of `type`: the 16-bit ones of --precision=bf16|fp16 compute in
 /// float (the convolution descriptor's compute type stays CUDNN_DATA_FLOAT).
 cudnnDataType_t cudnnTypeOf(DataType type) {
@@ -178,6 +174,10 @@ cudnnDataType_t cudnnTypeOf(DataType type) {
   return CUDNN_DATA_FLOAT;
 }
 
+/// cuDNN descriptors of one convolution op and its algorithm: the best of
+/// cudnnGetConvolution*Algorithm_v7 whose workspace fits the buffer graphc planned for the op,
+/// else the zero-workspace algorithm (IMPLICIT_GEMM forward, ALGO_0 backward); when even that
+/// needs more than planned, the same over chunks of the batch (ConvPlan::chunks).
 void chooseConv(cudnnHandle_t h, const ConvSpec &sp, ConvPlan &pl) {
   const char *op = sp.op;
   const cudnnDataType_t data = cudnnTypeOf(sp.dataType);
