@@ -35,19 +35,19 @@ SEEDS = {"mlp": 1, "cnn": 2, "cnn_bce": 3, "resmlp": 4,
          "act_mlp": 22,
          "shufflenet_v2_x0_5": 18, "mnasnet0_5": 19, "mobilenet_v3_small": 20,
          "efficientnet_b0": 21, "densenet121": 23, "transformer_wide": 24, "pad_cnn": 25,
-         "arith_mlp": 26}
+         "arith_mlp": 26, "googlenet": 27}
 
 # torchvision models (issue #6), small so that a test takes seconds: 10 classes, 32x32 images,
 # batch 4, exported in training mode (BatchNormalization with batch statistics and running-stat
 # outputs). Dropout is set to 0 so that PyTorch's RNG does not enter the comparison.
 TORCHVISION = ("resnet18", "mobilenet_v2", "squeezenet1_1", "vgg11", "shufflenet_v2_x0_5",
-               "mnasnet0_5", "mobilenet_v3_small", "efficientnet_b0", "densenet121")
+               "mnasnet0_5", "mobilenet_v3_small", "efficientnet_b0", "densenet121", "googlenet")
 BATCHES = {name: 4 for name in TORCHVISION}
 # (ShuffleNet and MnasNet at 64x64 end on 2x2 maps, so that their global mean, ReduceMean over
 # axes [2, 3], averages more than one value.)
 IMAGE = {"resnet18": 64, "mobilenet_v2": 32, "squeezenet1_1": 32, "vgg11": 32,
          "shufflenet_v2_x0_5": 64, "mnasnet0_5": 64, "mobilenet_v3_small": 64,
-         "efficientnet_b0": 64, "densenet121": 64}
+         "efficientnet_b0": 64, "densenet121": 64, "googlenet": 64}
 if os.environ.get("GRAPHC_E2E_IMAGE"):  # exploration: e.g. GRAPHC_E2E_IMAGE=64 GRAPHC_E2E_BATCH=8
     IMAGE = {name: int(os.environ["GRAPHC_E2E_IMAGE"]) for name in TORCHVISION}
 if os.environ.get("GRAPHC_E2E_BATCH"):
@@ -177,6 +177,12 @@ def torchvision_net(name):
         return net
     if name == "densenet121":  # concatenated dense blocks; Pad (zero) + AveragePool
         return torchvision.models.densenet121(weights=None, num_classes=10)
+    if name == "googlenet":  # Inception blocks: 4 concatenated branches, ceil-mode max pools
+        # (The auxiliary classifiers off: their outputs are for a weighted extra loss, which
+        # graphc's one trained output (--train-output) would leave out anyway.)
+        return torchvision.models.googlenet(weights=None, num_classes=10, aux_logits=False,
+                                            transform_input=False, init_weights=True,
+                                            dropout=0.0)
     raise ValueError(name)
 
 
