@@ -65,7 +65,8 @@ constexpr const char *kSupported =
     "UpSampling1D, UpSampling2D (nearest), "
     "Add, Subtract, Multiply, Average, Concatenate, Conv1D, MaxPooling1D, AveragePooling1D, "
     "GlobalAveragePooling1D, GlobalMaxPooling1D, Conv2DTranspose, SeparableConv2D, Permute, "
-    "LayerNormalization (last axis), Embedding, LSTM, GRU, SimpleRNN, Bidirectional, "
+    "LayerNormalization (last axis), MultiHeadAttention (self-attention), Embedding, LSTM, "
+    "GRU, SimpleRNN, Bidirectional, "
     "TimeDistributed (Dense, Dropout, activations), and nested "
     "Sequential/Functional models";
 
@@ -1910,15 +1911,151 @@ private:
     return out;
   }
 
+  /// MultiHeadAttention as self-attention over a (batch, steps, features) input, Keras's own
+  /// computation in graph ops: the query, key and value EinsumDense projections (kernels
+  /// [features, heads, head size], Keras's layout, a dense on the rows as [features,
+  /// heads * head size]), the query scaled by 1 / sqrt(key_dim), per head Q K^T (batch_matmul
+  /// over batch * heads), softmax over the keys, dropout on the probabilities, the product with
+  /// V, and the output EinsumDense (kernel [heads, value_dim, features]). graphc-fuse-attention
+  /// may then fuse the scores, softmax, dropout and product. Cross-attention, masks, causal
+  /// masks, attention_axes and output_shape are refused by name.
+  Tensor multiHeadAttention(const Layer &l, const std::vector<Tensor> &ins, Location loc) {
+    if (ins.empty() || ins.size() > 3)
+      failLayer(l, "expects query, value and optionally key inputs, got " +
+                       std::to_string(ins.size()));
+    for (const Tensor &t : ins)
+      if (t.v != ins[0].v)
+        failLayer(l, "attends from one tensor to another (cross-attention); graphc supports "
+                     "self-attention only (query, value and key the same tensor)");
+    const Tensor &in = ins[0];
+    noPadding(l, in);
+    noFlat(l, in);
+    auto xs = shapeOf(in.v);
+    if (in.image || xs.size() != 3)
+      failLayer(l,
+                "expects a (batch, steps, features) input, got shape " + shapeText(kerasShape(in)));
+    if (const json::Value *a = l.config->get("attention_axes"); a && !a->getAsNull()) {
+      const json::Array *axes = a->getAsArray();
+      if (!axes || axes->size() != 1 || !integer(&(*axes)[0]) ||
+          (*integer(&(*axes)[0]) != 1 && *integer(&(*axes)[0]) != -2))
+        refuseAttr(l, "attention_axes", "= " + show(a) + " is not supported (the steps axis only)");
+    }
+    if (const json::Value *o = l.config->get("output_shape"); o && !o->getAsNull()) {
+      const json::Array *shape = o->getAsArray();
+      const std::optional<int64_t> single =
+          shape && shape->size() == 1 ? integer(&(*shape)[0]) : integer(o);
+      if (!single || *single != xs[2])
+        refuseAttr(l, "output_shape",
+                   "= " + show(o) +
+                       " is not supported (only the query's "
+                       "features)");
+    }
+    const int64_t B = xs[0], S = xs[1], D = xs[2];
+    const int64_t H = intAttr(l, "num_heads", 0), Dk = intAttr(l, "key_dim", 0);
+    int64_t Dv = Dk;
+    if (const json::Value *v = l.config->get("value_dim"); v && !v->getAsNull())
+      Dv = intAttr(l, "value_dim", Dk);
+    if (H < 1 || H > 4096)
+      refuseAttr(l, "num_heads", "must be 1 to 4096");
+    if (Dk < 1 || Dk > 65536 || Dv < 1 || Dv > 65536)
+      refuseAttr(l, "key_dim", "and value_dim must be 1 to 65536");
+    const double rate = numAttr(l, "dropout", 0.0);
+    if (!(rate >= 0 && rate < 1))
+      refuseAttr(l, "dropout", "must be in [0, 1)");
+    const bool useBias = boolAttr(l, "use_bias", true);
+    // Keras's glorot_uniform fans of an EinsumDense kernel: fan_in = shape[-2] x the product of
+    // the leading axes, fan_out = shape[-1] x the same.
+    auto projection = [&](const std::string &sub, const std::string &k3sub, int64_t in, int64_t out,
+                          const std::vector<int64_t> &kernelShape,
+                          const std::vector<int64_t> &biasShape, Value rows) {
+      const double lead = double(kernelShape[0]);
+      std::vector<VarSpec> vars = {{sub + "/kernel", kernelShape, "kernel_initializer",
+                                    "glorot_uniform", double(kernelShape[1]) * lead,
+                                    double(kernelShape[2]) * lead}};
+      if (useBias)
+        vars.push_back({sub + "/bias", biasShape, "bias_initializer", "zeros"});
+      checkSize(l, {in, out});
+      auto w = layerWeights(l, vars, k3sub);
+      Value kernel =
+          persistent(l, sub + "/kernel", {in, out}, w[0].values, l.trainable, "parameter");
+      Value bias = useBias
+                       ? persistent(l, sub + "/bias", {out}, w[1].values, l.trainable, "parameter")
+                       : Value();
+      return b.create<DenseOp>(loc, f32({B * S, out}), rows, kernel, bias, UnitAttr()).getResult();
+    };
+    Value rows = b.create<ReshapeOp>(loc, f32({B * S, D}), in.v);
+    // [B*S, H*E] -> [B*H, S, E]: (batch, step, head, e) to (batch, head, step, e).
+    auto heads = [&](Value v, int64_t E) {
+      Value split = b.create<ReshapeOp>(loc, f32({B, S, H, E}), v);
+      Value moved = transposed(split, {0, 2, 1, 3}, loc);
+      return b.create<ReshapeOp>(loc, f32({B * H, S, E}), moved).getResult();
+    };
+    Value q = projection("query", "query_dense", D, H * Dk, {D, H, Dk}, {H, Dk}, rows);
+    q = b.create<ScaleOp>(loc, q.getType(), q,
+                          b.getF32FloatAttr(float(1.0 / std::sqrt(double(Dk)))),
+                          b.getF32FloatAttr(0.f));
+    Value k = projection("key", "key_dense", D, H * Dk, {D, H, Dk}, {H, Dk}, rows);
+    Value v = projection("value", "value_dense", D, H * Dv, {D, H, Dv}, {H, Dv}, rows);
+    Value scores = b.create<BatchMatmulOp>(loc, f32({B * H, S, S}), heads(q, Dk), heads(k, Dk),
+                                           UnitAttr(), b.getUnitAttr());
+    Value probs = b.create<SoftmaxOp>(loc, scores.getType(), scores, b.getI64IntegerAttr(2));
+    if (rate > 0)
+      probs = b.create<DropoutOp>(loc, probs.getType(), probs, stepInput(),
+                                  b.getF32FloatAttr(float(rate)), b.getI64IntegerAttr(dropoutOps++),
+                                  b.getI64IntegerAttr(0));
+    Value context = b.create<BatchMatmulOp>(loc, f32({B * H, S, Dv}), probs, heads(v, Dv),
+                                            UnitAttr(), UnitAttr());
+    // [B*H, S, Dv] -> [B*S, H*Dv]: (batch, head, step, e) back to (batch, step, head, e).
+    Value merged =
+        transposed(b.create<ReshapeOp>(loc, f32({B, H, S, Dv}), context), {0, 2, 1, 3}, loc);
+    Value mergedRows = b.create<ReshapeOp>(loc, f32({B * S, H * Dv}), merged);
+    Value outRows =
+        projection("attention_output", "output_dense", H * Dv, D, {H, Dv, D}, {D}, mergedRows);
+    Tensor out;
+    out.v = b.create<ReshapeOp>(loc, f32({B, S, D}), outRows);
+    return out;
+  }
+
   static bool isKnownLayer(const std::string &c) {
-    static const std::set<std::string> known = {
-        "Dense", "Conv2D", "Convolution2D", "DepthwiseConv2D", "MaxPooling2D", "MaxPool2D",
-        "AveragePooling2D", "AvgPool2D", "GlobalAveragePooling2D", "GlobalAvgPool2D",
-        "GlobalMaxPooling2D", "GlobalMaxPool2D", "Flatten", "Reshape", "Activation", "ReLU",
-        "Softmax", "Dropout", "BatchNormalization", "ZeroPadding2D", "Add", "Concatenate",
-        "Subtract", "Multiply", "Average", "LeakyReLU", "ELU", "Embedding", "LSTM", "GRU",
-        "SimpleRNN", "Bidirectional", "TimeDistributed", "ZeroPadding1D", "Cropping1D",
-        "Cropping2D", "UpSampling1D", "UpSampling2D"};
+    static const std::set<std::string> known = {"Dense",
+                                                "Conv2D",
+                                                "Convolution2D",
+                                                "DepthwiseConv2D",
+                                                "MaxPooling2D",
+                                                "MaxPool2D",
+                                                "AveragePooling2D",
+                                                "AvgPool2D",
+                                                "GlobalAveragePooling2D",
+                                                "GlobalAvgPool2D",
+                                                "GlobalMaxPooling2D",
+                                                "GlobalMaxPool2D",
+                                                "Flatten",
+                                                "Reshape",
+                                                "Activation",
+                                                "ReLU",
+                                                "Softmax",
+                                                "Dropout",
+                                                "BatchNormalization",
+                                                "ZeroPadding2D",
+                                                "Add",
+                                                "Concatenate",
+                                                "Subtract",
+                                                "Multiply",
+                                                "Average",
+                                                "LeakyReLU",
+                                                "ELU",
+                                                "Embedding",
+                                                "LSTM",
+                                                "GRU",
+                                                "SimpleRNN",
+                                                "Bidirectional",
+                                                "TimeDistributed",
+                                                "ZeroPadding1D",
+                                                "Cropping1D",
+                                                "Cropping2D",
+                                                "UpSampling1D",
+                                                "UpSampling2D",
+                                                "MultiHeadAttention"};
     return known.count(c) != 0 || convFamily().count(c) != 0;
   }
 
@@ -1941,6 +2078,8 @@ private:
     if (!isKnownLayer(c))
       refuseLayer(l);
     checkCommon(l);
+    if (c == "MultiHeadAttention")
+      return multiHeadAttention(l, ins, loc);
     bool elementwise = c == "Add" || c == "Subtract" || c == "Multiply" || c == "Average";
     bool multi = elementwise || c == "Concatenate";
     if (!multi && ins.size() != 1)
@@ -2285,10 +2424,37 @@ private:
         for (const json::Value &e : *a)
           walk(e, d + 1);
     };
+    // MultiHeadAttention's call: query, value and key may come as keyword arguments (Keras 3
+    // `mha(query=x, value=x)`, tf.keras 2 always for value and key); they are read in that
+    // order. Its masks and options that change the computation are refused.
+    const bool attention = l.cls == "MultiHeadAttention";
+    auto attentionKwargs = [&](const json::Object &kwargs,
+                               const std::function<void(const json::Value &)> &read) {
+      for (const char *key : {"query", "value", "key"})
+        if (const json::Value *v = kwargs.get(key); v && !v->getAsNull())
+          read(*v);
+      for (const char *flag : {"use_causal_mask", "return_attention_scores"})
+        if (const json::Value *v = kwargs.get(flag); v && v->getAsBoolean().value_or(false))
+          failLayer(l, std::string("is called with ") + flag + " = true, which is not supported");
+      for (const auto &kv : kwargs) {
+        llvm::StringRef key = kv.first;
+        if (key == "query" || key == "value" || key == "key")
+          continue;
+        size_t before = refs.size();
+        walk(kv.second, 0);
+        if (refs.size() != before || refOf(kv.second))
+          failLayer(l, "passes a tensor as keyword argument " + key.str() +
+                           ", which is not supported (graphc's attention takes no masks)");
+      }
+    };
     if (auto *o = node.getAsObject()) { // Keras 3: {"args": [...], "kwargs": {...}}
       if (const json::Value *args = o->get("args"))
         walk(*args, 0);
-      if (const json::Object *kwargs = o->getObject("kwargs"))
+      if (const json::Object *kwargs = o->getObject("kwargs")) {
+        if (attention) {
+          attentionKwargs(*kwargs, [&](const json::Value &v) { walk(v, 0); });
+          return refs;
+        }
         for (const auto &kv : *kwargs) {
           size_t before = refs.size();
           walk(kv.second, 0);
@@ -2296,6 +2462,7 @@ private:
             failLayer(l, "passes a tensor as keyword argument " + kv.first.str() +
                              ", which is not supported");
         }
+      }
       return refs;
     }
     const json::Array *a = node.getAsArray();
@@ -2306,6 +2473,17 @@ private:
       if (!r)
         failLayer(l, "has an inbound node entry " + show(&e) + " that is not [layer, node, tensor]");
       refs.push_back(*r);
+      // tf.keras 2: ["query", 0, 0, {"value": ["value", 0, 0], ...}].
+      const json::Array *entry = e.getAsArray();
+      if (attention && entry->size() > 3)
+        if (const json::Object *kwargs = (*entry)[3].getAsObject())
+          attentionKwargs(*kwargs, [&](const json::Value &v) {
+            auto kr = refOf(v);
+            if (!kr)
+              failLayer(l,
+                        "has a keyword tensor " + show(&v) + " that is not [layer, node, tensor]");
+            refs.push_back(*kr);
+          });
     }
     return refs;
   }

@@ -295,6 +295,24 @@ class Style:
         return self.entry("ELU", c, shape)
 
     # ---- functional wiring ------------------------------------------------------------------
+    def mha(self, name, heads, key_dim, value_dim=None, dropout=0.0, shape=None):
+        """MultiHeadAttention as get_config writes it (Keras 3: build_config's shapes_dict;
+        tf.keras 2.15 adds the query/key/value shapes to the config)."""
+        c = self.base(name)
+        c.update({"num_heads": heads, "key_dim": key_dim, "value_dim": value_dim or key_dim,
+                  "dropout": dropout, "use_bias": True, "output_shape": None,
+                  "attention_axes": None, "kernel_initializer": GLOROT(),
+                  "bias_initializer": ZEROS(), "kernel_regularizer": None,
+                  "bias_regularizer": None, "activity_regularizer": None,
+                  "kernel_constraint": None, "bias_constraint": None})
+        if self.k3:
+            c["seed"] = None
+            e = self.entry("MultiHeadAttention", c)
+            e["build_config"] = {"shapes_dict": {"query_shape": shape, "value_shape": shape}}
+            return e
+        c.update({"query_shape": shape, "key_shape": None, "value_shape": shape})
+        return self.entry("MultiHeadAttention", c)
+
     def tensor(self, layer, node, index, shape):
         return {"class_name": "__keras_tensor__",
                 "config": {"shape": shape, "dtype": "float32", "keras_history": [layer, node, index]}}
@@ -756,6 +774,56 @@ def main():
                                            "activity_regularizer": None, "W_constraint": None,
                                            "b_constraint": None, "bias": True, "input_dim": None}}]}
     write("err_keras1", k1)
+
+    # G. Self-attention (issue: Keras MultiHeadAttention): a Keras 3 Functional and a tf.keras
+    # 2.15 Functional model, input (5 steps, 8 features) -> MultiHeadAttention(2 heads, key_dim
+    # 3, value_dim 4, dropout 0.1) called as mha(x, x) -> Add with x -> LayerNormalization ->
+    # GlobalAveragePooling1D -> Dense(3) (-> softmax Activation in tf.keras 2, which has no
+    # compile_config here). Keras 3 writes the call's two positional tensors;
+    # tf.keras 2 writes the value as a keyword tensor of the query's entry.
+    for s, case in ((k3, "k3_mha"), (k2, "tf2_mha")):
+        x = "input_layer" if s.k3 else "input_1"
+        L = [s.input_layer(x, [N, 5, 8])]
+        L[0]["name"] = x
+        L[0]["inbound_nodes"] = []
+        m = s.mha("multi_head_attention", 2, 3, value_dim=4, dropout=0.1, shape=[N, 5, 8])
+        m["name"] = "multi_head_attention"
+        if s.k3:
+            m["inbound_nodes"] = [{"args": [s.tensor(x, 0, 0, [N, 5, 8]), s.tensor(x, 0, 0, [N, 5, 8])],
+                                   "kwargs": {}}]
+        else:
+            m["inbound_nodes"] = [[[x, 0, 0, {"value": [x, 0, 0]}]]]
+        L.append(m)
+        L.append(s.wire(s.merge("Add", "add"), [[(x, 0, 0, [N, 5, 8]), ("multi_head_attention", 0, 0, [N, 5, 8])]]))
+        L.append(s.wire(s.layer_norm("layer_normalization", shape=[N, 5, 8]), [[("add", 0, 0, [N, 5, 8])]]))
+        L.append(s.wire(s.global_pool("GlobalAveragePooling1D", "global_average_pooling1d", [N, 5, 8]),
+                        [[("layer_normalization", 0, 0, [N, 5, 8])]]))
+        L.append(s.wire(s.dense("dense", 3, shape=[N, 8]), [[("global_average_pooling1d", 0, 0, [N, 8])]]))
+        if s.k3:
+            write(case, s.functional("functional", L, [(x, 0, 0)], [("dense", 0, 0)],
+                                     k3_adam(0.01, SPARSE_FROM_LOGITS)))
+        else:
+            L.append(s.wire(s.activation("activation", "softmax", [N, 3]), [[("dense", 0, 0, [N, 3])]]))
+            write(case, s.functional("model", L, [(x, 0, 0)], [("activation", 0, 0)]))
+    # MultiHeadAttention calls graphc refuses: cross-attention (query and value differ), an
+    # attention mask, a causal mask.
+    s = k3
+    for case, kwargs, value in (("err_mha_cross", {}, "proj"),
+                                ("err_mha_mask", {"attention_mask": "mask"}, "input_layer"),
+                                ("err_mha_causal", {"use_causal_mask": True}, "input_layer")):
+        L = [s.input_layer("input_layer", [N, 5, 8])]
+        L[0]["name"] = "input_layer"
+        L[0]["inbound_nodes"] = []
+        L.append(s.wire(s.dense("proj", 8, shape=[N, 5, 8]), [[("input_layer", 0, 0, [N, 5, 8])]]))
+        L.append(s.wire(s.dense("mask", 5, "sigmoid", shape=[N, 5, 8]), [[("input_layer", 0, 0, [N, 5, 8])]]))
+        m = s.mha("multi_head_attention", 2, 4, shape=[N, 5, 8])
+        m["name"] = "multi_head_attention"
+        kw = {k: (s.tensor(v, 0, 0, [N, 5, 5]) if isinstance(v, str) else v) for k, v in kwargs.items()}
+        m["inbound_nodes"] = [{"args": [s.tensor("input_layer", 0, 0, [N, 5, 8]),
+                                        s.tensor(value, 0, 0, [N, 5, 8])], "kwargs": kw}]
+        L.append(m)
+        write(case, s.functional("functional", L, [("input_layer", 0, 0)],
+                                 [("multi_head_attention", 0, 0)]))
 
 
 if __name__ == "__main__":
