@@ -65,7 +65,7 @@ constexpr const char *kSupported =
     "UpSampling1D, UpSampling2D (nearest), "
     "Add, Subtract, Multiply, Average, Concatenate, Conv1D, MaxPooling1D, AveragePooling1D, "
     "GlobalAveragePooling1D, GlobalMaxPooling1D, Conv2DTranspose, SeparableConv2D, Permute, "
-    "LayerNormalization (last axis), MultiHeadAttention (self-attention), Embedding, LSTM, "
+    "LayerNormalization (last axis), MultiHeadAttention (no masks), Embedding, LSTM, "
     "GRU, SimpleRNN, Bidirectional, "
     "TimeDistributed (Dense, Dropout, activations), and nested "
     "Sequential/Functional models";
@@ -1911,29 +1911,38 @@ private:
     return out;
   }
 
-  /// MultiHeadAttention as self-attention over a (batch, steps, features) input, Keras's own
-  /// computation in graph ops: the query, key and value EinsumDense projections (kernels
-  /// [features, heads, head size], Keras's layout, a dense on the rows as [features,
-  /// heads * head size]), the query scaled by 1 / sqrt(key_dim), per head Q K^T (batch_matmul
-  /// over batch * heads), softmax over the keys, dropout on the probabilities, the product with
-  /// V, and the output EinsumDense (kernel [heads, value_dim, features]). graphc-fuse-attention
-  /// may then fuse the scores, softmax, dropout and product. Cross-attention, masks, causal
-  /// masks, attention_axes and output_shape are refused by name.
+  /// MultiHeadAttention over (batch, steps, features) inputs, Keras's own computation in graph
+  /// ops: the query, key and value EinsumDense projections (kernels [features, heads, head
+  /// size], Keras's layout, each a dense on its input's rows as [features, heads * head size]),
+  /// the query scaled by 1 / sqrt(key_dim), per head Q K^T (batch_matmul over batch * heads),
+  /// softmax over the keys, dropout on the probabilities, the product with V, and the output
+  /// EinsumDense (kernel [heads, value_dim, query features]). The inputs are query, value and
+  /// key (the value when absent): self-attention when they are one tensor, cross-attention
+  /// otherwise (a key/value sequence of its own length). graphc-fuse-attention may then fuse
+  /// the scores, softmax, dropout and product. Masks, causal masks, attention_axes and
+  /// output_shape are refused by name.
   Tensor multiHeadAttention(const Layer &l, const std::vector<Tensor> &ins, Location loc) {
-    if (ins.empty() || ins.size() > 3)
+    if (ins.size() < 2 || ins.size() > 3)
       failLayer(l, "expects query, value and optionally key inputs, got " +
                        std::to_string(ins.size()));
-    for (const Tensor &t : ins)
-      if (t.v != ins[0].v)
-        failLayer(l, "attends from one tensor to another (cross-attention); graphc supports "
-                     "self-attention only (query, value and key the same tensor)");
-    const Tensor &in = ins[0];
-    noPadding(l, in);
-    noFlat(l, in);
-    auto xs = shapeOf(in.v);
-    if (in.image || xs.size() != 3)
-      failLayer(l,
-                "expects a (batch, steps, features) input, got shape " + shapeText(kerasShape(in)));
+    const Tensor &query = ins[0], &value = ins[1], &key = ins.size() > 2 ? ins[2] : ins[1];
+    std::vector<int64_t> shapes[3];
+    const Tensor *inputs[3] = {&query, &value, &key};
+    for (int i = 0; i < 3; ++i) {
+      noPadding(l, *inputs[i]);
+      noFlat(l, *inputs[i]);
+      shapes[i] = shapeOf(inputs[i]->v);
+      if (inputs[i]->image || shapes[i].size() != 3)
+        failLayer(l, std::string("expects a (batch, steps, features) ") +
+                         (i == 0   ? "query"
+                          : i == 1 ? "value"
+                                   : "key") +
+                         ", got shape " + shapeText(kerasShape(*inputs[i])));
+    }
+    const auto &qs = shapes[0], &vs = shapes[1], &ks = shapes[2];
+    if (vs[1] != ks[1])
+      failLayer(l, "has a value of " + std::to_string(vs[1]) + " steps and a key of " +
+                       std::to_string(ks[1]) + "; they must be equal");
     if (const json::Value *a = l.config->get("attention_axes"); a && !a->getAsNull()) {
       const json::Array *axes = a->getAsArray();
       if (!axes || axes->size() != 1 || !integer(&(*axes)[0]) ||
@@ -1944,13 +1953,13 @@ private:
       const json::Array *shape = o->getAsArray();
       const std::optional<int64_t> single =
           shape && shape->size() == 1 ? integer(&(*shape)[0]) : integer(o);
-      if (!single || *single != xs[2])
+      if (!single || *single != qs[2])
         refuseAttr(l, "output_shape",
                    "= " + show(o) +
                        " is not supported (only the query's "
                        "features)");
     }
-    const int64_t B = xs[0], S = xs[1], D = xs[2];
+    const int64_t B = qs[0], T = qs[1], D = qs[2], S = vs[1];
     const int64_t H = intAttr(l, "num_heads", 0), Dk = intAttr(l, "key_dim", 0);
     int64_t Dv = Dk;
     if (const json::Value *v = l.config->get("value_dim"); v && !v->getAsNull())
@@ -1963,11 +1972,12 @@ private:
     if (!(rate >= 0 && rate < 1))
       refuseAttr(l, "dropout", "must be in [0, 1)");
     const bool useBias = boolAttr(l, "use_bias", true);
-    // Keras's glorot_uniform fans of an EinsumDense kernel: fan_in = shape[-2] x the product of
-    // the leading axes, fan_out = shape[-1] x the same.
-    auto projection = [&](const std::string &sub, const std::string &k3sub, int64_t in, int64_t out,
+    // One EinsumDense as a dense on `rows` rows of `in` features. Keras's glorot_uniform fans
+    // of its rank-3 kernel: fan_in = shape[1] x shape[0], fan_out = shape[2] x shape[0].
+    auto projection = [&](const std::string &sub, const std::string &k3sub, Value rows,
+                          int64_t count, int64_t in, int64_t out,
                           const std::vector<int64_t> &kernelShape,
-                          const std::vector<int64_t> &biasShape, Value rows) {
+                          const std::vector<int64_t> &biasShape) {
       const double lead = double(kernelShape[0]);
       std::vector<VarSpec> vars = {{sub + "/kernel", kernelShape, "kernel_initializer",
                                     "glorot_uniform", double(kernelShape[1]) * lead,
@@ -1981,38 +1991,45 @@ private:
       Value bias = useBias
                        ? persistent(l, sub + "/bias", {out}, w[1].values, l.trainable, "parameter")
                        : Value();
-      return b.create<DenseOp>(loc, f32({B * S, out}), rows, kernel, bias, UnitAttr()).getResult();
+      return b.create<DenseOp>(loc, f32({count, out}), rows, kernel, bias, UnitAttr()).getResult();
     };
-    Value rows = b.create<ReshapeOp>(loc, f32({B * S, D}), in.v);
-    // [B*S, H*E] -> [B*H, S, E]: (batch, step, head, e) to (batch, head, step, e).
-    auto heads = [&](Value v, int64_t E) {
-      Value split = b.create<ReshapeOp>(loc, f32({B, S, H, E}), v);
+    auto rowsOf = [&](const Tensor &t, const std::vector<int64_t> &shape) {
+      return b.create<ReshapeOp>(loc, f32({shape[0] * shape[1], shape[2]}), t.v).getResult();
+    };
+    // [B*L, H*E] -> [B*H, L, E]: (batch, step, head, e) to (batch, head, step, e).
+    auto heads = [&](Value v, int64_t L, int64_t E) {
+      Value split = b.create<ReshapeOp>(loc, f32({B, L, H, E}), v);
       Value moved = transposed(split, {0, 2, 1, 3}, loc);
-      return b.create<ReshapeOp>(loc, f32({B * H, S, E}), moved).getResult();
+      return b.create<ReshapeOp>(loc, f32({B * H, L, E}), moved).getResult();
     };
-    Value q = projection("query", "query_dense", D, H * Dk, {D, H, Dk}, {H, Dk}, rows);
+    Value queryRows = rowsOf(query, qs);
+    Value valueRows = value.v == query.v ? queryRows : rowsOf(value, vs);
+    Value keyRows = key.v == query.v ? queryRows : key.v == value.v ? valueRows : rowsOf(key, ks);
+    Value q = projection("query", "query_dense", queryRows, B * T, D, H * Dk, {D, H, Dk}, {H, Dk});
     q = b.create<ScaleOp>(loc, q.getType(), q,
                           b.getF32FloatAttr(float(1.0 / std::sqrt(double(Dk)))),
                           b.getF32FloatAttr(0.f));
-    Value k = projection("key", "key_dense", D, H * Dk, {D, H, Dk}, {H, Dk}, rows);
-    Value v = projection("value", "value_dense", D, H * Dv, {D, H, Dv}, {H, Dv}, rows);
-    Value scores = b.create<BatchMatmulOp>(loc, f32({B * H, S, S}), heads(q, Dk), heads(k, Dk),
-                                           UnitAttr(), b.getUnitAttr());
+    Value k =
+        projection("key", "key_dense", keyRows, B * S, ks[2], H * Dk, {ks[2], H, Dk}, {H, Dk});
+    Value v = projection("value", "value_dense", valueRows, B * S, vs[2], H * Dv, {vs[2], H, Dv},
+                         {H, Dv});
+    Value scores = b.create<BatchMatmulOp>(loc, f32({B * H, T, S}), heads(q, T, Dk),
+                                           heads(k, S, Dk), UnitAttr(), b.getUnitAttr());
     Value probs = b.create<SoftmaxOp>(loc, scores.getType(), scores, b.getI64IntegerAttr(2));
     if (rate > 0)
       probs = b.create<DropoutOp>(loc, probs.getType(), probs, stepInput(),
                                   b.getF32FloatAttr(float(rate)), b.getI64IntegerAttr(dropoutOps++),
                                   b.getI64IntegerAttr(0));
-    Value context = b.create<BatchMatmulOp>(loc, f32({B * H, S, Dv}), probs, heads(v, Dv),
+    Value context = b.create<BatchMatmulOp>(loc, f32({B * H, T, Dv}), probs, heads(v, S, Dv),
                                             UnitAttr(), UnitAttr());
-    // [B*H, S, Dv] -> [B*S, H*Dv]: (batch, head, step, e) back to (batch, step, head, e).
+    // [B*H, T, Dv] -> [B*T, H*Dv]: (batch, head, step, e) back to (batch, step, head, e).
     Value merged =
-        transposed(b.create<ReshapeOp>(loc, f32({B, H, S, Dv}), context), {0, 2, 1, 3}, loc);
-    Value mergedRows = b.create<ReshapeOp>(loc, f32({B * S, H * Dv}), merged);
-    Value outRows =
-        projection("attention_output", "output_dense", H * Dv, D, {H, Dv, D}, {D}, mergedRows);
+        transposed(b.create<ReshapeOp>(loc, f32({B, H, T, Dv}), context), {0, 2, 1, 3}, loc);
+    Value mergedRows = b.create<ReshapeOp>(loc, f32({B * T, H * Dv}), merged);
+    Value outRows = projection("attention_output", "output_dense", mergedRows, B * T, H * Dv, D,
+                               {H, Dv, D}, {D});
     Tensor out;
-    out.v = b.create<ReshapeOp>(loc, f32({B, S, D}), outRows);
+    out.v = b.create<ReshapeOp>(loc, f32({B, T, D}), outRows);
     return out;
   }
 

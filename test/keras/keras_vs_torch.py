@@ -705,15 +705,16 @@ CASES.update({
 STATS = ("moving_mean", "moving_variance")
 
 
-def self_attention(x, P, name, dk, rate, op_id, step):
-    """Keras MultiHeadAttention(x, x): EinsumDense projections with kernels (D, heads, e) and
+def self_attention(x, P, name, dk, rate, op_id, step, value=None):
+    """Keras MultiHeadAttention(x, value or x): EinsumDense projections with kernels (D, heads, e) and
     biases (heads, e), the query scaled by 1/sqrt(key_dim), softmax over the keys, dropout of
     the probabilities (graphc's mask over their (batch, head, query, key) order), the output
     EinsumDense with kernel (heads, value_dim, D)."""
-    def proj(part):
-        return torch.einsum("bsd,dhe->bshe", x, P[name + "/" + part + "/kernel"]) + P[name + "/" + part + "/bias"]
-    q = proj("query") * (1.0 / np.sqrt(dk))
-    k, v = proj("key"), proj("value")
+    def proj(part, t):
+        return torch.einsum("bsd,dhe->bshe", t, P[name + "/" + part + "/kernel"]) + P[name + "/" + part + "/bias"]
+    value = x if value is None else value
+    q = proj("query", x) * (1.0 / np.sqrt(dk))
+    k, v = proj("key", value), proj("value", value)
     p = torch.softmax(torch.einsum("bshe,bthe->bhst", q, k), dim=-1)
     if rate > 0:
         p = dropout(p.contiguous(), rate, op_id, step)
@@ -722,35 +723,46 @@ def self_attention(x, P, name, dk, rate, op_id, step):
             + P[name + "/attention_output/bias"])
 
 
+def mha_cross_forward(x, P, S, step):
+    memory = torch.tanh(x[:, 1:-1, :] @ P["memory/kernel"] + P["memory/bias"])  # Cropping1D, Dense
+    h = x + self_attention(x, P, "multi_head_attention", 3, 0.1, 0, step, value=memory)
+    h = F.layer_norm(h, (8,), P["layer_normalization/gamma"], P["layer_normalization/beta"], eps=1e-3)
+    return h.mean(dim=1) @ P["dense/kernel"] + P["dense/bias"]
+
+
 def mha_forward(x, P, S, step):
     h = x + self_attention(x, P, "multi_head_attention", 3, 0.1, 0, step)
     h = F.layer_norm(h, (8,), P["layer_normalization/gamma"], P["layer_normalization/beta"], eps=1e-3)
     return h.mean(dim=1) @ P["dense/kernel"] + P["dense/bias"]
 
 
-def mha_case(layout):
+def mha_case(layout, cross=False):
     """k3_mha / tf2_mha (make_fixtures.py G): Keras 3 keeps each projection's variables under
     the attention layer's query_dense/key_dense/value_dense/output_dense; tf.keras 2 names them
     multi_head_attention/query/kernel:0 ... in the layer's group. graphc saves each kernel as
     the [in, out] matrix of its dense on the rows and each bias flattened."""
     k3 = layout == "keras3"
-    parts = [("query", "query_dense", (8, 2, 3), (2, 3)), ("key", "key_dense", (8, 2, 3), (2, 3)),
-             ("value", "value_dense", (8, 2, 4), (2, 4)),
+    memory = 6 if cross else 8  # the key/value features
+    parts = [("query", "query_dense", (8, 2, 3), (2, 3)),
+             ("key", "key_dense", (memory, 2, 3), (2, 3)),
+             ("value", "value_dense", (memory, 2, 4), (2, 4)),
              ("attention_output", "output_dense", (2, 4, 8), (8,))]
     weights = [("layers/multi_head_attention/" + sub if k3 else None,
                 None if k3 else "multi_head_attention", "multi_head_attention/" + part,
                 [("kernel", kernel), ("bias", bias)]) for part, sub, kernel, bias in parts]
     weights += [("layers/layer_normalization" if k3 else None, None if k3 else "layer_normalization",
                  "layer_normalization", [("gamma", (8,)), ("beta", (8,))]),
-                ("layers/dense" if k3 else None, None if k3 else "dense", "dense",
-                 [("kernel", (8, 3)), ("bias", (3,))])]
+                ("layers/dense_1" if cross else "layers/dense" if k3 else None,
+                 None if k3 else "dense", "dense", [("kernel", (8, 3)), ("bias", (3,))])]
+    if cross:  # the memory Dense comes first in the model: Keras 3 calls it layers/dense
+        weights.append(("layers/dense", None, "memory", [("kernel", (8, 6)), ("bias", (6,))]))
     graphc = {}
     for part, _, kernel, bias in parts:
         rows = kernel[0] * kernel[1] if part == "attention_output" else kernel[0]
         graphc["multi_head_attention/%s/kernel" % part] = (lambda r: lambda a: a.reshape(r, -1))(rows)
         graphc["multi_head_attention/%s/bias" % part] = lambda a: a.reshape(-1)
-    case = dict(layout=layout, input=(5, 8), classes=3, loss="sparse", forward=mha_forward,
-                weights=weights, graphc=graphc)
+    case = dict(layout=layout, input=(5, 8), classes=3, loss="sparse",
+                forward=mha_cross_forward if cross else mha_forward, weights=weights, graphc=graphc)
     # SGD, not the fixture's Adam: the key bias's true gradient is zero (a shift of every key
     # adds a constant to each row of scores, which softmax ignores), so both runs hold only
     # rounding noise there, which Adam would turn into lr-sized steps of either sign.
@@ -758,7 +770,7 @@ def mha_case(layout):
     if k3:
         case.update(opt=("sgd", 0.05, 0.0), flags=sgd,
                     empty=["layers/input_layer", "layers/multi_head_attention", "layers/add",
-                           "layers/global_average_pooling1d"])
+                           "layers/global_average_pooling1d"] + (["layers/cropping1d"] if cross else []))
     else:
         case.update(opt=("sgd", 0.05, 0.0), flags=["--loss=sparse_categorical_crossentropy"] + sgd,
                     layer_names=["input_1", "multi_head_attention", "add", "layer_normalization",
@@ -766,7 +778,8 @@ def mha_case(layout):
     return case
 
 
-CASES.update({"k3_mha": mha_case("keras3"), "tf2_mha": mha_case("legacy")})
+CASES.update({"k3_mha": mha_case("keras3"), "tf2_mha": mha_case("legacy"),
+              "k3_mha_cross": mha_case("keras3", cross=True)})
 
 
 def initial_weights(case, rng):

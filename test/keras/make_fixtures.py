@@ -805,11 +805,31 @@ def main():
         else:
             L.append(s.wire(s.activation("activation", "softmax", [N, 3]), [[("dense", 0, 0, [N, 3])]]))
             write(case, s.functional("model", L, [(x, 0, 0)], [("activation", 0, 0)]))
-    # MultiHeadAttention calls graphc refuses: cross-attention (query and value differ), an
-    # attention mask, a causal mask.
+    # Cross-attention (Keras 3): the query is the input (5 steps, 8 features), the value a
+    # Dense(6) of its middle 3 steps (Cropping1D), called as mha(x, value=v) -> Add with x ->
+    # LayerNormalization -> GlobalAveragePooling1D -> Dense(3).
     s = k3
-    for case, kwargs, value in (("err_mha_cross", {}, "proj"),
-                                ("err_mha_mask", {"attention_mask": "mask"}, "input_layer"),
+    L = [s.input_layer("input_layer", [N, 5, 8])]
+    L[0]["name"] = "input_layer"
+    L[0]["inbound_nodes"] = []
+    L.append(s.wire(s.cropping("cropping1d", (1, 1), [N, 5, 8]), [[("input_layer", 0, 0, [N, 5, 8])]]))
+    L.append(s.wire(s.dense("memory", 6, "tanh", shape=[N, 3, 8]), [[("cropping1d", 0, 0, [N, 3, 8])]]))
+    m = s.mha("multi_head_attention", 2, 3, value_dim=4, dropout=0.1, shape=[N, 5, 8])
+    m["build_config"]["shapes_dict"]["value_shape"] = [N, 3, 6]
+    m["name"] = "multi_head_attention"
+    m["inbound_nodes"] = [{"args": [s.tensor("input_layer", 0, 0, [N, 5, 8])],
+                           "kwargs": {"value": s.tensor("memory", 0, 0, [N, 3, 6])}}]
+    L.append(m)
+    L.append(s.wire(s.merge("Add", "add"), [[("input_layer", 0, 0, [N, 5, 8]), ("multi_head_attention", 0, 0, [N, 5, 8])]]))
+    L.append(s.wire(s.layer_norm("layer_normalization", shape=[N, 5, 8]), [[("add", 0, 0, [N, 5, 8])]]))
+    L.append(s.wire(s.global_pool("GlobalAveragePooling1D", "global_average_pooling1d", [N, 5, 8]),
+                    [[("layer_normalization", 0, 0, [N, 5, 8])]]))
+    L.append(s.wire(s.dense("dense", 3, shape=[N, 8]), [[("global_average_pooling1d", 0, 0, [N, 8])]]))
+    write("k3_mha_cross", s.functional("functional", L, [("input_layer", 0, 0)], [("dense", 0, 0)],
+                                       k3_adam(0.01, SPARSE_FROM_LOGITS)))
+
+    # MultiHeadAttention calls graphc refuses: an attention mask, a causal mask.
+    for case, kwargs, value in (("err_mha_mask", {"attention_mask": "mask"}, "input_layer"),
                                 ("err_mha_causal", {"use_causal_mask": True}, "input_layer")):
         L = [s.input_layer("input_layer", [N, 5, 8])]
         L[0]["name"] = "input_layer"
