@@ -48,7 +48,8 @@ std::optional<AttentionChain> matchChain(BatchMatmulOp product) {
     probabilities = drop.getInput();
   }
   auto softmax = probabilities.getDefiningOp<SoftmaxOp>();
-  if (!softmax || !softmax.getResult().hasOneUse() ||
+  // (A causal softmax stays unfused: graph.attention has no mask.)
+  if (!softmax || !softmax.getResult().hasOneUse() || softmax.getCausal() ||
       softmax.getAxis() != uint64_t(cast<RankedTensorType>(softmax.getType()).getRank() - 1))
     return std::nullopt;
   Value scores = softmax.getInput();

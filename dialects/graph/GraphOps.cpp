@@ -653,6 +653,9 @@ LogicalResult SoftmaxOp::verify() {
   int64_t axis = static_cast<int64_t>(getAxis()); // I64Attr's getter is unsigned
   if (axis < 0 || axis >= rank)
     return emitOpError() << "axis " << axis << " is out of range for " << getInput().getType();
+  if (getCausal() && (rank < 2 || axis != rank - 1))
+    return emitOpError() << "causal needs [..., queries, keys] scores and the last axis, got "
+                         << getInput().getType() << " and axis " << axis;
   return success();
 }
 

@@ -704,7 +704,16 @@ def Graph_ClipBackwardOp : Graph_Op<"clip_backward", [Pure, SameFloatElementType
 
 def Graph_SoftmaxOp : Graph_Op<"softmax", [Pure, SameOperandsAndResultType]> {
   let summary = "softmax along `axis`, max-subtracted";
-  let arguments = (ins GraphF32Tensor:$input, I64Attr:$axis);
+  let description = [{
+    With `causal` (attention scores [..., queries, keys], `axis` the last), row i's keys
+    j > i are masked: their probability is 0 and the others' softmax is over keys 0..i
+    (Keras's `use_causal_mask`, a decoder's self-attention).
+
+    ```mlir
+    %p = graph.softmax %s {axis = 2 : i64, causal} : tensor<8x5x5xf32>
+    ```
+  }];
+  let arguments = (ins GraphF32Tensor:$input, I64Attr:$axis, UnitAttr:$causal);
   let results = (outs GraphF32Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input)";
   let hasVerifier = 1;

@@ -65,7 +65,7 @@ constexpr const char *kSupported =
     "UpSampling1D, UpSampling2D (nearest), "
     "Add, Subtract, Multiply, Average, Concatenate, Conv1D, MaxPooling1D, AveragePooling1D, "
     "GlobalAveragePooling1D, GlobalMaxPooling1D, Conv2DTranspose, SeparableConv2D, Permute, "
-    "LayerNormalization (last axis), MultiHeadAttention (no masks), Embedding, LSTM, "
+    "LayerNormalization (last axis), MultiHeadAttention (causal mask or none), Embedding, LSTM, "
     "GRU, SimpleRNN, Bidirectional, "
     "TimeDistributed (Dense, Dropout, activations), and nested "
     "Sequential/Functional models";
@@ -712,7 +712,7 @@ private:
       int64_t axis = int64_t(shapeOf(t.v).size()) - 1;
       if (t.image)
         axis = 1; // Keras's last axis is the channels
-      out.v = b.create<SoftmaxOp>(loc, t.v.getType(), t.v, b.getI64IntegerAttr(axis));
+      out.v = b.create<SoftmaxOp>(loc, t.v.getType(), t.v, b.getI64IntegerAttr(axis), UnitAttr());
       out.nonNegative = true;
       return out;
     }
@@ -2015,7 +2015,10 @@ private:
                          {H, Dv});
     Value scores = b.create<BatchMatmulOp>(loc, f32({B * H, T, S}), heads(q, T, Dk),
                                            heads(k, S, Dk), UnitAttr(), b.getUnitAttr());
-    Value probs = b.create<SoftmaxOp>(loc, scores.getType(), scores, b.getI64IntegerAttr(2));
+    // use_causal_mask: query i sees keys 0..i (Keras's mask, whatever the two lengths).
+    const bool causal = causalAttention.count(l.scope + l.name) != 0;
+    Value probs = b.create<SoftmaxOp>(loc, scores.getType(), scores, b.getI64IntegerAttr(2),
+                                      causal ? b.getUnitAttr() : UnitAttr());
     if (rate > 0)
       probs = b.create<DropoutOp>(loc, probs.getType(), probs, stepInput(),
                                   b.getF32FloatAttr(float(rate)), b.getI64IntegerAttr(dropoutOps++),
@@ -2450,9 +2453,19 @@ private:
       for (const char *key : {"query", "value", "key"})
         if (const json::Value *v = kwargs.get(key); v && !v->getAsNull())
           read(*v);
-      for (const char *flag : {"use_causal_mask", "return_attention_scores"})
-        if (const json::Value *v = kwargs.get(flag); v && v->getAsBoolean().value_or(false))
-          failLayer(l, std::string("is called with ") + flag + " = true, which is not supported");
+      if (const json::Value *v = kwargs.get("return_attention_scores");
+          v && v->getAsBoolean().value_or(false))
+        failLayer(l, "is called with return_attention_scores = true, which is not supported (one "
+                     "output per layer)");
+      if (const json::Value *v = kwargs.get("use_causal_mask"); v && v->getAsBoolean()) {
+        const std::string key = l.scope + l.name;
+        const bool causal = *v->getAsBoolean();
+        if (causalAttention.count(key) != causal && causalCallSeen.count(key))
+          failLayer(l, "is called both with and without use_causal_mask, which is not supported");
+        causalCallSeen.insert(key);
+        if (causal)
+          causalAttention.insert(key);
+      }
       for (const auto &kv : kwargs) {
         llvm::StringRef key = kv.first;
         if (key == "query" || key == "value" || key == "key")
@@ -2819,8 +2832,9 @@ private:
       if (*defaults.loss == "binary_crossentropy")
         result = b.create<SigmoidOp>(loc, result.getType(), result);
       else
-        result = b.create<SoftmaxOp>(loc, result.getType(), result,
-                                     b.getI64IntegerAttr(out.image ? 1 : shapeOf(result).size() - 1));
+        result = b.create<SoftmaxOp>(
+            loc, result.getType(), result,
+            b.getI64IntegerAttr(out.image ? 1 : shapeOf(result).size() - 1), UnitAttr());
     }
     b.create<func::ReturnOp>(b.getUnknownLoc(), result);
     func.setType(b.getFunctionType(func.getArgumentTypes(), {result.getType()}));
@@ -2856,6 +2870,9 @@ private:
   func::FuncOp func;
   Value stepArg;
   int64_t dropoutOps = 0;
+  // MultiHeadAttention layers (scope + name) called with use_causal_mask = true, and those
+  // whose calls said either way (a layer called both ways is refused).
+  std::set<std::string> causalAttention, causalCallSeen;
   bool lossFromLogits = false;
   std::map<std::string, Value> params;
   std::set<std::string> usedNames, bnUsed;

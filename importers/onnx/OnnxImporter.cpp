@@ -2322,7 +2322,7 @@ private:
       if (axis < 0 || axis >= rank || (opset < 13 && axis != rank - 1))
         refuseAttr(node, "axis", "= " + std::to_string(axis) + " is not supported for rank " +
                                      std::to_string(rank));
-      define(node, b.create<SoftmaxOp>(loc, x.getType(), x, b.getI64IntegerAttr(axis)));
+      define(node, b.create<SoftmaxOp>(loc, x.getType(), x, b.getI64IntegerAttr(axis), UnitAttr()));
       return;
     }
     fail(nodeLabel(node) + " is not supported (--verbose lists the supported ops)");

@@ -1257,6 +1257,30 @@ void softmax(const float *x, float *y, int64_t outer, int64_t dim, int64_t inner
   });
 }
 
+void softmaxCausal(const float *x, float *y, int64_t rows, int64_t queries, int64_t keys) {
+  parallelFor(rows, grainFor(keys), [&](int64_t rBegin, int64_t rEnd) {
+    for (int64_t r = rBegin; r < rEnd; ++r) {
+      const float *xs = x + r * keys;
+      float *ys = y + r * keys;
+      const int64_t seen = std::min(r % queries + 1, keys);
+      float mx = -std::numeric_limits<float>::infinity();
+      for (int64_t d = 0; d < seen; ++d)
+        mx = std::max(mx, xs[d]);
+      double sum = 0.0;
+      for (int64_t d = 0; d < seen; ++d) {
+        const float e = std::exp(xs[d] - mx);
+        ys[d] = e;
+        sum += e;
+      }
+      const float inv = static_cast<float>(1.0 / sum);
+      for (int64_t d = 0; d < seen; ++d)
+        ys[d] *= inv;
+      for (int64_t d = seen; d < keys; ++d)
+        ys[d] = 0.0f;
+    }
+  });
+}
+
 void softmaxBackward(const float *dy, const float *y, float *dx, int64_t outer, int64_t dim,
                      int64_t inner) {
   parallelFor(outer, grainFor(dim * inner), [&](int64_t oBegin, int64_t oEnd) {

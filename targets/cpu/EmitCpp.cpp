@@ -586,6 +586,14 @@ private:
           return binary(s, "tanhBackward", u.getGrad(), u.getOutput(), u.getResult());
         })
         .Case([&](SoftmaxOp u) {
+          if (u.getCausal()) {
+            auto d = cast<RankedTensorType>(u.getInput().getType()).getShape();
+            const int64_t keys = d.back(), queries = d[d.size() - 2];
+            s << "  softmaxCausal(" << ptr(u.getInput()) << ", " << ptr(u.getResult()) << ", "
+              << cast<RankedTensorType>(u.getInput().getType()).getNumElements() / keys << ", "
+              << queries << ", " << keys << ");\n";
+            return success();
+          }
           s << "  softmax(" << ptr(u.getInput()) << ", " << ptr(u.getResult()) << ", "
             << around(u.getInput(), u.getAxis()) << ");\n";
           return success();

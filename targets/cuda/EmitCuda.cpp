@@ -582,7 +582,7 @@ private:
           return success();
         })
         .Case([&](SoftmaxOp u) {
-          return softmax(op, u.getInput(), Value(), u.getResult(), u.getAxis());
+          return softmax(op, u.getInput(), Value(), u.getResult(), u.getAxis(), u.getCausal());
         })
         .Case([&](SoftmaxBackwardOp u) {
           return softmax(op, u.getGrad(), u.getOutput(), u.getResult(), u.getAxis());
@@ -2096,7 +2096,11 @@ private:
 
   /// Softmax (y unset) or its backward over the middle axis of [outer, dim, inner]: one thread per
   /// (outer, inner) row.
-  LogicalResult softmax(Operation *op, Value x, Value y, Value out, int64_t axis) {
+  /// Softmax (or, with `y`, its backward) along `axis`; `causal` (the forward over the last
+  /// axis of [..., queries, keys] scores) gives row r only its keys 0..r % queries and zeros
+  /// the others, as the CPU's softmaxCausal.
+  LogicalResult softmax(Operation *op, Value x, Value y, Value out, int64_t axis,
+                        bool causal = false) {
     auto d = tensorDims(x);
     int64_t outer = 1, inner = 1;
     for (int64_t i = 0; i < axis; ++i)
@@ -2110,8 +2114,14 @@ private:
       // Over the last axis and at least a warp wide: a warp per row (warpRowKernel), its lanes'
       // maxima and double sums meeting in shared memory; the same terms as the CPU kernel,
       // added in lane order (equal to its sequential sums to double rounding).
-      const std::string rowDecls = "        const int64_t base = r * " + S(dim) + ";\n";
-      const std::string loop = "        for (int64_t j = lane; j < " + S(dim) + "; j += 32)";
+      // (causal: `seen`, the row's unmasked keys, bounds the passes; the rest is zeroed.)
+      const std::string seen = causal ? "        const int64_t seen = r % " + S(d[d.size() - 2]) +
+                                            " + 1 < " + S(dim) + " ? r % " + S(d[d.size() - 2]) +
+                                            " + 1 : " + S(dim) + ";\n"
+                                      : std::string();
+      const std::string rowDecls = "        const int64_t base = r * " + S(dim) + ";\n" + seen;
+      const std::string loop = "        for (int64_t j = lane; j < " +
+                               (causal ? std::string("seen") : S(dim)) + "; j += 32)";
       const std::string comment = "// " + label(op) + ": " + S(dim) + " per row, a warp per row\n";
       if (!y) {
         const std::string xs = ptr(x) + "[base + j]", ys = ptr(out) + "[base + j]";
@@ -2128,7 +2138,10 @@ private:
                  " = e;\n          sum += e;\n        }\n        sumParts[t] = sum;\n",
              "        const float inv = static_cast<float>(1.0 / ::graphc::rt::laneSum(sumParts + "
              "t - lane));\n" +
-                 loop + "\n          " + ys + " *= inv;\n"});
+                 loop + "\n          " + ys + " *= inv;\n" +
+                 (causal ? "        for (int64_t j = seen + lane; j < " + S(dim) +
+                               "; j += 32)\n          " + ys + " = 0.0f;\n"
+                         : std::string())});
       } else {
         const std::string dy = ptr(x) + "[base + j]", ys = ptr(y) + "[base + j]",
                           dx = ptr(out) + "[base + j]";
@@ -2148,7 +2161,20 @@ private:
                        gridLoop("r", S(outer * inner)) + "    const int64_t base = (r / " +
                        S(inner) + ") * " + S(dim * inner) + " + r % " + S(inner) + ";\n";
     std::string bodyText;
-    if (!y) {
+    if (!y && causal) { // (inner is 1: the last axis)
+      const std::string Q = S(d[d.size() - 2]);
+      bodyText =
+          "    const float *xs = " + ptr(x) + " + base;\n    float *ys = " + ptr(out) +
+          " + base;\n    const int64_t seen = r % " + Q + " + 1 < " + S(dim) + " ? r % " + Q +
+          " + 1 : " + S(dim) +
+          ";\n    float mx = -INFINITY;\n    for (int64_t d = 0; d < seen; ++d)\n"
+          "      mx = mx < xs[d] ? xs[d] : mx;\n    double sum = 0.0;\n"
+          "    for (int64_t d = 0; d < seen; ++d) {\n      const float e = expf(xs[d] - mx);\n"
+          "      ys[d] = e;\n      sum += e;\n    }\n    const float inv = "
+          "static_cast<float>(1.0 / sum);\n    for (int64_t d = 0; d < seen; ++d)\n"
+          "      ys[d] *= inv;\n    for (int64_t d = seen; d < " +
+          S(dim) + "; ++d)\n      ys[d] = 0.0f;\n";
+    } else if (!y) {
       bodyText = "    const float *xs = " + ptr(x) + " + base;\n    float *ys = " + ptr(out) +
                  " + base;\n    float mx = -INFINITY;\n    for (int64_t d = 0; d < " + S(dim) +
                  "; ++d)\n      mx = mx < xs[d * " + S(inner) + "] ? xs[d * " + S(inner) +

@@ -310,6 +310,15 @@ func.func @softmax_axis(%x: tensor<4x3xf32>) -> tensor<4x3xf32> {
 
 // -----
 
+// A causal softmax masks the keys (last axis) of [..., queries, keys] scores.
+func.func @softmax_causal_axis(%x: tensor<2x4x3xf32>) -> tensor<2x4x3xf32> {
+  // expected-error @+1 {{'graph.softmax' op causal needs [..., queries, keys] scores and the last axis, got 'tensor<2x4x3xf32>' and axis 1}}
+  %y = graph.softmax %x {axis = 1, causal} : tensor<2x4x3xf32>
+  return %y : tensor<2x4x3xf32>
+}
+
+// -----
+
 // softmax_backward: the same axis check as softmax.
 func.func @softmax_backward_axis(%g: tensor<4x3xf32>, %y: tensor<4x3xf32>) -> tensor<4x3xf32> {
   // expected-error @+1 {{'graph.softmax_backward' op axis 5 is out of range for 'tensor<4x3xf32>'}}

@@ -705,7 +705,7 @@ CASES.update({
 STATS = ("moving_mean", "moving_variance")
 
 
-def self_attention(x, P, name, dk, rate, op_id, step, value=None):
+def self_attention(x, P, name, dk, rate, op_id, step, value=None, causal=False):
     """Keras MultiHeadAttention(x, value or x): EinsumDense projections with kernels (D, heads, e) and
     biases (heads, e), the query scaled by 1/sqrt(key_dim), softmax over the keys, dropout of
     the probabilities (graphc's mask over their (batch, head, query, key) order), the output
@@ -715,7 +715,11 @@ def self_attention(x, P, name, dk, rate, op_id, step, value=None):
     value = x if value is None else value
     q = proj("query", x) * (1.0 / np.sqrt(dk))
     k, v = proj("key", value), proj("value", value)
-    p = torch.softmax(torch.einsum("bshe,bthe->bhst", q, k), dim=-1)
+    scores = torch.einsum("bshe,bthe->bhst", q, k)
+    if causal:  # Keras's use_causal_mask: query i sees keys 0..i
+        t, u = scores.shape[-2:]
+        scores = scores.masked_fill(torch.arange(u)[None, :] > torch.arange(t)[:, None], float("-inf"))
+    p = torch.softmax(scores, dim=-1)
     if rate > 0:
         p = dropout(p.contiguous(), rate, op_id, step)
     context = torch.einsum("bhst,bthv->bshv", p, v)
@@ -730,13 +734,19 @@ def mha_cross_forward(x, P, S, step):
     return h.mean(dim=1) @ P["dense/kernel"] + P["dense/bias"]
 
 
+def mha_causal_forward(x, P, S, step):
+    h = x + self_attention(x, P, "multi_head_attention", 3, 0.1, 0, step, causal=True)
+    h = F.layer_norm(h, (8,), P["layer_normalization/gamma"], P["layer_normalization/beta"], eps=1e-3)
+    return h.mean(dim=1) @ P["dense/kernel"] + P["dense/bias"]
+
+
 def mha_forward(x, P, S, step):
     h = x + self_attention(x, P, "multi_head_attention", 3, 0.1, 0, step)
     h = F.layer_norm(h, (8,), P["layer_normalization/gamma"], P["layer_normalization/beta"], eps=1e-3)
     return h.mean(dim=1) @ P["dense/kernel"] + P["dense/bias"]
 
 
-def mha_case(layout, cross=False):
+def mha_case(layout, cross=False, causal=False):
     """k3_mha / tf2_mha (make_fixtures.py G): Keras 3 keeps each projection's variables under
     the attention layer's query_dense/key_dense/value_dense/output_dense; tf.keras 2 names them
     multi_head_attention/query/kernel:0 ... in the layer's group. graphc saves each kernel as
@@ -762,7 +772,8 @@ def mha_case(layout, cross=False):
         graphc["multi_head_attention/%s/kernel" % part] = (lambda r: lambda a: a.reshape(r, -1))(rows)
         graphc["multi_head_attention/%s/bias" % part] = lambda a: a.reshape(-1)
     case = dict(layout=layout, input=(5, 8), classes=3, loss="sparse",
-                forward=mha_cross_forward if cross else mha_forward, weights=weights, graphc=graphc)
+                forward=mha_cross_forward if cross else mha_causal_forward if causal else mha_forward,
+                weights=weights, graphc=graphc)
     # SGD, not the fixture's Adam: the key bias's true gradient is zero (a shift of every key
     # adds a constant to each row of scores, which softmax ignores), so both runs hold only
     # rounding noise there, which Adam would turn into lr-sized steps of either sign.
@@ -779,7 +790,8 @@ def mha_case(layout, cross=False):
 
 
 CASES.update({"k3_mha": mha_case("keras3"), "tf2_mha": mha_case("legacy"),
-              "k3_mha_cross": mha_case("keras3", cross=True)})
+              "k3_mha_cross": mha_case("keras3", cross=True),
+              "k3_mha_causal": mha_case("keras3", causal=True)})
 
 
 def initial_weights(case, rng):

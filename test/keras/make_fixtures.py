@@ -781,7 +781,8 @@ def main():
     # GlobalAveragePooling1D -> Dense(3) (-> softmax Activation in tf.keras 2, which has no
     # compile_config here). Keras 3 writes the call's two positional tensors;
     # tf.keras 2 writes the value as a keyword tensor of the query's entry.
-    for s, case in ((k3, "k3_mha"), (k2, "tf2_mha")):
+    # (k3_mha_causal: the same Keras 3 model with use_causal_mask = true, a decoder's mask.)
+    for s, case in ((k3, "k3_mha"), (k2, "tf2_mha"), (k3, "k3_mha_causal")):
         x = "input_layer" if s.k3 else "input_1"
         L = [s.input_layer(x, [N, 5, 8])]
         L[0]["name"] = x
@@ -790,7 +791,7 @@ def main():
         m["name"] = "multi_head_attention"
         if s.k3:
             m["inbound_nodes"] = [{"args": [s.tensor(x, 0, 0, [N, 5, 8]), s.tensor(x, 0, 0, [N, 5, 8])],
-                                   "kwargs": {}}]
+                                   "kwargs": {"use_causal_mask": True} if "causal" in case else {}}]
         else:
             m["inbound_nodes"] = [[[x, 0, 0, {"value": [x, 0, 0]}]]]
         L.append(m)
@@ -828,9 +829,10 @@ def main():
     write("k3_mha_cross", s.functional("functional", L, [("input_layer", 0, 0)], [("dense", 0, 0)],
                                        k3_adam(0.01, SPARSE_FROM_LOGITS)))
 
-    # MultiHeadAttention calls graphc refuses: an attention mask, a causal mask.
+    # MultiHeadAttention calls graphc refuses: an attention mask, the attention scores as a
+    # second output.
     for case, kwargs, value in (("err_mha_mask", {"attention_mask": "mask"}, "input_layer"),
-                                ("err_mha_causal", {"use_causal_mask": True}, "input_layer")):
+                                ("err_mha_scores", {"return_attention_scores": True}, "input_layer")):
         L = [s.input_layer("input_layer", [N, 5, 8])]
         L[0]["name"] = "input_layer"
         L[0]["inbound_nodes"] = []

@@ -250,6 +250,10 @@ void clipBackward(const float *dy, const float *y, float *dx, int64_t n, float l
 
 /// Softmax over the middle axis of x viewed as [outer, dim, inner], max-subtracted.
 void softmax(const float *x, float *y, int64_t outer, int64_t dim, int64_t inner);
+/// The causal softmax of `rows` rows of `keys` scores, row r being query r % queries: its keys
+/// j > r % queries get probability 0, the others the softmax of keys 0..r % queries, in
+/// softmax's order and precision (graph.softmax {causal}).
+void softmaxCausal(const float *x, float *y, int64_t rows, int64_t queries, int64_t keys);
 /// dx = y * (dy - sum_axis(dy * y)).
 void softmaxBackward(const float *dy, const float *y, float *dx, int64_t outer, int64_t dim,
                      int64_t inner);
