@@ -110,6 +110,11 @@ CORRECTNESS = [
      ["--classes", "6", "--optimizer", "sgd", "--lr", "0.1", "--steps", "8"]),
     ("transformer_wide-adam", "e2e:transformer_wide", ["--optimizer", "adam", "--lr", "0.001",
                                                        "--steps", "8"]),
+    # Session 33's ONNX imports on the GPU: Pads as fills concatenated on H and W (cuDNN's
+    # convolutions on them), and a causal softmax (both CUDA softmax kernels).
+    ("pad_cnn-adam", "e2e:pad_cnn", ["--optimizer", "adam", "--lr", "0.01", "--steps", "8"]),
+    ("causal-softmax-sgd", "test/cuda/Inputs/causal-softmax.mlir",
+     ["--classes", "4", "--optimizer", "sgd", "--lr", "0.5", "--steps", "8"]),
 ]
 # The cases also trained by PyTorch on the GPU (test/e2e/models.py's name): the models of #2 and
 # three of #6, from the same initial weights on the same batches, TF32 off; issue #3 asks for
