@@ -710,6 +710,46 @@ private:
     constants[node.output(0)] = intTensor(left ? l.dims : r.dims, out);
   }
 
+  /// The dimensions Reshape node `node` gives an input of dimensions `xs`: its int64 shape
+  /// constant with 0 copying the input's dimension and one -1 inferred; a shape that does not
+  /// hold the input's elements fails naming the node.
+  std::vector<int64_t> reshapedDims(const onnx::NodeProto &node, const std::vector<int64_t> &xs) {
+    const HostTensor &shape = constantOf(node, 1);
+    if (shape.dataType != onnx::TensorProto::INT64)
+      fail(nodeLabel(node) + ": the shape must be int64");
+    if (intAttr(node, "allowzero", 0) != 0)
+      refuseAttr(node, "allowzero", "= 1 is not supported");
+    int64_t total = std::accumulate(xs.begin(), xs.end(), int64_t{1}, std::multiplies<>());
+    std::vector<int64_t> dims;
+    int64_t known = 1, inferred = -1;
+    for (size_t i = 0; i < shape.ints.size(); ++i) {
+      int64_t d = shape.ints[i];
+      if (d == 0) {
+        if (i >= xs.size())
+          fail(nodeLabel(node) + ": shape copies a dimension the input does not have");
+        d = xs[i];
+      }
+      if (d == -1) {
+        if (inferred >= 0)
+          fail(nodeLabel(node) + ": shape has more than one -1");
+        inferred = i;
+      } else if (d <= 0) {
+        fail(nodeLabel(node) + ": shape has an invalid dimension " + std::to_string(d));
+      } else if (__builtin_mul_overflow(known, d, &known)) {
+        fail(nodeLabel(node) + ": cannot reshape " + std::to_string(total) +
+             " elements to a shape of more than 2^63 elements");
+      }
+      dims.push_back(d);
+    }
+    if (inferred >= 0)
+      dims[inferred] = known ? total / known : 0;
+    int64_t count = std::accumulate(dims.begin(), dims.end(), int64_t{1}, std::multiplies<>());
+    if (count != total)
+      fail(nodeLabel(node) + ": cannot reshape " + std::to_string(total) + " elements to " +
+           std::to_string(count));
+    return dims;
+  }
+
   /// Reshape, Slice (any steps, negative ones included) or Transpose of an int64 host constant:
   /// shape arithmetic folded at import (torch's exported F.pad computes its pads with a Reshape
   /// to [-1, 2], a Slice reversing the rows and a Transpose). O(elements).
@@ -736,31 +776,7 @@ private:
       return strides;
     };
     if (op == "Reshape") {
-      const HostTensor &shape = constantOf(node, 1);
-      std::vector<int64_t> dims;
-      int64_t known = 1, inferred = -1;
-      for (size_t i = 0; i < shape.ints.size(); ++i) {
-        int64_t d = shape.ints[i];
-        if (d == 0 && i < in.dims.size())
-          d = in.dims[i];
-        if (d == -1 && inferred < 0) {
-          inferred = int64_t(i);
-          dims.push_back(1);
-          continue;
-        }
-        if (d < 0 || (d > 0 && known > int64_t(in.ints.size()) / d))
-          fail(nodeLabel(node) + ": shape " + listText(shape.ints) + " does not hold the " +
-               std::to_string(in.ints.size()) + " elements of the constant");
-        known *= d;
-        dims.push_back(d);
-      }
-      const int64_t total = int64_t(in.ints.size());
-      if (inferred >= 0 && known > 0)
-        dims[size_t(inferred)] = total / known;
-      if (std::accumulate(dims.begin(), dims.end(), int64_t{1}, std::multiplies<>()) != total)
-        fail(nodeLabel(node) + ": shape " + listText(shape.ints) + " does not hold the " +
-             std::to_string(total) + " elements of the constant");
-      constants[node.output(0)] = intTensor(dims, in.ints);
+      constants[node.output(0)] = intTensor(reshapedDims(node, in.dims), in.ints);
       return;
     }
     // Slice and Transpose: out[i] = in[first + sum_d index_d * step_d].
@@ -1728,41 +1744,7 @@ private:
     }
     if (op == "Reshape") {
       Value x = valueOf(node, 0);
-      const HostTensor &shape = constantOf(node, 1);
-      if (shape.dataType != onnx::TensorProto::INT64)
-        fail(nodeLabel(node) + ": the shape must be int64");
-      if (intAttr(node, "allowzero", 0) != 0)
-        refuseAttr(node, "allowzero", "= 1 is not supported");
-      auto xs = shapeOf(x);
-      int64_t total = std::accumulate(xs.begin(), xs.end(), int64_t{1}, std::multiplies<>());
-      std::vector<int64_t> dims;
-      int64_t known = 1, inferred = -1;
-      for (size_t i = 0; i < shape.ints.size(); ++i) {
-        int64_t d = shape.ints[i];
-        if (d == 0) {
-          if (i >= xs.size())
-            fail(nodeLabel(node) + ": shape copies a dimension the input does not have");
-          d = xs[i];
-        }
-        if (d == -1) {
-          if (inferred >= 0)
-            fail(nodeLabel(node) + ": shape has more than one -1");
-          inferred = i;
-        } else if (d <= 0) {
-          fail(nodeLabel(node) + ": shape has an invalid dimension " + std::to_string(d));
-        } else if (__builtin_mul_overflow(known, d, &known)) {
-          fail(nodeLabel(node) + ": cannot reshape " + std::to_string(total) +
-               " elements to a shape of more than 2^63 elements");
-        }
-        dims.push_back(d);
-      }
-      if (inferred >= 0)
-        dims[inferred] = known ? total / known : 0;
-      int64_t count = std::accumulate(dims.begin(), dims.end(), int64_t{1}, std::multiplies<>());
-      if (count != total)
-        fail(nodeLabel(node) + ": cannot reshape " + std::to_string(total) + " elements to " +
-             std::to_string(count));
-      define(node, b.create<ReshapeOp>(loc, f32(dims), x));
+      define(node, b.create<ReshapeOp>(loc, f32(reshapedDims(node, shapeOf(x))), x));
       return;
     }
     if (op == "BatchNormalization") {

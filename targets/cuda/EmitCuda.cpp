@@ -1240,6 +1240,17 @@ private:
     std::string k = kernelName("max_pool_backward");
     int64_t total = tensorElements(p.getInput());
     auto S = [](int64_t v) { return std::to_string(v); };
+    // The start of a kernel with one thread per output window o: its coordinates, its
+    // top-left corner (y0, x0) and `best`, its argmax in the input plane (poolArgmax, the CPU
+    // kernel's first-maximum rule; -1 for a window entirely in the padding).
+    const std::string perWindow =
+        gridLoop("o", S(tensorElements(p.getGrad()))) + "    const int64_t ox = o % " + S(gs[3]) +
+        ", oy = (o / " + S(gs[3]) + ") % " + S(gs[2]) + ", nc = o / " + S(gs[2] * gs[3]) +
+        ";\n    const int64_t y0 = oy * " + S(strides[0]) + " - " + S(padding[0]) + ", x0 = ox * " +
+        S(strides[1]) + " - " + S(padding[1]) +
+        ";\n    const int64_t best = ::graphc::rt::cuda::poolArgmax(" + ptr(p.getInput()) +
+        " + nc * " + S(xs[2] * xs[3]) + ", " + list({xs[2], xs[3]}) + ", y0, x0, " +
+        list({kernel[0], kernel[1]}) + ");\n";
     if (strides[0] >= kernel[0] && strides[1] >= kernel[1] && padding[0] < strides[0] &&
         padding[1] < strides[1]) {
       // Windows that do not overlap (2x2 stride 2): every input element lies in at most one
@@ -1249,18 +1260,11 @@ private:
       // elsewhere. The cells tile the input, so each element is written once, with what the
       // gather below would add (0 + dy, or nothing). A quarter of the gather's index
       // arithmetic for 2x2 windows, and no window scanned four times.
-      const std::string out = S(gs[2] * gs[3]);
       kernels += "// " + label(op) +
                  ": max-pool backward, one thread per window (no overlap)\n"
                  "__global__ void " +
-                 k + "(unsigned char *arena) {\n" + gridLoop("o", S(tensorElements(p.getGrad()))) +
-                 "    const int64_t ox = o % " + S(gs[3]) + ", oy = (o / " + S(gs[3]) + ") % " +
-                 S(gs[2]) + ", nc = o / " + out + ";\n    const int64_t y0 = oy * " +
-                 S(strides[0]) + " - " + S(padding[0]) + ", x0 = ox * " + S(strides[1]) + " - " +
-                 S(padding[1]) + ";\n    const int64_t best = ::graphc::rt::cuda::poolArgmax(" +
-                 ptr(p.getInput()) + " + nc * " + S(xs[2] * xs[3]) + ", " + list({xs[2], xs[3]}) +
-                 ", y0, x0, " + list({kernel[0], kernel[1]}) +
-                 ");\n    const float g = 0.0f + static_cast<float>(" + ptr(p.getGrad()) +
+                 k + "(unsigned char *arena) {\n" + perWindow +
+                 "    const float g = 0.0f + static_cast<float>(" + ptr(p.getGrad()) +
                  "[o]);\n    const int64_t ya = y0 < 0 ? 0 : y0, yb = oy == " + S(gs[2] - 1) +
                  " || y0 + " + S(strides[0]) + " > " + S(xs[2]) + " ? " + S(xs[2]) + " : y0 + " +
                  S(strides[0]) +
@@ -1287,16 +1291,10 @@ private:
                                  ")";
       std::string record = kernelName("max_pool_argmax");
       kernels += "// " + label(op) + ": max-pool backward, each window's argmax\n__global__ void " +
-                 record + "(unsigned char *arena) {\n" +
-                 gridLoop("o", S(tensorElements(p.getGrad()))) + "    const int64_t ox = o % " +
-                 S(gs[3]) + ", oy = (o / " + S(gs[3]) + ") % " + S(gs[2]) + ", nc = o / " +
-                 S(gs[2] * gs[3]) + ";\n    const int64_t y0 = oy * " + S(strides[0]) + " - " +
-                 S(padding[0]) + ", x0 = ox * " + S(strides[1]) + " - " + S(padding[1]) +
-                 ";\n    const int64_t best = ::graphc::rt::cuda::poolArgmax(" + ptr(p.getInput()) +
-                 " + nc * " + S(xs[2] * xs[3]) + ", " + list({xs[2], xs[3]}) + ", y0, x0, " +
-                 list({kernel[0], kernel[1]}) + ");\n    " + argmax + "[o] = best < 0 ? " + none +
-                 " : static_cast<" + posType + ">((best / " + S(xs[3]) + " - y0) * " +
-                 S(kernel[1]) + " + best % " + S(xs[3]) + " - x0);\n  }\n}\n\n";
+                 record + "(unsigned char *arena) {\n" + perWindow + "    " + argmax +
+                 "[o] = best < 0 ? " + none + " : static_cast<" + posType + ">((best / " +
+                 S(xs[3]) + " - y0) * " + S(kernel[1]) + " + best % " + S(xs[3]) +
+                 " - x0);\n  }\n}\n\n";
       kernels += "// " + label(op) +
                  ": max-pool backward, gathered by the recorded argmaxes\n"
                  "__global__ void " +
@@ -2161,28 +2159,26 @@ private:
                        gridLoop("r", S(outer * inner)) + "    const int64_t base = (r / " +
                        S(inner) + ") * " + S(dim * inner) + " + r % " + S(inner) + ";\n";
     std::string bodyText;
-    if (!y && causal) { // (inner is 1: the last axis)
-      const std::string Q = S(d[d.size() - 2]);
+    if (!y) {
+      // (causal: inner is 1, and `seen` bounds the passes; the rest of the row is zeroed.)
+      const std::string Q = causal ? S(d[d.size() - 2]) : std::string(),
+                        bound = causal ? std::string("seen") : S(dim);
       bodyText =
           "    const float *xs = " + ptr(x) + " + base;\n    float *ys = " + ptr(out) +
-          " + base;\n    const int64_t seen = r % " + Q + " + 1 < " + S(dim) + " ? r % " + Q +
-          " + 1 : " + S(dim) +
-          ";\n    float mx = -INFINITY;\n    for (int64_t d = 0; d < seen; ++d)\n"
-          "      mx = mx < xs[d] ? xs[d] : mx;\n    double sum = 0.0;\n"
-          "    for (int64_t d = 0; d < seen; ++d) {\n      const float e = expf(xs[d] - mx);\n"
-          "      ys[d] = e;\n      sum += e;\n    }\n    const float inv = "
-          "static_cast<float>(1.0 / sum);\n    for (int64_t d = 0; d < seen; ++d)\n"
-          "      ys[d] *= inv;\n    for (int64_t d = seen; d < " +
-          S(dim) + "; ++d)\n      ys[d] = 0.0f;\n";
-    } else if (!y) {
-      bodyText = "    const float *xs = " + ptr(x) + " + base;\n    float *ys = " + ptr(out) +
-                 " + base;\n    float mx = -INFINITY;\n    for (int64_t d = 0; d < " + S(dim) +
-                 "; ++d)\n      mx = mx < xs[d * " + S(inner) + "] ? xs[d * " + S(inner) +
-                 "] : mx;\n    double sum = 0.0;\n    for (int64_t d = 0; d < " + S(dim) +
-                 "; ++d) {\n      const float e = expf(xs[d * " + S(inner) + "] - mx);\n      ys[d * " +
-                 S(inner) + "] = e;\n      sum += e;\n    }\n    const float inv = "
-                 "static_cast<float>(1.0 / sum);\n    for (int64_t d = 0; d < " + S(dim) +
-                 "; ++d)\n      ys[d * " + S(inner) + "] *= inv;\n";
+          " + base;\n" +
+          (causal ? "    const int64_t seen = r % " + Q + " + 1 < " + S(dim) + " ? r % " + Q +
+                        " + 1 : " + S(dim) + ";\n"
+                  : std::string()) +
+          "    float mx = -INFINITY;\n    for (int64_t d = 0; d < " + bound +
+          "; ++d)\n      mx = mx < xs[d * " + S(inner) + "] ? xs[d * " + S(inner) +
+          "] : mx;\n    double sum = 0.0;\n    for (int64_t d = 0; d < " + bound +
+          "; ++d) {\n      const float e = expf(xs[d * " + S(inner) + "] - mx);\n      ys[d * " +
+          S(inner) +
+          "] = e;\n      sum += e;\n    }\n    const float inv = "
+          "static_cast<float>(1.0 / sum);\n    for (int64_t d = 0; d < " +
+          bound + "; ++d)\n      ys[d * " + S(inner) + "] *= inv;\n" +
+          (causal ? "    for (int64_t d = seen; d < " + S(dim) + "; ++d)\n      ys[d] = 0.0f;\n"
+                  : std::string());
     } else {
       bodyText = "    const float *dy = " + ptr(x) + " + base, *y = " + ptr(y) +
                  " + base;\n    float *dx = " + ptr(out) + " + base;\n    double dot = 0.0;\n"
