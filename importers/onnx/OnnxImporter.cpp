@@ -75,12 +75,14 @@ namespace {
 
 constexpr const char *kSupportedOps =
     "Add, AveragePool, BatchNormalization, Cast, Clip, Concat, Constant, ConstantOfShape (of "
-    "constant shapes), Conv, ConvTranspose, Div, Dropout, Elu, Expand (of constants), Flatten, "
+    "constant shapes), Conv, ConvTranspose, Div, Dropout, Elu, Equal (of constants), Expand, "
+    "Flatten, "
     "Gather, Gemm, GlobalAveragePool, GRU, HardSigmoid, HardSwish, Identity, "
     "LayerNormalization, LeakyRelu, LSTM, MatMul, MaxPool, Mul, Pad (constant mode), "
     "ReduceMean, Relu, Reshape, "
     "Selu, Shape, Sigmoid, Slice, Softmax, Softplus, Softsign, Split, Squeeze, Sub, Tanh, "
-    "Transpose, Unsqueeze (Pow and Sqrt within a LayerNorm, Erf within a GELU, Abs within a "
+    "Transpose, Unsqueeze, Where (of constants) (Pow and Sqrt within a LayerNorm, Erf within a "
+    "GELU, Abs within a "
     "softsign)";
 
 struct ImportError {
@@ -242,7 +244,7 @@ private:
   /// hardswish as x * hardsigmoid(x)); a [N, C, H, W] tensor times a per-channel [N, C, 1, 1]
   /// one (squeeze-and-excitation's gate), either order, as a batch_matmul of the [N*C, H*W, 1]
   /// and [N*C, 1, 1] views, whose gradients are the products and the per-channel sums of
-  /// broadcasting. Other broadcasts are refused.
+  /// broadcasting; broadcasts over leading axes (broadcastBinary). Others are refused.
   Value productOfComputed(const onnx::NodeProto &node, Location loc) {
     Value lhs = valueOf(node, 0), rhs = valueOf(node, 1);
     if (lhs.getType() == rhs.getType())
@@ -252,10 +254,7 @@ private:
       return full.size() == 4 && gate == std::vector<int64_t>{full[0], full[1], 1, 1};
     };
     if (!perChannel(ls, rs) && !perChannel(rs, ls))
-      fail(nodeLabel(node) +
-           ": broadcasting Mul is supported only of [N, C, H, W] by "
-           "[N, C, 1, 1] (got " +
-           typeString(lhs.getType()) + " * " + typeString(rhs.getType()) + ")");
+      return broadcastBinary(node, loc);
     if (!perChannel(ls, rs))
       std::swap(lhs, rhs), std::swap(ls, rs);
     int64_t rows = ls[0] * ls[1], plane = ls[2] * ls[3];
@@ -686,6 +685,172 @@ private:
     return view(y, ys);
   }
 
+  /// The numpy broadcast of host constants' dimensions (ONNX's multidirectional broadcasting);
+  /// each operand's elements must match its shape (a malformed file can disagree) and the
+  /// result stays within foldedElementCount's cap.
+  std::vector<int64_t> broadcastDims(const onnx::NodeProto &node,
+                                     ArrayRef<const HostTensor *> operands) {
+    std::vector<std::vector<int64_t>> shapes;
+    for (const HostTensor *h : operands) {
+      int64_t elements = foldedElementCount(node, h->dims, "an operand is too large to fold");
+      size_t held = h->dataType == onnx::TensorProto::FLOAT   ? h->floats.size()
+                    : h->dataType == onnx::TensorProto::INT64 ? h->ints.size()
+                                                              : h->bools.size();
+      if (int64_t(held) != elements)
+        fail(nodeLabel(node) + ": a constant's shape " + listText(h->dims) +
+             " does not match its " + std::to_string(held) + " elements");
+      shapes.push_back(h->dims);
+    }
+    std::vector<int64_t> out = broadcastShapes(node, shapes);
+    foldedElementCount(node, out, "the folded constant is too large");
+    return out;
+  }
+  /// The numpy broadcast of `shapes`, refused naming the node when two disagree.
+  std::vector<int64_t> broadcastShapes(const onnx::NodeProto &node,
+                                       ArrayRef<std::vector<int64_t>> shapes) {
+    size_t rank = 0;
+    for (const std::vector<int64_t> &dims : shapes)
+      rank = std::max(rank, dims.size());
+    std::vector<int64_t> out(rank, 1);
+    for (const std::vector<int64_t> &dims : shapes)
+      for (size_t d = 0; d < dims.size(); ++d) {
+        int64_t &o = out[rank - dims.size() + d], dim = dims[d];
+        if (dim != 1 && o != 1 && dim != o)
+          fail(nodeLabel(node) + ": cannot broadcast " + listText(dims) + " to " + listText(out));
+        o = dim == 1 ? o : dim;
+      }
+    return out;
+  }
+  /// The flat index into a tensor of dimensions `in`, broadcast to `out`, of flat output
+  /// element `flat` (O(rank)).
+  static int64_t broadcastSource(const std::vector<int64_t> &in, const std::vector<int64_t> &out,
+                                 int64_t flat) {
+    int64_t src = 0, stride = 1;
+    for (size_t d = out.size(); d-- > 0;) {
+      const int64_t coord = flat % out[d];
+      flat /= out[d];
+      const size_t back = out.size() - d;
+      if (back <= in.size()) {
+        const int64_t dim = in[in.size() - back];
+        src += (dim == 1 ? 0 : coord) * stride;
+        stride *= dim;
+      }
+    }
+    return src;
+  }
+
+  /// `v` broadcast to `dims` over leading axes: v's dimensions, left-padded with 1s, are 1 up
+  /// to some axis k and equal to dims' from k on (a learned position embedding [1, S, D] added
+  /// to [B, S, D], ViT's class token [1, 1, D] expanded to [B, 1, D], a per-feature scale [D]).
+  /// graphc has no broadcasting op, so the R = prod(dims[:k]) copies of the N = prod(dims[k:])
+  /// elements are an outer product, dense(ones [R, 1], v as [1, N]): its backward gives v's
+  /// gradient as the sum over the copies (ones^T dY), on every target, and recomputation and
+  /// 16-bit casts treat it as any dense. Null when v does not broadcast so.
+  Value broadcastLeading(Location loc, Value v, const std::vector<int64_t> &dims) {
+    auto vs = shapeOf(v);
+    if (vs.size() > dims.size())
+      return Value();
+    std::vector<int64_t> padded(dims.size() - vs.size(), 1);
+    padded.insert(padded.end(), vs.begin(), vs.end());
+    // The first k with padded[:k] all 1 and padded[k:] == dims[k:] (O(rank^2)).
+    size_t k = 0;
+    while (!std::equal(padded.begin() + k, padded.end(), dims.begin() + k))
+      if (k == dims.size() || padded[k++] != 1)
+        return Value();
+    if (k == 0) // the same elements: at most a view
+      return vs == dims ? v : b.create<ReshapeOp>(loc, f32(dims), v).getResult();
+    int64_t rows = std::accumulate(dims.begin(), dims.begin() + k, int64_t{1}, std::multiplies<>());
+    int64_t n = std::accumulate(dims.begin() + k, dims.end(), int64_t{1}, std::multiplies<>());
+    Value ones = b.create<FillOp>(loc, f32({rows, 1}), b.getF32FloatAttr(1.0f));
+    Value row = vs == std::vector<int64_t>{1, n} ? v : b.create<ReshapeOp>(loc, f32({1, n}), v);
+    Value copies = b.create<DenseOp>(loc, f32({rows, n}), ones, row, Value(), false);
+    return dims == std::vector<int64_t>{rows, n} ? copies
+                                                 : b.create<ReshapeOp>(loc, f32(dims), copies);
+  }
+  /// Input `index` of `node` (a computed tensor, or a float32 initializer as a trained
+  /// parameter) broadcast over leading axes to `dims` (broadcastLeading); any other broadcast
+  /// is refused naming the node and `what` (the operands' types).
+  Value broadcastOperand(const onnx::NodeProto &node, Location loc, int index,
+                         const std::vector<int64_t> &dims, const std::string &what) {
+    Value out = broadcastLeading(loc, computedOrParameter(node, index), dims);
+    if (!out)
+      fail(nodeLabel(node) + ": broadcasting " + node.op_type() + " " + what +
+           " is not supported: graphc broadcasts over leading axes only (an operand whose "
+           "dimensions are 1 or absent up to some axis and equal to the result's after it)");
+    return out;
+  }
+
+  /// Whether input `index` of `node` is a computed tensor or a float32 initializer (a trained
+  /// parameter when read as an operand of Add, Sub, Mul or Expand).
+  bool computedOrFloatInitializer(const onnx::NodeProto &node, int index) {
+    if (index >= node.input_size())
+      return false;
+    const std::string &name = node.input(index);
+    return values.count(name) ||
+           (initializers.count(name) && constants.at(name).dataType == onnx::TensorProto::FLOAT &&
+            constants.at(name).floats.size() > 1);
+  }
+  /// Add, Sub or Mul of two operands that broadcast over leading axes (a learned position
+  /// embedding [1, S, D] added to [B, S, D], a per-feature scale [D]): each broadcast to their
+  /// numpy shape (broadcastLeading), then the elementwise op.
+  Value broadcastBinary(const onnx::NodeProto &node, Location loc) {
+    Value lhs = computedOrParameter(node, 0), rhs = computedOrParameter(node, 1);
+    std::vector<int64_t> dims = broadcastShapes(node, {shapeOf(lhs), shapeOf(rhs)});
+    const std::string types =
+        "of " + typeString(lhs.getType()) + " and " + typeString(rhs.getType());
+    lhs = broadcastOperand(node, loc, 0, dims, types);
+    rhs = broadcastOperand(node, loc, 1, dims, types);
+    const std::string &op = node.op_type();
+    if (op == "Mul")
+      return b.create<MulOp>(loc, lhs.getType(), lhs, rhs);
+    if (op == "Sub")
+      rhs = b.create<ScaleOp>(loc, rhs.getType(), rhs, b.getF32FloatAttr(-1.f),
+                              b.getF32FloatAttr(0.f));
+    return b.create<AddOp>(loc, lhs.getType(), lhs, rhs);
+  }
+
+  /// Equal and Where of host constants, with numpy broadcasting: the shape arithmetic of
+  /// torch's exported Tensor.expand(-1, ...) (Where(Equal(shape, -1), 1, shape)), folded at
+  /// import. O(elements).
+  void foldEqualOrWhere(const onnx::NodeProto &node) {
+    const bool where = node.op_type() == "Where";
+    const int arity = where ? 3 : 2;
+    if (node.input_size() != arity)
+      fail(nodeLabel(node) + " needs " + std::to_string(arity) + " inputs");
+    std::vector<const HostTensor *> in;
+    for (int i = 0; i < arity; ++i) {
+      if (!isConstant(node.input(i)))
+        fail(nodeLabel(node) + ": " + node.op_type() +
+             " is supported only of constants (shape arithmetic, folded at import); graphc does "
+             "not compare or select computed tensors");
+      in.push_back(&constantOf(node, i));
+    }
+    const HostTensor &lhs = *in[where ? 1 : 0], &rhs = *in[where ? 2 : 1];
+    if (lhs.dataType != rhs.dataType ||
+        (lhs.dataType != onnx::TensorProto::INT64 && lhs.dataType != onnx::TensorProto::FLOAT))
+      fail(nodeLabel(node) + ": the compared or selected constants must both be int64 or both "
+                             "float32");
+    if (where && in[0]->dataType != onnx::TensorProto::BOOL)
+      fail(nodeLabel(node) + ": the condition must be a bool constant");
+    std::vector<int64_t> dims = broadcastDims(node, in);
+    const int64_t count =
+        std::accumulate(dims.begin(), dims.end(), int64_t{1}, std::multiplies<>());
+    HostTensor out;
+    out.dims = dims;
+    out.dataType = where ? lhs.dataType : int32_t(onnx::TensorProto::BOOL);
+    const bool ints = lhs.dataType == onnx::TensorProto::INT64;
+    for (int64_t i = 0; i < count; ++i) {
+      const int64_t l = broadcastSource(lhs.dims, dims, i), r = broadcastSource(rhs.dims, dims, i);
+      if (!where)
+        out.bools.push_back(ints ? lhs.ints[l] == rhs.ints[r] : lhs.floats[l] == rhs.floats[r]);
+      else if (in[0]->bools[broadcastSource(in[0]->dims, dims, i)])
+        ints ? out.ints.push_back(lhs.ints[l]) : out.floats.push_back(lhs.floats[l]);
+      else
+        ints ? out.ints.push_back(rhs.ints[r]) : out.floats.push_back(rhs.floats[r]);
+    }
+    constants[node.output(0)] = std::move(out);
+  }
+
   /// Add/Sub/Mul/Div of two int64 host constants (shape arithmetic, e.g. the split points of
   /// a fused Q/K/V projection), with numpy broadcasting of a scalar.
   void foldIntArithmetic(const onnx::NodeProto &node) {
@@ -700,8 +865,17 @@ private:
       int64_t x = l.ints[l.ints.size() == 1 ? 0 : i], y = r.ints[r.ints.size() == 1 ? 0 : i];
       if (op == "Div" && y == 0)
         fail(nodeLabel(node) + ": division by zero");
-      // ONNX Div on integers truncates, as C++ does.
-      out[i] = op == "Add" ? x + y : op == "Sub" ? x - y : op == "Mul" ? x * y : x / y;
+      // ONNX Div on integers truncates, as C++ does. A result beyond int64 (a malformed file)
+      // is refused, not wrapped.
+      bool overflow = op == "Add"   ? __builtin_add_overflow(x, y, &out[i])
+                      : op == "Sub" ? __builtin_sub_overflow(x, y, &out[i])
+                      : op == "Mul" ? __builtin_mul_overflow(x, y, &out[i])
+                                    : (x == std::numeric_limits<int64_t>::min() && y == -1);
+      if (overflow)
+        fail(nodeLabel(node) + ": " + std::to_string(x) + " " + op + " " + std::to_string(y) +
+             " overflows int64");
+      if (op == "Div")
+        out[i] = x / y;
     }
     // numpy broadcasting: the larger operand's shape; of two one-element operands, the one of
     // higher rank (8 - [4] is [4], as torch's exported F.pad computes its pads).
@@ -1346,6 +1520,7 @@ private:
                                                           {"Gemm", 3},
                                                           {"Abs", 1},
                                                           {"Elu", 1},
+                                                          {"Equal", 2},
                                                           {"Erf", 1},
                                                           {"GlobalAveragePool", 1},
                                                           {"HardSigmoid", 1},
@@ -1375,7 +1550,8 @@ private:
                                                           {"Sub", 2},
                                                           {"Tanh", 1},
                                                           {"Transpose", 1},
-                                                          {"Unsqueeze", 2}};
+                                                          {"Unsqueeze", 2},
+                                                          {"Where", 3}};
     if (auto known = kMaxInputs.find(op);
         known != kMaxInputs.end() && node.input_size() > known->second)
       fail(nodeLabel(node) + " has " + std::to_string(node.input_size()) + " inputs; " + op +
@@ -1580,6 +1756,12 @@ private:
       define(node, productOfComputed(node, loc));
       return;
     }
+    if (op == "Mul" && computedOrFloatInitializer(node, 0) && computedOrFloatInitializer(node, 1)) {
+      // A computed tensor times a trained initializer (a per-feature scale, as LayerScale's):
+      // broadcast over leading axes.
+      define(node, broadcastBinary(node, loc));
+      return;
+    }
     if (op == "Mul" || op == "Div") {
       // Scaling by a scalar constant (attention's 1 / sqrt(head size)).
       int constIndex = isConstant(node.input(1)) ? 1 : op == "Mul" && isConstant(node.input(0)) ? 0 : -1;
@@ -1612,20 +1794,25 @@ private:
       }
     }
     if (op == "Sub") {
+      // Broadcasting over leading axes, of computed tensors or a trained initializer.
+      if (computedOrFloatInitializer(node, 0) && computedOrFloatInitializer(node, 1) &&
+          !(values.count(node.input(0)) && values.count(node.input(1)) &&
+            valueOf(node, 0).getType() == valueOf(node, 1).getType())) {
+        define(node, broadcastBinary(node, loc));
+        return;
+      }
       // Two computed tensors of the same shape: x + (-1) y.
       if (values.count(node.input(0)) && values.count(node.input(1))) {
         Value lhs = valueOf(node, 0), rhs = valueOf(node, 1);
-        if (lhs.getType() != rhs.getType())
-          fail(nodeLabel(node) + ": broadcasting Sub is not supported (" +
-               typeString(lhs.getType()) + " - " + typeString(rhs.getType()) + ")");
         Value negated = b.create<ScaleOp>(loc, rhs.getType(), rhs, b.getF32FloatAttr(-1.f),
                                           b.getF32FloatAttr(0.f));
         define(node, b.create<AddOp>(loc, lhs.getType(), lhs, negated));
         return;
       }
       fail(nodeLabel(node) + ": Sub is supported on constants, of a float32 scalar and a computed "
-                             "tensor, of two computed tensors of the same shape, and within a "
-                             "LayerNorm");
+                             "tensor, of two computed tensors (or a computed tensor and a float32 "
+                             "initializer) of the same shape or broadcast over leading axes, and "
+                             "within a LayerNorm");
     }
     if (op == "Add") {
       // The bias of MatMul + Add, as exported for Linear layers on some paths (either operand
@@ -1648,17 +1835,22 @@ private:
         return;
       }
       // A residual connection: two computed tensors of the same shape.
-      if (node.input_size() == 2 && values.count(node.input(0)) && values.count(node.input(1))) {
+      if (node.input_size() == 2 && values.count(node.input(0)) && values.count(node.input(1)) &&
+          valueOf(node, 0).getType() == valueOf(node, 1).getType()) {
         Value lhs = valueOf(node, 0), rhs = valueOf(node, 1);
-        if (lhs.getType() != rhs.getType())
-          fail(nodeLabel(node) + ": broadcasting Add is not supported (" +
-               typeString(lhs.getType()) + " + " + typeString(rhs.getType()) + ")");
         define(node, b.create<AddOp>(loc, lhs.getType(), lhs, rhs));
         return;
       }
+      // Broadcasting over leading axes, of computed tensors or a trained initializer (a
+      // learned position embedding).
+      if (computedOrFloatInitializer(node, 0) && computedOrFloatInitializer(node, 1)) {
+        define(node, broadcastBinary(node, loc));
+        return;
+      }
       fail(nodeLabel(node) +
-           " is supported between two computed tensors of the same shape, "
-           "of a float32 scalar and a computed tensor, or as the bias of a MatMul");
+           " is supported between two computed tensors (or a computed tensor and a float32 "
+           "initializer) of the same shape or broadcast over leading axes, of a float32 scalar "
+           "and a computed tensor, or as the bias of a MatMul");
     }
     if (op == "Conv") {
       Value x = valueOf(node, 0);
@@ -1961,12 +2153,38 @@ private:
       constants[node.output(0)] = std::move(out);
       return;
     }
+    if (op == "Equal" || op == "Where") {
+      foldEqualOrWhere(node);
+      return;
+    }
     if (op == "Expand") {
+      if (node.input_size() != 2)
+        fail(nodeLabel(node) + " needs two inputs");
+      // Of a computed tensor or a trained float32 initializer (ViT's class token, [1, 1, D]
+      // expanded to the batch): over leading axes (broadcastLeading).
+      if (values.count(node.input(0)) ||
+          (initializers.count(node.input(0)) &&
+           constantOf(node, 0).dataType == onnx::TensorProto::FLOAT)) {
+        const HostTensor &shape = constantOf(node, 1);
+        if (shape.dataType != onnx::TensorProto::INT64 || shape.dims.size() != 1)
+          fail(nodeLabel(node) + ": the shape must be a 1-D int64 constant");
+        if (llvm::any_of(shape.ints, [](int64_t d) { return d < 0; }))
+          fail(nodeLabel(node) + ": the shape " + listText(shape.ints) +
+               " has a negative "
+               "dimension");
+        std::vector<int64_t> dims =
+            broadcastShapes(node, {shapeOf(computedOrParameter(node, 0)), shape.ints});
+        define(node, broadcastOperand(node, loc, 0, dims,
+                                      "of " + typeString(computedOrParameter(node, 0).getType()) +
+                                          " to " + listText(shape.ints)));
+        return;
+      }
       // Of a constant (the zero initial state the exporter builds for a recurrent layer):
       // numpy broadcasting, at import.
       if (!isConstant(node.input(0)))
-        fail(nodeLabel(node) + ": only Expand of a constant is supported (graphc does not "
-                               "broadcast computed tensors)");
+        fail(nodeLabel(node) + " reads \"" + node.input(0) +
+             "\", which no earlier node or "
+             "graph input defines");
       const HostTensor &in = constantOf(node, 0);
       const HostTensor &shape = constantOf(node, 1);
       if (shape.dataType != onnx::TensorProto::INT64 || shape.dims.size() != 1)

@@ -323,21 +323,28 @@ private:
       p.rule = "N(0, 1) (Embedding)";
       return true;
     }
-    if (op == "Add" && node.input_size() == 2) {
-      // A Linear's bias after its MatMul, or the shift of a decomposed LayerNorm.
+    // The op computing the other operand of a binary `node` ("" for a graph input or an
+    // initializer: a module-specific parameter such as ViT's position embedding, whose
+    // initial value no generic rule knows).
+    auto otherProducer = [&]() -> std::string {
       auto it = producer.find(node.input(1 - use.input));
-      if (it != producer.end() && (graph.node(it->second).op_type() == "MatMul" ||
-                                   graph.node(it->second).op_type() == "Gemm")) {
-        const auto &matmul = graph.node(it->second);
+      return it == producer.end() ? "" : graph.node(it->second).op_type();
+    };
+    if (op == "Add" && node.input_size() == 2) {
+      // A Linear's bias after its MatMul, or the shift of a decomposed LayerNorm (after the
+      // Mul by its scale).
+      const std::string other = otherProducer();
+      if (other == "MatMul" || other == "Gemm") {
+        const auto &matmul = graph.node(producer.at(node.input(1 - use.input)));
         if (matmul.input_size() > 1 && biasOf(matmul.input(1)))
           return true;
-      } else {
+      } else if (other == "Mul") {
         p.rule = "zeros (LayerNorm shift)";
         return true;
       }
     }
-    if (op == "Mul" && node.input_size() == 2) {
-      fill(1.f);
+    if (op == "Mul" && node.input_size() == 2 && otherProducer() == "Div") {
+      fill(1.f); // the scale of a decomposed LayerNorm: Mul(Div(x - mean, std), weight)
       p.rule = "ones (LayerNorm scale)";
       return true;
     }

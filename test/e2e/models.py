@@ -35,19 +35,20 @@ SEEDS = {"mlp": 1, "cnn": 2, "cnn_bce": 3, "resmlp": 4,
          "act_mlp": 22,
          "shufflenet_v2_x0_5": 18, "mnasnet0_5": 19, "mobilenet_v3_small": 20,
          "efficientnet_b0": 21, "densenet121": 23, "transformer_wide": 24, "pad_cnn": 25,
-         "arith_mlp": 26, "googlenet": 27}
+         "arith_mlp": 26, "googlenet": 27, "vit": 28, "bcast_mlp": 29}
 
 # torchvision models (issue #6), small so that a test takes seconds: 10 classes, 32x32 images,
 # batch 4, exported in training mode (BatchNormalization with batch statistics and running-stat
 # outputs). Dropout is set to 0 so that PyTorch's RNG does not enter the comparison.
 TORCHVISION = ("resnet18", "mobilenet_v2", "squeezenet1_1", "vgg11", "shufflenet_v2_x0_5",
-               "mnasnet0_5", "mobilenet_v3_small", "efficientnet_b0", "densenet121", "googlenet")
+               "mnasnet0_5", "mobilenet_v3_small", "efficientnet_b0", "densenet121", "googlenet",
+               "vit")
 BATCHES = {name: 4 for name in TORCHVISION}
 # (ShuffleNet and MnasNet at 64x64 end on 2x2 maps, so that their global mean, ReduceMean over
 # axes [2, 3], averages more than one value.)
 IMAGE = {"resnet18": 64, "mobilenet_v2": 32, "squeezenet1_1": 32, "vgg11": 32,
          "shufflenet_v2_x0_5": 64, "mnasnet0_5": 64, "mobilenet_v3_small": 64,
-         "efficientnet_b0": 64, "densenet121": 64, "googlenet": 64}
+         "efficientnet_b0": 64, "densenet121": 64, "googlenet": 64, "vit": 32}
 if os.environ.get("GRAPHC_E2E_IMAGE"):  # exploration: e.g. GRAPHC_E2E_IMAGE=64 GRAPHC_E2E_BATCH=8
     IMAGE = {name: int(os.environ["GRAPHC_E2E_IMAGE"]) for name in TORCHVISION}
 if os.environ.get("GRAPHC_E2E_BATCH"):
@@ -119,6 +120,7 @@ LOSSES = {
     "act_mlp": "sparse_categorical_crossentropy",
     "pad_cnn": "sparse_categorical_crossentropy",
     "arith_mlp": "sparse_categorical_crossentropy",
+    "bcast_mlp": "sparse_categorical_crossentropy",
 }
 LOSSES.update({name: "sparse_categorical_crossentropy"
                for name in TORCHVISION + TRANSFORMERS + RECURRENT + tuple(TOKEN_MODELS)})
@@ -183,6 +185,13 @@ def torchvision_net(name):
         return torchvision.models.googlenet(weights=None, num_classes=10, aux_logits=False,
                                             transform_input=False, init_weights=True,
                                             dropout=0.0)
+    if name == "vit":  # a VisionTransformer in small: 8x8 patches (a strided Conv), the class
+        # token expanded to the batch and concatenated, a learned position embedding added
+        # (broadcast over the batch), 2 pre-norm encoder blocks (nn.MultiheadAttention, exact
+        # GELU), the class token's row (Gather) into the head
+        return torchvision.models.VisionTransformer(image_size=32, patch_size=8, num_layers=2,
+                                                    num_heads=2, hidden_dim=32, mlp_dim=64,
+                                                    num_classes=10)
     raise ValueError(name)
 
 
@@ -299,6 +308,30 @@ class ArithmeticMLP(nn.Module):
         h = self.fc2(g) - 0.25
         h = 1.0 - self.fc3(h)
         x = self.out(h - self.side(g))
+        return torch.softmax(x, dim=1) if self.head else x
+
+
+class BroadcastMLP(nn.Module):
+    """Broadcasts over leading axes (ONNX Add, Sub, Mul and Expand of operands of different
+    shapes): a learned per-feature shift and scale (h + shift, * gamma: [B, 16] with [16]), the
+    batch mean [1, 16] subtracted from every row and, expanded to [B, 16], added back at half
+    weight, and a learned [1, 4, 4] table added to each sample's [4, 4] view:
+    Linear(10, 16) -> Tanh -> those -> Linear(16, 10)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1, self.out = nn.Linear(10, 16), nn.Linear(16, 10)
+        self.shift = nn.Parameter(0.1 * torch.randn(16))
+        self.gamma = nn.Parameter(0.5 + torch.rand(16))
+        self.table = nn.Parameter(0.1 * torch.randn(1, 4, 4))
+        self.head = True
+
+    def forward(self, x):
+        h = (torch.tanh(self.fc1(x)) + self.shift) * self.gamma
+        m = h.mean(0, keepdim=True)
+        h = h - m + 0.5 * m.expand(x.shape[0], -1)
+        h = (h.view(-1, 4, 4) + self.table).flatten(1)
+        x = self.out(h)
         return torch.softmax(x, dim=1) if self.head else x
 
 
@@ -430,7 +463,8 @@ def input_shape(name, batch=None):
         return (batch, 3, 8, 8)
     if name == "pad_cnn":
         return (batch, 3, 12, 12)
-    return ((batch, 10) if name in ("mlp", "resmlp", "split_mlp", "act_mlp", "arith_mlp")
+    return ((batch, 10) if name in ("mlp", "resmlp", "split_mlp", "act_mlp", "arith_mlp",
+                                    "bcast_mlp")
             else (batch, 3, 28, 28))
 
 
@@ -471,6 +505,8 @@ def build(name):
         return PadCNN()
     if name == "arith_mlp":
         return ArithmeticMLP()
+    if name == "bcast_mlp":
+        return BroadcastMLP()
     if name == "unet":  # the U-Net of the planner benchmark, at 2 levels
         bench = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench")
         if bench not in sys.path:

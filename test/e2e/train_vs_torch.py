@@ -104,7 +104,8 @@ DATA_SEED = {"mlp": 101, "cnn": 202, "cnn_bce": 303, "resmlp": 404, "resnet18": 
              "transformer_ln17": 909, "unet": 1010, "tconv": 1111, "lstm": 1212, "gru": 1313,
              "emb_lstm": 1414, "split_mlp": 1515, "act_mlp": 2020, "pad_cnn": 2222, "arith_mlp": 2323, "shufflenet_v2_x0_5": 1616, "mnasnet0_5": 1717,
              "mobilenet_v3_small": 1818, "efficientnet_b0": 1919,
-             "densenet121": 2121, "googlenet": 2424}
+             "densenet121": 2121, "googlenet": 2424, "vit": 2525,
+             "bcast_mlp": 2626}
 B = models.BATCH  # set per model in main()
 # Eval-mode exports whose BatchNorms the exporter folds: PyTorch trains the folded model.
 FOLDED_EVAL_EXPORTS = ("resnet18", "mobilenet_v2")
@@ -164,7 +165,8 @@ def parse_losses(out, steps):
     return lines, [float(l) for _, _, l in losses]
 
 
-def torch_reference(name, optimizer, steps, x, y, init, dtype, autocast=None, make_model=None):
+def torch_reference(name, optimizer, steps, x, y, init, dtype, autocast=None, make_model=None,
+                    freeze=None):
     """Per-step losses and final state_dict of the PyTorch reference training. With
     `autocast` (torch.bfloat16), the forward pass and the loss run under torch.autocast on the
     CPU: linear and convolution in bf16, parameters and optimizer in float32. `make_model`
@@ -176,7 +178,12 @@ def torch_reference(name, optimizer, steps, x, y, init, dtype, autocast=None, ma
     model = model.to(dtype)
     model.head = False  # train on the logits; the loss folds the Softmax/Sigmoid
     model.train()
-    params = list(model.parameters())
+    # --freeze: the matching parameters keep their initial values (requires_grad off, not in
+    # the optimizer), as graphc's --freeze=REGEX makes them constants of the step.
+    for key, p in model.named_parameters():
+        if freeze and re.search(freeze, key):
+            p.requires_grad_(False)
+    params = [p for p in model.parameters() if p.requires_grad]
     if optimizer == "sgd":
         opt = torch.optim.SGD(params, lr=LR[optimizer])
     elif optimizer == "momentum":
@@ -358,7 +365,8 @@ def first_loss_check(args, name, model, onnx_path, wd, training):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", required=True,
-                    choices=["mlp", "cnn", "cnn_bce", "resmlp", "split_mlp", "act_mlp", "pad_cnn", "arith_mlp"] + list(models.TORCHVISION)
+                    choices=["mlp", "cnn", "cnn_bce", "resmlp", "split_mlp", "act_mlp", "pad_cnn", "arith_mlp",
+                             "bcast_mlp"] + list(models.TORCHVISION)
                     + list(models.TRANSFORMERS) + ["unet", "tconv"] + list(models.RECURRENT)
                     + list(models.TOKEN_MODELS))
     ap.add_argument("--eval-export", action="store_true")
@@ -380,6 +388,9 @@ def main():
     ap.add_argument("--workdir", required=True)
     ap.add_argument("--graphc", required=True)
     ap.add_argument("--check-no-reuse", action="store_true")
+    ap.add_argument("--freeze", metavar="REGEX",
+                    help="graphc --freeze=REGEX; PyTorch trains the other parameters only "
+                         "(Python's re.search on the state_dict key)")
     ap.add_argument("--tol", type=float, default=1e-4)
     ap.add_argument("--precision", choices=["fp32", "bf16", "fp16"], default="fp32",
                     help="bf16: graphc --precision=bf16 against PyTorch under torch.autocast(bf16); "
@@ -465,6 +476,8 @@ def main():
     plan = os.path.join(wd, "plan.json")
     plan_nr = os.path.join(wd, "plan-no-reuse.json")
     precision_flags = ["--precision=" + args.precision] if args.precision != "fp32" else []
+    if args.freeze:
+        precision_flags.append("--freeze=" + args.freeze)
     lines, losses, wdir = build_and_run(
         "", precision_flags + (["--plan-out=" + plan] if args.check_no_reuse else []))
     weights = load_weights(wdir, mapping)
@@ -473,9 +486,9 @@ def main():
     # float32 each are from the (nearly exact) float64 trajectory, i.e. the inherent float32 noise.
     autocast = torch.bfloat16 if args.precision == "bf16" else None
     ref_losses, ref_sd = torch_reference(name, args.optimizer, steps, x, y, init, torch.float32,
-                                         autocast, make_model)
+                                         autocast, make_model, freeze=args.freeze)
     r64_losses, r64_sd = torch_reference(name, args.optimizer, steps, x, y, init, torch.float64,
-                                         make_model=make_model)
+                                         make_model=make_model, freeze=args.freeze)
 
     # 4. Compare losses and weights.  In bf16 the two runs round differently (oneDNN's bf16
     # kernels against graphc's f32 kernels on bf16-rounded tensors), so graphc is judged by its

@@ -38,6 +38,7 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
+#include "llvm/Support/Regex.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -121,6 +122,7 @@ struct Options {
   std::string weights, inputShape;
   std::string dataInput; // ONNX exported with export_params=False: the data input's name
   std::string trainOutput; // ONNX with several outputs: the one to train (--train-output)
+  std::string freeze;      // parameters whose names match this regex stay fixed (--freeze)
   bool fromLogits = false; // the model outputs logits: the crossentropy applies the softmax
   uint64_t seed = 0;
   bool verbose = false, lossSet = false, optimizerSet = false, lrSet = false, momentumSet = false;
@@ -346,6 +348,8 @@ public:
       fail(kBadInput, "--micro-batches must be at least 1");
     if (opts.attentionQueryBlock < 0)
       fail(kBadInput, "--attention-query-block must be at least 1 (or 0: the default)");
+    if (std::string why; !opts.freeze.empty() && !llvm::Regex(opts.freeze).isValid(why))
+      fail(kBadInput, "--freeze='" + opts.freeze + "' is not a valid regular expression: " + why);
     if (opts.dataParallel && opts.worldSize < 1)
       fail(kBadInput, "--data-parallel needs --world-size=N, N >= 1: the number of ranks the "
                       "binary will run as (mpirun -np N)");
@@ -682,6 +686,7 @@ private:
     out.module = importModel(context, importBatch, trial);
     if (!out.module)
       return std::nullopt;
+    freezeParameters(*out.module);
     if (std::optional<std::string> huge = oversizedTensor(*out.module)) {
       if (trial)
         return std::nullopt;
@@ -1596,6 +1601,49 @@ private:
                  << " convention), pass --from-logits\n";
     logitsNoted = true;
   }
+  /// --freeze=REGEX: every parameter whose name the regex matches (anywhere in it, POSIX
+  /// extended syntax, llvm::Regex) is marked graph.trainable = false, as a Keras layer with
+  /// trainable: false is: graphc-build-train-step reads it as a constant, so it gets no
+  /// gradient, update or optimizer state, and keeps its initial value (a backbone frozen for
+  /// fine-tuning; a fixed buffer PyTorch exports as an initializer, such as a sinusoidal
+  /// position table). A pattern that matches no parameter, or every one, is an error: a typo
+  /// must not silently train everything, and a step that trains nothing is not a training step.
+  void freezeParameters(ModuleOp module) {
+    if (opts.freeze.empty())
+      return;
+    llvm::Regex pattern(opts.freeze);
+    std::vector<std::string> names;
+    int64_t frozen = 0, trained = 0;
+    for (auto f : module.getOps<func::FuncOp>())
+      for (BlockArgument arg : f.getArguments()) {
+        unsigned i = arg.getArgNumber();
+        auto kind = f.getArgAttrOfType<StringAttr>(i, graph::kKindAttr);
+        auto name = f.getArgAttrOfType<StringAttr>(i, graph::kNameAttr);
+        if (!kind || kind.getValue() != "parameter" || !name)
+          continue;
+        names.push_back(name.str());
+        auto trainable = f.getArgAttrOfType<BoolAttr>(i, graph::kTrainableAttr);
+        if (pattern.match(name.getValue())) {
+          f.setArgAttr(i, graph::kTrainableAttr, BoolAttr::get(module.getContext(), false));
+          ++frozen;
+        } else if (!trainable || trainable.getValue()) {
+          ++trained;
+        }
+      }
+    if (frozen == 0) {
+      std::string list;
+      for (size_t i = 0; i < names.size() && i < 8; ++i)
+        list += (i ? ", " : "") + names[i];
+      fail(kBadInput, opts.model + ": --freeze='" + opts.freeze + "' matches none of its " +
+                          std::to_string(names.size()) + " parameters (" + list +
+                          (names.size() > 8 ? ", ..." : "") + ")");
+    }
+    if (trained == 0)
+      fail(kBadInput, opts.model + ": --freeze='" + opts.freeze + "' matches all " +
+                          std::to_string(names.size()) +
+                          " of its trainable parameters; nothing would train");
+  }
+
   OnnxImportCache onnxCache; // the model's parsed file and weights, shared by every import
   InitialValueCache kerasInitialValues; // a Keras model's weights, shared by every import
 
@@ -2480,6 +2528,13 @@ int runGraphcDriver(int argc, char **argv) {
       cl::desc("none (default) | optimizer: keep the momentum/Adam state in host memory, outside "
                "the device arena and --budget | auto: only when nothing else fits --budget"),
       cl::init("none"), cl::cat(category));
+  cl::opt<std::string> freeze(
+      "freeze",
+      cl::desc("keep the parameters whose names match this regex (POSIX extended, matched "
+               "anywhere in the name) at their initial values: no gradient, update or optimizer "
+               "state, e.g. --freeze='^net\\.layer[12]\\.' to fine-tune the rest, or a fixed "
+               "buffer exported as an initializer"),
+      cl::value_desc("REGEX"), cl::cat(category));
   cl::opt<std::string> dataInput(
       "data-input",
       cl::desc("ONNX exported with export_params=False: the graph input that is the data (the "
@@ -2593,6 +2648,7 @@ int runGraphcDriver(int argc, char **argv) {
   opts.inputShape = inputShape;
   opts.dataInput = dataInput;
   opts.trainOutput = trainOutput;
+  opts.freeze = freeze;
   opts.fromLogits = fromLogits;
   opts.offload = offload;
   opts.seed = seed;

@@ -1,14 +1,15 @@
 # Writes small ONNX models, each with one node of the transformer op set (issue #6) used in a
 # way graphc refuses: make_bad_transformer_onnx.py KIND OUT.onnx with KIND one of
-#   mul-tensors   Mul of two computed tensors broadcast along the last axis (only equal shapes,
-#                 and [N, C, H, W] by [N, C, 1, 1], are supported)
+#   mul-tensors   Mul of two computed tensors broadcast along the last axis (equal shapes,
+#                 [N, C, H, W] by [N, C, 1, 1], and leading axes are supported)
 #   matmul-bcast  MatMul of [2, 4, 8] x [8, 4]-shaped computed tensors (broadcast batch axes)
 #   slice-step    Slice with step 2
 #   layernorm-axis  LayerNormalization over axis 1 of a rank-3 input
 #   lone-sqrt     Sqrt outside a LayerNorm pattern
 #   split-sizes   Split of an axis of 8 into parts of 3 and 3
-#   sub-bcast     Sub of two computed tensors broadcast along the last axis (equal shapes only)
-#   add-vector    Add of a computed tensor and a constant vector that no MatMul precedes
+#   sub-bcast     Sub of two computed tensors broadcast along the last axis (leading axes only)
+#   add-column    Add of a computed [2, 4, 8] tensor and a [4, 1] initializer (broadcast along
+#                 the last axis; only leading axes are broadcast)
 import sys
 
 import numpy as np
@@ -55,10 +56,10 @@ elif kind == "sub-bcast":
     nodes = [helper.make_node("ReduceMean", ["input"], ["m"], name="mean", axes=[2]),
              helper.make_node("Relu", ["input"], ["r"], name="relu"),
              helper.make_node("Sub", ["r", "m"], ["output"], name="center")]
-elif kind == "add-vector":
+elif kind == "add-column":
     nodes = [helper.make_node("Relu", ["input"], ["r"], name="relu"),
-             helper.make_node("Add", ["r", const("shift", np.ones(8), np.float32)], ["output"],
-                              name="shift")]
+             helper.make_node("Add", ["r", const("shift", np.ones((4, 1)), np.float32)],
+                              ["output"], name="shift")]
 else:
     raise SystemExit("unknown kind " + kind)
 graph = helper.make_graph(nodes, kind, [x],
