@@ -809,6 +809,59 @@ private:
     return b.create<AddOp>(loc, lhs.getType(), lhs, rhs);
   }
 
+  /// An additive attention mask before a Softmax over the keys, Softmax(scores + M) with M a
+  /// float32 constant [.., queries, keys] (nn.MultiheadAttention's attn_mask: a buffer, or
+  /// generate_square_subsequent_mask traced into a constant; torch 1.13 exports its baddbmm
+  /// as Add(Mul(scores, 1), Mul(M, 1)), the second folded). M all zeros is the scores
+  /// themselves. M zero on and below the diagonal and -inf (or at most -1e9, which exp turns
+  /// into 0 as it does -inf) above it makes the Softmax a graph.softmax {causal}, whose masked
+  /// probabilities are exactly 0, as PyTorch's are. Any other mask is refused naming the node:
+  /// graphc would otherwise train it as a parameter. False when `node` is not such an Add.
+  bool importAttentionMask(const onnx::NodeProto &node) {
+    const int softmax = soleReader(node.output(0), "Softmax");
+    if (softmax < 0)
+      return false;
+    for (int maskIndex : {1, 0}) {
+      if (!isConstant(node.input(maskIndex)) || !values.count(node.input(1 - maskIndex)))
+        continue;
+      const HostTensor &mask = constantOf(node, maskIndex);
+      if (mask.dataType != onnx::TensorProto::FLOAT || mask.dims.size() < 2)
+        continue; // (a scalar shift or a bias vector: the Add's own paths)
+      Value scores = valueOf(node, 1 - maskIndex);
+      const std::vector<int64_t> ss = shapeOf(scores);
+      const size_t rank = ss.size();
+      const int64_t axis = intAttr(graph->node(softmax), "axis", opset >= 13 ? -1 : 1);
+      if (rank < 2 || (axis != -1 && axis != int64_t(rank) - 1))
+        return false;
+      const int64_t queries = ss[rank - 2], keys = ss[rank - 1];
+      const size_t maskRank = mask.dims.size();
+      if (maskRank > rank || mask.dims[maskRank - 2] != queries ||
+          mask.dims[maskRank - 1] != keys ||
+          !std::all_of(mask.dims.begin(), mask.dims.end() - 2, [](int64_t d) { return d == 1; }) ||
+          int64_t(mask.floats.size()) != queries * keys)
+        fail(nodeLabel(node) + ": an attention mask " + listText(mask.dims) + " added to scores " +
+             typeString(scores.getType()) + " before a Softmax must be [queries, keys], or that " +
+             "with leading 1s");
+      bool zeros = true, causal = queries == keys;
+      for (int64_t i = 0; i < queries; ++i)
+        for (int64_t j = 0; j < keys; ++j) {
+          const float v = mask.floats[size_t(i * keys + j)];
+          zeros = zeros && v == 0.0f;
+          causal = causal && (j <= i ? v == 0.0f : v <= -1e9f);
+        }
+      if (!zeros && !causal)
+        fail(nodeLabel(node) + ": the attention mask added before Softmax node \"" +
+             graph->node(softmax).name() + "\" is neither causal (0 on and below the diagonal, " +
+             "-inf above: nn.Transformer.generate_square_subsequent_mask) nor all zeros; " +
+             "graphc's softmax masks causally only");
+      if (!zeros)
+        causalScores.insert(node.output(0));
+      define(node, scores);
+      return true;
+    }
+    return false;
+  }
+
   /// Equal and Where of host constants, with numpy broadcasting: the shape arithmetic of
   /// torch's exported Tensor.expand(-1, ...) (Where(Equal(shape, -1), 1, shape)), folded at
   /// import. O(elements).
@@ -851,13 +904,38 @@ private:
     constants[node.output(0)] = std::move(out);
   }
 
+  /// Add/Sub/Mul/Div of two float32 host constants with numpy broadcasting, in float32 as
+  /// ONNX computes them: torch's exported baddbmm scales an attention mask by beta = 1 (a
+  /// Cast of the constant 1), folded here so that the mask stays a constant. O(elements).
+  void foldFloatArithmetic(const onnx::NodeProto &node, const HostTensor &l, const HostTensor &r) {
+    std::vector<int64_t> dims = broadcastDims(node, {&l, &r});
+    const int64_t count =
+        std::accumulate(dims.begin(), dims.end(), int64_t{1}, std::multiplies<>());
+    const std::string &op = node.op_type();
+    HostTensor out;
+    out.dims = dims;
+    out.dataType = onnx::TensorProto::FLOAT;
+    out.floats.resize(size_t(count));
+    for (int64_t i = 0; i < count; ++i) {
+      const float x = l.floats[broadcastSource(l.dims, dims, i)],
+                  y = r.floats[broadcastSource(r.dims, dims, i)];
+      out.floats[i] = op == "Add" ? x + y : op == "Sub" ? x - y : op == "Mul" ? x * y : x / y;
+    }
+    constants[node.output(0)] = std::move(out);
+  }
+
   /// Add/Sub/Mul/Div of two int64 host constants (shape arithmetic, e.g. the split points of
   /// a fused Q/K/V projection), with numpy broadcasting of a scalar.
   void foldIntArithmetic(const onnx::NodeProto &node) {
     const HostTensor &l = constantOf(node, 0), &r = constantOf(node, 1);
+    if (l.dataType == onnx::TensorProto::FLOAT && r.dataType == onnx::TensorProto::FLOAT) {
+      foldFloatArithmetic(node, l, r);
+      return;
+    }
     if (l.dataType != onnx::TensorProto::INT64 || r.dataType != onnx::TensorProto::INT64 ||
         (l.ints.size() != r.ints.size() && l.ints.size() != 1 && r.ints.size() != 1))
-      fail(nodeLabel(node) + ": only int64 shape arithmetic is folded at import");
+      fail(nodeLabel(node) +
+           ": only arithmetic on two int64 or two float32 constants is folded at import");
     const std::string &op = node.op_type();
     size_t n = std::max(l.ints.size(), r.ints.size());
     std::vector<int64_t> out(n);
@@ -1744,6 +1822,8 @@ private:
         return;
       }
     }
+    if (op == "Add" && importAttentionMask(node))
+      return;
     if (op == "Div" && importDecomposedGelu(node, loc))
       return;
     if (op == "Abs" && importDecomposedSoftsign(node, loc))
@@ -1773,6 +1853,10 @@ private:
         fail(nodeLabel(node) + ": only " + op + " by a float32 scalar constant is supported");
       Value x = valueOf(node, 1 - constIndex);
       float factor = op == "Mul" ? c.floats[0] : float(1.0 / double(c.floats[0]));
+      if (factor == 1.0f) { // (baddbmm's beta and alpha of 1: no pass over the scores)
+        define(node, x);
+        return;
+      }
       define(node, b.create<ScaleOp>(loc, x.getType(), x, b.getF32FloatAttr(factor)));
       return;
     }
@@ -2522,7 +2606,10 @@ private:
       if (axis < 0 || axis >= rank || (opset < 13 && axis != rank - 1))
         refuseAttr(node, "axis", "= " + std::to_string(axis) + " is not supported for rank " +
                                      std::to_string(rank));
-      define(node, b.create<SoftmaxOp>(loc, x.getType(), x, b.getI64IntegerAttr(axis), UnitAttr()));
+      // Scores with a causal mask added (importAttentionMask): the causal softmax.
+      const bool causal = causalScores.count(node.input(0)) != 0;
+      define(node, b.create<SoftmaxOp>(loc, x.getType(), x, b.getI64IntegerAttr(axis),
+                                       causal ? b.getUnitAttr() : UnitAttr()));
       return;
     }
     fail(nodeLabel(node) + " is not supported (--verbose lists the supported ops)");
@@ -2549,6 +2636,9 @@ private:
   OnnxImportCache::State &file; // the file's initializers, shared with its other imports
   ConstantTable constants;
   std::set<std::string> initializers; // the names of the graph's initializers (weights)
+  // Outputs of Adds of a causal attention mask (importAttentionMask): the scores, which the
+  // Softmax reading them masks causally.
+  std::set<std::string> causalScores;
   std::set<std::string> tokenIdInputs; // integer graph inputs: token ids, as exact float32
 
 public:

@@ -35,7 +35,8 @@ SEEDS = {"mlp": 1, "cnn": 2, "cnn_bce": 3, "resmlp": 4,
          "act_mlp": 22,
          "shufflenet_v2_x0_5": 18, "mnasnet0_5": 19, "mobilenet_v3_small": 20,
          "efficientnet_b0": 21, "densenet121": 23, "transformer_wide": 24, "pad_cnn": 25,
-         "arith_mlp": 26, "googlenet": 27, "vit": 28, "bcast_mlp": 29}
+         "arith_mlp": 26, "googlenet": 27, "vit": 28, "bcast_mlp": 29,
+         "causal_cls": 30}
 
 # torchvision models (issue #6), small so that a test takes seconds: 10 classes, 32x32 images,
 # batch 4, exported in training mode (BatchNormalization with batch statistics and running-stat
@@ -80,7 +81,7 @@ BATCHES.update({name: 8 for name in RECURRENT})
 # Token-id models (issue #6): "emb_lstm" is nn.Embedding(50, 8) -> nn.LSTM(8, 16) -> the last
 # hidden state -> Linear, the planner benchmark's LSTM classifier in small. Its input is int64
 # token ids, which PyTorch exports as Gather(weight, input).
-TOKEN_MODELS = {"emb_lstm": dict(vocabulary=50, seq=12)}
+TOKEN_MODELS = {"emb_lstm": dict(vocabulary=50, seq=12), "causal_cls": dict(vocabulary=50, seq=12)}
 BATCHES.update({name: 8 for name in TOKEN_MODELS})
 
 # Transposed convolutions (issue #6): "unet" is bench/training_graphs.py's U-Net at two levels,
@@ -108,7 +109,7 @@ DROPOUT_TRANSFORMERS = {
                              dropout=0.1),
 }
 BATCHES.update({name: 4 for name in DROPOUT})
-TRAINING_EXPORT = TORCHVISION + TRANSFORMERS + ("unet",) + RECURRENT + DROPOUT
+TRAINING_EXPORT = TORCHVISION + TRANSFORMERS + ("unet", "causal_cls") + RECURRENT + DROPOUT
 
 # Which loss graphc is asked to use for each model.
 LOSSES = {
@@ -246,6 +247,30 @@ class EmbeddingLSTM(nn.Module):
     def forward(self, tokens):
         _, (h, _) = self.rnn(self.emb(tokens))
         x = self.fc(h[-1])
+        return torch.softmax(x, dim=1) if self.head else x
+
+
+class CausalClassifier(nn.Module):
+    """A decoder-only (GPT-style) sequence classifier: nn.Embedding(vocabulary, 32) plus a
+    learned position table [1, seq, 32] (a broadcast Add), 2 pre-norm TransformerEncoderLayers
+    (2 heads, FFN 64, GELU) under a causal mask (nn.Transformer.generate_square_subsequent_mask,
+    a registered buffer: torch exports it as a [seq, seq] initializer of 0 and -inf added to
+    the scores), the last token's state -> Linear(32, classes)."""
+
+    def __init__(self, vocabulary, seq, classes=10):
+        super().__init__()
+        self.emb = nn.Embedding(vocabulary, 32)
+        self.pos = nn.Parameter(0.1 * torch.randn(1, seq, 32))
+        layer = nn.TransformerEncoderLayer(32, 2, 64, dropout=0.0, activation="gelu",
+                                           batch_first=True, norm_first=True)
+        self.enc = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+        self.register_buffer("mask", nn.Transformer.generate_square_subsequent_mask(seq))
+        self.fc = nn.Linear(32, classes)
+        self.head = True
+
+    def forward(self, tokens):
+        h = self.enc(self.emb(tokens) + self.pos, mask=self.mask)
+        x = self.fc(h[:, -1])
         return torch.softmax(x, dim=1) if self.head else x
 
 
@@ -495,6 +520,8 @@ def build(name):
                                      t["num_layers"])
     if name in RECURRENT:
         return RecurrentClassifier(name)
+    if name == "causal_cls":
+        return CausalClassifier(TOKEN_MODELS[name]["vocabulary"], TOKEN_MODELS[name]["seq"])
     if name in TOKEN_MODELS:
         return EmbeddingLSTM(TOKEN_MODELS[name]["vocabulary"])
     if name == "split_mlp":

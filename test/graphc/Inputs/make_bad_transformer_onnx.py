@@ -10,6 +10,7 @@
 #   sub-bcast     Sub of two computed tensors broadcast along the last axis (leading axes only)
 #   add-column    Add of a computed [2, 4, 8] tensor and a [4, 1] initializer (broadcast along
 #                 the last axis; only leading axes are broadcast)
+#   mask-band     an attention mask before a Softmax that is not causal (-inf off a band)
 import sys
 
 import numpy as np
@@ -60,6 +61,13 @@ elif kind == "add-column":
     nodes = [helper.make_node("Relu", ["input"], ["r"], name="relu"),
              helper.make_node("Add", ["r", const("shift", np.ones((4, 1)), np.float32)],
                               ["output"], name="shift")]
+elif kind == "mask-band":
+    band = np.where(np.abs(np.subtract.outer(np.arange(4), np.arange(4))) <= 1, 0.0, -np.inf)
+    nodes = [helper.make_node("MatMul", ["input", const("w", np.ones((8, 4)), np.float32)],
+                              ["scores"], name="scores"),
+             helper.make_node("Add", ["scores", const("band", band, np.float32)], ["masked"],
+                              name="mask"),
+             helper.make_node("Softmax", ["masked"], ["output"], name="probs", axis=-1)]
 else:
     raise SystemExit("unknown kind " + kind)
 graph = helper.make_graph(nodes, kind, [x],
