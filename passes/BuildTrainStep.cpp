@@ -111,8 +111,17 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
       return RankedTensorType::get(shape, ranked.getElementType());
     };
     Type labelType = wholeBatch(predType);
-    if (*loss == LossKind::sparse_categorical_crossentropy)
-      labelType = RankedTensorType::get({pred.getDimSize(0) * microBatches}, b.getI64Type());
+    if (*loss == LossKind::sparse_categorical_crossentropy) {
+      // A class index per prediction row: [batch], or [batch, positions...] for per-token
+      // predictions [batch, positions..., classes].
+      SmallVector<int64_t> labelShape(pred.getShape().drop_back());
+      if (labelShape.empty())
+        return forward.emitError() << "sparse_categorical_crossentropy needs [batch, classes] "
+                                      "predictions; the model returns "
+                                   << predType;
+      labelShape[0] *= microBatches;
+      labelType = RankedTensorType::get(labelShape, b.getI64Type());
+    }
     Type scalar = RankedTensorType::get({}, b.getF32Type());
 
     // Signature: params, optimizer state, batch statistics, frozen params, data, labels,

@@ -23,6 +23,21 @@ inline int64_t tensorElements(mlir::Value v) {
   return mlir::cast<mlir::RankedTensorType>(v.getType()).getNumElements();
 }
 
+/// The rows and classes a loss kernel walks over `prediction`: the categorical crossentropies
+/// take the class axis last and average over every other position ([B, S, V] predictions are
+/// B*S rows: a language model's mean loss over its tokens, as F.cross_entropy of the
+/// flattened logits); binary crossentropy and mse average over every element of [B, ...].
+inline std::pair<int64_t, int64_t> lossRowsAndClasses(graph::LossKind kind,
+                                                      mlir::Value prediction) {
+  std::vector<int64_t> dims = tensorDims(prediction);
+  const int64_t elements = tensorElements(prediction);
+  if ((kind == graph::LossKind::sparse_categorical_crossentropy ||
+       kind == graph::LossKind::categorical_crossentropy) &&
+      dims.size() >= 2 && dims.back() > 0)
+    return {elements / dims.back(), dims.back()};
+  return {dims[0], dims[0] > 0 ? elements / dims[0] : 0};
+}
+
 /// The collectives of an emitted data-parallel step that are in flight: each starts at its op
 /// (the emitter writes the start call and reports it here) and is waited for just before the
 /// first op that reads its result, directly or through reshape views (a view reads nothing), so

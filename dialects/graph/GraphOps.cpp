@@ -679,14 +679,15 @@ static LogicalResult verifyLossOperands(Operation *op, LossKind kind, Value pred
   if (pred.getRank() < 1)
     return op->emitOpError() << "prediction must be at least rank 1 (batch first), got " << pred;
   if (kind == LossKind::sparse_categorical_crossentropy) {
-    if (pred.getRank() != 2)
-      return op->emitOpError() << "sparse_categorical_crossentropy expects [batch, classes] "
-                                  "predictions, got "
+    // [batch, classes], or [batch, positions..., classes] (a language model's per-token
+    // predictions) with a class index per position.
+    if (pred.getRank() < 2)
+      return op->emitOpError() << "sparse_categorical_crossentropy expects [batch, classes] or "
+                                  "[batch, ..., classes] predictions, got "
                                << pred;
-    if (!lab.getElementType().isInteger(64) || lab.getRank() != 1 ||
-        lab.getDimSize(0) != pred.getDimSize(0))
+    if (!lab.getElementType().isInteger(64) || lab.getShape() != pred.getShape().drop_back())
       return op->emitOpError() << "sparse_categorical_crossentropy expects int64 labels of shape ["
-                               << pred.getDimSize(0) << "], got " << lab;
+                               << pred.getShape().drop_back() << "], got " << lab;
     return success();
   }
   if (!lab.getElementType().isF32() || lab.getShape() != pred.getShape())
@@ -713,8 +714,10 @@ Value graphc::graph::getLossLogits(LossKind kind, Value prediction) {
   switch (kind) {
   case LossKind::sparse_categorical_crossentropy:
   case LossKind::categorical_crossentropy:
+    // A softmax over the class axis, the last (of [batch, classes] or [batch, ..., classes]).
     if (auto softmax = prediction.getDefiningOp<SoftmaxOp>();
-        softmax && tensorType(softmax.getInput()).getRank() == 2 && softmax.getAxis() == 1)
+        softmax && !softmax.getCausal() && tensorType(softmax.getInput()).getRank() >= 2 &&
+        int64_t(softmax.getAxis()) == tensorType(softmax.getInput()).getRank() - 1)
       return softmax.getInput();
     return {};
   case LossKind::binary_crossentropy:

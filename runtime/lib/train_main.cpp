@@ -64,7 +64,9 @@ const char *kUsage =
     "Trains model '%s' (batch %" PRId64 ") with its compiled training step.\n"
     "  --data X.npy         samples [N, ...sample dims]: float32, or float16/float64/int64/\n"
     "                       int32/uint8 converted per batch; memory-mapped, never read whole\n"
-    "  --labels Y.npy       labels with N rows: class indices (int64/int32/uint8) or targets\n"
+    "  --labels Y.npy       labels with N rows: class indices (int64/int32/uint8; one per\n"
+    "                       sample, or per position for a [batch, S.., classes] prediction)\n"
+    "                       or targets\n"
     "  --epochs N           run N passes over the data (default 1); one line (or a progress\n"
     "                       bar on a terminal) per epoch\n"
     "  --steps N            run exactly N steps instead; prints 'step T/N loss L'\n"
@@ -527,7 +529,8 @@ bool openFloatSource(const std::string &flag, const std::string &path, const Ten
   return true;
 }
 
-/// Opens class-index labels: file shape [N] or [N,1], int64/int32/uint8.
+/// Opens class-index labels: file shape [N] or [N,1] (a class per sample), or [N, ...dims[1:]]
+/// (a class per position: a language model's token labels [N, S]), int64/int32/uint8.
 bool openIndexSource(const std::string &flag, const std::string &path, const TensorInfo &t,
                      Source &out, std::string &error) {
   out.flag = flag;
@@ -536,17 +539,23 @@ bool openIndexSource(const std::string &flag, const std::string &path, const Ten
     error = flag + " " + error;
     return false;
   }
+  const std::vector<int64_t> dims = dimsOf(t);
   const std::vector<int64_t> &shape = out.file.shape();
   const NpyDType d = out.file.dtype();
-  const bool shapeOk = shape.size() == 1 || (shape.size() == 2 && shape[1] == 1);
+  const int64_t perSample = product(dims, 1);
+  bool shapeOk = perSample == 1 ? shape.size() == 1 || (shape.size() == 2 && shape[1] == 1)
+                                : shape.size() == dims.size();
+  for (size_t i = 1; perSample != 1 && shapeOk && i < dims.size(); ++i)
+    shapeOk = shape[i] == dims[i];
   const bool dtypeOk = d == NpyDType::I64 || d == NpyDType::I32 || d == NpyDType::U8;
-  if (!shapeOk || !dtypeOk || product(dimsOf(t), 1) != 1) {
-    error = flag + " " + path + ": expected shape [*] or [*,1] int64 (or int32/uint8), got " +
-            formatShape(shape) + " " + npyDTypeName(d);
+  if (!shapeOk || !dtypeOk) {
+    error = flag + " " + path + ": expected shape " +
+            (perSample == 1 ? std::string("[*] or [*,1]") : expectedShape(dims)) +
+            " int64 (or int32/uint8), got " + formatShape(shape) + " " + npyDTypeName(d);
     return false;
   }
-  out.rowElems = 1;
-  out.dstRowBytes = sizeof(int64_t);
+  out.rowElems = perSample;
+  out.dstRowBytes = static_cast<size_t>(perSample) * sizeof(int64_t);
   return true;
 }
 
@@ -565,25 +574,31 @@ bool convertRow(Source &src, int64_t row, unsigned char *dst, std::string &error
 
 /// Every class index must lie in [0, classes) (classes <= 0: only the lower bound is known).
 bool checkLabelRange(Source &src, int64_t classes, std::string &error) {
-  const int64_t rows = src.file.rows();
-  constexpr int64_t kChunk = 1 << 16;
-  std::vector<int64_t> values(static_cast<size_t>(std::min(rows, kChunk)));
+  const int64_t rows = src.file.rows(), perRow = std::max<int64_t>(src.rowElems, 1);
+  const int64_t kChunk = std::max<int64_t>((int64_t{1} << 16) / perRow, 1); // rows at a time
+  std::vector<int64_t> values(static_cast<size_t>(std::min(rows, kChunk) * perRow));
+  // "at index 7", or "at sample 7, position 3" for a label per position.
+  auto where = [&](int64_t flat) {
+    return perRow == 1 ? "index " + std::to_string(flat)
+                       : "sample " + std::to_string(flat / perRow) + ", position " +
+                             std::to_string(flat % perRow);
+  };
   for (int64_t first = 0; first < rows; first += kChunk) {
     const int64_t count = std::min(kChunk, rows - first);
     const unsigned char *p = src.file.rowsAt(first, count, error);
     if (!p)
       return false;
-    convertToI64(src.file.dtype(), p, static_cast<size_t>(count), values.data());
-    for (int64_t i = 0; i < count; ++i) {
+    convertToI64(src.file.dtype(), p, static_cast<size_t>(count * perRow), values.data());
+    for (int64_t i = 0; i < count * perRow; ++i) {
       const int64_t v = values[static_cast<size_t>(i)];
       if (v < 0) {
-        error = src.display() + ": label " + std::to_string(v) + " at index " +
-                std::to_string(first + i) + " is negative";
+        error = src.display() + ": label " + std::to_string(v) + " at " +
+                where(first * perRow + i) + " is negative";
         return false;
       }
       if (classes > 0 && v >= classes) {
-        error = src.display() + ": label " + std::to_string(v) + " at index " +
-                std::to_string(first + i) + " is out of range: expected 0 <= label < " +
+        error = src.display() + ": label " + std::to_string(v) + " at " +
+                where(first * perRow + i) + " is out of range: expected 0 <= label < " +
                 std::to_string(classes) + " (the model predicts " + std::to_string(classes) +
                 " classes)";
         return false;
@@ -871,6 +886,9 @@ private:
 struct AccuracyCounter {
   LossKind loss;
   int64_t batch = 0, predElems = 0; // per sample
+  // Class indices per sample (sparse crossentropy): 1, or a language model's positions, each
+  // scored on its own row of predElems / labelsPerSample classes.
+  int64_t labelsPerSample = 1;
   /// Adds the correct and counted predictions of one batch.
   void add(const float *pred, const unsigned char *labels, double &correct, double &seen) const {
     auto argmax = [](const float *v, int64_t n) {
@@ -884,10 +902,13 @@ struct AccuracyCounter {
       const float *p = pred + j * predElems;
       switch (loss) {
       case LossKind::SparseCategoricalCrossentropy: {
-        int64_t label;
-        std::memcpy(&label, labels + j * sizeof(int64_t), sizeof(label));
-        correct += argmax(p, predElems) == label;
-        seen += 1;
+        const int64_t classes = predElems / labelsPerSample;
+        for (int64_t k = 0; k < labelsPerSample; ++k) {
+          int64_t label;
+          std::memcpy(&label, labels + (j * labelsPerSample + k) * sizeof(int64_t), sizeof(label));
+          correct += argmax(p + k * classes, classes) == label;
+        }
+        seen += static_cast<double>(labelsPerSample);
         break;
       }
       case LossKind::CategoricalCrossentropy: {
@@ -1299,13 +1320,19 @@ int trainMain(int argc, char **argv) {
   const int64_t batch = localBatch * worldSize; // the global batch
   const bool indexLabels = labelsT->dtype == DType::I64;
   // Accuracy needs the predictions; class counts come from them too.
-  AccuracyCounter accuracy{prog.loss, localBatch, predT ? product(dimsOf(*predT), 1) : 0};
+  AccuracyCounter accuracy{prog.loss, localBatch, predT ? product(dimsOf(*predT), 1) : 0,
+                           indexLabels ? product(dimsOf(*labelsT), 1) : 1};
+  // Class indices: one per sample, or one per position of [batch, positions..., classes]
+  // predictions (labels [batch, positions...]), the classes on the last axis.
+  const bool indexRowsMatch =
+      predT && indexLabels && predT->rank >= 2 &&
+      product(dimsOf(*predT), 1) == accuracy.labelsPerSample * predT->dims[predT->rank - 1];
   const bool hasAccuracy =
       predT && prog.loss != LossKind::MeanSquaredError &&
-      (indexLabels ? product(dimsOf(*labelsT), 1) == 1
-                   : product(dimsOf(*labelsT), 1) == accuracy.predElems);
-  const int64_t numClasses =
-      predT && prog.loss == LossKind::SparseCategoricalCrossentropy ? accuracy.predElems : 0;
+      (indexLabels ? indexRowsMatch : product(dimsOf(*labelsT), 1) == accuracy.predElems);
+  const int64_t numClasses = predT && prog.loss == LossKind::SparseCategoricalCrossentropy
+                                 ? accuracy.predElems / accuracy.labelsPerSample
+                                 : 0;
 
   if (opt.data.empty() || opt.labels.empty()) {
     std::fprintf(stderr, "error: %s is required (see --help)\n",

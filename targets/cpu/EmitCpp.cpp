@@ -606,18 +606,19 @@ private:
         .Case([&](LossOp l) {
           lossKind = l.getKind();
           batch = tensorDims(l.getPrediction())[0];
+          auto [rows, classes] = lossRowsAndClasses(l.getKind(), l.getPrediction());
           s << "  lossForward(" << runtimeLossKindName(l.getKind()) << ", "
-            << (l.getFromLogits() ? "true" : "false") << ", " << ptr(l.getPrediction())
-            << ", ANY(" << plannedOffset(l.getLabels()) << "), " << ptr(l.getResult()) << ", "
-            << batch << ", " << tensorElements(l.getPrediction()) / batch << ");\n";
+            << (l.getFromLogits() ? "true" : "false") << ", " << ptr(l.getPrediction()) << ", ANY("
+            << plannedOffset(l.getLabels()) << "), " << ptr(l.getResult()) << ", " << rows << ", "
+            << classes << ");\n";
           return success();
         })
         .Case([&](LossBackwardOp l) {
-          int64_t n = tensorDims(l.getPrediction())[0];
+          auto [rows, classes] = lossRowsAndClasses(l.getKind(), l.getPrediction());
           s << "  lossBackward(" << runtimeLossKindName(l.getKind()) << ", "
-            << (l.getFromLogits() ? "true" : "false") << ", " << ptr(l.getPrediction())
-            << ", ANY(" << plannedOffset(l.getLabels()) << "), " << ptr(l.getResult()) << ", "
-            << n << ", " << tensorElements(l.getPrediction()) / n << ");\n";
+            << (l.getFromLogits() ? "true" : "false") << ", " << ptr(l.getPrediction()) << ", ANY("
+            << plannedOffset(l.getLabels()) << "), " << ptr(l.getResult()) << ", " << rows << ", "
+            << classes << ");\n";
           return success();
         })
         .Case([&](LossScaleOp l) {

@@ -2206,7 +2206,7 @@ private:
     Operation *op = l;
     lossKind = l.getKind();
     batch = tensorDims(l.getPrediction())[0];
-    int64_t classes = tensorElements(l.getPrediction()) / batch;
+    auto [rows, classes] = lossRowsAndClasses(l.getKind(), l.getPrediction());
     bool logits = l.getFromLogits();
     auto S = [](int64_t v) { return std::to_string(v); };
     std::string k = kernelName("loss");
@@ -2217,8 +2217,8 @@ private:
         "(unsigned char *arena) {\n  GRAPHC_BLOCK_SHARED double part[GRAPHC_BLOCK_SIZE];\n"
         "  const float *pred = " +
         ptr(l.getPrediction()) + ";\n  GRAPHC_BLOCK_THREADS(t) {\n  double total = 0.0;\n";
-    int64_t count = batch;
-    const std::string C = S(classes), B = S(batch);
+    int64_t count = rows;
+    const std::string C = S(classes), B = S(rows);
     switch (l.getKind()) {
     case LossKind::sparse_categorical_crossentropy:
       b +=
@@ -2246,10 +2246,10 @@ private:
            "  }\n";
       break;
     case LossKind::binary_crossentropy:
-      count = batch * classes;
+      count = rows * classes;
       b +=
           "  const float *target = " + ptr(l.getLabels()) + ";\n  for (int64_t i = t; i < " +
-          S(batch * classes) +
+          S(rows * classes) +
           "; i += GRAPHC_BLOCK_SIZE) {\n    const double x = pred[i], y = target[i];\n" +
           (logits ? "    total += (x < 0.0 ? 0.0 : x) - x * y + log1p(exp(-fabs(x)));\n"
                   : "    const double p = ::graphc::rt::cuda::clipProb(pred[i]);\n    total -= y * "
@@ -2257,9 +2257,9 @@ private:
           "  }\n";
       break;
     case LossKind::mse:
-      count = batch * classes;
+      count = rows * classes;
       b += "  const float *target = " + ptr(l.getLabels()) + ";\n  for (int64_t i = t; i < " +
-           S(batch * classes) +
+           S(rows * classes) +
            "; i += GRAPHC_BLOCK_SIZE) {\n    const double d = static_cast<double>(pred[i]) - "
            "target[i];\n    total += "
            "d * d;\n  }\n";
@@ -2278,8 +2278,7 @@ private:
   /// d(mean loss)/d(pred): one thread per sample row (runtime/kernels.cpp lossBackward).
   LogicalResult lossBackward(LossBackwardOp l) {
     Operation *op = l;
-    int64_t n = tensorDims(l.getPrediction())[0];
-    int64_t classes = tensorElements(l.getPrediction()) / n;
+    auto [n, classes] = lossRowsAndClasses(l.getKind(), l.getPrediction());
     bool logits = l.getFromLogits();
     auto S = [](int64_t v) { return std::to_string(v); };
     const std::string C = S(classes);

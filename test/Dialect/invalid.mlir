@@ -355,9 +355,19 @@ func.func @sparse_label_rank(%p: tensor<4x3xf32>, %l: tensor<4x3xi64>) -> tensor
 
 // -----
 
-// Sparse categorical crossentropy: predictions must be [batch, classes].
-func.func @sparse_prediction_rank(%p: tensor<4x3x2xf32>, %l: tensor<4xi64>) -> tensor<f32> {
-  // expected-error @+1 {{'graph.loss' op sparse_categorical_crossentropy expects [batch, classes] predictions, got 'tensor<4x3x2xf32>'}}
+// Sparse categorical crossentropy: predictions are [batch, classes] or [batch, ..., classes].
+func.func @sparse_prediction_rank(%p: tensor<4xf32>, %l: tensor<4xi64>) -> tensor<f32> {
+  // expected-error @+1 {{'graph.loss' op sparse_categorical_crossentropy expects [batch, classes] or [batch, ..., classes] predictions, got 'tensor<4xf32>'}}
+  %0 = graph.loss sparse_categorical_crossentropy %p, %l : (tensor<4xf32>, tensor<4xi64>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+// Sparse categorical crossentropy: per-position predictions [4, 3, 2] need a class index per
+// position, [4, 3].
+func.func @sparse_positions_label_shape(%p: tensor<4x3x2xf32>, %l: tensor<4xi64>) -> tensor<f32> {
+  // expected-error @+1 {{'graph.loss' op sparse_categorical_crossentropy expects int64 labels of shape [4, 3], got 'tensor<4xi64>'}}
   %0 = graph.loss sparse_categorical_crossentropy %p, %l : (tensor<4x3x2xf32>, tensor<4xi64>) -> tensor<f32>
   return %0 : tensor<f32>
 }

@@ -36,7 +36,7 @@ SEEDS = {"mlp": 1, "cnn": 2, "cnn_bce": 3, "resmlp": 4,
          "shufflenet_v2_x0_5": 18, "mnasnet0_5": 19, "mobilenet_v3_small": 20,
          "efficientnet_b0": 21, "densenet121": 23, "transformer_wide": 24, "pad_cnn": 25,
          "arith_mlp": 26, "googlenet": 27, "vit": 28, "bcast_mlp": 29,
-         "causal_cls": 30}
+         "causal_cls": 30, "causal_lm": 31}
 
 # torchvision models (issue #6), small so that a test takes seconds: 10 classes, 32x32 images,
 # batch 4, exported in training mode (BatchNormalization with batch statistics and running-stat
@@ -81,7 +81,10 @@ BATCHES.update({name: 8 for name in RECURRENT})
 # Token-id models (issue #6): "emb_lstm" is nn.Embedding(50, 8) -> nn.LSTM(8, 16) -> the last
 # hidden state -> Linear, the planner benchmark's LSTM classifier in small. Its input is int64
 # token ids, which PyTorch exports as Gather(weight, input).
-TOKEN_MODELS = {"emb_lstm": dict(vocabulary=50, seq=12), "causal_cls": dict(vocabulary=50, seq=12)}
+TOKEN_MODELS = {"emb_lstm": dict(vocabulary=50, seq=12), "causal_cls": dict(vocabulary=50, seq=12),
+                "causal_lm": dict(vocabulary=50, seq=12)}
+# Models trained on a class per position (a language model's next tokens: labels [N, seq]).
+LANGUAGE_MODELS = ("causal_lm",)
 BATCHES.update({name: 8 for name in TOKEN_MODELS})
 
 # Transposed convolutions (issue #6): "unet" is bench/training_graphs.py's U-Net at two levels,
@@ -109,7 +112,8 @@ DROPOUT_TRANSFORMERS = {
                              dropout=0.1),
 }
 BATCHES.update({name: 4 for name in DROPOUT})
-TRAINING_EXPORT = TORCHVISION + TRANSFORMERS + ("unet", "causal_cls") + RECURRENT + DROPOUT
+TRAINING_EXPORT = (TORCHVISION + TRANSFORMERS + ("unet", "causal_cls", "causal_lm") + RECURRENT
+                   + DROPOUT)
 
 # Which loss graphc is asked to use for each model.
 LOSSES = {
@@ -255,10 +259,13 @@ class CausalClassifier(nn.Module):
     learned position table [1, seq, 32] (a broadcast Add), 2 pre-norm TransformerEncoderLayers
     (2 heads, FFN 64, GELU) under a causal mask (nn.Transformer.generate_square_subsequent_mask,
     a registered buffer: torch exports it as a [seq, seq] initializer of 0 and -inf added to
-    the scores), the last token's state -> Linear(32, classes)."""
+    the scores), the last token's state -> Linear(32, classes). With per_token (causal_lm),
+    a language model: every position's state -> Linear(32, vocabulary), trained on the next
+    token (labels [N, seq], the per-token crossentropy)."""
 
-    def __init__(self, vocabulary, seq, classes=10):
+    def __init__(self, vocabulary, seq, classes=10, per_token=False):
         super().__init__()
+        self.per_token = per_token
         self.emb = nn.Embedding(vocabulary, 32)
         self.pos = nn.Parameter(0.1 * torch.randn(1, seq, 32))
         layer = nn.TransformerEncoderLayer(32, 2, 64, dropout=0.0, activation="gelu",
@@ -270,6 +277,9 @@ class CausalClassifier(nn.Module):
 
     def forward(self, tokens):
         h = self.enc(self.emb(tokens) + self.pos, mask=self.mask)
+        if self.per_token:  # a language model: every position's next-token distribution
+            x = self.fc(h)
+            return torch.softmax(x, dim=-1) if self.head else x
         x = self.fc(h[:, -1])
         return torch.softmax(x, dim=1) if self.head else x
 
@@ -522,6 +532,9 @@ def build(name):
         return RecurrentClassifier(name)
     if name == "causal_cls":
         return CausalClassifier(TOKEN_MODELS[name]["vocabulary"], TOKEN_MODELS[name]["seq"])
+    if name == "causal_lm":
+        t = TOKEN_MODELS[name]
+        return CausalClassifier(t["vocabulary"], t["seq"], classes=t["vocabulary"], per_token=True)
     if name in TOKEN_MODELS:
         return EmbeddingLSTM(TOKEN_MODELS[name]["vocabulary"])
     if name == "split_mlp":

@@ -105,7 +105,7 @@ DATA_SEED = {"mlp": 101, "cnn": 202, "cnn_bce": 303, "resmlp": 404, "resnet18": 
              "emb_lstm": 1414, "split_mlp": 1515, "act_mlp": 2020, "pad_cnn": 2222, "arith_mlp": 2323, "shufflenet_v2_x0_5": 1616, "mnasnet0_5": 1717,
              "mobilenet_v3_small": 1818, "efficientnet_b0": 1919,
              "densenet121": 2121, "googlenet": 2424, "vit": 2525,
-             "bcast_mlp": 2626, "causal_cls": 2727}
+             "bcast_mlp": 2626, "causal_cls": 2727, "causal_lm": 2828}
 B = models.BATCH  # set per model in main()
 # Eval-mode exports whose BatchNorms the exporter folds: PyTorch trains the folded model.
 FOLDED_EVAL_EXPORTS = ("resnet18", "mobilenet_v2")
@@ -131,6 +131,10 @@ def make_data(name, n):
         x = rng.standard_normal((n,) + models.input_shape(name)[1:]).astype(np.float32)
     if models.LOSSES[name] == "binary_crossentropy":  # per output element (per pixel: unet)
         y = rng.randint(0, 2, size=(n,) + models.label_shape(name)).astype(np.float32)
+    elif name in models.LANGUAGE_MODELS:  # the next token: the input shifted by one
+        vocabulary = models.TOKEN_MODELS[name]["vocabulary"]
+        y = np.concatenate([x[:, 1:], rng.randint(0, vocabulary, size=(n, 1))], axis=1)
+        y = y.astype(np.int64)
     else:
         y = rng.randint(0, 10, size=(n,)).astype(np.int64)
     return x, y
@@ -203,8 +207,8 @@ def torch_reference(name, optimizer, steps, x, y, init, dtype, autocast=None, ma
             logits = model(xb).float()
             if models.LOSSES[name] == "binary_crossentropy":
                 loss = F.binary_cross_entropy_with_logits(logits, yb.to(dtype))
-            else:
-                loss = F.cross_entropy(logits, yb)
+            else:  # (per token for a language model: the mean over every position)
+                loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), yb.reshape(-1))
         opt.zero_grad()
         loss.backward()
         opt.step()
