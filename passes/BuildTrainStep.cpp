@@ -684,7 +684,7 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
                       attention.getQuery(), attention.getKey(), attention.getValue(),
                       attention.getStep(), attention.getScaleAttr(),
                       attention.getDropoutRatioAttr(), attention.getOpIdAttr(),
-                      attention.getIndexOffsetAttr());
+                      attention.getIndexOffsetAttr(), attention.getCausalAttr());
                   if (Attribute block = attention->getAttr(kQueryBlockAttr))
                     backward->setAttr(kQueryBlockAttr, block);
                   Value inputs[] = {attention.getQuery(), attention.getKey(), attention.getValue()};

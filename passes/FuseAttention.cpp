@@ -31,6 +31,7 @@ struct AttentionChain {
   Value query, key, value, step;
   float scale = 1.0f;
   DropoutOp dropout;
+  bool causal = false;             // the softmax's causal mask
   SmallVector<Operation *> erased; // the chain's ops, readers last
   TransposeOp keyTranspose;        // K^T as a transpose of a stored K, rewritten to give K
 };
@@ -48,10 +49,11 @@ std::optional<AttentionChain> matchChain(BatchMatmulOp product) {
     probabilities = drop.getInput();
   }
   auto softmax = probabilities.getDefiningOp<SoftmaxOp>();
-  // (A causal softmax stays unfused: graph.attention has no mask.)
-  if (!softmax || !softmax.getResult().hasOneUse() || softmax.getCausal() ||
+  // (A causal softmax makes a causal attention.)
+  if (!softmax || !softmax.getResult().hasOneUse() ||
       softmax.getAxis() != uint64_t(cast<RankedTensorType>(softmax.getType()).getRank() - 1))
     return std::nullopt;
+  chain.causal = softmax.getCausal();
   Value scores = softmax.getInput();
   std::optional<float> factor = pureScaleOf(scores.getDefiningOp());
   Operation *scoreScale = factor ? scores.getDefiningOp() : nullptr;
@@ -128,7 +130,8 @@ struct FuseAttentionPass : graphc::impl::FuseAttentionBase<FuseAttentionPass> {
           b.getF32FloatAttr(chain->scale),
           b.getF32FloatAttr(chain->dropout ? chain->dropout.getRatio().convertToFloat() : 0.0f),
           b.getI64IntegerAttr(chain->dropout ? int64_t(chain->dropout.getOpId()) : 0),
-          b.getI64IntegerAttr(chain->dropout ? int64_t(chain->dropout.getIndexOffset()) : 0));
+          b.getI64IntegerAttr(chain->dropout ? int64_t(chain->dropout.getIndexOffset()) : 0),
+          chain->causal ? b.getUnitAttr() : UnitAttr());
       if (queryBlock > 0)
         attention->setAttr(kQueryBlockAttr, b.getI64IntegerAttr(queryBlock));
       product.getResult().replaceAllUsesWith(attention.getResult());

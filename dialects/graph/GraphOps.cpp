@@ -223,7 +223,7 @@ LogicalResult BatchMatmulOp::verify() {
 /// Shapes shared by graph.attention and its backward: query [B, M, D], key [B, N, D], value
 /// [B, N, E]; a step operand exactly when the dropout ratio is in (0, 1).
 static LogicalResult verifyAttention(Operation *op, Value query, Value key, Value value, Value step,
-                                     float ratio) {
+                                     float ratio, bool causal) {
   if (failed(requireStatic(op)))
     return failure();
   auto q = tensorType(query), k = tensorType(key), v = tensorType(value);
@@ -231,6 +231,8 @@ static LogicalResult verifyAttention(Operation *op, Value query, Value key, Valu
     return op->emitOpError() << "expects rank-3 query, key and value [B, M, D], [B, N, D], "
                                 "[B, N, E], got "
                              << q << ", " << k << " and " << v;
+  if (causal && q.getDimSize(1) != k.getDimSize(1))
+    return op->emitOpError() << "causal needs as many queries as keys, got " << q << " and " << k;
   if (q.getDimSize(0) != k.getDimSize(0) || k.getDimSize(0) != v.getDimSize(0))
     return op->emitOpError() << "batch sizes differ: " << q << ", " << k << " and " << v;
   if (q.getDimSize(2) != k.getDimSize(2))
@@ -247,7 +249,7 @@ static LogicalResult verifyAttention(Operation *op, Value query, Value key, Valu
 
 LogicalResult AttentionOp::verify() {
   if (failed(verifyAttention(*this, getQuery(), getKey(), getValue(), getStep(),
-                             getDropoutRatio().convertToFloat())))
+                             getDropoutRatio().convertToFloat(), getCausal())))
     return failure();
   auto q = tensorType(getQuery()), v = tensorType(getValue());
   return expectShape(*this, "result", getType(),
@@ -256,7 +258,7 @@ LogicalResult AttentionOp::verify() {
 
 LogicalResult AttentionBackwardOp::verify() {
   if (failed(verifyAttention(*this, getQuery(), getKey(), getValue(), getStep(),
-                             getDropoutRatio().convertToFloat())))
+                             getDropoutRatio().convertToFloat(), getCausal())))
     return failure();
   auto q = tensorType(getQuery()), v = tensorType(getValue());
   if (failed(expectShape(*this, "grad", getGrad().getType(),

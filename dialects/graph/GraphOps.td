@@ -150,6 +150,9 @@ def Graph_AttentionOp : Graph_Op<"attention", [Pure]> {
     `op_id` and `step`, so the fused and unfused graphs train identically and a recomputed
     attention reproduces its mask.
 
+    With `causal` (M = N) query i sees keys 0..i only: the others' scores are -inf before the
+    softmax, so their probabilities are exactly 0 (graph.softmax's causal mask, fused).
+
     ```mlir
     %o = graph.attention %q, %k, %v, %step {scale = 0.125 : f32, dropout_ratio = 0.1 : f32, op_id = 61}
         : (tensor<16x64x64xf32>, tensor<16x64x64xf32>, tensor<16x64x64xf32>, tensor<f32>) -> tensor<16x64x64xf32>
@@ -159,7 +162,7 @@ def Graph_AttentionOp : Graph_Op<"attention", [Pure]> {
                        Optional<GraphF32Scalar>:$step, F32Attr:$scale,
                        DefaultValuedAttr<F32Attr, "0.0f">:$dropout_ratio,
                        DefaultValuedAttr<I64Attr, "0">:$op_id,
-                       DefaultValuedAttr<I64Attr, "0">:$index_offset);
+                       DefaultValuedAttr<I64Attr, "0">:$index_offset, UnitAttr:$causal);
   let results = (outs GraphF32Tensor:$result);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
@@ -172,13 +175,14 @@ def Graph_AttentionBackwardOp : Graph_Op<"attention_backward", [Pure]> {
     softmax(S) again, the masked P~ = keep P / (1 - ratio), dV += P~^T dO, dP~ = dO V^T,
     the row sums D = sum_j dP~ P~ (= dO . O, so the forward result is not read),
     dS = P (keep dP~ / (1 - ratio) - D), dQ = scale dS K and dK += scale dS^T Q.
-    Its workspace holds two [B, rows, N] blocks.
+    Its workspace holds two [B, rows, N] blocks. `causal` as graph.attention's: masked
+    probabilities are 0, so are their dS.
   }];
   let arguments = (ins GraphF32Tensor:$grad, GraphF32Tensor:$query, GraphF32Tensor:$key,
                        GraphF32Tensor:$value, Optional<GraphF32Scalar>:$step, F32Attr:$scale,
                        DefaultValuedAttr<F32Attr, "0.0f">:$dropout_ratio,
                        DefaultValuedAttr<I64Attr, "0">:$op_id,
-                       DefaultValuedAttr<I64Attr, "0">:$index_offset);
+                       DefaultValuedAttr<I64Attr, "0">:$index_offset, UnitAttr:$causal);
   let results = (outs GraphF32Tensor:$grad_query, GraphF32Tensor:$grad_key,
                       GraphF32Tensor:$grad_value);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";

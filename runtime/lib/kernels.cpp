@@ -421,7 +421,8 @@ void attentionForward(const float *q, const float *k, const float *v, float *out
       for (int64_t br = begin; br < end; ++br) {
         const int64_t b = br / rows, r = br % rows;
         attentionProbabilityRow(workspace + br * N, N, sh.scale, dropout, key,
-                                (b * M + i0 + r) * N + sh.indexOffset, sh.dropoutRatio);
+                                (b * M + i0 + r) * N + sh.indexOffset, sh.dropoutRatio,
+                                sh.causal ? i0 + r + 1 : N);
       }
     });
     stridedBatchMatmul(workspace, rows * N, v, N * E, out + i0 * E, M * E, sh.batch, rows, E, N,
@@ -444,7 +445,8 @@ void attentionBackward(const float *dout, const float *q, const float *k, const 
                        1.0f, 0.0f);
     parallelFor(sh.batch * rows, grainFor(N), [&](int64_t begin, int64_t end) {
       for (int64_t br = begin; br < end; ++br)
-        attentionProbabilityRow(p + br * N, N, sh.scale, false, 0, 0, 0.0f);
+        attentionProbabilityRow(p + br * N, N, sh.scale, false, 0, 0, 0.0f,
+                                sh.causal ? i0 + br % rows + 1 : N);
     });
     stridedBatchMatmul(dout + i0 * E, M * E, v, N * E, g, rows * N, sh.batch, rows, N, E, false,
                        true, 1.0f, 0.0f);

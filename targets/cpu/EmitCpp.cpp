@@ -191,11 +191,11 @@ private:
   /// AttentionShape{batch, queries, keys, width, value width, query block, scale, dropout
   /// ratio, op id, index offset}.
   std::string attentionShape(Operation *op, Value q, Value k, Value v, APFloat scale, APFloat ratio,
-                             uint64_t opId, uint64_t indexOffset) {
+                             uint64_t opId, uint64_t indexOffset, bool causal) {
     auto qs = tensorDims(q), ks = tensorDims(k), vs = tensorDims(v);
     return "AttentionShape{" + list({qs[0], qs[1], ks[1], qs[2], vs[2], attentionQueryBlock(op)}) +
            ", " + floatLiteral(scale) + ", " + floatLiteral(ratio) + ", " + std::to_string(opId) +
-           "ull, " + std::to_string(indexOffset) + "}";
+           "ull, " + std::to_string(indexOffset) + ", " + (causal ? "true" : "false") + "}";
   }
   /// The step counter's value for the dropout mask (0 without dropout: no step operand).
   std::string stepValue(Value step) { return step ? "*" + ptr(step) : std::string("0.0f"); }
@@ -457,7 +457,7 @@ private:
           s << "  attentionForward(" << ptr(a.getQuery()) << ", " << ptr(a.getKey()) << ", "
             << ptr(a.getValue()) << ", " << ptr(a.getResult()) << ", " << workspace(op) << ", "
             << attentionShape(op, a.getQuery(), a.getKey(), a.getValue(), a.getScale(),
-                              a.getDropoutRatio(), a.getOpId(), a.getIndexOffset())
+                              a.getDropoutRatio(), a.getOpId(), a.getIndexOffset(), a.getCausal())
             << ", graphc_program.seed, " << stepValue(a.getStep()) << ");\n";
           return success();
         })
@@ -466,7 +466,7 @@ private:
             << ptr(a.getKey()) << ", " << ptr(a.getValue()) << ", " << ptr(a.getGradQuery()) << ", "
             << ptr(a.getGradKey()) << ", " << ptr(a.getGradValue()) << ", " << workspace(op) << ", "
             << attentionShape(op, a.getQuery(), a.getKey(), a.getValue(), a.getScale(),
-                              a.getDropoutRatio(), a.getOpId(), a.getIndexOffset())
+                              a.getDropoutRatio(), a.getOpId(), a.getIndexOffset(), a.getCausal())
             << ", graphc_program.seed, " << stepValue(a.getStep()) << ");\n";
           return success();
         })

@@ -968,6 +968,9 @@ private:
     const std::string rowOf = "((r / rows) * " + num(block) + " + r % rows) * " + num(N);
     const std::string firstOf =
         "((r / rows) * " + num(M) + " + i0 + r % rows) * " + num(N) + " + " + num(indexOffset);
+    // The keys row r sees: 0..i for query i = i0 + r % rows of a causal attention, else all.
+    const bool causal = backward ? backward.getCausal() : cast<AttentionOp>(op).getCausal();
+    const std::string visible = causal ? "(i0 + r % rows + 1)" : num(N);
     const std::string key = ratio > 0.0f ? "key" : "0", dropout = ratio > 0.0f ? "true" : "false",
                       ratioText = floatLiteral(ratio);
     const std::string keyDecl =
@@ -988,7 +991,8 @@ private:
                          "    const int64_t first = " + firstOf + ";\n";
       if (!backward)
         body += "    ::graphc::rt::attentionProbabilityRow(" + ws + " + row, " + num(N) + ", " +
-                scale + ", " + dropout + ", " + key + ", first, " + ratioText + ");\n";
+                scale + ", " + dropout + ", " + key + ", first, " + ratioText + ", " + visible +
+                ");\n";
       else
         body += "    ::graphc::rt::attentionGradientRow(" + ws + " + row, " + g + " + row, " +
                 num(N) + ", " + dropout + ", " + key + ", first, " + ratioText + ");\n";
@@ -997,7 +1001,7 @@ private:
         probs = kernelName("attention_rows");
         kernels += "// " + label(op) + ": the probabilities again\n__global__ void " + probs +
                    head + loop + "    ::graphc::rt::attentionProbabilityRow(" + ws + " + row, " +
-                   num(N) + ", " + scale + ", false, 0, 0, 0.0f);\n  }\n}\n\n";
+                   num(N) + ", " + scale + ", false, 0, 0, 0.0f, " + visible + ");\n  }\n}\n\n";
       }
       rowLaunchArgs = num(blocksFor(B * block)) + ", " + num(kThreads);
     } else {
@@ -1024,7 +1028,7 @@ private:
                           ratioHere = withDropout ? ratioText : "0.0f";
         return std::vector<std::string>{
             "        maxParts[t] = ::graphc::rt::attentionScaleMaxLane(" + ws + " + row, " +
-                num(N) + ", " + scale + ", lane);\n",
+                num(N) + ", " + scale + ", lane, " + visible + ");\n",
             "        sumParts[t] = ::graphc::rt::attentionExpSumLane(" + ws + " + row, " + num(N) +
                 ", ::graphc::rt::laneMax(maxParts + t - lane), lane);\n",
             "        ::graphc::rt::attentionNormalizeLane(" + ws + " + row, " + num(N) +

@@ -109,6 +109,15 @@ func.func @attention_widths(%q: tensor<2x8x4xf32>, %k: tensor<2x6x5xf32>, %v: te
 
 // -----
 
+// A causal attention's query i sees keys 0..i: as many queries as keys.
+func.func @attention_causal_rectangular(%q: tensor<2x8x4xf32>, %k: tensor<2x6x4xf32>, %v: tensor<2x6x3xf32>) -> tensor<2x8x3xf32> {
+  // expected-error @+1 {{'graph.attention' op causal needs as many queries as keys, got 'tensor<2x8x4xf32>' and 'tensor<2x6x4xf32>'}}
+  %o = graph.attention %q, %k, %v {scale = 0.5 : f32, causal} : (tensor<2x8x4xf32>, tensor<2x6x4xf32>, tensor<2x6x3xf32>) -> tensor<2x8x3xf32>
+  return %o : tensor<2x8x3xf32>
+}
+
+// -----
+
 // The backward op's gradients have their inputs' shapes.
 func.func @attention_backward_shapes(%g: tensor<2x8x3xf32>, %q: tensor<2x8x4xf32>, %k: tensor<2x6x4xf32>, %v: tensor<2x6x3xf32>) -> tensor<2x6x4xf32> {
   // expected-error @+1 {{'graph.attention_backward' op grad_key should have shape [2x6x4], got 'tensor<2x6x3xf32>'}}

@@ -74,3 +74,17 @@ func.func @softmax_over_queries(%q: tensor<2x8x4xf32>, %k: tensor<2x8x4xf32>, %v
   %o = graph.batch_matmul %p, %v : (tensor<2x8x8xf32>, tensor<2x8x3xf32>) -> tensor<2x8x3xf32>
   return %o : tensor<2x8x3xf32>
 }
+
+// -----
+
+// A causal softmax (a decoder's self-attention) makes a causal attention.
+// CHECK-LABEL: func.func @causal_scores
+// CHECK-NEXT: %[[O:.*]] = graph.attention %arg0, %arg1, %arg2 {causal, scale = 2.500000e-01 : f32} : (tensor<2x6x4xf32>, tensor<2x6x4xf32>, tensor<2x6x3xf32>) -> tensor<2x6x3xf32>
+// CHECK-NEXT: return %[[O]]
+func.func @causal_scores(%q: tensor<2x6x4xf32>, %k: tensor<2x6x4xf32>, %v: tensor<2x6x3xf32>) -> tensor<2x6x3xf32> {
+  %s = graph.batch_matmul %q, %k {transpose_rhs} : (tensor<2x6x4xf32>, tensor<2x6x4xf32>) -> tensor<2x6x6xf32>
+  %ss = graph.scale %s {factor = 0.25 : f32} : tensor<2x6x6xf32>
+  %p = graph.softmax %ss {axis = 2 : i64, causal} : tensor<2x6x6xf32>
+  %o = graph.batch_matmul %p, %v : (tensor<2x6x6xf32>, tensor<2x6x3xf32>) -> tensor<2x6x3xf32>
+  return %o : tensor<2x6x3xf32>
+}

@@ -47,24 +47,25 @@ void expectClose(const std::vector<float> &got, const std::vector<double> &want,
 
 std::vector<double> toDouble(const std::vector<float> &v) { return {v.begin(), v.end()}; }
 
-// softmax(scale q k^T) v in double, no dropout.
+// softmax(scale q k^T) v in double, no dropout; with sh.causal query i sees keys 0..i.
 std::vector<double> attentionRef(const std::vector<double> &q, const std::vector<double> &k,
                                  const std::vector<double> &v, const AttentionShape &sh) {
   const int64_t M = sh.queries, N = sh.keys, D = sh.width, E = sh.valueWidth;
   std::vector<double> out(sh.batch * M * E, 0.0), s(N);
   for (int64_t b = 0; b < sh.batch; ++b)
     for (int64_t i = 0; i < M; ++i) {
+      const int64_t visible = sh.causal ? i + 1 : N; // the keys query i sees
       double mx = -INFINITY, sum = 0.0;
-      for (int64_t j = 0; j < N; ++j) {
+      for (int64_t j = 0; j < visible; ++j) {
         s[j] = 0.0;
         for (int64_t d = 0; d < D; ++d)
           s[j] += q[(b * M + i) * D + d] * k[(b * N + j) * D + d];
         s[j] *= sh.scale;
         mx = std::max(mx, s[j]);
       }
-      for (int64_t j = 0; j < N; ++j)
+      for (int64_t j = 0; j < visible; ++j)
         sum += (s[j] = std::exp(s[j] - mx));
-      for (int64_t j = 0; j < N; ++j)
+      for (int64_t j = 0; j < visible; ++j)
         for (int64_t e = 0; e < E; ++e)
           out[(b * M + i) * E + e] += s[j] / sum * v[(b * N + j) * E + e];
     }
@@ -108,9 +109,7 @@ void runFused(Buffers &x, const AttentionShape &sh, uint64_t seed, float step) {
 
 class AttentionBlocks : public ::testing::TestWithParam<int64_t> {};
 
-TEST_P(AttentionBlocks, NoDropoutMatchesDoubleReferenceAndFiniteDifferences) {
-  // batch 2, 5 queries, 7 keys, width 3, value width 4; blocks of GetParam() query rows.
-  const AttentionShape sh{2, 5, 7, 3, 4, GetParam(), 0.6f, 0.0f, 0, 0};
+void expectReferenceAndFiniteDifferences(const AttentionShape &sh) {
   Buffers x = randomBuffers(sh);
   runFused(x, sh, 0, 0.0f);
   auto q = toDouble(x.q), k = toDouble(x.k), v = toDouble(x.v);
@@ -137,6 +136,23 @@ TEST_P(AttentionBlocks, NoDropoutMatchesDoubleReferenceAndFiniteDifferences) {
   expectClose(x.dq, gradient(&q), 1e-5);
   expectClose(x.dk, gradient(&k), 1e-5);
   expectClose(x.dv, gradient(&v), 1e-5);
+}
+
+TEST_P(AttentionBlocks, NoDropoutMatchesDoubleReferenceAndFiniteDifferences) {
+  // batch 2, 5 queries, 7 keys, width 3, value width 4; blocks of GetParam() query rows.
+  expectReferenceAndFiniteDifferences({2, 5, 7, 3, 4, GetParam(), 0.6f, 0.0f, 0, 0});
+}
+
+TEST_P(AttentionBlocks, CausalMatchesDoubleReferenceAndFiniteDifferences) {
+  // batch 2, 6 queries and keys (query i sees keys 0..i, also across query blocks), width 3,
+  // value width 4: the output and all three gradients against the causal reference.
+  expectReferenceAndFiniteDifferences({2, 6, 6, 3, 4, GetParam(), 0.6f, 0.0f, 0, 0, true});
+  // The first query sees only the first key: its output is v's first row, exactly.
+  const AttentionShape sh{1, 6, 6, 3, 4, GetParam(), 0.6f, 0.0f, 0, 0, true};
+  Buffers x = randomBuffers(sh);
+  runFused(x, sh, 0, 0.0f);
+  for (int64_t e = 0; e < sh.valueWidth; ++e)
+    EXPECT_EQ(x.out[size_t(e)], x.v[size_t(e)]);
 }
 
 TEST_P(AttentionBlocks, DropoutEqualsTheUnfusedChainWithTheSameMask) {
@@ -189,11 +205,11 @@ INSTANTIATE_TEST_SUITE_P(QueryBlocks, AttentionBlocks, ::testing::Values(0, 2, 1
 // partial results meeting in arrays (shared memory on the GPU), lanes in reverse order as a GPU
 // may run them.
 void warpProbabilityRow(float *row, int64_t keys, float scale, bool dropout, uint64_t key,
-                        int64_t first, float ratio) {
+                        int64_t first, float ratio, int64_t visible) {
   float maxParts[kRowLanes];
   double sumParts[kRowLanes];
   for (int lane = kRowLanes - 1; lane >= 0; --lane)
-    maxParts[lane] = attentionScaleMaxLane(row, keys, scale, lane);
+    maxParts[lane] = attentionScaleMaxLane(row, keys, scale, lane, visible);
   for (int lane = kRowLanes - 1; lane >= 0; --lane)
     sumParts[lane] = attentionExpSumLane(row, keys, laneMax(maxParts), lane);
   for (int lane = kRowLanes - 1; lane >= 0; --lane)
@@ -211,43 +227,46 @@ void warpGradientRow(float *p, float *g, int64_t keys, bool dropout, uint64_t ke
 }
 
 TEST(AttentionRows, CpuRowsEqualTheWarpLanesBitForBit) {
-  for (int64_t keys : {1, 5, 31, 32, 33, 70, 512, 1000}) {
-    for (bool dropout : {false, true}) {
-      SCOPED_TRACE("keys " + std::to_string(keys) + (dropout ? ", dropout" : ""));
-      // Scores of a realistic spread (|s| up to 8), so the exponentials span many binades.
-      std::vector<float> scores = randomVec(size_t(keys), uint64_t(keys) * 7 + 1);
-      for (float &s : scores)
-        s *= 8.0f;
-      const uint64_t key = dropoutKey(3, 9, 11);
-      const int64_t first = 4096 + keys;
-      std::vector<float> cpu = scores, warp = scores;
-      attentionProbabilityRow(cpu.data(), keys, 0.37f, dropout, key, first, 0.25f);
-      warpProbabilityRow(warp.data(), keys, 0.37f, dropout, key, first, 0.25f);
-      ASSERT_EQ(0, std::memcmp(cpu.data(), warp.data(), sizeof(float) * size_t(keys)));
-      double total = 0.0; // a softmax row sums to 1 (before dropout)
-      std::vector<float> undropped = scores;
-      attentionProbabilityRow(undropped.data(), keys, 0.37f, false, 0, 0, 0.0f);
-      for (float v : undropped)
-        total += v;
-      EXPECT_NEAR(total, 1.0, 1e-5);
+  for (int64_t keys : {1, 5, 31, 32, 33, 70, 512, 1000})
+    for (bool dropout : {false, true})
+      for (int64_t visible : {keys, keys / 2 + 1}) { // all keys, or a causal row's first ones
+        SCOPED_TRACE("keys " + std::to_string(keys) + (dropout ? ", dropout" : "") + ", visible " +
+                     std::to_string(visible));
+        // Scores of a realistic spread (|s| up to 8), so the exponentials span many binades.
+        std::vector<float> scores = randomVec(size_t(keys), uint64_t(keys) * 7 + 1);
+        for (float &s : scores)
+          s *= 8.0f;
+        const uint64_t key = dropoutKey(3, 9, 11);
+        const int64_t first = 4096 + keys;
+        std::vector<float> cpu = scores, warp = scores;
+        attentionProbabilityRow(cpu.data(), keys, 0.37f, dropout, key, first, 0.25f, visible);
+        warpProbabilityRow(warp.data(), keys, 0.37f, dropout, key, first, 0.25f, visible);
+        ASSERT_EQ(0, std::memcmp(cpu.data(), warp.data(), sizeof(float) * size_t(keys)));
+        double total = 0.0; // a softmax row sums to 1 (before dropout)
+        std::vector<float> undropped = scores;
+        attentionProbabilityRow(undropped.data(), keys, 0.37f, false, 0, 0, 0.0f, visible);
+        for (float v : undropped)
+          total += v;
+        EXPECT_NEAR(total, 1.0, 1e-5);
+        for (int64_t j = visible; j < keys; ++j) // masked keys: exactly 0
+          ASSERT_EQ(undropped[size_t(j)], 0.0f) << "key " << j;
 
-      std::vector<float> grad = randomVec(size_t(keys), uint64_t(keys) * 7 + 2);
-      std::vector<float> pCpu = undropped, gCpu = grad, pWarp = undropped, gWarp = grad;
-      attentionGradientRow(pCpu.data(), gCpu.data(), keys, dropout, key, first, 0.25f);
-      warpGradientRow(pWarp.data(), gWarp.data(), keys, dropout, key, first, 0.25f);
-      ASSERT_EQ(0, std::memcmp(pCpu.data(), pWarp.data(), sizeof(float) * size_t(keys)));
-      ASSERT_EQ(0, std::memcmp(gCpu.data(), gWarp.data(), sizeof(float) * size_t(keys)));
-      // dS sums to zero over the row without dropout (softmax's Jacobian kills constants).
-      if (!dropout) {
-        double dsSum = 0.0, dsAbs = 0.0;
-        for (float v : gCpu) {
-          dsSum += v;
-          dsAbs += std::fabs(v);
+        std::vector<float> grad = randomVec(size_t(keys), uint64_t(keys) * 7 + 2);
+        std::vector<float> pCpu = undropped, gCpu = grad, pWarp = undropped, gWarp = grad;
+        attentionGradientRow(pCpu.data(), gCpu.data(), keys, dropout, key, first, 0.25f);
+        warpGradientRow(pWarp.data(), gWarp.data(), keys, dropout, key, first, 0.25f);
+        ASSERT_EQ(0, std::memcmp(pCpu.data(), pWarp.data(), sizeof(float) * size_t(keys)));
+        ASSERT_EQ(0, std::memcmp(gCpu.data(), gWarp.data(), sizeof(float) * size_t(keys)));
+        // dS sums to zero over the row without dropout (softmax's Jacobian kills constants).
+        if (!dropout) {
+          double dsSum = 0.0, dsAbs = 0.0;
+          for (float v : gCpu) {
+            dsSum += v;
+            dsAbs += std::fabs(v);
+          }
+          EXPECT_LE(std::fabs(dsSum), 1e-5 * std::max(dsAbs, 1e-30));
         }
-        EXPECT_LE(std::fabs(dsSum), 1e-5 * std::max(dsAbs, 1e-30));
       }
-    }
-  }
 }
 
 TEST(AttentionWorkspace, IsOneBlockOfScoresForwardAndTwoBackward) {

@@ -31,12 +31,16 @@ GRAPHC_HD float attentionKeepFactor(bool dropout, uint64_t dropKey, int64_t inde
   return dropout ? (dropoutKeeps(dropKey, index, ratio) ? 1.0f / (1.0f - ratio) : 0.0f) : 1.0f;
 }
 
-/// Pass 1 of the probabilities, lane `lane`'s keys: row[j] <- scale * row[j]; returns their
-/// maximum (-inf when the lane owns no key).
-GRAPHC_HD float attentionScaleMaxLane(float *row, int64_t keys, float scale, int lane) {
+/// Pass 1 of the probabilities, lane `lane`'s keys: row[j] <- scale * row[j] for the first
+/// `visible` keys and -inf for the others (a causal attention's query i sees keys 0..i, so
+/// visible = i + 1; all keys otherwise), whose exponentials are then exactly 0, so that
+/// masked probabilities are 0 and add nothing to the sums; returns their maximum (-inf when
+/// the lane owns no key).
+GRAPHC_HD float attentionScaleMaxLane(float *row, int64_t keys, float scale, int lane,
+                                      int64_t visible) {
   float mx = -INFINITY;
   for (int64_t j = lane; j < keys; j += kRowLanes) {
-    row[j] *= scale;
+    row[j] = j < visible ? row[j] * scale : -INFINITY;
     mx = row[j] > mx ? row[j] : mx;
   }
   return mx;
@@ -107,19 +111,21 @@ GRAPHC_HD void attentionGradApplyLane(float *p, float *g, int64_t keys, float d,
   attentionGradApplyLaneRange(p, g, keys, d, lane, kRowLanes, dropout, dropKey, firstIndex, ratio);
 }
 
-/// row[j] (raw scores q . k_j) <- softmax(scale * row)[j], max-subtracted and summed in double
-/// by lanes (above); then, when `dropout` is set (ratio > 0), the dropout of element
-/// `firstIndex + j` of the unfused [B, M, N] probabilities: kept / (1 - ratio) or 0.
+/// row[j] (raw scores q . k_j) <- softmax(scale * row)[j] over the first `visible` keys (0 for
+/// the others: a causal row), max-subtracted and summed in double by lanes (above); then, when
+/// `dropout` is set (ratio > 0), the dropout of element `firstIndex + j` of the unfused [B, M, N]
+/// probabilities: kept / (1 - ratio) or 0.
 ///
 /// The CPU's row. It walks the keys in order rather than lane by lane (contiguous, and a chunk
 /// of kRowLanes keys adds into the kRowLanes partial sums at once), but computes each element as
 /// the lane functions do and adds lane l's elements into sums[l] in increasing j, so the sums,
 /// and the probabilities, are the lane functions' bit for bit (test/cuda: worst error 0).
 GRAPHC_HD void attentionProbabilityRow(float *row, int64_t keys, float scale, bool dropout,
-                                       uint64_t dropKey, int64_t firstIndex, float ratio) {
+                                       uint64_t dropKey, int64_t firstIndex, float ratio,
+                                       int64_t visible) {
   float mx = -INFINITY; // the lanes' maxima's maximum: max is exact, so any order gives it
   for (int64_t j = 0; j < keys; ++j) {
-    row[j] *= scale;
+    row[j] = j < visible ? row[j] * scale : -INFINITY; // (attentionScaleMaxLane's mask)
     mx = row[j] > mx ? row[j] : mx;
   }
   double sums[kRowLanes] = {};

@@ -61,6 +61,7 @@ struct AttentionShape {
   float scale, dropoutRatio;
   uint64_t opId;
   int64_t indexOffset;
+  bool causal = false; // query i sees keys 0..i (queries == keys)
 };
 /// out = dropout(softmax(scale q k^T)) v, one block of query rows at a time; `workspace`
 /// holds attentionWorkspaceBytes(batch, block rows, keys, false).
