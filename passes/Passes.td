@@ -26,7 +26,8 @@ def FuseAttention : Pass<"graphc-fuse-attention", "mlir::func::FuncOp"> {
     scores, without offset) and the products are not transposed on the query or value side.
     K^T given as a transpose of a stored K (the usual export) becomes the transpose that
     produces K itself. Dropout keeps its op id, ratio and mask index, so the fused and unfused
-    graphs drop the same elements.
+    graphs drop the same elements. A causal softmax (a decoder's mask) makes a causal
+    attention, `graph.attention {causal}`.
 
     Before:
     ```mlir
