@@ -100,7 +100,8 @@ def main():
             else "")
         if args.max_batch:
             rc, out, err, wall = run(
-                [args.graphc, path, "--optimizer=adam", "--device=" + args.device,
+                [args.graphc, path, "--batch=%d" % args.batch, "--optimizer=adam",
+                 "--device=" + args.device,
                  "--budget=" + args.budget, "--max-batch"] +
                 ([] if fused else ["--no-fuse-attention"]), 7200)
             lines = [l.strip() for l in (out + err).splitlines() if "batch" in l.lower()]

@@ -12,7 +12,9 @@
 //     MobileNetV2-sized elementwise gradients and batch norms ([8, 96, 112, 112]);
 //   * BM_PointwiseConv: a 1x1 convolution of MobileNetV2, which multiplies the tensors without
 //     an im2col copy, against BM_PointwiseAsIm2col, the same product through a 1x1 "window"
-//     with one padded row (the im2col path), cropped.
+//     with one padded row (the im2col path), cropped;
+//   * BM_Attention and BM_AttentionCausal: one GPT-2 small layer's fused attention, forward and
+//     backward, without and with the causal mask (whose blocks skip the masked keys).
 // Run: build/bin/bench-cpu-kernels [--benchmark_filter=Gemm] [--benchmark_repetitions=5]
 // (GRAPHC_NUM_THREADS sets both contenders' thread count). Results in docs/benchmarks.md.
 // It uses only the declarations of kernels.h and parallel.h, so it also builds against an older
@@ -204,6 +206,32 @@ void BM_PointwiseConv(benchmark::State &state) { pointwiseBenchmark(state, false
 void BM_PointwiseAsIm2col(benchmark::State &state) { pointwiseBenchmark(state, true); }
 BENCHMARK(BM_PointwiseConv)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_PointwiseAsIm2col)->Unit(benchmark::kMillisecond);
+
+/// A GPT-2 small layer's fused attention at sequence 512 (12 heads of width 64, batch 1),
+/// forward and backward, in graphc's default query blocks (64 rows: the scores no larger than
+/// the output): the non-causal attention against the causal one, whose blocks skip the keys
+/// past their last query (about half of the products) and mask the rest of the triangle.
+void attentionBenchmark(benchmark::State &state, bool causal) {
+  const int64_t batch = 12, seq = 512, width = 64;
+  AttentionShape sh{batch, seq, seq, width, width, 64, 0.125f, 0.0f, 0, 0};
+  sh.causal = causal;
+  auto q = randomFloats(size_t(batch * seq * width), 6);
+  auto k = randomFloats(size_t(batch * seq * width), 7);
+  auto v = randomFloats(size_t(batch * seq * width), 8);
+  auto dout = randomFloats(size_t(batch * seq * width), 9);
+  std::vector<float> out(q.size()), dq(q.size()), dk(q.size()), dv(q.size());
+  std::vector<float> workspace(attentionWorkspaceBytes(batch, 64, seq, true) / sizeof(float));
+  for (auto _ : state) {
+    attentionForward(q.data(), k.data(), v.data(), out.data(), workspace.data(), sh, 0, 0.0f);
+    attentionBackward(dout.data(), q.data(), k.data(), v.data(), dq.data(), dk.data(), dv.data(),
+                      workspace.data(), sh, 0, 0.0f);
+    benchmark::DoNotOptimize(dk.data());
+  }
+}
+void BM_Attention(benchmark::State &state) { attentionBenchmark(state, false); }
+void BM_AttentionCausal(benchmark::State &state) { attentionBenchmark(state, true); }
+BENCHMARK(BM_Attention)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_AttentionCausal)->Unit(benchmark::kMillisecond);
 
 } // namespace
 

@@ -7,6 +7,8 @@
 #include "llvm/ADT/TypeSwitch.h"
 
 #include "dialects/graph/GraphOps.h"
+#include "graphc/runtime/workspace.h"
+#include "passes/Liveness.h"
 
 using namespace mlir;
 using namespace graphc;
@@ -64,6 +66,23 @@ double bytesOf(Value v) {
   auto t = cast<RankedTensorType>(v.getType());
   return double(t.getNumElements()) * double(t.getElementTypeBitWidth() / 8);
 }
+/// The scores an attention op's kernels compute: batch x queries x keys, or, causal, the sum
+/// over its query blocks of the block's rows x the keys it reaches (rt::attentionBlockKeys:
+/// about half). O(blocks).
+double attentionScores(Operation *op, Value query, Value key, bool causal) {
+  auto q = cast<RankedTensorType>(query.getType()).getShape();
+  const int64_t batch = q[0], queries = q[1];
+  const int64_t keys = cast<RankedTensorType>(key.getType()).getDimSize(1);
+  if (!causal)
+    return double(batch) * double(queries) * double(keys);
+  const int64_t block = rt::attentionBlockRows(attentionQueryBlock(op), queries);
+  double scores = 0.0;
+  for (int64_t first = 0; first < queries; first += block) {
+    const int64_t rows = std::min(block, queries - first);
+    scores += double(rows) * double(rt::attentionBlockKeys(true, first, rows, keys));
+  }
+  return double(batch) * scores;
+}
 } // namespace
 
 llvm::ArrayRef<DeviceProfile> graphc::deviceProfiles() { return kProfiles; }
@@ -108,13 +127,13 @@ OpCost graphc::estimateOpCost(Operation *op) {
                    // five GEMMs (the scores again, dO V^T, dV, dQ, dK) and two row passes.
                    .Case([&](AttentionOp a) {
                      auto q = shape(a.getQuery()), v = shape(a.getValue());
-                     double scores = double(q[0] * q[1] * v[1]);
+                     double scores = attentionScores(a, a.getQuery(), a.getKey(), a.getCausal());
                      cost.bytes += 3.0 * 4.0 * scores; // the block written, read, read again
                      return scores * (2.0 * double(q[2]) + 2.0 * double(v[2]) + 5.0);
                    })
                    .Case([&](AttentionBackwardOp a) {
                      auto q = shape(a.getQuery()), v = shape(a.getValue());
-                     double scores = double(q[0] * q[1] * v[1]);
+                     double scores = attentionScores(a, a.getQuery(), a.getKey(), a.getCausal());
                      cost.bytes += 8.0 * 4.0 * scores;
                      return scores * (6.0 * double(q[2]) + 4.0 * double(v[2]) + 10.0);
                    })

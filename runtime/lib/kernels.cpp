@@ -415,17 +415,20 @@ void attentionForward(const float *q, const float *k, const float *v, float *out
   const uint64_t key = z.key;
   for (int64_t i0 = 0; i0 < M; i0 += block) {
     const int64_t rows = std::min(block, M - i0);
-    stridedBatchMatmul(q + i0 * D, M * D, k, N * D, workspace, rows * N, sh.batch, rows, N, D,
+    // A causal block's rows see keys 0..i0 + rows - 1 at most: the GEMMs skip the others
+    // (about half of the products over all blocks), and the block's rows are `cols` apart.
+    const int64_t cols = attentionBlockKeys(sh.causal, i0, rows, N);
+    stridedBatchMatmul(q + i0 * D, M * D, k, N * D, workspace, block * N, sh.batch, rows, cols, D,
                        false, true, 1.0f, 0.0f);
-    parallelFor(sh.batch * rows, grainFor(N), [&](int64_t begin, int64_t end) {
+    parallelFor(sh.batch * rows, grainFor(cols), [&](int64_t begin, int64_t end) {
       for (int64_t br = begin; br < end; ++br) {
         const int64_t b = br / rows, r = br % rows;
-        attentionProbabilityRow(workspace + br * N, N, sh.scale, dropout, key,
+        attentionProbabilityRow(workspace + b * block * N + r * cols, cols, sh.scale, dropout, key,
                                 (b * M + i0 + r) * N + sh.indexOffset, sh.dropoutRatio,
-                                sh.causal ? i0 + r + 1 : N);
+                                sh.causal ? i0 + r + 1 : cols);
       }
     });
-    stridedBatchMatmul(workspace, rows * N, v, N * E, out + i0 * E, M * E, sh.batch, rows, E, N,
+    stridedBatchMatmul(workspace, block * N, v, N * E, out + i0 * E, M * E, sh.batch, rows, E, cols,
                        false, false, 1.0f, 0.0f);
   }
 }
@@ -438,31 +441,40 @@ void attentionBackward(const float *dout, const float *q, const float *k, const 
   const bool dropout = z.dropout;
   const uint64_t key = z.key;
   float *p = workspace, *g = workspace + sh.batch * block * N;
-  for (int64_t i0 = 0; i0 < M; i0 += block) {
+  // dK and dV sum over the blocks, the first block written (beta 0) and the others added. A
+  // causal block reaches only keys 0..i0 + rows - 1, so the blocks run last first: the first
+  // one written reaches every key (attentionBlockOrder).
+  const int64_t blocks = (M + block - 1) / block;
+  for (int64_t n = 0; n < blocks; ++n) {
+    const int64_t i0 = attentionBlockOrder(sh.causal, n, blocks) * block;
     const int64_t rows = std::min(block, M - i0);
-    const float accumulate = i0 == 0 ? 0.0f : 1.0f; // dK and dV sum over the blocks
-    stridedBatchMatmul(q + i0 * D, M * D, k, N * D, p, rows * N, sh.batch, rows, N, D, false, true,
-                       1.0f, 0.0f);
-    parallelFor(sh.batch * rows, grainFor(N), [&](int64_t begin, int64_t end) {
-      for (int64_t br = begin; br < end; ++br)
-        attentionProbabilityRow(p + br * N, N, sh.scale, false, 0, 0, 0.0f,
-                                sh.causal ? i0 + br % rows + 1 : N);
-    });
-    stridedBatchMatmul(dout + i0 * E, M * E, v, N * E, g, rows * N, sh.batch, rows, N, E, false,
+    const int64_t cols = attentionBlockKeys(sh.causal, i0, rows, N);
+    const float accumulate = n == 0 ? 0.0f : 1.0f;
+    stridedBatchMatmul(q + i0 * D, M * D, k, N * D, p, block * N, sh.batch, rows, cols, D, false,
                        true, 1.0f, 0.0f);
-    parallelFor(sh.batch * rows, grainFor(N), [&](int64_t begin, int64_t end) {
+    parallelFor(sh.batch * rows, grainFor(cols), [&](int64_t begin, int64_t end) {
       for (int64_t br = begin; br < end; ++br) {
         const int64_t b = br / rows, r = br % rows;
-        attentionGradientRow(p + br * N, g + br * N, N, dropout, key,
+        attentionProbabilityRow(p + b * block * N + r * cols, cols, sh.scale, false, 0, 0, 0.0f,
+                                sh.causal ? i0 + r + 1 : cols);
+      }
+    });
+    stridedBatchMatmul(dout + i0 * E, M * E, v, N * E, g, block * N, sh.batch, rows, cols, E, false,
+                       true, 1.0f, 0.0f);
+    parallelFor(sh.batch * rows, grainFor(cols), [&](int64_t begin, int64_t end) {
+      for (int64_t br = begin; br < end; ++br) {
+        const int64_t b = br / rows, r = br % rows;
+        const int64_t at = b * block * N + r * cols;
+        attentionGradientRow(p + at, g + at, cols, dropout, key,
                              (b * M + i0 + r) * N + sh.indexOffset, sh.dropoutRatio);
       }
     });
-    stridedBatchMatmul(p, rows * N, dout + i0 * E, M * E, dv, N * E, sh.batch, N, E, rows, true,
+    stridedBatchMatmul(p, block * N, dout + i0 * E, M * E, dv, N * E, sh.batch, cols, E, rows, true,
                        false, 1.0f, accumulate);
-    stridedBatchMatmul(g, rows * N, k, N * D, dq + i0 * D, M * D, sh.batch, rows, D, N, false,
+    stridedBatchMatmul(g, block * N, k, N * D, dq + i0 * D, M * D, sh.batch, rows, D, cols, false,
                        false, sh.scale, 0.0f);
-    stridedBatchMatmul(g, rows * N, q + i0 * D, M * D, dk, N * D, sh.batch, N, D, rows, true, false,
-                       sh.scale, accumulate);
+    stridedBatchMatmul(g, block * N, q + i0 * D, M * D, dk, N * D, sh.batch, cols, D, rows, true,
+                       false, sh.scale, accumulate);
   }
 }
 

@@ -961,16 +961,17 @@ private:
     auto at = [](const std::string &base, int64_t rowWidth) {
       return base + " + i0 * " + std::to_string(rowWidth);
     };
-    // Row r of the launch (r < B * rows) is row r % rows of slice r / rows of the block; slice
-    // b's rows are block * N floats apart in the workspace (the GEMMs' stride), also in a last
-    // block of fewer rows. `first` is the row's first element in the unfused [B, M, N] scores.
+    // Row r of the launch (r < B * rows) is row r % rows of slice r / rows of the block; slices
+    // are block * N floats apart in the workspace (the GEMMs' stride), also in a last block of
+    // fewer rows, and a slice's rows `cols` apart (the keys the block reaches: all but in a
+    // causal block). `first` is the row's first element in the unfused [B, M, N] scores.
     const std::string ws = workspace(op), g = ws + " + " + S;
-    const std::string rowOf = "((r / rows) * " + num(block) + " + r % rows) * " + num(N);
+    const std::string rowOf = "(r / rows) * " + num(block * N) + " + (r % rows) * cols";
     const std::string firstOf =
         "((r / rows) * " + num(M) + " + i0 + r % rows) * " + num(N) + " + " + num(indexOffset);
     // The keys row r sees: 0..i for query i = i0 + r % rows of a causal attention, else all.
     const bool causal = backward ? backward.getCausal() : cast<AttentionOp>(op).getCausal();
-    const std::string visible = causal ? "(i0 + r % rows + 1)" : num(N);
+    const std::string visible = causal ? "(i0 + r % rows + 1)" : "cols";
     const std::string key = ratio > 0.0f ? "key" : "0", dropout = ratio > 0.0f ? "true" : "false",
                       ratioText = floatLiteral(ratio);
     const std::string keyDecl =
@@ -978,7 +979,7 @@ private:
                            std::to_string(options.dropoutSeed) + "ull, " + std::to_string(opId) +
                            "ull, static_cast<int64_t>(" + ptr(step) + "[0]));\n"
                      : std::string();
-    const std::string head = "(unsigned char *arena, int64_t i0, int64_t rows) {\n";
+    const std::string head = "(unsigned char *arena, int64_t i0, int64_t rows, int64_t cols) {\n";
     std::string kname = kernelName(backward ? "attention_grad_rows" : "attention_rows"), probs;
     std::string rowLaunchArgs;
     if (options.cudaThreadRows) {
@@ -990,18 +991,17 @@ private:
                          "__global__ void " + kname + head + keyDecl + loop +
                          "    const int64_t first = " + firstOf + ";\n";
       if (!backward)
-        body += "    ::graphc::rt::attentionProbabilityRow(" + ws + " + row, " + num(N) + ", " +
-                scale + ", " + dropout + ", " + key + ", first, " + ratioText + ", " + visible +
-                ");\n";
+        body += "    ::graphc::rt::attentionProbabilityRow(" + ws + " + row, cols, " + scale +
+                ", " + dropout + ", " + key + ", first, " + ratioText + ", " + visible + ");\n";
       else
-        body += "    ::graphc::rt::attentionGradientRow(" + ws + " + row, " + g + " + row, " +
-                num(N) + ", " + dropout + ", " + key + ", first, " + ratioText + ");\n";
+        body += "    ::graphc::rt::attentionGradientRow(" + ws + " + row, " + g + " + row, cols, " +
+                dropout + ", " + key + ", first, " + ratioText + ");\n";
       kernels += body + "  }\n}\n\n";
       if (backward) { // the undropped probabilities first: the same kernel without dropout
         probs = kernelName("attention_rows");
         kernels += "// " + label(op) + ": the probabilities again\n__global__ void " + probs +
-                   head + loop + "    ::graphc::rt::attentionProbabilityRow(" + ws + " + row, " +
-                   num(N) + ", " + scale + ", false, 0, 0, 0.0f, " + visible + ");\n  }\n}\n\n";
+                   head + loop + "    ::graphc::rt::attentionProbabilityRow(" + ws +
+                   " + row, cols, " + scale + ", false, 0, 0, 0.0f, " + visible + ");\n  }\n}\n\n";
       }
       rowLaunchArgs = num(blocksFor(B * block)) + ", " + num(kThreads);
     } else {
@@ -1027,12 +1027,13 @@ private:
         const std::string d = withDropout ? dropout : "false", k = withDropout ? key : "0",
                           ratioHere = withDropout ? ratioText : "0.0f";
         return std::vector<std::string>{
-            "        maxParts[t] = ::graphc::rt::attentionScaleMaxLane(" + ws + " + row, " +
-                num(N) + ", " + scale + ", lane, " + visible + ");\n",
-            "        sumParts[t] = ::graphc::rt::attentionExpSumLane(" + ws + " + row, " + num(N) +
-                ", ::graphc::rt::laneMax(maxParts + t - lane), lane);\n",
-            "        ::graphc::rt::attentionNormalizeLane(" + ws + " + row, " + num(N) +
-                ", static_cast<float>(1.0 / ::graphc::rt::laneSum(sumParts + t - lane)), lane, " +
+            "        maxParts[t] = ::graphc::rt::attentionScaleMaxLane(" + ws + " + row, cols, " +
+                scale + ", lane, " + visible + ");\n",
+            "        sumParts[t] = ::graphc::rt::attentionExpSumLane(" + ws +
+                " + row, cols, ::graphc::rt::laneMax(maxParts + t - lane), lane);\n",
+            "        ::graphc::rt::attentionNormalizeLane(" + ws +
+                " + row, cols, static_cast<float>(1.0 / ::graphc::rt::laneSum(sumParts + t - "
+                "lane)), lane, " +
                 d + ", " + k + ", first, " + ratioHere + ");\n"};
       };
       if (!backward) {
@@ -1042,10 +1043,9 @@ private:
         kernels += rowsKernel(
             kname, "the score gradients",
             {"        sumParts[t] = ::graphc::rt::attentionGradDotLane(" + ws + " + row, " + g +
-                 " + row, " + num(N) + ", lane, " + dropout + ", " + key + ", first, " + ratioText +
-                 ");\n",
-             "        ::graphc::rt::attentionGradApplyLane(" + ws + " + row, " + g + " + row, " +
-                 num(N) + ", static_cast<float>(::graphc::rt::laneSum(sumParts + t - lane)), " +
+                 " + row, cols, lane, " + dropout + ", " + key + ", first, " + ratioText + ");\n",
+             "        ::graphc::rt::attentionGradApplyLane(" + ws + " + row, " + g +
+                 " + row, cols, static_cast<float>(::graphc::rt::laneSum(sumParts + t - lane)), " +
                  "lane, " + dropout + ", " + key + ", first, " + ratioText + ");\n"},
             ratio > 0.0f);
         // The undropped probabilities first: the forward's phases without dropout.
@@ -1056,35 +1056,43 @@ private:
     }
     auto rowLaunch = [&](const std::string &kernel) {
       return "    GRAPHC_LAUNCH" + std::string(options.cudaThreadRows ? "" : "_BLOCKS") + "(" +
-             kernel + ", " + rowLaunchArgs + ", " + opRef(op) + ", arena, i0, rows);\n";
+             kernel + ", " + rowLaunchArgs + ", " + opRef(op) + ", arena, i0, rows, cols);\n";
     };
+    // The blocks as the CPU kernels run them (runtime/lib/kernels.cpp): a causal block reaches
+    // `cols` = attentionBlockKeys keys, its rows `cols` apart, and the backward pass runs the
+    // blocks in attentionBlockOrder, its first block writing dK and dV.
+    const int64_t blocks = (M + block - 1) / block;
     std::string code = "  // " + label(op) + ": " + (backward ? "backward, " : "") + num(B) +
-                       " slices, blocks of " + num(block) + " of " + num(M) +
-                       " query rows\n  for (int64_t i0 = 0; i0 < " + num(M) +
-                       "; i0 += " + num(block) + ") {\n    const int64_t rows = " + num(M) +
-                       " - i0 < " + num(block) + " ? " + num(M) + " - i0 : " + num(block) + ";\n";
+                       " slices, blocks of " + num(block) + " of " + num(M) + " query rows" +
+                       (causal ? ", causal" : "") + "\n  for (int64_t n = 0; n < " + num(blocks) +
+                       "; ++n) {\n    const int64_t i0 = ::graphc::rt::attentionBlockOrder(" +
+                       (causal && backward ? "true" : "false") + ", n, " + num(blocks) + ") * " +
+                       num(block) + ";\n    const int64_t rows = " + num(M) + " - i0 < " +
+                       num(block) + " ? " + num(M) + " - i0 : " + num(block) +
+                       ";\n    const int64_t cols = ::graphc::rt::attentionBlockKeys(" +
+                       (causal ? "true" : "false") + ", i0, rows, " + num(N) + ");\n";
     if (!backward) {
-      code += stridedGemm(op, at(ptr(q), D), M * D, ptr(k), N * D, ws, block * N, B, "rows", num(N),
+      code += stridedGemm(op, at(ptr(q), D), M * D, ptr(k), N * D, ws, block * N, B, "rows", "cols",
                           num(D), false, true, "1.0f", "0.0f");
       code += rowLaunch(kname);
       code += stridedGemm(op, ws, block * N, ptr(v), N * E, at(ptr(op->getResult(0)), E), M * E, B,
-                          "rows", num(E), num(N), false, false, "1.0f", "0.0f");
+                          "rows", num(E), "cols", false, false, "1.0f", "0.0f");
     } else {
       Value dout = backward.getGrad();
       std::string dq = ptr(backward.getGradQuery()), dk = ptr(backward.getGradKey()),
                   dv = ptr(backward.getGradValue());
-      code += "    const float accumulate = i0 == 0 ? 0.0f : 1.0f;\n";
-      code += stridedGemm(op, at(ptr(q), D), M * D, ptr(k), N * D, ws, block * N, B, "rows", num(N),
+      code += "    const float accumulate = n == 0 ? 0.0f : 1.0f;\n";
+      code += stridedGemm(op, at(ptr(q), D), M * D, ptr(k), N * D, ws, block * N, B, "rows", "cols",
                           num(D), false, true, "1.0f", "0.0f");
       code += rowLaunch(probs);
       code += stridedGemm(op, at(ptr(dout), E), M * E, ptr(v), N * E, g, block * N, B, "rows",
-                          num(N), num(E), false, true, "1.0f", "0.0f");
+                          "cols", num(E), false, true, "1.0f", "0.0f");
       code += rowLaunch(kname);
-      code += stridedGemm(op, ws, block * N, at(ptr(dout), E), M * E, dv, N * E, B, num(N), num(E),
+      code += stridedGemm(op, ws, block * N, at(ptr(dout), E), M * E, dv, N * E, B, "cols", num(E),
                           "rows", true, false, "1.0f", "accumulate");
       code += stridedGemm(op, g, block * N, ptr(k), N * D, at(dq, D), M * D, B, "rows", num(D),
-                          num(N), false, false, scale, "0.0f");
-      code += stridedGemm(op, g, block * N, at(ptr(q), D), M * D, dk, N * D, B, num(N), num(D),
+                          "cols", false, false, scale, "0.0f");
+      code += stridedGemm(op, g, block * N, at(ptr(q), D), M * D, dk, N * D, B, "cols", num(D),
                           "rows", true, false, scale, "accumulate");
     }
     addCode(code + "  }\n");

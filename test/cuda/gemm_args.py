@@ -31,10 +31,18 @@ PAIR = re.compile(r"#ifdef GRAPHC_HOST_SHIM\n\s*(?:::)?graphc::rt::(\w+)\(([^;\n
                   r"(?:\s*\{\n\s*const float alpha = ([^,\n]+), beta = ([^;\n]+);\n)?"
                   r"\s*GRAPHC_CUBLAS\((cublasSgemm\w*)\(([^;]*?)\),\s*\n\s*\"[^\"]*\", (\"[^\"]*\")\);")
 # graph.attention's GEMMs run in a loop over blocks of query rows:
-#   for (int64_t i0 = 0; i0 < M; i0 += T) {
-# their arguments are expressions of i0, rows (T, or fewer in the last block) and accumulate
-# (0 in the first block, 1 after); each is checked for the first block and for the last.
-BLOCK_LOOP = re.compile(r"for \(int64_t i0 = 0; i0 < (\d+); i0 \+= (\d+)\) \{")
+#   for (int64_t n = 0; n < BLOCKS; ++n) {
+#     const int64_t i0 = ::graphc::rt::attentionBlockOrder(REVERSED, n, BLOCKS) * T;
+#     const int64_t rows = M - i0 < T ? M - i0 : T;
+#     const int64_t cols = ::graphc::rt::attentionBlockKeys(CAUSAL, i0, rows, N);
+# their arguments are expressions of i0, rows (T, or fewer in the last block), cols (the keys
+# the block reaches: N, or i0 + rows in a causal block) and accumulate (0 in the block run
+# first, 1 after); each is checked for the block run first and for the one run last.
+BLOCK_LOOP = re.compile(
+    r"for \(int64_t n = 0; n < (\d+); \+\+n\) \{\n\s*const int64_t i0 = "
+    r"::graphc::rt::attentionBlockOrder\((true|false), n, \d+\) \* (\d+);\n\s*"
+    r"const int64_t rows = (\d+) - i0 [^\n]*\n\s*const int64_t cols = "
+    r"::graphc::rt::attentionBlockKeys\((true|false), i0, rows, (\d+)\);")
 
 
 def split_args(text):
@@ -142,10 +150,16 @@ def block_cases(text, position):
     loops = [m for m in BLOCK_LOOP.finditer(text, 0, position)]
     if not loops or text.count("\n  }\n", loops[-1].end(), position):
         return [{}]
-    total, block = int(loops[-1].group(1)), int(loops[-1].group(2))
-    last = (total - 1) // block * block
-    return [{"i0": 0, "rows": min(block, total), "accumulate": 0.0},
-            {"i0": last, "rows": total - last, "accumulate": 0.0 if last == 0 else 1.0}]
+    loop = loops[-1]
+    blocks, reversed_, block = int(loop.group(1)), loop.group(2) == "true", int(loop.group(3))
+    total, causal, keys = int(loop.group(4)), loop.group(5) == "true", int(loop.group(6))
+    cases = []
+    for n in sorted({0, blocks - 1}):
+        i0 = (blocks - 1 - n if reversed_ else n) * block
+        rows = min(block, total - i0)
+        cols = min(i0 + rows, keys) if causal else keys
+        cases.append({"i0": i0, "rows": rows, "cols": cols, "accumulate": 0.0 if n == 0 else 1.0})
+    return cases
 
 
 def main():

@@ -35,6 +35,20 @@ constexpr int64_t attentionBlockRows(int64_t queryBlock, int64_t queries) {
   return queryBlock > 0 && queryBlock < queries ? queryBlock : queries;
 }
 
+/// The keys a block of `rows` query rows from row `first` reaches: all `keys`, or, causal
+/// (query i sees keys 0..i), keys 0..first + rows - 1; the kernels' GEMMs skip the others,
+/// about half of the products over a causal attention's blocks.
+constexpr int64_t attentionBlockKeys(bool causal, int64_t first, int64_t rows, int64_t keys) {
+  return causal && first + rows < keys ? first + rows : keys;
+}
+
+/// The query block the backward pass runs n-th of `blocks`: in order, or, causal, the last
+/// first, so that the first block, whose dK and dV products are written rather than added,
+/// reaches every key.
+constexpr int64_t attentionBlockOrder(bool causal, int64_t n, int64_t blocks) {
+  return causal ? blocks - 1 - n : n;
+}
+
 /// graph.attention's scores of one block of `rows` query rows against `keys` keys, for all
 /// `batch` slices: batch x rows x keys floats. The backward op needs two such blocks (the
 /// probabilities and their gradient).
