@@ -117,14 +117,16 @@ CORRECTNESS = [
      ["--classes", "4", "--optimizer", "sgd", "--lr", "0.5", "--steps", "8"]),
     # Session 34: a VisionTransformer (the class token expanded and the position embedding
     # added as outer products with ones, the fused attention), broadcasts over leading axes,
-    # a GPT-style classifier whose causal attention mask becomes causal softmaxes, and a GPT-style
-    # language model (the per-token crossentropy).
+    # a GPT-style classifier whose causal attention mask becomes causal softmaxes, a GPT-style
+    # language model (the per-token crossentropy), and nanoGPT (masked_fill, 4-D scores).
     ("vit-sgd", "e2e:vit", ["--optimizer", "sgd", "--lr", "0.05", "--steps", "8"]),
     ("bcast_mlp-adam", "e2e:bcast_mlp", ["--optimizer", "adam", "--lr", "0.01", "--steps", "8"]),
     ("causal_cls-adam", "e2e:causal_cls", ["--ids", "50", "--optimizer", "adam", "--lr", "0.01",
                                            "--steps", "8"]),
     ("causal_lm-adam", "e2e:causal_lm", ["--ids", "50", "--classes", "50", "--optimizer", "adam",
                                          "--lr", "0.01", "--steps", "8"]),
+    ("nano_gpt-adam", "e2e:nano_gpt", ["--ids", "50", "--classes", "50", "--optimizer", "adam",
+                                       "--lr", "0.01", "--steps", "8"]),
 ]
 # The cases also trained by PyTorch on the GPU (test/e2e/models.py's name): the models of #2 and
 # three of #6, from the same initial weights on the same batches, TF32 off; issue #3 asks for

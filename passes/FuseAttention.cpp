@@ -34,14 +34,34 @@ struct AttentionChain {
   bool causal = false;             // the softmax's causal mask
   SmallVector<Operation *> erased; // the chain's ops, readers last
   TransposeOp keyTranspose;        // K^T as a transpose of a stored K, rewritten to give K
+  Operation *keyView = nullptr;    // a reshape of that transpose's leading axes, or null
 };
 
-/// Matches `product` = batch_matmul(dropout?(softmax(scores)), V).
+/// The input of `v`'s defining reshape when it has one use and only merges or splits the
+/// leading axes (the last two, [queries, keys], kept): attention scores computed by a 3-D
+/// batch_matmul and softmaxed as [batch, heads, queries, keys] (a model's own q @ k^T on 4-D
+/// tensors, nanoGPT's); `view` is set to the reshape. Else `v` itself.
+Value throughLeadingAxesView(Value v, Operation *&view) {
+  auto reshape = v.getDefiningOp<ReshapeOp>();
+  if (!reshape || !reshape.getResult().hasOneUse())
+    return v;
+  auto in = cast<RankedTensorType>(reshape.getInput().getType()).getShape();
+  auto out = cast<RankedTensorType>(reshape.getType()).getShape();
+  if (in.size() < 2 || out.size() < 2 || in.take_back(2) != out.take_back(2))
+    return v;
+  view = reshape;
+  return reshape.getInput();
+}
+
+/// Matches `product` = batch_matmul(dropout?(softmax(scores)), V), the softmax and dropout
+/// possibly on a view of the scores with more leading axes.
 std::optional<AttentionChain> matchChain(BatchMatmulOp product) {
   AttentionChain chain;
+  // Reshapes of the leading axes around the softmax, erased with the chain.
+  Operation *probabilityView = nullptr, *scoreView = nullptr;
   if (product.getTransposeLhs() || product.getTransposeRhs())
     return std::nullopt;
-  Value probabilities = product.getLhs();
+  Value probabilities = throughLeadingAxesView(product.getLhs(), probabilityView);
   if (auto drop = probabilities.getDefiningOp<DropoutOp>()) {
     if (!drop.getResult().hasOneUse())
       return std::nullopt;
@@ -59,6 +79,7 @@ std::optional<AttentionChain> matchChain(BatchMatmulOp product) {
   Operation *scoreScale = factor ? scores.getDefiningOp() : nullptr;
   if (scoreScale)
     scores = scoreScale->getOperand(0);
+  scores = throughLeadingAxesView(scores, scoreView);
   auto qk = scores.getDefiningOp<BatchMatmulOp>();
   if (!qk || !qk.getResult().hasOneUse() || qk.getTransposeLhs())
     return std::nullopt;
@@ -77,10 +98,14 @@ std::optional<AttentionChain> matchChain(BatchMatmulOp product) {
   chain.query = query;
   chain.value = product.getRhs();
   chain.scale = factor.value_or(1.0f);
+  // K^T as a transpose of a stored K, possibly merged into [B, D, N] by a reshape of its
+  // leading axes (a model's own k.transpose(-2, -1) on [batch, heads, N, D]).
+  Operation *keyView = nullptr;
+  Value keyTransposed = qk.getTransposeRhs() ? keyT : throughLeadingAxesView(keyT, keyView);
   if (qk.getTransposeRhs())
     chain.key = keyT; // already stored [B, N, D]
-  else if (auto t = keyT.getDefiningOp<TransposeOp>(); t && t.getResult().hasOneUse())
-    chain.keyTranspose = t;
+  else if (auto t = keyTransposed.getDefiningOp<TransposeOp>(); t && t.getResult().hasOneUse())
+    chain.keyTranspose = t, chain.keyView = keyView;
   else
     return std::nullopt; // a K^T computed some other way: left unfused
   auto f32 = [](Value v) { return cast<RankedTensorType>(v.getType()).getElementType().isF32(); };
@@ -88,8 +113,10 @@ std::optional<AttentionChain> matchChain(BatchMatmulOp product) {
     return std::nullopt;
   if (chain.dropout)
     chain.step = chain.dropout.getStep();
-  for (Operation *op : {queryScale, keyScale, (Operation *)qk, scoreScale, (Operation *)softmax,
-                        chain.dropout ? chain.dropout.getOperation() : nullptr})
+  // Readers last.
+  for (Operation *op :
+       {queryScale, keyScale, (Operation *)qk, scoreView, scoreScale, (Operation *)softmax,
+        chain.dropout ? chain.dropout.getOperation() : nullptr, probabilityView})
     if (op)
       chain.erased.push_back(op);
   return chain;
@@ -117,11 +144,19 @@ struct FuseAttentionPass : graphc::impl::FuseAttentionBase<FuseAttentionPass> {
         std::swap(shape[shape.size() - 1], shape[shape.size() - 2]);
         bool identity = llvm::all_of(llvm::enumerate(perm),
                                      [](auto p) { return p.value() == int64_t(p.index()); });
-        b.setInsertionPoint(t);
+        b.setInsertionPoint(chain->keyView ? chain->keyView : t.getOperation());
         key = identity ? t.getInput()
                        : b.create<TransposeOp>(t.getLoc(), keyT.clone(shape), t.getInput(),
                                                b.getDenseI64ArrayAttr(perm))
                              .getResult();
+        if (Operation *view = chain->keyView) {
+          // ... and its leading axes merged as K^T's were: [B, N, D].
+          auto viewed = cast<RankedTensorType>(view->getResult(0).getType());
+          SmallVector<int64_t> keyShape(viewed.getShape());
+          std::swap(keyShape[keyShape.size() - 1], keyShape[keyShape.size() - 2]);
+          key = b.create<ReshapeOp>(view->getLoc(), viewed.clone(keyShape), key);
+          chain->erased.insert(chain->erased.begin(), view);
+        }
         chain->erased.insert(chain->erased.begin(), t);
         b.setInsertionPoint(product);
       }

@@ -809,6 +809,84 @@ private:
     return b.create<AddOp>(loc, lhs.getType(), lhs, rhs);
   }
 
+  /// Whether every reader of `name` compares it (Equal), directly or through views and casts
+  /// (Slice, Reshape, Unsqueeze, Squeeze, Transpose, Cast): a float32 buffer read only so, as
+  /// nanoGPT's tril(ones) causal mask (`bias[:, :, :T, :T] == 0`), is a constant of the graph,
+  /// not a trained parameter. Views nested deeper than 8 are not followed.
+  bool readAsMask(const std::string &name, int depth) {
+    auto it = readers.find(name);
+    if (it == readers.end() || it->second.empty() || depth > 8)
+      return false;
+    for (int reader : it->second) {
+      if (reader < 0)
+        return false; // a graph output
+      const onnx::NodeProto &n = graph->node(reader);
+      const std::string &type = n.op_type();
+      if (type == "Equal")
+        continue;
+      const bool view = type == "Slice" || type == "Reshape" || type == "Unsqueeze" ||
+                        type == "Squeeze" || type == "Transpose" || type == "Cast";
+      if (!view || n.input_size() < 1 || n.input(0) != name || n.output_size() < 1 ||
+          !readAsMask(n.output(0), depth + 1))
+        return false;
+    }
+    return true;
+  }
+
+  /// Where(mask, fill, scores) (or Where(mask, scores, fill)) right before a Softmax over the
+  /// keys, `mask` a bool constant and `fill` a float32 scalar constant of -inf (or at most
+  /// -1e9): Tensor.masked_fill(mask, -inf), nanoGPT's causal attention. The scores are filled
+  /// where the Softmax must see nothing; filled exactly above the diagonal, the Softmax is a
+  /// causal one (as importAttentionMask), nowhere, the scores are kept as they are. Anything
+  /// else is refused naming the node.
+  void importMaskedFill(const onnx::NodeProto &node) {
+    const int softmax = soleReader(node.output(0), "Softmax");
+    const int scoresIndex = values.count(node.input(1)) ? 1 : 2, fillIndex = 3 - scoresIndex;
+    auto refuse = [&](const std::string &why) {
+      fail(nodeLabel(node) +
+           ": Where of a computed tensor is supported as a masked_fill of "
+           "attention scores with -inf before a Softmax over the keys (" +
+           why + ")");
+    };
+    if (!isConstant(node.input(0)) || !isConstant(node.input(fillIndex)) ||
+        !values.count(node.input(scoresIndex)))
+      refuse("the condition and the fill value must be constants");
+    const HostTensor &cond = constantOf(node, 0), &fill = constantOf(node, fillIndex);
+    if (cond.dataType != onnx::TensorProto::BOOL || fill.dataType != onnx::TensorProto::FLOAT ||
+        fill.floats.size() != 1 || !(fill.floats[0] <= -1e9f))
+      refuse("a bool condition and a fill of -inf");
+    Value scores = valueOf(node, scoresIndex);
+    const std::vector<int64_t> ss = shapeOf(scores);
+    const size_t rank = ss.size();
+    if (softmax < 0 || rank < 2)
+      refuse("its one reader must be the Softmax");
+    const int64_t axis = intAttr(graph->node(softmax), "axis", opset >= 13 ? -1 : 1);
+    if (axis != -1 && axis != int64_t(rank) - 1)
+      refuse("the Softmax must be over the last axis");
+    const int64_t queries = ss[rank - 2], keys = ss[rank - 1];
+    const size_t condRank = cond.dims.size();
+    if (condRank < 2 || condRank > rank || cond.dims[condRank - 2] != queries ||
+        cond.dims[condRank - 1] != keys ||
+        !std::all_of(cond.dims.begin(), cond.dims.end() - 2, [](int64_t d) { return d == 1; }) ||
+        int64_t(cond.bools.size()) != queries * keys)
+      refuse("the condition must be [queries, keys], or that with leading 1s");
+    // Position (i, j) is filled when the condition selects the fill.
+    const bool fillWhen = fillIndex == 1;
+    bool none = true, causal = queries == keys;
+    for (int64_t i = 0; i < queries; ++i)
+      for (int64_t j = 0; j < keys; ++j) {
+        const bool filled = cond.bools[size_t(i * keys + j)] == fillWhen;
+        none = none && !filled;
+        causal = causal && filled == (j > i);
+      }
+    if (!none && !causal)
+      refuse("the filled positions are neither none nor those above the diagonal, a causal "
+             "mask; graphc's softmax masks causally only");
+    if (!none)
+      causalScores.insert(node.output(0));
+    define(node, scores);
+  }
+
   /// An additive attention mask before a Softmax over the keys, Softmax(scores + M) with M a
   /// float32 constant [.., queries, keys] (nn.MultiheadAttention's attn_mask: a buffer, or
   /// generate_square_subsequent_mask traced into a constant; torch 1.13 exports its baddbmm
@@ -1004,13 +1082,15 @@ private:
 
   /// Reshape, Slice (any steps, negative ones included) or Transpose of an int64 host constant:
   /// shape arithmetic folded at import (torch's exported F.pad computes its pads with a Reshape
-  /// to [-1, 2], a Slice reversing the rows and a Transpose). O(elements).
+  /// to [-1, 2], a Slice reversing the rows and a Transpose); or of a float32 one that only a
+  /// comparison reads (readAsMask: nanoGPT's tril buffer). O(elements).
   void foldIntShapeOp(const onnx::NodeProto &node) {
     const HostTensor &in = constantOf(node, 0);
     const std::string &op = node.op_type();
     const int64_t rank = int64_t(in.dims.size());
     // The shape must hold exactly the constant's elements (a malformed file can disagree).
-    const int64_t count = int64_t(in.ints.size());
+    const bool isFloat = in.dataType == onnx::TensorProto::FLOAT;
+    const int64_t count = int64_t(isFloat ? in.floats.size() : in.ints.size());
     int64_t elements = 1;
     bool fits = true;
     for (int64_t d : in.dims) {
@@ -1028,7 +1108,9 @@ private:
       return strides;
     };
     if (op == "Reshape") {
-      constants[node.output(0)] = intTensor(reshapedDims(node, in.dims), in.ints);
+      HostTensor out = in;
+      out.dims = reshapedDims(node, in.dims);
+      constants[node.output(0)] = std::move(out);
       return;
     }
     // Slice and Transpose: out[i] = in[first + sum_d index_d * step_d].
@@ -1096,18 +1178,23 @@ private:
         base += first[d] * inStrides[d];
     const int64_t total =
         std::accumulate(outDims.begin(), outDims.end(), int64_t{1}, std::multiplies<>());
-    std::vector<int64_t> out;
-    out.reserve(size_t(total));
+    HostTensor out;
+    out.dims = outDims;
+    out.dataType = in.dataType;
+    (isFloat ? out.floats.reserve(size_t(total)) : out.ints.reserve(size_t(total)));
     std::vector<int64_t> index(size_t(rank), 0); // an odometer over outDims
     for (int64_t e = 0; e < total; ++e) {
       int64_t at = base;
       for (int64_t d = 0; d < rank; ++d)
         at += index[d] * step[d];
-      out.push_back(in.ints[size_t(at)]);
+      if (isFloat)
+        out.floats.push_back(in.floats[size_t(at)]);
+      else
+        out.ints.push_back(in.ints[size_t(at)]);
       for (int64_t d = rank - 1; d >= 0 && ++index[d] == outDims[d]; --d)
         index[d] = 0;
     }
-    constants[node.output(0)] = intTensor(outDims, out);
+    constants[node.output(0)] = std::move(out);
   }
 
   /// The single reader of value `name` when it is a node of type `opType` (else -1).
@@ -1730,6 +1817,8 @@ private:
             out.floats.push_back(float(i));
         else if (to == onnx::TensorProto::FLOAT && in.dataType == onnx::TensorProto::FLOAT)
           out.floats = in.floats;
+        else if (to == onnx::TensorProto::BOOL && in.dataType == onnx::TensorProto::BOOL)
+          out.bools = in.bools; // (torch's masked_fill casts its comparison to bool again)
         else
           refuseAttr(node, "to", "= " + std::to_string(to) +
                                      " is not supported for constants (float32 and int64 only)");
@@ -1780,7 +1869,10 @@ private:
       return;
     }
     if ((op == "Reshape" || op == "Slice" || op == "Transpose") && node.input_size() > 0 &&
-        isConstant(node.input(0)) && constantOf(node, 0).dataType == onnx::TensorProto::INT64) {
+        isConstant(node.input(0)) &&
+        (constantOf(node, 0).dataType == onnx::TensorProto::INT64 ||
+         (constantOf(node, 0).dataType == onnx::TensorProto::FLOAT &&
+          readAsMask(node.output(0), 0)))) {
       foldIntShapeOp(node);
       return;
     }
@@ -2235,6 +2327,11 @@ private:
       if (out.dataType == onnx::TensorProto::FLOAT)
         out.floats.assign(size_t(count), fill);
       constants[node.output(0)] = std::move(out);
+      return;
+    }
+    if (op == "Where" && node.input_size() == 3 &&
+        (values.count(node.input(1)) || values.count(node.input(2)))) {
+      importMaskedFill(node);
       return;
     }
     if (op == "Equal" || op == "Where") {

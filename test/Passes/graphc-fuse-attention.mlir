@@ -88,3 +88,26 @@ func.func @causal_scores(%q: tensor<2x6x4xf32>, %k: tensor<2x6x4xf32>, %v: tenso
   %o = graph.batch_matmul %p, %v : (tensor<2x6x6xf32>, tensor<2x6x3xf32>) -> tensor<2x6x3xf32>
   return %o : tensor<2x6x3xf32>
 }
+
+// -----
+
+// A model's own q @ k.transpose(-2, -1) on [batch, heads, seq, width] tensors (nanoGPT's): the
+// importer's 3-D batch_matmul between reshapes of the leading axes, K^T a reshape of a
+// transpose, the causal softmax on the 4-D view. K becomes the transpose with the last two
+// axes swapped back, merged by the same reshape.
+// CHECK-LABEL: func.func @four_d_scores
+// CHECK: %[[KT:.*]] = graph.transpose %arg1 {perm = array<i64: 0, 2, 1, 3>} : (tensor<2x6x3x4xf32>) -> tensor<2x3x6x4xf32>
+// CHECK-NEXT: %[[K:.*]] = graph.reshape %[[KT]] : (tensor<2x3x6x4xf32>) -> tensor<6x6x4xf32>
+// CHECK-NEXT: %[[O:.*]] = graph.attention %arg0, %[[K]], %arg2 {causal, scale = 5.000000e-01 : f32} : (tensor<6x6x4xf32>, tensor<6x6x4xf32>, tensor<6x6x4xf32>) -> tensor<6x6x4xf32>
+// CHECK-NEXT: return %[[O]]
+func.func @four_d_scores(%q: tensor<6x6x4xf32>, %k0: tensor<2x6x3x4xf32>, %v: tensor<6x6x4xf32>) -> tensor<6x6x4xf32> {
+  %kt4 = graph.transpose %k0 {perm = array<i64: 0, 2, 3, 1>} : (tensor<2x6x3x4xf32>) -> tensor<2x3x4x6xf32>
+  %kt = graph.reshape %kt4 : (tensor<2x3x4x6xf32>) -> tensor<6x4x6xf32>
+  %s = graph.batch_matmul %q, %kt : (tensor<6x6x4xf32>, tensor<6x4x6xf32>) -> tensor<6x6x6xf32>
+  %s4 = graph.reshape %s : (tensor<6x6x6xf32>) -> tensor<2x3x6x6xf32>
+  %ss = graph.scale %s4 {factor = 0.5 : f32} : tensor<2x3x6x6xf32>
+  %p4 = graph.softmax %ss {axis = 3 : i64, causal} : tensor<2x3x6x6xf32>
+  %p = graph.reshape %p4 : (tensor<2x3x6x6xf32>) -> tensor<6x6x6xf32>
+  %o = graph.batch_matmul %p, %v : (tensor<6x6x6xf32>, tensor<6x6x4xf32>) -> tensor<6x6x4xf32>
+  return %o : tensor<6x6x4xf32>
+}

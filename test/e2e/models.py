@@ -36,7 +36,7 @@ SEEDS = {"mlp": 1, "cnn": 2, "cnn_bce": 3, "resmlp": 4,
          "shufflenet_v2_x0_5": 18, "mnasnet0_5": 19, "mobilenet_v3_small": 20,
          "efficientnet_b0": 21, "densenet121": 23, "transformer_wide": 24, "pad_cnn": 25,
          "arith_mlp": 26, "googlenet": 27, "vit": 28, "bcast_mlp": 29,
-         "causal_cls": 30, "causal_lm": 31}
+         "causal_cls": 30, "causal_lm": 31, "nano_gpt": 32}
 
 # torchvision models (issue #6), small so that a test takes seconds: 10 classes, 32x32 images,
 # batch 4, exported in training mode (BatchNormalization with batch statistics and running-stat
@@ -82,9 +82,9 @@ BATCHES.update({name: 8 for name in RECURRENT})
 # hidden state -> Linear, the planner benchmark's LSTM classifier in small. Its input is int64
 # token ids, which PyTorch exports as Gather(weight, input).
 TOKEN_MODELS = {"emb_lstm": dict(vocabulary=50, seq=12), "causal_cls": dict(vocabulary=50, seq=12),
-                "causal_lm": dict(vocabulary=50, seq=12)}
+                "causal_lm": dict(vocabulary=50, seq=12), "nano_gpt": dict(vocabulary=50, seq=12)}
 # Models trained on a class per position (a language model's next tokens: labels [N, seq]).
-LANGUAGE_MODELS = ("causal_lm",)
+LANGUAGE_MODELS = ("causal_lm", "nano_gpt")
 BATCHES.update({name: 8 for name in TOKEN_MODELS})
 
 # Transposed convolutions (issue #6): "unet" is bench/training_graphs.py's U-Net at two levels,
@@ -112,8 +112,8 @@ DROPOUT_TRANSFORMERS = {
                              dropout=0.1),
 }
 BATCHES.update({name: 4 for name in DROPOUT})
-TRAINING_EXPORT = (TORCHVISION + TRANSFORMERS + ("unet", "causal_cls", "causal_lm") + RECURRENT
-                   + DROPOUT)
+TRAINING_EXPORT = (TORCHVISION + TRANSFORMERS + ("unet", "causal_cls", "causal_lm", "nano_gpt")
+                   + RECURRENT + DROPOUT)
 
 # Which loss graphc is asked to use for each model.
 LOSSES = {
@@ -282,6 +282,58 @@ class CausalClassifier(nn.Module):
             return torch.softmax(x, dim=-1) if self.head else x
         x = self.fc(h[:, -1])
         return torch.softmax(x, dim=1) if self.head else x
+
+
+class NanoCausalSelfAttention(nn.Module):
+    """nanoGPT's CausalSelfAttention (Karpathy's model.py, its non-flash path): one Linear for
+    Q, K and V, split; the causal mask a tril(ones) buffer applied with masked_fill(-inf)."""
+
+    def __init__(self, width, heads, seq):
+        super().__init__()
+        self.c_attn, self.c_proj = nn.Linear(width, 3 * width), nn.Linear(width, width)
+        self.heads, self.width = heads, width
+        self.register_buffer("bias", torch.tril(torch.ones(seq, seq)).view(1, 1, seq, seq))
+
+    def forward(self, x):
+        B, T, C = x.size()
+        q, k, v = self.c_attn(x).split(self.width, dim=2)
+        k = k.view(B, T, self.heads, C // self.heads).transpose(1, 2)
+        q = q.view(B, T, self.heads, C // self.heads).transpose(1, 2)
+        v = v.view(B, T, self.heads, C // self.heads).transpose(1, 2)
+        att = (q @ k.transpose(-2, -1)) * (1.0 / float(k.size(-1)) ** 0.5)
+        att = att.masked_fill(self.bias[:, :, :T, :T] == 0, float("-inf"))
+        y = torch.softmax(att, dim=-1) @ v
+        return self.c_proj(y.transpose(1, 2).contiguous().view(B, T, C))
+
+
+class NanoGPT(nn.Module):
+    """nanoGPT in small: token embeddings plus a learned position table, 2 pre-norm blocks
+    (LayerNorm, NanoCausalSelfAttention, LayerNorm, Linear-GELU-Linear, residuals), a final
+    LayerNorm and an untied Linear head over the vocabulary at every position (trained on the
+    next token)."""
+
+    def __init__(self, vocabulary, seq, width=32, heads=2, layers=2):
+        super().__init__()
+        self.wte = nn.Embedding(vocabulary, width)
+        self.wpe = nn.Parameter(0.02 * torch.randn(1, seq, width))
+        self.ln1 = nn.ModuleList([nn.LayerNorm(width) for _ in range(layers)])
+        self.attn = nn.ModuleList([NanoCausalSelfAttention(width, heads, seq)
+                                   for _ in range(layers)])
+        self.ln2 = nn.ModuleList([nn.LayerNorm(width) for _ in range(layers)])
+        self.mlp = nn.ModuleList([nn.Sequential(nn.Linear(width, 4 * width), nn.GELU(),
+                                                nn.Linear(4 * width, width))
+                                  for _ in range(layers)])
+        self.ln_f = nn.LayerNorm(width)
+        self.lm_head = nn.Linear(width, vocabulary, bias=False)
+        self.head = True
+
+    def forward(self, tokens):
+        x = self.wte(tokens) + self.wpe
+        for ln1, attn, ln2, mlp in zip(self.ln1, self.attn, self.ln2, self.mlp):
+            x = x + attn(ln1(x))
+            x = x + mlp(ln2(x))
+        x = self.lm_head(self.ln_f(x))
+        return torch.softmax(x, dim=-1) if self.head else x
 
 
 class SplitMLP(nn.Module):
@@ -532,6 +584,8 @@ def build(name):
         return RecurrentClassifier(name)
     if name == "causal_cls":
         return CausalClassifier(TOKEN_MODELS[name]["vocabulary"], TOKEN_MODELS[name]["seq"])
+    if name == "nano_gpt":
+        return NanoGPT(TOKEN_MODELS[name]["vocabulary"], TOKEN_MODELS[name]["seq"])
     if name == "causal_lm":
         t = TOKEN_MODELS[name]
         return CausalClassifier(t["vocabulary"], t["seq"], classes=t["vocabulary"], per_token=True)

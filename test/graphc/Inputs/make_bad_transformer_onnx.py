@@ -11,6 +11,7 @@
 #   add-column    Add of a computed [2, 4, 8] tensor and a [4, 1] initializer (broadcast along
 #                 the last axis; only leading axes are broadcast)
 #   mask-band     an attention mask before a Softmax that is not causal (-inf off a band)
+#   fill-band     the same band as masked_fill(mask, -inf): Where(mask, -inf, scores)
 import sys
 
 import numpy as np
@@ -67,6 +68,14 @@ elif kind == "mask-band":
                               ["scores"], name="scores"),
              helper.make_node("Add", ["scores", const("band", band, np.float32)], ["masked"],
                               name="mask"),
+             helper.make_node("Softmax", ["masked"], ["output"], name="probs", axis=-1)]
+elif kind == "fill-band":
+    band = np.abs(np.subtract.outer(np.arange(4), np.arange(4))) > 1
+    nodes = [helper.make_node("MatMul", ["input", const("w", np.ones((8, 4)), np.float32)],
+                              ["scores"], name="scores"),
+             helper.make_node("Where", [const("band", band, np.bool_),
+                                        const("fill", -np.inf, np.float32), "scores"],
+                              ["masked"], name="fill"),
              helper.make_node("Softmax", ["masked"], ["output"], name="probs", axis=-1)]
 else:
     raise SystemExit("unknown kind " + kind)
