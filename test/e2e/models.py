@@ -36,7 +36,7 @@ SEEDS = {"mlp": 1, "cnn": 2, "cnn_bce": 3, "resmlp": 4,
          "shufflenet_v2_x0_5": 18, "mnasnet0_5": 19, "mobilenet_v3_small": 20,
          "efficientnet_b0": 21, "densenet121": 23, "transformer_wide": 24, "pad_cnn": 25,
          "arith_mlp": 26, "googlenet": 27, "vit": 28, "bcast_mlp": 29,
-         "causal_cls": 30, "causal_lm": 31, "nano_gpt": 32}
+         "causal_cls": 30, "causal_lm": 31, "nano_gpt": 32, "nano_gpt_tied": 32}
 
 # torchvision models (issue #6), small so that a test takes seconds: 10 classes, 32x32 images,
 # batch 4, exported in training mode (BatchNormalization with batch statistics and running-stat
@@ -82,9 +82,10 @@ BATCHES.update({name: 8 for name in RECURRENT})
 # hidden state -> Linear, the planner benchmark's LSTM classifier in small. Its input is int64
 # token ids, which PyTorch exports as Gather(weight, input).
 TOKEN_MODELS = {"emb_lstm": dict(vocabulary=50, seq=12), "causal_cls": dict(vocabulary=50, seq=12),
-                "causal_lm": dict(vocabulary=50, seq=12), "nano_gpt": dict(vocabulary=50, seq=12)}
+                "causal_lm": dict(vocabulary=50, seq=12), "nano_gpt": dict(vocabulary=50, seq=12),
+                "nano_gpt_tied": dict(vocabulary=50, seq=12)}
 # Models trained on a class per position (a language model's next tokens: labels [N, seq]).
-LANGUAGE_MODELS = ("causal_lm", "nano_gpt")
+LANGUAGE_MODELS = ("causal_lm", "nano_gpt", "nano_gpt_tied")
 BATCHES.update({name: 8 for name in TOKEN_MODELS})
 
 # Transposed convolutions (issue #6): "unet" is bench/training_graphs.py's U-Net at two levels,
@@ -112,8 +113,8 @@ DROPOUT_TRANSFORMERS = {
                              dropout=0.1),
 }
 BATCHES.update({name: 4 for name in DROPOUT})
-TRAINING_EXPORT = (TORCHVISION + TRANSFORMERS + ("unet", "causal_cls", "causal_lm", "nano_gpt")
-                   + RECURRENT + DROPOUT)
+TRAINING_EXPORT = (TORCHVISION + TRANSFORMERS + ("unet", "causal_cls", "causal_lm", "nano_gpt",
+                                                 "nano_gpt_tied") + RECURRENT + DROPOUT)
 
 # Which loss graphc is asked to use for each model.
 LOSSES = {
@@ -584,8 +585,11 @@ def build(name):
         return RecurrentClassifier(name)
     if name == "causal_cls":
         return CausalClassifier(TOKEN_MODELS[name]["vocabulary"], TOKEN_MODELS[name]["seq"])
-    if name == "nano_gpt":
-        return NanoGPT(TOKEN_MODELS[name]["vocabulary"], TOKEN_MODELS[name]["seq"])
+    if name in ("nano_gpt", "nano_gpt_tied"):
+        model = NanoGPT(TOKEN_MODELS[name]["vocabulary"], TOKEN_MODELS[name]["seq"])
+        if name == "nano_gpt_tied":  # nanoGPT's weight tying: the head is the embedding
+            model.lm_head.weight = model.wte.weight
+        return model
     if name == "causal_lm":
         t = TOKEN_MODELS[name]
         return CausalClassifier(t["vocabulary"], t["seq"], classes=t["vocabulary"], per_token=True)
@@ -685,8 +689,13 @@ def initializer_map(path, model):
             raise RuntimeError("ONNX initializer %r (shape %s) matches %d state_dict entries"
                                % (name, arr.shape, len(cands)))
         mapping[name] = cands[0]
-    # BatchNorm's step counter is not exported (momentum is fixed, so it changes nothing).
-    missing = set(k for k in sd if not k.endswith("num_batches_tracked")) - set(mapping.values())
+    # BatchNorm's step counter is not exported (momentum is fixed, so it changes nothing); a
+    # tied entry (the same tensor under two keys: nanoGPT's lm_head.weight is wte.weight) is
+    # exported once, under the key mapped.
+    storage = {v.data_ptr(): k for k, v in model.state_dict().items() if k in mapping.values()}
+    tied = {k for k, v in model.state_dict().items() if v.data_ptr() in storage}
+    missing = (set(k for k in sd if not k.endswith("num_batches_tracked")) - set(mapping.values())
+               - tied)
     if missing:
         raise RuntimeError("state_dict entries not exported as initializers: %s" % sorted(missing))
     return mapping
