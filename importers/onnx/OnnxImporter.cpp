@@ -81,7 +81,8 @@ constexpr const char *kSupportedOps =
     "LayerNormalization, LeakyRelu, LSTM, MatMul, MaxPool, Mul, Pad (constant mode), "
     "ReduceMean, Relu, Reshape, "
     "Selu, Shape, Sigmoid, Slice, Softmax, Softplus, Softsign, Split, Squeeze, Sub, Tanh, "
-    "Transpose, Unsqueeze, Where (of constants) (Pow and Sqrt within a LayerNorm, Erf within a "
+    "Transpose, Trilu (of constants), Unsqueeze, Where (of constants; of attention scores "
+    "as a masked_fill) (Pow and Sqrt within a LayerNorm, Erf within a "
     "GELU, Abs within a "
     "softsign)";
 
@@ -940,6 +941,44 @@ private:
     return false;
   }
 
+  /// Trilu of a host constant (torch.tril(torch.ones(T, T)) built in the forward pass, a causal
+  /// mask): the last two axes' elements (i, j) kept where j - i <= k (lower, upper = 0) or
+  /// j - i >= k (upper), zero elsewhere; k from input 1 (default 0). O(elements).
+  void foldTrilu(const onnx::NodeProto &node) {
+    if (!isConstant(node.input(0)))
+      fail(nodeLabel(node) + ": Trilu is supported of constants only (a mask built at export "
+                             "time); graphc does not mask computed tensors this way");
+    const HostTensor &in = constantOf(node, 0);
+    int64_t k = 0;
+    if (node.input_size() > 1 && !node.input(1).empty()) {
+      const HostTensor &kt = constantOf(node, 1);
+      if (kt.dataType != onnx::TensorProto::INT64 || kt.ints.size() != 1)
+        fail(nodeLabel(node) + ": k must be an int64 scalar constant");
+      k = kt.ints[0];
+    }
+    const bool upper = intAttr(node, "upper", 1) != 0;
+    const size_t rank = in.dims.size();
+    if (rank < 2)
+      fail(nodeLabel(node) + ": the input must have at least 2 axes, got " + listText(in.dims));
+    std::vector<int64_t> dims = broadcastDims(node, {&in}); // (checks the element count)
+    const int64_t rows = dims[rank - 2], cols = dims[rank - 1];
+    const int64_t count =
+        std::accumulate(dims.begin(), dims.end(), int64_t{1}, std::multiplies<>());
+    HostTensor out = in;
+    for (int64_t e = 0; e < count; ++e) {
+      const int64_t i = (e / cols) % rows, j = e % cols;
+      if (upper ? j - i >= k : j - i <= k)
+        continue;
+      if (out.dataType == onnx::TensorProto::FLOAT)
+        out.floats[size_t(e)] = 0.0f;
+      else if (out.dataType == onnx::TensorProto::INT64)
+        out.ints[size_t(e)] = 0;
+      else
+        out.bools[size_t(e)] = false;
+    }
+    constants[node.output(0)] = std::move(out);
+  }
+
   /// Equal and Where of host constants, with numpy broadcasting: the shape arithmetic of
   /// torch's exported Tensor.expand(-1, ...) (Where(Equal(shape, -1), 1, shape)), folded at
   /// import. O(elements).
@@ -1715,6 +1754,7 @@ private:
                                                           {"Sub", 2},
                                                           {"Tanh", 1},
                                                           {"Transpose", 1},
+                                                          {"Trilu", 2},
                                                           {"Unsqueeze", 2},
                                                           {"Where", 3}};
     if (auto known = kMaxInputs.find(op);
@@ -2336,6 +2376,10 @@ private:
     }
     if (op == "Equal" || op == "Where") {
       foldEqualOrWhere(node);
+      return;
+    }
+    if (op == "Trilu") {
+      foldTrilu(node);
       return;
     }
     if (op == "Expand") {

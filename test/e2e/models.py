@@ -36,7 +36,8 @@ SEEDS = {"mlp": 1, "cnn": 2, "cnn_bce": 3, "resmlp": 4,
          "shufflenet_v2_x0_5": 18, "mnasnet0_5": 19, "mobilenet_v3_small": 20,
          "efficientnet_b0": 21, "densenet121": 23, "transformer_wide": 24, "pad_cnn": 25,
          "arith_mlp": 26, "googlenet": 27, "vit": 28, "bcast_mlp": 29,
-         "causal_cls": 30, "causal_lm": 31, "nano_gpt": 32, "nano_gpt_tied": 32}
+         "causal_cls": 30, "causal_lm": 31, "nano_gpt": 32, "nano_gpt_tied": 32,
+         "nano_gpt_trilu": 32}
 
 # torchvision models (issue #6), small so that a test takes seconds: 10 classes, 32x32 images,
 # batch 4, exported in training mode (BatchNormalization with batch statistics and running-stat
@@ -68,7 +69,7 @@ if os.environ.get("GRAPHC_E2E_TRANSFORMER"):  # exploration: d_model,nhead,ff,la
     TRANSFORMER = dict(zip(("d_model", "nhead", "dim_feedforward", "num_layers", "seq"), _t[:5]))
     if len(_t) > 5:
         BATCHES.update({name: _t[5] for name in TRANSFORMERS})
-OPSETS = {"transformer_ln17": 17}
+OPSETS = {"transformer_ln17": 17, "nano_gpt_trilu": 14}
 
 # Recurrent classifiers (issue #6), exported like the transformers (training mode, no constant
 # folding: the exporter slices PyTorch's weights into ONNX's gate order in the graph, so the
@@ -83,9 +84,10 @@ BATCHES.update({name: 8 for name in RECURRENT})
 # token ids, which PyTorch exports as Gather(weight, input).
 TOKEN_MODELS = {"emb_lstm": dict(vocabulary=50, seq=12), "causal_cls": dict(vocabulary=50, seq=12),
                 "causal_lm": dict(vocabulary=50, seq=12), "nano_gpt": dict(vocabulary=50, seq=12),
-                "nano_gpt_tied": dict(vocabulary=50, seq=12)}
+                "nano_gpt_tied": dict(vocabulary=50, seq=12),
+                "nano_gpt_trilu": dict(vocabulary=50, seq=12)}
 # Models trained on a class per position (a language model's next tokens: labels [N, seq]).
-LANGUAGE_MODELS = ("causal_lm", "nano_gpt", "nano_gpt_tied")
+LANGUAGE_MODELS = ("causal_lm", "nano_gpt", "nano_gpt_tied", "nano_gpt_trilu")
 BATCHES.update({name: 8 for name in TOKEN_MODELS})
 
 # Transposed convolutions (issue #6): "unet" is bench/training_graphs.py's U-Net at two levels,
@@ -114,7 +116,8 @@ DROPOUT_TRANSFORMERS = {
 }
 BATCHES.update({name: 4 for name in DROPOUT})
 TRAINING_EXPORT = (TORCHVISION + TRANSFORMERS + ("unet", "causal_cls", "causal_lm", "nano_gpt",
-                                                 "nano_gpt_tied") + RECURRENT + DROPOUT)
+                                                 "nano_gpt_tied", "nano_gpt_trilu")
+                   + RECURRENT + DROPOUT)
 
 # Which loss graphc is asked to use for each model.
 LOSSES = {
@@ -289,11 +292,12 @@ class NanoCausalSelfAttention(nn.Module):
     """nanoGPT's CausalSelfAttention (Karpathy's model.py, its non-flash path): one Linear for
     Q, K and V, split; the causal mask a tril(ones) buffer applied with masked_fill(-inf)."""
 
-    def __init__(self, width, heads, seq):
+    def __init__(self, width, heads, seq, mask_in_forward=False):
         super().__init__()
         self.c_attn, self.c_proj = nn.Linear(width, 3 * width), nn.Linear(width, width)
-        self.heads, self.width = heads, width
-        self.register_buffer("bias", torch.tril(torch.ones(seq, seq)).view(1, 1, seq, seq))
+        self.heads, self.width, self.mask_in_forward = heads, width, mask_in_forward
+        if not mask_in_forward:
+            self.register_buffer("bias", torch.tril(torch.ones(seq, seq)).view(1, 1, seq, seq))
 
     def forward(self, x):
         B, T, C = x.size()
@@ -302,7 +306,10 @@ class NanoCausalSelfAttention(nn.Module):
         q = q.view(B, T, self.heads, C // self.heads).transpose(1, 2)
         v = v.view(B, T, self.heads, C // self.heads).transpose(1, 2)
         att = (q @ k.transpose(-2, -1)) * (1.0 / float(k.size(-1)) ** 0.5)
-        att = att.masked_fill(self.bias[:, :, :T, :T] == 0, float("-inf"))
+        # (mask_in_forward: built in the forward pass, which torch exports as Trilu at opset 14.)
+        mask = (torch.tril(torch.ones(T, T)) if self.mask_in_forward
+                else self.bias[:, :, :T, :T])
+        att = att.masked_fill(mask == 0, float("-inf"))
         y = torch.softmax(att, dim=-1) @ v
         return self.c_proj(y.transpose(1, 2).contiguous().view(B, T, C))
 
@@ -313,12 +320,12 @@ class NanoGPT(nn.Module):
     LayerNorm and an untied Linear head over the vocabulary at every position (trained on the
     next token)."""
 
-    def __init__(self, vocabulary, seq, width=32, heads=2, layers=2):
+    def __init__(self, vocabulary, seq, width=32, heads=2, layers=2, mask_in_forward=False):
         super().__init__()
         self.wte = nn.Embedding(vocabulary, width)
         self.wpe = nn.Parameter(0.02 * torch.randn(1, seq, width))
         self.ln1 = nn.ModuleList([nn.LayerNorm(width) for _ in range(layers)])
-        self.attn = nn.ModuleList([NanoCausalSelfAttention(width, heads, seq)
+        self.attn = nn.ModuleList([NanoCausalSelfAttention(width, heads, seq, mask_in_forward)
                                    for _ in range(layers)])
         self.ln2 = nn.ModuleList([nn.LayerNorm(width) for _ in range(layers)])
         self.mlp = nn.ModuleList([nn.Sequential(nn.Linear(width, 4 * width), nn.GELU(),
@@ -585,8 +592,9 @@ def build(name):
         return RecurrentClassifier(name)
     if name == "causal_cls":
         return CausalClassifier(TOKEN_MODELS[name]["vocabulary"], TOKEN_MODELS[name]["seq"])
-    if name in ("nano_gpt", "nano_gpt_tied"):
-        model = NanoGPT(TOKEN_MODELS[name]["vocabulary"], TOKEN_MODELS[name]["seq"])
+    if name in ("nano_gpt", "nano_gpt_tied", "nano_gpt_trilu"):
+        model = NanoGPT(TOKEN_MODELS[name]["vocabulary"], TOKEN_MODELS[name]["seq"],
+                        mask_in_forward=name == "nano_gpt_trilu")
         if name == "nano_gpt_tied":  # nanoGPT's weight tying: the head is the embedding
             model.lm_head.weight = model.wte.weight
         return model
