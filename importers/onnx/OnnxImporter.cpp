@@ -76,14 +76,12 @@ namespace {
 constexpr const char *kSupportedOps =
     "Add, AveragePool, BatchNormalization, Cast, Clip, Concat, Constant, ConstantOfShape (of "
     "constant shapes), Conv, ConvTranspose, Div, Dropout, Elu, Equal (of constants), Expand, "
-    "Flatten, "
-    "Gather, Gemm, GlobalAveragePool, GRU, HardSigmoid, HardSwish, Identity, "
+    "Flatten, Gather, Gemm, GlobalAveragePool, GRU, HardSigmoid, HardSwish, Identity, "
     "LayerNormalization, LeakyRelu, LSTM, MatMul, MaxPool, Mul, Pad (constant mode), "
     "ReduceMean, Relu, Reshape, "
     "Selu, Shape, Sigmoid, Slice, Softmax, Softplus, Softsign, Split, Squeeze, Sub, Tanh, "
     "Transpose, Trilu (of constants), Unsqueeze, Where (of constants; of attention scores "
-    "as a masked_fill) (Pow and Sqrt within a LayerNorm, Erf within a "
-    "GELU, Abs within a "
+    "as a masked_fill) (Pow and Sqrt within a LayerNorm, Erf within a GELU, Abs within a "
     "softsign)";
 
 struct ImportError {
@@ -834,6 +832,38 @@ private:
     return true;
   }
 
+  /// How a constant attention mask of dimensions `maskDims` hides the positions of `scores`
+  /// [..., queries, keys] read by Softmax node `softmax`: `hidden(i * keys + j)` is 1 where
+  /// position (i, j) is hidden, 0 where it is open, -1 where it is neither (a mask value graphc
+  /// cannot apply). The mask must be [queries, keys] with leading 1s (else `badShape` is
+  /// refused); nullopt when the Softmax is not over the keys. O(queries x keys).
+  enum class MaskPattern { None, Causal, Other };
+  std::optional<MaskPattern> maskPattern(const onnx::NodeProto &node, int softmax, Value scores,
+                                         const std::vector<int64_t> &maskDims, size_t elements,
+                                         llvm::function_ref<int(int64_t)> hidden,
+                                         llvm::function_ref<void()> badShape) {
+    const std::vector<int64_t> ss = shapeOf(scores);
+    const size_t rank = ss.size();
+    const int64_t axis = intAttr(graph->node(softmax), "axis", opset >= 13 ? -1 : 1);
+    if (rank < 2 || (axis != -1 && axis != int64_t(rank) - 1))
+      return std::nullopt;
+    const int64_t queries = ss[rank - 2], keys = ss[rank - 1];
+    const size_t maskRank = maskDims.size();
+    if (maskRank < 2 || maskRank > rank || maskDims[maskRank - 2] != queries ||
+        maskDims[maskRank - 1] != keys ||
+        !std::all_of(maskDims.begin(), maskDims.end() - 2, [](int64_t d) { return d == 1; }) ||
+        int64_t(elements) != queries * keys)
+      badShape();
+    bool none = true, causal = queries == keys;
+    for (int64_t i = 0; i < queries; ++i)
+      for (int64_t j = 0; j < keys; ++j) {
+        const int h = hidden(i * keys + j);
+        none = none && h == 0;
+        causal = causal && h == (j > i ? 1 : 0);
+      }
+    return none ? MaskPattern::None : causal ? MaskPattern::Causal : MaskPattern::Other;
+  }
+
   /// Where(mask, fill, scores) (or Where(mask, scores, fill)) right before a Softmax over the
   /// keys, `mask` a bool constant and `fill` a float32 scalar constant of -inf (or at most
   /// -1e9): Tensor.masked_fill(mask, -inf), nanoGPT's causal attention. The scores are filled
@@ -857,33 +887,20 @@ private:
         fill.floats.size() != 1 || !(fill.floats[0] <= -1e9f))
       refuse("a bool condition and a fill of -inf");
     Value scores = valueOf(node, scoresIndex);
-    const std::vector<int64_t> ss = shapeOf(scores);
-    const size_t rank = ss.size();
-    if (softmax < 0 || rank < 2)
+    if (softmax < 0)
       refuse("its one reader must be the Softmax");
-    const int64_t axis = intAttr(graph->node(softmax), "axis", opset >= 13 ? -1 : 1);
-    if (axis != -1 && axis != int64_t(rank) - 1)
-      refuse("the Softmax must be over the last axis");
-    const int64_t queries = ss[rank - 2], keys = ss[rank - 1];
-    const size_t condRank = cond.dims.size();
-    if (condRank < 2 || condRank > rank || cond.dims[condRank - 2] != queries ||
-        cond.dims[condRank - 1] != keys ||
-        !std::all_of(cond.dims.begin(), cond.dims.end() - 2, [](int64_t d) { return d == 1; }) ||
-        int64_t(cond.bools.size()) != queries * keys)
-      refuse("the condition must be [queries, keys], or that with leading 1s");
-    // Position (i, j) is filled when the condition selects the fill.
+    // Position (i, j) is hidden when the condition selects the fill.
     const bool fillWhen = fillIndex == 1;
-    bool none = true, causal = queries == keys;
-    for (int64_t i = 0; i < queries; ++i)
-      for (int64_t j = 0; j < keys; ++j) {
-        const bool filled = cond.bools[size_t(i * keys + j)] == fillWhen;
-        none = none && !filled;
-        causal = causal && filled == (j > i);
-      }
-    if (!none && !causal)
+    std::optional<MaskPattern> pattern = maskPattern(
+        node, softmax, scores, cond.dims, cond.bools.size(),
+        [&](int64_t at) { return cond.bools[size_t(at)] == fillWhen ? 1 : 0; },
+        [&] { refuse("the condition must be [queries, keys], or that with leading 1s"); });
+    if (!pattern)
+      refuse("the Softmax must be over the last axis");
+    if (*pattern == MaskPattern::Other)
       refuse("the filled positions are neither none nor those above the diagonal, a causal "
              "mask; graphc's softmax masks causally only");
-    if (!none)
+    if (*pattern == MaskPattern::Causal)
       causalScores.insert(node.output(0));
     define(node, scores);
   }
@@ -907,33 +924,27 @@ private:
       if (mask.dataType != onnx::TensorProto::FLOAT || mask.dims.size() < 2)
         continue; // (a scalar shift or a bias vector: the Add's own paths)
       Value scores = valueOf(node, 1 - maskIndex);
-      const std::vector<int64_t> ss = shapeOf(scores);
-      const size_t rank = ss.size();
-      const int64_t axis = intAttr(graph->node(softmax), "axis", opset >= 13 ? -1 : 1);
-      if (rank < 2 || (axis != -1 && axis != int64_t(rank) - 1))
+      // 0 opens a position; -inf, or at most -1e9 (which exp turns into 0 as it does -inf),
+      // hides it; any other value is neither.
+      std::optional<MaskPattern> pattern = maskPattern(
+          node, softmax, scores, mask.dims, mask.floats.size(),
+          [&](int64_t at) {
+            const float v = mask.floats[size_t(at)];
+            return v == 0.0f ? 0 : v <= -1e9f ? 1 : -1;
+          },
+          [&] {
+            fail(nodeLabel(node) + ": an attention mask " + listText(mask.dims) +
+                 " added to scores " + typeString(scores.getType()) +
+                 " before a Softmax must be [queries, keys], or that with leading 1s");
+          });
+      if (!pattern)
         return false;
-      const int64_t queries = ss[rank - 2], keys = ss[rank - 1];
-      const size_t maskRank = mask.dims.size();
-      if (maskRank > rank || mask.dims[maskRank - 2] != queries ||
-          mask.dims[maskRank - 1] != keys ||
-          !std::all_of(mask.dims.begin(), mask.dims.end() - 2, [](int64_t d) { return d == 1; }) ||
-          int64_t(mask.floats.size()) != queries * keys)
-        fail(nodeLabel(node) + ": an attention mask " + listText(mask.dims) + " added to scores " +
-             typeString(scores.getType()) + " before a Softmax must be [queries, keys], or that " +
-             "with leading 1s");
-      bool zeros = true, causal = queries == keys;
-      for (int64_t i = 0; i < queries; ++i)
-        for (int64_t j = 0; j < keys; ++j) {
-          const float v = mask.floats[size_t(i * keys + j)];
-          zeros = zeros && v == 0.0f;
-          causal = causal && (j <= i ? v == 0.0f : v <= -1e9f);
-        }
-      if (!zeros && !causal)
+      if (*pattern == MaskPattern::Other)
         fail(nodeLabel(node) + ": the attention mask added before Softmax node \"" +
              graph->node(softmax).name() + "\" is neither causal (0 on and below the diagonal, " +
              "-inf above: nn.Transformer.generate_square_subsequent_mask) nor all zeros; " +
              "graphc's softmax masks causally only");
-      if (!zeros)
+      if (*pattern == MaskPattern::Causal)
         causalScores.insert(node.output(0));
       define(node, scores);
       return true;
@@ -2010,19 +2021,18 @@ private:
       }
     }
     if (op == "Sub") {
-      // Broadcasting over leading axes, of computed tensors or a trained initializer.
-      if (computedOrFloatInitializer(node, 0) && computedOrFloatInitializer(node, 1) &&
-          !(values.count(node.input(0)) && values.count(node.input(1)) &&
-            valueOf(node, 0).getType() == valueOf(node, 1).getType())) {
-        define(node, broadcastBinary(node, loc));
-        return;
-      }
       // Two computed tensors of the same shape: x + (-1) y.
-      if (values.count(node.input(0)) && values.count(node.input(1))) {
+      if (values.count(node.input(0)) && values.count(node.input(1)) &&
+          valueOf(node, 0).getType() == valueOf(node, 1).getType()) {
         Value lhs = valueOf(node, 0), rhs = valueOf(node, 1);
         Value negated = b.create<ScaleOp>(loc, rhs.getType(), rhs, b.getF32FloatAttr(-1.f),
                                           b.getF32FloatAttr(0.f));
         define(node, b.create<AddOp>(loc, lhs.getType(), lhs, negated));
+        return;
+      }
+      // Broadcasting over leading axes, of computed tensors or a trained initializer.
+      if (computedOrFloatInitializer(node, 0) && computedOrFloatInitializer(node, 1)) {
+        define(node, broadcastBinary(node, loc));
         return;
       }
       fail(nodeLabel(node) + ": Sub is supported on constants, of a float32 scalar and a computed "
@@ -2395,21 +2405,19 @@ private:
           fail(nodeLabel(node) + ": the shape must be a 1-D int64 constant");
         if (llvm::any_of(shape.ints, [](int64_t d) { return d < 0; }))
           fail(nodeLabel(node) + ": the shape " + listText(shape.ints) +
-               " has a negative "
-               "dimension");
-        std::vector<int64_t> dims =
-            broadcastShapes(node, {shapeOf(computedOrParameter(node, 0)), shape.ints});
-        define(node, broadcastOperand(node, loc, 0, dims,
-                                      "of " + typeString(computedOrParameter(node, 0).getType()) +
-                                          " to " + listText(shape.ints)));
+               " has a negative dimension");
+        Value x = computedOrParameter(node, 0);
+        std::vector<int64_t> dims = broadcastShapes(node, {shapeOf(x), shape.ints});
+        define(node,
+               broadcastOperand(node, loc, 0, dims,
+                                "of " + typeString(x.getType()) + " to " + listText(shape.ints)));
         return;
       }
       // Of a constant (the zero initial state the exporter builds for a recurrent layer):
       // numpy broadcasting, at import.
       if (!isConstant(node.input(0)))
         fail(nodeLabel(node) + " reads \"" + node.input(0) +
-             "\", which no earlier node or "
-             "graph input defines");
+             "\", which no earlier node or graph input defines");
       const HostTensor &in = constantOf(node, 0);
       const HostTensor &shape = constantOf(node, 1);
       if (shape.dataType != onnx::TensorProto::INT64 || shape.dims.size() != 1)
@@ -2777,8 +2785,8 @@ private:
   OnnxImportCache::State &file; // the file's initializers, shared with its other imports
   ConstantTable constants;
   std::set<std::string> initializers; // the names of the graph's initializers (weights)
-  // Outputs of Adds of a causal attention mask (importAttentionMask): the scores, which the
-  // Softmax reading them masks causally.
+  // Outputs of a causal attention mask's Add or Where (importAttentionMask, importMaskedFill):
+  // the scores, which the Softmax reading them masks causally.
   std::set<std::string> causalScores;
   std::set<std::string> tokenIdInputs; // integer graph inputs: token ids, as exact float32
 

@@ -506,6 +506,14 @@ bool isFloatCompatible(NpyDType d) {
          d == NpyDType::I32 || d == NpyDType::U8;
 }
 
+/// Whether a file of shape `shape` holds samples of the tensor `dims`: [N, ...dims[1:]].
+bool hasSampleShape(const std::vector<int64_t> &shape, const std::vector<int64_t> &dims) {
+  bool ok = shape.size() == dims.size() && !dims.empty();
+  for (size_t i = 1; ok && i < dims.size(); ++i)
+    ok = shape[i] == dims[i];
+  return ok;
+}
+
 /// Opens a float source: file shape [N, ...dims[1:]] of a dtype that converts to float32.
 bool openFloatSource(const std::string &flag, const std::string &path, const TensorInfo &t,
                      Source &out, std::string &error) {
@@ -516,10 +524,7 @@ bool openFloatSource(const std::string &flag, const std::string &path, const Ten
   }
   const std::vector<int64_t> dims = dimsOf(t);
   const std::vector<int64_t> &shape = out.file.shape();
-  bool ok = shape.size() == dims.size() && !dims.empty();
-  for (size_t i = 1; ok && i < dims.size(); ++i)
-    ok = shape[i] == dims[i];
-  if (!ok || !isFloatCompatible(out.file.dtype())) {
+  if (!hasSampleShape(shape, dims) || !isFloatCompatible(out.file.dtype())) {
     error = flag + " " + path + ": expected shape " + expectedShape(dims) + " float32, got " +
             formatShape(shape) + " " + npyDTypeName(out.file.dtype());
     return false;
@@ -543,10 +548,8 @@ bool openIndexSource(const std::string &flag, const std::string &path, const Ten
   const std::vector<int64_t> &shape = out.file.shape();
   const NpyDType d = out.file.dtype();
   const int64_t perSample = product(dims, 1);
-  bool shapeOk = perSample == 1 ? shape.size() == 1 || (shape.size() == 2 && shape[1] == 1)
-                                : shape.size() == dims.size();
-  for (size_t i = 1; perSample != 1 && shapeOk && i < dims.size(); ++i)
-    shapeOk = shape[i] == dims[i];
+  const bool shapeOk = perSample == 1 ? shape.size() == 1 || (shape.size() == 2 && shape[1] == 1)
+                                      : hasSampleShape(shape, dims);
   const bool dtypeOk = d == NpyDType::I64 || d == NpyDType::I32 || d == NpyDType::U8;
   if (!shapeOk || !dtypeOk) {
     error = flag + " " + path + ": expected shape " +
