@@ -449,7 +449,8 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
       };
 
       // Slices that tile their input along one axis (the exporter's split of a fused Q/K/V
-      // projection) have the concat of their gradients as the input's gradient, emitted at
+      // projection) have the concat of their gradients as their part of the input's gradient
+      // (the whole of it when only slices read the input), emitted at
       // the first slice in program order, when every slice's gradient is complete (the
       // reverse walk has passed all their readers); the rows no slice covers get zeros.
       // Overlapping slices are refused.
@@ -460,11 +461,16 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
         int64_t axis = slice.getAxis();
         SmallVector<SliceOp> parts;
         for (Operation *user : x.getUsers()) {
+          // Readers other than slices (rotary embeddings read q whole and as two halves)
+          // contribute their own gradients, added to the slices' concat by setGrad.
           auto sibling = dyn_cast<SliceOp>(user);
-          if (!sibling || sibling.getAxis() != slice.getAxis())
+          if (!sibling)
+            continue;
+          if (sibling.getAxis() != slice.getAxis())
             return slice.emitError()
-                   << "graphc-build-train-step: the gradient of a slice needs every reader of "
-                      "its input to be a slice along the same axis (" << axis << ")";
+                   << "graphc-build-train-step: the gradient of a slice needs every slice of "
+                      "its input to be along the same axis ("
+                   << axis << ")";
           if (!llvm::is_contained(parts, sibling))
             parts.push_back(sibling);
         }
@@ -588,6 +594,14 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
                       TypeRange{x.getType(), ln.getScale().getType(), ln.getBias().getType()},
                       dy, x, ln.getScale(), ln.getSavedMean(), ln.getSavedInvstd());
                   setNormGradients(op, {x, ln.getScale(), ln.getBias()}, back->getResults());
+                  return success();
+                })
+                .Case([&](RmsNormOp rn) {
+                  Value x = rn.getInput();
+                  auto back = b.create<RmsNormBackwardOp>(
+                      gradLoc(op, "grad"), TypeRange{x.getType(), rn.getScale().getType()}, dy, x,
+                      rn.getScale(), rn.getSavedInvstd());
+                  setNormGradients(op, {x, rn.getScale()}, back->getResults());
                   return success();
                 })
                 .Case([&](ScaleOp sc) {

@@ -140,6 +140,9 @@ OpCost graphc::estimateOpCost(Operation *op) {
                    .Case<LayerNormOp, LayerNormBackwardOp>(
                        // Two passes for the statistics, one to normalise (three for backward).
                        [&](Operation *) { return 8.0 * elements(op->getOperand(0)); })
+                   .Case<RmsNormOp, RmsNormBackwardOp>(
+                       // One pass for the mean square, one to normalise (two for backward).
+                       [&](Operation *) { return 5.0 * elements(op->getOperand(0)); })
                    .Case([&](Conv2dOp c) {
                      auto w = shape(c.getFilter());
                      return 2.0 * elements(c.getResult()) * double(w[1] * w[2] * w[3]);

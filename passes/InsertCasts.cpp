@@ -30,7 +30,7 @@ Policy policyOf(Operation *op) {
   // conv2d_backward_data in a forward function is a transposed convolution.
   if (isa<DenseOp, MatmulOp, BatchMatmulOp, Conv2dOp, Conv2dBackwardDataOp>(op))
     return Policy::Low;
-  if (isa<BatchNormOp, LayerNormOp>(op))
+  if (isa<BatchNormOp, LayerNormOp, RmsNormOp>(op))
     return Policy::Normalize;
   if (isa<ReluOp, SigmoidOp, TanhOp, ClipOp, MaxPool2dOp, AvgPool2dOp, DropoutOp, ReshapeOp,
           ConcatOp, SliceOp, AddOp, ScaleOp, TransposeOp, CastOp, MulOp, ActivationOp>(op))
@@ -126,10 +126,10 @@ struct InsertCastsPass : graphc::impl::InsertCastsBase<InsertCastsPass> {
         break;
       }
       case Policy::Normalize: {
-        // batch_norm and layer_norm read and write their activation in whatever type it comes
-        // in, and keep their scale, bias and statistics f32: the kernel computes the statistics in f32
-        // (cuDNN's mixed-precision batch norm does the same), and no f32 copy of the
-        // activation has to stay alive for the backward pass.
+        // batch_norm, layer_norm and rms_norm read and write their activation in whatever type it
+        // comes in, and keep their scale, bias and statistics f32: the kernel computes the
+        // statistics in f32 (cuDNN's mixed-precision batch norm does the same), and no f32 copy of
+        // the activation has to stay alive for the backward pass.
         castOperands(&op, f32, /*first=*/1);
         op.getResult(0).setType(op.getOperand(0).getType());
         break;

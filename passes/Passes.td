@@ -63,7 +63,7 @@ def InsertCasts : Pass<"graphc-insert-casts", "mlir::func::FuncOp"> {
     - **follow the inputs** (relu, sigmoid, tanh, clip, max/avg pooling, dropout, reshape,
       transpose, concat, slice, add, scale): 16-bit when every floating-point operand is, otherwise f32
       (16-bit operands are widened).
-    - **normalize** (batch_norm, layer_norm): the activation keeps its type, in and out; scale, bias and
+    - **normalize** (batch_norm, layer_norm, rms_norm): the activation keeps its type, in and out; scale, bias and
       running statistics stay f32, and the statistics are computed in f32.
     - **f32** (everything else: softmax, the losses, the optimizer updates, the returned
       prediction): 16-bit operands are widened first.

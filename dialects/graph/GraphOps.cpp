@@ -454,6 +454,21 @@ LogicalResult LayerNormBackwardOp::verify() {
   return success();
 }
 
+LogicalResult RmsNormOp::verify() {
+  if (failed(verifyLayerNorm(*this, getInput(), {getScale()}, {getSavedInvstd()})))
+    return failure();
+  return verifyNormalized(*this, getResult(), getInput(), getEpsilon());
+}
+
+LogicalResult RmsNormBackwardOp::verify() {
+  if (failed(verifyLayerNorm(*this, getInput(), {getScale(), getGradScale()}, {getSavedInvstd()})))
+    return failure();
+  if (getGrad().getType() != getInput().getType() ||
+      getGradInput().getType() != getInput().getType())
+    return emitOpError() << "grad and grad_input must match the input " << getInput().getType();
+  return success();
+}
+
 static LogicalResult verifyRatio(Operation *op, float ratio, Type in, Type out) {
   if (!(ratio >= 0.f && ratio < 1.f))
     return op->emitOpError() << "ratio must be in [0, 1), got " << ratio;

@@ -421,6 +421,39 @@ def Graph_LayerNormBackwardOp : Graph_Op<"layer_norm_backward", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Graph_RmsNormOp : Graph_Op<"rms_norm", [Pure]> {
+  let summary = "root-mean-square normalization over the last axis";
+  let description = [{
+    `input` is [..., D], `scale` is [D]. Each of the R = (elements / D) rows is divided by
+    its root mean square, without centering and without a shift:
+    `y = scale x / sqrt(mean(x^2) + epsilon)` (Zhang & Sennrich 2019, the normalization of
+    T5, LLaMA and Mistral; PyTorch's `nn.RMSNorm`). `saved_invstd` ([R]) is the row's
+    1 / sqrt(mean(x^2) + epsilon), which the backward op reads.
+
+    ```mlir
+    %y, %invstd = graph.rms_norm %x, %g {epsilon = 1.0e-06 : f32}
+        : (tensor<4x16x32xf32>, tensor<32xf32>) -> (tensor<4x16x32xf32>, tensor<64xf32>)
+    ```
+  }];
+  let arguments = (ins GraphFloatTensor:$input, GraphF32Tensor:$scale, F32Attr:$epsilon);
+  let results = (outs GraphFloatTensor:$result, GraphF32Tensor:$saved_invstd);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Graph_RmsNormBackwardOp : Graph_Op<"rms_norm_backward", [Pure]> {
+  let summary = "gradients of rms_norm with respect to input and scale";
+  let description = [{
+    Per row, with xhat = x saved_invstd and g = dy scale:
+    `grad_input = invstd (g - xhat mean(g xhat))`; over the rows, `grad_scale = sum dy xhat`.
+  }];
+  let arguments = (ins GraphFloatTensor:$grad, GraphFloatTensor:$input, GraphF32Tensor:$scale,
+                       GraphF32Tensor:$saved_invstd);
+  let results = (outs GraphFloatTensor:$grad_input, GraphFloatTensor:$grad_scale);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Dropout
 //===----------------------------------------------------------------------===//

@@ -75,14 +75,15 @@ namespace {
 
 constexpr const char *kSupportedOps =
     "Add, AveragePool, BatchNormalization, Cast, Clip, Concat, Constant, ConstantOfShape (of "
-    "constant shapes), Conv, ConvTranspose, Div, Dropout, Elu, Equal (of constants), Expand, "
+    "constant shapes), Conv, ConvTranspose, Cos, Sin, Exp and Einsum (of constants), Div, "
+    "Dropout, Elu, Equal (of constants), Expand, "
     "Flatten, Gather, Gemm, GlobalAveragePool, GRU, HardSigmoid, HardSwish, Identity, "
-    "LayerNormalization, LeakyRelu, LSTM, MatMul, MaxPool, Mul, Pad (constant mode), "
+    "LayerNormalization, LeakyRelu, LSTM, MatMul, MaxPool, Mul, Neg, Pad (constant mode), "
     "ReduceMean, Relu, Reshape, "
     "Selu, Shape, Sigmoid, Slice, Softmax, Softplus, Softsign, Split, Squeeze, Sub, Tanh, "
     "Transpose, Trilu (of constants), Unsqueeze, Where (of constants; of attention scores "
-    "as a masked_fill) (Pow and Sqrt within a LayerNorm, Erf within a GELU, Abs within a "
-    "softsign)";
+    "as a masked_fill) (Pow and Sqrt within a LayerNorm or an RMSNorm, Reciprocal within an "
+    "RMSNorm, Erf within a GELU, Abs within a softsign)";
 
 struct ImportError {
   std::string message;
@@ -364,7 +365,31 @@ private:
         initializers.count(node.input(index)) &&
         constants.at(node.input(index)).dataType == onnx::TensorProto::FLOAT)
       return parameterOf(node, index);
+    if (index < node.input_size() && isConstantTable(node.input(index)))
+      return constantTable(node, node.input(index));
     return valueOf(node, index);
+  }
+
+  /// Whether `name` is a float32 constant of more than one element that the graph computes
+  /// itself (a Constant node, or constant arithmetic folded at import) rather than an
+  /// initializer: a table of the model, such as the cos/sin tables of rotary position
+  /// embeddings computed in the forward pass from torch.arange.
+  bool isConstantTable(const std::string &name) {
+    if (values.count(name) || initializers.count(name))
+      return false;
+    const HostTensor *h = constants.lookup(name);
+    return h && h->dataType == onnx::TensorProto::FLOAT && h->floats.size() > 1;
+  }
+  /// The constant table `name` as a tensor operand: a parameter argument that does not train
+  /// (graph.trainable = false), so that it is a persistent buffer of the arena, initialised
+  /// from its values at start-up and saved with the weights, and nothing computes its
+  /// gradient. An initializer read so trains instead: PyTorch exports parameters and buffers
+  /// alike as initializers (--freeze keeps a buffer fixed).
+  Value constantTable(const onnx::NodeProto &node, const std::string &name) {
+    Value table = parameterNamed(node, name);
+    func.setArgAttr(cast<BlockArgument>(table).getArgNumber(), kTrainableAttr,
+                    b.getBoolAttr(false));
+    return table;
   }
 
   /// The persistent, untrained state argument (kind "batch_stats": BatchNormalization's
@@ -779,13 +804,14 @@ private:
     return out;
   }
 
-  /// Whether input `index` of `node` is a computed tensor or a float32 initializer (a trained
-  /// parameter when read as an operand of Add, Sub, Mul or Expand).
+  /// Whether input `index` of `node` is a computed tensor, a float32 initializer (a trained
+  /// parameter when read as an operand of Add, Sub, Mul or Expand) or a constant table
+  /// (isConstantTable: a frozen one).
   bool computedOrFloatInitializer(const onnx::NodeProto &node, int index) {
     if (index >= node.input_size())
       return false;
     const std::string &name = node.input(index);
-    return values.count(name) ||
+    return values.count(name) || isConstantTable(name) ||
            (initializers.count(name) && constants.at(name).dataType == onnx::TensorProto::FLOAT &&
             constants.at(name).floats.size() > 1);
   }
@@ -1029,6 +1055,164 @@ private:
       else
         ints ? out.ints.push_back(rhs.ints[r]) : out.floats.push_back(rhs.floats[r]);
     }
+    constants[node.output(0)] = std::move(out);
+  }
+
+  /// A float32 unary op of a host constant (Cos, Sin, Neg, Reciprocal, Sqrt, Exp), in float32
+  /// as ONNX computes it: the cos/sin tables of rotary position embeddings, which a forward
+  /// pass computes from torch.arange and a frequency buffer, are constants of the graph. O(n).
+  void foldFloatUnary(const onnx::NodeProto &node) {
+    HostTensor out = constantOf(node, 0);
+    if (out.dataType != onnx::TensorProto::FLOAT)
+      fail(nodeLabel(node) + ": only " + node.op_type() +
+           " of a float32 constant is folded at "
+           "import");
+    const std::string &op = node.op_type();
+    for (float &v : out.floats)
+      v = op == "Cos"          ? std::cos(v)
+          : op == "Sin"        ? std::sin(v)
+          : op == "Neg"        ? -v
+          : op == "Reciprocal" ? 1.0f / v
+          : op == "Sqrt"       ? std::sqrt(v)
+                               : std::exp(v);
+    constants[node.output(0)] = std::move(out);
+  }
+
+  /// Einsum of float32 host constants (torch.outer(t, inv_freq) exports "i,j->ij"): every
+  /// output element is the sum over the letters absent from the output of the product of
+  /// the operands' elements, in float32, the summed letters in row-major order. Explicit
+  /// output ("->") and letters only; an ellipsis is refused. O(product of all extents).
+  void foldEinsum(const onnx::NodeProto &node) {
+    auto *attr = findAttr(node, "equation");
+    std::string equation;
+    for (char c : attr ? attr->s() : std::string())
+      if (c != ' ')
+        equation += c;
+    size_t arrow = equation.find("->");
+    if (arrow == std::string::npos || equation.find('.') != std::string::npos)
+      refuseAttr(node, "equation",
+                 "= \"" + equation +
+                     "\" is not folded: graphc folds an Einsum of constants "
+                     "with an explicit output (\"->\") and no ellipsis");
+    std::vector<std::string> terms;
+    llvm::StringRef inputs(equation.data(), arrow);
+    llvm::SmallVector<llvm::StringRef> parts;
+    inputs.split(parts, ',');
+    for (llvm::StringRef term : parts)
+      terms.push_back(term.str());
+    const std::string output = equation.substr(arrow + 2);
+    if (int(terms.size()) != node.input_size())
+      refuseAttr(node, "equation",
+                 "names " + std::to_string(terms.size()) + " operands, the node has " +
+                     std::to_string(node.input_size()));
+    std::map<char, int64_t> extent;
+    std::vector<const HostTensor *> operands;
+    for (int i = 0; i < node.input_size(); ++i) {
+      const HostTensor &h = constantOf(node, i);
+      if (h.dataType != onnx::TensorProto::FLOAT || h.dims.size() != terms[i].size())
+        fail(nodeLabel(node) + ": operand " + std::to_string(i) +
+             " must be a float32 constant "
+             "of rank " +
+             std::to_string(terms[i].size()));
+      for (size_t a = 0; a < terms[i].size(); ++a) {
+        char letter = terms[i][a];
+        if (!std::isalpha(static_cast<unsigned char>(letter)))
+          refuseAttr(node, "equation", "has a character other than a letter");
+        auto [it, fresh] = extent.emplace(letter, h.dims[a]);
+        if (!fresh && it->second != h.dims[a])
+          fail(nodeLabel(node) + ": letter '" + std::string(1, letter) + "' has extents " +
+               std::to_string(it->second) + " and " + std::to_string(h.dims[a]));
+      }
+      operands.push_back(&h);
+    }
+    std::vector<int64_t> dims;
+    for (char letter : output) {
+      if (!extent.count(letter) || output.find(letter) != output.rfind(letter))
+        refuseAttr(node, "equation",
+                   "has an output letter that is repeated or names no input "
+                   "axis");
+      dims.push_back(extent[letter]);
+    }
+    std::string summed;
+    for (auto [letter, size] : extent)
+      if (output.find(letter) == std::string::npos)
+        summed += letter;
+    std::vector<int64_t> summedDims;
+    for (char letter : summed)
+      summedDims.push_back(extent[letter]);
+    const int64_t count = foldedElementCount(node, dims, "the folded constant is too large");
+    const int64_t terms2 = foldedElementCount(node, summedDims, "the folded Einsum is too large");
+    if (count * terms2 > (int64_t{1} << 28))
+      fail(nodeLabel(node) + ": the folded Einsum is too large");
+    // Row-major strides of each operand, per letter.
+    std::vector<std::map<char, int64_t>> strides(operands.size());
+    for (size_t i = 0; i < operands.size(); ++i) {
+      int64_t stride = 1;
+      for (size_t a = terms[i].size(); a-- > 0;) {
+        strides[i][terms[i][a]] += stride;
+        stride *= operands[i]->dims[a];
+      }
+    }
+    HostTensor out;
+    out.dims = dims;
+    out.dataType = onnx::TensorProto::FLOAT;
+    out.floats.resize(size_t(count));
+    std::map<char, int64_t> at;
+    for (int64_t o = 0; o < count; ++o) {
+      for (int64_t rest = o, a = int64_t(output.size()) - 1; a >= 0; --a) {
+        at[output[a]] = rest % dims[a];
+        rest /= dims[a];
+      }
+      float sum = 0.f;
+      for (int64_t t = 0; t < terms2; ++t) {
+        for (int64_t rest = t, a = int64_t(summed.size()) - 1; a >= 0; --a) {
+          at[summed[a]] = rest % summedDims[a];
+          rest /= summedDims[a];
+        }
+        float product = 1.f;
+        for (size_t i = 0; i < operands.size(); ++i) {
+          int64_t offset = 0;
+          for (auto [letter, stride] : strides[i])
+            offset += at[letter] * stride;
+          product *= operands[i]->floats[offset];
+        }
+        sum += product;
+      }
+      out.floats[o] = sum;
+    }
+    constants[node.output(0)] = std::move(out);
+  }
+
+  /// Concat of float32 host constants of one rank along `axis` (the cos/sin tables of rotary
+  /// embeddings, cat((freqs, freqs), -1)). O(elements).
+  void foldFloatConcat(const onnx::NodeProto &node) {
+    const HostTensor &first = constantOf(node, 0);
+    int64_t rank = first.dims.size(), axis = axisAttr(node, rank);
+    std::vector<int64_t> dims = first.dims;
+    dims[axis] = 0;
+    for (int i = 0; i < node.input_size(); ++i) {
+      const HostTensor &h = constantOf(node, i);
+      bool same = h.dataType == onnx::TensorProto::FLOAT && int64_t(h.dims.size()) == rank;
+      for (int64_t a = 0; same && a < rank; ++a)
+        same = a == axis || h.dims[a] == first.dims[a];
+      if (!same)
+        fail(nodeLabel(node) + ": only constants of one dtype and of equal dimensions off the "
+                               "axis are concatenated at import");
+      dims[axis] += h.dims[axis];
+    }
+    foldedElementCount(node, dims, "the folded constant is too large");
+    const int64_t outer =
+        std::accumulate(dims.begin(), dims.begin() + axis, int64_t{1}, std::multiplies<>());
+    HostTensor out;
+    out.dims = dims;
+    out.dataType = onnx::TensorProto::FLOAT;
+    for (int64_t o = 0; o < outer; ++o)
+      for (int i = 0; i < node.input_size(); ++i) {
+        const HostTensor &h = constantOf(node, i);
+        const int64_t block = int64_t(h.floats.size()) / std::max<int64_t>(outer, 1);
+        out.floats.insert(out.floats.end(), h.floats.begin() + o * block,
+                          h.floats.begin() + (o + 1) * block);
+      }
     constants[node.output(0)] = std::move(out);
   }
 
@@ -1417,6 +1601,95 @@ private:
     return true;
   }
 
+  /// LLaMA-style models (PyTorch before 2.4 has no RMSNorm module) write
+  ///   x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * weight,
+  /// which torch exports as Pow(x, 2), ReduceMean(last axis, keepdims), Add(eps), Sqrt, then
+  /// Div(1, root) (rsqrt; Reciprocal(root) from other exporters) and Mul(x, .), or
+  /// Div(x, root) (x / torch.sqrt(..)); then Mul by the [D] weight, either order, possibly
+  /// after a Cast to float (Hugging Face's `weight * h.to(dtype)`); without a weight Mul the
+  /// scale is ones. From the Pow node, matches that chain (each intermediate read only inside
+  /// it) and imports it as one graph.rms_norm: one pass over the rows and a saved [rows]
+  /// statistic, instead of seven ops whose broadcasts graphc does not import. False when it
+  /// does not match.
+  bool importDecomposedRmsNorm(const onnx::NodeProto &pow, Location loc) {
+    if (opset >= 18 || pow.input_size() != 2 || !values.count(pow.input(0)))
+      return false;
+    const std::string &xName = pow.input(0);
+    Value x = values[xName];
+    auto xs = shapeOf(x);
+    int64_t rank = xs.size();
+    float exponent = 0.f, epsilon = 0.f, one = 0.f;
+    if (rank < 1 || !lookaheadScalar(pow.input(1), exponent) || exponent != 2.f)
+      return false;
+    int mean = soleReader(pow.output(0), "ReduceMean");
+    if (mean < 0)
+      return false;
+    auto axes = intsAttr(graph->node(mean), "axes", {});
+    if (axes.size() != 1 || (axes[0] != -1 && axes[0] != rank - 1) ||
+        intAttr(graph->node(mean), "keepdims", 1) != 1)
+      return false;
+    const std::string &meanOut = graph->node(mean).output(0);
+    int addEps = soleReader(meanOut, "Add");
+    if (addEps < 0 || !lookaheadScalar(otherInput(graph->node(addEps), meanOut), epsilon) ||
+        !(epsilon >= 0.f))
+      return false;
+    int sqrt = soleReader(graph->node(addEps).output(0), "Sqrt");
+    if (sqrt < 0)
+      return false;
+    std::vector<int> chain = {mean, addEps, sqrt};
+    const std::string &root = graph->node(sqrt).output(0);
+    std::string normalized;
+    if (int div = soleReader(root, "Div"); div >= 0 && graph->node(div).input(1) == root) {
+      chain.push_back(div);
+      const std::string &numerator = graph->node(div).input(0);
+      if (numerator == xName) {
+        normalized = graph->node(div).output(0); // x / sqrt(mean(x^2) + eps)
+      } else if (lookaheadScalar(numerator, one) && one == 1.f) {
+        normalized = graph->node(div).output(0); // the reciprocal, then Mul(x, .) below
+      } else {
+        return false;
+      }
+    } else if (int reciprocal = soleReader(root, "Reciprocal"); reciprocal >= 0) {
+      chain.push_back(reciprocal);
+      normalized = graph->node(reciprocal).output(0);
+      one = 1.f;
+    } else {
+      return false;
+    }
+    if (one == 1.f) { // x times the reciprocal root
+      int mul = soleReader(normalized, "Mul");
+      if (mul < 0 || otherInput(graph->node(mul), normalized) != xName)
+        return false;
+      chain.push_back(mul);
+      normalized = graph->node(mul).output(0);
+    }
+    if (int cast = soleReader(normalized, "Cast");
+        cast >= 0 && intAttr(graph->node(cast), "to", 0) == onnx::TensorProto::FLOAT) {
+      chain.push_back(cast);
+      normalized = graph->node(cast).output(0);
+    }
+    const int64_t d = xs.back();
+    Value scale;
+    const onnx::NodeProto *last = &graph->node(chain.back());
+    if (int mul = soleReader(normalized, "Mul"); mul >= 0) {
+      const std::string weight = otherInput(graph->node(mul), normalized);
+      const HostTensor *known = constants.lookup(weight);
+      if (known && known->dims == std::vector<int64_t>{d}) {
+        scale = parameterNamed(graph->node(mul), weight);
+        chain.push_back(mul);
+        last = &graph->node(mul);
+      }
+    }
+    if (!scale)
+      scale = b.create<FillOp>(loc, f32({d}), b.getF32FloatAttr(1.0f));
+    int64_t rows = std::accumulate(xs.begin(), xs.end() - 1, int64_t{1}, std::multiplies<>());
+    define(*last, b.create<RmsNormOp>(loc, TypeRange{x.getType(), f32({rows})}, x, scale,
+                                      b.getF32FloatAttr(epsilon))
+                      .getResult());
+    absorbed.insert(chain.begin(), chain.end());
+    return true;
+  }
+
   Value layerNorm(Location loc, Value x, Value scale, Value bias, float epsilon) {
     auto xs = shapeOf(x);
     int64_t rows = std::accumulate(xs.begin(), xs.end() - 1, int64_t{1}, std::multiplies<>());
@@ -1734,9 +2007,11 @@ private:
                                                           {"Gather", 2},
                                                           {"Gemm", 3},
                                                           {"Abs", 1},
+                                                          {"Cos", 1},
                                                           {"Elu", 1},
                                                           {"Equal", 2},
                                                           {"Erf", 1},
+                                                          {"Exp", 1},
                                                           {"GlobalAveragePool", 1},
                                                           {"HardSigmoid", 1},
                                                           {"HardSwish", 1},
@@ -1747,14 +2022,17 @@ private:
                                                           {"MatMul", 2},
                                                           {"MaxPool", 1},
                                                           {"Mul", 2},
+                                                          {"Neg", 1},
                                                           {"Pad", 4},
                                                           {"Pow", 2},
+                                                          {"Reciprocal", 1},
                                                           {"ReduceMean", 2},
                                                           {"Relu", 1},
                                                           {"Reshape", 2},
                                                           {"Selu", 1},
                                                           {"Shape", 1},
                                                           {"Sigmoid", 1},
+                                                          {"Sin", 1},
                                                           {"Slice", 5},
                                                           {"Softmax", 1},
                                                           {"Softplus", 1},
@@ -2267,6 +2545,10 @@ private:
       bool allConstant = node.input_size() > 0;
       for (const auto &in : node.input())
         allConstant = allConstant && isConstant(in);
+      if (allConstant && constantOf(node, 0).dataType == onnx::TensorProto::FLOAT) {
+        foldFloatConcat(node);
+        return;
+      }
       if (allConstant) {
         // Shape arithmetic: 1-D int64 host tensors.
         std::vector<int64_t> ints;
@@ -2691,9 +2973,49 @@ private:
       define(node, b.create<ReshapeOp>(loc, f32(ys), pooled));
       return;
     }
+    if (op == "Pow" && node.input_size() == 2 && isConstant(node.input(0)) &&
+        isConstant(node.input(1))) {
+      const HostTensor &base = constantOf(node, 0), &exponent = constantOf(node, 1);
+      if (base.dataType != onnx::TensorProto::FLOAT ||
+          exponent.dataType != onnx::TensorProto::FLOAT)
+        fail(nodeLabel(node) + ": only Pow of float32 constants is folded at import");
+      HostTensor out;
+      out.dims = broadcastDims(node, {&base, &exponent});
+      out.dataType = onnx::TensorProto::FLOAT;
+      out.floats.resize(size_t(
+          std::accumulate(out.dims.begin(), out.dims.end(), int64_t{1}, std::multiplies<>())));
+      for (size_t i = 0; i < out.floats.size(); ++i)
+        out.floats[i] =
+            std::pow(base.floats[broadcastSource(base.dims, out.dims, int64_t(i))],
+                     exponent.floats[broadcastSource(exponent.dims, out.dims, int64_t(i))]);
+      constants[node.output(0)] = std::move(out);
+      return;
+    }
+    if ((op == "Cos" || op == "Sin" || op == "Neg" || op == "Reciprocal" || op == "Sqrt" ||
+         op == "Exp") &&
+        node.input_size() == 1 && isConstant(node.input(0))) {
+      foldFloatUnary(node);
+      return;
+    }
+    if (op == "Einsum") {
+      for (int i = 0; i < node.input_size(); ++i)
+        if (!isConstant(node.input(i)))
+          fail(nodeLabel(node) + ": Einsum is supported only of constants (folded at import); "
+                                 "write a computed product as MatMul");
+      foldEinsum(node);
+      return;
+    }
+    if (op == "Pow" && importDecomposedRmsNorm(node, loc))
+      return;
     if (op == "Pow" || op == "Sqrt")
-      fail(nodeLabel(node) + ": " + op + " is supported only within a LayerNorm exported as "
-                             "ReduceMean/Sub/Pow/Sqrt/Div/Mul/Add");
+      fail(nodeLabel(node) + ": " + op +
+           " is supported only within a LayerNorm exported as ReduceMean/Sub/Pow/Sqrt/Div/Mul/Add "
+           "or an RMSNorm exported as Pow/ReduceMean/Add/Sqrt/Div/Mul");
+    if (op == "Neg") {
+      Value x = valueOf(node, 0);
+      define(node, b.create<ScaleOp>(loc, x.getType(), x, b.getF32FloatAttr(-1.f)));
+      return;
+    }
     if (op == "Relu") {
       Value x = valueOf(node, 0);
       define(node, b.create<ReluOp>(loc, x.getType(), x));

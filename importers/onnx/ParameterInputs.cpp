@@ -344,9 +344,31 @@ private:
       }
     }
     if (op == "Mul" && node.input_size() == 2 && otherProducer() == "Div") {
-      fill(1.f); // the scale of a decomposed LayerNorm: Mul(Div(x - mean, std), weight)
-      p.rule = "ones (LayerNorm scale)";
+      // The scale of a decomposed LayerNorm, Mul(Div(x - mean, std), weight), or of a T5-style
+      // RMSNorm, Mul(Div(x, Sqrt(..)), weight).
+      fill(1.f);
+      p.rule = "ones (LayerNorm/RMSNorm scale)";
       return true;
+    }
+    if (op == "Mul" && node.input_size() == 2 && otherProducer() == "Mul") {
+      // The scale of a LLaMA-style RMSNorm: Mul(Mul(x, Div(1, Sqrt(..))), weight) (or
+      // Reciprocal for the rsqrt).
+      const auto &normalized = graph.node(producer.at(node.input(1 - use.input)));
+      for (const std::string &in : normalized.input()) {
+        auto it = producer.find(in);
+        if (it == producer.end())
+          continue;
+        const auto &inverse = graph.node(it->second);
+        if ((inverse.op_type() == "Div" || inverse.op_type() == "Reciprocal") &&
+            inverse.input_size() >= 1) {
+          auto root = producer.find(inverse.input(inverse.input_size() - 1));
+          if (root != producer.end() && graph.node(root->second).op_type() == "Sqrt") {
+            fill(1.f);
+            p.rule = "ones (RMSNorm scale)";
+            return true;
+          }
+        }
+      }
     }
     error = "parameter input \"" + p.name + "\" is read by " + nodeLabel(use.node) +
             " as input " + std::to_string(use.input) +

@@ -1043,6 +1043,52 @@ void layerNormBackward(const float *dy, const float *x, const float *scale,
   });
 }
 
+void rmsNorm(const float *x, const float *scale, float *y, float *savedInvstd, int64_t rows,
+             int64_t d, float epsilon) {
+  parallelFor(rows, grainFor(d), [&](int64_t rBegin, int64_t rEnd) {
+    for (int64_t r = rBegin; r < rEnd; ++r) {
+      const float *p = x + r * d;
+      float *q = y + r * d;
+      double squares = 0.0;
+      for (int64_t i = 0; i < d; ++i)
+        squares += static_cast<double>(p[i]) * p[i];
+      const double meanSquare = d > 0 ? squares / static_cast<double>(d) : 0.0;
+      const double invstd = 1.0 / std::sqrt(meanSquare + static_cast<double>(epsilon));
+      savedInvstd[r] = static_cast<float>(invstd);
+      for (int64_t i = 0; i < d; ++i)
+        q[i] = static_cast<float>(p[i] * invstd * scale[i]);
+    }
+  });
+}
+
+void rmsNormBackward(const float *dy, const float *x, const float *scale, const float *savedInvstd,
+                     float *dx, float *dscale, int64_t rows, int64_t d) {
+  // As layerNormBackward: the scale gradient column by column in double, then dx by rows.
+  parallelFor(d, grainFor(rows), [&](int64_t iBegin, int64_t iEnd) {
+    for (int64_t i = iBegin; i < iEnd; ++i) {
+      double sumDyXhat = 0.0;
+      for (int64_t r = 0; r < rows; ++r)
+        sumDyXhat += static_cast<double>(dy[r * d + i]) * x[r * d + i] * savedInvstd[r];
+      dscale[i] = static_cast<float>(sumDyXhat);
+    }
+  });
+  parallelFor(rows, grainFor(d), [&](int64_t rBegin, int64_t rEnd) {
+    for (int64_t r = rBegin; r < rEnd; ++r) {
+      const float *g = dy + r * d;
+      const float *p = x + r * d;
+      float *q = dx + r * d;
+      const double invstd = savedInvstd[r];
+      double sumGXhat = 0.0;
+      for (int64_t i = 0; i < d; ++i)
+        sumGXhat += static_cast<double>(g[i]) * scale[i] * (p[i] * invstd);
+      const double meanGXhat = d > 0 ? sumGXhat / static_cast<double>(d) : 0.0;
+      for (int64_t i = 0; i < d; ++i)
+        q[i] = static_cast<float>(
+            invstd * (static_cast<double>(g[i]) * scale[i] - p[i] * invstd * meanGXhat));
+    }
+  });
+}
+
 void concatInto(const float *src, float *dst, int64_t outer, int64_t part, int64_t total,
                 int64_t offset, int64_t inner) {
   parallelFor(outer, grainFor(part * inner), [&](int64_t begin, int64_t end) {

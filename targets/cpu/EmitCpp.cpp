@@ -422,6 +422,22 @@ private:
             << tensorElements(ln.getInput()) / d << ", " << d << ");\n";
           return success();
         })
+        .Case([&](RmsNormOp rn) {
+          int64_t d = tensorDims(rn.getInput()).back();
+          s << "  rmsNorm(" << ptr(rn.getInput()) << ", " << ptr(rn.getScale()) << ", "
+            << ptr(rn.getResult()) << ", " << ptr(rn.getSavedInvstd()) << ", "
+            << tensorElements(rn.getInput()) / d << ", " << d << ", "
+            << floatLiteral(rn.getEpsilon()) << ");\n";
+          return success();
+        })
+        .Case([&](RmsNormBackwardOp rn) {
+          int64_t d = tensorDims(rn.getInput()).back();
+          s << "  rmsNormBackward(" << ptr(rn.getGrad()) << ", " << ptr(rn.getInput()) << ", "
+            << ptr(rn.getScale()) << ", " << ptr(rn.getSavedInvstd()) << ", "
+            << ptr(rn.getGradInput()) << ", " << ptr(rn.getGradScale()) << ", "
+            << tensorElements(rn.getInput()) / d << ", " << d << ");\n";
+          return success();
+        })
         .Case([&](ConcatOp c) {
           int64_t axis = c.getAxis(), offset = 0;
           auto ys = tensorDims(c.getResult());

@@ -427,6 +427,8 @@ private:
         .Case([&](BatchNormApplyOp bn) { return batchNormApply(bn); })
         .Case([&](LayerNormOp ln) { return layerNorm(ln); })
         .Case([&](LayerNormBackwardOp ln) { return layerNormBackward(ln); })
+        .Case([&](RmsNormOp rn) { return rmsNorm(rn); })
+        .Case([&](RmsNormBackwardOp rn) { return rmsNormBackward(rn); })
         .Case([&](AttentionOp a) {
           return attention(op, a.getQuery(), a.getKey(), a.getValue(), a.getStep(), a.getScale(),
                            a.getDropoutRatio(), a.getOpId(), a.getIndexOffset());
@@ -655,7 +657,7 @@ private:
                  << "'" << other->getName()
                  << "' is not supported on --target=cuda yet (the CUDA target covers dense, "
                     "matmul, batch_matmul, bias_grad, conv2d and its backward ops, max_pool2d, "
-                    "avg_pool2d, batch_norm, layer_norm, dropout and their backward ops, "
+                    "avg_pool2d, batch_norm, layer_norm, rms_norm, dropout and their backward ops, "
                     "batch_norm_apply, reshape, transpose, slice, batch_slice, concat, fill, "
                     "add, mul, scale, "
                     "clip, relu/sigmoid/tanh/softmax and the other activations and their "
@@ -1911,6 +1913,116 @@ private:
                "; ++i) {\n      const double xhat = (p[i] - mean) * invstd;\n"
                "      q[i] = static_cast<float>(invstd * (static_cast<double>(g[i]) * " +
                scale + "[i] - meanG - xhat * meanGXhat));\n    }\n  }\n}\n\n";
+    addCode(launch(k, rows, op));
+    return success();
+  }
+
+  /// RMS normalization, the mean square in double: a warp per row, or with
+  /// --cuda-row-kernels=thread one thread per row in the CPU kernel's order (bit for bit).
+  LogicalResult rmsNorm(RmsNormOp rn) {
+    Operation *op = rn;
+    const int64_t d = tensorDims(rn.getInput()).back(), rows = tensorElements(rn.getInput()) / d;
+    const std::string k = kernelName("rms_norm"), x = ptr(rn.getInput()), y = ptr(rn.getResult()),
+                      scale = ptr(rn.getScale()),
+                      epsilon = floatLiteral(attrFloat(rn.getEpsilon()));
+    const std::string normalize = "static_cast<float>(v * invstd * " + scale + "[i]);\n";
+    if (!options.cudaThreadRows) {
+      // A warp per row: the lanes' sums of squares in double (row_lanes.h), then every lane
+      // normalizes its elements. Equal to the CPU's sequential sum to double rounding.
+      kernels += warpRowKernel(
+          k, "(unsigned char *arena) {\n",
+          "// " + label(op) + ": RMS normalization of " + num(d) +
+              " elements per row, a warp per row\n",
+          "  GRAPHC_BLOCK_SHARED double squareParts[GRAPHC_BLOCK_SIZE];\n", num(rows),
+          "        const " + elementType(rn.getInput()) + " *p = " + x + " + r * " + num(d) + ";\n",
+          {"        double squares = 0.0;\n        for (int64_t i = lane; i < " + num(d) +
+               "; i += 32) {\n          const double v = p[i];\n          squares += v * v;\n"
+               "        }\n        squareParts[t] = squares;\n",
+           "        const double invstd = 1.0 / sqrt(::graphc::rt::laneSum(squareParts + t - "
+           "lane) / " +
+               num(d) + ".0 + static_cast<double>(" + epsilon +
+               "));\n        if (lane == 0)\n          " + ptr(rn.getSavedInvstd()) +
+               "[r] = static_cast<float>(invstd);\n        " + elementType(rn.getResult()) +
+               " *q = " + y + " + r * " + num(d) + ";\n        for (int64_t i = lane; i < " +
+               num(d) + "; i += 32) {\n          const double v = p[i];\n          q[i] = " +
+               normalize + "        }\n"});
+      addCode(launchBlocks(k, warpRowBlocks(rows), op));
+      return success();
+    }
+    kernels += "// " + label(op) + ": RMS normalization, one thread per row\n__global__ void " + k +
+               "(unsigned char *arena) {\n" + gridLoop("r", num(rows)) + "    const " +
+               elementType(rn.getInput()) + " *p = " + x + " + r * " + num(d) + ";\n    " +
+               elementType(rn.getResult()) + " *q = " + y + " + r * " + num(d) +
+               ";\n    double squares = 0.0;\n    for (int64_t i = 0; i < " + num(d) +
+               "; ++i) {\n      const double v = p[i];\n      squares += v * v;\n    }\n"
+               "    const double invstd = 1.0 / sqrt(" +
+               meanOf("squares", d) + " + static_cast<double>(" + epsilon + "));\n    " +
+               ptr(rn.getSavedInvstd()) +
+               "[r] = static_cast<float>(invstd);\n"
+               "    for (int64_t i = 0; i < " +
+               num(d) + "; ++i) {\n      const double v = p[i];\n      q[i] = " + normalize +
+               "    }\n  }\n}\n\n";
+    addCode(launch(k, rows, op));
+    return success();
+  }
+
+  /// The scale gradient by one block per column (deterministic block sums, as
+  /// layerNormBackward), then dx by a warp per row (a thread per row with
+  /// --cuda-row-kernels=thread, in the CPU kernel's order).
+  LogicalResult rmsNormBackward(RmsNormBackwardOp rn) {
+    Operation *op = rn;
+    const int64_t d = tensorDims(rn.getInput()).back(), rows = tensorElements(rn.getInput()) / d;
+    const std::string dy = ptr(rn.getGrad()), x = ptr(rn.getInput()),
+                      invstd = ptr(rn.getSavedInvstd()), scale = ptr(rn.getScale());
+    std::string columns = kernelName("rms_norm_backward_columns");
+    kernels += "// " + label(op) +
+               ": RMS-norm scale gradient, one block per column\n__global__ void " + columns +
+               "(unsigned char *arena) {\n  GRAPHC_BLOCK_SHARED double part[GRAPHC_BLOCK_SIZE];\n"
+               "  const int64_t i = blockIdx.x;\n  GRAPHC_BLOCK_THREADS(t) {\n"
+               "    double sumDyXhat = 0.0;\n    for (int64_t r = t; r < " +
+               num(rows) + "; r += GRAPHC_BLOCK_SIZE)\n      sumDyXhat += static_cast<double>(" +
+               dy + "[r * " + num(d) + " + i]) * " + x + "[r * " + num(d) + " + i] * " + invstd +
+               "[r];\n    part[t] = sumDyXhat;\n  }\n  GRAPHC_BLOCK_SUM(part)\n"
+               "  GRAPHC_BLOCK_THREADS(t) {\n    if (t == 0)\n      " +
+               ptr(rn.getGradScale()) + "[i] = static_cast<float>(part[0]);\n  }\n}\n\n";
+    addCode(launchBlocks(columns, d, op));
+    std::string k = kernelName("rms_norm_backward_rows");
+    const std::string gradXhat = "static_cast<double>(g[i]) * " + scale + "[i] * (v * invstd)",
+                      dx = "static_cast<float>(invstd * (static_cast<double>(g[i]) * " + scale +
+                           "[i] - v * invstd * meanGXhat));\n";
+    if (!options.cudaThreadRows) {
+      const std::string rowDecls = "        const " + elementType(rn.getGrad()) + " *g = " + dy +
+                                   " + r * " + num(d) + ";\n        const " +
+                                   elementType(rn.getInput()) + " *p = " + x + " + r * " + num(d) +
+                                   ";\n        const double invstd = " + invstd + "[r];\n";
+      kernels += warpRowKernel(
+          k, "(unsigned char *arena) {\n",
+          "// " + label(op) + ": RMS-norm input gradient, a warp per row\n",
+          "  GRAPHC_BLOCK_SHARED double dotParts[GRAPHC_BLOCK_SIZE];\n", num(rows), rowDecls,
+          {"        double sumGXhat = 0.0;\n        for (int64_t i = lane; i < " + num(d) +
+               "; i += 32) {\n          const double v = p[i];\n          sumGXhat += " + gradXhat +
+               ";\n        }\n        dotParts[t] = sumGXhat;\n",
+           "        const double meanGXhat = ::graphc::rt::laneSum(dotParts + t - lane) / " +
+               num(d) + ".0;\n        " + elementType(rn.getGradInput()) +
+               " *q = " + ptr(rn.getGradInput()) + " + r * " + num(d) +
+               ";\n        for (int64_t i = lane; i < " + num(d) +
+               "; i += 32) {\n          const double v = p[i];\n          q[i] = " + dx +
+               "        }\n"});
+      addCode(launchBlocks(k, warpRowBlocks(rows), op));
+      return success();
+    }
+    kernels += "// " + label(op) +
+               ": RMS-norm input gradient, one thread per row\n__global__ void " + k +
+               "(unsigned char *arena) {\n" + gridLoop("r", num(rows)) + "    const " +
+               elementType(rn.getGrad()) + " *g = " + dy + " + r * " + num(d) + ";\n    const " +
+               elementType(rn.getInput()) + " *p = " + x + " + r * " + num(d) + ";\n    " +
+               elementType(rn.getGradInput()) + " *q = " + ptr(rn.getGradInput()) + " + r * " +
+               num(d) + ";\n    const double invstd = " + invstd +
+               "[r];\n    double sumGXhat = 0.0;\n    for (int64_t i = 0; i < " + num(d) +
+               "; ++i) {\n      const double v = p[i];\n      sumGXhat += " + gradXhat +
+               ";\n    }\n    const double meanGXhat = " + meanOf("sumGXhat", d) +
+               ";\n    for (int64_t i = 0; i < " + num(d) +
+               "; ++i) {\n      const double v = p[i];\n      q[i] = " + dx + "    }\n  }\n}\n\n";
     addCode(launch(k, rows, op));
     return success();
   }

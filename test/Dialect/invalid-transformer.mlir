@@ -1,6 +1,6 @@
 // RUN: graphc-opt %s --split-input-file --verify-diagnostics
 
-// The verifiers of batch_matmul, transpose and layer_norm(_backward) reject bad IR with a
+// The verifiers of batch_matmul, transpose, layer_norm(_backward) and rms_norm(_backward) reject bad IR with a
 // message that prints the offending shapes.
 
 func.func @batch_matmul_contraction(%a: tensor<2x3x4xf32>, %b: tensor<2x5x6xf32>) -> tensor<2x3x6xf32> {
@@ -123,4 +123,36 @@ func.func @attention_backward_shapes(%g: tensor<2x8x3xf32>, %q: tensor<2x8x4xf32
   // expected-error @+1 {{'graph.attention_backward' op grad_key should have shape [2x6x4], got 'tensor<2x6x3xf32>'}}
   %dq, %dk, %dv = graph.attention_backward %g, %q, %k, %v {scale = 0.5 : f32} : (tensor<2x8x3xf32>, tensor<2x8x4xf32>, tensor<2x6x4xf32>, tensor<2x6x3xf32>) -> (tensor<2x8x4xf32>, tensor<2x6x3xf32>, tensor<2x6x3xf32>)
   return %k : tensor<2x6x4xf32>
+}
+
+// -----
+
+func.func @rms_norm_scale(%x: tensor<4x32xf32>, %g: tensor<16xf32>) -> tensor<4x32xf32> {
+  // expected-error @+1 {{'graph.rms_norm' op per-feature tensor should have shape [32], got 'tensor<16xf32>'}}
+  %y, %s = graph.rms_norm %x, %g {epsilon = 1.0e-06 : f32} : (tensor<4x32xf32>, tensor<16xf32>) -> (tensor<4x32xf32>, tensor<4xf32>)
+  return %y : tensor<4x32xf32>
+}
+
+// -----
+
+func.func @rms_norm_stats(%x: tensor<4x8x32xf32>, %g: tensor<32xf32>) -> tensor<4x8x32xf32> {
+  // expected-error @+1 {{'graph.rms_norm' op row statistic should have shape [32], got 'tensor<4xf32>'}}
+  %y, %s = graph.rms_norm %x, %g {epsilon = 1.0e-06 : f32} : (tensor<4x8x32xf32>, tensor<32xf32>) -> (tensor<4x8x32xf32>, tensor<4xf32>)
+  return %y : tensor<4x8x32xf32>
+}
+
+// -----
+
+func.func @rms_norm_epsilon(%x: tensor<4x32xf32>, %g: tensor<32xf32>) -> tensor<4x32xf32> {
+  // expected-error @+1 {{'graph.rms_norm' op epsilon must be non-negative}}
+  %y, %s = graph.rms_norm %x, %g {epsilon = -1.0 : f32} : (tensor<4x32xf32>, tensor<32xf32>) -> (tensor<4x32xf32>, tensor<4xf32>)
+  return %y : tensor<4x32xf32>
+}
+
+// -----
+
+func.func @rms_norm_backward_grad(%dy: tensor<4x16xf32>, %x: tensor<4x32xf32>, %g: tensor<32xf32>, %s: tensor<4xf32>) -> tensor<4x32xf32> {
+  // expected-error @+1 {{'graph.rms_norm_backward' op grad and grad_input must match the input 'tensor<4x32xf32>'}}
+  %dx, %dg = graph.rms_norm_backward %dy, %x, %g, %s : (tensor<4x16xf32>, tensor<4x32xf32>, tensor<32xf32>, tensor<4xf32>) -> (tensor<4x32xf32>, tensor<32xf32>)
+  return %dx : tensor<4x32xf32>
 }

@@ -2,7 +2,8 @@
 // RUN: graphc-opt %s --split-input-file --mlir-print-op-generic | graphc-opt --split-input-file | FileCheck %s
 
 // Round trip of the ops that a TransformerEncoder imports to: batch_matmul, transpose,
-// layer_norm and layer_norm_backward (custom form, and generic form back to custom).
+// layer_norm, layer_norm_backward, rms_norm and rms_norm_backward (custom form, and generic form
+// back to custom).
 
 // CHECK-LABEL: func.func @attention_scores
 //  CHECK-NEXT:   %[[S:.*]] = graph.batch_matmul %{{.*}}, %{{.*}} {transpose_rhs} : (tensor<16x16x8xf32>, tensor<16x16x8xf32>) -> tensor<16x16x16xf32>
@@ -30,5 +31,16 @@ func.func @transpose(%x: tensor<4x16x32xf32>) -> tensor<16x32x4xf32> {
 func.func @layer_norm(%x: tensor<4x16x32xf32>, %g: tensor<32xf32>, %b: tensor<32xf32>, %dy: tensor<4x16x32xf32>) -> tensor<4x16x32xf32> {
   %y, %mean, %invstd = graph.layer_norm %x, %g, %b {epsilon = 1.0e-05 : f32} : (tensor<4x16x32xf32>, tensor<32xf32>, tensor<32xf32>) -> (tensor<4x16x32xf32>, tensor<64xf32>, tensor<64xf32>)
   %dx, %dg, %db = graph.layer_norm_backward %dy, %x, %g, %mean, %invstd : (tensor<4x16x32xf32>, tensor<4x16x32xf32>, tensor<32xf32>, tensor<64xf32>, tensor<64xf32>) -> (tensor<4x16x32xf32>, tensor<32xf32>, tensor<32xf32>)
+  return %dx : tensor<4x16x32xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @rms_norm
+//  CHECK-NEXT:   %[[Y:.*]], %[[S:.*]] = graph.rms_norm %{{.*}}, %{{.*}} {epsilon = 9.99999997E-7 : f32} : (tensor<4x16x32xf32>, tensor<32xf32>) -> (tensor<4x16x32xf32>, tensor<64xf32>)
+//  CHECK-NEXT:   graph.rms_norm_backward %{{.*}}, %{{.*}}, %{{.*}}, %[[S]] : (tensor<4x16x32xf32>, tensor<4x16x32xf32>, tensor<32xf32>, tensor<64xf32>) -> (tensor<4x16x32xf32>, tensor<32xf32>)
+func.func @rms_norm(%x: tensor<4x16x32xf32>, %g: tensor<32xf32>, %dy: tensor<4x16x32xf32>) -> tensor<4x16x32xf32> {
+  %y, %invstd = graph.rms_norm %x, %g {epsilon = 1.0e-06 : f32} : (tensor<4x16x32xf32>, tensor<32xf32>) -> (tensor<4x16x32xf32>, tensor<64xf32>)
+  %dx, %dg = graph.rms_norm_backward %dy, %x, %g, %invstd : (tensor<4x16x32xf32>, tensor<4x16x32xf32>, tensor<32xf32>, tensor<64xf32>) -> (tensor<4x16x32xf32>, tensor<32xf32>)
   return %dx : tensor<4x16x32xf32>
 }

@@ -4,7 +4,7 @@
 // Autodiff of the ops a TransformerEncoder imports to (issue #6): a fused Q/K/V projection
 // split by three slices, transposes, batch_matmul with transposes, a scale, softmax and
 // layer_norm. Every built step also plans and passes the verifier.
-// PIPE-COUNT-1: graph.arena_bytes
+// PIPE-COUNT-2: graph.arena_bytes
 
 // The three slices tile the projection, so its gradient is the concat of theirs, emitted once;
 // transpose's gradient is the transpose by the inverse permutation; Q K^T's gradients are
@@ -59,3 +59,29 @@ func.func @forward(%x: tensor<2x4x8xf32> {graph.kind = "input", graph.name = "x"
   return %logits : tensor<2x3xf32>
 }
 
+
+// -----
+
+// rms_norm's gradient is rms_norm_backward, which reads the saved 1/rms and feeds the scale's
+// update; a tensor read whole (the add) and as two slices (rotary embeddings' rotate_half) gets
+// the slices' concat plus the whole reader's gradient.
+// CHECK-LABEL: func.func @train_step(
+//       CHECK:   %[[H:.*]], %[[IS:.*]] = graph.rms_norm
+//       CHECK:   graph.loss_backward
+//       CHECK:   %[[CAT:.*]] = graph.concat %{{.*}}, %{{.*}} {axis = 2 : i64} : (tensor<2x4x4xf32>, tensor<2x4x4xf32>) -> tensor<2x4x8xf32>
+//       CHECK:   %[[DH:.*]] = graph.add {{.*}}%[[CAT]]
+//       CHECK:   %[[DX:.*]], %[[DG:.*]] = graph.rms_norm_backward %[[DH]], %{{.*}}, %{{.*}}, %[[IS]] : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<2x4x8xf32>, tensor<8xf32>)
+//       CHECK:   graph.sgd_update %{{.*}}, %[[DG]]
+func.func @forward(%x: tensor<2x4x8xf32> {graph.kind = "input", graph.name = "x"},
+                   %g: tensor<8xf32> {graph.kind = "parameter", graph.name = "norm.weight"},
+                   %fc: tensor<8x3xf32> {graph.kind = "parameter", graph.name = "fc"}) -> tensor<8x3xf32> {
+  %h, %is = graph.rms_norm %x, %g {epsilon = 1.0e-06 : f32} : (tensor<2x4x8xf32>, tensor<8xf32>) -> (tensor<2x4x8xf32>, tensor<8xf32>)
+  %a = graph.slice %h {axis = 2 : i64, offset = 0 : i64} : (tensor<2x4x8xf32>) -> tensor<2x4x4xf32>
+  %b = graph.slice %h {axis = 2 : i64, offset = 4 : i64} : (tensor<2x4x8xf32>) -> tensor<2x4x4xf32>
+  %nb = graph.scale %b {factor = -1.0 : f32} : tensor<2x4x4xf32>
+  %rot = graph.concat %nb, %a {axis = 2 : i64} : (tensor<2x4x4xf32>, tensor<2x4x4xf32>) -> tensor<2x4x8xf32>
+  %sum = graph.add %h, %rot : tensor<2x4x8xf32>
+  %rows = graph.reshape %sum : (tensor<2x4x8xf32>) -> tensor<8x8xf32>
+  %logits = graph.dense %rows, %fc : (tensor<8x8xf32>, tensor<8x3xf32>) -> tensor<8x3xf32>
+  return %logits : tensor<8x3xf32>
+}

@@ -528,6 +528,51 @@ TEST(LayerNorm, ForwardStatisticsAndBackwardByFiniteDifferences) {
   expectClose(db.data(), finiteDiff([&](const std::vector<double> &v) { return layerNormRef(xd, gd, v, rows, d, eps); }, bd, r), 1e-5);
 }
 
+std::vector<double> rmsNormRef(const std::vector<double> &x, const std::vector<double> &g,
+                               int64_t rows, int64_t d, double eps) {
+  std::vector<double> y(x.size());
+  for (int64_t r = 0; r < rows; ++r) {
+    double squares = 0.0;
+    for (int64_t i = 0; i < d; ++i)
+      squares += x[r * d + i] * x[r * d + i];
+    for (int64_t i = 0; i < d; ++i)
+      y[r * d + i] = x[r * d + i] / std::sqrt(squares / double(d) + eps) * g[i];
+  }
+  return y;
+}
+
+TEST(RmsNorm, ForwardStatisticAndBackwardByFiniteDifferences) {
+  // Rows of a mean far from 0: a centred (layer-norm) kernel would give another result.
+  const int64_t rows = 5, d = 9;
+  const float eps = 1e-6f;
+  auto x = randomVec(rows * d, 28, -1.0, 4.0);
+  auto g = randomVec(d, 29, 0.5, 1.5);
+  std::vector<float> y(x.size(), kNaN), si(rows, kNaN);
+  rmsNorm(x.data(), g.data(), y.data(), si.data(), rows, d, eps);
+  auto xd = toDouble(x), gd = toDouble(g);
+  expectClose(y.data(), rmsNormRef(xd, gd, rows, d, eps), 1e-6);
+  for (int64_t r = 0; r < rows; ++r) {
+    double squares = 0.0;
+    for (int64_t i = 0; i < d; ++i)
+      squares += xd[r * d + i] * xd[r * d + i];
+    EXPECT_NEAR(si[r], 1.0 / std::sqrt(squares / double(d) + eps), 1e-6);
+  }
+
+  auto r = randomVec(x.size(), 30);
+  std::vector<float> dx(x.size(), kNaN), dg(d, kNaN);
+  rmsNormBackward(r.data(), x.data(), g.data(), si.data(), dx.data(), dg.data(), rows, d);
+  expectClose(
+      dx.data(),
+      finiteDiff([&](const std::vector<double> &v) { return rmsNormRef(v, gd, rows, d, eps); }, xd,
+                 r),
+      1e-5);
+  expectClose(
+      dg.data(),
+      finiteDiff([&](const std::vector<double> &v) { return rmsNormRef(xd, v, rows, d, eps); }, gd,
+                 r),
+      1e-5);
+}
+
 //===----------------------------------------------------------------------===//
 // graph.activation kinds, mul, scale with offset, embedding
 //===----------------------------------------------------------------------===//

@@ -37,7 +37,7 @@ SEEDS = {"mlp": 1, "cnn": 2, "cnn_bce": 3, "resmlp": 4,
          "efficientnet_b0": 21, "densenet121": 23, "transformer_wide": 24, "pad_cnn": 25,
          "arith_mlp": 26, "googlenet": 27, "vit": 28, "bcast_mlp": 29,
          "causal_cls": 30, "causal_lm": 31, "nano_gpt": 32, "nano_gpt_tied": 32,
-         "nano_gpt_trilu": 32}
+         "nano_gpt_trilu": 32, "llama": 33}
 
 # torchvision models (issue #6), small so that a test takes seconds: 10 classes, 32x32 images,
 # batch 4, exported in training mode (BatchNormalization with batch statistics and running-stat
@@ -85,9 +85,10 @@ BATCHES.update({name: 8 for name in RECURRENT})
 TOKEN_MODELS = {"emb_lstm": dict(vocabulary=50, seq=12), "causal_cls": dict(vocabulary=50, seq=12),
                 "causal_lm": dict(vocabulary=50, seq=12), "nano_gpt": dict(vocabulary=50, seq=12),
                 "nano_gpt_tied": dict(vocabulary=50, seq=12),
-                "nano_gpt_trilu": dict(vocabulary=50, seq=12)}
+                "nano_gpt_trilu": dict(vocabulary=50, seq=12),
+                "llama": dict(vocabulary=50, seq=12)}
 # Models trained on a class per position (a language model's next tokens: labels [N, seq]).
-LANGUAGE_MODELS = ("causal_lm", "nano_gpt", "nano_gpt_tied", "nano_gpt_trilu")
+LANGUAGE_MODELS = ("causal_lm", "nano_gpt", "nano_gpt_tied", "nano_gpt_trilu", "llama")
 BATCHES.update({name: 8 for name in TOKEN_MODELS})
 
 # Transposed convolutions (issue #6): "unet" is bench/training_graphs.py's U-Net at two levels,
@@ -116,7 +117,7 @@ DROPOUT_TRANSFORMERS = {
 }
 BATCHES.update({name: 4 for name in DROPOUT})
 TRAINING_EXPORT = (TORCHVISION + TRANSFORMERS + ("unet", "causal_cls", "causal_lm", "nano_gpt",
-                                                 "nano_gpt_tied", "nano_gpt_trilu")
+                                                 "nano_gpt_tied", "nano_gpt_trilu", "llama")
                    + RECURRENT + DROPOUT)
 
 # Which loss graphc is asked to use for each model.
@@ -341,6 +342,84 @@ class NanoGPT(nn.Module):
             x = x + attn(ln1(x))
             x = x + mlp(ln2(x))
         x = self.lm_head(self.ln_f(x))
+        return torch.softmax(x, dim=-1) if self.head else x
+
+
+class LlamaRMSNorm(nn.Module):
+    """RMSNorm as LLaMA writes it (PyTorch 1.13 has no nn.RMSNorm): x * rsqrt(mean(x^2) + eps)
+    * weight; with divide, T5-style x / sqrt(mean(x^2) + eps) * weight (ONNX Div(x, Sqrt))."""
+
+    def __init__(self, width, eps=1e-6, divide=False):
+        super().__init__()
+        self.weight = nn.Parameter(1.0 + 0.1 * torch.randn(width))
+        self.eps, self.divide = eps, divide
+
+    def forward(self, x):
+        ms = x.pow(2).mean(-1, keepdim=True) + self.eps
+        return (x / torch.sqrt(ms) if self.divide else x * torch.rsqrt(ms)) * self.weight
+
+
+class LlamaAttention(nn.Module):
+    """LLaMA's attention in small: bias-free Q/K/V/O projections, rotary position embeddings
+    (rotate_half form; cos/sin computed in the forward pass from a non-persistent inv_freq
+    buffer and torch.arange, which torch exports as Constant/Einsum/Concat/Cos/Sin), a causal
+    mask (a non-persistent tril buffer, masked_fill with -inf)."""
+
+    def __init__(self, width, heads, seq, base=10000.0):
+        super().__init__()
+        self.q_proj, self.k_proj, self.v_proj, self.o_proj = (
+            nn.Linear(width, width, bias=False) for _ in range(4))
+        self.heads, self.width, self.head_dim = heads, width, width // heads
+        inv = 1.0 / (base ** (torch.arange(0, self.head_dim, 2).float() / self.head_dim))
+        self.register_buffer("inv_freq", inv, persistent=False)
+        self.register_buffer("mask", torch.tril(torch.ones(seq, seq)), persistent=False)
+
+    @staticmethod
+    def rotate_half(x):
+        x1, x2 = x[..., : x.shape[-1] // 2], x[..., x.shape[-1] // 2:]
+        return torch.cat((-x2, x1), dim=-1)
+
+    def forward(self, x):
+        B, T, C = x.size()
+        q = self.q_proj(x).view(B, T, self.heads, self.head_dim).transpose(1, 2)
+        k = self.k_proj(x).view(B, T, self.heads, self.head_dim).transpose(1, 2)
+        v = self.v_proj(x).view(B, T, self.heads, self.head_dim).transpose(1, 2)
+        freqs = torch.outer(torch.arange(T, dtype=torch.float32), self.inv_freq)
+        emb = torch.cat((freqs, freqs), dim=-1)
+        cos, sin = emb.cos(), emb.sin()
+        q = q * cos + self.rotate_half(q) * sin
+        k = k * cos + self.rotate_half(k) * sin
+        att = (q @ k.transpose(-2, -1)) * (1.0 / float(self.head_dim) ** 0.5)
+        att = att.masked_fill(self.mask[:T, :T] == 0, float("-inf"))
+        y = torch.softmax(att, dim=-1) @ v
+        return self.o_proj(y.transpose(1, 2).contiguous().view(B, T, C))
+
+
+class Llama(nn.Module):
+    """A LLaMA-style language model in small: token embeddings (no position table), 2 pre-norm
+    blocks (RMSNorm, rotary causal attention, RMSNorm, SwiGLU feed-forward w2(silu(w1 x) *
+    w3 x)), a final T5-style RMSNorm and a bias-free head over the vocabulary."""
+
+    def __init__(self, vocabulary, seq, width=32, heads=2, layers=2, hidden=48):
+        super().__init__()
+        self.embed = nn.Embedding(vocabulary, width)
+        self.attn_norm = nn.ModuleList([LlamaRMSNorm(width) for _ in range(layers)])
+        self.attn = nn.ModuleList([LlamaAttention(width, heads, seq) for _ in range(layers)])
+        self.mlp_norm = nn.ModuleList([LlamaRMSNorm(width) for _ in range(layers)])
+        self.w1 = nn.ModuleList([nn.Linear(width, hidden, bias=False) for _ in range(layers)])
+        self.w3 = nn.ModuleList([nn.Linear(width, hidden, bias=False) for _ in range(layers)])
+        self.w2 = nn.ModuleList([nn.Linear(hidden, width, bias=False) for _ in range(layers)])
+        self.norm = LlamaRMSNorm(width, eps=1e-5, divide=True)
+        self.lm_head = nn.Linear(width, vocabulary, bias=False)
+        self.head = True
+
+    def forward(self, tokens):
+        x = self.embed(tokens)
+        for i in range(len(self.attn)):
+            x = x + self.attn[i](self.attn_norm[i](x))
+            h = self.mlp_norm[i](x)
+            x = x + self.w2[i](F.silu(self.w1[i](h)) * self.w3[i](h))
+        x = self.lm_head(self.norm(x))
         return torch.softmax(x, dim=-1) if self.head else x
 
 
@@ -598,6 +677,8 @@ def build(name):
         if name == "nano_gpt_tied":  # nanoGPT's weight tying: the head is the embedding
             model.lm_head.weight = model.wte.weight
         return model
+    if name == "llama":
+        return Llama(TOKEN_MODELS[name]["vocabulary"], TOKEN_MODELS[name]["seq"])
     if name == "causal_lm":
         t = TOKEN_MODELS[name]
         return CausalClassifier(t["vocabulary"], t["seq"], classes=t["vocabulary"], per_token=True)

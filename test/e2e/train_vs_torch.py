@@ -107,7 +107,7 @@ DATA_SEED = {"mlp": 101, "cnn": 202, "cnn_bce": 303, "resmlp": 404, "resnet18": 
              "densenet121": 2121, "googlenet": 2424, "vit": 2525,
              "bcast_mlp": 2626, "causal_cls": 2727, "causal_lm": 2828,
              "nano_gpt": 2929, "nano_gpt_tied": 2929,
-             "nano_gpt_trilu": 2929}
+             "nano_gpt_trilu": 2929, "llama": 3030}
 B = models.BATCH  # set per model in main()
 # Eval-mode exports whose BatchNorms the exporter folds: PyTorch trains the folded model.
 FOLDED_EVAL_EXPORTS = ("resnet18", "mobilenet_v2")
@@ -262,6 +262,8 @@ def check_pytorch_initialisation(model, init):
             rule, bound = "uniform", 1.0 / fan_in ** 0.5
         elif isinstance(owner, (torch.nn.modules.batchnorm._BatchNorm, torch.nn.LayerNorm)):
             rule = "ones" if leaf in ("weight", "running_var") else "zeros"
+        elif type(owner).__name__.endswith("RMSNorm") and leaf == "weight":
+            rule = "ones"  # LLaMA's and Hugging Face's RMSNorm: torch.ones(width)
         elif isinstance(owner, torch.nn.modules.rnn.RNNBase):
             rule, bound = "uniform", 1.0 / owner.hidden_size ** 0.5
         elif isinstance(owner, torch.nn.Embedding):

@@ -12,6 +12,9 @@
 #                 the last axis; only leading axes are broadcast)
 #   mask-band     an attention mask before a Softmax that is not causal (-inf off a band)
 #   fill-band     the same band as masked_fill(mask, -inf): Where(mask, -inf, scores)
+#   rms-axis      an RMSNorm chain whose mean of squares is over axis 1, not the last axis
+#   einsum-computed  Einsum of a computed tensor (only constants are folded)
+#   einsum-ellipsis  Einsum of constants with an ellipsis
 import sys
 
 import numpy as np
@@ -77,6 +80,21 @@ elif kind == "fill-band":
                                         const("fill", -np.inf, np.float32), "scores"],
                               ["masked"], name="fill"),
              helper.make_node("Softmax", ["masked"], ["output"], name="probs", axis=-1)]
+elif kind == "rms-axis":
+    nodes = [helper.make_node("Pow", ["input", const("two", 2.0, np.float32)], ["sq"], name="square"),
+             helper.make_node("ReduceMean", ["sq"], ["ms"], name="mean", axes=[1]),
+             helper.make_node("Add", ["ms", const("eps", 1e-6, np.float32)], ["mse"], name="eps"),
+             helper.make_node("Sqrt", ["mse"], ["root"], name="root"),
+             helper.make_node("Div", ["input", "root"], ["output"], name="normalize")]
+elif kind == "einsum-computed":
+    nodes = [helper.make_node("Relu", ["input"], ["r"], name="relu"),
+             helper.make_node("Einsum", ["r", const("w", np.ones((8, 3)), np.float32)],
+                              ["output"], name="project", equation="bij,jk->bik")]
+elif kind == "einsum-ellipsis":
+    nodes = [helper.make_node("Einsum", [const("a", np.ones((2, 3)), np.float32),
+                                         const("b", np.ones(3), np.float32)],
+                              ["e"], name="table", equation="...j,j->..."),
+             helper.make_node("Relu", ["input"], ["output"], name="relu")]
 else:
     raise SystemExit("unknown kind " + kind)
 graph = helper.make_graph(nodes, kind, [x],

@@ -173,6 +173,16 @@ void layerNormBackward(const float *dy, const float *x, const float *scale,
                        const float *savedMean, const float *savedInvstd, float *dx,
                        float *dscale, float *dbias, int64_t rows, int64_t d);
 
+/// Root-mean-square normalization of x viewed as [rows, d] over its last axis (RMSNorm, as
+/// LLaMA's x * rsqrt(mean(x^2) + epsilon) * scale; the mean square summed in double):
+/// y = x invstd scale, invstd = 1 / sqrt(mean(x^2) + epsilon), saved in savedInvstd [rows].
+void rmsNorm(const float *x, const float *scale, float *y, float *savedInvstd, int64_t rows,
+             int64_t d, float epsilon);
+/// dscale = sum over rows of dy xhat (xhat = x invstd); per row, with g = dy scale,
+/// dx = invstd (g - xhat mean(g xhat)).
+void rmsNormBackward(const float *dy, const float *x, const float *scale, const float *savedInvstd,
+                     float *dx, float *dscale, int64_t rows, int64_t d);
+
 /// Copies src, viewed as [outer, part, inner], into dst viewed as [outer, total, inner] at
 /// [*, offset, *] (one input of a concat).
 void concatInto(const float *src, float *dst, int64_t outer, int64_t part, int64_t total,
