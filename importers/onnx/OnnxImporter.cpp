@@ -241,27 +241,42 @@ private:
     return count;
   }
   /// Mul of two computed tensors: elementwise when their shapes agree (SiLU as x * sigmoid(x),
-  /// hardswish as x * hardsigmoid(x)); a [N, C, H, W] tensor times a per-channel [N, C, 1, 1]
-  /// one (squeeze-and-excitation's gate), either order, as a batch_matmul of the [N*C, H*W, 1]
-  /// and [N*C, 1, 1] views, whose gradients are the products and the per-channel sums of
-  /// broadcasting; broadcasts over leading axes (broadcastBinary). Others are refused.
+  /// hardswish as x * hardsigmoid(x)); a tensor times a gate of the same rank that agrees
+  /// with it up to some axis k and is 1 after (squeeze-and-excitation's [N, C, 1, 1] on
+  /// [N, C, H, W], a per-row [B, S, 1] on [B, S, D]), either order, as a batch_matmul of the
+  /// [P, R, 1] and [P, 1, 1] views (P the product of the dimensions before k, R of those
+  /// after), whose gradients are the products and the sums over each gate's elements, with
+  /// no copy of the gate; other broadcasts by broadcastBinary.
   Value productOfComputed(const onnx::NodeProto &node, Location loc) {
     Value lhs = valueOf(node, 0), rhs = valueOf(node, 1);
     if (lhs.getType() == rhs.getType())
       return b.create<MulOp>(loc, lhs.getType(), lhs, rhs);
     auto ls = shapeOf(lhs), rs = shapeOf(rhs);
-    auto perChannel = [](const std::vector<int64_t> &full, const std::vector<int64_t> &gate) {
-      return full.size() == 4 && gate == std::vector<int64_t>{full[0], full[1], 1, 1};
+    // The axis k from which `gate` is 1 while agreeing with `full` before it (0: none).
+    auto gateAxis = [](const std::vector<int64_t> &full, const std::vector<int64_t> &gate) {
+      if (full.size() != gate.size())
+        return size_t{0};
+      size_t k = 0;
+      while (k < full.size() && gate[k] == full[k])
+        ++k;
+      if (k == full.size() ||
+          !std::all_of(gate.begin() + k, gate.end(), [](int64_t d) { return d == 1; }))
+        return size_t{0};
+      return k;
     };
-    if (!perChannel(ls, rs) && !perChannel(rs, ls))
-      return broadcastBinary(node, loc);
-    if (!perChannel(ls, rs))
+    size_t k = gateAxis(ls, rs);
+    if (k == 0) {
+      k = gateAxis(rs, ls);
+      if (k == 0)
+        return broadcastBinary(node, loc);
       std::swap(lhs, rhs), std::swap(ls, rs);
-    int64_t rows = ls[0] * ls[1], plane = ls[2] * ls[3];
-    Value full = b.create<ReshapeOp>(loc, f32({rows, plane, 1}), lhs);
+    }
+    int64_t rows = std::accumulate(ls.begin(), ls.begin() + k, int64_t{1}, std::multiplies<>());
+    int64_t inner = std::accumulate(ls.begin() + k, ls.end(), int64_t{1}, std::multiplies<>());
+    Value full = b.create<ReshapeOp>(loc, f32({rows, inner, 1}), lhs);
     Value gate = b.create<ReshapeOp>(loc, f32({rows, 1, 1}), rhs);
     Value product =
-        b.create<BatchMatmulOp>(loc, f32({rows, plane, 1}), full, gate, UnitAttr(), UnitAttr());
+        b.create<BatchMatmulOp>(loc, f32({rows, inner, 1}), full, gate, UnitAttr(), UnitAttr());
     return b.create<ReshapeOp>(loc, f32(ls), product);
   }
 
@@ -763,44 +778,78 @@ private:
     return src;
   }
 
-  /// `v` broadcast to `dims` over leading axes: v's dimensions, left-padded with 1s, are 1 up
-  /// to some axis k and equal to dims' from k on (a learned position embedding [1, S, D] added
-  /// to [B, S, D], ViT's class token [1, 1, D] expanded to [B, 1, D], a per-feature scale [D]).
-  /// graphc has no broadcasting op, so the R = prod(dims[:k]) copies of the N = prod(dims[k:])
-  /// elements are an outer product, dense(ones [R, 1], v as [1, N]): its backward gives v's
-  /// gradient as the sum over the copies (ones^T dY), on every target, and recomputation and
-  /// 16-bit casts treat it as any dense. Null when v does not broadcast so.
-  Value broadcastLeading(Location loc, Value v, const std::vector<int64_t> &dims) {
+  /// `v` broadcast to `dims` (numpy's rule: v's dimensions, left-padded with 1s, are 1 or
+  /// equal to dims'). graphc has no broadcasting op, so each maximal block of axes
+  /// [k1, k2) along which v is 1 is copied by a product with a column of ones, last block
+  /// first: with P = prod(dims[:k1]), R = prod(dims[k1:k2]) and N = prod(of the axes after),
+  /// - P = 1 (a leading block: a learned position embedding [1, S, D] added to [B, S, D],
+  ///   ViT's class token [1, 1, D] expanded to [B, 1, D], a per-feature scale [D]):
+  ///   dense(ones [R, 1], v as [1, N]);
+  /// - N = 1 (a trailing block: a per-row [B, S, 1] to [B, S, D]): dense(v as [P, 1],
+  ///   ones [1, R]);
+  /// - otherwise (an inner block: grouped-query attention's repeat_kv, [B, Hkv, 1, S, d]
+  ///   expanded to [B, Hkv, n_rep, S, d]): batch_matmul(ones [P, R, 1], v as [P, 1, N]).
+  /// Their backward gives v's gradient as the sum over the copies (ones^T dY), on every target,
+  /// and recomputation and 16-bit casts treat them as any dense or batch_matmul. O(rank^2) to
+  /// find the blocks; the copies cost one multiply-add per result element.
+  Value broadcastTo(Location loc, Value v, const std::vector<int64_t> &dims) {
     auto vs = shapeOf(v);
     if (vs.size() > dims.size())
       return Value();
     std::vector<int64_t> padded(dims.size() - vs.size(), 1);
     padded.insert(padded.end(), vs.begin(), vs.end());
-    // The first k with padded[:k] all 1 and padded[k:] == dims[k:] (O(rank^2)).
-    size_t k = 0;
-    while (!std::equal(padded.begin() + k, padded.end(), dims.begin() + k))
-      if (k == dims.size() || padded[k++] != 1)
+    for (size_t i = 0; i < dims.size(); ++i)
+      if (padded[i] != dims[i] && padded[i] != 1)
         return Value();
-    if (k == 0) // the same elements: at most a view
-      return vs == dims ? v : b.create<ReshapeOp>(loc, f32(dims), v).getResult();
-    int64_t rows = std::accumulate(dims.begin(), dims.begin() + k, int64_t{1}, std::multiplies<>());
-    int64_t n = std::accumulate(dims.begin() + k, dims.end(), int64_t{1}, std::multiplies<>());
-    Value ones = b.create<FillOp>(loc, f32({rows, 1}), b.getF32FloatAttr(1.0f));
-    Value row = vs == std::vector<int64_t>{1, n} ? v : b.create<ReshapeOp>(loc, f32({1, n}), v);
-    Value copies = b.create<DenseOp>(loc, f32({rows, n}), ones, row, Value(), false);
-    return dims == std::vector<int64_t>{rows, n} ? copies
-                                                 : b.create<ReshapeOp>(loc, f32(dims), copies);
+    if (padded != dims) {
+      // The last block [k1, k2) of axes where v is 1 and dims is not (axes where both are 1
+      // join the block).
+      size_t k2 = dims.size();
+      while (padded[k2 - 1] == dims[k2 - 1])
+        --k2;
+      size_t k1 = k2 - 1;
+      while (k1 > 0 && padded[k1 - 1] == 1)
+        --k1;
+      auto product = [&](size_t from, size_t to) {
+        return std::accumulate(dims.begin() + from, dims.begin() + to, int64_t{1},
+                               std::multiplies<>());
+      };
+      const int64_t r = product(k1, k2), n = product(k2, dims.size());
+      // Earlier blocks keep v's extent: the result of this copy has dims[k1:k2] only.
+      std::vector<int64_t> copied = padded;
+      std::copy(dims.begin() + k1, dims.begin() + k2, copied.begin() + k1);
+      const int64_t pv =
+          std::accumulate(padded.begin(), padded.begin() + k1, int64_t{1}, std::multiplies<>());
+      Value copies;
+      if (pv == 1) {
+        Value ones = b.create<FillOp>(loc, f32({r, 1}), b.getF32FloatAttr(1.0f));
+        Value row = vs == std::vector<int64_t>{1, n} ? v : b.create<ReshapeOp>(loc, f32({1, n}), v);
+        copies = b.create<DenseOp>(loc, f32({r, n}), ones, row, Value(), false);
+      } else if (n == 1) {
+        // A trailing block: the outer product with a row of ones, dense(v as [P, 1],
+        // ones [1, R]), whose ones are R elements only.
+        Value ones = b.create<FillOp>(loc, f32({1, r}), b.getF32FloatAttr(1.0f));
+        Value column = b.create<ReshapeOp>(loc, f32({pv, 1}), v);
+        copies = b.create<DenseOp>(loc, f32({pv, r}), column, ones, Value(), false);
+      } else {
+        Value ones = b.create<FillOp>(loc, f32({pv, r, 1}), b.getF32FloatAttr(1.0f));
+        Value rows = b.create<ReshapeOp>(loc, f32({pv, 1, n}), v);
+        copies = b.create<BatchMatmulOp>(loc, f32({pv, r, n}), ones, rows, UnitAttr(), UnitAttr());
+      }
+      v = shapeOf(copies) == copied ? copies : b.create<ReshapeOp>(loc, f32(copied), copies);
+      return broadcastTo(loc, v, dims);
+    }
+    return vs == dims ? v : b.create<ReshapeOp>(loc, f32(dims), v).getResult();
   }
   /// Input `index` of `node` (a computed tensor, or a float32 initializer as a trained
-  /// parameter) broadcast over leading axes to `dims` (broadcastLeading); any other broadcast
-  /// is refused naming the node and `what` (the operands' types).
+  /// parameter, or a constant table) broadcast to `dims` (broadcastTo); an operand that does
+  /// not broadcast so is refused naming the node and `what` (the operands' types).
   Value broadcastOperand(const onnx::NodeProto &node, Location loc, int index,
                          const std::vector<int64_t> &dims, const std::string &what) {
-    Value out = broadcastLeading(loc, computedOrParameter(node, index), dims);
+    Value out = broadcastTo(loc, computedOrParameter(node, index), dims);
     if (!out)
       fail(nodeLabel(node) + ": broadcasting " + node.op_type() + " " + what +
-           " is not supported: graphc broadcasts over leading axes only (an operand whose "
-           "dimensions are 1 or absent up to some axis and equal to the result's after it)");
+           " is not supported: the operand's dimensions must be 1 or equal to the result's");
     return out;
   }
 
@@ -815,9 +864,9 @@ private:
            (initializers.count(name) && constants.at(name).dataType == onnx::TensorProto::FLOAT &&
             constants.at(name).floats.size() > 1);
   }
-  /// Add, Sub or Mul of two operands that broadcast over leading axes (a learned position
-  /// embedding [1, S, D] added to [B, S, D], a per-feature scale [D]): each broadcast to their
-  /// numpy shape (broadcastLeading), then the elementwise op.
+  /// Add, Sub or Mul of two operands of different shapes (a learned position embedding
+  /// [1, S, D] added to [B, S, D], a per-feature scale [D], a per-row shift [B, S, 1]): each
+  /// broadcast to their numpy shape (broadcastTo), then the elementwise op.
   Value broadcastBinary(const onnx::NodeProto &node, Location loc) {
     Value lhs = computedOrParameter(node, 0), rhs = computedOrParameter(node, 1);
     std::vector<int64_t> dims = broadcastShapes(node, {shapeOf(lhs), shapeOf(rhs)});
@@ -2259,7 +2308,7 @@ private:
     }
     if (op == "Mul" && computedOrFloatInitializer(node, 0) && computedOrFloatInitializer(node, 1)) {
       // A computed tensor times a trained initializer (a per-feature scale, as LayerScale's):
-      // broadcast over leading axes.
+      // broadcast (broadcastTo).
       define(node, broadcastBinary(node, loc));
       return;
     }
@@ -2308,14 +2357,14 @@ private:
         define(node, b.create<AddOp>(loc, lhs.getType(), lhs, negated));
         return;
       }
-      // Broadcasting over leading axes, of computed tensors or a trained initializer.
+      // Broadcasting (numpy's rule), of computed tensors, a trained initializer or a table.
       if (computedOrFloatInitializer(node, 0) && computedOrFloatInitializer(node, 1)) {
         define(node, broadcastBinary(node, loc));
         return;
       }
       fail(nodeLabel(node) + ": Sub is supported on constants, of a float32 scalar and a computed "
                              "tensor, of two computed tensors (or a computed tensor and a float32 "
-                             "initializer) of the same shape or broadcast over leading axes, and "
+                             "initializer) of the same or broadcast shapes, and "
                              "within a LayerNorm");
     }
     if (op == "Add") {
@@ -2345,15 +2394,15 @@ private:
         define(node, b.create<AddOp>(loc, lhs.getType(), lhs, rhs));
         return;
       }
-      // Broadcasting over leading axes, of computed tensors or a trained initializer (a
-      // learned position embedding).
+      // Broadcasting (numpy's rule), of computed tensors, a trained initializer (a learned
+      // position embedding) or a table.
       if (computedOrFloatInitializer(node, 0) && computedOrFloatInitializer(node, 1)) {
         define(node, broadcastBinary(node, loc));
         return;
       }
       fail(nodeLabel(node) +
            " is supported between two computed tensors (or a computed tensor and a float32 "
-           "initializer) of the same shape or broadcast over leading axes, of a float32 scalar "
+           "initializer) of the same or broadcast shapes, of a float32 scalar "
            "and a computed tensor, or as the bias of a MatMul");
     }
     if (op == "Conv") {
@@ -2678,7 +2727,7 @@ private:
       if (node.input_size() != 2)
         fail(nodeLabel(node) + " needs two inputs");
       // Of a computed tensor or a trained float32 initializer (ViT's class token, [1, 1, D]
-      // expanded to the batch): over leading axes (broadcastLeading).
+      // expanded to the batch; grouped-query attention's repeat_kv): broadcastTo.
       if (values.count(node.input(0)) ||
           (initializers.count(node.input(0)) &&
            constantOf(node, 0).dataType == onnx::TensorProto::FLOAT)) {

@@ -37,7 +37,7 @@ SEEDS = {"mlp": 1, "cnn": 2, "cnn_bce": 3, "resmlp": 4,
          "efficientnet_b0": 21, "densenet121": 23, "transformer_wide": 24, "pad_cnn": 25,
          "arith_mlp": 26, "googlenet": 27, "vit": 28, "bcast_mlp": 29,
          "causal_cls": 30, "causal_lm": 31, "nano_gpt": 32, "nano_gpt_tied": 32,
-         "nano_gpt_trilu": 32, "llama": 33}
+         "nano_gpt_trilu": 32, "llama": 33, "llama_gqa": 34, "row_mlp": 35}
 
 # torchvision models (issue #6), small so that a test takes seconds: 10 classes, 32x32 images,
 # batch 4, exported in training mode (BatchNormalization with batch statistics and running-stat
@@ -86,9 +86,10 @@ TOKEN_MODELS = {"emb_lstm": dict(vocabulary=50, seq=12), "causal_cls": dict(voca
                 "causal_lm": dict(vocabulary=50, seq=12), "nano_gpt": dict(vocabulary=50, seq=12),
                 "nano_gpt_tied": dict(vocabulary=50, seq=12),
                 "nano_gpt_trilu": dict(vocabulary=50, seq=12),
-                "llama": dict(vocabulary=50, seq=12)}
+                "llama": dict(vocabulary=50, seq=12), "llama_gqa": dict(vocabulary=50, seq=12)}
 # Models trained on a class per position (a language model's next tokens: labels [N, seq]).
-LANGUAGE_MODELS = ("causal_lm", "nano_gpt", "nano_gpt_tied", "nano_gpt_trilu", "llama")
+LANGUAGE_MODELS = ("causal_lm", "nano_gpt", "nano_gpt_tied", "nano_gpt_trilu", "llama",
+                   "llama_gqa")
 BATCHES.update({name: 8 for name in TOKEN_MODELS})
 
 # Transposed convolutions (issue #6): "unet" is bench/training_graphs.py's U-Net at two levels,
@@ -117,7 +118,8 @@ DROPOUT_TRANSFORMERS = {
 }
 BATCHES.update({name: 4 for name in DROPOUT})
 TRAINING_EXPORT = (TORCHVISION + TRANSFORMERS + ("unet", "causal_cls", "causal_lm", "nano_gpt",
-                                                 "nano_gpt_tied", "nano_gpt_trilu", "llama")
+                                                 "nano_gpt_tied", "nano_gpt_trilu", "llama",
+                   "llama_gqa")
                    + RECURRENT + DROPOUT)
 
 # Which loss graphc is asked to use for each model.
@@ -131,6 +133,7 @@ LOSSES = {
     "pad_cnn": "sparse_categorical_crossentropy",
     "arith_mlp": "sparse_categorical_crossentropy",
     "bcast_mlp": "sparse_categorical_crossentropy",
+    "row_mlp": "sparse_categorical_crossentropy",
 }
 LOSSES.update({name: "sparse_categorical_crossentropy"
                for name in TORCHVISION + TRANSFORMERS + RECURRENT + tuple(TOKEN_MODELS)})
@@ -365,11 +368,14 @@ class LlamaAttention(nn.Module):
     buffer and torch.arange, which torch exports as Constant/Einsum/Concat/Cos/Sin), a causal
     mask (a non-persistent tril buffer, masked_fill with -inf)."""
 
-    def __init__(self, width, heads, seq, base=10000.0):
+    def __init__(self, width, heads, seq, base=10000.0, kv_heads=None):
         super().__init__()
-        self.q_proj, self.k_proj, self.v_proj, self.o_proj = (
-            nn.Linear(width, width, bias=False) for _ in range(4))
         self.heads, self.width, self.head_dim = heads, width, width // heads
+        self.kv_heads = kv_heads or heads
+        self.q_proj = nn.Linear(width, width, bias=False)
+        self.k_proj = nn.Linear(width, self.kv_heads * self.head_dim, bias=False)
+        self.v_proj = nn.Linear(width, self.kv_heads * self.head_dim, bias=False)
+        self.o_proj = nn.Linear(width, width, bias=False)
         inv = 1.0 / (base ** (torch.arange(0, self.head_dim, 2).float() / self.head_dim))
         self.register_buffer("inv_freq", inv, persistent=False)
         self.register_buffer("mask", torch.tril(torch.ones(seq, seq)), persistent=False)
@@ -379,16 +385,27 @@ class LlamaAttention(nn.Module):
         x1, x2 = x[..., : x.shape[-1] // 2], x[..., x.shape[-1] // 2:]
         return torch.cat((-x2, x1), dim=-1)
 
+    @staticmethod
+    def repeat_kv(x, n_rep):
+        """Hugging Face's repeat_kv: [B, Hkv, T, d] -> [B, Hkv * n_rep, T, d] (ONNX Unsqueeze,
+        Expand over the new inner axis, Reshape)."""
+        B, H, T, D = x.shape
+        if n_rep == 1:
+            return x
+        return x[:, :, None, :, :].expand(B, H, n_rep, T, D).reshape(B, H * n_rep, T, D)
+
     def forward(self, x):
         B, T, C = x.size()
         q = self.q_proj(x).view(B, T, self.heads, self.head_dim).transpose(1, 2)
-        k = self.k_proj(x).view(B, T, self.heads, self.head_dim).transpose(1, 2)
-        v = self.v_proj(x).view(B, T, self.heads, self.head_dim).transpose(1, 2)
+        k = self.k_proj(x).view(B, T, self.kv_heads, self.head_dim).transpose(1, 2)
+        v = self.v_proj(x).view(B, T, self.kv_heads, self.head_dim).transpose(1, 2)
         freqs = torch.outer(torch.arange(T, dtype=torch.float32), self.inv_freq)
         emb = torch.cat((freqs, freqs), dim=-1)
         cos, sin = emb.cos(), emb.sin()
         q = q * cos + self.rotate_half(q) * sin
         k = k * cos + self.rotate_half(k) * sin
+        k = self.repeat_kv(k, self.heads // self.kv_heads)
+        v = self.repeat_kv(v, self.heads // self.kv_heads)
         att = (q @ k.transpose(-2, -1)) * (1.0 / float(self.head_dim) ** 0.5)
         att = att.masked_fill(self.mask[:T, :T] == 0, float("-inf"))
         y = torch.softmax(att, dim=-1) @ v
@@ -398,13 +415,15 @@ class LlamaAttention(nn.Module):
 class Llama(nn.Module):
     """A LLaMA-style language model in small: token embeddings (no position table), 2 pre-norm
     blocks (RMSNorm, rotary causal attention, RMSNorm, SwiGLU feed-forward w2(silu(w1 x) *
-    w3 x)), a final T5-style RMSNorm and a bias-free head over the vocabulary."""
+    w3 x)), a final T5-style RMSNorm and a bias-free head over the vocabulary. With kv_heads
+    (llama_gqa), grouped-query attention: fewer key/value heads, repeated for the queries."""
 
-    def __init__(self, vocabulary, seq, width=32, heads=2, layers=2, hidden=48):
+    def __init__(self, vocabulary, seq, width=32, heads=2, layers=2, hidden=48, kv_heads=None):
         super().__init__()
         self.embed = nn.Embedding(vocabulary, width)
         self.attn_norm = nn.ModuleList([LlamaRMSNorm(width) for _ in range(layers)])
-        self.attn = nn.ModuleList([LlamaAttention(width, heads, seq) for _ in range(layers)])
+        self.attn = nn.ModuleList([LlamaAttention(width, heads, seq, kv_heads=kv_heads)
+                                   for _ in range(layers)])
         self.mlp_norm = nn.ModuleList([LlamaRMSNorm(width) for _ in range(layers)])
         self.w1 = nn.ModuleList([nn.Linear(width, hidden, bias=False) for _ in range(layers)])
         self.w3 = nn.ModuleList([nn.Linear(width, hidden, bias=False) for _ in range(layers)])
@@ -421,6 +440,30 @@ class Llama(nn.Module):
             x = x + self.w2[i](F.silu(self.w1[i](h)) * self.w3[i](h))
         x = self.lm_head(self.norm(x))
         return torch.softmax(x, dim=-1) if self.head else x
+
+
+class RowMLP(nn.Module):
+    """Broadcasts along trailing and inner axes: Linear(10, 24) viewed [B, 4, 6]; a per-row
+    gate h * mean(h, -1) ([B, 4, 1], Mul of a trailing broadcast); centring h - mean(h, -1)
+    (Sub, copied along the last axis); a trained per-row shift [4, 1] (Add: copied along the
+    last axis, then the batch); a per-column gate sigmoid(mean(h, 1)) ([B, 1, 6], Mul along
+    an inner axis); the row means expanded to [B, 4, 6] (Expand); flatten -> Linear(24, 10)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(10, 24)
+        self.shift = nn.Parameter(0.1 * torch.randn(4, 1))
+        self.fc2 = nn.Linear(24, 10)
+        self.head = True
+
+    def forward(self, x):
+        h = torch.tanh(self.fc1(x)).view(-1, 4, 6)
+        rows = h.mean(-1, keepdim=True)
+        gated = h * rows + (h - rows) + self.shift
+        columns = torch.sigmoid(h.mean(1, keepdim=True))
+        y = gated * columns + rows.expand(-1, -1, 6)
+        y = self.fc2(y.reshape(-1, 24))
+        return torch.softmax(y, dim=1) if self.head else y
 
 
 class SplitMLP(nn.Module):
@@ -638,7 +681,7 @@ def input_shape(name, batch=None):
     if name == "pad_cnn":
         return (batch, 3, 12, 12)
     return ((batch, 10) if name in ("mlp", "resmlp", "split_mlp", "act_mlp", "arith_mlp",
-                                    "bcast_mlp")
+                                    "bcast_mlp", "row_mlp")
             else (batch, 3, 28, 28))
 
 
@@ -679,6 +722,11 @@ def build(name):
         return model
     if name == "llama":
         return Llama(TOKEN_MODELS[name]["vocabulary"], TOKEN_MODELS[name]["seq"])
+    if name == "llama_gqa":  # 4 query heads sharing 2 key/value heads
+        return Llama(TOKEN_MODELS[name]["vocabulary"], TOKEN_MODELS[name]["seq"], heads=4,
+                     kv_heads=2)
+    if name == "row_mlp":
+        return RowMLP()
     if name == "causal_lm":
         t = TOKEN_MODELS[name]
         return CausalClassifier(t["vocabulary"], t["seq"], classes=t["vocabulary"], per_token=True)

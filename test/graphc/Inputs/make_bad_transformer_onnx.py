@@ -1,15 +1,12 @@
 # Writes small ONNX models, each with one node of the transformer op set (issue #6) used in a
 # way graphc refuses: make_bad_transformer_onnx.py KIND OUT.onnx with KIND one of
-#   mul-tensors   Mul of two computed tensors broadcast along the last axis (equal shapes,
-#                 [N, C, H, W] by [N, C, 1, 1], and leading axes are supported)
 #   matmul-bcast  MatMul of [2, 4, 8] x [8, 4]-shaped computed tensors (broadcast batch axes)
 #   slice-step    Slice with step 2
 #   layernorm-axis  LayerNormalization over axis 1 of a rank-3 input
 #   lone-sqrt     Sqrt outside a LayerNorm pattern
 #   split-sizes   Split of an axis of 8 into parts of 3 and 3
-#   sub-bcast     Sub of two computed tensors broadcast along the last axis (leading axes only)
-#   add-column    Add of a computed [2, 4, 8] tensor and a [4, 1] initializer (broadcast along
-#                 the last axis; only leading axes are broadcast)
+#   add-incompatible  Add of a computed [2, 4, 8] tensor and a [4, 3] initializer (numpy's
+#                 rule cannot broadcast 3 to 8)
 #   mask-band     an attention mask before a Softmax that is not causal (-inf off a band)
 #   fill-band     the same band as masked_fill(mask, -inf): Where(mask, -inf, scores)
 #   rms-axis      an RMSNorm chain whose mean of squares is over axis 1, not the last axis
@@ -32,10 +29,7 @@ def const(name, value, dtype=np.int64):
 
 x = helper.make_tensor_value_info("input", TensorProto.FLOAT, [2, 4, 8])
 opset = 13
-if kind == "mul-tensors":
-    nodes = [helper.make_node("ReduceMean", ["input"], ["m"], name="mean", axes=[2]),
-             helper.make_node("Mul", ["input", "m"], ["output"], name="gate")]
-elif kind == "matmul-bcast":
+if kind == "matmul-bcast":
     nodes = [helper.make_node("Reshape", ["input", const("s", [8, 8])], ["flat"], name="flat"),
              helper.make_node("Relu", ["flat"], ["w"], name="relu"),
              helper.make_node("Slice", ["w", const("st", [0]), const("en", [4]), const("ax", [1])],
@@ -57,13 +51,9 @@ elif kind == "split-sizes":
     nodes = [helper.make_node("Split", ["input", const("parts", [3, 3])], ["a", "b"], name="heads",
                               axis=2),
              helper.make_node("Concat", ["a", "b"], ["output"], name="join", axis=2)]
-elif kind == "sub-bcast":
-    nodes = [helper.make_node("ReduceMean", ["input"], ["m"], name="mean", axes=[2]),
-             helper.make_node("Relu", ["input"], ["r"], name="relu"),
-             helper.make_node("Sub", ["r", "m"], ["output"], name="center")]
-elif kind == "add-column":
+elif kind == "add-incompatible":
     nodes = [helper.make_node("Relu", ["input"], ["r"], name="relu"),
-             helper.make_node("Add", ["r", const("shift", np.ones((4, 1)), np.float32)],
+             helper.make_node("Add", ["r", const("shift", np.ones((4, 3)), np.float32)],
                               ["output"], name="shift")]
 elif kind == "mask-band":
     band = np.where(np.abs(np.subtract.outer(np.arange(4), np.arange(4))) <= 1, 0.0, -np.inf)
