@@ -19,21 +19,14 @@ CPU machine computes by compiling, never by running.
 Prints one Markdown table; the numbers are plans and predictions, not measurements.
 """
 import os
-import re
 import sys
-import time
 
 import torch
 import torch.nn as nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "test", "e2e"))
-from training_graphs import bench_parser, run  # noqa: E402
-
-ARENA = re.compile(r"arena +\S+ \S+ \((\d+) bytes")
-ACTIVATION = re.compile(r"^ +activation +(\S+ \S+)$", re.M)
-PREDICTED = re.compile(r"predicted ([0-9.]+) ms/step")
-LARGEST = re.compile(r"^.*(largest|batch).*$", re.M)
+from training_graphs import export_language_model, language_model_parser, plan_summary, run  # noqa: E402
 
 
 class CausalLM(nn.Module):
@@ -56,16 +49,7 @@ class CausalLM(nn.Module):
 
 
 def main():
-    ap = bench_parser(__doc__, "/tmp/graphc-causal-lm")
-    ap.add_argument("--layers", type=int, default=12)
-    ap.add_argument("--width", type=int, default=768)
-    ap.add_argument("--heads", type=int, default=12)
-    ap.add_argument("--seq", type=int, default=1024)
-    ap.add_argument("--vocab", type=int, default=50257)
-    ap.add_argument("--batch", type=int, default=8)
-    ap.add_argument("--device", default="h100")
-    ap.add_argument("--budget", default="80GB")
-    ap.add_argument("--max-batch", action="store_true")
+    ap = language_model_parser(__doc__, "/tmp/graphc-causal-lm", 50257)
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
     name = "causal_lm_%dx%d_seq%d" % (args.layers, args.width, args.seq)
@@ -73,14 +57,7 @@ def main():
     if not os.path.exists(path):
         torch.manual_seed(0)
         model = CausalLM(args.vocab, args.width, args.heads, args.layers, args.seq).train()
-        start = time.monotonic()
-        with torch.no_grad():
-            torch.onnx.export(model, torch.zeros((2, args.seq), dtype=torch.int64), path,
-                              export_params=True, do_constant_folding=False,
-                              training=torch.onnx.TrainingMode.TRAINING, opset_version=13,
-                              input_names=["input"], output_names=["output"],
-                              dynamic_axes={"input": {0: "batch"}, "output": {0: "batch"}})
-        print("exported %s in %.0f s" % (path, time.monotonic() - start), file=sys.stderr)
+        export_language_model(model, path, args.seq)
 
     print("| %s | attention | arena | activations | predicted step (%s) |%s" %
           ("batch", args.device, " largest batch in %s |" % args.budget if args.max_batch else ""))
@@ -89,15 +66,9 @@ def main():
         flags = [args.graphc, path, "--batch=%d" % args.batch, "--optimizer=adam",
                  "--device=" + args.device] + ([] if fused else ["--no-fuse-attention"])
         rc, out, err, wall = run(flags + ["--compile-to=planned", "-o", os.devnull], 3600)
-        text = out + err
-        arena = ARENA.search(text)
-        activation = ACTIVATION.search(text)
-        predicted = PREDICTED.search(text)
         row = "| %d | %s | %s | %s | %s |" % (
-            args.batch, "fused, causal" if fused else "unfused (--no-fuse-attention)",
-            "%.2f GiB" % (int(arena.group(1)) / 2**30) if arena else "exit %s" % rc,
-            activation.group(1) if activation else "", predicted.group(1) + " ms" if predicted
-            else "")
+            (args.batch, "fused, causal" if fused else "unfused (--no-fuse-attention)")
+            + plan_summary(out + err, rc))
         if args.max_batch:
             rc, out, err, wall = run(
                 [args.graphc, path, "--batch=%d" % args.batch, "--optimizer=adam",

@@ -127,6 +127,14 @@ CORRECTNESS = [
                                          "--lr", "0.01", "--steps", "8"]),
     ("nano_gpt-adam", "e2e:nano_gpt", ["--ids", "50", "--classes", "50", "--optimizer", "adam",
                                        "--lr", "0.01", "--steps", "8"]),
+    # Session 35: LLaMA-style models (the RMSNorm kernels, rotary tables as frozen parameters
+    # multiplied by broadcast_mul, SwiGLU; grouped-query attention's repeat_kv as a
+    # batch_matmul with ones) and trailing/inner broadcasts.
+    ("llama-adam", "e2e:llama", ["--ids", "50", "--classes", "50", "--optimizer", "adam",
+                                 "--lr", "0.01", "--steps", "8"]),
+    ("llama_gqa-adam", "e2e:llama_gqa", ["--ids", "50", "--classes", "50", "--optimizer",
+                                         "adam", "--lr", "0.01", "--steps", "8"]),
+    ("row_mlp-adam", "e2e:row_mlp", ["--optimizer", "adam", "--lr", "0.01", "--steps", "8"]),
 ]
 # The cases also trained by PyTorch on the GPU (test/e2e/models.py's name): the models of #2 and
 # three of #6, from the same initial weights on the same batches, TF32 off; issue #3 asks for

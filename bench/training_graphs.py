@@ -223,6 +223,52 @@ def bench_parser(doc, work):
     return ap
 
 
+def language_model_parser(doc, work, vocab):
+    """bench_parser plus the shape and plan options of the language-model benchmarks
+    (causal_lm_memory.py, llama_memory.py): GPT-2 small's depth, width, heads and sequence,
+    `vocab` words, Adam at --batch on --device, --max-batch within --budget."""
+    ap = bench_parser(doc, work)
+    ap.add_argument("--layers", type=int, default=12)
+    ap.add_argument("--width", type=int, default=768)
+    ap.add_argument("--heads", type=int, default=12)
+    ap.add_argument("--seq", type=int, default=1024)
+    ap.add_argument("--vocab", type=int, default=vocab)
+    ap.add_argument("--batch", type=int, default=8)
+    ap.add_argument("--device", default="h100")
+    ap.add_argument("--budget", default="80GB")
+    ap.add_argument("--max-batch", action="store_true")
+    return ap
+
+
+def export_language_model(model, path, seq):
+    """Exports `model` (token ids [batch, seq] in) to ONNX at `path` as the language-model
+    benchmarks need it: training mode, parameters as initializers, no constant folding, a
+    dynamic batch axis (graphc's --batch sets it)."""
+    start = time.monotonic()
+    with torch.no_grad():
+        torch.onnx.export(model, torch.zeros((2, seq), dtype=torch.int64), path,
+                          export_params=True, do_constant_folding=False,
+                          training=torch.onnx.TrainingMode.TRAINING, opset_version=13,
+                          input_names=["input"], output_names=["output"],
+                          dynamic_axes={"input": {0: "batch"}, "output": {0: "batch"}})
+    print("exported %s in %.0f s" % (path, time.monotonic() - start), file=sys.stderr)
+
+
+PLAN_ARENA = re.compile(r"arena +\S+ \S+ \((\d+) bytes")
+PLAN_ACTIVATION = re.compile(r"^ +activation +(\S+ \S+)$", re.M)
+PLAN_PREDICTED = re.compile(r"predicted ([0-9.]+) ms/step")
+
+
+def plan_summary(text, rc):
+    """(arena in GiB, activation bytes, predicted step) as table cells, from the fit report of
+    `graphc --compile-to=planned` (its output `text`, exit status `rc`)."""
+    arena, activation = PLAN_ARENA.search(text), PLAN_ACTIVATION.search(text)
+    predicted = PLAN_PREDICTED.search(text)
+    return ("%.2f GiB" % (int(arena.group(1)) / 2**30) if arena else "exit %s" % rc,
+            activation.group(1) if activation else "",
+            predicted.group(1) + " ms" if predicted else "")
+
+
 def run(args, timeout):
     """Runs a command; returns (exit status, stdout, stderr, wall seconds). Timeout: status None."""
     start = time.monotonic()

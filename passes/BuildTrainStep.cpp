@@ -613,6 +613,29 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
                             op);
                   return success();
                 })
+                .Case([&](BroadcastMulOp mul) {
+                  // d lhs = dy * rhs (broadcast again); d rhs = the sum over the R rows of
+                  // dy * lhs, as ones [1, R] times the [R, N] rows.
+                  Value lhs = mul.getLhs(), rhs = mul.getRhs();
+                  if (wants(lhs))
+                    setGrad(
+                        lhs,
+                        b.create<BroadcastMulOp>(gradLoc(op, "grad_lhs"), dy.getType(), dy, rhs),
+                        op);
+                  if (wants(rhs)) {
+                    Location loc = gradLoc(op, "grad_rhs");
+                    auto rhsType = cast<RankedTensorType>(rhs.getType());
+                    auto full = cast<RankedTensorType>(dy.getType());
+                    int64_t n = rhsType.getNumElements(), r = full.getNumElements() / n;
+                    Value product = b.create<MulOp>(loc, dy.getType(), dy, lhs);
+                    Value rows = b.create<ReshapeOp>(loc, full.clone({r, n}), product);
+                    Value ones = b.create<FillOp>(loc, full.clone({1, r}), b.getF32FloatAttr(1.0f));
+                    Value sum =
+                        b.create<DenseOp>(loc, full.clone({1, n}), ones, rows, Value(), false);
+                    setGrad(rhs, b.create<ReshapeOp>(loc, rhsType, sum), op);
+                  }
+                  return success();
+                })
                 .Case([&](MulOp mul) {
                   // d(a * b) = dy * b for a and dy * a for b (both when a is b: x * x).
                   Value lhs = mul.getLhs(), rhs = mul.getRhs();

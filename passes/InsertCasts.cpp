@@ -24,7 +24,7 @@ using namespace graphc::graph;
 
 namespace {
 
-enum class Policy { Low, Follow, Normalize, F32 };
+enum class Policy { Low, Follow, Normalize, Factor, F32 };
 
 Policy policyOf(Operation *op) {
   // conv2d_backward_data in a forward function is a transposed convolution.
@@ -32,6 +32,8 @@ Policy policyOf(Operation *op) {
     return Policy::Low;
   if (isa<BatchNormOp, LayerNormOp, RmsNormOp>(op))
     return Policy::Normalize;
+  if (isa<BroadcastMulOp>(op))
+    return Policy::Factor;
   if (isa<ReluOp, SigmoidOp, TanhOp, ClipOp, MaxPool2dOp, AvgPool2dOp, DropoutOp, ReshapeOp,
           ConcatOp, SliceOp, AddOp, ScaleOp, TransposeOp, CastOp, MulOp, ActivationOp>(op))
     return Policy::Follow;
@@ -131,6 +133,15 @@ struct InsertCastsPass : graphc::impl::InsertCastsBase<InsertCastsPass> {
         // statistics in f32 (cuDNN's mixed-precision batch norm does the same), and no f32 copy of
         // the activation has to stay alive for the backward pass.
         castOperands(&op, f32, /*first=*/1);
+        op.getResult(0).setType(op.getOperand(0).getType());
+        break;
+      }
+      case Policy::Factor: {
+        // broadcast_mul's factor (a rotary table, a per-feature scale) takes the activation's
+        // type, as Hugging Face's cos.to(q.dtype): a 16-bit activation is not widened, and
+        // the factor is small.
+        Type element = cast<RankedTensorType>(op.getOperand(0).getType()).getElementType();
+        castOperands(&op, element, /*first=*/1);
         op.getResult(0).setType(op.getOperand(0).getType());
         break;
       }

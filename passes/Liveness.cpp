@@ -226,8 +226,8 @@ int64_t graphc::inPlaceOperandOf(Operation *op, unsigned resultIndex) {
 }
 
 llvm::SmallVector<unsigned, 2> graphc::reusableOperandsOf(Operation *op) {
-  if (isa<ReluOp, SigmoidOp, TanhOp, ClipOp, DropoutOp, DropoutBackwardOp, ScaleOp,
-          LossScaleOp, ActivationOp, BatchNormApplyOp>(op))
+  if (isa<ReluOp, SigmoidOp, TanhOp, ClipOp, DropoutOp, DropoutBackwardOp, ScaleOp, LossScaleOp,
+          ActivationOp, BatchNormApplyOp, BroadcastMulOp>(op))
     return {0};
   if (isa<AddOp, MulOp, ReluBackwardOp, SigmoidBackwardOp, TanhBackwardOp, ClipBackwardOp,
           ActivationBackwardOp>(op))

@@ -469,6 +469,21 @@ LogicalResult RmsNormBackwardOp::verify() {
   return success();
 }
 
+LogicalResult BroadcastMulOp::verify() {
+  if (failed(requireStatic(*this)))
+    return failure();
+  auto lhs = tensorType(getLhs()), rhs = tensorType(getRhs());
+  if (getResult().getType() != getLhs().getType())
+    return emitOpError() << "result " << getResult().getType() << " must match the lhs "
+                         << getLhs().getType();
+  if (rhs.getRank() > lhs.getRank() ||
+      !llvm::equal(rhs.getShape(), lhs.getShape().take_back(rhs.getRank())))
+    return emitOpError() << "rhs " << getRhs().getType()
+                         << " must have the shape of the lhs's trailing axes "
+                         << getLhs().getType();
+  return success();
+}
+
 static LogicalResult verifyRatio(Operation *op, float ratio, Type in, Type out) {
   if (!(ratio >= 0.f && ratio < 1.f))
     return op->emitOpError() << "ratio must be in [0, 1), got " << ratio;

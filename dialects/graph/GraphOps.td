@@ -611,6 +611,27 @@ def Graph_MulOp : Graph_Op<"mul", [Pure, SameFloatElementType, Commutative, Same
   let assemblyFormat = "operands attr-dict `:` type($result)";
 }
 
+def Graph_BroadcastMulOp : Graph_Op<"broadcast_mul", [Pure, SameFloatElementType]> {
+  let summary = "elementwise product of a tensor and a factor broadcast over its leading axes";
+  let description = [{
+    `rhs` has the shape of `lhs`'s trailing axes ([N...] of [R..., N...]); every one of the R
+    leading positions is multiplied by it: `result[r, n] = lhs[r, n] * rhs[n]`. The product
+    of an activation with a table that does not depend on the batch (rotary embeddings' cos
+    and sin [S, d] on [B, H, S, d]) or with a per-feature scale [D], without a copy of the
+    factor per row: the backward pass keeps `rhs` as it is, not R copies of it. Its gradient
+    is `broadcast_mul(grad, rhs)` for the lhs and the sum over the rows of `grad * lhs` for the
+    rhs.
+
+    ```mlir
+    %y = graph.broadcast_mul %q, %cos : (tensor<8x2x12x16xf32>, tensor<12x16xf32>) -> tensor<8x2x12x16xf32>
+    ```
+  }];
+  let arguments = (ins GraphFloatTensor:$lhs, GraphFloatTensor:$rhs);
+  let results = (outs GraphFloatTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Graph_ActivationOp : Graph_Op<"activation", [Pure, SameFloatElementType, SameOperandsAndResultType]> {
   let summary = "an elementwise activation function named by `kind`";
   let description = [{

@@ -75,7 +75,7 @@ namespace {
 
 constexpr const char *kSupportedOps =
     "Add, AveragePool, BatchNormalization, Cast, Clip, Concat, Constant, ConstantOfShape (of "
-    "constant shapes), Conv, ConvTranspose, Cos, Sin, Exp and Einsum (of constants), Div, "
+    "constant shapes), Conv, ConvTranspose, Cos, Sin, Exp, Range and Einsum (of constants), Div, "
     "Dropout, Elu, Equal (of constants), Expand, "
     "Flatten, Gather, Gemm, GlobalAveragePool, GRU, HardSigmoid, HardSwish, Identity, "
     "LayerNormalization, LeakyRelu, LSTM, MatMul, MaxPool, Mul, Neg, Pad (constant mode), "
@@ -870,6 +870,25 @@ private:
   Value broadcastBinary(const onnx::NodeProto &node, Location loc) {
     Value lhs = computedOrParameter(node, 0), rhs = computedOrParameter(node, 1);
     std::vector<int64_t> dims = broadcastShapes(node, {shapeOf(lhs), shapeOf(rhs)});
+    // A factor broadcast over leading axes only (a rotary table [S, d] on [B, H, S, d], a
+    // per-feature scale [D]) multiplies without a copy: broadcast_mul keeps the factor as it
+    // is for the backward pass, where a copied one would keep the activation's size.
+    if (node.op_type() == "Mul")
+      for (auto [full, factor] : {std::pair{lhs, rhs}, std::pair{rhs, lhs}}) {
+        if (shapeOf(full) != dims)
+          continue;
+        auto fs = shapeOf(factor);
+        size_t k = fs.size();
+        while (k > 0 && fs[k - 1] == dims[dims.size() - fs.size() + k - 1])
+          --k;
+        if (!std::all_of(fs.begin(), fs.begin() + k, [](int64_t d) { return d == 1; }))
+          continue;
+        std::vector<int64_t> trailing(fs.begin() + k, fs.end());
+        if (trailing.empty() || trailing == dims)
+          continue; // a scalar factor, or no broadcast
+        Value rows = trailing == fs ? factor : b.create<ReshapeOp>(loc, f32(trailing), factor);
+        return b.create<BroadcastMulOp>(loc, full.getType(), full, rows);
+      }
     const std::string types =
         "of " + typeString(lhs.getType()) + " and " + typeString(rhs.getType());
     lhs = broadcastOperand(node, loc, 0, dims, types);
@@ -2074,6 +2093,7 @@ private:
                                                           {"Neg", 1},
                                                           {"Pad", 4},
                                                           {"Pow", 2},
+                                                          {"Range", 3},
                                                           {"Reciprocal", 1},
                                                           {"ReduceMean", 2},
                                                           {"Relu", 1},
@@ -3044,6 +3064,40 @@ private:
          op == "Exp") &&
         node.input_size() == 1 && isConstant(node.input(0))) {
       foldFloatUnary(node);
+      return;
+    }
+    if (op == "Range") {
+      // torch.arange(T) with T from the input's shape (a dynamic-batch export): of scalar
+      // constants, folded, int64 or float32 as its inputs; ONNX's count,
+      // max(ceil((limit - start) / delta), 0).
+      if (node.input_size() != 3)
+        fail(nodeLabel(node) + " needs three inputs");
+      const HostTensor &start = constantOf(node, 0), &limit = constantOf(node, 1),
+                       &delta = constantOf(node, 2);
+      const bool ints = start.dataType == onnx::TensorProto::INT64;
+      auto scalar = [&](const HostTensor &h) {
+        if (h.dataType != start.dataType || (ints ? h.ints.size() : h.floats.size()) != 1)
+          fail(nodeLabel(node) + ": start, limit and delta must be scalars of one type, int64 "
+                                 "or float32");
+        return ints ? double(h.ints[0]) : double(h.floats[0]);
+      };
+      if (!ints && start.dataType != onnx::TensorProto::FLOAT)
+        fail(nodeLabel(node) + ": start, limit and delta must be int64 or float32");
+      const double first = scalar(start), last = scalar(limit), step = scalar(delta);
+      if (step == 0 || !std::isfinite(first) || !std::isfinite(last) || !std::isfinite(step))
+        fail(nodeLabel(node) + ": delta must be non-zero and the bounds finite");
+      const double count = std::max(std::ceil((last - first) / step), 0.0);
+      foldedElementCount(node, {count > double(int64_t{1} << 40) ? -1 : int64_t(count)},
+                         "the folded range is too large");
+      HostTensor out;
+      out.dims = {int64_t(count)};
+      out.dataType = start.dataType;
+      for (int64_t i = 0; i < int64_t(count); ++i)
+        if (ints)
+          out.ints.push_back(start.ints[0] + i * delta.ints[0]);
+        else
+          out.floats.push_back(start.floats[0] + float(i) * delta.floats[0]);
+      constants[node.output(0)] = std::move(out);
       return;
     }
     if (op == "Einsum") {

@@ -1153,6 +1153,14 @@ void mul(const float *a, const float *b, float *y, int64_t n) {
   forEachElement(n, [&](int64_t i) { y[i] = a[i] * b[i]; });
 }
 
+void broadcastMul(const float *a, const float *b, float *y, int64_t rows, int64_t n) {
+  parallelFor(rows, grainFor(n), [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r)
+      for (int64_t i = 0; i < n; ++i)
+        y[r * n + i] = a[r * n + i] * b[i];
+  });
+}
+
 void activation(Activation kind, float alpha, const float *x, float *y, int64_t n) {
   forEachElement(n, [&](int64_t i) { y[i] = activationValue(kind, alpha, x[i]); });
 }

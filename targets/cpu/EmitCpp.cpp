@@ -551,6 +551,12 @@ private:
           return success();
         })
         .Case([&](MulOp m) { return binary(s, "mul", m.getLhs(), m.getRhs(), m.getResult()); })
+        .Case([&](BroadcastMulOp m) {
+          int64_t n = tensorElements(m.getRhs());
+          s << "  broadcastMul(" << ptr(m.getLhs()) << ", " << ptr(m.getRhs()) << ", "
+            << ptr(m.getResult()) << ", " << tensorElements(m.getLhs()) / n << ", " << n << ");\n";
+          return success();
+        })
         .Case([&](ActivationOp a) {
           s << "  activation(" << runtimeActivationName(a.getKind()) << ", "
             << floatLiteral(a.getAlpha()) << ", " << ptr(a.getInput()) << ", "

@@ -464,6 +464,14 @@ private:
                            [](auto &x, auto &y) { return x + " * " + y; }));
           return success();
         })
+        .Case([&](BroadcastMulOp m) {
+          // The factor read at i % N (a per-channel operand with inner size 1).
+          EwNode n = binaryNode(op, m.getLhs(), m.getRhs(), m.getResult(),
+                                [](auto &x, auto &y) { return x + " * " + y; });
+          n.ins[1] = EwIn{m.getRhs(), EwIn::Channel, tensorElements(m.getRhs()), 1};
+          addEw(std::move(n));
+          return success();
+        })
         .Case([&](ScaleOp sc) {
           std::string factor = floatLiteral(attrFloat(sc.getFactor())),
                       offset = floatLiteral(attrFloat(sc.getOffset()));
@@ -659,7 +667,7 @@ private:
                     "matmul, batch_matmul, bias_grad, conv2d and its backward ops, max_pool2d, "
                     "avg_pool2d, batch_norm, layer_norm, rms_norm, dropout and their backward ops, "
                     "batch_norm_apply, reshape, transpose, slice, batch_slice, concat, fill, "
-                    "add, mul, scale, "
+                    "add, mul, broadcast_mul, scale, "
                     "clip, relu/sigmoid/tanh/softmax and the other activations and their "
                     "backward ops, embedding and its backward, the losses and the "
                     "sgd/momentum/adam updates; use --target=cpu)";

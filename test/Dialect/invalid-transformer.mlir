@@ -156,3 +156,19 @@ func.func @rms_norm_backward_grad(%dy: tensor<4x16xf32>, %x: tensor<4x32xf32>, %
   %dx, %dg = graph.rms_norm_backward %dy, %x, %g, %s : (tensor<4x16xf32>, tensor<4x32xf32>, tensor<32xf32>, tensor<4xf32>) -> (tensor<4x32xf32>, tensor<32xf32>)
   return %dx : tensor<4x32xf32>
 }
+
+// -----
+
+func.func @broadcast_mul_leading(%q: tensor<8x12x16xf32>, %t: tensor<8x16xf32>) -> tensor<8x12x16xf32> {
+  // expected-error @+1 {{'graph.broadcast_mul' op rhs 'tensor<8x16xf32>' must have the shape of the lhs's trailing axes 'tensor<8x12x16xf32>'}}
+  %y = graph.broadcast_mul %q, %t : (tensor<8x12x16xf32>, tensor<8x16xf32>) -> tensor<8x12x16xf32>
+  return %y : tensor<8x12x16xf32>
+}
+
+// -----
+
+func.func @broadcast_mul_result(%q: tensor<8x12x16xf32>, %t: tensor<16xf32>) -> tensor<12x16xf32> {
+  // expected-error @+1 {{'graph.broadcast_mul' op result 'tensor<12x16xf32>' must match the lhs 'tensor<8x12x16xf32>'}}
+  %y = graph.broadcast_mul %q, %t : (tensor<8x12x16xf32>, tensor<16xf32>) -> tensor<12x16xf32>
+  return %y : tensor<12x16xf32>
+}

@@ -44,3 +44,12 @@ func.func @rms_norm(%x: tensor<4x16x32xf32>, %g: tensor<32xf32>, %dy: tensor<4x1
   %dx, %dg = graph.rms_norm_backward %dy, %x, %g, %invstd : (tensor<4x16x32xf32>, tensor<4x16x32xf32>, tensor<32xf32>, tensor<64xf32>) -> (tensor<4x16x32xf32>, tensor<32xf32>)
   return %dx : tensor<4x16x32xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @broadcast_mul
+//  CHECK-NEXT:   graph.broadcast_mul %{{.*}}, %{{.*}} : (tensor<8x2x12x16xf32>, tensor<12x16xf32>) -> tensor<8x2x12x16xf32>
+func.func @broadcast_mul(%q: tensor<8x2x12x16xf32>, %cos: tensor<12x16xf32>) -> tensor<8x2x12x16xf32> {
+  %y = graph.broadcast_mul %q, %cos : (tensor<8x2x12x16xf32>, tensor<12x16xf32>) -> tensor<8x2x12x16xf32>
+  return %y : tensor<8x2x12x16xf32>
+}

@@ -4,7 +4,7 @@
 // Autodiff of the ops a TransformerEncoder imports to (issue #6): a fused Q/K/V projection
 // split by three slices, transposes, batch_matmul with transposes, a scale, softmax and
 // layer_norm. Every built step also plans and passes the verifier.
-// PIPE-COUNT-2: graph.arena_bytes
+// PIPE-COUNT-3: graph.arena_bytes
 
 // The three slices tile the projection, so its gradient is the concat of theirs, emitted once;
 // transpose's gradient is the transpose by the inverse permutation; Q K^T's gradients are
@@ -82,6 +82,39 @@ func.func @forward(%x: tensor<2x4x8xf32> {graph.kind = "input", graph.name = "x"
   %rot = graph.concat %nb, %a {axis = 2 : i64} : (tensor<2x4x4xf32>, tensor<2x4x4xf32>) -> tensor<2x4x8xf32>
   %sum = graph.add %h, %rot : tensor<2x4x8xf32>
   %rows = graph.reshape %sum : (tensor<2x4x8xf32>) -> tensor<8x8xf32>
+  %logits = graph.dense %rows, %fc : (tensor<8x8xf32>, tensor<8x3xf32>) -> tensor<8x3xf32>
+  return %logits : tensor<8x3xf32>
+}
+
+// -----
+
+// broadcast_mul by a frozen table (rotary embeddings' cos) and by a trained per-feature
+// scale: the input's gradient is broadcast_mul(dy, factor) through both; only the trained
+// factor gets a gradient, the sum over the rows, ones [1, R] times the [R, N] products.
+// CHECK-LABEL: func.func @train_step(
+//       CHECK:   %[[Q:.*]] = graph.broadcast_mul %{{.*}}, %[[COS:.*]] : (tensor<2x4x8xf32>, tensor<4x8xf32>) -> tensor<2x4x8xf32>
+//       CHECK:   graph.broadcast_mul %[[Q]], %[[GAMMA:.*]] : (tensor<2x4x8xf32>, tensor<8xf32>) -> tensor<2x4x8xf32>
+//       CHECK:   graph.loss_backward
+//   CHECK-DAG:   %[[P:.*]] = graph.mul %{{.*}}, %[[Q]] : tensor<2x4x8xf32>
+//   CHECK-DAG:   %[[DQ:.*]] = graph.broadcast_mul %{{.*}}, %[[GAMMA]] : (tensor<2x4x8xf32>, tensor<8xf32>) -> tensor<2x4x8xf32>
+//   CHECK-DAG:   %[[ROWS:.*]] = graph.reshape %[[P]] : (tensor<2x4x8xf32>) -> tensor<8x8xf32>
+//   CHECK-DAG:   %[[ONES:.*]] = graph.fill {value = 1.000000e+00 : f32} : tensor<1x8xf32>
+//   CHECK-DAG:   %[[SUM:.*]] = graph.dense %[[ONES]], %[[ROWS]] : (tensor<1x8xf32>, tensor<8x8xf32>) -> tensor<1x8xf32>
+//   CHECK-DAG:   %[[DG:.*]] = graph.reshape %[[SUM]] : (tensor<1x8xf32>) -> tensor<8xf32>
+//   CHECK-DAG:   graph.sgd_update %[[GAMMA]], %[[DG]]
+//       CHECK:   graph.broadcast_mul %[[DQ]], %[[COS]] : (tensor<2x4x8xf32>, tensor<4x8xf32>) -> tensor<2x4x8xf32>
+//   CHECK-NOT:   graph.sgd_update %[[COS]]
+//       CHECK:   return
+func.func @forward(%x: tensor<8x8xf32> {graph.kind = "input", graph.name = "x"},
+                   %w: tensor<8x8xf32> {graph.kind = "parameter", graph.name = "w"},
+                   %cos: tensor<4x8xf32> {graph.kind = "parameter", graph.name = "cos", graph.trainable = false},
+                   %g: tensor<8xf32> {graph.kind = "parameter", graph.name = "gamma"},
+                   %fc: tensor<8x3xf32> {graph.kind = "parameter", graph.name = "fc"}) -> tensor<8x3xf32> {
+  %h = graph.dense %x, %w : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  %h3 = graph.reshape %h : (tensor<8x8xf32>) -> tensor<2x4x8xf32>
+  %q = graph.broadcast_mul %h3, %cos : (tensor<2x4x8xf32>, tensor<4x8xf32>) -> tensor<2x4x8xf32>
+  %s = graph.broadcast_mul %q, %g : (tensor<2x4x8xf32>, tensor<8xf32>) -> tensor<2x4x8xf32>
+  %rows = graph.reshape %s : (tensor<2x4x8xf32>) -> tensor<8x8xf32>
   %logits = graph.dense %rows, %fc : (tensor<8x8xf32>, tensor<8x3xf32>) -> tensor<8x3xf32>
   return %logits : tensor<8x3xf32>
 }

@@ -95,3 +95,23 @@ func.func @conv_transpose(%x: tensor<2x3x4x4xf32> {graph.kind = "input", graph.n
   %y = graph.conv2d_backward_data %x, %w, %b {strides = array<i64: 2, 2>, padding = array<i64: 0, 0, 1, 1>, dilations = array<i64: 1, 1>} : (tensor<2x3x4x4xf32>, tensor<3x2x3x3xf32>, tensor<2xf32>) -> tensor<2x2x8x8xf32>
   return %y : tensor<2x2x8x8xf32>
 }
+
+// -----
+
+// broadcast_mul's factor (here a trained per-feature scale) takes the activation's type: the
+// bf16 product of a dense is not widened, the f32 factor is cast to bf16; in the train step the
+// factor's gradient (the sum over the rows) is widened for the f32 update.
+// CHECK-LABEL: func.func @factor(
+//       CHECK:   %[[G:.*]] = graph.cast %arg2 : tensor<6xf32> to tensor<6xbf16>
+//       CHECK:   %[[H:.*]] = graph.dense {{.*}} -> tensor<4x6xbf16>
+//       CHECK:   graph.broadcast_mul %[[H]], %[[G]] : (tensor<4x6xbf16>, tensor<6xbf16>) -> tensor<4x6xbf16>
+//       TRAIN:   graph.broadcast_mul {{.*}} : (tensor<4x6xbf16>, tensor<6xbf16>) -> tensor<4x6xbf16>
+//       TRAIN:   %[[GG:.*]] = graph.reshape {{.*}} : (tensor<1x6xbf16>) -> tensor<6xbf16>
+//       TRAIN:   graph.cast %[[GG]] {{.*}}: tensor<6xbf16> to tensor<6xf32>
+func.func @factor(%x: tensor<4x3xf32> {graph.kind = "input", graph.name = "x"},
+                  %w: tensor<3x6xf32> {graph.kind = "parameter", graph.name = "w"},
+                  %g: tensor<6xf32> {graph.kind = "parameter", graph.name = "gamma"}) -> tensor<4x6xf32> {
+  %h = graph.dense %x, %w : (tensor<4x3xf32>, tensor<3x6xf32>) -> tensor<4x6xf32>
+  %y = graph.broadcast_mul %h, %g : (tensor<4x6xf32>, tensor<6xf32>) -> tensor<4x6xf32>
+  return %y : tensor<4x6xf32>
+}

@@ -600,6 +600,16 @@ double activationRef(Activation kind, double alpha, double x) {
   return 0.0;
 }
 
+TEST(BroadcastMul, EveryRowTimesTheFactor) {
+  const int64_t rows = 5, n = 7;
+  auto a = randomVec(rows * n, 42), b = randomVec(n, 43);
+  std::vector<float> y(a.size(), kNaN);
+  broadcastMul(a.data(), b.data(), y.data(), rows, n);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t i = 0; i < n; ++i)
+      EXPECT_EQ(y[r * n + i], a[r * n + i] * b[i]) << "row " << r << ", element " << i;
+}
+
 TEST(Activation, EveryKindMatchesItsDefinitionAndFiniteDifferences) {
   const int64_t n = 64;
   // Away from 0 (the kinks of elu and leaky_relu) by more than the difference step.

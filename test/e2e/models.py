@@ -376,6 +376,7 @@ class LlamaAttention(nn.Module):
         self.k_proj = nn.Linear(width, self.kv_heads * self.head_dim, bias=False)
         self.v_proj = nn.Linear(width, self.kv_heads * self.head_dim, bias=False)
         self.o_proj = nn.Linear(width, width, bias=False)
+        self.rotary = True  # (bench/llama_memory.py's baseline turns it off)
         inv = 1.0 / (base ** (torch.arange(0, self.head_dim, 2).float() / self.head_dim))
         self.register_buffer("inv_freq", inv, persistent=False)
         self.register_buffer("mask", torch.tril(torch.ones(seq, seq)), persistent=False)
@@ -402,8 +403,9 @@ class LlamaAttention(nn.Module):
         freqs = torch.outer(torch.arange(T, dtype=torch.float32), self.inv_freq)
         emb = torch.cat((freqs, freqs), dim=-1)
         cos, sin = emb.cos(), emb.sin()
-        q = q * cos + self.rotate_half(q) * sin
-        k = k * cos + self.rotate_half(k) * sin
+        if self.rotary:
+            q = q * cos + self.rotate_half(q) * sin
+            k = k * cos + self.rotate_half(k) * sin
         k = self.repeat_kv(k, self.heads // self.kv_heads)
         v = self.repeat_kv(v, self.heads // self.kv_heads)
         att = (q @ k.transpose(-2, -1)) * (1.0 / float(self.head_dim) ** 0.5)

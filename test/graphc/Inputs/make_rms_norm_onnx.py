@@ -6,7 +6,7 @@
 #   cast        rsqrt with a Cast to float before the weight (Hugging Face's .to(dtype))
 #   noweight    rsqrt without a weight (elementwise_affine=False)
 #   shared      rsqrt whose normalized tensor is also read elsewhere: fused up to it, the
-#               weight then a broadcast Mul
+#               weight then a broadcast_mul
 # and "rotary", a rotary table computed from constants: Einsum("i,j->ij") of positions and
 # frequencies (a Pow of constants), Concat, Cos, then Mul of the computed input by the table
 # and a rotate_half (Slice, Neg, Concat) times the Sin table.

@@ -240,6 +240,8 @@ void fill(float *y, int64_t n, float value);
 /// y = a * b over n elements (gates of unrolled recurrent layers, Keras Multiply). y may alias
 /// a or b.
 void mul(const float *a, const float *b, float *y, int64_t n);
+/// y[r, i] = a[r, i] * b[i] for the rows r < rows of a [rows, n] (graph.broadcast_mul).
+void broadcastMul(const float *a, const float *b, float *y, int64_t rows, int64_t n);
 
 /// y = f(x) and dx = dy * f'(x) for the activations of elementwise_math.h (graph.activation).
 void activation(Activation kind, float alpha, const float *x, float *y, int64_t n);
