@@ -1499,11 +1499,19 @@ private:
     constants[node.output(0)] = std::move(out);
   }
 
-  /// The single reader of value `name` when it is a node of type `opType` (else -1).
+  /// The single reader of value `name` when it is a node of type `opType` (else -1). The
+  /// patterns read the node's output(0), and a binary op's two inputs: a malformed node
+  /// without them (no output, one input of an Add) is no reader here, and its own import
+  /// refuses it.
   int soleReader(const std::string &name, const std::string &opType) {
     auto it = readers.find(name);
-    if (it == readers.end() || it->second.size() != 1 || it->second[0] < 0 ||
-        graph->node(it->second[0]).op_type() != opType)
+    if (it == readers.end() || it->second.size() != 1 || it->second[0] < 0)
+      return -1;
+    const onnx::NodeProto &n = graph->node(it->second[0]);
+    const bool binary =
+        opType == "Add" || opType == "Sub" || opType == "Mul" || opType == "Div" || opType == "Pow";
+    if (n.op_type() != opType || n.output_size() < 1 || n.output(0).empty() ||
+        (binary && n.input_size() != 2))
       return -1;
     return it->second[0];
   }
