@@ -400,8 +400,48 @@ private:
   /// from its values at start-up and saved with the weights, and nothing computes its
   /// gradient. An initializer read so trains instead: PyTorch exports parameters and buffers
   /// alike as initializers (--freeze keeps a buffer fixed).
-  Value constantTable(const onnx::NodeProto &node, const std::string &name) {
-    Value table = parameterNamed(node, name);
+  /// A table whose slices along an axis are all equal (Hugging Face's rotary cos/sin, expanded
+  /// to the batch before the product: [B, 1, S, d] of B equal [S, d] slices) is kept with
+  /// that axis 1, under `name` + "@dedup": the product broadcasts it back, and a factor left
+  /// with leading 1s only multiplies without copies (broadcast_mul). O(elements x rank).
+  Value constantTable(const onnx::NodeProto &node, const std::string &name,
+                      const std::vector<int64_t> &resultDims = {}) {
+    HostTensor h = *constants.lookup(name);
+    bool reduced = false;
+    // Only axes along which the result has the table's extent (the product's other operand
+    // broadcasts there too), so that the result's shape is unchanged.
+    const size_t offset =
+        resultDims.size() >= h.dims.size() ? resultDims.size() - h.dims.size() : 0;
+    for (size_t axis = 0; axis < h.dims.size() && resultDims.size() >= h.dims.size(); ++axis) {
+      const int64_t extent = h.dims[axis];
+      if (extent <= 1 || resultDims[offset + axis] != extent)
+        continue;
+      const int64_t inner =
+          std::accumulate(h.dims.begin() + axis + 1, h.dims.end(), int64_t{1}, std::multiplies<>());
+      const int64_t outer = int64_t(h.floats.size()) / (extent * inner);
+      bool equal = true;
+      for (int64_t o = 0; equal && o < outer; ++o)
+        for (int64_t e = 1; equal && e < extent; ++e)
+          equal = std::equal(h.floats.begin() + (o * extent + e) * inner,
+                             h.floats.begin() + (o * extent + e + 1) * inner,
+                             h.floats.begin() + o * extent * inner);
+      if (!equal)
+        continue;
+      std::vector<float> kept;
+      for (int64_t o = 0; o < outer; ++o)
+        kept.insert(kept.end(), h.floats.begin() + o * extent * inner,
+                    h.floats.begin() + (o * extent + 1) * inner);
+      h.floats = std::move(kept);
+      h.dims[axis] = 1;
+      reduced = true;
+    }
+    std::string key = name;
+    if (reduced) {
+      key = name + "@dedup";
+      if (!constants.lookup(key))
+        constants[key] = std::move(h);
+    }
+    Value table = parameterNamed(node, key);
     func.setArgAttr(cast<BlockArgument>(table).getArgNumber(), kTrainableAttr,
                     b.getBoolAttr(false));
     return table;
@@ -841,12 +881,12 @@ private:
     }
     return vs == dims ? v : b.create<ReshapeOp>(loc, f32(dims), v).getResult();
   }
-  /// Input `index` of `node` (a computed tensor, or a float32 initializer as a trained
-  /// parameter, or a constant table) broadcast to `dims` (broadcastTo); an operand that does
-  /// not broadcast so is refused naming the node and `what` (the operands' types).
-  Value broadcastOperand(const onnx::NodeProto &node, Location loc, int index,
+  /// `operand` of `node` (a computed tensor, a float32 initializer as a trained parameter, or a
+  /// constant table) broadcast to `dims` (broadcastTo); an operand that does not broadcast so
+  /// is refused naming the node and `what` (the operands' types).
+  Value broadcastOperand(const onnx::NodeProto &node, Location loc, Value operand,
                          const std::vector<int64_t> &dims, const std::string &what) {
-    Value out = broadcastTo(loc, computedOrParameter(node, index), dims);
+    Value out = broadcastTo(loc, operand, dims);
     if (!out)
       fail(nodeLabel(node) + ": broadcasting " + node.op_type() + " " + what +
            " is not supported: the operand's dimensions must be 1 or equal to the result's");
@@ -868,8 +908,18 @@ private:
   /// [1, S, D] added to [B, S, D], a per-feature scale [D], a per-row shift [B, S, 1]): each
   /// broadcast to their numpy shape (broadcastTo), then the elementwise op.
   Value broadcastBinary(const onnx::NodeProto &node, Location loc) {
-    Value lhs = computedOrParameter(node, 0), rhs = computedOrParameter(node, 1);
-    std::vector<int64_t> dims = broadcastShapes(node, {shapeOf(lhs), shapeOf(rhs)});
+    // The result's shape from the operands' (a constant table's from its host tensor), then
+    // the operands, a table kept without the axes along which it repeats (constantTable).
+    auto shapeOfInput = [&](int index) {
+      return isConstantTable(node.input(index)) ? constants.at(node.input(index)).dims
+                                                : shapeOf(computedOrParameter(node, index));
+    };
+    std::vector<int64_t> dims = broadcastShapes(node, {shapeOfInput(0), shapeOfInput(1)});
+    auto operand = [&](int index) {
+      return isConstantTable(node.input(index)) ? constantTable(node, node.input(index), dims)
+                                                : computedOrParameter(node, index);
+    };
+    Value lhs = operand(0), rhs = operand(1);
     // A factor broadcast over leading axes only (a rotary table [S, d] on [B, H, S, d], a
     // per-feature scale [D]) multiplies without a copy: broadcast_mul keeps the factor as it
     // is for the backward pass, where a copied one would keep the activation's size.
@@ -891,8 +941,8 @@ private:
       }
     const std::string types =
         "of " + typeString(lhs.getType()) + " and " + typeString(rhs.getType());
-    lhs = broadcastOperand(node, loc, 0, dims, types);
-    rhs = broadcastOperand(node, loc, 1, dims, types);
+    lhs = broadcastOperand(node, loc, lhs, dims, types);
+    rhs = broadcastOperand(node, loc, rhs, dims, types);
     const std::string &op = node.op_type();
     if (op == "Mul")
       return b.create<MulOp>(loc, lhs.getType(), lhs, rhs);
@@ -1251,6 +1301,57 @@ private:
     constants[node.output(0)] = std::move(out);
   }
 
+  /// MatMul of two float32 host constants that the graph computes (Hugging Face's rotary
+  /// frequencies, inv_freq[None, :, None] @ position_ids[:, None, :] of a position_ids built
+  /// by torch.arange), as numpy's matmul: the last two axes multiply, the leading ones
+  /// broadcast; a 1-D operand is a row (left) or a column (right) that the result drops.
+  /// Sums in float32 in k order. O(batch x M x N x K).
+  void foldMatMul(const onnx::NodeProto &node) {
+    HostTensor a = constantOf(node, 0), bt = constantOf(node, 1);
+    if (a.dataType != onnx::TensorProto::FLOAT || bt.dataType != onnx::TensorProto::FLOAT ||
+        a.dims.empty() || bt.dims.empty())
+      fail(nodeLabel(node) + ": only MatMul of float32 constants of rank 1 or more is folded at "
+                             "import");
+    const bool rowVector = a.dims.size() == 1, columnVector = bt.dims.size() == 1;
+    if (rowVector)
+      a.dims.insert(a.dims.begin(), 1);
+    if (columnVector)
+      bt.dims.push_back(1);
+    const int64_t m = a.dims[a.dims.size() - 2], k = a.dims.back(), n = bt.dims.back();
+    if (bt.dims[bt.dims.size() - 2] != k)
+      fail(nodeLabel(node) + ": cannot multiply " + listText(a.dims) + " by " + listText(bt.dims));
+    const std::vector<int64_t> aBatch(a.dims.begin(), a.dims.end() - 2),
+        bBatch(bt.dims.begin(), bt.dims.end() - 2);
+    std::vector<int64_t> batch = broadcastShapes(node, {aBatch, bBatch});
+    std::vector<int64_t> dims = batch;
+    if (!rowVector)
+      dims.push_back(m);
+    if (!columnVector)
+      dims.push_back(n);
+    const int64_t batches = foldedElementCount(node, batch, "the folded MatMul is too large");
+    foldedElementCount(node, {batches, m, n}, "the folded MatMul is too large");
+    if (double(batches) * double(m) * double(n) * double(k) > double(int64_t{1} << 30))
+      fail(nodeLabel(node) + ": the folded MatMul is too large");
+    HostTensor out;
+    out.dims = dims;
+    out.dataType = onnx::TensorProto::FLOAT;
+    out.floats.assign(size_t(batches * m * n), 0.f);
+    for (int64_t bi = 0; bi < batches; ++bi) {
+      const int64_t ai = broadcastSource(aBatch, batch, bi),
+                    bj = broadcastSource(bBatch, batch, bi);
+      const float *pa = a.floats.data() + ai * m * k, *pb = bt.floats.data() + bj * k * n;
+      float *po = out.floats.data() + bi * m * n;
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          float sum = 0.f;
+          for (int64_t t = 0; t < k; ++t)
+            sum += pa[i * k + t] * pb[t * n + j];
+          po[i * n + j] = sum;
+        }
+    }
+    constants[node.output(0)] = std::move(out);
+  }
+
   /// Concat of float32 host constants of one rank along `axis` (the cos/sin tables of rotary
   /// embeddings, cat((freqs, freqs), -1)). O(elements).
   void foldFloatConcat(const onnx::NodeProto &node) {
@@ -1401,7 +1502,7 @@ private:
     }
     if (!fits || elements != count)
       fail(nodeLabel(node) + ": the constant's shape " + listText(in.dims) +
-           " does not match its " + std::to_string(in.ints.size()) + " elements");
+           " does not match its " + std::to_string(count) + " elements");
     // Row-major strides of `dims`.
     auto stridesOf = [](const std::vector<int64_t> &dims) {
       std::vector<int64_t> strides(dims.size(), 1);
@@ -2257,6 +2358,11 @@ private:
     if (op == "MatMul") {
       if (node.input_size() != 2)
         fail(nodeLabel(node) + " needs two inputs");
+      if (isConstant(node.input(0)) && !initializers.count(node.input(0)) &&
+          isConstant(node.input(1)) && !initializers.count(node.input(1))) {
+        foldMatMul(node);
+        return;
+      }
       Value x = valueOf(node, 0);
       auto xs = shapeOf(x);
       if (values.count(node.input(1)) && !transposedParams.count(node.input(1))) {
@@ -2274,11 +2380,14 @@ private:
       define(node, denseOnRows(loc, x, w, Value(), transposed));
       return;
     }
+    // Views of constants fold: int64 shape arithmetic; a float32 buffer read only as a mask;
+    // a float32 table the graph computes itself (Hugging Face's rotary frequencies,
+    // (inv_freq @ positions).transpose(1, 2)). A float32 initializer is a parameter instead.
     if ((op == "Reshape" || op == "Slice" || op == "Transpose") && node.input_size() > 0 &&
         isConstant(node.input(0)) &&
         (constantOf(node, 0).dataType == onnx::TensorProto::INT64 ||
          (constantOf(node, 0).dataType == onnx::TensorProto::FLOAT &&
-          readAsMask(node.output(0), 0)))) {
+          (readAsMask(node.output(0), 0) || !initializers.count(node.input(0)))))) {
       foldIntShapeOp(node);
       return;
     }
@@ -2768,7 +2877,7 @@ private:
         Value x = computedOrParameter(node, 0);
         std::vector<int64_t> dims = broadcastShapes(node, {shapeOf(x), shape.ints});
         define(node,
-               broadcastOperand(node, loc, 0, dims,
+               broadcastOperand(node, loc, x, dims,
                                 "of " + typeString(x.getType()) + " to " + listText(shape.ints)));
         return;
       }

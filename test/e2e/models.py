@@ -37,7 +37,8 @@ SEEDS = {"mlp": 1, "cnn": 2, "cnn_bce": 3, "resmlp": 4,
          "efficientnet_b0": 21, "densenet121": 23, "transformer_wide": 24, "pad_cnn": 25,
          "arith_mlp": 26, "googlenet": 27, "vit": 28, "bcast_mlp": 29,
          "causal_cls": 30, "causal_lm": 31, "nano_gpt": 32, "nano_gpt_tied": 32,
-         "nano_gpt_trilu": 32, "llama": 33, "llama_gqa": 34, "row_mlp": 35}
+         "nano_gpt_trilu": 32, "llama": 33, "llama_gqa": 34, "row_mlp": 35,
+         "llama_hf": 36}
 
 # torchvision models (issue #6), small so that a test takes seconds: 10 classes, 32x32 images,
 # batch 4, exported in training mode (BatchNormalization with batch statistics and running-stat
@@ -86,10 +87,11 @@ TOKEN_MODELS = {"emb_lstm": dict(vocabulary=50, seq=12), "causal_cls": dict(voca
                 "causal_lm": dict(vocabulary=50, seq=12), "nano_gpt": dict(vocabulary=50, seq=12),
                 "nano_gpt_tied": dict(vocabulary=50, seq=12),
                 "nano_gpt_trilu": dict(vocabulary=50, seq=12),
-                "llama": dict(vocabulary=50, seq=12), "llama_gqa": dict(vocabulary=50, seq=12)}
+                "llama": dict(vocabulary=50, seq=12), "llama_gqa": dict(vocabulary=50, seq=12),
+                "llama_hf": dict(vocabulary=50, seq=12)}
 # Models trained on a class per position (a language model's next tokens: labels [N, seq]).
 LANGUAGE_MODELS = ("causal_lm", "nano_gpt", "nano_gpt_tied", "nano_gpt_trilu", "llama",
-                   "llama_gqa")
+                   "llama_gqa", "llama_hf")
 BATCHES.update({name: 8 for name in TOKEN_MODELS})
 
 # Transposed convolutions (issue #6): "unet" is bench/training_graphs.py's U-Net at two levels,
@@ -119,7 +121,7 @@ DROPOUT_TRANSFORMERS = {
 BATCHES.update({name: 4 for name in DROPOUT})
 TRAINING_EXPORT = (TORCHVISION + TRANSFORMERS + ("unet", "causal_cls", "causal_lm", "nano_gpt",
                                                  "nano_gpt_tied", "nano_gpt_trilu", "llama",
-                   "llama_gqa")
+                   "llama_gqa", "llama_hf")
                    + RECURRENT + DROPOUT)
 
 # Which loss graphc is asked to use for each model.
@@ -377,6 +379,7 @@ class LlamaAttention(nn.Module):
         self.v_proj = nn.Linear(width, self.kv_heads * self.head_dim, bias=False)
         self.o_proj = nn.Linear(width, width, bias=False)
         self.rotary = True  # (bench/llama_memory.py's baseline turns it off)
+        self.hf_rotary = False
         inv = 1.0 / (base ** (torch.arange(0, self.head_dim, 2).float() / self.head_dim))
         self.register_buffer("inv_freq", inv, persistent=False)
         self.register_buffer("mask", torch.tril(torch.ones(seq, seq)), persistent=False)
@@ -400,9 +403,16 @@ class LlamaAttention(nn.Module):
         q = self.q_proj(x).view(B, T, self.heads, self.head_dim).transpose(1, 2)
         k = self.k_proj(x).view(B, T, self.kv_heads, self.head_dim).transpose(1, 2)
         v = self.v_proj(x).view(B, T, self.kv_heads, self.head_dim).transpose(1, 2)
-        freqs = torch.outer(torch.arange(T, dtype=torch.float32), self.inv_freq)
-        emb = torch.cat((freqs, freqs), dim=-1)
-        cos, sin = emb.cos(), emb.sin()
+        if self.hf_rotary:  # Hugging Face's LlamaRotaryEmbedding: per-batch position ids
+            position_ids = torch.arange(T).unsqueeze(0).expand(B, -1)
+            inv = self.inv_freq[None, :, None].float().expand(B, -1, 1)
+            freqs = (inv @ position_ids[:, None, :].float()).transpose(1, 2)
+            emb = torch.cat((freqs, freqs), dim=-1)
+            cos, sin = emb.cos().unsqueeze(1), emb.sin().unsqueeze(1)  # [B, 1, T, d]
+        else:
+            freqs = torch.outer(torch.arange(T, dtype=torch.float32), self.inv_freq)
+            emb = torch.cat((freqs, freqs), dim=-1)
+            cos, sin = emb.cos(), emb.sin()
         if self.rotary:
             q = q * cos + self.rotate_half(q) * sin
             k = k * cos + self.rotate_half(k) * sin
@@ -727,6 +737,11 @@ def build(name):
     if name == "llama_gqa":  # 4 query heads sharing 2 key/value heads
         return Llama(TOKEN_MODELS[name]["vocabulary"], TOKEN_MODELS[name]["seq"], heads=4,
                      kv_heads=2)
+    if name == "llama_hf":  # rotary tables as Hugging Face's LlamaRotaryEmbedding builds them
+        model = Llama(TOKEN_MODELS[name]["vocabulary"], TOKEN_MODELS[name]["seq"])
+        for attention in model.attn:
+            attention.hf_rotary = True
+        return model
     if name == "row_mlp":
         return RowMLP()
     if name == "causal_lm":

@@ -107,7 +107,7 @@ DATA_SEED = {"mlp": 101, "cnn": 202, "cnn_bce": 303, "resmlp": 404, "resnet18": 
              "densenet121": 2121, "googlenet": 2424, "vit": 2525,
              "bcast_mlp": 2626, "causal_cls": 2727, "causal_lm": 2828,
              "nano_gpt": 2929, "nano_gpt_tied": 2929,
-             "nano_gpt_trilu": 2929, "llama": 3030, "llama_gqa": 3131,
+             "nano_gpt_trilu": 2929, "llama": 3030, "llama_gqa": 3131, "llama_hf": 3030,
              "row_mlp": 3232}
 B = models.BATCH  # set per model in main()
 # Eval-mode exports whose BatchNorms the exporter folds: PyTorch trains the folded model.
