@@ -613,6 +613,21 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
                             op);
                   return success();
                 })
+                .Case([&](RotaryOp rotary) -> LogicalResult {
+                  // The adjoint of the linear map x -> x cos + rotate_half(x) sin; the tables
+                  // are constants of the step.
+                  if (wants(rotary.getCos()) || wants(rotary.getSin()))
+                    return rotary.emitError()
+                           << "graphc-build-train-step: graph.rotary's cos and sin tables must "
+                              "not need a gradient (freeze them)";
+                  if (wants(rotary.getInput()))
+                    setGrad(rotary.getInput(),
+                            b.create<RotaryOp>(gradLoc(op, "grad_input"), dy.getType(), dy,
+                                               rotary.getCos(), rotary.getSin(),
+                                               !rotary.getTranspose()),
+                            op);
+                  return success();
+                })
                 .Case([&](BroadcastMulOp mul) {
                   // d lhs = dy * rhs (broadcast again); d rhs = the sum over the R rows of
                   // dy * lhs, as ones [1, R] times the [R, N] rows.

@@ -32,7 +32,7 @@ Policy policyOf(Operation *op) {
     return Policy::Low;
   if (isa<BatchNormOp, LayerNormOp, RmsNormOp>(op))
     return Policy::Normalize;
-  if (isa<BroadcastMulOp>(op))
+  if (isa<BroadcastMulOp, RotaryOp>(op))
     return Policy::Factor;
   if (isa<ReluOp, SigmoidOp, TanhOp, ClipOp, MaxPool2dOp, AvgPool2dOp, DropoutOp, ReshapeOp,
           ConcatOp, SliceOp, AddOp, ScaleOp, TransposeOp, CastOp, MulOp, ActivationOp>(op))
@@ -137,9 +137,9 @@ struct InsertCastsPass : graphc::impl::InsertCastsBase<InsertCastsPass> {
         break;
       }
       case Policy::Factor: {
-        // broadcast_mul's factor (a rotary table, a per-feature scale) takes the activation's
-        // type, as Hugging Face's cos.to(q.dtype): a 16-bit activation is not widened, and
-        // the factor is small.
+        // broadcast_mul's factor and rotary's tables (a per-feature scale, cos/sin) take the
+        // activation's type, as Hugging Face's cos.to(q.dtype): a 16-bit activation is not widened,
+        // and the factor is small.
         Type element = cast<RankedTensorType>(op.getOperand(0).getType()).getElementType();
         castOperands(&op, element, /*first=*/1);
         op.getResult(0).setType(op.getOperand(0).getType());

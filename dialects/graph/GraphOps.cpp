@@ -484,6 +484,25 @@ LogicalResult BroadcastMulOp::verify() {
   return success();
 }
 
+LogicalResult RotaryOp::verify() {
+  if (failed(requireStatic(*this)))
+    return failure();
+  auto x = tensorType(getInput());
+  if (getResult().getType() != getInput().getType())
+    return emitOpError() << "result " << getResult().getType() << " must match the input "
+                         << getInput().getType();
+  if (x.getRank() < 1 || x.getShape().back() % 2 != 0)
+    return emitOpError() << "needs an input whose last axis is even, got " << x;
+  for (Value table : {getCos(), getSin()}) {
+    auto t = tensorType(table);
+    if (t.getRank() < 1 || t.getRank() > x.getRank() ||
+        !llvm::equal(t.getShape(), x.getShape().take_back(t.getRank())))
+      return emitOpError() << "table " << table.getType()
+                           << " must have the shape of the input's trailing axes " << x;
+  }
+  return success();
+}
+
 static LogicalResult verifyRatio(Operation *op, float ratio, Type in, Type out) {
   if (!(ratio >= 0.f && ratio < 1.f))
     return op->emitOpError() << "ratio must be in [0, 1), got " << ratio;

@@ -632,6 +632,28 @@ def Graph_BroadcastMulOp : Graph_Op<"broadcast_mul", [Pure, SameFloatElementType
   let hasVerifier = 1;
 }
 
+def Graph_RotaryOp : Graph_Op<"rotary", [Pure, SameFloatElementType]> {
+  let summary = "rotary position embedding, rotate_half form, fused";
+  let description = [{
+    `y = x * cos + rotate_half(x) * sin` with `rotate_half(x) = concat(-x[..., d/2:],
+    x[..., :d/2])` over the last axis (d even), and `cos`, `sin` of the shape of `x`'s trailing
+    axes, broadcast over its leading ones (LLaMA's and Hugging Face's apply_rotary_pos_emb).
+    With `transpose`, the adjoint: `y = x * cos + rotate_half^T(x * sin)`, rotate_half^T(g) =
+    concat(g[..., d/2:], -g[..., :d/2]), which is the gradient of the plain form; the tables
+    are constants of the step and get none. One op instead of seven: no rotate_half
+    temporaries, and a recomputation reaches through it.
+
+    ```mlir
+    %q2 = graph.rotary %q, %cos, %sin : (tensor<8x2x12x16xf32>, tensor<12x16xf32>, tensor<12x16xf32>) -> tensor<8x2x12x16xf32>
+    ```
+  }];
+  let arguments = (ins GraphFloatTensor:$input, GraphFloatTensor:$cos, GraphFloatTensor:$sin,
+                       UnitAttr:$transpose);
+  let results = (outs GraphFloatTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Graph_ActivationOp : Graph_Op<"activation", [Pure, SameFloatElementType, SameOperandsAndResultType]> {
   let summary = "an elementwise activation function named by `kind`";
   let description = [{

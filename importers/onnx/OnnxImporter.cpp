@@ -1778,6 +1778,52 @@ private:
     return true;
   }
 
+  /// Rotary embeddings as LLaMA and Hugging Face write them, x * cos + rotate_half(x) * sin
+  /// with rotate_half(x) = cat((-x2, x1), -1), imported as broadcast_mul(x, cos) +
+  /// broadcast_mul(concat(scale(slice(x, d/2:), -1), slice(x, :d/2)), sin) over the last axis,
+  /// with cos and sin frozen tables (constants of the step): one graph.rotary, whose backward is
+  /// one op too, so no rotate_half temporaries and a recomputation reaches through it. The
+  /// ops matched stay behind, unread, and canonicalization erases them. Null when
+  /// `lhs + rhs` is not that sum (either order).
+  Value fusedRotary(Location loc, Value lhs, Value rhs) {
+    auto frozen = [&](Value table) {
+      if (auto view = table.getDefiningOp<ReshapeOp>()) // a [1, 1, S, d] table's [S, d] view
+        table = view.getInput();
+      auto arg = dyn_cast<BlockArgument>(table);
+      if (!arg)
+        return false;
+      auto trainable = func.getArgAttrOfType<BoolAttr>(arg.getArgNumber(), kTrainableAttr);
+      return trainable && !trainable.getValue();
+    };
+    for (auto [direct, rotatedProduct] : {std::pair{lhs, rhs}, std::pair{rhs, lhs}}) {
+      auto byCos = direct.getDefiningOp<BroadcastMulOp>();
+      auto bySin = rotatedProduct.getDefiningOp<BroadcastMulOp>();
+      if (!byCos || !bySin || !frozen(byCos.getRhs()) || !frozen(bySin.getRhs()) ||
+          byCos.getRhs().getType() != bySin.getRhs().getType())
+        continue;
+      Value x = byCos.getLhs();
+      auto xs = shapeOf(x);
+      auto concat = bySin.getLhs().getDefiningOp<ConcatOp>();
+      if (xs.empty() || xs.back() % 2 != 0 || !concat || concat.getInputs().size() != 2 ||
+          concat.getAxis() != int64_t(xs.size()) - 1)
+        continue;
+      const int64_t half = xs.back() / 2, axis = int64_t(xs.size()) - 1;
+      auto negated = concat.getInputs()[0].getDefiningOp<ScaleOp>();
+      auto firstHalf = concat.getInputs()[1].getDefiningOp<SliceOp>();
+      auto secondHalf = negated ? negated.getInput().getDefiningOp<SliceOp>() : SliceOp();
+      auto isHalf = [&](SliceOp slice, int64_t offset) {
+        return slice && slice.getInput() == x && slice.getAxis() == axis &&
+               int64_t(slice.getOffset()) == offset && shapeOf(slice.getResult()).back() == half;
+      };
+      if (!negated || negated.getFactor().convertToFloat() != -1.f ||
+          negated.getOffset().convertToFloat() != 0.f || !isHalf(secondHalf, half) ||
+          !isHalf(firstHalf, 0))
+        continue;
+      return b.create<RotaryOp>(loc, x.getType(), x, byCos.getRhs(), bySin.getRhs(), false);
+    }
+    return Value();
+  }
+
   /// LLaMA-style models (PyTorch before 2.4 has no RMSNorm module) write
   ///   x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * weight,
   /// which torch exports as Pow(x, 2), ReduceMean(last axis, keepdims), Add(eps), Sqrt, then
@@ -2524,6 +2570,11 @@ private:
         define(node, denseOnRows(loc, x, dense.getWeight(), bias, dense.getTransposeWeight()));
         return;
       }
+      if (node.input_size() == 2 && values.count(node.input(0)) && values.count(node.input(1)))
+        if (Value rotary = fusedRotary(loc, valueOf(node, 0), valueOf(node, 1))) {
+          define(node, rotary);
+          return;
+        }
       // A residual connection: two computed tensors of the same shape.
       if (node.input_size() == 2 && values.count(node.input(0)) && values.count(node.input(1)) &&
           valueOf(node, 0).getType() == valueOf(node, 1).getType()) {

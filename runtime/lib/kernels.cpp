@@ -1161,6 +1161,24 @@ void broadcastMul(const float *a, const float *b, float *y, int64_t rows, int64_
   });
 }
 
+void rotary(const float *x, const float *cos, const float *sin, float *y, int64_t rows, int64_t n,
+            int64_t d, bool transpose) {
+  const int64_t half = d / 2;
+  parallelFor(rows, grainFor(n), [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const float *p = x + r * n;
+      float *q = y + r * n;
+      for (int64_t i = 0; i < n; ++i) {
+        const bool first = i % d < half;
+        const float rotated =
+            transpose ? (first ? p[i + half] * sin[i + half] : -(p[i - half] * sin[i - half]))
+                      : (first ? -p[i + half] : p[i - half]) * sin[i];
+        q[i] = p[i] * cos[i] + rotated;
+      }
+    }
+  });
+}
+
 void activation(Activation kind, float alpha, const float *x, float *y, int64_t n) {
   forEachElement(n, [&](int64_t i) { y[i] = activationValue(kind, alpha, x[i]); });
 }

@@ -551,6 +551,14 @@ private:
           return success();
         })
         .Case([&](MulOp m) { return binary(s, "mul", m.getLhs(), m.getRhs(), m.getResult()); })
+        .Case([&](RotaryOp ro) {
+          int64_t n = tensorElements(ro.getCos()), d = tensorDims(ro.getInput()).back();
+          s << "  rotary(" << ptr(ro.getInput()) << ", " << ptr(ro.getCos()) << ", "
+            << ptr(ro.getSin()) << ", " << ptr(ro.getResult()) << ", "
+            << tensorElements(ro.getInput()) / n << ", " << n << ", " << d << ", "
+            << (ro.getTranspose() ? "true" : "false") << ");\n";
+          return success();
+        })
         .Case([&](BroadcastMulOp m) {
           int64_t n = tensorElements(m.getRhs());
           s << "  broadcastMul(" << ptr(m.getLhs()) << ", " << ptr(m.getRhs()) << ", "

@@ -464,6 +464,7 @@ private:
                            [](auto &x, auto &y) { return x + " * " + y; }));
           return success();
         })
+        .Case([&](RotaryOp ro) { return rotary(ro); })
         .Case([&](BroadcastMulOp m) {
           // The factor read at i % N (a per-channel operand with inner size 1).
           EwNode n = binaryNode(op, m.getLhs(), m.getRhs(), m.getResult(),
@@ -667,7 +668,7 @@ private:
                     "matmul, batch_matmul, bias_grad, conv2d and its backward ops, max_pool2d, "
                     "avg_pool2d, batch_norm, layer_norm, rms_norm, dropout and their backward ops, "
                     "batch_norm_apply, reshape, transpose, slice, batch_slice, concat, fill, "
-                    "add, mul, broadcast_mul, scale, "
+                    "add, mul, broadcast_mul, rotary, scale, "
                     "clip, relu/sigmoid/tanh/softmax and the other activations and their "
                     "backward ops, embedding and its backward, the losses and the "
                     "sgd/momentum/adam updates; use --target=cpu)";
@@ -1922,6 +1923,31 @@ private:
                "      q[i] = static_cast<float>(invstd * (static_cast<double>(g[i]) * " +
                scale + "[i] - meanG - xhat * meanGXhat));\n    }\n  }\n}\n\n";
     addCode(launch(k, rows, op));
+    return success();
+  }
+
+  /// graph.rotary, one thread per element: its partner in the other half of the last axis is
+  /// read, so it is a kernel of its own rather than an elementwise node; the CPU kernel's
+  /// formula and order.
+  LogicalResult rotary(RotaryOp ro) {
+    Operation *op = ro;
+    const int64_t total = tensorElements(ro.getInput()), n = tensorElements(ro.getCos()),
+                  d = tensorDims(ro.getInput()).back(), half = d / 2;
+    const std::string k = kernelName("rotary"), x = ptr(ro.getInput()), c = ptr(ro.getCos()),
+                      s = ptr(ro.getSin()), h = num(half);
+    const std::string rotated = ro.getTranspose()
+                                    ? "(first ? float(" + x + "[i + " + h + "]) * float(" + s +
+                                          "[t + " + h + "]) : -(float(" + x + "[i - " + h +
+                                          "]) * float(" + s + "[t - " + h + "])))"
+                                    : "(first ? -float(" + x + "[i + " + h + "]) : float(" + x +
+                                          "[i - " + h + "])) * float(" + s + "[t])";
+    kernels += "// " + label(op) + ": rotary embedding" + (ro.getTranspose() ? " (adjoint)" : "") +
+               ", one thread per element\n__global__ void " + k + "(unsigned char *arena) {\n" +
+               gridLoop("i", num(total)) + "    const int64_t t = i % " + num(n) +
+               ";\n    const bool first = i % " + num(d) + " < " + h +
+               ";\n    const float rotated = " + rotated + ";\n    " + ptr(ro.getResult()) +
+               "[i] = float(" + x + "[i]) * float(" + c + "[t]) + rotated;\n  }\n}\n\n";
+    addCode(launch(k, total, op));
     return success();
   }
 

@@ -172,3 +172,19 @@ func.func @broadcast_mul_result(%q: tensor<8x12x16xf32>, %t: tensor<16xf32>) -> 
   %y = graph.broadcast_mul %q, %t : (tensor<8x12x16xf32>, tensor<16xf32>) -> tensor<12x16xf32>
   return %y : tensor<12x16xf32>
 }
+
+// -----
+
+func.func @rotary_odd(%q: tensor<8x12x15xf32>, %t: tensor<12x15xf32>) -> tensor<8x12x15xf32> {
+  // expected-error @+1 {{'graph.rotary' op needs an input whose last axis is even, got 'tensor<8x12x15xf32>'}}
+  %y = graph.rotary %q, %t, %t : (tensor<8x12x15xf32>, tensor<12x15xf32>, tensor<12x15xf32>) -> tensor<8x12x15xf32>
+  return %y : tensor<8x12x15xf32>
+}
+
+// -----
+
+func.func @rotary_table(%q: tensor<8x12x16xf32>, %c: tensor<12x16xf32>, %s: tensor<8x16xf32>) -> tensor<8x12x16xf32> {
+  // expected-error @+1 {{'graph.rotary' op table 'tensor<8x16xf32>' must have the shape of the input's trailing axes 'tensor<8x12x16xf32>'}}
+  %y = graph.rotary %q, %c, %s : (tensor<8x12x16xf32>, tensor<12x16xf32>, tensor<8x16xf32>) -> tensor<8x12x16xf32>
+  return %y : tensor<8x12x16xf32>
+}

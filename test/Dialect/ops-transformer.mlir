@@ -53,3 +53,14 @@ func.func @broadcast_mul(%q: tensor<8x2x12x16xf32>, %cos: tensor<12x16xf32>) -> 
   %y = graph.broadcast_mul %q, %cos : (tensor<8x2x12x16xf32>, tensor<12x16xf32>) -> tensor<8x2x12x16xf32>
   return %y : tensor<8x2x12x16xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @rotary
+//  CHECK-NEXT:   %[[Y:.*]] = graph.rotary %{{.*}}, %{{.*}}, %{{.*}} : (tensor<8x2x12x16xf32>, tensor<12x16xf32>, tensor<12x16xf32>) -> tensor<8x2x12x16xf32>
+//  CHECK-NEXT:   graph.rotary %[[Y]], %{{.*}}, %{{.*}} {transpose} : (tensor<8x2x12x16xf32>, tensor<12x16xf32>, tensor<12x16xf32>) -> tensor<8x2x12x16xf32>
+func.func @rotary(%q: tensor<8x2x12x16xf32>, %cos: tensor<12x16xf32>, %sin: tensor<12x16xf32>) -> tensor<8x2x12x16xf32> {
+  %y = graph.rotary %q, %cos, %sin : (tensor<8x2x12x16xf32>, tensor<12x16xf32>, tensor<12x16xf32>) -> tensor<8x2x12x16xf32>
+  %z = graph.rotary %y, %cos, %sin {transpose} : (tensor<8x2x12x16xf32>, tensor<12x16xf32>, tensor<12x16xf32>) -> tensor<8x2x12x16xf32>
+  return %z : tensor<8x2x12x16xf32>
+}

@@ -91,3 +91,15 @@ func.func @forward(%x: tensor<4x8xf32> {graph.kind = "input", graph.name = "x"},
   %s = graph.add %a, %b : tensor<4x8xf32>
   return %s : tensor<4x8xf32>
 }
+
+// -----
+
+// graph.rotary's tables are constants of the step: a trained table is refused, not given a
+// gradient that graphc does not compute.
+func.func @forward(%x: tensor<2x4x8xf32> {graph.kind = "input", graph.name = "x"},
+                   %cos: tensor<4x8xf32> {graph.kind = "parameter", graph.name = "cos"},
+                   %sin: tensor<4x8xf32> {graph.kind = "parameter", graph.name = "sin", graph.trainable = false}) -> tensor<2x4x8xf32> {
+  // expected-error @+1 {{graphc-build-train-step: graph.rotary's cos and sin tables must not need a gradient (freeze them)}}
+  %y = graph.rotary %x, %cos, %sin : (tensor<2x4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<2x4x8xf32>
+  return %y : tensor<2x4x8xf32>
+}

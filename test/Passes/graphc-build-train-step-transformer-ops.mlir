@@ -4,7 +4,7 @@
 // Autodiff of the ops a TransformerEncoder imports to (issue #6): a fused Q/K/V projection
 // split by three slices, transposes, batch_matmul with transposes, a scale, softmax and
 // layer_norm. Every built step also plans and passes the verifier.
-// PIPE-COUNT-3: graph.arena_bytes
+// PIPE-COUNT-4: graph.arena_bytes
 
 // The three slices tile the projection, so its gradient is the concat of theirs, emitted once;
 // transpose's gradient is the transpose by the inverse permutation; Q K^T's gradients are
@@ -115,6 +115,29 @@ func.func @forward(%x: tensor<8x8xf32> {graph.kind = "input", graph.name = "x"},
   %q = graph.broadcast_mul %h3, %cos : (tensor<2x4x8xf32>, tensor<4x8xf32>) -> tensor<2x4x8xf32>
   %s = graph.broadcast_mul %q, %g : (tensor<2x4x8xf32>, tensor<8xf32>) -> tensor<2x4x8xf32>
   %rows = graph.reshape %s : (tensor<2x4x8xf32>) -> tensor<8x8xf32>
+  %logits = graph.dense %rows, %fc : (tensor<8x8xf32>, tensor<8x3xf32>) -> tensor<8x3xf32>
+  return %logits : tensor<8x3xf32>
+}
+
+// -----
+
+// rotary's gradient is the adjoint rotary ({transpose}) of the output gradient with the same
+// tables, which get none; rotary of a trained table is refused (graphc-build-train-step-invalid).
+// CHECK-LABEL: func.func @train_step(
+//       CHECK:   graph.rotary %{{.*}}, %[[COS:.*]], %[[SIN:.*]] : (tensor<2x4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<2x4x8xf32>
+//       CHECK:   graph.loss_backward
+//       CHECK:   graph.rotary %{{.*}}, %[[COS]], %[[SIN]] {transpose} : (tensor<2x4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<2x4x8xf32>
+//   CHECK-NOT:   graph.sgd_update %[[COS]]
+//       CHECK:   return
+func.func @forward(%x: tensor<8x8xf32> {graph.kind = "input", graph.name = "x"},
+                   %w: tensor<8x8xf32> {graph.kind = "parameter", graph.name = "w"},
+                   %cos: tensor<4x8xf32> {graph.kind = "parameter", graph.name = "cos", graph.trainable = false},
+                   %sin: tensor<4x8xf32> {graph.kind = "parameter", graph.name = "sin", graph.trainable = false},
+                   %fc: tensor<8x3xf32> {graph.kind = "parameter", graph.name = "fc"}) -> tensor<8x3xf32> {
+  %h = graph.dense %x, %w : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  %h3 = graph.reshape %h : (tensor<8x8xf32>) -> tensor<2x4x8xf32>
+  %q = graph.rotary %h3, %cos, %sin : (tensor<2x4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<2x4x8xf32>
+  %rows = graph.reshape %q : (tensor<2x4x8xf32>) -> tensor<8x8xf32>
   %logits = graph.dense %rows, %fc : (tensor<8x8xf32>, tensor<8x3xf32>) -> tensor<8x3xf32>
   return %logits : tensor<8x3xf32>
 }

@@ -610,6 +610,30 @@ TEST(BroadcastMul, EveryRowTimesTheFactor) {
       EXPECT_EQ(y[r * n + i], a[r * n + i] * b[i]) << "row " << r << ", element " << i;
 }
 
+TEST(Rotary, MatchesItsDefinitionAndTheTransposeIsItsAdjoint) {
+  // Rows of 2 positions x 6 features (d = 6, halves of 3), tables [2, 6] shared by 3 rows.
+  const int64_t rows = 3, n = 12, d = 6, half = 3;
+  auto x = randomVec(rows * n, 44), c = randomVec(n, 45), s = randomVec(n, 46);
+  std::vector<float> y(x.size(), kNaN);
+  rotary(x.data(), c.data(), s.data(), y.data(), rows, n, d, false);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t i = 0; i < n; ++i) {
+      const float *p = x.data() + r * n;
+      const float rotated = i % d < half ? -p[i + half] : p[i - half];
+      EXPECT_EQ(y[r * n + i], p[i] * c[i] + rotated * s[i]) << "row " << r << ", element " << i;
+    }
+  // <rotary(x), g> = <x, rotary^T(g)> for any g: the transpose is the gradient.
+  auto g = randomVec(x.size(), 47);
+  std::vector<float> t(x.size(), kNaN);
+  rotary(g.data(), c.data(), s.data(), t.data(), rows, n, d, true);
+  double forward = 0.0, adjoint = 0.0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    forward += double(y[i]) * g[i];
+    adjoint += double(x[i]) * t[i];
+  }
+  EXPECT_NEAR(forward, adjoint, 1e-5 * (std::fabs(forward) + 1.0));
+}
+
 TEST(Activation, EveryKindMatchesItsDefinitionAndFiniteDifferences) {
   const int64_t n = 64;
   // Away from 0 (the kinks of elu and leaky_relu) by more than the difference step.

@@ -242,6 +242,12 @@ void fill(float *y, int64_t n, float value);
 void mul(const float *a, const float *b, float *y, int64_t n);
 /// y[r, i] = a[r, i] * b[i] for the rows r < rows of a [rows, n] (graph.broadcast_mul).
 void broadcastMul(const float *a, const float *b, float *y, int64_t rows, int64_t n);
+/// graph.rotary on x viewed as [rows, n] rows whose last axis has d (even) elements, the tables
+/// [n] shared by the rows: y = x cos + rotate_half(x) sin, rotate_half(x)[j] = -x[j + d/2]
+/// (j < d/2) or x[j - d/2]; with transpose the adjoint, y = x cos + rotate_half^T(x sin),
+/// rotate_half^T(g)[j] = g[j + d/2] (j < d/2) or -g[j - d/2].
+void rotary(const float *x, const float *cos, const float *sin, float *y, int64_t rows, int64_t n,
+            int64_t d, bool transpose);
 
 /// y = f(x) and dx = dy * f'(x) for the activations of elementwise_math.h (graph.activation).
 void activation(Activation kind, float alpha, const float *x, float *y, int64_t n);
