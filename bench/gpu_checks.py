@@ -128,8 +128,8 @@ CORRECTNESS = [
     ("nano_gpt-adam", "e2e:nano_gpt", ["--ids", "50", "--classes", "50", "--optimizer", "adam",
                                        "--lr", "0.01", "--steps", "8"]),
     # Session 35: LLaMA-style models (the RMSNorm kernels, rotary tables as frozen parameters
-    # multiplied by broadcast_mul, SwiGLU; grouped-query attention's repeat_kv as a
-    # batch_matmul with ones) and trailing/inner broadcasts.
+    # and the fused graph.rotary kernels, SwiGLU; grouped-query attention's repeat_kv as a
+    # batch_matmul with ones) and trailing/inner broadcasts (broadcast_mul among them).
     ("llama-adam", "e2e:llama", ["--ids", "50", "--classes", "50", "--optimizer", "adam",
                                  "--lr", "0.01", "--steps", "8"]),
     ("llama_gqa-adam", "e2e:llama_gqa", ["--ids", "50", "--classes", "50", "--optimizer",
