@@ -1385,9 +1385,10 @@ private:
     constants[node.output(0)] = std::move(out);
   }
 
-  /// Add/Sub/Mul/Div of two float32 host constants with numpy broadcasting, in float32 as
-  /// ONNX computes them: torch's exported baddbmm scales an attention mask by beta = 1 (a
-  /// Cast of the constant 1), folded here so that the mask stays a constant. O(elements).
+  /// Add/Sub/Mul/Div/Pow of two float32 host constants with numpy broadcasting, in float32 as
+  /// ONNX computes them (Pow: a rotary frequency table, base ** (-2i/d)): torch's exported baddbmm
+  /// scales an attention mask by beta = 1 (a Cast of the constant 1), folded here so that the mask
+  /// stays a constant. O(elements).
   void foldFloatArithmetic(const onnx::NodeProto &node, const HostTensor &l, const HostTensor &r) {
     std::vector<int64_t> dims = broadcastDims(node, {&l, &r});
     const int64_t count =
@@ -1400,7 +1401,11 @@ private:
     for (int64_t i = 0; i < count; ++i) {
       const float x = l.floats[broadcastSource(l.dims, dims, i)],
                   y = r.floats[broadcastSource(r.dims, dims, i)];
-      out.floats[i] = op == "Add" ? x + y : op == "Sub" ? x - y : op == "Mul" ? x * y : x / y;
+      out.floats[i] = op == "Add"   ? x + y
+                      : op == "Sub" ? x - y
+                      : op == "Mul" ? x * y
+                      : op == "Pow" ? std::pow(x, y)
+                                    : x / y;
     }
     constants[node.output(0)] = std::move(out);
   }
@@ -1706,6 +1711,14 @@ private:
     return true;
   }
 
+  /// Whether ReduceMean node `n` averages the last axis of a rank-`rank` input, keeping it
+  /// (the statistic of a decomposed LayerNorm or RMSNorm).
+  bool lastAxisMean(const onnx::NodeProto &n, int64_t rank) {
+    auto axes = intsAttr(n, "axes", {});
+    return axes.size() == 1 && (axes[0] == -1 || axes[0] == rank - 1) &&
+           intAttr(n, "keepdims", 1) == 1;
+  }
+
   /// PyTorch (opset < 17) exports LayerNorm over the last axis as
   ///   mean = ReduceMean(x), d = Sub(x, mean), var = ReduceMean(Pow(d, 2)),
   ///   y = Add(Mul(Div(d, Sqrt(Add(var, eps))), weight), bias).
@@ -1717,12 +1730,7 @@ private:
       return false;
     Value x = values[node.input(0)];
     int64_t rank = shapeOf(x).size();
-    auto lastAxisMean = [&](const onnx::NodeProto &n) {
-      auto axes = intsAttr(n, "axes", {});
-      return axes.size() == 1 && (axes[0] == -1 || axes[0] == rank - 1) &&
-             intAttr(n, "keepdims", 1) == 1;
-    };
-    if (!lastAxisMean(node))
+    if (!lastAxisMean(node, rank))
       return false;
     const std::string &meanOut = node.output(0);
     int sub = soleReader(meanOut, "Sub");
@@ -1746,7 +1754,7 @@ private:
     if (!lookaheadScalar(graph->node(pow).input(1), exponent) || exponent != 2.f)
       return false;
     int var = soleReader(graph->node(pow).output(0), "ReduceMean");
-    if (var < 0 || !lastAxisMean(graph->node(var)))
+    if (var < 0 || !lastAxisMean(graph->node(var), rank))
       return false;
     int addEps = soleReader(graph->node(var).output(0), "Add");
     if (addEps < 0 || !lookaheadScalar(graph->node(addEps).input(1), epsilon))
@@ -1847,9 +1855,7 @@ private:
     int mean = soleReader(pow.output(0), "ReduceMean");
     if (mean < 0)
       return false;
-    auto axes = intsAttr(graph->node(mean), "axes", {});
-    if (axes.size() != 1 || (axes[0] != -1 && axes[0] != rank - 1) ||
-        intAttr(graph->node(mean), "keepdims", 1) != 1)
+    if (!lastAxisMean(graph->node(mean), rank))
       return false;
     const std::string &meanOut = graph->node(mean).output(0);
     int addEps = soleReader(meanOut, "Add");
@@ -3216,16 +3222,7 @@ private:
       if (base.dataType != onnx::TensorProto::FLOAT ||
           exponent.dataType != onnx::TensorProto::FLOAT)
         fail(nodeLabel(node) + ": only Pow of float32 constants is folded at import");
-      HostTensor out;
-      out.dims = broadcastDims(node, {&base, &exponent});
-      out.dataType = onnx::TensorProto::FLOAT;
-      out.floats.resize(size_t(
-          std::accumulate(out.dims.begin(), out.dims.end(), int64_t{1}, std::multiplies<>())));
-      for (size_t i = 0; i < out.floats.size(); ++i)
-        out.floats[i] =
-            std::pow(base.floats[broadcastSource(base.dims, out.dims, int64_t(i))],
-                     exponent.floats[broadcastSource(exponent.dims, out.dims, int64_t(i))]);
-      constants[node.output(0)] = std::move(out);
+      foldFloatArithmetic(node, base, exponent);
       return;
     }
     if ((op == "Cos" || op == "Sin" || op == "Neg" || op == "Reciprocal" || op == "Sqrt" ||
