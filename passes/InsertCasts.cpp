@@ -26,7 +26,25 @@ namespace {
 
 enum class Policy { Low, Follow, Normalize, Factor, F32 };
 
+/// The length of the sums a dense or batch_matmul computes (its contraction), or 0 for other ops.
+int64_t contractionLength(Operation *op) {
+  if (auto dense = dyn_cast<DenseOp>(op))
+    return cast<RankedTensorType>(dense.getInput().getType()).getShape().back();
+  if (auto bmm = dyn_cast<BatchMatmulOp>(op)) {
+    auto lhs = cast<RankedTensorType>(bmm.getLhs().getType()).getShape();
+    return bmm.getTransposeLhs() ? lhs[lhs.size() - 2] : lhs.back();
+  }
+  return 0;
+}
+
 Policy policyOf(Operation *op) {
+  // A dense or batch_matmul with nothing to sum (a contraction of 1) is an elementwise product
+  // or a copy that the importer wrote as one: a tensor times a per-row gate (x / norm), a
+  // broadcast along an axis (a product with ones). It follows its operands' type, as the
+  // elementwise op it stands for does under torch.autocast, rather than rounding an f32 tensor
+  // to 16 bits where no tensor core helps.
+  if (contractionLength(op) == 1)
+    return Policy::Follow;
   // conv2d_backward_data in a forward function is a transposed convolution.
   if (isa<DenseOp, MatmulOp, BatchMatmulOp, Conv2dOp, Conv2dBackwardDataOp>(op))
     return Policy::Low;
@@ -34,6 +52,13 @@ Policy policyOf(Operation *op) {
     return Policy::Normalize;
   if (isa<BroadcastMulOp, RotaryOp>(op))
     return Policy::Factor;
+  // exp, log and pow stay in float32, as torch.autocast keeps them (their range and the
+  // reductions they feed, an L2 norm's sum of squares, would lose the most in 16 bits).
+  if (auto activation = dyn_cast<ActivationOp>(op);
+      activation &&
+      (activation.getKind() == ActivationKind::exp || activation.getKind() == ActivationKind::log ||
+       activation.getKind() == ActivationKind::pow))
+    return Policy::F32;
   if (isa<ReluOp, SigmoidOp, TanhOp, ClipOp, MaxPool2dOp, AvgPool2dOp, DropoutOp, ReshapeOp,
           ConcatOp, SliceOp, AddOp, ScaleOp, TransposeOp, CastOp, MulOp, ActivationOp>(op))
     return Policy::Follow;

@@ -121,6 +121,12 @@ inline const char *runtimeActivationName(graph::ActivationKind kind) {
     return "graphc::rt::Activation::Softsign";
   case graph::ActivationKind::leaky_relu:
     return "graphc::rt::Activation::LeakyRelu";
+  case graph::ActivationKind::exp:
+    return "graphc::rt::Activation::Exp";
+  case graph::ActivationKind::log:
+    return "graphc::rt::Activation::Log";
+  case graph::ActivationKind::pow:
+    return "graphc::rt::Activation::Pow";
   }
   return "";
 }

@@ -63,6 +63,9 @@ def Graph_ActivationKind : I32EnumAttr<"ActivationKind", "elementwise activation
     I32EnumAttrCase<"softplus", 5>,   // log(1 + exp(x))
     I32EnumAttrCase<"softsign", 6>,   // x / (1 + |x|)
     I32EnumAttrCase<"leaky_relu", 7>, // x > 0 ? x : alpha * x
+    I32EnumAttrCase<"exp", 8>,        // e^x
+    I32EnumAttrCase<"log", 9>,        // the natural logarithm
+    I32EnumAttrCase<"pow", 10>,       // x^alpha (square, sqrt, reciprocal, rsqrt as their own)
   ]> {
   let cppNamespace = "::graphc::graph";
 }
@@ -658,13 +661,17 @@ def Graph_ActivationOp : Graph_Op<"activation", [Pure, SameFloatElementType, Sam
   let summary = "an elementwise activation function named by `kind`";
   let description = [{
     The activations whose derivative is best written in terms of the input (gelu, elu, selu,
-    silu, softplus, softsign, leaky_relu), in PyTorch's formulas. `alpha` is elu's scale of
-    the negative part and leaky_relu's slope; the other kinds ignore it. relu, sigmoid and tanh
-    have their own ops, whose backward reads the output instead.
+    silu, softplus, softsign, leaky_relu), in PyTorch's formulas, and the elementwise math that
+    imported models write by hand (exp, log, and pow: x^alpha, with x * x, sqrt, 1 / x and
+    1 / sqrt(x) computed as such for alpha = 2, 0.5, -1 and -0.5). `alpha` is elu's scale of
+    the negative part, leaky_relu's slope and pow's exponent; the other kinds ignore it. relu,
+    sigmoid and tanh have their own ops, whose backward reads the output instead. exp, log and
+    pow stay in float32 under a 16-bit precision, as torch.autocast keeps them.
 
     ```mlir
     %y = graph.activation gelu %x : tensor<32x64xf32>
     %z = graph.activation leaky_relu %x {alpha = 2.000000e-01 : f32} : tensor<32x64xf32>
+    %r = graph.activation pow %x {alpha = -1.000000e+00 : f32} : tensor<32x64xf32>
     ```
   }];
   let arguments = (ins Graph_ActivationKind:$kind, GraphFloatTensor:$input,

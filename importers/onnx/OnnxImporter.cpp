@@ -75,15 +75,15 @@ namespace {
 
 constexpr const char *kSupportedOps =
     "Add, AveragePool, BatchNormalization, Cast, Clip, Concat, Constant, ConstantOfShape (of "
-    "constant shapes), Conv, ConvTranspose, Cos, Sin, Exp, Range and Einsum (of constants), Div, "
-    "Dropout, Elu, Equal (of constants), Expand, "
+    "constant shapes), Conv, ConvTranspose, Cos, Sin, Range and Einsum (of constants), Div, "
+    "Dropout, Elu, Equal (of constants), Exp, Expand, "
     "Flatten, Gather, Gemm, GlobalAveragePool, GRU, HardSigmoid, HardSwish, Identity, "
-    "LayerNormalization, LeakyRelu, LSTM, MatMul, MaxPool, Mul, Neg, Pad (constant mode), "
-    "ReduceMean, Relu, Reshape, "
-    "Selu, Shape, Sigmoid, Slice, Softmax, Softplus, Softsign, Split, Squeeze, Sub, Tanh, "
+    "LayerNormalization, LeakyRelu, Log, LSTM, MatMul, MaxPool, Mul, Neg, Pad (constant mode), "
+    "Pow (to a constant exponent), Reciprocal, "
+    "ReduceL2, ReduceMean, ReduceSum, ReduceSumSquare, Relu, Reshape, "
+    "Selu, Shape, Sigmoid, Slice, Softmax, Softplus, Softsign, Split, Sqrt, Squeeze, Sub, Tanh, "
     "Transpose, Trilu (of constants), Unsqueeze, Where (of constants; of attention scores "
-    "as a masked_fill) (Pow and Sqrt within a LayerNorm or an RMSNorm, Reciprocal within an "
-    "RMSNorm, Erf within a GELU, Abs within a softsign)";
+    "as a masked_fill) (Erf within a GELU, Abs within a softsign)";
 
 struct ImportError {
   std::string message;
@@ -137,7 +137,10 @@ private:
            "\" (" + node.op_type() + ")";
   }
 
-  HostTensor readTensor(const onnx::TensorProto &t) {
+  /// A tensor's values. narrowDouble: a float64 tensor is read as float32 (the constants that
+  /// torch writes as doubles and casts to float32 at once, such as F.normalize's epsilon);
+  /// a float64 weight is refused instead.
+  HostTensor readTensor(const onnx::TensorProto &t, bool narrowDouble = false) {
     HostTensor h;
     h.dims.assign(t.dims().begin(), t.dims().end());
     h.dataType = t.data_type();
@@ -182,6 +185,29 @@ private:
           fail("tensor \"" + t.name() + "\" has " + std::to_string(t.int64_data_size()) +
                " values but its shape needs " + std::to_string(count));
         h.ints.assign(t.int64_data().begin(), t.int64_data().end());
+      }
+      break;
+    case onnx::TensorProto::DOUBLE:
+      if (!narrowDouble)
+        fail("tensor \"" + t.name() +
+             "\" has ONNX data type 11 (float64); only float32 weights "
+             "are supported: export the model in float32");
+      h.dataType = onnx::TensorProto::FLOAT;
+      if (!raw.empty()) {
+        if (raw.size() != size_t(count) * 8)
+          fail("tensor \"" + t.name() + "\" holds " + std::to_string(raw.size()) +
+               " bytes but its shape needs " + std::to_string(count * 8));
+        for (size_t i = 0; i < raw.size(); i += 8) {
+          double v;
+          std::memcpy(&v, raw.data() + i, 8);
+          h.floats.push_back(float(v));
+        }
+      } else {
+        if (t.double_data_size() != count)
+          fail("tensor \"" + t.name() + "\" has " + std::to_string(t.double_data_size()) +
+               " values but its shape needs " + std::to_string(count));
+        for (double v : t.double_data())
+          h.floats.push_back(float(v));
       }
       break;
     case onnx::TensorProto::BOOL:
@@ -278,6 +304,114 @@ private:
     Value product =
         b.create<BatchMatmulOp>(loc, f32({rows, inner, 1}), full, gate, UnitAttr(), UnitAttr());
     return b.create<ReshapeOp>(loc, f32(ls), product);
+  }
+
+  /// The mean of `x` over the reduction node's axes (its `axes` attribute, or its second input
+  /// as ReduceSum has it from opset 13 and every reduction from opset 18; none: all of them,
+  /// unless noop_with_empty_axes), which must be consecutive. Over [first, last] of
+  /// [pre, n, post] (n the product of those extents) it is an avg_pool2d with an [n, 1] window
+  /// on the [pre, 1, n, post] view: PyTorch's x.mean(dim=1) over a sequence, x.mean([2, 3]),
+  /// the global average pooling of ShuffleNet, MnasNet and squeeze-and-excitation blocks, and
+  /// a norm's sum over the last axis. Returns the mean (keepdims as the node says) and n.
+  std::pair<Value, int64_t> meanOverAxes(const onnx::NodeProto &node, Location loc, Value x) {
+    auto xs = shapeOf(x);
+    int64_t rank = xs.size();
+    std::vector<int64_t> axes = intsAttr(node, "axes", {});
+    if (node.input_size() > 1 && !node.input(1).empty()) {
+      const HostTensor &given = constantOf(node, 1);
+      if (given.dataType != onnx::TensorProto::INT64)
+        fail(nodeLabel(node) + ": the axes input must be an int64 constant");
+      axes = given.ints;
+    }
+    const std::string named = "= " + listText(axes) + " ";
+    if (axes.empty()) {
+      if (intAttr(node, "noop_with_empty_axes", 0) != 0)
+        return {x, 1};
+      for (int64_t d = 0; d < rank; ++d)
+        axes.push_back(d);
+    }
+    for (int64_t &a : axes) {
+      if (a < -rank || a >= rank)
+        refuseAttr(node, "axes", named + "is out of range for rank " + std::to_string(rank));
+      a = a < 0 ? a + rank : a;
+    }
+    std::sort(axes.begin(), axes.end());
+    for (size_t i = 1; i < axes.size(); ++i)
+      if (axes[i] != axes[i - 1] + 1)
+        refuseAttr(node, "axes",
+                   named + "must name consecutive axes (a repeated or "
+                           "separated axis is not supported)");
+    int64_t first = axes.front(), last = axes.back();
+    int64_t pre = std::accumulate(xs.begin(), xs.begin() + first, int64_t{1}, std::multiplies<>());
+    int64_t post =
+        std::accumulate(xs.begin() + last + 1, xs.end(), int64_t{1}, std::multiplies<>());
+    int64_t n =
+        std::accumulate(xs.begin() + first, xs.begin() + last + 1, int64_t{1}, std::multiplies<>());
+    Value view = b.create<ReshapeOp>(loc, f32({pre, 1, n, post}), x);
+    Value pooled = b.create<AvgPool2dOp>(
+        loc, f32({pre, 1, 1, post}), view, b.getDenseI64ArrayAttr({n, 1}),
+        b.getDenseI64ArrayAttr({1, 1}), b.getDenseI64ArrayAttr({0, 0, 0, 0}), UnitAttr());
+    std::vector<int64_t> ys;
+    bool keep = intAttr(node, "keepdims", 1) != 0;
+    for (int64_t d = 0; d < rank; ++d)
+      if (d < first || d > last)
+        ys.push_back(xs[d]);
+      else if (keep)
+        ys.push_back(1);
+    return {b.create<ReshapeOp>(loc, f32(ys), pooled), n};
+  }
+
+  /// graph.activation `kind` of `x` (exp, log, pow with exponent `alpha`).
+  Value elementwise(Location loc, ActivationKind kind, Value x, float alpha = 1.0f) {
+    return b.create<ActivationOp>(loc, x.getType(), ActivationKindAttr::get(b.getContext(), kind),
+                                  x, b.getF32FloatAttr(alpha));
+  }
+
+  /// Div whose divisor is computed, a trained initializer or a constant table (a hand-written
+  /// normalization x / norm, x / (1 + exp(-x)), a learned temperature, (x - mean) / std with
+  /// graph-computed statistics), as the product with the divisor's reciprocal: a graph.activation
+  /// pow with exponent -1 (a table's reciprocal folded at import, so it stays a frozen table).
+  /// The product then takes the Mul paths (same shapes, a trailing gate without copies, numpy
+  /// broadcasting), and a scalar constant numerator c a graph.scale by c. Returns false when
+  /// the divisor is a scalar constant, which the Mul/Div-by-a-scalar path takes.
+  bool importDivision(const onnx::NodeProto &node, Location loc) {
+    const std::string &numerator = node.input(0), &divisor = node.input(1);
+    const std::string reciprocalName = node.output(0) + "@reciprocal";
+    if (isConstantTable(divisor)) {
+      HostTensor reciprocal = *constants.lookup(divisor);
+      for (float &v : reciprocal.floats)
+        v = 1.0f / v;
+      constants[reciprocalName] = std::move(reciprocal);
+    } else if (values.count(divisor) || computedOrFloatInitializer(node, 1)) {
+      // (A scalar initializer, such as a folded sqrt(head size), stays a constant scale.)
+      Value y = computedOrParameter(node, 1);
+      values[reciprocalName] = elementwise(loc, ActivationKind::pow, y, -1.0f);
+    } else {
+      return false;
+    }
+    if (!values.count(numerator) && !computedOrFloatInitializer(node, 0)) {
+      const HostTensor &c = constantOf(node, 0);
+      if (c.dataType != onnx::TensorProto::FLOAT || c.floats.size() != 1 ||
+          !values.count(reciprocalName))
+        fail(nodeLabel(node) + ": a constant numerator must be a float32 scalar");
+      Value r = values.at(reciprocalName);
+      define(node, c.floats[0] == 1.0f
+                       ? r
+                       : b.create<ScaleOp>(loc, r.getType(), r, b.getF32FloatAttr(c.floats[0])));
+      return true;
+    }
+    onnx::NodeProto product = node;
+    product.set_op_type("Mul");
+    product.set_input(1, reciprocalName);
+    if (values.count(numerator) && values.count(reciprocalName))
+      define(node, productOfComputed(product, loc));
+    else if (computedOrFloatInitializer(product, 0) && computedOrFloatInitializer(product, 1))
+      define(node, broadcastBinary(product, loc));
+    else
+      fail(nodeLabel(node) + ": Div is supported of a computed tensor by a computed tensor, a "
+                             "float32 initializer or constant, and of a scalar constant by a "
+                             "computed tensor");
+    return true;
   }
 
   /// "[a, b, c]", for the messages that name an attribute's values.
@@ -1176,7 +1310,7 @@ private:
     constants[node.output(0)] = std::move(out);
   }
 
-  /// A float32 unary op of a host constant (Cos, Sin, Neg, Reciprocal, Sqrt, Exp), in float32
+  /// A float32 unary op of a host constant (Cos, Sin, Neg, Reciprocal, Sqrt, Exp, Log), in float32
   /// as ONNX computes it: the cos/sin tables of rotary position embeddings, which a forward
   /// pass computes from torch.arange and a frequency buffer, are constants of the graph. O(n).
   void foldFloatUnary(const onnx::NodeProto &node) {
@@ -1192,6 +1326,7 @@ private:
           : op == "Neg"        ? -v
           : op == "Reciprocal" ? 1.0f / v
           : op == "Sqrt"       ? std::sqrt(v)
+          : op == "Log"        ? std::log(v)
                                : std::exp(v);
     constants[node.output(0)] = std::move(out);
   }
@@ -2248,6 +2383,7 @@ private:
                                                           {"LSTM", 8},
                                                           {"LayerNormalization", 3},
                                                           {"LeakyRelu", 1},
+                                                          {"Log", 1},
                                                           {"MatMul", 2},
                                                           {"MaxPool", 1},
                                                           {"Mul", 2},
@@ -2256,7 +2392,10 @@ private:
                                                           {"Pow", 2},
                                                           {"Range", 3},
                                                           {"Reciprocal", 1},
+                                                          {"ReduceL2", 2},
                                                           {"ReduceMean", 2},
+                                                          {"ReduceSum", 2},
+                                                          {"ReduceSumSquare", 2},
                                                           {"Relu", 1},
                                                           {"Reshape", 2},
                                                           {"Selu", 1},
@@ -2285,7 +2424,7 @@ private:
       auto *value = findAttr(node, "value");
       if (!value || !value->has_t())
         fail(nodeLabel(node) + ": only the 'value' tensor form of Constant is supported");
-      constants[node.output(0)] = readTensor(value->t());
+      constants[node.output(0)] = readTensor(value->t(), /*narrowDouble=*/true);
       return;
     }
     if (op == "Identity") {
@@ -2501,6 +2640,8 @@ private:
       define(node, broadcastBinary(node, loc));
       return;
     }
+    if (op == "Div" && importDivision(node, loc))
+      return;
     if (op == "Mul" || op == "Div") {
       // Scaling by a scalar constant (attention's 1 / sqrt(head size)).
       int constIndex = isConstant(node.input(1)) ? 1 : op == "Mul" && isConstant(node.input(0)) ? 0 : -1;
@@ -3167,53 +3308,21 @@ private:
       define(node, layerNorm(loc, x, scale, bias, floatAttr(node, "epsilon", 1e-5f)));
       return;
     }
-    if (op == "ReduceMean") {
-      if (importDecomposedLayerNorm(node, index, loc))
-        return;
-      // The mean over consecutive axes [first, last] of [pre, n, post] (n the product of those
-      // dimensions) is an avg_pool2d with an [n, 1] window on the [pre, 1, n, post] view:
-      // PyTorch's x.mean(dim=1) over a sequence, and x.mean([2, 3]), the global average pooling
-      // of ShuffleNet, MnasNet and squeeze-and-excitation blocks. No axes: all of them.
+    if (op == "ReduceMean" && importDecomposedLayerNorm(node, index, loc))
+      return;
+    if (op == "ReduceMean" || op == "ReduceSum" || op == "ReduceSumSquare" || op == "ReduceL2") {
+      // Each a mean over consecutive axes (meanOverAxes), of x or of x^2 (a graph.activation
+      // pow 2), scaled by the count for the sums, and the L2 norm its square root.
       Value x = valueOf(node, 0);
-      auto xs = shapeOf(x);
-      int64_t rank = xs.size();
-      auto axes = intsAttr(node, "axes", {});
-      const std::string named = "= " + listText(axes) + " ";
-      if (opset >= 18)
-        refuseAttr(node, "axes", "as an input (opset 18) is not supported");
-      if (axes.empty())
-        for (int64_t d = 0; d < rank; ++d)
-          axes.push_back(d);
-      for (int64_t &a : axes) {
-        if (a < -rank || a >= rank)
-          refuseAttr(node, "axes", named + "is out of range for rank " + std::to_string(rank));
-        a = a < 0 ? a + rank : a;
-      }
-      std::sort(axes.begin(), axes.end());
-      for (size_t i = 1; i < axes.size(); ++i)
-        if (axes[i] != axes[i - 1] + 1)
-          refuseAttr(node, "axes",
-                     named + "must name consecutive axes (a repeated or "
-                             "separated axis is not supported)");
-      int64_t first = axes.front(), last = axes.back();
-      int64_t pre =
-          std::accumulate(xs.begin(), xs.begin() + first, int64_t{1}, std::multiplies<>());
-      int64_t post =
-          std::accumulate(xs.begin() + last + 1, xs.end(), int64_t{1}, std::multiplies<>());
-      int64_t n = std::accumulate(xs.begin() + first, xs.begin() + last + 1, int64_t{1},
-                                  std::multiplies<>());
-      Value view = b.create<ReshapeOp>(loc, f32({pre, 1, n, post}), x);
-      Value pooled = b.create<AvgPool2dOp>(
-          loc, f32({pre, 1, 1, post}), view, b.getDenseI64ArrayAttr({n, 1}),
-          b.getDenseI64ArrayAttr({1, 1}), b.getDenseI64ArrayAttr({0, 0, 0, 0}), UnitAttr());
-      std::vector<int64_t> ys;
-      bool keep = intAttr(node, "keepdims", 1) != 0;
-      for (int64_t d = 0; d < rank; ++d)
-        if (d < first || d > last)
-          ys.push_back(xs[d]);
-        else if (keep)
-          ys.push_back(1);
-      define(node, b.create<ReshapeOp>(loc, f32(ys), pooled));
+      if (op == "ReduceSumSquare" || op == "ReduceL2")
+        x = elementwise(loc, ActivationKind::pow, x, 2.0f);
+      auto [mean, count] = meanOverAxes(node, loc, x);
+      Value result = mean;
+      if (op != "ReduceMean" && count != 1)
+        result = b.create<ScaleOp>(loc, mean.getType(), mean, b.getF32FloatAttr(float(count)));
+      if (op == "ReduceL2")
+        result = elementwise(loc, ActivationKind::pow, result, 0.5f);
+      define(node, result);
       return;
     }
     if (op == "Pow" && node.input_size() == 2 && isConstant(node.input(0)) &&
@@ -3226,7 +3335,7 @@ private:
       return;
     }
     if ((op == "Cos" || op == "Sin" || op == "Neg" || op == "Reciprocal" || op == "Sqrt" ||
-         op == "Exp") &&
+         op == "Exp" || op == "Log") &&
         node.input_size() == 1 && isConstant(node.input(0))) {
       foldFloatUnary(node);
       return;
@@ -3275,10 +3384,29 @@ private:
     }
     if (op == "Pow" && importDecomposedRmsNorm(node, loc))
       return;
-    if (op == "Pow" || op == "Sqrt")
-      fail(nodeLabel(node) + ": " + op +
-           " is supported only within a LayerNorm exported as ReduceMean/Sub/Pow/Sqrt/Div/Mul/Add "
-           "or an RMSNorm exported as Pow/ReduceMean/Add/Sqrt/Div/Mul");
+    if (op == "Exp" || op == "Log" || op == "Sqrt" || op == "Reciprocal") {
+      // Elementwise math of a computed tensor: graph.activation exp, log, or pow with exponent
+      // 0.5 or -1 (computed as sqrt and 1 / x).
+      Value x = valueOf(node, 0);
+      define(node, op == "Exp"    ? elementwise(loc, ActivationKind::exp, x)
+                   : op == "Log"  ? elementwise(loc, ActivationKind::log, x)
+                   : op == "Sqrt" ? elementwise(loc, ActivationKind::pow, x, 0.5f)
+                                  : elementwise(loc, ActivationKind::pow, x, -1.0f));
+      return;
+    }
+    if (op == "Pow") {
+      // A computed tensor to a float32 scalar constant power (x.pow(2), x ** 0.75).
+      if (node.input_size() != 2 || !values.count(node.input(0)) || !isConstant(node.input(1)))
+        fail(nodeLabel(node) + ": Pow is supported of a computed tensor to a constant scalar "
+                               "exponent, and of constants");
+      const HostTensor &e = constantOf(node, 1);
+      if (e.dataType != onnx::TensorProto::FLOAT || e.floats.size() != 1 ||
+          !std::isfinite(e.floats[0]))
+        fail(nodeLabel(node) + ": the exponent must be a finite float32 scalar constant");
+      Value x = valueOf(node, 0);
+      define(node, e.floats[0] == 1.0f ? x : elementwise(loc, ActivationKind::pow, x, e.floats[0]));
+      return;
+    }
     if (op == "Neg") {
       Value x = valueOf(node, 0);
       define(node, b.create<ScaleOp>(loc, x.getType(), x, b.getF32FloatAttr(-1.f)));

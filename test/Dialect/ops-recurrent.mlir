@@ -31,7 +31,7 @@ func.func @affine(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 
 // -----
 
-// Every activation kind, with alpha where it matters, and a backward.
+// Every activation kind, with alpha where it matters (pow's exponent), and a backward.
 // CHECK-LABEL: func.func @activations
 //  CHECK-NEXT:   %[[G:.*]] = graph.activation gelu %{{.*}} : tensor<4x8xf32>
 //  CHECK-NEXT:   %[[T:.*]] = graph.activation gelu_tanh %[[G]] : tensor<4x8xf32>
@@ -41,7 +41,10 @@ func.func @affine(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 //  CHECK-NEXT:   %[[P:.*]] = graph.activation softplus %[[W]] : tensor<4x8xf32>
 //  CHECK-NEXT:   %[[N:.*]] = graph.activation softsign %[[P]] : tensor<4x8xf32>
 //  CHECK-NEXT:   %[[L:.*]] = graph.activation leaky_relu %[[N]] {alpha = 3.000000e-01 : f32} : tensor<4x8xf32>
-//  CHECK-NEXT:   graph.activation_backward leaky_relu %[[L]], %[[N]] {alpha = 3.000000e-01 : f32} : tensor<4x8xf32>
+//  CHECK-NEXT:   %[[X:.*]] = graph.activation exp %[[L]] : tensor<4x8xf32>
+//  CHECK-NEXT:   %[[O:.*]] = graph.activation log %[[X]] : tensor<4x8xf32>
+//  CHECK-NEXT:   %[[R:.*]] = graph.activation pow %[[O]] {alpha = -5.000000e-01 : f32} : tensor<4x8xf32>
+//  CHECK-NEXT:   graph.activation_backward pow %[[R]], %[[O]] {alpha = -5.000000e-01 : f32} : tensor<4x8xf32>
 func.func @activations(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %g = graph.activation gelu %x : tensor<4x8xf32>
   %t = graph.activation gelu_tanh %g : tensor<4x8xf32>
@@ -51,7 +54,10 @@ func.func @activations(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %p = graph.activation softplus %w : tensor<4x8xf32>
   %n = graph.activation softsign %p : tensor<4x8xf32>
   %l = graph.activation leaky_relu %n {alpha = 0.3 : f32} : tensor<4x8xf32>
-  %d = graph.activation_backward leaky_relu %l, %n {alpha = 0.3 : f32} : tensor<4x8xf32>
+  %x2 = graph.activation exp %l : tensor<4x8xf32>
+  %o = graph.activation log %x2 : tensor<4x8xf32>
+  %r = graph.activation pow %o {alpha = -0.5 : f32} : tensor<4x8xf32>
+  %d = graph.activation_backward pow %r, %o {alpha = -0.5 : f32} : tensor<4x8xf32>
   return %d : tensor<4x8xf32>
 }
 

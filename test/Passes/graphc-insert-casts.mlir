@@ -115,3 +115,57 @@ func.func @factor(%x: tensor<4x3xf32> {graph.kind = "input", graph.name = "x"},
   %y = graph.broadcast_mul %h, %g : (tensor<4x6xf32>, tensor<6xf32>) -> tensor<4x6xf32>
   return %y : tensor<4x6xf32>
 }
+
+// -----
+
+// exp, log and pow stay in float32 (torch.autocast's fp32 list): the bf16 dense output is
+// widened before them; gelu follows its input and stays bf16.
+// CHECK-LABEL: func.func @float32_math(
+//       CHECK:   %[[H:.*]] = graph.dense {{.*}} -> tensor<4x6xbf16>
+//       CHECK:   %[[G:.*]] = graph.activation gelu %[[H]] : tensor<4x6xbf16>
+//       CHECK:   %[[W:.*]] = graph.cast %[[G]] : tensor<4x6xbf16> to tensor<4x6xf32>
+//       CHECK:   %[[E:.*]] = graph.activation exp %[[W]] : tensor<4x6xf32>
+//       CHECK:   %[[L:.*]] = graph.activation log %[[E]] : tensor<4x6xf32>
+//       CHECK:   graph.activation pow %[[L]] {alpha = -1.000000e+00 : f32} : tensor<4x6xf32>
+func.func @float32_math(%x: tensor<4x3xf32> {graph.kind = "input", graph.name = "x"},
+                        %w: tensor<3x6xf32> {graph.kind = "parameter", graph.name = "w"}) -> tensor<4x6xf32> {
+  %h = graph.dense %x, %w : (tensor<4x3xf32>, tensor<3x6xf32>) -> tensor<4x6xf32>
+  %g = graph.activation gelu %h : tensor<4x6xf32>
+  %e = graph.activation exp %g : tensor<4x6xf32>
+  %l = graph.activation log %e : tensor<4x6xf32>
+  %r = graph.activation pow %l {alpha = -1.0 : f32} : tensor<4x6xf32>
+  return %r : tensor<4x6xf32>
+}
+
+// -----
+
+// A batch_matmul or dense that sums nothing (a contraction of 1: a per-row gate x / norm, a
+// broadcast by a product with ones) follows its operands as the elementwise op it stands for:
+// of f32 tensors it stays f32, of bf16 ones (two denses' outputs) bf16; a real product (K = 3)
+// is bf16.
+// CHECK-LABEL: func.func @unit_contraction(
+//       CHECK:   graph.batch_matmul %{{.*}}, %{{.*}} : (tensor<4x6x1xf32>, tensor<4x1x1xf32>) -> tensor<4x6x1xf32>
+//       CHECK:   graph.dense %{{.*}}, %{{.*}} : (tensor<4x1xf32>, tensor<1x6xf32>) -> tensor<4x6xf32>
+//       CHECK:   graph.dense %{{.*}}, %{{.*}} : (tensor<4x3xbf16>, tensor<3x6xbf16>) -> tensor<4x6xbf16>
+//       CHECK:   graph.batch_matmul %{{.*}}, %{{.*}} : (tensor<4x6x1xbf16>, tensor<4x1x1xbf16>) -> tensor<4x6x1xbf16>
+func.func @unit_contraction(%x: tensor<4x6xf32> {graph.kind = "input", graph.name = "x"},
+                            %w: tensor<3x6xf32> {graph.kind = "parameter", graph.name = "w"},
+                            %v: tensor<3x1xf32> {graph.kind = "parameter", graph.name = "v"}) -> tensor<4x6xf32> {
+  %g = graph.slice %x {axis = 1 : i64, offset = 0 : i64} : (tensor<4x6xf32>) -> tensor<4x1xf32>
+  %a = graph.slice %x {axis = 1 : i64, offset = 1 : i64} : (tensor<4x6xf32>) -> tensor<4x3xf32>
+  %x3 = graph.reshape %x : (tensor<4x6xf32>) -> tensor<4x6x1xf32>
+  %g3 = graph.reshape %g : (tensor<4x1xf32>) -> tensor<4x1x1xf32>
+  %gated = graph.batch_matmul %x3, %g3 : (tensor<4x6x1xf32>, tensor<4x1x1xf32>) -> tensor<4x6x1xf32>
+  %ones = graph.fill {value = 1.0 : f32} : tensor<1x6xf32>
+  %copied = graph.dense %g, %ones : (tensor<4x1xf32>, tensor<1x6xf32>) -> tensor<4x6xf32>
+  %h = graph.dense %a, %w : (tensor<4x3xf32>, tensor<3x6xf32>) -> tensor<4x6xf32>
+  %h3 = graph.reshape %h : (tensor<4x6xf32>) -> tensor<4x6x1xf32>
+  %s = graph.dense %a, %v : (tensor<4x3xf32>, tensor<3x1xf32>) -> tensor<4x1xf32>
+  %s3 = graph.reshape %s : (tensor<4x1xf32>) -> tensor<4x1x1xf32>
+  %hg = graph.batch_matmul %h3, %s3 : (tensor<4x6x1xf32>, tensor<4x1x1xf32>) -> tensor<4x6x1xf32>
+  %gated2 = graph.reshape %gated : (tensor<4x6x1xf32>) -> tensor<4x6xf32>
+  %hg2 = graph.reshape %hg : (tensor<4x6x1xf32>) -> tensor<4x6xf32>
+  %sum = graph.add %gated2, %copied : tensor<4x6xf32>
+  %y = graph.add %sum, %hg2 : tensor<4x6xf32>
+  return %y : tensor<4x6xf32>
+}

@@ -596,6 +596,12 @@ double activationRef(Activation kind, double alpha, double x) {
     return x / (1.0 + std::fabs(x));
   case Activation::LeakyRelu:
     return x > 0 ? x : alpha * x;
+  case Activation::Exp:
+    return std::exp(x);
+  case Activation::Log:
+    return std::log(x);
+  case Activation::Pow:
+    return std::pow(x, alpha);
   }
   return 0.0;
 }
@@ -634,6 +640,24 @@ TEST(Rotary, MatchesItsDefinitionAndTheTransposeIsItsAdjoint) {
   EXPECT_NEAR(forward, adjoint, 1e-5 * (std::fabs(forward) + 1.0));
 }
 
+/// activation(kind) on `x` within 1e-6 of activationRef, and its backward of `r` within 1e-5 of
+/// central finite differences of the reference.
+void expectActivationMatches(Activation kind, float alpha, const std::vector<float> &x,
+                             const std::vector<float> &r) {
+  const int64_t n = int64_t(x.size());
+  auto ref = [&](const std::vector<double> &v) {
+    std::vector<double> y(v.size());
+    for (size_t i = 0; i < v.size(); ++i)
+      y[i] = activationRef(kind, alpha, v[i]);
+    return y;
+  };
+  std::vector<float> y(n, kNaN), dx(n, kNaN);
+  activation(kind, alpha, x.data(), y.data(), n);
+  expectClose(y.data(), ref(toDouble(x)), 1e-6);
+  activationBackward(kind, alpha, r.data(), x.data(), dx.data(), n);
+  expectClose(dx.data(), finiteDiff(ref, toDouble(x), r), 1e-5);
+}
+
 TEST(Activation, EveryKindMatchesItsDefinitionAndFiniteDifferences) {
   const int64_t n = 64;
   // Away from 0 (the kinks of elu and leaky_relu) by more than the difference step.
@@ -646,17 +670,36 @@ TEST(Activation, EveryKindMatchesItsDefinitionAndFiniteDifferences) {
     const Activation kind = static_cast<Activation>(k);
     const float alpha = kind == Activation::LeakyRelu ? 0.2f : 0.7f;
     SCOPED_TRACE("activation kind " + std::to_string(k));
-    auto ref = [&](const std::vector<double> &v) {
-      std::vector<double> y(v.size());
-      for (size_t i = 0; i < v.size(); ++i)
-        y[i] = activationRef(kind, alpha, v[i]);
-      return y;
-    };
-    std::vector<float> y(n, kNaN), dx(n, kNaN);
-    activation(kind, alpha, x.data(), y.data(), n);
-    expectClose(y.data(), ref(toDouble(x)), 1e-6);
-    activationBackward(kind, alpha, r.data(), x.data(), dx.data(), n);
-    expectClose(dx.data(), finiteDiff(ref, toDouble(x), r), 1e-5);
+    expectActivationMatches(kind, alpha, x, r);
+  }
+}
+
+TEST(Activation, ExpLogAndPowMatchTheirDefinitionsAndFiniteDifferences) {
+  // Positive inputs (log's and a fractional power's domain); every exponent that pow treats as
+  // its own op, and two that go through powf.
+  const int64_t n = 64;
+  auto x = randomVec(n, 48, 0.3, 3.0);
+  auto r = randomVec(n, 49);
+  const std::vector<std::pair<Activation, float>> cases = {
+      {Activation::Exp, 1.0f},  {Activation::Log, 1.0f},  {Activation::Pow, 2.0f},
+      {Activation::Pow, 1.0f},  {Activation::Pow, 0.5f},  {Activation::Pow, -1.0f},
+      {Activation::Pow, -0.5f}, {Activation::Pow, 0.75f}, {Activation::Pow, 3.0f}};
+  for (auto [kind, alpha] : cases) {
+    SCOPED_TRACE("activation kind " + std::to_string(static_cast<int>(kind)) + ", alpha " +
+                 std::to_string(alpha));
+    expectActivationMatches(kind, alpha, x, r);
+  }
+  // The exponents of square, sqrt, reciprocal and rsqrt give those ops' float32 bits, which
+  // PyTorch's x * x, sqrt and reciprocal give too (powf may differ in the last place).
+  std::vector<float> y(n);
+  for (auto [alpha, exact] : std::vector<std::pair<float, float (*)(float)>>{
+           {2.0f, [](float v) { return v * v; }},
+           {0.5f, [](float v) { return std::sqrt(v); }},
+           {-1.0f, [](float v) { return 1.0f / v; }},
+           {-0.5f, [](float v) { return 1.0f / std::sqrt(v); }}}) {
+    activation(Activation::Pow, alpha, x.data(), y.data(), n);
+    for (int64_t i = 0; i < n; ++i)
+      EXPECT_EQ(y[i], exact(x[i])) << "alpha " << alpha << ", element " << i;
   }
 }
 

@@ -38,7 +38,7 @@ SEEDS = {"mlp": 1, "cnn": 2, "cnn_bce": 3, "resmlp": 4,
          "arith_mlp": 26, "googlenet": 27, "vit": 28, "bcast_mlp": 29,
          "causal_cls": 30, "causal_lm": 31, "nano_gpt": 32, "nano_gpt_tied": 32,
          "nano_gpt_trilu": 32, "llama": 33, "llama_gqa": 34, "row_mlp": 35,
-         "llama_hf": 36}
+         "llama_hf": 36, "math_mlp": 37}
 
 # torchvision models (issue #6), small so that a test takes seconds: 10 classes, 32x32 images,
 # batch 4, exported in training mode (BatchNormalization with batch statistics and running-stat
@@ -136,6 +136,7 @@ LOSSES = {
     "arith_mlp": "sparse_categorical_crossentropy",
     "bcast_mlp": "sparse_categorical_crossentropy",
     "row_mlp": "sparse_categorical_crossentropy",
+    "math_mlp": "sparse_categorical_crossentropy",
 }
 LOSSES.update({name: "sparse_categorical_crossentropy"
                for name in TORCHVISION + TRANSFORMERS + RECURRENT + tuple(TOKEN_MODELS)})
@@ -478,6 +479,35 @@ class RowMLP(nn.Module):
         return torch.softmax(y, dim=1) if self.head else y
 
 
+class MathMLP(nn.Module):
+    """Elementwise math written by hand, as research code does: the input divided by a
+    graph-computed table (torch.arange: Range, Mul, Div by a constant table); F.normalize
+    (ReduceL2, Clip, Expand, Div by a computed tensor); a hand-written SiLU x / (1 + exp(-x))
+    (Neg, Exp, Div); log(1 + h^2) (Mul of a tensor by itself, Log); a fractional power
+    (1 + h^2)^0.75 (Pow); an L2 scaling h / sqrt(sum(h^2) + eps) (Pow 2, ReduceSum over the
+    last axis, Sqrt, Div of a trailing broadcast); torch.rsqrt, torch.reciprocal and
+    0.5 / (1 + h^2) (Div of a scalar constant); a trained per-feature divisor (Div by an
+    initializer); then Linear(24, 10)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(10, 24)
+        self.divisor = nn.Parameter(torch.full((24,), 2.0) + 0.1 * torch.randn(24))
+        self.fc2 = nn.Linear(24, 10)
+        self.head = True
+
+    def forward(self, x):
+        spread = torch.arange(1, 11, dtype=torch.float32) * 0.5
+        h = self.fc1(x / spread)
+        h = 3.0 * F.normalize(h, dim=-1)
+        h = h / (1 + torch.exp(-h))
+        h = torch.log(1 + h * h) + torch.pow(1 + h * h, 0.75)
+        h = h / torch.sqrt(h.pow(2).sum(-1, keepdim=True) + 1e-6)
+        h = h * torch.rsqrt(1 + h.pow(2)) + torch.reciprocal(2 + h) + 0.5 / (1 + h * h)
+        y = self.fc2(h / self.divisor)
+        return torch.softmax(y, dim=1) if self.head else y
+
+
 class SplitMLP(nn.Module):
     """Linear(10, 24) -> torch.split into 10/6/8 features (ONNX Split) -> relu, sigmoid, tanh
     -> cat -> Linear(24, 10)."""
@@ -693,7 +723,7 @@ def input_shape(name, batch=None):
     if name == "pad_cnn":
         return (batch, 3, 12, 12)
     return ((batch, 10) if name in ("mlp", "resmlp", "split_mlp", "act_mlp", "arith_mlp",
-                                    "bcast_mlp", "row_mlp")
+                                    "bcast_mlp", "row_mlp", "math_mlp")
             else (batch, 3, 28, 28))
 
 
@@ -744,6 +774,8 @@ def build(name):
         return model
     if name == "row_mlp":
         return RowMLP()
+    if name == "math_mlp":
+        return MathMLP()
     if name == "causal_lm":
         t = TOKEN_MODELS[name]
         return CausalClassifier(t["vocabulary"], t["seq"], classes=t["vocabulary"], per_token=True)

@@ -108,7 +108,7 @@ DATA_SEED = {"mlp": 101, "cnn": 202, "cnn_bce": 303, "resmlp": 404, "resnet18": 
              "bcast_mlp": 2626, "causal_cls": 2727, "causal_lm": 2828,
              "nano_gpt": 2929, "nano_gpt_tied": 2929,
              "nano_gpt_trilu": 2929, "llama": 3030, "llama_gqa": 3131, "llama_hf": 3030,
-             "row_mlp": 3232}
+             "row_mlp": 3232, "math_mlp": 3233}
 B = models.BATCH  # set per model in main()
 # Eval-mode exports whose BatchNorms the exporter folds: PyTorch trains the folded model.
 FOLDED_EVAL_EXPORTS = ("resnet18", "mobilenet_v2")
@@ -374,7 +374,7 @@ def first_loss_check(args, name, model, onnx_path, wd, training):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", required=True,
-                    choices=["mlp", "cnn", "cnn_bce", "resmlp", "split_mlp", "act_mlp", "pad_cnn", "arith_mlp", "row_mlp",
+                    choices=["mlp", "cnn", "cnn_bce", "resmlp", "split_mlp", "act_mlp", "pad_cnn", "arith_mlp", "row_mlp", "math_mlp",
                              "bcast_mlp"] + list(models.TORCHVISION)
                     + list(models.TRANSFORMERS) + ["unet", "tconv"] + list(models.RECURRENT)
                     + list(models.TOKEN_MODELS))

@@ -3,13 +3,16 @@
 #   matmul-bcast  MatMul of [2, 4, 8] x [8, 4]-shaped computed tensors (broadcast batch axes)
 #   slice-step    Slice with step 2
 #   layernorm-axis  LayerNormalization over axis 1 of a rank-3 input
-#   lone-sqrt     Sqrt outside a LayerNorm pattern
+#   pow-computed  Pow of a computed tensor to a computed exponent
 #   split-sizes   Split of an axis of 8 into parts of 3 and 3
 #   add-incompatible  Add of a computed [2, 4, 8] tensor and a [4, 3] initializer (numpy's
 #                 rule cannot broadcast 3 to 8)
 #   mask-band     an attention mask before a Softmax that is not causal (-inf off a band)
 #   fill-band     the same band as masked_fill(mask, -inf): Where(mask, -inf, scores)
-#   rms-axis      an RMSNorm chain whose mean of squares is over axis 1, not the last axis
+#   pow-vector    Pow of a computed tensor to an [8] exponent (only scalar exponents)
+#   sum-gap       ReduceSum over axes 0 and 2 (axes as an input; only consecutive axes)
+#   div-int       Div of an int64 scalar constant by a computed tensor
+#   double-weight MatMul by a float64 initializer
 #   einsum-computed  Einsum of a computed tensor (only constants are folded)
 #   einsum-ellipsis  Einsum of constants with an ellipsis
 import sys
@@ -44,9 +47,9 @@ elif kind == "layernorm-axis":
     nodes = [helper.make_node("LayerNormalization",
                               ["input", const("g", np.ones(4), np.float32),
                                const("b", np.zeros(4), np.float32)], ["output"], name="ln", axis=1)]
-elif kind == "lone-sqrt":
+elif kind == "pow-computed":
     nodes = [helper.make_node("Relu", ["input"], ["r"], name="relu"),
-             helper.make_node("Sqrt", ["r"], ["output"], name="root")]
+             helper.make_node("Pow", ["r", "r"], ["output"], name="power")]
 elif kind == "split-sizes":
     nodes = [helper.make_node("Split", ["input", const("parts", [3, 3])], ["a", "b"], name="heads",
                               axis=2),
@@ -70,12 +73,18 @@ elif kind == "fill-band":
                                         const("fill", -np.inf, np.float32), "scores"],
                               ["masked"], name="fill"),
              helper.make_node("Softmax", ["masked"], ["output"], name="probs", axis=-1)]
-elif kind == "rms-axis":
-    nodes = [helper.make_node("Pow", ["input", const("two", 2.0, np.float32)], ["sq"], name="square"),
-             helper.make_node("ReduceMean", ["sq"], ["ms"], name="mean", axes=[1]),
-             helper.make_node("Add", ["ms", const("eps", 1e-6, np.float32)], ["mse"], name="eps"),
-             helper.make_node("Sqrt", ["mse"], ["root"], name="root"),
-             helper.make_node("Div", ["input", "root"], ["output"], name="normalize")]
+elif kind == "pow-vector":
+    nodes = [helper.make_node("Pow", ["input", const("e", np.full(8, 2.0), np.float32)],
+                              ["output"], name="square")]
+elif kind == "sum-gap":
+    nodes = [helper.make_node("ReduceSum", ["input", const("axes", [0, 2])], ["output"],
+                              name="total", keepdims=1)]
+elif kind == "div-int":
+    nodes = [helper.make_node("Relu", ["input"], ["r"], name="relu"),
+             helper.make_node("Div", [const("two", 2), "r"], ["output"], name="invert")]
+elif kind == "double-weight":
+    nodes = [helper.make_node("MatMul", ["input", const("w64", np.ones((8, 3)), np.float64)],
+                              ["output"], name="project")]
 elif kind == "einsum-computed":
     nodes = [helper.make_node("Relu", ["input"], ["r"], name="relu"),
              helper.make_node("Einsum", ["r", const("w", np.ones((8, 3)), np.float32)],

@@ -4,7 +4,8 @@
 // __host__ __device__ under nvcc and plain inline C++ elsewhere (including the host shim).
 //
 // The formulas are PyTorch's (torch.nn.functional.gelu, elu, selu, silu, softplus, softsign,
-// leaky_relu and their autograd derivatives), which test/keras and test/e2e compare against.
+// leaky_relu, exp, log, pow and their autograd derivatives), which test/keras and test/e2e
+// compare against.
 #pragma once
 
 #include <math.h>
@@ -25,6 +26,9 @@ enum class Activation : int32_t {
   Softplus = 5,  // log(1 + exp(x)), x itself above 20 (PyTorch's threshold)
   Softsign = 6,  // x / (1 + |x|)
   LeakyRelu = 7, // x > 0 ? x : alpha x
+  Exp = 8,       // e^x
+  Log = 9,       // ln x
+  Pow = 10,      // x^alpha (powerOf)
 };
 
 constexpr float kSeluAlpha = 1.6732632423543772848170429916717f;
@@ -41,7 +45,24 @@ GRAPHC_HD float sigmoidOf(float x) {
   return e / (1.0f + e);
 }
 
-/// f(x) for the activation `kind` (alpha: elu's scale, leaky_relu's slope).
+/// x^alpha, with the exponents that models write as their own ops computed as those ops are
+/// (x * x, sqrt, 1 / x, 1 / sqrt(x)), so the results match PyTorch's square, sqrt and
+/// reciprocal to the bit rather than to powf's last place.
+GRAPHC_HD float powerOf(float x, float alpha) {
+  if (alpha == 2.0f)
+    return x * x;
+  if (alpha == 1.0f)
+    return x;
+  if (alpha == 0.5f)
+    return sqrtf(x);
+  if (alpha == -1.0f)
+    return 1.0f / x;
+  if (alpha == -0.5f)
+    return 1.0f / sqrtf(x);
+  return powf(x, alpha);
+}
+
+/// f(x) for the activation `kind` (alpha: elu's scale, leaky_relu's slope, pow's exponent).
 GRAPHC_HD float activationValue(Activation kind, float alpha, float x) {
   switch (kind) {
   case Activation::Gelu:
@@ -60,6 +81,12 @@ GRAPHC_HD float activationValue(Activation kind, float alpha, float x) {
     return x / (1.0f + fabsf(x));
   case Activation::LeakyRelu:
     return x > 0.0f ? x : alpha * x;
+  case Activation::Exp:
+    return expf(x);
+  case Activation::Log:
+    return logf(x);
+  case Activation::Pow:
+    return powerOf(x, alpha);
   }
   return x;
 }
@@ -91,6 +118,24 @@ GRAPHC_HD float activationDerivative(Activation kind, float alpha, float x) {
   }
   case Activation::LeakyRelu:
     return x > 0.0f ? 1.0f : alpha;
+  case Activation::Exp:
+    return expf(x);
+  case Activation::Log:
+    return 1.0f / x;
+  case Activation::Pow:
+    // PyTorch's pow backward, alpha x^(alpha - 1); sqrt's is 1 / (2 sqrt(x)) and the
+    // reciprocal's -(1 / x)^2, as their own ops compute them.
+    if (alpha == 2.0f)
+      return 2.0f * x;
+    if (alpha == 1.0f)
+      return 1.0f;
+    if (alpha == 0.5f)
+      return 1.0f / (2.0f * sqrtf(x));
+    if (alpha == -1.0f) {
+      const float r = 1.0f / x;
+      return -(r * r);
+    }
+    return alpha * powerOf(x, alpha - 1.0f);
   }
   return 1.0f;
 }
