@@ -65,7 +65,8 @@ constexpr const char *kSupported =
     "UpSampling1D, UpSampling2D (nearest), "
     "Add, Subtract, Multiply, Average, Concatenate, Conv1D, MaxPooling1D, AveragePooling1D, "
     "GlobalAveragePooling1D, GlobalMaxPooling1D, Conv2DTranspose, SeparableConv2D, Permute, "
-    "LayerNormalization (last axis), MultiHeadAttention (causal mask or none), Embedding, LSTM, "
+    "LayerNormalization and RMSNormalization (last axis), MultiHeadAttention (causal mask or "
+    "none), Embedding, LSTM, "
     "GRU, SimpleRNN, Bidirectional, "
     "TimeDistributed (Dense, Dropout, activations), and nested "
     "Sequential/Functional models";
@@ -1508,11 +1509,23 @@ private:
 
   /// The layers of this section, with their Keras aliases.
   static const std::set<std::string> &convFamily() {
-    static const std::set<std::string> names = {
-        "Conv1D", "Convolution1D", "MaxPooling1D", "MaxPool1D", "AveragePooling1D", "AvgPool1D",
-        "GlobalAveragePooling1D", "GlobalAvgPool1D", "GlobalMaxPooling1D", "GlobalMaxPool1D",
-        "Conv2DTranspose", "Convolution2DTranspose", "SeparableConv2D", "SeparableConvolution2D",
-        "Permute", "LayerNormalization"};
+    static const std::set<std::string> names = {"Conv1D",
+                                                "Convolution1D",
+                                                "MaxPooling1D",
+                                                "MaxPool1D",
+                                                "AveragePooling1D",
+                                                "AvgPool1D",
+                                                "GlobalAveragePooling1D",
+                                                "GlobalAvgPool1D",
+                                                "GlobalMaxPooling1D",
+                                                "GlobalMaxPool1D",
+                                                "Conv2DTranspose",
+                                                "Convolution2DTranspose",
+                                                "SeparableConv2D",
+                                                "SeparableConvolution2D",
+                                                "Permute",
+                                                "LayerNormalization",
+                                                "RMSNormalization"};
     return names;
   }
 
@@ -1532,6 +1545,8 @@ private:
       return separableConv(l, in, loc);
     if (c == "Permute")
       return permute(l, in, loc);
+    if (c == "RMSNormalization")
+      return rmsNormalization(l, in, loc);
     return layerNormalization(l, in, loc);
   }
 
@@ -1634,12 +1649,10 @@ private:
     return out;
   }
 
-  /// LayerNormalization over the last Keras axis. graph.layer_norm normalizes the last axis of
-  /// its operand, so an image or 1-D feature map (channels first in graphc) is transposed to
-  /// channels last and back around it.
-  Tensor layerNormalization(const Layer &l, const Tensor &in, Location loc) {
-    auto ks = kerasShape(in);
-    int64_t rank = int64_t(ks.size()), axis = -1;
+  /// A normalization's `axis` (an integer, or a one-element list as a built layer saves it;
+  /// absent or null: the last) must be the last of the input's `rank` Keras axes.
+  void refuseUnlessLastAxis(const Layer &l, int64_t rank) {
+    int64_t axis = -1;
     const json::Value *av = l.config->get("axis");
     if (av && !av->getAsNull()) {
       const json::Value *one = av;
@@ -1652,6 +1665,50 @@ private:
     if (axis != rank - 1)
       refuseAttr(l, "axis", "= " + show(av) + " is not supported: graphc normalizes over the "
                                               "last axis only");
+  }
+
+  /// `x` (graphView(in)) in Keras's axis order, normalized over its last axis by `normalize`,
+  /// then back in graphc's order: graph.layer_norm and graph.rms_norm normalize the last axis
+  /// of their operand, so an image or 1-D feature map (channels first in graphc) is transposed
+  /// to channels last and back around them.
+  Tensor normalizedOverLastKerasAxis(const Tensor &in, Location loc,
+                                     llvm::function_ref<Value(Value)> normalize) {
+    auto axes = kerasAxes(in);
+    Value x = transposed(graphView(in, loc), inverse(axes), loc); // Keras's axis order
+    Tensor out = in;
+    out.nonNegative = false;
+    out.v = transposed(normalize(x), axes, loc);
+    if (in.image && in.seq)
+      out.v = b.create<ReshapeOp>(loc, in.v.getType(), out.v);
+    return out;
+  }
+
+  /// RMSNormalization (Keras 3.9) over the last Keras axis: one graph.rms_norm,
+  /// x / sqrt(mean(x^2) + epsilon) * scale, Keras's formula (epsilon 1e-6 by default); the
+  /// [features] scale starts at ones, and is read from the layer's vars (Keras's `scale`).
+  Tensor rmsNormalization(const Layer &l, const Tensor &in, Location loc) {
+    auto ks = kerasShape(in);
+    refuseUnlessLastAxis(l, int64_t(ks.size()));
+    double epsilon = numAttr(l, "epsilon", 1e-6);
+    if (!(epsilon > 0))
+      refuseAttr(l, "epsilon", "must be positive");
+    int64_t d = ks.back(), rows = product(ks) / d;
+    std::vector<KerasArray> w = layerWeights(l, {{"scale", {d}, "scale_initializer", "ones"}});
+    Value scale = persistent(l, "scale", {d}, w[0].values, l.trainable, "parameter");
+    return normalizedOverLastKerasAxis(in, loc, [&](Value x) {
+      return b
+          .create<RmsNormOp>(loc, TypeRange{x.getType(), f32({rows})}, x, scale,
+                             b.getF32FloatAttr(float(epsilon)))
+          .getResult();
+    });
+  }
+
+  /// LayerNormalization over the last Keras axis. graph.layer_norm normalizes the last axis of
+  /// its operand, so an image or 1-D feature map (channels first in graphc) is transposed to
+  /// channels last and back around it.
+  Tensor layerNormalization(const Layer &l, const Tensor &in, Location loc) {
+    auto ks = kerasShape(in);
+    refuseUnlessLastAxis(l, int64_t(ks.size()));
     if (boolAttr(l, "rms_scaling", false))
       refuseAttr(l, "rms_scaling", "= true is not supported");
     double epsilon = numAttr(l, "epsilon", 1e-3);
@@ -1669,16 +1726,12 @@ private:
       w = layerWeights(l, vars);
     size_t i = 0;
     auto [gamma, beta] = gammaBeta(l, d, scale, center, w, i);
-    auto axes = kerasAxes(in);
-    Value x = transposed(graphView(in, loc), inverse(axes), loc); // Keras's axis order
-    auto ln = b.create<LayerNormOp>(loc, TypeRange{x.getType(), f32({rows}), f32({rows})}, x,
-                                    gamma, beta, b.getF32FloatAttr(float(epsilon)));
-    Tensor out = in;
-    out.nonNegative = false;
-    out.v = transposed(ln.getResult(), axes, loc);
-    if (in.image && in.seq)
-      out.v = b.create<ReshapeOp>(loc, in.v.getType(), out.v);
-    return out;
+    return normalizedOverLastKerasAxis(in, loc, [&](Value x) {
+      return b
+          .create<LayerNormOp>(loc, TypeRange{x.getType(), f32({rows}), f32({rows})}, x, gamma,
+                               beta, b.getF32FloatAttr(float(epsilon)))
+          .getResult();
+    });
   }
 
   /// One axis of a Conv2DTranspose as TensorFlow computes it: the adjoint of the SAME or VALID

@@ -794,11 +794,33 @@ CASES.update({"k3_mha": mha_case("keras3"), "tf2_mha": mha_case("legacy"),
               "k3_mha_causal": mha_case("keras3", causal=True)})
 
 
+def rms_norm(h, scale, eps):
+    """Keras 3.9's RMSNormalization over the last axis: x / sqrt(mean(x^2) + eps) * scale."""
+    return h / torch.sqrt(h.pow(2).mean(-1, keepdim=True) + eps) * scale
+
+
+def k3_rms_norm_forward(x, P, S, step):
+    h = torch.relu(x @ P["dense/kernel"] + P["dense/bias"])
+    h = rms_norm(h, P["rms_normalization/scale"], 1e-6).mean(dim=1)
+    h = rms_norm(h, P["rms_normalization_1/scale"], 0.01)
+    return h @ P["dense_1/kernel"] + P["dense_1/bias"]
+
+
+CASES["k3_rms_norm"] = dict(
+    layout="keras3", input=(5, 6), classes=3, loss="sparse", opt=("adam", 0.01, 0.0),
+    flags=[], forward=k3_rms_norm_forward,
+    weights=[("layers/dense", None, "dense", [("kernel", (6, 8)), ("bias", (8,))]),
+             ("layers/rms_normalization", None, "rms_normalization", [("scale", (8,))]),
+             ("layers/rms_normalization_1", None, "rms_normalization_1", [("scale", (8,))]),
+             ("layers/dense_1", None, "dense_1", [("kernel", (8, 3)), ("bias", (3,))])],
+    empty=["layers/input_layer", "layers/global_average_pooling1d", "optimizer"], graphc={})
+
+
 def initial_weights(case, rng):
     w = {}
     for _, _, layer, variables in case["weights"]:
         for var, shape in variables:
-            if var == "gamma":
+            if var in ("gamma", "scale"):
                 a = 1 + 0.2 * rng.standard_normal(shape)
             elif var == "moving_variance":
                 a = 1 + 0.5 * rng.random(shape)

@@ -130,6 +130,13 @@ class Style:
             c["rms_scaling"] = False
         return self.entry("LayerNormalization", c, shape)
 
+    def rms_norm(self, name, epsilon=1e-6, shape=None):
+        """Keras 3.9's RMSNormalization: get_config adds axis and epsilon to the base config; a
+        built layer holds its axis as a sorted list of positive axes."""
+        c = self.base(name)
+        c.update({"axis": [len(shape) - 1], "epsilon": epsilon})
+        return self.entry("RMSNormalization", c, shape)
+
     def permute(self, name, dims, shape=None):
         c = self.base(name)
         c["dims"] = list(dims)
@@ -828,6 +835,22 @@ def main():
     L.append(s.wire(s.dense("dense", 3, shape=[N, 8]), [[("global_average_pooling1d", 0, 0, [N, 8])]]))
     write("k3_mha_cross", s.functional("functional", L, [("input_layer", 0, 0)], [("dense", 0, 0)],
                                        k3_adam(0.01, SPARSE_FROM_LOGITS)))
+
+    # RMSNormalization (Keras 3.9): a Dense(8, relu) on the rows of the (5 steps, 6 features)
+    # input -> RMSNormalization (epsilon 1e-6) -> GlobalAveragePooling1D -> RMSNormalization
+    # of the vector (epsilon 0.01) -> Dense(3); Adam from logits.
+    L = [s.input_layer("input_layer", [N, 5, 6])]
+    L[0]["name"] = "input_layer"
+    L[0]["inbound_nodes"] = []
+    L.append(s.wire(s.dense("dense", 8, "relu", shape=[N, 5, 6]), [[("input_layer", 0, 0, [N, 5, 6])]]))
+    L.append(s.wire(s.rms_norm("rms_normalization", shape=[N, 5, 8]), [[("dense", 0, 0, [N, 5, 8])]]))
+    L.append(s.wire(s.global_pool("GlobalAveragePooling1D", "global_average_pooling1d", [N, 5, 8]),
+                    [[("rms_normalization", 0, 0, [N, 5, 8])]]))
+    L.append(s.wire(s.rms_norm("rms_normalization_1", epsilon=0.01, shape=[N, 8]),
+                    [[("global_average_pooling1d", 0, 0, [N, 8])]]))
+    L.append(s.wire(s.dense("dense_1", 3, shape=[N, 8]), [[("rms_normalization_1", 0, 0, [N, 8])]]))
+    write("k3_rms_norm", s.functional("functional", L, [("input_layer", 0, 0)], [("dense_1", 0, 0)],
+                                      k3_adam(0.01, SPARSE_FROM_LOGITS)))
 
     # MultiHeadAttention calls graphc refuses: an attention mask, the attention scores as a
     # second output.
