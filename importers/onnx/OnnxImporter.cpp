@@ -361,6 +361,37 @@ private:
     return {b.create<ReshapeOp>(loc, f32(ys), pooled), n};
   }
 
+  /// `node` (a Mul or Div) reading, in place of an operand that an Expand of a computed tensor
+  /// produced to the other operand's shape (F.normalize's x / norm.expand_as(x)), the tensor
+  /// before the Expand, which the product broadcasts itself: as a trailing gate without copies
+  /// (productOfComputed), where the Expand would have copied it to the full shape and the
+  /// reciprocal and the gradients would have been of that size. The Expand's ops, left without
+  /// readers, are erased by the canonicalizer.
+  onnx::NodeProto withUnexpandedOperands(const onnx::NodeProto &node) {
+    onnx::NodeProto rewritten = node;
+    for (int index : {0, 1}) {
+      auto p = producer.find(node.input(index));
+      if (p == producer.end() || !values.count(node.input(1 - index)))
+        continue;
+      const onnx::NodeProto &expand = graph->node(p->second);
+      if (expand.op_type() != "Expand" || expand.input_size() < 1 ||
+          !values.count(expand.input(0)) || !values.count(node.input(index)))
+        continue;
+      auto full = shapeOf(values.at(node.input(1 - index)));
+      auto before = shapeOf(values.at(expand.input(0)));
+      if (shapeOf(values.at(node.input(index))) != full || before.size() > full.size())
+        continue;
+      bool broadcasts = true; // numpy's rule, right-aligned: each extent 1 or the full one
+      for (size_t i = 0; i < before.size(); ++i) {
+        int64_t f = full[full.size() - before.size() + i];
+        broadcasts &= before[i] == 1 || before[i] == f;
+      }
+      if (broadcasts)
+        rewritten.set_input(index, expand.input(0));
+    }
+    return rewritten;
+  }
+
   /// graph.activation `kind` of `x` (exp, log, pow with exponent `alpha`).
   Value elementwise(Location loc, ActivationKind kind, Value x, float alpha = 1.0f) {
     return b.create<ActivationOp>(loc, x.getType(), ActivationKindAttr::get(b.getContext(), kind),
@@ -374,7 +405,8 @@ private:
   /// The product then takes the Mul paths (same shapes, a trailing gate without copies, numpy
   /// broadcasting), and a scalar constant numerator c a graph.scale by c. Returns false when
   /// the divisor is a scalar constant, which the Mul/Div-by-a-scalar path takes.
-  bool importDivision(const onnx::NodeProto &node, Location loc) {
+  bool importDivision(const onnx::NodeProto &original, Location loc) {
+    const onnx::NodeProto node = withUnexpandedOperands(original);
     const std::string &numerator = node.input(0), &divisor = node.input(1);
     const std::string reciprocalName = node.output(0) + "@reciprocal";
     if (isConstantTable(divisor)) {
@@ -2631,7 +2663,7 @@ private:
            (op == "Abs" ? "a softsign exported as Div(x, Add(Abs(x), 1))"
                         : "a GELU exported as Mul(Mul(x, Add(Erf(Div(x, sqrt(2))), 1)), 0.5)"));
     if (op == "Mul" && values.count(node.input(0)) && values.count(node.input(1))) {
-      define(node, productOfComputed(node, loc));
+      define(node, productOfComputed(withUnexpandedOperands(node), loc));
       return;
     }
     if (op == "Mul" && computedOrFloatInitializer(node, 0) && computedOrFloatInitializer(node, 1)) {
