@@ -345,8 +345,10 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
       if (Value logits = getLossLogits(*loss, prediction)) {
         if (this->fromLogits) {
           forward.emitError() << "--from-logits: the model's output is already a "
-                              << (*loss == LossKind::binary_crossentropy ? "Sigmoid" : "Softmax")
-                              << " (probabilities); drop --from-logits";
+                              << (*loss == LossKind::binary_crossentropy
+                                      ? "Sigmoid (probabilities)"
+                                      : "Softmax or LogSoftmax (probabilities or their log)")
+                              << "; drop --from-logits";
           return failure();
         }
         lossInput = logits;

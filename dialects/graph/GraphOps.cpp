@@ -765,6 +765,11 @@ Value graphc::graph::getLossLogits(LossKind kind, Value prediction) {
   switch (kind) {
   case LossKind::sparse_categorical_crossentropy:
   case LossKind::categorical_crossentropy:
+    // The log of a softmax (an imported LogSoftmax): log-probabilities, whose crossentropy is
+    // PyTorch's NLLLoss, -log p[label], the crossentropy from the softmax's logits too.
+    if (auto log = prediction.getDefiningOp<ActivationOp>();
+        log && log.getKind() == ActivationKind::log)
+      prediction = log.getInput();
     // A softmax over the class axis, the last (of [batch, classes] or [batch, ..., classes]).
     if (auto softmax = prediction.getDefiningOp<SoftmaxOp>();
         softmax && !softmax.getCausal() && tensorType(softmax.getInput()).getRank() >= 2 &&

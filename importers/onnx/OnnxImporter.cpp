@@ -78,7 +78,8 @@ constexpr const char *kSupportedOps =
     "constant shapes), Conv, ConvTranspose, Cos, Sin, Range and Einsum (of constants), Div, "
     "Dropout, Elu, Equal (of constants), Exp, Expand, "
     "Flatten, Gather, Gemm, GlobalAveragePool, GRU, HardSigmoid, HardSwish, Identity, "
-    "LayerNormalization, LeakyRelu, Log, LSTM, MatMul, MaxPool, Mul, Neg, Pad (constant mode), "
+    "LayerNormalization, LeakyRelu, Log, LogSoftmax, LSTM, MatMul, MaxPool, Mul, Neg, Pad "
+    "(constant mode), "
     "Pow (to a constant exponent), Reciprocal, "
     "ReduceL2, ReduceMean, ReduceSum, ReduceSumSquare, Relu, Reshape, "
     "Selu, Shape, Sigmoid, Slice, Softmax, Softplus, Softsign, Split, Sqrt, Squeeze, Sub, Tanh, "
@@ -2436,6 +2437,7 @@ private:
                                                           {"Sin", 1},
                                                           {"Slice", 5},
                                                           {"Softmax", 1},
+                                                          {"LogSoftmax", 1},
                                                           {"Softplus", 1},
                                                           {"Softsign", 1},
                                                           {"Split", 2},
@@ -3494,7 +3496,7 @@ private:
       define(node, b.create<TanhOp>(loc, x.getType(), x));
       return;
     }
-    if (op == "Softmax") {
+    if (op == "Softmax" || op == "LogSoftmax") {
       Value x = valueOf(node, 0);
       int64_t rank = shapeOf(x).size();
       int64_t axis = intAttr(node, "axis", opset >= 13 ? -1 : 1);
@@ -3507,8 +3509,14 @@ private:
                                      std::to_string(rank));
       // Scores with a causal mask added (importAttentionMask): the causal softmax.
       const bool causal = causalScores.count(node.input(0)) != 0;
-      define(node, b.create<SoftmaxOp>(loc, x.getType(), x, b.getI64IntegerAttr(axis),
-                                       causal ? b.getUnitAttr() : UnitAttr()));
+      Value probabilities = b.create<SoftmaxOp>(loc, x.getType(), x, b.getI64IntegerAttr(axis),
+                                                causal ? b.getUnitAttr() : UnitAttr());
+      // LogSoftmax (a PyTorch classifier trained with NLLLoss): the log of the softmax. As the
+      // model's output, a categorical crossentropy reads it as log-probabilities, PyTorch's
+      // NLLLoss, and folds into a crossentropy from the logits (graph::getLossLogits), so the
+      // log of a rounded probability is never taken in training.
+      define(node, op == "Softmax" ? probabilities
+                                   : elementwise(loc, ActivationKind::log, probabilities));
       return;
     }
     fail(nodeLabel(node) + " is not supported (--verbose lists the supported ops)");

@@ -15,6 +15,35 @@ func.func @sparse_ce_softmax(%x: tensor<4x3xf32>, %l: tensor<4xi64>) -> tensor<f
 
 // -----
 
+// The log of a softmax (an imported LogSoftmax) holds log-probabilities: the crossentropy reads
+// it as PyTorch's NLLLoss, the crossentropy from the softmax's logits; both ops are erased.
+// CHECK-LABEL: func.func @sparse_ce_log_softmax
+//  CHECK-SAME:   (%[[X:.*]]: tensor<4x3xf32>, %[[L:.*]]: tensor<4xi64>)
+//   CHECK-NOT:   graph.activation
+//       CHECK:   %[[R:.*]] = graph.loss sparse_categorical_crossentropy %[[X]], %[[L]] {from_logits} : (tensor<4x3xf32>, tensor<4xi64>) -> tensor<f32>
+//  CHECK-NEXT:   return %[[R]]
+func.func @sparse_ce_log_softmax(%x: tensor<4x3xf32>, %l: tensor<4xi64>) -> tensor<f32> {
+  %p = graph.softmax %x {axis = 1} : tensor<4x3xf32>
+  %lp = graph.activation log %p : tensor<4x3xf32>
+  %0 = graph.loss sparse_categorical_crossentropy %lp, %l : (tensor<4x3xf32>, tensor<4xi64>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+// The log of anything but a softmax is not folded.
+// CHECK-LABEL: func.func @sparse_ce_log_sigmoid_not_folded
+//       CHECK:   graph.activation log
+//       CHECK:   graph.loss sparse_categorical_crossentropy %{{.*}}, %{{.*}} : (tensor<4x3xf32>, tensor<4xi64>)
+func.func @sparse_ce_log_sigmoid_not_folded(%x: tensor<4x3xf32>, %l: tensor<4xi64>) -> tensor<f32> {
+  %p = graph.sigmoid %x : tensor<4x3xf32>
+  %lp = graph.activation log %p : tensor<4x3xf32>
+  %0 = graph.loss sparse_categorical_crossentropy %lp, %l : (tensor<4x3xf32>, tensor<4xi64>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
 // Categorical crossentropy absorbs the softmax over classes too.
 // CHECK-LABEL: func.func @categorical_ce_softmax
 //  CHECK-SAME:   (%[[X:.*]]: tensor<4x3xf32>, %[[L:.*]]: tensor<4x3xf32>)

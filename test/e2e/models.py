@@ -487,7 +487,8 @@ class MathMLP(nn.Module):
     (1 + h^2)^0.75 (Pow); an L2 scaling h / sqrt(sum(h^2) + eps) (Pow 2, ReduceSum over the
     last axis, Sqrt, Div of a trailing broadcast); torch.rsqrt, torch.reciprocal and
     0.5 / (1 + h^2) (Div of a scalar constant); a trained per-feature divisor (Div by an
-    initializer); then Linear(24, 10)."""
+    initializer); then Linear(24, 10) and log_softmax (LogSoftmax: NLLLoss's input, which the
+    reference's crossentropy of the logits equals)."""
 
     def __init__(self):
         super().__init__()
@@ -505,7 +506,7 @@ class MathMLP(nn.Module):
         h = h / torch.sqrt(h.pow(2).sum(-1, keepdim=True) + 1e-6)
         h = h * torch.rsqrt(1 + h.pow(2)) + torch.reciprocal(2 + h) + 0.5 / (1 + h * h)
         y = self.fc2(h / self.divisor)
-        return torch.softmax(y, dim=1) if self.head else y
+        return F.log_softmax(y, dim=1) if self.head else y
 
 
 class SplitMLP(nn.Module):
