@@ -81,7 +81,8 @@ constexpr const char *kSupportedOps =
     "LayerNormalization, LeakyRelu, Log, LogSoftmax, LSTM, MatMul, MaxPool, Mul, Neg, Pad "
     "(constant mode), "
     "Pow (to a constant exponent), Reciprocal, "
-    "ReduceL2, ReduceMean, ReduceSum, ReduceSumSquare, Relu, Reshape, "
+    "ReduceL2, ReduceLogSumExp, ReduceMax, ReduceMean, ReduceMin, ReduceSum, ReduceSumSquare, "
+    "Relu, Reshape, "
     "Selu, Shape, Sigmoid, Slice, Softmax, Softplus, Softsign, Split, Sqrt, Squeeze, Sub, Tanh, "
     "Transpose, Trilu (of constants), Unsqueeze, Where (of constants; of attention scores "
     "as a masked_fill) (Erf within a GELU, Abs within a softsign)";
@@ -313,8 +314,17 @@ private:
   /// [pre, n, post] (n the product of those extents) it is an avg_pool2d with an [n, 1] window
   /// on the [pre, 1, n, post] view: PyTorch's x.mean(dim=1) over a sequence, x.mean([2, 3]),
   /// the global average pooling of ShuffleNet, MnasNet and squeeze-and-excitation blocks, and
-  /// a norm's sum over the last axis. Returns the mean (keepdims as the node says) and n.
-  std::pair<Value, int64_t> meanOverAxes(const onnx::NodeProto &node, Location loc, Value x) {
+  /// a norm's sum over the last axis. Returns the mean (keepdims as the node says) and n;
+  /// with `maximum`, the maximum instead (a max_pool2d with that window: its backward routes
+  /// each gradient to the window's first largest element). keepDims: the reduced axes kept as
+  /// 1 whatever the node's keepdims (the node's own output shape is returned too).
+  struct Reduction {
+    Value value;                   // the mean (or maximum), keepdims as asked
+    int64_t count;                 // the elements each output reduces
+    std::vector<int64_t> nodeDims; // the node's output shape (its own keepdims)
+  };
+  Reduction meanOverAxes(const onnx::NodeProto &node, Location loc, Value x, bool maximum = false,
+                         bool keepDims = false) {
     auto xs = shapeOf(x);
     int64_t rank = xs.size();
     std::vector<int64_t> axes = intsAttr(node, "axes", {});
@@ -327,7 +337,7 @@ private:
     const std::string named = "= " + listText(axes) + " ";
     if (axes.empty()) {
       if (intAttr(node, "noop_with_empty_axes", 0) != 0)
-        return {x, 1};
+        return {x, 1, xs};
       for (int64_t d = 0; d < rank; ++d)
         axes.push_back(d);
     }
@@ -349,17 +359,25 @@ private:
     int64_t n =
         std::accumulate(xs.begin() + first, xs.begin() + last + 1, int64_t{1}, std::multiplies<>());
     Value view = b.create<ReshapeOp>(loc, f32({pre, 1, n, post}), x);
-    Value pooled = b.create<AvgPool2dOp>(
-        loc, f32({pre, 1, 1, post}), view, b.getDenseI64ArrayAttr({n, 1}),
-        b.getDenseI64ArrayAttr({1, 1}), b.getDenseI64ArrayAttr({0, 0, 0, 0}), UnitAttr());
-    std::vector<int64_t> ys;
-    bool keep = intAttr(node, "keepdims", 1) != 0;
-    for (int64_t d = 0; d < rank; ++d)
-      if (d < first || d > last)
-        ys.push_back(xs[d]);
-      else if (keep)
-        ys.push_back(1);
-    return {b.create<ReshapeOp>(loc, f32(ys), pooled), n};
+    Value pooled =
+        maximum
+            ? b.create<MaxPool2dOp>(loc, f32({pre, 1, 1, post}), view,
+                                    b.getDenseI64ArrayAttr({n, 1}), b.getDenseI64ArrayAttr({1, 1}),
+                                    b.getDenseI64ArrayAttr({0, 0, 0, 0}))
+                  .getResult()
+            : b.create<AvgPool2dOp>(loc, f32({pre, 1, 1, post}), view,
+                                    b.getDenseI64ArrayAttr({n, 1}), b.getDenseI64ArrayAttr({1, 1}),
+                                    b.getDenseI64ArrayAttr({0, 0, 0, 0}), UnitAttr())
+                  .getResult();
+    std::vector<int64_t> kept, nodeDims;
+    const bool keep = intAttr(node, "keepdims", 1) != 0;
+    for (int64_t d = 0; d < rank; ++d) {
+      const bool reduced = d >= first && d <= last;
+      kept.push_back(reduced ? 1 : xs[d]);
+      if (!reduced || keep)
+        nodeDims.push_back(reduced ? 1 : xs[d]);
+    }
+    return {b.create<ReshapeOp>(loc, f32(keepDims ? kept : nodeDims), pooled), n, nodeDims};
   }
 
   /// `node` (a Mul or Div) reading, in place of an operand that an Expand of a computed tensor
@@ -2426,7 +2444,10 @@ private:
                                                           {"Range", 3},
                                                           {"Reciprocal", 1},
                                                           {"ReduceL2", 2},
+                                                          {"ReduceLogSumExp", 2},
+                                                          {"ReduceMax", 2},
                                                           {"ReduceMean", 2},
+                                                          {"ReduceMin", 2},
                                                           {"ReduceSum", 2},
                                                           {"ReduceSumSquare", 2},
                                                           {"Relu", 1},
@@ -3344,13 +3365,50 @@ private:
     }
     if (op == "ReduceMean" && importDecomposedLayerNorm(node, index, loc))
       return;
+    if (op == "ReduceMax" || op == "ReduceMin") {
+      // x.amax(dim) (a hand-written softmax's or logsumexp's shift), and amin as -max(-x).
+      Value x = valueOf(node, 0);
+      if (op == "ReduceMin")
+        x = b.create<ScaleOp>(loc, x.getType(), x, b.getF32FloatAttr(-1.f));
+      Value extreme = meanOverAxes(node, loc, x, /*maximum=*/true).value;
+      if (op == "ReduceMin")
+        extreme = b.create<ScaleOp>(loc, extreme.getType(), extreme, b.getF32FloatAttr(-1.f));
+      define(node, extreme);
+      return;
+    }
+    if (op == "ReduceLogSumExp") {
+      // log(sum(exp(x - m))) + m with m the maximum (torch.logsumexp's shift, so that exp never
+      // overflows), m broadcast back over the reduced axes as a Sub's operand.
+      Value x = valueOf(node, 0);
+      Reduction maximum = meanOverAxes(node, loc, x, /*maximum=*/true, /*keepDims=*/true);
+      Value shift = maximum.value;
+      values[node.output(0) + "@shift"] = shift;
+      onnx::NodeProto centred;
+      centred.set_op_type("Sub");
+      centred.set_name(node.name());
+      centred.add_input(node.input(0));
+      centred.add_input(node.output(0) + "@shift");
+      centred.add_output(node.output(0) + "@centred");
+      Value exps = elementwise(loc, ActivationKind::exp, broadcastBinary(centred, loc));
+      Value mean = meanOverAxes(node, loc, exps, /*maximum=*/false, /*keepDims=*/true).value;
+      Value sum = maximum.count == 1 ? mean
+                                     : b.create<ScaleOp>(loc, mean.getType(), mean,
+                                                         b.getF32FloatAttr(float(maximum.count)))
+                                           .getResult();
+      Value logSum = elementwise(loc, ActivationKind::log, sum);
+      Value result = b.create<AddOp>(loc, logSum.getType(), logSum, shift);
+      if (shapeOf(result) != maximum.nodeDims)
+        result = b.create<ReshapeOp>(loc, f32(maximum.nodeDims), result);
+      define(node, result);
+      return;
+    }
     if (op == "ReduceMean" || op == "ReduceSum" || op == "ReduceSumSquare" || op == "ReduceL2") {
       // Each a mean over consecutive axes (meanOverAxes), of x or of x^2 (a graph.activation
       // pow 2), scaled by the count for the sums, and the L2 norm its square root.
       Value x = valueOf(node, 0);
       if (op == "ReduceSumSquare" || op == "ReduceL2")
         x = elementwise(loc, ActivationKind::pow, x, 2.0f);
-      auto [mean, count] = meanOverAxes(node, loc, x);
+      auto [mean, count, dims] = meanOverAxes(node, loc, x);
       Value result = mean;
       if (op != "ReduceMean" && count != 1)
         result = b.create<ScaleOp>(loc, mean.getType(), mean, b.getF32FloatAttr(float(count)));

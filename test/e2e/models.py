@@ -486,7 +486,8 @@ class MathMLP(nn.Module):
     (Neg, Exp, Div); log(1 + h^2) (Mul of a tensor by itself, Log); a fractional power
     (1 + h^2)^0.75 (Pow); an L2 scaling h / sqrt(sum(h^2) + eps) (Pow 2, ReduceSum over the
     last axis, Sqrt, Div of a trailing broadcast); torch.rsqrt, torch.reciprocal and
-    0.5 / (1 + h^2) (Div of a scalar constant); a trained per-feature divisor (Div by an
+    0.5 / (1 + h^2) (Div of a scalar constant); h - logsumexp(h) + (amax(h) - amin(h)) / 2
+    (ReduceLogSumExp, ReduceMax, ReduceMin); a trained per-feature divisor (Div by an
     initializer); then Linear(24, 10) and log_softmax (LogSoftmax: NLLLoss's input, which the
     reference's crossentropy of the logits equals)."""
 
@@ -505,6 +506,8 @@ class MathMLP(nn.Module):
         h = torch.log(1 + h * h) + torch.pow(1 + h * h, 0.75)
         h = h / torch.sqrt(h.pow(2).sum(-1, keepdim=True) + 1e-6)
         h = h * torch.rsqrt(1 + h.pow(2)) + torch.reciprocal(2 + h) + 0.5 / (1 + h * h)
+        h = h - torch.logsumexp(h, -1, keepdim=True) + 0.5 * (h.amax(-1, keepdim=True) -
+                                                              h.amin(-1, keepdim=True))
         y = self.fc2(h / self.divisor)
         return F.log_softmax(y, dim=1) if self.head else y
 
