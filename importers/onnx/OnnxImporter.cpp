@@ -405,8 +405,12 @@ private:
         int64_t f = full[full.size() - before.size() + i];
         broadcasts &= before[i] == 1 || before[i] == f;
       }
-      if (broadcasts)
+      if (broadcasts) {
+        // One operand only: the other keeps the full shape, and so the product's result does
+        // (two expanded [B, 1] would multiply to [B, 1]).
         rewritten.set_input(index, expand.input(0));
+        break;
+      }
     }
     return rewritten;
   }
