@@ -69,6 +69,11 @@ def time_binary(binary, work, steps, warmup):
     """`step_ms` of each step after `warmup` steps, and the first and last losses."""
     import gpu_checks
     x, y = gpu_checks.write_data(binary, work, batch_count=4)
+    return time_on_data(binary, x, y, work, steps, warmup)
+
+
+def time_on_data(binary, x, y, work, steps, warmup):
+    """time_binary on the data files `x` and `y`."""
     log = os.path.join(work, "log.jsonl")
     if os.path.exists(log):
         os.remove(log)

@@ -34,7 +34,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "test", "e2e"))
 from causal_lm_memory import CausalLM  # noqa: E402
-from cpu_step_time import PREDICTED, summary  # noqa: E402
+from cpu_step_time import PREDICTED, summary, time_on_data  # noqa: E402
 from training_graphs import bench_parser, export_language_model, run  # noqa: E402
 import models  # noqa: E402
 
@@ -63,20 +63,6 @@ def write_data(work, args, batches):
     np.save(x, rng.integers(0, args.vocab, size=shape, dtype=np.int64))
     np.save(y, rng.integers(0, args.vocab, size=shape, dtype=np.int64))
     return x, y
-
-
-def time_graphc(binary, x, y, work, steps, warmup):
-    log = os.path.join(work, "log.jsonl")
-    if os.path.exists(log):
-        os.remove(log)
-    status, _, stderr, _ = run([binary, "--data", x, "--labels", y, "--steps", str(steps),
-                                "--log-json", log], 3600)
-    if status != 0:
-        raise RuntimeError("%s exited %s: %s" % (binary, status, stderr[-600:]))
-    with open(log) as f:
-        records = [json.loads(line) for line in f]
-    steps_done = [r for r in records if r.get("event") == "step"]
-    return [r["step_ms"] for r in steps_done][warmup:], steps_done[-1]["loss"]
 
 
 def time_torch(name, args, x, y, steps, warmup):
@@ -134,8 +120,9 @@ def main():
         times = {"graphc": [], "torch": []}
         losses = {}
         for _ in range(args.rounds):
-            t, losses["graphc"] = time_graphc(binary, x, y, args.work, args.steps, args.warmup)
-            times["graphc"] += t
+            timed = time_on_data(binary, x, y, args.work, args.steps, args.warmup)
+            times["graphc"] += timed["times"]
+            losses["graphc"] = timed["last_loss"]
             t, losses["torch"] = time_torch(name, args, x, y, args.steps, args.warmup)
             times["torch"] += t
         row = {"model": name, "tag": tag, "batch": args.batch, "compile_s": round(secs, 1),
