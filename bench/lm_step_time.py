@@ -22,7 +22,6 @@ the cost model's cpu-profile prediction against graphc's measurement.
 """
 import json
 import os
-import statistics
 import sys
 import time
 
