@@ -127,6 +127,8 @@ inline const char *runtimeActivationName(graph::ActivationKind kind) {
     return "graphc::rt::Activation::Log";
   case graph::ActivationKind::pow:
     return "graphc::rt::Activation::Pow";
+  case graph::ActivationKind::abs:
+    return "graphc::rt::Activation::Abs";
   }
   return "";
 }

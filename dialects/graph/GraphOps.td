@@ -66,6 +66,7 @@ def Graph_ActivationKind : I32EnumAttr<"ActivationKind", "elementwise activation
     I32EnumAttrCase<"exp", 8>,        // e^x
     I32EnumAttrCase<"log", 9>,        // the natural logarithm
     I32EnumAttrCase<"pow", 10>,       // x^alpha (square, sqrt, reciprocal, rsqrt as their own)
+    I32EnumAttrCase<"abs", 11>,       // |x|
   ]> {
   let cppNamespace = "::graphc::graph";
 }
@@ -662,8 +663,9 @@ def Graph_ActivationOp : Graph_Op<"activation", [Pure, SameFloatElementType, Sam
   let description = [{
     The activations whose derivative is best written in terms of the input (gelu, elu, selu,
     silu, softplus, softsign, leaky_relu), in PyTorch's formulas, and the elementwise math that
-    imported models write by hand (exp, log, and pow: x^alpha, with x * x, sqrt, 1 / x and
-    1 / sqrt(x) computed as such for alpha = 2, 0.5, -1 and -0.5). `alpha` is elu's scale of
+    imported models write by hand (exp, log, abs, and pow: x^alpha, with x * x, sqrt, 1 / x and
+    1 / sqrt(x) computed as such for alpha = 2, 0.5, -1 and -0.5; abs's derivative is PyTorch's
+    sign(x), 0 at 0). `alpha` is elu's scale of
     the negative part, leaky_relu's slope and pow's exponent; the other kinds ignore it. relu,
     sigmoid and tanh have their own ops, whose backward reads the output instead. exp, log and
     pow stay in float32 under a 16-bit precision, as torch.autocast keeps them.

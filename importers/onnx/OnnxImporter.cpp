@@ -85,7 +85,7 @@ constexpr const char *kSupportedOps =
     "Relu, Reshape, "
     "Selu, Shape, Sigmoid, Slice, Softmax, Softplus, Softsign, Split, Sqrt, Squeeze, Sub, Tanh, "
     "Transpose, Trilu (of constants), Unsqueeze, Where (of constants; of attention scores "
-    "as a masked_fill) (Erf within a GELU, Abs within a softsign)";
+    "as a masked_fill), Abs, Max and Min (of two tensors) (Erf within a GELU)";
 
 struct ImportError {
   std::string message;
@@ -2426,6 +2426,8 @@ private:
                                                           {"Gather", 2},
                                                           {"Gemm", 3},
                                                           {"Abs", 1},
+                                                          {"Max", 2},
+                                                          {"Min", 2},
                                                           {"Cos", 1},
                                                           {"Elu", 1},
                                                           {"Equal", 2},
@@ -2685,10 +2687,39 @@ private:
       return;
     if (op == "Abs" && importDecomposedSoftsign(node, loc))
       return;
-    if (op == "Abs" || op == "Erf")
-      fail(nodeLabel(node) + ": " + op + " is supported only within " +
-           (op == "Abs" ? "a softsign exported as Div(x, Add(Abs(x), 1))"
-                        : "a GELU exported as Mul(Mul(x, Add(Erf(Div(x, sqrt(2))), 1)), 0.5)"));
+    if (op == "Abs") { // of a computed tensor (outside a softsign): graph.activation abs
+      define(node, elementwise(loc, ActivationKind::abs, valueOf(node, 0)));
+      return;
+    }
+    if (op == "Erf")
+      fail(nodeLabel(node) +
+           ": Erf is supported only within a GELU exported as Mul(Mul(x, Add(Erf(Div(x, "
+           "sqrt(2))), 1)), 0.5)");
+    if (op == "Max" || op == "Min") {
+      // torch.maximum / torch.minimum of two tensors (computed, or a computed tensor and a
+      // float32 initializer or constant): max(a, b) = b + relu(a - b), min(a, b) =
+      // a - relu(a - b), numpy broadcasting as Sub's; at a tie the gradient goes to b (max) or
+      // a (min) whole, where PyTorch splits it in halves.
+      if (node.input_size() != 2)
+        fail(nodeLabel(node) + ": " + op + " is supported of two tensors");
+      onnx::NodeProto difference = node;
+      difference.set_op_type("Sub");
+      difference.set_output(0, node.output(0) + "@difference");
+      if (!values.count(node.input(0)) && !values.count(node.input(1)))
+        fail(nodeLabel(node) + ": " + op + " needs a computed operand");
+      Value d = broadcastBinary(difference, loc);
+      Value excess = b.create<ReluOp>(loc, d.getType(), d);
+      // The operand kept whole, broadcast to the result's shape as Add's are.
+      values[node.output(0) + "@excess"] = excess;
+      onnx::NodeProto combined;
+      combined.set_op_type(op == "Max" ? "Add" : "Sub");
+      combined.set_name(node.name());
+      combined.add_input(node.input(op == "Max" ? 1 : 0));
+      combined.add_input(node.output(0) + "@excess");
+      combined.add_output(node.output(0));
+      define(node, broadcastBinary(combined, loc));
+      return;
+    }
     if (op == "Mul" && values.count(node.input(0)) && values.count(node.input(1))) {
       define(node, productOfComputed(withUnexpandedOperands(node), loc));
       return;

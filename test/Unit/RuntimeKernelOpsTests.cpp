@@ -602,6 +602,8 @@ double activationRef(Activation kind, double alpha, double x) {
     return std::log(x);
   case Activation::Pow:
     return std::pow(x, alpha);
+  case Activation::Abs:
+    return std::fabs(x);
   }
   return 0.0;
 }
@@ -672,6 +674,9 @@ TEST(Activation, EveryKindMatchesItsDefinitionAndFiniteDifferences) {
     SCOPED_TRACE("activation kind " + std::to_string(k));
     expectActivationMatches(kind, alpha, x, r);
   }
+  // abs on both signs (its kink at 0 is avoided as elu's is).
+  SCOPED_TRACE("activation kind abs");
+  expectActivationMatches(Activation::Abs, 1.0f, x, r);
 }
 
 TEST(Activation, ExpLogAndPowMatchTheirDefinitionsAndFiniteDifferences) {

@@ -29,6 +29,7 @@ enum class Activation : int32_t {
   Exp = 8,       // e^x
   Log = 9,       // ln x
   Pow = 10,      // x^alpha (powerOf)
+  Abs = 11,      // |x|
 };
 
 constexpr float kSeluAlpha = 1.6732632423543772848170429916717f;
@@ -87,6 +88,8 @@ GRAPHC_HD float activationValue(Activation kind, float alpha, float x) {
     return logf(x);
   case Activation::Pow:
     return powerOf(x, alpha);
+  case Activation::Abs:
+    return fabsf(x);
   }
   return x;
 }
@@ -136,6 +139,8 @@ GRAPHC_HD float activationDerivative(Activation kind, float alpha, float x) {
       return -(r * r);
     }
     return alpha * powerOf(x, alpha - 1.0f);
+  case Activation::Abs: // PyTorch's sign(x): 0 at 0
+    return x > 0.0f ? 1.0f : x < 0.0f ? -1.0f : 0.0f;
   }
   return 1.0f;
 }
