@@ -129,6 +129,8 @@ inline const char *runtimeActivationName(graph::ActivationKind kind) {
     return "graphc::rt::Activation::Pow";
   case graph::ActivationKind::abs:
     return "graphc::rt::Activation::Abs";
+  case graph::ActivationKind::equal:
+    return "graphc::rt::Activation::Equal";
   }
   return "";
 }

@@ -67,6 +67,7 @@ def Graph_ActivationKind : I32EnumAttr<"ActivationKind", "elementwise activation
     I32EnumAttrCase<"log", 9>,        // the natural logarithm
     I32EnumAttrCase<"pow", 10>,       // x^alpha (square, sqrt, reciprocal, rsqrt as their own)
     I32EnumAttrCase<"abs", 11>,       // |x|
+    I32EnumAttrCase<"equal", 12>,     // x == alpha ? 1 : 0 (a mask; no gradient)
   ]> {
   let cppNamespace = "::graphc::graph";
 }
@@ -665,7 +666,8 @@ def Graph_ActivationOp : Graph_Op<"activation", [Pure, SameFloatElementType, Sam
     silu, softplus, softsign, leaky_relu), in PyTorch's formulas, and the elementwise math that
     imported models write by hand (exp, log, abs, and pow: x^alpha, with x * x, sqrt, 1 / x and
     1 / sqrt(x) computed as such for alpha = 2, 0.5, -1 and -0.5; abs's derivative is PyTorch's
-    sign(x), 0 at 0). `alpha` is elu's scale of
+    sign(x), 0 at 0), and equal, 1 where x equals alpha and 0 elsewhere: a comparison's mask
+    (pad = tokens == 0), whose derivative is 0, as no gradient flows through PyTorch's bools. `alpha` is elu's scale of
     the negative part, leaky_relu's slope and pow's exponent; the other kinds ignore it. relu,
     sigmoid and tanh have their own ops, whose backward reads the output instead. exp, log and
     pow stay in float32 under a 16-bit precision, as torch.autocast keeps them.

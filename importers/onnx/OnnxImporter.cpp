@@ -85,7 +85,8 @@ constexpr const char *kSupportedOps =
     "Relu, Reshape, "
     "Selu, Shape, Sigmoid, Slice, Softmax, Softplus, Softsign, Split, Sqrt, Squeeze, Sub, Tanh, "
     "Transpose, Trilu (of constants), Unsqueeze, Where (of constants; of attention scores "
-    "as a masked_fill), Abs, Max and Min (of two tensors) (Erf within a GELU)";
+    "as a masked_fill; of a computed condition), Abs, Max and Min (of two tensors), Not, "
+    "Equal (of a computed tensor and a scalar) (Erf within a GELU)";
 
 struct ImportError {
   std::string message;
@@ -413,6 +414,53 @@ private:
       }
     }
     return rewritten;
+  }
+
+  /// Where(cond, x, y) with a computed condition (a mask of 0 and 1, as graphc holds bools:
+  /// masked_fill(pad[:, None, None, :], -inf) of attention scores with pad from the token ids):
+  /// x * cond + y * (1 - cond), each branch a computed tensor, a float32 initializer or a
+  /// scalar constant (a constant's product a graph.scale of the mask), numpy broadcasting as
+  /// Mul's and Add's. An infinite constant becomes the largest finite float of its sign, so that
+  /// 0 * inf cannot make a NaN: a Softmax turns -3.4e38 into 0 as it does -inf (a row masked
+  /// whole is uniform where PyTorch's is NaN). The gradient of a branch is its mask, as
+  /// PyTorch's.
+  Value computedSelect(const onnx::NodeProto &node, Location loc) {
+    Value cond = valueOf(node, 0);
+    const std::string base = node.output(0) + "@select";
+    values[base + "-true"] = cond;
+    values[base + "-false"] = b.create<ScaleOp>(loc, cond.getType(), cond, b.getF32FloatAttr(-1.f),
+                                                b.getF32FloatAttr(1.f));
+    auto term = [&](int branch, const std::string &weight) -> std::string {
+      const std::string name = base + "-term" + std::to_string(branch);
+      const std::string &input = node.input(branch);
+      if (!values.count(input) && !computedOrFloatInitializer(node, branch)) {
+        const HostTensor &c = constantOf(node, branch);
+        if (c.dataType != onnx::TensorProto::FLOAT || c.floats.size() != 1)
+          fail(nodeLabel(node) + ": Where's branches must be computed tensors, float32 "
+                                 "initializers or float32 scalar constants");
+        const float v = std::clamp(c.floats[0], -std::numeric_limits<float>::max(),
+                                   std::numeric_limits<float>::max());
+        Value w = values.at(weight);
+        values[name] = b.create<ScaleOp>(loc, w.getType(), w, b.getF32FloatAttr(v));
+        return name;
+      }
+      onnx::NodeProto product;
+      product.set_op_type("Mul");
+      product.set_name(node.name());
+      product.add_input(input);
+      product.add_input(weight);
+      product.add_output(name);
+      values[name] =
+          values.count(input) ? productOfComputed(product, loc) : broadcastBinary(product, loc);
+      return name;
+    };
+    onnx::NodeProto sum;
+    sum.set_op_type("Add");
+    sum.set_name(node.name());
+    sum.add_input(term(1, base + "-true"));
+    sum.add_input(term(2, base + "-false"));
+    sum.add_output(node.output(0));
+    return broadcastBinary(sum, loc);
   }
 
   /// graph.activation `kind` of `x` (exp, log, pow with exponent `alpha`).
@@ -2427,6 +2475,7 @@ private:
                                                           {"Gemm", 3},
                                                           {"Abs", 1},
                                                           {"Max", 2},
+                                                          {"Not", 1},
                                                           {"Min", 2},
                                                           {"Cos", 1},
                                                           {"Elu", 1},
@@ -2584,10 +2633,18 @@ private:
         constants[node.output(0)] = std::move(out);
         return;
       }
+      if (to == onnx::TensorProto::BOOL) {
+        // A mask (graphc's bools are float 0 and 1): nonzero is true, 1 - (x == 0).
+        Value zero = elementwise(loc, ActivationKind::equal, valueOf(node, 0), 0.0f);
+        define(node, b.create<ScaleOp>(loc, zero.getType(), zero, b.getF32FloatAttr(-1.f),
+                                       b.getF32FloatAttr(1.f)));
+        return;
+      }
       if (to != onnx::TensorProto::FLOAT)
-        refuseAttr(node, "to", "= " + std::to_string(to) +
-                                   " is not supported on a computed tensor (graphc computes in "
-                                   "float32)");
+        refuseAttr(node, "to",
+                   "= " + std::to_string(to) +
+                       " is not supported on a computed tensor (graphc computes in "
+                       "float32 and holds bools as 0 and 1)");
       define(node, valueOf(node, 0));
       return;
     }
@@ -3135,9 +3192,33 @@ private:
       constants[node.output(0)] = std::move(out);
       return;
     }
+    if (op == "Where" && node.input_size() == 3 && values.count(node.input(0))) {
+      define(node, computedSelect(node, loc));
+      return;
+    }
     if (op == "Where" && node.input_size() == 3 &&
         (values.count(node.input(1)) || values.count(node.input(2)))) {
       importMaskedFill(node);
+      return;
+    }
+    if (op == "Equal" && node.input_size() == 2 &&
+        (values.count(node.input(0)) || values.count(node.input(1)))) {
+      // A computed tensor compared with a scalar constant (pad = tokens == 0): the mask
+      // graph.activation equal, 1 where equal and 0 elsewhere, as graphc holds bools.
+      const int computed = values.count(node.input(0)) ? 0 : 1;
+      if (!isConstant(node.input(1 - computed)))
+        fail(nodeLabel(node) + ": Equal of a computed tensor is supported with a scalar constant");
+      // (Token ids too, exact as float32 below 2^24, where the embedding checks them.)
+      Value x = tokenIdInputs.count(node.input(computed)) ? values.at(node.input(computed))
+                                                          : valueOf(node, computed);
+      define(node,
+             elementwise(loc, ActivationKind::equal, x, scalarInput(node, 1 - computed, 0.f)));
+      return;
+    }
+    if (op == "Not") { // of a mask: 1 - x
+      Value x = valueOf(node, 0);
+      define(node, b.create<ScaleOp>(loc, x.getType(), x, b.getF32FloatAttr(-1.f),
+                                     b.getF32FloatAttr(1.f)));
       return;
     }
     if (op == "Equal" || op == "Where") {

@@ -604,6 +604,8 @@ double activationRef(Activation kind, double alpha, double x) {
     return std::pow(x, alpha);
   case Activation::Abs:
     return std::fabs(x);
+  case Activation::Equal:
+    return x == alpha ? 1.0 : 0.0;
   }
   return 0.0;
 }
@@ -706,6 +708,22 @@ TEST(Activation, ExpLogAndPowMatchTheirDefinitionsAndFiniteDifferences) {
     for (int64_t i = 0; i < n; ++i)
       EXPECT_EQ(y[i], exact(x[i])) << "alpha " << alpha << ", element " << i;
   }
+}
+
+TEST(Activation, EqualIsAMaskWithoutGradient) {
+  const float x[5] = {0.0f, 3.0f, -0.0f, 2.0f, 3.0f};
+  const float g[5] = {1.0f, 1.0f, 1.0f, 1.0f, 1.0f};
+  float y[5], dx[5];
+  activation(Activation::Equal, 3.0f, x, y, 5);
+  activationBackward(Activation::Equal, 3.0f, g, x, dx, 5);
+  const float expected[5] = {0.0f, 1.0f, 0.0f, 0.0f, 1.0f};
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_EQ(y[i], expected[i]) << "element " << i;
+    EXPECT_EQ(dx[i], 0.0f) << "element " << i;
+  }
+  activation(Activation::Equal, 0.0f, x, y, 5); // -0 equals 0, as in PyTorch
+  EXPECT_EQ(y[0], 1.0f);
+  EXPECT_EQ(y[2], 1.0f);
 }
 
 TEST(Activation, SoftplusIsLinearAboveTwentyAndNaNPropagates) {

@@ -38,7 +38,7 @@ SEEDS = {"mlp": 1, "cnn": 2, "cnn_bce": 3, "resmlp": 4,
          "arith_mlp": 26, "googlenet": 27, "vit": 28, "bcast_mlp": 29,
          "causal_cls": 30, "causal_lm": 31, "nano_gpt": 32, "nano_gpt_tied": 32,
          "nano_gpt_trilu": 32, "llama": 33, "llama_gqa": 34, "row_mlp": 35,
-         "llama_hf": 36, "math_mlp": 37}
+         "llama_hf": 36, "math_mlp": 37, "pad_cls": 38}
 
 # torchvision models (issue #6), small so that a test takes seconds: 10 classes, 32x32 images,
 # batch 4, exported in training mode (BatchNormalization with batch statistics and running-stat
@@ -88,7 +88,7 @@ TOKEN_MODELS = {"emb_lstm": dict(vocabulary=50, seq=12), "causal_cls": dict(voca
                 "nano_gpt_tied": dict(vocabulary=50, seq=12),
                 "nano_gpt_trilu": dict(vocabulary=50, seq=12),
                 "llama": dict(vocabulary=50, seq=12), "llama_gqa": dict(vocabulary=50, seq=12),
-                "llama_hf": dict(vocabulary=50, seq=12)}
+                "llama_hf": dict(vocabulary=50, seq=12), "pad_cls": dict(vocabulary=6, seq=12)}
 # Models trained on a class per position (a language model's next tokens: labels [N, seq]).
 LANGUAGE_MODELS = ("causal_lm", "nano_gpt", "nano_gpt_tied", "nano_gpt_trilu", "llama",
                    "llama_gqa", "llama_hf")
@@ -292,6 +292,39 @@ class CausalClassifier(nn.Module):
             x = self.fc(h)
             return torch.softmax(x, dim=-1) if self.head else x
         x = self.fc(h[:, -1])
+        return torch.softmax(x, dim=1) if self.head else x
+
+
+class PaddedClassifier(nn.Module):
+    """A sequence classifier over padded token ids, its padding mask computed in the forward
+    pass as research code writes it: pad = tokens == 0 (Equal); each attention's scores
+    masked_fill(pad[:, None, None, :], -inf) (Unsqueeze, Where of a computed mask), so no
+    query attends to a padding key; then a mean over the real tokens, (h * keep).sum(1) /
+    keep.sum(1) with keep = ~pad (Not, Cast, ReduceSum, Div), and Linear(32, 10).
+    nn.Embedding(vocabulary, 32, padding_idx=0) and a learned position table; 2 heads."""
+
+    def __init__(self, vocabulary, seq):
+        super().__init__()
+        self.emb = nn.Embedding(vocabulary, 32)
+        self.pos = nn.Parameter(0.1 * torch.randn(1, seq, 32))
+        self.qkv, self.proj = nn.Linear(32, 96), nn.Linear(32, 32)
+        self.norm = nn.LayerNorm(32)
+        self.fc = nn.Linear(32, 10)
+        self.head = True
+
+    def forward(self, tokens):
+        pad = tokens == 0
+        h = self.emb(tokens) + self.pos
+        B, T, C = h.shape
+        q, k, v = self.qkv(self.norm(h)).split(C, dim=2)
+        q, k, v = (t.view(B, T, 2, C // 2).transpose(1, 2) for t in (q, k, v))
+        scores = (q @ k.transpose(-2, -1)) * (C // 2) ** -0.5
+        scores = scores.masked_fill(pad[:, None, None, :], float("-inf"))
+        y = (torch.softmax(scores, dim=-1) @ v).transpose(1, 2).reshape(B, T, C)
+        h = h + self.proj(y)
+        keep = (~pad).float().unsqueeze(-1)
+        pooled = (h * keep).sum(1) / keep.sum(1)
+        x = self.fc(pooled)
         return torch.softmax(x, dim=1) if self.head else x
 
 
@@ -778,6 +811,8 @@ def build(name):
         for attention in model.attn:
             attention.hf_rotary = True
         return model
+    if name == "pad_cls":
+        return PaddedClassifier(TOKEN_MODELS[name]["vocabulary"], TOKEN_MODELS[name]["seq"])
     if name == "row_mlp":
         return RowMLP()
     if name == "math_mlp":

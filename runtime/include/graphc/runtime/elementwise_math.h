@@ -30,6 +30,7 @@ enum class Activation : int32_t {
   Log = 9,       // ln x
   Pow = 10,      // x^alpha (powerOf)
   Abs = 11,      // |x|
+  Equal = 12,    // x == alpha ? 1 : 0
 };
 
 constexpr float kSeluAlpha = 1.6732632423543772848170429916717f;
@@ -90,6 +91,8 @@ GRAPHC_HD float activationValue(Activation kind, float alpha, float x) {
     return powerOf(x, alpha);
   case Activation::Abs:
     return fabsf(x);
+  case Activation::Equal:
+    return x == alpha ? 1.0f : 0.0f;
   }
   return x;
 }
@@ -141,6 +144,8 @@ GRAPHC_HD float activationDerivative(Activation kind, float alpha, float x) {
     return alpha * powerOf(x, alpha - 1.0f);
   case Activation::Abs: // PyTorch's sign(x): 0 at 0
     return x > 0.0f ? 1.0f : x < 0.0f ? -1.0f : 0.0f;
+  case Activation::Equal: // a comparison: no gradient
+    return 0.0f;
   }
   return 1.0f;
 }
