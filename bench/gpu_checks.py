@@ -135,9 +135,13 @@ CORRECTNESS = [
     ("llama_gqa-adam", "e2e:llama_gqa", ["--ids", "50", "--classes", "50", "--optimizer",
                                          "adam", "--lr", "0.01", "--steps", "8"]),
     ("row_mlp-adam", "e2e:row_mlp", ["--optimizer", "adam", "--lr", "0.01", "--steps", "8"]),
-    # Session 36: elementwise math (graph.activation exp, log and pow in the fused elementwise
-    # kernels), Div by computed tensors, ReduceL2/Sum/Max/Min/LogSumExp, a LogSoftmax head.
+    # Session 36: elementwise math (graph.activation exp, log, pow and abs in the fused
+    # elementwise kernels), Div by computed tensors, ReduceL2/Sum/Max/Min/LogSumExp, Max/Min, a
+    # LogSoftmax head...
     ("math_mlp-sgd", "e2e:math_mlp", ["--optimizer", "sgd", "--lr", "0.1", "--steps", "8"]),
+    # ... and a padding mask from the token ids (activation equal, Where of a computed mask).
+    ("pad_cls-sgd", "e2e:pad_cls", ["--ids", "6", "--optimizer", "sgd", "--lr", "0.1",
+                                    "--steps", "8"]),
 ]
 # The cases also trained by PyTorch on the GPU (test/e2e/models.py's name): the models of #2 and
 # three of #6, from the same initial weights on the same batches, TF32 off; issue #3 asks for
