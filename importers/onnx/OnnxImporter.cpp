@@ -463,7 +463,7 @@ private:
     return broadcastBinary(sum, loc);
   }
 
-  /// graph.activation `kind` of `x` (exp, log, pow with exponent `alpha`).
+  /// graph.activation `kind` of `x`, `alpha` its parameter (pow's exponent, equal's value).
   Value elementwise(Location loc, ActivationKind kind, Value x, float alpha = 1.0f) {
     return b.create<ActivationOp>(loc, x.getType(), ActivationKindAttr::get(b.getContext(), kind),
                                   x, b.getF32FloatAttr(alpha));
@@ -2759,11 +2759,36 @@ private:
       // a (min) whole, where PyTorch splits it in halves.
       if (node.input_size() != 2)
         fail(nodeLabel(node) + ": " + op + " is supported of two tensors");
+      if (!values.count(node.input(0)) && !values.count(node.input(1)))
+        fail(nodeLabel(node) + ": " + op + " needs a computed operand");
+      for (int constIndex : {0, 1}) {
+        // With a float32 scalar constant c (torch.maximum(x, torch.tensor(0.5))):
+        // max(x, c) = c + relu(x - c), min(x, c) = x - relu(x - c).
+        // (A scalar initializer too, as torch writes torch.tensor(0.5): a constant, as Div's.)
+        if (computedOrFloatInitializer(node, constIndex) || !isConstant(node.input(constIndex)))
+          continue;
+        const HostTensor &c = constantOf(node, constIndex);
+        if (c.dataType != onnx::TensorProto::FLOAT || c.floats.size() != 1)
+          fail(nodeLabel(node) + ": " + op + "'s constant operand must be a float32 scalar");
+        Value x = valueOf(node, 1 - constIndex);
+        Value excess =
+            b.create<ReluOp>(loc, x.getType(),
+                             b.create<ScaleOp>(loc, x.getType(), x, b.getF32FloatAttr(1.f),
+                                               b.getF32FloatAttr(-c.floats[0])));
+        Value result = op == "Max"
+                           ? b.create<ScaleOp>(loc, x.getType(), excess, b.getF32FloatAttr(1.f),
+                                               b.getF32FloatAttr(c.floats[0]))
+                                 .getResult()
+                           : b.create<AddOp>(loc, x.getType(), x,
+                                             b.create<ScaleOp>(loc, x.getType(), excess,
+                                                               b.getF32FloatAttr(-1.f)))
+                                 .getResult();
+        define(node, result);
+        return;
+      }
       onnx::NodeProto difference = node;
       difference.set_op_type("Sub");
       difference.set_output(0, node.output(0) + "@difference");
-      if (!values.count(node.input(0)) && !values.count(node.input(1)))
-        fail(nodeLabel(node) + ": " + op + " needs a computed operand");
       Value d = broadcastBinary(difference, loc);
       Value excess = b.create<ReluOp>(loc, d.getType(), d);
       // The operand kept whole, broadcast to the result's shape as Add's are.

@@ -520,8 +520,8 @@ class MathMLP(nn.Module):
     (1 + h^2)^0.75 (Pow); an L2 scaling h / sqrt(sum(h^2) + eps) (Pow 2, ReduceSum over the
     last axis, Sqrt, Div of a trailing broadcast); torch.rsqrt, torch.reciprocal and
     0.5 / (1 + h^2) (Div of a scalar constant); h - logsumexp(h) + (amax(h) - amin(h)) / 2
-    (ReduceLogSumExp, ReduceMax, ReduceMin); |h - 0.5|, torch.maximum and torch.minimum (Abs,
-    Max, Min); a trained per-feature divisor (Div by an
+    (ReduceLogSumExp, ReduceMax, ReduceMin); |h - 0.5|, torch.maximum and torch.minimum of
+    tensors and of scalars (Abs, Max, Min); a trained per-feature divisor (Div by an
     initializer); then Linear(24, 10) and log_softmax (LogSoftmax: NLLLoss's input, which the
     reference's crossentropy of the logits equals)."""
 
@@ -543,6 +543,7 @@ class MathMLP(nn.Module):
         h = h - torch.logsumexp(h, -1, keepdim=True) + 0.5 * (h.amax(-1, keepdim=True) -
                                                               h.amin(-1, keepdim=True))
         h = h + 0.1 * torch.abs(h - 0.5) + torch.maximum(h, 0.3 * h) - torch.minimum(h, 1 - h)
+        h = torch.maximum(h, torch.tensor(-0.5)) + torch.minimum(h, torch.tensor(0.8))
         y = self.fc2(h / self.divisor)
         return F.log_softmax(y, dim=1) if self.head else y
 
