@@ -59,7 +59,7 @@ constexpr const char *kSupported =
     "InputLayer, Dense, Conv2D, DepthwiseConv2D, MaxPooling2D, AveragePooling2D, "
     "GlobalAveragePooling2D, GlobalMaxPooling2D, Flatten, Reshape, Activation (relu, relu6, "
     "sigmoid, hard_sigmoid, tanh, softmax, gelu, elu, selu, swish/silu, softplus, softsign, "
-    "leaky_relu, hard_silu, linear), ReLU, LeakyReLU, ELU, Softmax, Dropout, "
+    "leaky_relu, hard_silu, exponential, mish, linear), ReLU, LeakyReLU, ELU, Softmax, Dropout, "
     "BatchNormalization, ZeroPadding2D (folded into the next Conv2D/DepthwiseConv2D/pooling), "
     "ZeroPadding1D (folded into the next Conv1D/1-D pooling), Cropping1D, Cropping2D, "
     "UpSampling1D, UpSampling2D (nearest), "
@@ -688,20 +688,30 @@ private:
       return kind(ActivationKind::leaky_relu, 0.2f); // keras.activations.leaky_relu's default
     if (name == "hard_silu" || name == "hard_swish")
       return b.create<MulOp>(loc, type, x, hardSigmoid(x, loc));
+    if (name == "exponential") {
+      nonNegative = true;
+      return kind(ActivationKind::exp);
+    }
+    if (name == "mish") { // x * tanh(softplus(x))
+      Value smooth = kind(ActivationKind::softplus);
+      return b.create<MulOp>(loc, type, x, b.create<TanhOp>(loc, type, smooth));
+    }
     refuseActivation(l, key, name);
   }
   static bool isActivationName(const std::string &name) {
     static const std::set<std::string> names = {
-        "linear", "relu", "relu6", "sigmoid", "hard_sigmoid", "tanh", "gelu", "elu", "selu",
-        "swish", "silu", "softplus", "softsign", "leaky_relu", "hard_silu", "hard_swish"};
+        "linear",   "relu",       "relu6",     "sigmoid",    "hard_sigmoid", "tanh",
+        "gelu",     "elu",        "selu",      "swish",      "silu",         "softplus",
+        "softsign", "leaky_relu", "hard_silu", "hard_swish", "exponential",  "mish"};
     return names.count(name) != 0;
   }
   [[noreturn]] void refuseActivation(const Layer &l, const std::string &key,
                                      const std::string &name) {
-    refuseAttr(l, key, "= " + name +
-                           " is not supported (supported: relu, relu6, sigmoid, hard_sigmoid, "
-                           "tanh, softmax, gelu, elu, selu, swish/silu, softplus, softsign, "
-                           "leaky_relu, hard_silu, linear)");
+    refuseAttr(l, key,
+               "= " + name +
+                   " is not supported (supported: relu, relu6, sigmoid, hard_sigmoid, "
+                   "tanh, softmax, gelu, elu, selu, swish/silu, softplus, softsign, "
+                   "leaky_relu, hard_silu, exponential, mish, linear)");
   }
 
   Tensor activation(const Layer &l, Tensor t, const std::string &name, Location loc) {

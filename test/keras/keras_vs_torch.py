@@ -816,6 +816,21 @@ CASES["k3_rms_norm"] = dict(
     empty=["layers/input_layer", "layers/global_average_pooling1d", "optimizer"], graphc={})
 
 
+def k3_seq_mish_exp_forward(x, P, S, step):
+    h = F.mish(x @ P["dense/kernel"] + P["dense/bias"])
+    h = torch.exp(h @ P["dense_1/kernel"] + P["dense_1/bias"])
+    return h @ P["dense_2/kernel"] + P["dense_2/bias"]
+
+
+CASES["k3_seq_mish_exp"] = dict(
+    layout="keras3", input=(5,), classes=3, loss="sparse", opt=("sgd", 0.05, 0.0),
+    flags=[], forward=k3_seq_mish_exp_forward,
+    weights=[("layers/dense", None, "dense", [("kernel", (5, 8)), ("bias", (8,))]),
+             ("layers/dense_1", None, "dense_1", [("kernel", (8, 6)), ("bias", (6,))]),
+             ("layers/dense_2", None, "dense_2", [("kernel", (6, 3)), ("bias", (3,))])],
+    empty=["layers/input_layer", "optimizer"], graphc={})
+
+
 def initial_weights(case, rng):
     w = {}
     for _, _, layer, variables in case["weights"]:

@@ -665,6 +665,17 @@ def main():
                                            k3_compile("SGD", {"learning_rate": 0.1, "momentum": 0.9, "nesterov": False},
                                                       "binary_crossentropy")))
 
+    # Keras 3 Sequential: Dense(8, mish) -> Dense(6, exponential) -> Dense(3, softmax);
+    # compile_config: SGD.
+    s = k3
+    L = [s.input_layer("input_layer", [N, 5]),
+         s.dense("dense", 8, "mish", shape=[N, 5]),
+         s.dense("dense_1", 6, "exponential", shape=[N, 8]),
+         s.dense("dense_2", 3, "softmax", shape=[N, 6])]
+    write("k3_seq_mish_exp", s.sequential("sequential", L, [N, 5],
+                                          k3_compile("SGD", {"learning_rate": 0.05, "momentum": 0.0, "nesterov": False},
+                                                     "sparse_categorical_crossentropy")))
+
     # F. Keras 3 Sequential LSTM stack: LSTM returning sequences, then a go_backwards LSTM
     # with hard_sigmoid gates (Keras 3's: relu6(x + 3) / 6), a Dense over the last state;
     # compile_config: Adam.
