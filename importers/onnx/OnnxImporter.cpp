@@ -324,8 +324,8 @@ private:
     int64_t count;                 // the elements each output reduces
     std::vector<int64_t> nodeDims; // the node's output shape (its own keepdims)
   };
-  Reduction meanOverAxes(const onnx::NodeProto &node, Location loc, Value x, bool maximum = false,
-                         bool keepDims = false) {
+  Reduction reduceOverAxes(const onnx::NodeProto &node, Location loc, Value x, bool maximum = false,
+                           bool keepDims = false) {
     auto xs = shapeOf(x);
     int64_t rank = xs.size();
     std::vector<int64_t> axes = intsAttr(node, "axes", {});
@@ -428,8 +428,7 @@ private:
     Value cond = valueOf(node, 0);
     const std::string base = node.output(0) + "@select";
     values[base + "-true"] = cond;
-    values[base + "-false"] = b.create<ScaleOp>(loc, cond.getType(), cond, b.getF32FloatAttr(-1.f),
-                                                b.getF32FloatAttr(1.f));
+    values[base + "-false"] = oneMinus(loc, cond);
     auto term = [&](int branch, const std::string &weight) -> std::string {
       const std::string name = base + "-term" + std::to_string(branch);
       const std::string &input = node.input(branch);
@@ -444,23 +443,40 @@ private:
         values[name] = b.create<ScaleOp>(loc, w.getType(), w, b.getF32FloatAttr(v));
         return name;
       }
-      onnx::NodeProto product;
-      product.set_op_type("Mul");
-      product.set_name(node.name());
-      product.add_input(input);
-      product.add_input(weight);
-      product.add_output(name);
+      onnx::NodeProto product = derivedNode(node, "Mul", input, weight, name);
       values[name] =
           values.count(input) ? productOfComputed(product, loc) : broadcastBinary(product, loc);
       return name;
     };
-    onnx::NodeProto sum;
-    sum.set_op_type("Add");
-    sum.set_name(node.name());
-    sum.add_input(term(1, base + "-true"));
-    sum.add_input(term(2, base + "-false"));
-    sum.add_output(node.output(0));
-    return broadcastBinary(sum, loc);
+    const std::string whenTrue = term(1, base + "-true"), whenFalse = term(2, base + "-false");
+    return broadcastBinary(derivedNode(node, "Add", whenTrue, whenFalse, node.output(0)), loc);
+  }
+
+  /// 1 - x: a mask's complement (Not, a bool cast, Where's other branch).
+  Value oneMinus(Location loc, Value x) {
+    return b.create<ScaleOp>(loc, x.getType(), x, b.getF32FloatAttr(-1.f), b.getF32FloatAttr(1.f));
+  }
+
+  /// A binary node `op`(lhs, rhs) -> output that graphc builds to reuse Mul's, Add's or Sub's
+  /// import on names it defined itself, named after `origin` for messages.
+  static onnx::NodeProto derivedNode(const onnx::NodeProto &origin, const std::string &op,
+                                     const std::string &lhs, const std::string &rhs,
+                                     const std::string &output) {
+    onnx::NodeProto node;
+    node.set_op_type(op);
+    node.set_name(origin.name());
+    node.add_input(lhs);
+    node.add_input(rhs);
+    node.add_output(output);
+    return node;
+  }
+
+  /// A mean over `count` elements times `count`: their sum.
+  Value sumFromMean(Location loc, Value mean, int64_t count) {
+    return count == 1
+               ? mean
+               : b.create<ScaleOp>(loc, mean.getType(), mean, b.getF32FloatAttr(float(count)))
+                     .getResult();
   }
 
   /// graph.activation `kind` of `x`, `alpha` its parameter (pow's exponent, equal's value).
@@ -2635,9 +2651,8 @@ private:
       }
       if (to == onnx::TensorProto::BOOL) {
         // A mask (graphc's bools are float 0 and 1): nonzero is true, 1 - (x == 0).
-        Value zero = elementwise(loc, ActivationKind::equal, valueOf(node, 0), 0.0f);
-        define(node, b.create<ScaleOp>(loc, zero.getType(), zero, b.getF32FloatAttr(-1.f),
-                                       b.getF32FloatAttr(1.f)));
+        define(node,
+               oneMinus(loc, elementwise(loc, ActivationKind::equal, valueOf(node, 0), 0.0f)));
         return;
       }
       if (to != onnx::TensorProto::FLOAT)
@@ -2793,13 +2808,10 @@ private:
       Value excess = b.create<ReluOp>(loc, d.getType(), d);
       // The operand kept whole, broadcast to the result's shape as Add's are.
       values[node.output(0) + "@excess"] = excess;
-      onnx::NodeProto combined;
-      combined.set_op_type(op == "Max" ? "Add" : "Sub");
-      combined.set_name(node.name());
-      combined.add_input(node.input(op == "Max" ? 1 : 0));
-      combined.add_input(node.output(0) + "@excess");
-      combined.add_output(node.output(0));
-      define(node, broadcastBinary(combined, loc));
+      define(node, broadcastBinary(derivedNode(node, op == "Max" ? "Add" : "Sub",
+                                               node.input(op == "Max" ? 1 : 0),
+                                               node.output(0) + "@excess", node.output(0)),
+                                   loc));
       return;
     }
     if (op == "Mul" && values.count(node.input(0)) && values.count(node.input(1))) {
@@ -3241,9 +3253,7 @@ private:
       return;
     }
     if (op == "Not") { // of a mask: 1 - x
-      Value x = valueOf(node, 0);
-      define(node, b.create<ScaleOp>(loc, x.getType(), x, b.getF32FloatAttr(-1.f),
-                                     b.getF32FloatAttr(1.f)));
+      define(node, oneMinus(loc, valueOf(node, 0)));
       return;
     }
     if (op == "Equal" || op == "Where") {
@@ -3511,7 +3521,7 @@ private:
       Value x = valueOf(node, 0);
       if (op == "ReduceMin")
         x = b.create<ScaleOp>(loc, x.getType(), x, b.getF32FloatAttr(-1.f));
-      Value extreme = meanOverAxes(node, loc, x, /*maximum=*/true).value;
+      Value extreme = reduceOverAxes(node, loc, x, /*maximum=*/true).value;
       if (op == "ReduceMin")
         extreme = b.create<ScaleOp>(loc, extreme.getType(), extreme, b.getF32FloatAttr(-1.f));
       define(node, extreme);
@@ -3521,22 +3531,16 @@ private:
       // log(sum(exp(x - m))) + m with m the maximum (torch.logsumexp's shift, so that exp never
       // overflows), m broadcast back over the reduced axes as a Sub's operand.
       Value x = valueOf(node, 0);
-      Reduction maximum = meanOverAxes(node, loc, x, /*maximum=*/true, /*keepDims=*/true);
+      Reduction maximum = reduceOverAxes(node, loc, x, /*maximum=*/true, /*keepDims=*/true);
       Value shift = maximum.value;
       values[node.output(0) + "@shift"] = shift;
-      onnx::NodeProto centred;
-      centred.set_op_type("Sub");
-      centred.set_name(node.name());
-      centred.add_input(node.input(0));
-      centred.add_input(node.output(0) + "@shift");
-      centred.add_output(node.output(0) + "@centred");
-      Value exps = elementwise(loc, ActivationKind::exp, broadcastBinary(centred, loc));
-      Value mean = meanOverAxes(node, loc, exps, /*maximum=*/false, /*keepDims=*/true).value;
-      Value sum = maximum.count == 1 ? mean
-                                     : b.create<ScaleOp>(loc, mean.getType(), mean,
-                                                         b.getF32FloatAttr(float(maximum.count)))
-                                           .getResult();
-      Value logSum = elementwise(loc, ActivationKind::log, sum);
+      Value centred =
+          broadcastBinary(derivedNode(node, "Sub", node.input(0), node.output(0) + "@shift",
+                                      node.output(0) + "@centred"),
+                          loc);
+      Value exps = elementwise(loc, ActivationKind::exp, centred);
+      Value mean = reduceOverAxes(node, loc, exps, /*maximum=*/false, /*keepDims=*/true).value;
+      Value logSum = elementwise(loc, ActivationKind::log, sumFromMean(loc, mean, maximum.count));
       Value result = b.create<AddOp>(loc, logSum.getType(), logSum, shift);
       if (shapeOf(result) != maximum.nodeDims)
         result = b.create<ReshapeOp>(loc, f32(maximum.nodeDims), result);
@@ -3544,15 +3548,13 @@ private:
       return;
     }
     if (op == "ReduceMean" || op == "ReduceSum" || op == "ReduceSumSquare" || op == "ReduceL2") {
-      // Each a mean over consecutive axes (meanOverAxes), of x or of x^2 (a graph.activation
+      // Each a mean over consecutive axes (reduceOverAxes), of x or of x^2 (a graph.activation
       // pow 2), scaled by the count for the sums, and the L2 norm its square root.
       Value x = valueOf(node, 0);
       if (op == "ReduceSumSquare" || op == "ReduceL2")
         x = elementwise(loc, ActivationKind::pow, x, 2.0f);
-      auto [mean, count, dims] = meanOverAxes(node, loc, x);
-      Value result = mean;
-      if (op != "ReduceMean" && count != 1)
-        result = b.create<ScaleOp>(loc, mean.getType(), mean, b.getF32FloatAttr(float(count)));
+      auto [mean, count, dims] = reduceOverAxes(node, loc, x);
+      Value result = op == "ReduceMean" ? mean : sumFromMean(loc, mean, count);
       if (op == "ReduceL2")
         result = elementwise(loc, ActivationKind::pow, result, 0.5f);
       define(node, result);
