@@ -92,9 +92,10 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
       else
         inputs.push_back(arg);
     }
-    if (inputs.size() != 1)
-      return forward.emitError() << "expected exactly one data input, found " << inputs.size()
-                                 << " (tag parameters with graph.kind = \"parameter\")";
+    // Every other argument is data (token ids and their attention mask, an image and its
+    // metadata), fed per step in argument order.
+    if (inputs.empty())
+      return forward.emitError() << "expected at least one data input, found none";
 
     OpBuilder b(module.getContext());
     Type predType = forward.getResultTypes()[0];
@@ -124,8 +125,8 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
     }
     Type scalar = RankedTensorType::get({}, b.getF32Type());
 
-    // Signature: params, optimizer state, batch statistics, frozen params, data, labels,
-    // [step]. Frozen parameters persist but are not results: nothing updates them.
+    // Signature: params, optimizer state, batch statistics, frozen params, data (one argument per
+    // input), labels, [step]. Frozen parameters persist but are not results: nothing updates them.
     unsigned statesPerParam = opt == Optimizer::Sgd ? 0 : opt == Optimizer::Momentum ? 1 : 2;
     bool hasStep = opt == Optimizer::Adam || forwardStep;
     // Dynamic loss scaling keeps three f32 scalars across steps (optimizer state, so they are
@@ -145,7 +146,8 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
       argTypes.push_back(scalar);
     for (BlockArgument f : frozen)
       argTypes.push_back(f.getType());
-    argTypes.push_back(wholeBatch(inputs[0].getType()));
+    for (BlockArgument input : inputs)
+      argTypes.push_back(wholeBatch(input.getType()));
     argTypes.push_back(labelType);
     if (hasStep)
       argTypes.push_back(scalar);
@@ -198,10 +200,12 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
         step.setArgAttr(frozenIndex + i, kInitAttr, init);
     }
     unsigned dataIndex = numPersistent + frozen.size();
-    setArg(dataIndex, "input", nameOf(inputs[0]), "data");
-    setArg(dataIndex + 1, "input", "labels", "labels");
+    unsigned labelsIndex = dataIndex + inputs.size(), stepIndex = labelsIndex + 1;
+    for (auto [i, input] : llvm::enumerate(inputs))
+      setArg(dataIndex + i, "input", nameOf(input), "data");
+    setArg(labelsIndex, "input", "labels", "labels");
     if (hasStep)
-      setArg(dataIndex + 2, "input", "step", "step");
+      setArg(stepIndex, "input", "step", "step");
     for (unsigned i = 0; i < numPersistent; ++i) {
       step.setResultAttr(i + 1, kTiedArgAttr, b.getI64IntegerAttr(i));
       step.setResultAttr(i + 1, kNameAttr, step.getArgAttr(i, kNameAttr));
@@ -212,7 +216,7 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
     for (unsigned i = 0; i < params.size(); ++i)
       paramIndex[entry->getArgument(i)] = i;
     SmallVector<Value> newParams(params.size()), newStates(params.size() * statesPerParam);
-    Value stepValue = hasStep ? entry->getArgument(dataIndex + 2) : Value();
+    Value stepValue = hasStep ? entry->getArgument(stepIndex) : Value();
     b.setInsertionPointToEnd(entry);
     auto update = [&](Value param, Value g, Operation *fwd, Value apply) {
       unsigned i = paramIndex.at(param);
@@ -289,7 +293,9 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
         map.map(f, entry->getArgument(frozenIndex + i));
       for (auto [i, st] : llvm::enumerate(stats))
         map.map(st, currentStats[i]);
-      Value data = entry->getArgument(dataIndex), labels = entry->getArgument(dataIndex + 1);
+      Value labels = entry->getArgument(labelsIndex);
+      for (auto [i, input] : llvm::enumerate(inputs))
+        map.map(input, entry->getArgument(dataIndex + i));
       if (k > 1) {
         auto slice = [&](Value v, StringRef what) -> Value {
           auto type = cast<RankedTensorType>(v.getType());
@@ -299,12 +305,12 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
               NameLoc::get(b.getStringAttr(what.str() + ".micro" + std::to_string(micro))),
               RankedTensorType::get(shape, type.getElementType()), v, micro, k);
         };
-        data = slice(data, nameOf(inputs[0]));
+        for (auto [i, input] : llvm::enumerate(inputs))
+          map.map(input, slice(entry->getArgument(dataIndex + i), nameOf(input)));
         labels = slice(labels, "labels");
       }
-      map.map(inputs[0], data);
       if (forwardStep)
-        map.map(forwardStep, entry->getArgument(dataIndex + 2));
+        map.map(forwardStep, entry->getArgument(stepIndex));
       SmallVector<Operation *> forwardOps;
       Value prediction;
       for (auto [forwardIndex, op] : llvm::enumerate(forward.getBody().front())) {

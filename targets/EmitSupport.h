@@ -141,9 +141,9 @@ inline int64_t hostArenaBytes(mlir::func::FuncOp func) {
   return attr ? attr.getInt() : 0;
 }
 
-/// The smallest vocabulary of the embeddings that read the data argument (through micro-batch
-/// slices and reshapes), or 0 when none does: the runtime checks the ids against it.
-inline int64_t embeddingIndexLimit(mlir::func::FuncOp func) {
+/// The smallest vocabulary of the embeddings that read data argument `dataArg` (through
+/// micro-batch slices and reshapes), or 0 when none does: the runtime checks the ids against it.
+inline int64_t embeddingIndexLimit(mlir::func::FuncOp func, mlir::BlockArgument dataArg) {
   int64_t limit = 0;
   func.walk([&](graph::EmbeddingOp embedding) {
     mlir::Value v = embedding.getIndices();
@@ -152,9 +152,7 @@ inline int64_t embeddingIndexLimit(mlir::func::FuncOp func) {
         return;
       v = def->getOperand(0);
     }
-    auto arg = mlir::cast<mlir::BlockArgument>(v);
-    auto role = func.getArgAttrOfType<mlir::StringAttr>(arg.getArgNumber(), graph::kRoleAttr);
-    if (!role || role.getValue() != "data")
+    if (v != dataArg)
       return;
     int64_t vocabulary =
         mlir::cast<mlir::RankedTensorType>(embedding.getTable().getType()).getDimSize(0);

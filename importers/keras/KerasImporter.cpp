@@ -2616,9 +2616,11 @@ private:
     auto ins = endpoints(*cfg, "input_layers");
     auto outs = endpoints(*cfg, "output_layers");
     std::string who = self ? label(*self) : std::string("the model");
-    if (!self && ins.size() != 1)
-      fail("the model has " + std::to_string(ins.size()) +
-           " inputs; graphc trains models with one data input");
+    // A model with several inputs (a text and its metadata) takes one data argument each, in
+    // input_layers order: the training binary's --data order.
+    if (!self && ins.size() > 1 && !options.inputShape.empty())
+      fail("--input-shape applies to a model with one input; the model has " +
+           std::to_string(ins.size()) + " (declare each input's shape in the model)");
     if (self && ins.size() != inputs.size())
       fail(who + " has " + std::to_string(ins.size()) + " inputs but is called with " +
            std::to_string(inputs.size()));

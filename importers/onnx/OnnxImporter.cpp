@@ -571,10 +571,6 @@ private:
     if (index >= node.input_size() || node.input(index).empty())
       fail(nodeLabel(node) + " is missing input " + std::to_string(index));
     const std::string &name = node.input(index);
-    if (tokenIdInputs.count(name))
-      fail(nodeLabel(node) + " reads the integer graph input \"" + name +
-           "\"; graphc reads integer inputs only as the indices of an embedding (a Gather of a "
-           "float32 initializer along axis 0)");
     if (auto it = values.find(name); it != values.end())
       return it->second;
     if (constants.count(name))
@@ -878,27 +874,30 @@ private:
                                   b.getFunctionType({}, {}));
     Block *entry = func.addEntryBlock();
 
-    // Data inputs: graph inputs without an initializer.
+    // Data inputs: graph inputs without an initializer, fed per step in graph order (a
+    // transformer's input_ids and attention_mask, an image and its metadata).
     int dataInputs = 0;
     for (const auto &input : graph.input()) {
       if (constants.count(input.name()))
         continue;
-      if (++dataInputs > 1)
-        fail("graph input \"" + input.name() +
-             "\" is a second data input; graphc trains models with one data input");
+      ++dataInputs;
       const auto &tensorType = input.type().tensor_type();
-      // Integer inputs are token ids (nn.Embedding's input): graphc carries them as exact
-      // float32 values, as the Keras importer does, and reads them only as embedding indices.
-      const bool tokenIds = tensorType.elem_type() == onnx::TensorProto::INT64 ||
-                            tensorType.elem_type() == onnx::TensorProto::INT32;
-      if (tensorType.elem_type() != onnx::TensorProto::FLOAT && !tokenIds)
+      // Integer inputs (nn.Embedding's token ids, an attention mask of 0 and 1): graphc carries
+      // them as exact float32 values, as the Keras importer does (integerValued below).
+      const bool integer = tensorType.elem_type() == onnx::TensorProto::INT64 ||
+                           tensorType.elem_type() == onnx::TensorProto::INT32;
+      if (tensorType.elem_type() != onnx::TensorProto::FLOAT && !integer)
         fail("graph input \"" + input.name() +
-             "\" must be float32, or int64/int32 token ids read by an embedding Gather");
-      if (tokenIds)
-        tokenIdInputs.insert(input.name());
+             "\" must be float32, or int64/int32 (token ids, a mask)");
+      if (integer) {
+        integerInputs.insert(input.name());
+        integerValued[input.name()] = input.name();
+      }
       std::vector<int64_t> dims;
       for (int i = 0; i < tensorType.shape().dim_size(); ++i) {
         const auto &d = tensorType.shape().dim(i);
+        if (i == 0 && d.has_dim_value() && d.dim_value() > 0 && exportedBatch == 0)
+          exportedBatch = d.dim_value();
         if (i == 0 && options.batch > 0) {
           dims.push_back(options.batch);
         } else if (d.has_dim_value() && d.dim_value() > 0) {
@@ -917,8 +916,10 @@ private:
       SmallVector<NamedAttribute> attrs = {
           b.getNamedAttr(kKindAttr, b.getStringAttr("input")),
           b.getNamedAttr(kNameAttr, b.getStringAttr(input.name()))};
-      func.insertArgument(0, f32(dims), b.getDictionaryAttr(attrs), b.getUnknownLoc());
-      values[input.name()] = func.getArgument(0);
+      // After the data inputs before it (parameters are appended later).
+      const unsigned position = unsigned(dataInputs - 1);
+      func.insertArgument(position, f32(dims), b.getDictionaryAttr(attrs), b.getUnknownLoc());
+      values[input.name()] = func.getArgument(position);
     }
     if (dataInputs == 0)
       fail("the graph has no data input");
@@ -1736,6 +1737,16 @@ private:
     if (inferred >= 0)
       dims[inferred] = known ? total / known : 0;
     int64_t count = std::accumulate(dims.begin(), dims.end(), int64_t{1}, std::multiplies<>());
+    // An export without a dynamic batch axis bakes its batch into the shape constants (x.view(B,
+    // T, H, D)); imported at another batch (--batch, a micro-batch, a batch search) a leading
+    // dimension of k * the exported batch is k * this batch when the input leads with k * this
+    // batch too (the batch stays the leading axis) and that alone makes the shape hold the
+    // input. Anything else (a sequence-first layout's [T, B * H, D]) still fails.
+    const int64_t exported = exportedBatch, now = options.batch;
+    if (count != total && exported > 0 && now > 0 && exported != now && !dims.empty() &&
+        inferred != 0 && dims[0] % exported == 0 && !xs.empty() && xs[0] % now == 0 &&
+        xs[0] / now == dims[0] / exported && count / dims[0] * xs[0] == total)
+      dims[0] = xs[0], count = total;
     if (count != total)
       fail(nodeLabel(node) + ": cannot reshape " + std::to_string(total) + " elements to " +
            std::to_string(count));
@@ -2546,6 +2557,31 @@ private:
       fail(nodeLabel(node) + " has " + std::to_string(node.input_size()) + " inputs; " + op +
            " takes at most " + std::to_string(known->second));
 
+    // Integer tensors (integer graph inputs and what is computed from them) are exact float32
+    // values here, which computes them as integers do except for division, which truncates.
+    // They stay integers up to a Cast to a float type, a comparison, or an embedding lookup.
+    const std::string *integerOperand = nullptr;
+    for (const auto &in : node.input())
+      if (integerValued.count(in) && values.count(in)) // (shape arithmetic folds as integers)
+        integerOperand = &in;
+    if (integerOperand) {
+      const std::string &from = integerValued.at(*integerOperand);
+      if (op == "Div")
+        fail(nodeLabel(node) + " divides the integer tensor \"" + *integerOperand +
+             "\" (computed from the integer graph input \"" + from +
+             "\"), which graphc holds as float32 and would not truncate; cast it to float "
+             "before dividing (x.float() in PyTorch)");
+      const int64_t to = op == "Cast" ? intAttr(node, "to", 0) : 0;
+      const bool endsInteger =
+          (op == "Cast" && to != onnx::TensorProto::INT64 && to != onnx::TensorProto::INT32) ||
+          op == "Equal" || op == "Greater" || op == "Less" || op == "GreaterOrEqual" ||
+          op == "LessOrEqual" || op == "Not" ||
+          (op == "Gather" && node.input_size() == 2 && !integerValued.count(node.input(0)));
+      if (!endsInteger)
+        for (const auto &out : node.output())
+          integerValued[out] = from;
+    }
+
     if (op == "Constant") {
       auto *value = findAttr(node, "value");
       if (!value || !value->has_t())
@@ -3163,7 +3199,7 @@ private:
       constants[node.output(0)] = intTensor({int64_t(out.size())}, out);
       return;
     }
-    if (op == "Gather" && node.input_size() == 2 && tokenIdInputs.count(node.input(1))) {
+    if (op == "Gather" && node.input_size() == 2 && integerInputs.count(node.input(1))) {
       importEmbedding(node, loc);
       return;
     }
@@ -3246,8 +3282,7 @@ private:
       if (!isConstant(node.input(1 - computed)))
         fail(nodeLabel(node) + ": Equal of a computed tensor is supported with a scalar constant");
       // (Token ids too, exact as float32 below 2^24, where the embedding checks them.)
-      Value x = tokenIdInputs.count(node.input(computed)) ? values.at(node.input(computed))
-                                                          : valueOf(node, computed);
+      Value x = valueOf(node, computed);
       define(node,
              elementwise(loc, ActivationKind::equal, x, scalarInput(node, 1 - computed, 0.f)));
       return;
@@ -3747,7 +3782,13 @@ private:
   // Outputs of a causal attention mask's Add or Where (importAttentionMask, importMaskedFill):
   // the scores, which the Softmax reading them masks causally.
   std::set<std::string> causalScores;
-  std::set<std::string> tokenIdInputs; // integer graph inputs: token ids, as exact float32
+  // The data inputs' declared (static) batch, 0 for a dynamic one: reshapedDims rebases the
+  // shape constants an export baked it into.
+  int64_t exportedBatch = 0;
+  std::set<std::string> integerInputs; // integer graph inputs (token ids, masks), as exact float32
+  // Integer tensors computed from them (a mask's Unsqueeze, 1 - mask) by name, with the graph
+  // input each derives from: float32 computes them exactly, except integer division.
+  std::map<std::string, std::string> integerValued;
 
 public:
   int initialisedParameters = 0; // parameter inputs given PyTorch's initial values

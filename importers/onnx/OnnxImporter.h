@@ -13,8 +13,10 @@ namespace graphc {
 struct OnnxImportOptions {
   int64_t batch = 0; // > 0 overrides the data input's first dimension
   // An export without its parameters (export_params=False) has them as graph inputs: the data
-  // input is `dataInput` (--data-input), or else the one input not named like a parameter; the
-  // others get PyTorch's default initial values, drawn from `seed` (importers/onnx/ParameterInputs.h).
+  // inputs are `dataInput` (--data-input, comma-separated), or else those not named like a
+  // parameter; the
+  // others get PyTorch's default initial values, drawn from `seed`
+  // (importers/onnx/ParameterInputs.h).
   std::string dataInput;
   // The graph output to train (--train-output): with it, a model with several outputs (GoogLeNet's
   // auxiliary heads in training mode) trains that one, and the nodes and parameters only the

@@ -1,4 +1,4 @@
-// Parameters exported as graph inputs: the data input, and PyTorch's default initial values for
+// Parameters exported as graph inputs: the data inputs, and PyTorch's default initial values for
 // the rest, chosen by the role in which the graph reads each one.
 //
 // PyTorch initialises a parameter in its module's reset_parameters(); an export without the
@@ -8,6 +8,7 @@
 // walk visits each node at most once, so the whole pass is O(parameters x nodes) at worst.
 #include "importers/onnx/ParameterInputs.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -59,17 +60,23 @@ public:
         free.push_back(&input);
 
     if (!dataInputFlag.empty()) {
-      bool found = false;
-      for (const auto *input : free)
-        found |= input->name() == dataInputFlag;
-      if (!found) {
-        error = "--data-input=" + dataInputFlag + " names no graph input without an initializer" +
-                inputList(free);
-        return false;
+      // A comma-separated list: input_ids,attention_mask.
+      for (size_t begin = 0; begin <= dataInputFlag.size();) {
+        size_t end = std::min(dataInputFlag.find(',', begin), dataInputFlag.size());
+        const std::string name = dataInputFlag.substr(begin, end - begin);
+        bool found = false;
+        for (const auto *input : free)
+          found |= input->name() == name;
+        if (!found) {
+          error = "--data-input=" + dataInputFlag + ": \"" + name +
+                  "\" is no graph input without an initializer" + inputList(free);
+          return false;
+        }
+        out.dataInputs.push_back(name);
+        begin = end + 1;
       }
-      out.dataInput = dataInputFlag;
     } else if (free.size() == 1) {
-      out.dataInput = free[0]->name();
+      out.dataInputs = {free[0]->name()};
     } else {
       std::vector<std::string> dataLike;
       for (const auto *input : free)
@@ -80,20 +87,18 @@ public:
                 "export the model with its data input (torch.onnx.export's args)";
         return false;
       }
-      if (dataLike.size() != 1) {
-        error = (dataLike.empty() ? std::string("every graph input without an initializer is "
-                                                "named like a parameter")
-                                  : "graph inputs \"" + dataLike[0] + "\" and \"" + dataLike[1] +
-                                        "\" have no initializer and are not named like parameters") +
-                "; name the data input with --data-input=NAME" + inputList(free);
+      if (dataLike.empty()) {
+        error = "every graph input without an initializer is named like a parameter; name the "
+                "data inputs with --data-input=NAME[,NAME...]" +
+                inputList(free);
         return false;
       }
-      out.dataInput = dataLike[0];
+      out.dataInputs = dataLike; // (input_ids and attention_mask: several data inputs)
     }
-    dataInput = out.dataInput;
+    dataInputs.insert(out.dataInputs.begin(), out.dataInputs.end());
 
     for (const auto *input : free) {
-      if (input->name() == dataInput)
+      if (dataInputs.count(input->name()))
         continue;
       const auto &type = input->type().tensor_type();
       std::vector<int64_t> dims;
@@ -162,8 +167,10 @@ private:
     return name;
   }
 
-  /// Whether `name` is the data input, or a view of it.
-  bool derivesFromData(const std::string &name) const { return viewRoot(name) == dataInput; }
+  /// Whether `name` is a data input, or a view of one.
+  bool derivesFromData(const std::string &name) const {
+    return dataInputs.count(viewRoot(name)) > 0;
+  }
 
   /// The shape of the parameter or initializer that `name` is a view of, or null.
   const std::vector<int64_t> *sourceOf(const std::string &name) const {
@@ -379,7 +386,7 @@ private:
   const onnx::GraphProto &graph;
   uint64_t seed;
   int64_t elementsLeft; // of the bound on all initialised elements
-  std::string dataInput;
+  std::set<std::string> dataInputs;
   std::map<std::string, std::vector<Use>> uses;
   std::map<std::string, int> producer;
   std::map<std::string, std::vector<int64_t>> sourceDims; // parameters and initializers

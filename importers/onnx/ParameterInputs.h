@@ -26,7 +26,8 @@ struct ParameterInputInit {
 };
 
 struct ParameterInputs {
-  std::string dataInput;                     // empty when the graph has no input without an initializer
+  std::vector<std::string>
+      dataInputs; // in the order named; empty when nothing lacks an initializer
   std::vector<ParameterInputInit> parameters; // the other inputs without an initializer
 };
 
@@ -35,9 +36,10 @@ struct ParameterInputs {
 /// debug names for data) are not.
 bool looksLikeParameterName(const std::string &name);
 
-/// Splits the graph inputs that have no initializer into the data input and parameters.
-/// `dataInputFlag` (--data-input) names the data input; when empty, the one input not named like a
-/// parameter is (a single input without an initializer is the data input whatever its name).
+/// Splits the graph inputs that have no initializer into the data inputs and parameters.
+/// `dataInputFlag` (--data-input) names the data inputs, comma-separated; when empty, the inputs
+/// not named like a parameter are (a single input without an initializer is the data input
+/// whatever its name).
 /// Each parameter gets PyTorch's default initial value for the role in which the graph reads it
 /// (through views: Transpose, Slice, Concat, Unsqueeze, ...), drawn from `seed`:
 ///   Conv, ConvTranspose, Gemm and MatMul weights: kaiming_uniform(a = sqrt 5), i.e.

@@ -137,6 +137,12 @@ bool decodeProgramDescriptor(const uint8_t *data, size_t size, const unsigned ch
       error = what + "'s initial value lies outside the init blob";
       return false;
     }
+    info.indexLimit = t->index_limit();
+    if (info.indexLimit < 0 || (info.indexLimit > 0 && t->role() != desc::TensorRole_Data)) {
+      error = what + " has an index limit of " + std::to_string(info.indexLimit) +
+              "; only data tensors have one, and it is positive";
+      return false;
+    }
     out.tensors.push_back(info);
   }
   auto readIndices = [&](const flatbuffers::Vector<uint32_t> *list, const char *field,
@@ -209,11 +215,6 @@ bool decodeProgramDescriptor(const uint8_t *data, size_t size, const unsigned ch
   prog.numTensors = static_cast<int32_t>(out.tensors.size());
   prog.initBlob = initBlob;
   prog.initBlobBytes = initBlobBytes;
-  prog.dataIndexLimit = p->data_index_limit();
-  if (prog.dataIndexLimit < 0) {
-    error = "data_index_limit is negative";
-    return false;
-  }
   prog.worldSize = p->world_size();
   prog.allReduceBuckets = p->all_reduce_buckets();
   prog.shardedOptimizerState = p->sharded_optimizer_state();

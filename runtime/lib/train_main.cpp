@@ -63,7 +63,9 @@ const char *kUsage =
     "\n"
     "Trains model '%s' (batch %" PRId64 ") with its compiled training step.\n"
     "  --data X.npy         samples [N, ...sample dims]: float32, or float16/float64/int64/\n"
-    "                       int32/uint8 converted per batch; memory-mapped, never read whole\n"
+    "                       int32/uint8 converted per batch; memory-mapped, never read whole.\n"
+    "                       A model with several data inputs takes one --data per input, in\n"
+    "                       the order --describe lists them (--validation-data likewise)\n"
     "  --labels Y.npy       labels with N rows: class indices (int64/int32/uint8; one per\n"
     "                       sample, or per position for a [batch, S.., classes] prediction)\n"
     "                       or targets\n"
@@ -89,8 +91,9 @@ const char *kUsage =
     "  --help               print this help and exit\n";
 
 struct Options {
-  std::string data, labels, saveDir, initDir;
-  std::string valData, valLabels, checkpointDir, logJson;
+  std::vector<std::string> data, valData; // one file per data input, in the program's order
+  std::string labels, saveDir, initDir;
+  std::string valLabels, checkpointDir, logJson;
   int64_t epochs = 1, steps = 0, checkpointEvery = 0, keep = 3;
   double valSplit = 0.0;
   double collectiveTimeout = 300.0;
@@ -181,14 +184,16 @@ bool parseArgs(int argc, char **argv, Options &opt, std::string &error) {
     if (arg == "--help" || arg == "-h") {
       opt.help = true;
     } else if (arg == "--data") {
-      if (!needValue(opt.data))
+      if (!needValue(v))
         return false;
+      opt.data.push_back(v);
     } else if (arg == "--labels") {
       if (!needValue(opt.labels))
         return false;
     } else if (arg == "--validation-data") {
-      if (!needValue(opt.valData))
+      if (!needValue(v))
         return false;
+      opt.valData.push_back(v);
     } else if (arg == "--validation-labels") {
       if (!needValue(opt.valLabels))
         return false;
@@ -360,6 +365,30 @@ std::string sanitize(const char *name) {
   return s;
 }
 
+/// A data file's expected shape: any number of samples, then the tensor's sample dimensions.
+std::string expectedShape(const std::vector<int64_t> &dims) {
+  std::string s = "[*";
+  for (size_t i = 1; i < dims.size(); ++i)
+    s += "," + std::to_string(dims[i]);
+  return s + "]";
+}
+
+/// The data inputs in the order --data takes them: "input_ids [*,16] (token ids < 100),
+/// attention_mask [*,16]".
+std::string dataInputsText(const Program &prog) {
+  std::string text;
+  for (int i = 0; i < prog.numTensors; ++i) {
+    const TensorInfo &t = prog.tensors[i];
+    if (t.role != TensorRole::Data)
+      continue;
+    text += (text.empty() ? "" : ", ") + std::string(t.name ? t.name : "?") + " " +
+            expectedShape(dimsOf(t));
+    if (t.indexLimit > 0)
+      text += " (token ids < " + std::to_string(t.indexLimit) + ")";
+  }
+  return text;
+}
+
 int describe(const Program &prog) {
   struct Row {
     std::string cols[7];
@@ -390,6 +419,7 @@ int describe(const Program &prog) {
   }
   std::printf("arena %" PRIu64 " bytes (alignment %" PRIu64 ")\n", prog.arenaBytes,
               prog.alignment);
+  std::printf("data inputs (one --data each, in this order): %s\n", dataInputsText(prog).c_str());
   if (prog.hostArenaBytes)
     std::printf("host arena %" PRIu64 " bytes after it (offloaded optimizer state)\n",
                 prog.hostArenaBytes);
@@ -479,14 +509,6 @@ void glorotUniform(const TensorInfo &t, float *dst, std::mt19937_64 &gen) {
     const double u = static_cast<double>(gen() >> 40) * 0x1p-24;
     dst[i] = static_cast<float>((2.0 * u - 1.0) * limit);
   }
-}
-
-
-std::string expectedShape(const std::vector<int64_t> &dims) {
-  std::string s = "[*";
-  for (size_t i = 1; i < dims.size(); ++i)
-    s += "," + std::to_string(dims[i]);
-  return s + "]";
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -639,9 +661,10 @@ bool checkIndexRange(Source &src, int64_t limit, std::string &error) {
   return true;
 }
 
-/// A contiguous range of rows of a data and a labels source.
+/// A contiguous range of rows of the data sources (one per data input) and a labels source.
 struct Split {
-  Source *x = nullptr, *y = nullptr;
+  std::vector<Source> *xs = nullptr;
+  Source *y = nullptr;
   int64_t first = 0, count = 0;
 };
 
@@ -682,7 +705,8 @@ struct Schedule {
   bool endsEpoch(int64_t t) const { return batchOf(t) == stepsPerEpoch - 1; }
 };
 
-/// A staged batch: converted samples in the tensors' layout, and where they belong.
+/// A staged batch: converted samples in the tensors' layout, and where they belong. `data`
+/// holds every data input's batch, input i at Prefetcher's dataOffsets[i].
 struct Slot {
   unsigned char *data = nullptr, *labels = nullptr;
   bool ready = false;
@@ -708,9 +732,12 @@ bool allFinite(const float *values, size_t n) {
 /// files, shuffled or not, padded or not, and converting them to the tensors' dtypes.
 class Prefetcher {
 public:
-  Prefetcher(const Schedule &s, const Split &train, const Split &val, size_t dataBytes,
-             size_t labelsBytes)
-      : s_(s), train_(train), val_(val), dataBytes_(dataBytes), labelsBytes_(labelsBytes) {}
+  /// `dataOffsets[i]`: where data input i's batch starts in a slot's data; `dataBytes`: the
+  /// bytes of them all.
+  Prefetcher(const Schedule &s, const Split &train, const Split &val,
+             std::vector<size_t> dataOffsets, size_t dataBytes, size_t labelsBytes)
+      : s_(s), train_(train), val_(val), dataOffsets_(std::move(dataOffsets)),
+        dataBytes_(dataBytes), labelsBytes_(labelsBytes) {}
   ~Prefetcher() { stop(); }
 
   bool allocate(std::string &error) {
@@ -820,16 +847,19 @@ private:
     for (int64_t j = 0; j < s_.shardRows; ++j) {
       const int64_t pos = (b * s_.batch + s_.shardFirst + j) % split.count;
       const int64_t row = split.first + (order ? order[pos] : pos);
-      unsigned char *x = slot.data + j * split.x->dstRowBytes,
-                    *y = slot.labels + j * split.y->dstRowBytes;
-      if (!convertRow(*split.x, row, x, slot.error) || !convertRow(*split.y, row, y, slot.error))
-        return false;
-      if (slot.nonFinite.empty())
-        for (auto [source, values] : {std::pair{split.x, x}, std::pair{split.y, y}})
-          if (!source->toI64 &&
-              !allFinite(reinterpret_cast<const float *>(values), size_t(source->rowElems)))
-            slot.nonFinite =
-                "sample " + std::to_string(row) + " of " + source->display() + " holds NaN or Inf";
+      // Each data input, then the labels (no allocation: this runs for every sample).
+      for (size_t i = 0; i <= split.xs->size(); ++i) {
+        const bool isLabels = i == split.xs->size();
+        Source *source = isLabels ? split.y : &(*split.xs)[i];
+        unsigned char *values =
+            (isLabels ? slot.labels : slot.data + dataOffsets_[i]) + j * source->dstRowBytes;
+        if (!convertRow(*source, row, values, slot.error))
+          return false;
+        if (slot.nonFinite.empty() && !source->toI64 &&
+            !allFinite(reinterpret_cast<const float *>(values), size_t(source->rowElems)))
+          slot.nonFinite =
+              "sample " + std::to_string(row) + " of " + source->display() + " holds NaN or Inf";
+      }
     }
     return true;
   }
@@ -871,6 +901,7 @@ private:
 
   const Schedule &s_;
   Split train_, val_;
+  std::vector<size_t> dataOffsets_;
   size_t dataBytes_, labelsBytes_;
   std::unique_ptr<unsigned char, FreeDeleter> staging_[2];
   Slot slots_[2];
@@ -1260,6 +1291,8 @@ int trainMain(int argc, char **argv) {
   }
   if (opt.help) {
     std::printf(kUsage, argc > 0 ? argv[0] : "train", prog.modelName, prog.batch);
+    std::printf("\nData inputs of this model (one --data each, in this order): %s\n",
+                dataInputsText(prog).c_str());
     return 0;
   }
   if (opt.describe)
@@ -1272,18 +1305,27 @@ int trainMain(int argc, char **argv) {
   }
   int nData, nLabels, nLoss, nStep, nPred;
   const TensorInfo *dataT = findRole(prog, TensorRole::Data, nData);
+  std::vector<const TensorInfo *> dataTs; // every data input, in --data order
+  for (int i = 0; i < prog.numTensors; ++i)
+    if (prog.tensors[i].role == TensorRole::Data)
+      dataTs.push_back(&prog.tensors[i]);
+  dataT = nData ? dataTs.front() : nullptr;
+  const bool dataConsistent = std::all_of(dataTs.begin(), dataTs.end(), [&](const TensorInfo *t) {
+    return t->rank >= 1 && t->dtype == DType::F32 && t->dims[0] == dataT->dims[0] &&
+           t->indexLimit >= 0;
+  });
   const TensorInfo *labelsT = findRole(prog, TensorRole::Labels, nLabels);
   const TensorInfo *lossT = findRole(prog, TensorRole::Loss, nLoss);
   const TensorInfo *stepT = findRole(prog, TensorRole::Step, nStep);
   const TensorInfo *predT = findRole(prog, TensorRole::Prediction, nPred);
-  if (nData != 1 || nLabels != 1 || nLoss != 1 || nStep > 1 || nPred > 1 || dataT->rank < 1 ||
-      labelsT->rank < 1 || dataT->dtype != DType::F32 || lossT->dtype != DType::F32 ||
-      lossT->bytes < sizeof(float) || dataT->dims[0] != labelsT->dims[0] || dataT->dims[0] < 1 ||
-      (predT && (predT->dtype != DType::F32 || predT->rank < 1 ||
-                 predT->dims[0] != dataT->dims[0]))) {
+  if (nData < 1 || !dataConsistent || nLabels != 1 || nLoss != 1 || nStep > 1 || nPred > 1 ||
+      labelsT->rank < 1 || lossT->dtype != DType::F32 || lossT->bytes < sizeof(float) ||
+      dataT->dims[0] != labelsT->dims[0] || dataT->dims[0] < 1 ||
+      (predT &&
+       (predT->dtype != DType::F32 || predT->rank < 1 || predT->dims[0] != dataT->dims[0]))) {
     std::fprintf(stderr,
-                 "error: program '%s' is inconsistent: it needs exactly one float32 data tensor, "
-                 "one labels tensor with the same batch, one float32 loss, at most one step and "
+                 "error: program '%s' is inconsistent: it needs float32 data tensors and one "
+                 "labels tensor with the same batch, one float32 loss, at most one step and "
                  "at most one float32 prediction with the same batch\n",
                  prog.modelName);
     return kExitInternal;
@@ -1342,6 +1384,19 @@ int trainMain(int argc, char **argv) {
                  opt.data.empty() ? "--data" : "--labels");
     return kExitUsage;
   }
+  // One file per data input, in the program's order; the same for a separate validation set.
+  for (const auto &[flag, files] :
+       {std::pair<const char *, const std::vector<std::string> *>{"--data", &opt.data},
+        {"--validation-data", &opt.valData}})
+    if (!files->empty() && files->size() != dataTs.size()) {
+      std::fprintf(stderr,
+                   "error: %s given %zu time%s, but model '%s' has %zu data input%s: pass %s "
+                   "once for each, in this order: %s\n",
+                   flag, files->size(), files->size() == 1 ? "" : "s", prog.modelName,
+                   dataTs.size(), dataTs.size() == 1 ? "" : "s", flag,
+                   dataInputsText(prog).c_str());
+      return kExitUsage;
+    }
 
   // Names must map to distinct files before any weights are read or written.
   if (!opt.saveDir.empty() || !opt.initDir.empty()) {
@@ -1362,34 +1417,40 @@ int trainMain(int argc, char **argv) {
 
   // Open and check every input before touching the arena or running anything: shapes, dtypes,
   // sample counts and class indices, each with the expected and the actual value.
-  Source data, labels, valData, valLabels;
-  auto openPair = [&](const std::string &dflag, const std::string &dpath,
-                      const std::string &lflag, const std::string &lpath, Source &d,
-                      Source &l) {
-    if (!openFloatSource(dflag, dpath, *dataT, d, error) ||
-        !(indexLabels ? openIndexSource(lflag, lpath, *labelsT, l, error)
+  std::vector<Source> data(dataTs.size()), valData(dataTs.size());
+  Source labels, valLabels;
+  auto openSet = [&](const std::string &dflag, const std::vector<std::string> &dpaths,
+                     const std::string &lflag, const std::string &lpath, std::vector<Source> &ds,
+                     Source &l) {
+    if (!(indexLabels ? openIndexSource(lflag, lpath, *labelsT, l, error)
                       : openFloatSource(lflag, lpath, *labelsT, l, error)))
       return false;
-    if (l.file.rows() != d.file.rows()) {
-      error = lflag + " " + lpath + ": " + std::to_string(l.file.rows()) + " samples, but " +
-              dflag + " " + dpath + " has " + std::to_string(d.file.rows());
-      return false;
+    for (size_t i = 0; i < dataTs.size(); ++i) {
+      // With several data inputs the flag names the input it feeds.
+      const std::string flag = dataTs.size() == 1 ? dflag : dflag + " (" + dataTs[i]->name + ")";
+      if (!openFloatSource(flag, dpaths[i], *dataTs[i], ds[i], error))
+        return false;
+      if (l.file.rows() != ds[i].file.rows()) {
+        error = lflag + " " + lpath + ": " + std::to_string(l.file.rows()) + " samples, but " +
+                flag + " " + dpaths[i] + " has " + std::to_string(ds[i].file.rows());
+        return false;
+      }
+      if (dataTs[i]->indexLimit > 0 && !checkIndexRange(ds[i], dataTs[i]->indexLimit, error))
+        return false;
     }
-    if (prog.dataIndexLimit > 0 && !checkIndexRange(d, prog.dataIndexLimit, error))
-      return false;
     return !indexLabels || checkLabelRange(l, numClasses, error);
   };
   const bool separateVal = !opt.valData.empty();
-  if (!openPair("--data", opt.data, "--labels", opt.labels, data, labels) ||
-      (separateVal && !openPair("--validation-data", opt.valData, "--validation-labels",
-                                opt.valLabels, valData, valLabels))) {
+  if (!openSet("--data", opt.data, "--labels", opt.labels, data, labels) ||
+      (separateVal && !openSet("--validation-data", opt.valData, "--validation-labels",
+                               opt.valLabels, valData, valLabels))) {
     std::fprintf(stderr, "error: %s\n", error.c_str());
     return kExitUsage;
   }
-  const int64_t samples = data.file.rows();
+  const int64_t samples = labels.file.rows();
   Split train{&data, &labels, 0, samples}, val;
   if (separateVal) {
-    val = Split{&valData, &valLabels, 0, valData.file.rows()};
+    val = Split{&valData, &valLabels, 0, valLabels.file.rows()};
   } else if (opt.valSplit > 0) {
     const int64_t held = static_cast<int64_t>(std::floor(opt.valSplit * static_cast<double>(samples)));
     if (held < 1 || held >= samples) {
@@ -1403,18 +1464,23 @@ int trainMain(int argc, char **argv) {
   const bool hasVal = val.count > 0;
   if (!opt.padLastBatch && train.count < batch) {
     if (train.count == samples)
-      std::fprintf(stderr, "error: --data %s: %" PRId64 " samples, fewer than the batch size %" PRId64
-                   "\n", opt.data.c_str(), samples, batch);
+      std::fprintf(stderr,
+                   "error: --data %s: %" PRId64 " samples, fewer than the batch size %" PRId64 "\n",
+                   opt.data[0].c_str(), samples, batch);
     else
-      std::fprintf(stderr, "error: --data %s: %" PRId64 " training samples after "
+      std::fprintf(stderr,
+                   "error: --data %s: %" PRId64 " training samples after "
                    "--validation-split, fewer than the batch size %" PRId64
-                   " (or use --last-batch=pad)\n", opt.data.c_str(), train.count, batch);
+                   " (or use --last-batch=pad)\n",
+                   opt.data[0].c_str(), train.count, batch);
     return kExitUsage;
   }
   if (train.count < 1 || (hasVal && !opt.padLastBatch && val.count < batch)) {
-    std::fprintf(stderr, "error: %s: %" PRId64 " validation samples, fewer than the batch size %"
-                 PRId64 " (or use --last-batch=pad)\n",
-                 separateVal ? ("--validation-data " + opt.valData).c_str() : "--validation-split",
+    std::fprintf(stderr,
+                 "error: %s: %" PRId64 " validation samples, fewer than the batch size %" PRId64
+                 " (or use --last-batch=pad)\n",
+                 separateVal ? ("--validation-data " + opt.valData[0]).c_str()
+                             : "--validation-split",
                  val.count, batch);
     return kExitUsage;
   }
@@ -1690,7 +1756,16 @@ int trainMain(int argc, char **argv) {
 
   // Everything the loop needs, allocated now: staging buffers (in the prefetcher), the snapshot
   // of parameters and optimizer state for evaluation, and the labels of the running batch.
-  Prefetcher prefetch(sched, train, val, static_cast<size_t>(dataT->bytes),
+  // A slot holds the data inputs one after the other (64-byte aligned): with one input, exactly
+  // its tensor's bytes, which a step staging the next batch (NextBatch) copies whole.
+  std::vector<size_t> dataOffsets;
+  size_t dataBytes = 0;
+  for (const TensorInfo *t : dataTs) {
+    dataBytes = (dataBytes + 63) / 64 * 64;
+    dataOffsets.push_back(dataBytes);
+    dataBytes += static_cast<size_t>(t->bytes);
+  }
+  Prefetcher prefetch(sched, train, val, dataOffsets, dataBytes,
                       static_cast<size_t>(labelsT->bytes));
   if (!prefetch.allocate(error)) {
     std::fprintf(stderr, "error: %s\n", error.c_str());
@@ -1716,7 +1791,6 @@ int trainMain(int argc, char **argv) {
     return kExitUsage;
   }
 
-  unsigned char *dataDst = arena + dataT->offset;
   unsigned char *labelsDst = arena + labelsT->offset;
   const float *lossPtr = reinterpret_cast<const float *>(arena + lossT->offset);
   const float *predPtr = predT ? reinterpret_cast<const float *>(arena + predT->offset) : nullptr;
@@ -1742,7 +1816,8 @@ int trainMain(int argc, char **argv) {
     seen = metrics[2];
   };
   auto loadBatch = [&](Slot &slot) {
-    std::memcpy(dataDst, slot.data, dataT->bytes);
+    for (size_t i = 0; i < dataTs.size(); ++i)
+      std::memcpy(arena + dataTs[i]->offset, slot.data + dataOffsets[i], dataTs[i]->bytes);
     std::memcpy(labelsDst, slot.labels, labelsT->bytes);
     std::memcpy(batchLabels.data(), slot.labels, labelsT->bytes);
   };

@@ -93,7 +93,6 @@ public:
     else
       os << "    graphc_init_blob_begin,\n    " << out.initBlob.size() << "ull,\n";
     os << "    trainStep,\n    " << options.dropoutSeed << "ull, // dropout seed (graphc --seed)\n"
-       << "    " << embeddingIndexLimit(func) << ", // data index limit (token ids)\n"
        << "    " << (ranks ? ranks.getInt() : 1) << ", // data-parallel ranks\n"
        << "    " << (func->hasAttr("graph.sharded_buckets") ? "true" : "false")
        << ", // sharded optimizer state (ZeRO)\n"
@@ -732,13 +731,17 @@ private:
   }
 
   /// Appends one TensorInfo row.
-  void addTensor(StringRef name, StringRef kind, StringRef role, Value v, int64_t initOffset) {
+  void addTensor(StringRef name, StringRef kind, StringRef role, Value v, int64_t initOffset,
+                 int64_t indexLimit = 0) {
     auto type = cast<RankedTensorType>(v.getType());
     llvm::raw_string_ostream t(tensorTable);
     t << "    {" << cppString(name) << ", TensorKind::" << kind << ", TensorRole::" << role
       << ", DType::" << (type.getElementType().isInteger(64) ? "I64" : "F32") << ", "
-      << type.getRank() << ", {" << list(type.getShape()) << "}, " << plannedOffset(v)
-      << "ull, " << tensorBytes(type) << "ull, " << initOffset << "},\n";
+      << type.getRank() << ", {" << list(type.getShape()) << "}, " << plannedOffset(v) << "ull, "
+      << tensorBytes(type) << "ull, " << initOffset;
+    if (indexLimit > 0)
+      t << ", " << indexLimit << " /* token ids below this */";
+    t << "},\n";
     ++numTensors;
   }
 
@@ -768,7 +771,7 @@ private:
       } else if (kind.getValue() == "optimizer_state") {
         addTensor(name.getValue(), "OptimizerState", "State", arg, -1);
       } else if (role && role.getValue() == "data") {
-        addTensor(name.getValue(), "Input", "Data", arg, -1);
+        addTensor(name.getValue(), "Input", "Data", arg, -1, embeddingIndexLimit(func, arg));
       } else if (role && role.getValue() == "labels") {
         addTensor(name.getValue(), "Input", "Labels", arg, -1);
       } else if (role && role.getValue() == "step") {

@@ -2747,7 +2747,9 @@ private:
           fbb, r.name.c_str(), static_cast<desc::TensorKind>(r.kind),
           static_cast<desc::TensorRole>(r.role),
           type.getElementType().isInteger(64) ? desc::DType_I64 : desc::DType_F32, &shape,
-          uint64_t(plannedOffset(r.value)), tensorBytes(type), r.initOffset));
+          uint64_t(plannedOffset(r.value)), tensorBytes(type), r.initOffset,
+          r.role == rt::TensorRole::Data ? embeddingIndexLimit(func, cast<BlockArgument>(r.value))
+                                         : 0));
       if (r.role == rt::TensorRole::Parameter)
         parameters.push_back(uint32_t(i));
       if (r.role == rt::TensorRole::Data || r.role == rt::TensorRole::Labels ||
@@ -2773,9 +2775,8 @@ private:
         fbb, kDescriptorVersion, options.modelName.c_str(), "cuda",
         uint64_t(func->getAttrOfType<IntegerAttr>(kArenaBytesAttr).getInt()),
         uint64_t(func->getAttrOfType<IntegerAttr>(kAlignmentAttr).getInt()), batch, loss, &tensors,
-        &parameters, &inputs, out.initBlob.size(), embeddingIndexLimit(func), worldSize(),
-        int32_t(allReduceBuckets), uint64_t(hostArenaBytes(func)),
-        func->hasAttr("graph.sharded_buckets"));
+        &parameters, &inputs, out.initBlob.size(), worldSize(), int32_t(allReduceBuckets),
+        uint64_t(hostArenaBytes(func)), func->hasAttr("graph.sharded_buckets"));
     desc::FinishProgramBuffer(fbb, root);
     return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
   }

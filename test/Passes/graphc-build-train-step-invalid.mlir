@@ -10,12 +10,10 @@
 // OPT: error: unknown optimizer 'rmsprop'; expected sgd, momentum or adam
 // OPT-NOT: func.func @train_step
 
-// Two untagged/input arguments: the pass needs exactly one data batch.
-// expected-error @+1 {{expected exactly one data input, found 2 (tag parameters with graph.kind = "parameter")}}
-func.func @two_inputs(%x: tensor<4x3xf32> {graph.kind = "input", graph.name = "x"},
-                      %mask: tensor<4x3xf32>,
-                      %w: tensor<3x2xf32> {graph.kind = "parameter", graph.name = "w"}) -> tensor<4x2xf32> {
-  %y = graph.dense %x, %w : (tensor<4x3xf32>, tensor<3x2xf32>) -> tensor<4x2xf32>
+// Only parameters: there is no batch to train on.
+// expected-error @+1 {{expected at least one data input, found none}}
+func.func @no_input(%w: tensor<4x2xf32> {graph.kind = "parameter", graph.name = "w"}) -> tensor<4x2xf32> {
+  %y = graph.relu %w : tensor<4x2xf32>
   return %y : tensor<4x2xf32>
 }
 

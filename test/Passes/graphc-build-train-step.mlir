@@ -305,3 +305,25 @@ func.func @tied(%x: tensor<4x3xf32> {graph.kind = "input", graph.name = "x"},
   %z = graph.dense %y, %w : (tensor<4x3xf32>, tensor<3x3xf32>) -> tensor<4x3xf32> loc("fc2")
   return %z : tensor<4x3xf32>
 }
+
+// -----
+
+// Two data inputs (features and a 0/1 mask over them, as a padded batch comes with its
+// attention mask): each becomes a data argument in the forward function's order, before the
+// labels; the mask gets no gradient.
+// MSE-LABEL: func.func @train_step(%arg0: tensor<3x2xf32>
+//  MSE-SAME:   %[[X:arg1]]: tensor<4x3xf32> {graph.kind = "input", graph.name = "x", graph.role = "data"},
+//  MSE-SAME:   %[[M:arg2]]: tensor<4x3xf32> {graph.kind = "input", graph.name = "mask", graph.role = "data"},
+//  MSE-SAME:   %[[L:arg3]]: tensor<4x2xf32> {graph.kind = "input", graph.name = "labels", graph.role = "labels"})
+//  MSE-NEXT:   %[[XM:.*]] = graph.mul %[[X]], %[[M]] : tensor<4x3xf32>
+//  MSE-NEXT:   %[[Y:.*]] = graph.dense %[[XM]], %arg0
+//       MSE:   graph.matmul %[[XM]], %{{.*}} {transpose_lhs}
+//   MSE-NOT:   graph.mul
+//       MSE:   graph.sgd_update
+func.func @masked_features(%w: tensor<3x2xf32> {graph.kind = "parameter"},
+                           %x: tensor<4x3xf32> {graph.kind = "input", graph.name = "x"},
+                           %mask: tensor<4x3xf32> {graph.kind = "input", graph.name = "mask"}) -> tensor<4x2xf32> {
+  %xm = graph.mul %x, %mask : tensor<4x3xf32>
+  %y = graph.dense %xm, %w : (tensor<4x3xf32>, tensor<3x2xf32>) -> tensor<4x2xf32>
+  return %y : tensor<4x2xf32>
+}

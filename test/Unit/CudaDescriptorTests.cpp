@@ -20,6 +20,8 @@ struct Options {
   std::vector<uint32_t> parameters = {0};
   std::vector<uint32_t> inputs = {1};
   int32_t worldSize = 0, buckets = 0; // data parallelism (appended fields)
+  // Token-id limits (Tensor.index_limit) of the data tensor and of the weight (never valid).
+  int64_t dataIndexLimit = 0, weightIndexLimit = 0;
   // The next-batch staging region (role Staging) at offset 1024, of this many bytes (0: none),
   // with a labels tensor (int64 [2] at 768) unless `labels` is false; set `arena` to fit.
   uint64_t stagingBytes = 0;
@@ -31,10 +33,10 @@ std::vector<uint8_t> build(const Options &o) {
   std::vector<int64_t> wShape = {10}, xShape = {2, 3}, lossShape = {};
   std::vector<flatbuffers::Offset<desc::Tensor>> tensors = {
       desc::CreateTensorDirect(fbb, "fc.weight", desc::TensorKind_Parameter,
-                               desc::TensorRole_Parameter, desc::DType_F32, &wShape,
-                               o.weightOffset, o.weightBytes, o.weightInit),
+                               desc::TensorRole_Parameter, desc::DType_F32, &wShape, o.weightOffset,
+                               o.weightBytes, o.weightInit, o.weightIndexLimit),
       desc::CreateTensorDirect(fbb, "input", desc::TensorKind_Input, desc::TensorRole_Data,
-                               desc::DType_F32, &xShape, 256, 24, -1),
+                               desc::DType_F32, &xShape, 256, 24, -1, o.dataIndexLimit),
       desc::CreateTensorDirect(fbb, "loss", desc::TensorKind_Activation, desc::TensorRole_Loss,
                                desc::DType_F32, &lossShape, 512, 4, -1),
   };
@@ -50,7 +52,7 @@ std::vector<uint8_t> build(const Options &o) {
   }
   auto root = desc::CreateProgramDirect(fbb, o.version, "model.onnx", "cuda", o.arena, 256, 2,
                                         desc::LossKind_MeanSquaredError, &tensors, &o.parameters,
-                                        &o.inputs, o.initBlob, 0, o.worldSize, o.buckets);
+                                        &o.inputs, o.initBlob, o.worldSize, o.buckets);
   desc::FinishProgramBuffer(fbb, root);
   return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
 }
@@ -167,6 +169,26 @@ TEST(CudaDescriptor, SemanticRefusals) {
   o.buckets = 2;
   EXPECT_EQ(refusal(build(o)), "all_reduce_buckets is 2 but world_size is 0: gradient buckets "
                                "need a data-parallel program");
+  o = {};
+  o.dataIndexLimit = -1;
+  EXPECT_EQ(refusal(build(o)), "tensor 'input' has an index limit of -1; only data tensors have "
+                               "one, and it is positive");
+  o = {};
+  o.weightIndexLimit = 7;
+  EXPECT_EQ(refusal(build(o)), "tensor 'fc.weight' has an index limit of 7; only data tensors "
+                               "have one, and it is positive");
+}
+
+// A data tensor read as token ids carries its vocabulary to the runtime; others carry 0.
+TEST(CudaDescriptor, IndexLimit) {
+  Options o;
+  o.dataIndexLimit = 50;
+  std::vector<uint8_t> buf = build(o);
+  DecodedProgram d;
+  std::string error;
+  ASSERT_TRUE(decodeProgramDescriptor(buf.data(), buf.size(), kBlob, 40, d, error)) << error;
+  EXPECT_EQ(d.program.tensors[1].indexLimit, 50);
+  EXPECT_EQ(d.program.tensors[0].indexLimit, 0);
 }
 
 // The next-batch staging region: data at 0, labels at the data's 24 bytes aligned to 256, so

@@ -38,7 +38,7 @@ SEEDS = {"mlp": 1, "cnn": 2, "cnn_bce": 3, "resmlp": 4,
          "arith_mlp": 26, "googlenet": 27, "vit": 28, "bcast_mlp": 29,
          "causal_cls": 30, "causal_lm": 31, "nano_gpt": 32, "nano_gpt_tied": 32,
          "nano_gpt_trilu": 32, "llama": 33, "llama_gqa": 34, "row_mlp": 35,
-         "llama_hf": 36, "math_mlp": 37, "pad_cls": 38}
+         "llama_hf": 36, "math_mlp": 37, "pad_cls": 38, "mask_cls": 39}
 
 # torchvision models (issue #6), small so that a test takes seconds: 10 classes, 32x32 images,
 # batch 4, exported in training mode (BatchNormalization with batch statistics and running-stat
@@ -88,7 +88,12 @@ TOKEN_MODELS = {"emb_lstm": dict(vocabulary=50, seq=12), "causal_cls": dict(voca
                 "nano_gpt_tied": dict(vocabulary=50, seq=12),
                 "nano_gpt_trilu": dict(vocabulary=50, seq=12),
                 "llama": dict(vocabulary=50, seq=12), "llama_gqa": dict(vocabulary=50, seq=12),
-                "llama_hf": dict(vocabulary=50, seq=12), "pad_cls": dict(vocabulary=6, seq=12)}
+                "llama_hf": dict(vocabulary=50, seq=12), "pad_cls": dict(vocabulary=6, seq=12),
+                "mask_cls": dict(vocabulary=50, seq=12)}
+# Models with a second data input after the token ids, as Hugging Face models take them:
+# attention_mask [batch, seq], int64, 1 for a real token and 0 for padding (make_data in
+# train_vs_torch.py pads each sequence after a random length).
+MASK_INPUT_MODELS = ("mask_cls",)
 # Models trained on a class per position (a language model's next tokens: labels [N, seq]).
 LANGUAGE_MODELS = ("causal_lm", "nano_gpt", "nano_gpt_tied", "nano_gpt_trilu", "llama",
                    "llama_gqa", "llama_hf")
@@ -323,6 +328,32 @@ class PaddedClassifier(nn.Module):
         y = (torch.softmax(scores, dim=-1) @ v).transpose(1, 2).reshape(B, T, C)
         h = h + self.proj(y)
         keep = (~pad).float().unsqueeze(-1)
+        pooled = (h * keep).sum(1) / keep.sum(1)
+        x = self.fc(pooled)
+        return torch.softmax(x, dim=1) if self.head else x
+
+
+class MaskedClassifier(PaddedClassifier):
+    """A sequence classifier fed as Hugging Face encoders are: forward(input_ids,
+    attention_mask), the int64 mask 1 for real tokens and 0 for padding. The mask becomes an
+    additive bias as BertModel's get_extended_attention_mask builds it, (1.0 -
+    mask[:, None, None, :].to(dtype)) * torch.finfo(dtype).min (Unsqueeze, Cast, Sub, Mul),
+    added to every head's scores; the output is the mean over the real tokens, (h *
+    mask).sum(1) / mask.sum(1) (a Cast of the mask before the division). Embedding(50, 32), a
+    learned position table, one pre-norm attention block with 2 heads, Linear(32, 10): the
+    layers of PaddedClassifier."""
+
+    def forward(self, input_ids, attention_mask):
+        h = self.emb(input_ids) + self.pos
+        B, T, C = h.shape
+        extended = attention_mask[:, None, None, :].to(h.dtype)
+        extended = (1.0 - extended) * torch.finfo(h.dtype).min
+        q, k, v = self.qkv(self.norm(h)).split(C, dim=2)
+        q, k, v = (t.view(B, T, 2, C // 2).transpose(1, 2) for t in (q, k, v))
+        scores = (q @ k.transpose(-2, -1)) * (C // 2) ** -0.5 + extended
+        y = (torch.softmax(scores, dim=-1) @ v).transpose(1, 2).reshape(B, T, C)
+        h = h + self.proj(y)
+        keep = attention_mask.unsqueeze(-1).to(h.dtype)
         pooled = (h * keep).sum(1) / keep.sum(1)
         x = self.fc(pooled)
         return torch.softmax(x, dim=1) if self.head else x
@@ -814,6 +845,8 @@ def build(name):
         return model
     if name == "pad_cls":
         return PaddedClassifier(TOKEN_MODELS[name]["vocabulary"], TOKEN_MODELS[name]["seq"])
+    if name == "mask_cls":
+        return MaskedClassifier(TOKEN_MODELS[name]["vocabulary"], TOKEN_MODELS[name]["seq"])
     if name == "row_mlp":
         return RowMLP()
     if name == "math_mlp":
@@ -872,6 +905,10 @@ def export(name, path, batch=None, training=None, dynamic_batch=False, export_pa
     model.head = True
     dummy = torch.zeros(input_shape(name, batch),
                         dtype=torch.int64 if name in TOKEN_MODELS else torch.float32)
+    input_names = ["input"]
+    if name in MASK_INPUT_MODELS:  # (input_ids, attention_mask), named as Hugging Face's
+        dummy = (dummy, torch.ones(input_shape(name, batch), dtype=torch.int64))
+        input_names = ["input_ids", "attention_mask"]
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     mode = torch.onnx.TrainingMode.TRAINING if training else torch.onnx.TrainingMode.EVAL
     # Tracing in training mode updates the running statistics of `model`; the initializers
@@ -882,9 +919,9 @@ def export(name, path, batch=None, training=None, dynamic_batch=False, export_pa
     with torch.no_grad():
         torch.onnx.export(model, dummy, path, export_params=export_params,
                           do_constant_folding=fold, training=mode, opset_version=OPSETS.get(name, OPSET),
-                          input_names=["input"], output_names=["output"],
-                          dynamic_axes=({"input": {0: "batch"}, "output": {0: "batch"}}
-                                        if dynamic_batch else None))
+                          input_names=input_names, output_names=["output"],
+                          dynamic_axes=(dict({n: {0: "batch"} for n in input_names},
+                                             output={0: "batch"}) if dynamic_batch else None))
     return model
 
 

@@ -108,7 +108,7 @@ DATA_SEED = {"mlp": 101, "cnn": 202, "cnn_bce": 303, "resmlp": 404, "resnet18": 
              "bcast_mlp": 2626, "causal_cls": 2727, "causal_lm": 2828,
              "nano_gpt": 2929, "nano_gpt_tied": 2929,
              "nano_gpt_trilu": 2929, "llama": 3030, "llama_gqa": 3131, "llama_hf": 3030,
-             "row_mlp": 3232, "math_mlp": 3233, "pad_cls": 3434}
+             "row_mlp": 3232, "math_mlp": 3233, "pad_cls": 3434, "mask_cls": 3535}
 B = models.BATCH  # set per model in main()
 # Eval-mode exports whose BatchNorms the exporter folds: PyTorch trains the folded model.
 FOLDED_EVAL_EXPORTS = ("resnet18", "mobilenet_v2")
@@ -126,7 +126,17 @@ def rel_err(a, b):
 
 
 def make_data(name, n):
+    """(x, y): x is the one input's array, or a tuple with one array per data input."""
     rng = np.random.RandomState(DATA_SEED[name])
+    if name in models.MASK_INPUT_MODELS:
+        # Hugging Face's padded batches: each sequence holds 3..seq real tokens (ids >= 1), then
+        # padding (id 0) where attention_mask is 0.
+        vocabulary = models.TOKEN_MODELS[name]["vocabulary"]
+        seq = models.input_shape(name)[1]
+        lengths = rng.randint(3, seq + 1, size=(n, 1))
+        mask = (np.arange(seq)[None, :] < lengths).astype(np.int64)
+        ids = rng.randint(1, vocabulary, size=(n, seq)).astype(np.int64) * mask
+        return (ids, mask), rng.randint(0, 10, size=(n,)).astype(np.int64)
     if name in models.TOKEN_MODELS:  # int64 token ids, as PyTorch's Embedding reads them
         vocabulary = models.TOKEN_MODELS[name]["vocabulary"]
         x = rng.randint(0, vocabulary, size=(n,) + models.input_shape(name)[1:]).astype(np.int64)
@@ -141,6 +151,19 @@ def make_data(name, n):
     else:
         y = rng.randint(0, 10, size=(n,)).astype(np.int64)
     return x, y
+
+
+def save_data(wd, x, y):
+    """Writes x (one array per data input) and y as .npy files in `wd`; returns the training
+    binary's data arguments (one --data per input, in order) and the labels' path."""
+    data_args = []
+    for i, a in enumerate(x if isinstance(x, tuple) else (x,)):
+        path = os.path.join(wd, "x%s.npy" % (i or ""))
+        np.save(path, a)
+        data_args += ["--data", path]
+    yp = os.path.join(wd, "y.npy")
+    np.save(yp, y)
+    return data_args, yp
 
 
 def run(cmd, what, timeout=900):
@@ -197,17 +220,17 @@ def torch_reference(name, optimizer, steps, x, y, init, dtype, autocast=None, ma
         opt = torch.optim.SGD(params, lr=LR[optimizer], momentum=0.9)
     else:
         opt = torch.optim.Adam(params, lr=LR[optimizer], betas=(0.9, 0.999), eps=1e-8)
-    n = x.shape[0]
+    xs = x if isinstance(x, tuple) else (x,)
+    n = xs[0].shape[0]
     assert n % B == 0
     losses = []
     for t in range(1, steps + 1):
         idx = (np.arange(B) + (t - 1) * B) % n
-        xb = torch.from_numpy(x[idx])
-        if xb.is_floating_point():
-            xb = xb.to(dtype)
+        xb = [torch.from_numpy(a[idx]) for a in xs]
+        xb = [t.to(dtype) if t.is_floating_point() else t for t in xb]
         yb = torch.from_numpy(y[idx])
         with torch.autocast("cpu", dtype=autocast or torch.bfloat16, enabled=autocast is not None):
-            logits = model(xb).float()
+            logits = model(*xb).float()
             if models.LOSSES[name] == "binary_crossentropy":
                 loss = F.binary_cross_entropy_with_logits(logits, yb.to(dtype))
             else:  # (per token for a language model: the mean over every position)
@@ -350,19 +373,19 @@ def first_loss_check(args, name, model, onnx_path, wd, training):
     same batch, and every loss must be finite."""
     steps = args.steps
     x, y = make_data(name, steps * B)
-    xp, yp = os.path.join(wd, "x.npy"), os.path.join(wd, "y.npy")
-    np.save(xp, x)
-    np.save(yp, y)
+    data_args, yp = save_data(wd, x, y)
     exe = os.path.join(wd, "train")
     run([args.graphc, onnx_path, "-o", exe, "--loss=" + models.LOSSES[name],
          "--optimizer=" + args.optimizer, "--lr=%g" % LR[args.optimizer], "--batch=%d" % B],
         "graphc")
-    out, _ = run([exe, "--data", xp, "--labels", yp, "--steps", str(steps)], "training binary")
+    out, _ = run([exe] + data_args + ["--labels", yp, "--steps", str(steps)], "training binary")
     _, losses = parse_losses(out, steps)
     model.train(training)
     model.head = False
     with torch.no_grad():
-        ref = float(F.cross_entropy(model(torch.from_numpy(x[:B])), torch.from_numpy(y[:B])))
+        xs = x if isinstance(x, tuple) else (x,)
+        ref = float(F.cross_entropy(model(*[torch.from_numpy(a[:B]) for a in xs]),
+                                    torch.from_numpy(y[:B])))
     err = abs(losses[0] - ref) / max(abs(ref), 1e-12)
     ok = err <= args.tol and all(np.isfinite(losses))
     print("%s export: step 1 loss graphc %.9g torch %.9g rel err %.3g; losses %s"
@@ -462,9 +485,7 @@ def main():
     if not args.eval_export:
         init = {mapping[k]: v for k, v in inits.items()}
     x, y = make_data(name, steps * B)
-    xp, yp = os.path.join(wd, "x.npy"), os.path.join(wd, "y.npy")
-    np.save(xp, x)
-    np.save(yp, y)
+    data_args, yp = save_data(wd, x, y)
     print("model %s, optimizer %s, lr %g, %d steps of batch %d; initializers: %s"
           % (name, args.optimizer, LR[args.optimizer], steps, B,
              ", ".join("%s%s" % (k, list(v.shape)) for k, v in inits.items())))
@@ -476,7 +497,7 @@ def main():
                "--optimizer=" + args.optimizer, "--lr=%g" % LR[args.optimizer], "--batch=%d" % B] + extra
         _, tb = run(cmd, "graphc" + tag)
         wdir = os.path.join(wd, "w" + tag)
-        out, tr = run([exe, "--data", xp, "--labels", yp, "--steps", str(steps),
+        out, tr = run([exe] + data_args + ["--labels", yp, "--steps", str(steps),
                        "--save-weights", wdir], "training binary" + tag)
         print("graphc%s build %.1fs, %d steps %.2fs" % (tag, tb, steps, tr))
         lines, losses = parse_losses(out, steps)

@@ -816,6 +816,23 @@ CASES["k3_rms_norm"] = dict(
     empty=["layers/input_layer", "layers/global_average_pooling1d", "optimizer"], graphc={})
 
 
+def k3_two_inputs_forward(x, P, S, step):
+    text, meta = x
+    h = F.embedding(text.long(), P["embedding/embeddings"]).mean(dim=1)
+    m = torch.relu(meta @ P["dense/kernel"] + P["dense/bias"])
+    return torch.cat([h, m], dim=1) @ P["dense_1/kernel"] + P["dense_1/bias"]
+
+
+CASES["k3_two_inputs"] = dict(
+    layout="keras3", inputs=[((6,), 20), ((5,), None)], classes=3, loss="sparse",
+    opt=("sgd", 0.1, 0.0), flags=[], forward=k3_two_inputs_forward,
+    weights=[("layers/embedding", None, "embedding", [("embeddings", (20, 8))]),
+             ("layers/dense", None, "dense", [("kernel", (5, 8)), ("bias", (8,))]),
+             ("layers/dense_1", None, "dense_1", [("kernel", (16, 3)), ("bias", (3,))])],
+    empty=["layers/input_layer", "layers/input_layer_1", "layers/global_average_pooling1d",
+           "layers/concatenate", "optimizer"], graphc={})
+
+
 def k3_seq_mish_exp_forward(x, P, S, step):
     h = F.mish(x @ P["dense/kernel"] + P["dense/bias"])
     h = torch.exp(h @ P["dense_1/kernel"] + P["dense_1/bias"])
@@ -908,23 +925,29 @@ def main():
     wpath = os.path.join(wd, "model.weights.h5" if case["layout"] == "keras3" else "weights.h5")
     write_weights(case, w0, wpath)
     B, T = args.batch, args.steps
-    if "ids" in case:  # token ids, whole numbers in float32
-        x = rng.integers(0, case["ids"], size=(B * T,) + case["input"]).astype(np.float32)
-    else:
-        x = rng.standard_normal((B * T,) + case["input"]).astype(np.float32)
+    # One array per model input ("inputs": [(shape, token-id vocabulary or None), ...]).
+    xs = []
+    for shape, ids in case.get("inputs", [(case.get("input"), case.get("ids"))]):
+        if ids:  # token ids, whole numbers in float32
+            xs.append(rng.integers(0, ids, size=(B * T,) + shape).astype(np.float32))
+        else:
+            xs.append(rng.standard_normal((B * T,) + shape).astype(np.float32))
     if case["loss"] == "sparse":
         y = rng.integers(0, case["classes"], size=(B * T,)).astype(np.int64)
     else:
         y = rng.integers(0, 2, size=(B * T, 1)).astype(np.float32)
-    xg = x.transpose(0, 3, 1, 2).copy() if x.ndim == 4 else x
-    np.save(os.path.join(wd, "x.npy"), xg)
+    data_args = []  # one --data per input, in the model's input order
+    for i, x in enumerate(xs):
+        path = os.path.join(wd, "x%s.npy" % (i or ""))
+        np.save(path, x.transpose(0, 3, 1, 2).copy() if x.ndim == 4 else x)
+        data_args += ["--data", path]
     np.save(os.path.join(wd, "y.npy"), y)
 
     exe = os.path.join(wd, "train")
     fixture = os.path.join(HERE, "Inputs", args.case + ".json")
     run([args.graphc, fixture, "--weights=" + wpath, "--batch=%d" % B, "-o", exe, "--quiet"] + case["flags"],
         "graphc")
-    out = run([exe, "--data", os.path.join(wd, "x.npy"), "--labels", os.path.join(wd, "y.npy"),
+    out = run([exe] + data_args + ["--labels", os.path.join(wd, "y.npy"),
                "--steps", str(T), "--save-weights", os.path.join(wd, "w")], "training binary")
     losses = [float(m.group(3)) for m in map(STEP_RE.match, out.splitlines()) if m]
     if len(losses) != T:
@@ -944,7 +967,8 @@ def main():
         opt = torch.optim.SGD(train, lr=lr, momentum=mom)
     ref = []
     for t in range(1, T + 1):
-        xb = torch.from_numpy(x[(t - 1) * B:t * B])
+        xb = [torch.from_numpy(x[(t - 1) * B:t * B]) for x in xs]
+        xb = xb[0] if len(xb) == 1 else tuple(xb)
         yb = torch.from_numpy(y[(t - 1) * B:t * B])
         logits = case["forward"](xb, P, S, t)
         loss = (F.cross_entropy(logits, yb) if case["loss"] == "sparse"

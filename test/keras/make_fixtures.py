@@ -863,6 +863,27 @@ def main():
     write("k3_rms_norm", s.functional("functional", L, [("input_layer", 0, 0)], [("dense_1", 0, 0)],
                                       k3_adam(0.01, SPARSE_FROM_LOGITS)))
 
+    # Two inputs (a text and its metadata): token ids "text" [N, 6] (int32) -> Embedding(20,
+    # 8) -> GlobalAveragePooling1D, and float features "meta" [N, 5] -> Dense(8, relu);
+    # Concatenate -> Dense(3) logits; SGD from logits.
+    L = [s.input_layer("text", [N, 6]), s.input_layer("meta", [N, 5])]
+    L[0]["config"]["dtype"] = "int32"
+    for layer in L:
+        layer["name"] = layer["config"]["name"]
+        layer["inbound_nodes"] = []
+    L.append(s.wire(s.embedding("embedding", 20, 8, [N, 6]), [[("text", 0, 0, [N, 6])]]))
+    L.append(s.wire(s.global_pool("GlobalAveragePooling1D", "global_average_pooling1d", [N, 6, 8]),
+                    [[("embedding", 0, 0, [N, 6, 8])]]))
+    L.append(s.wire(s.dense("dense", 8, "relu", shape=[N, 5]), [[("meta", 0, 0, [N, 5])]]))
+    L.append(s.wire(s.merge("Concatenate", "concatenate", axis=-1),
+                    [[("global_average_pooling1d", 0, 0, [N, 8]), ("dense", 0, 0, [N, 8])]]))
+    L.append(s.wire(s.dense("dense_1", 3, shape=[N, 16]), [[("concatenate", 0, 0, [N, 16])]]))
+    write("k3_two_inputs", s.functional("functional", L, [("text", 0, 0), ("meta", 0, 0)],
+                                        [("dense_1", 0, 0)],
+                                        k3_compile("SGD", {"learning_rate": 0.1, "momentum": 0.0,
+                                                           "nesterov": False},
+                                                   SPARSE_FROM_LOGITS)))
+
     # MultiHeadAttention calls graphc refuses: an attention mask, the attention scores as a
     # second output.
     for case, kwargs, value in (("err_mha_mask", {"attention_mask": "mask"}, "input_layer"),

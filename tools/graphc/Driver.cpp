@@ -120,7 +120,7 @@ struct Options {
   // Keras (.json): --weights, --input-shape, --seed, --verbose; which training flags were given
   // (compile_config supplies the others).
   std::string weights, inputShape;
-  std::string dataInput; // ONNX exported with export_params=False: the data input's name
+  std::string dataInput;   // ONNX exported with export_params=False: the data inputs' names (a,b)
   std::string trainOutput; // ONNX with several outputs: the one to train (--train-output)
   std::string freeze;      // parameters whose names match this regex stay fixed (--freeze)
   bool fromLogits = false; // the model outputs logits: the crossentropy applies the softmax
@@ -743,8 +743,13 @@ private:
       return out;
 
     if (auto step = out.module->lookupSymbol<func::FuncOp>("train_step")) {
-      // The CUDA runtime uploads batch t+1 while step t runs, into a buffer of the plan.
-      if (opts.target == "cuda" && !opts.noStageNextBatch)
+      // The CUDA runtime uploads batch t+1 while step t runs, into a buffer of the plan (for a
+      // model with one data input; several are copied in before each step).
+      unsigned dataInputs = llvm::count_if(step.getArguments(), [&](BlockArgument arg) {
+        auto role = step.getArgAttrOfType<StringAttr>(arg.getArgNumber(), graph::kRoleAttr);
+        return role && role.getValue() == "data";
+      });
+      if (opts.target == "cuda" && !opts.noStageNextBatch && dataInputs == 1)
         step->setAttr(kStageNextBatchAttr, UnitAttr::get(&context));
       // The CPU kernels run pointwise convolutions without an im2col workspace; cuDNN's 16-bit
       // convolutions need room for their layout transforms.
@@ -2537,10 +2542,10 @@ int runGraphcDriver(int argc, char **argv) {
       cl::value_desc("REGEX"), cl::cat(category));
   cl::opt<std::string> dataInput(
       "data-input",
-      cl::desc("ONNX exported with export_params=False: the graph input that is the data (the "
-               "other inputs without an initializer are parameters; default: the one not named "
-               "like a parameter)"),
-      cl::value_desc("NAME"), cl::cat(category));
+      cl::desc("ONNX exported with export_params=False: the graph inputs that are data, "
+               "comma-separated (the other inputs without an initializer are parameters; "
+               "default: those not named like a parameter)"),
+      cl::value_desc("NAME[,NAME...]"), cl::cat(category));
   cl::opt<bool> fromLogits("from-logits", cl::cat(category),
                            cl::desc("the model outputs logits (PyTorch's CrossEntropyLoss "
                                     "convention): the crossentropy applies the softmax itself"));

@@ -29,10 +29,12 @@ enum class TensorRole : uint8_t {
   None = 0,      // internal: listed for --describe only
   Parameter = 1, // initialised from the init blob (or --init-weights), saved by --save-weights
   State = 2,     // optimizer state: zero at start, persists across steps
-  Data = 3,      // the runtime copies the batch of --data here before each step
-  Labels = 4,    // the runtime copies the batch of --labels here before each step
-  Step = 5,      // f32 scalar: the 1-based step number (Adam's bias correction)
-  Loss = 6,      // f32 scalar: the mean loss of the step, read after it
+  // The runtime copies the batch of --data here before each step: a model with several data
+  // inputs has one Data tensor per input, fed by one --data each in the order they are listed.
+  Data = 3,
+  Labels = 4, // the runtime copies the batch of --labels here before each step
+  Step = 5,   // f32 scalar: the 1-based step number (Adam's bias correction)
+  Loss = 6,   // f32 scalar: the mean loss of the step, read after it
   // f32 [batch, ...]: what the loss compared with the labels (the logits, before the folded
   // Softmax/Sigmoid), still valid when the step returns. Optional; with it the runtime reports
   // accuracy and checks class indices against the number of classes (product of dims[1:]).
@@ -54,6 +56,10 @@ struct TensorInfo {
   uint64_t offset;        // byte offset in the arena
   uint64_t bytes;         // exact byte size (product of dims * element size)
   int64_t initOffset;     // byte offset of the initial value in the init blob, or -1
+  // Data inputs that an embedding reads (token ids): when > 0 the runtime refuses data holding
+  // anything but whole numbers in [0, indexLimit) before step 1 (the smallest vocabulary of the
+  // embeddings reading it). 0 for every other tensor.
+  int64_t indexLimit = 0;
 };
 
 enum class LossKind : uint8_t {
@@ -88,10 +94,6 @@ struct Program {
   // Seed of the counter-based dropout masks (kernels.h: dropoutKeep), which the generated
   // step passes to its dropout kernels: graphc's --seed, fixed at compile time.
   uint64_t seed;
-  // When > 0, the data are token ids that an embedding reads: the runtime refuses data holding
-  // anything but whole numbers in [0, dataIndexLimit) before step 1 (the smallest vocabulary
-  // of the embeddings reading it).
-  int64_t dataIndexLimit;
   // Data parallelism (graphc --data-parallel --world-size=N): the number of ranks the step was
   // compiled for; each runs it on `batch` rows of a global batch of batch * worldSize and the step
   // averages the gradients over them (comm.h). 0 or 1: a single-process binary.
