@@ -10,6 +10,9 @@ For each world size it compiles the model twice with graphc (plain, and --data-p
 The tolerance covers fp32 reduction order only: a rank sums over its rows, then the ranks' means
 are averaged, where the single process sums over all rows at once (docs/data-parallel.md).
 Prints one PASS line per world size, or FAIL lines and exits 1.
+
+--model mask_cls (test/e2e/models.py, needs torch) has two data inputs, input_ids and
+attention_mask: the ranks must read the same rows of both files.
 """
 import argparse
 import os
@@ -20,6 +23,7 @@ import sys
 import numpy as np
 
 SHAPES = {"mlp": (10,), "cnn": (3, 28, 28)}
+TWO_INPUT_MODELS = ("mask_cls",)
 
 
 def run(cmd, **kw):
@@ -44,7 +48,7 @@ def rel(a, b):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--model", choices=sorted(SHAPES), required=True)
+    ap.add_argument("--model", choices=sorted(SHAPES) + list(TWO_INPUT_MODELS), required=True)
     ap.add_argument("--optimizer", default="sgd")
     ap.add_argument("--batch", type=int, required=True, help="global batch")
     ap.add_argument("--ranks", default="2,4")
@@ -66,13 +70,24 @@ def main():
     # Enough samples for two epochs of three steps after the held-out quarter.
     rng = np.random.default_rng(7)
     n = a.batch * 4
-    x = rng.standard_normal((n,) + SHAPES[a.model]).astype(np.float32)
-    y = rng.integers(0, 10, n).astype(np.int64)
-    data, labels = os.path.join(a.workdir, "x.npy"), os.path.join(a.workdir, "y.npy")
-    np.save(data, x)
+    if a.model in TWO_INPUT_MODELS:
+        sys.path.insert(0, os.path.join(a.src, "test", "e2e"))
+        import models
+        import train_vs_torch
+        model = os.path.join(a.workdir, a.model + ".onnx")
+        models.export(a.model, model)
+        xs, y = train_vs_torch.make_data(a.model, n)
+    else:
+        xs = (rng.standard_normal((n,) + SHAPES[a.model]).astype(np.float32),)
+        y = rng.integers(0, 10, n).astype(np.int64)
+    train = []
+    for i, x in enumerate(xs):
+        train += ["--data", os.path.join(a.workdir, "x%s.npy" % (i or ""))]
+        np.save(train[-1], x)
+    labels = os.path.join(a.workdir, "y.npy")
     np.save(labels, y)
-    train = ["--data", data, "--labels", labels, "--steps", str(a.steps), "--shuffle",
-             "--seed", "5", "--validation-split", "0.25"]
+    train += ["--labels", labels, "--steps", str(a.steps), "--shuffle",
+              "--seed", "5", "--validation-split", "0.25"]
     common = [model, "--optimizer=" + a.optimizer, "--batch=%d" % a.batch, "--quiet"] + a.graphc_flag
 
     single = os.path.join(a.workdir, "single")
