@@ -1703,6 +1703,20 @@ private:
     constants[node.output(0)] = intTensor(left ? l.dims : r.dims, out);
   }
 
+  /// An export without a dynamic batch axis bakes its batch into shape constants (x.view(B, T,
+  /// H, D), mask.expand(B, 1, T, T)); imported at another batch (--batch, a micro-batch, a batch
+  /// search) the leading dimension `dims[0]` = k * the exported batch becomes the input's own
+  /// k * this batch, when the input leads with that (the batch stays the leading axis). Returns
+  /// whether it did; anything else (a sequence-first layout's [T, B * H, D]) is left to fail.
+  bool rebaseBakedBatch(std::vector<int64_t> &dims, const std::vector<int64_t> &xs) const {
+    const int64_t exported = exportedBatch, now = options.batch;
+    if (exported <= 0 || now <= 0 || exported == now || dims.empty() || xs.empty() ||
+        dims[0] % exported != 0 || xs[0] % now != 0 || xs[0] / now != dims[0] / exported)
+      return false;
+    dims[0] = xs[0];
+    return true;
+  }
+
   /// The dimensions Reshape node `node` gives an input of dimensions `xs`: its int64 shape
   /// constant with 0 copying the input's dimension and one -1 inferred; a shape that does not
   /// hold the input's elements fails naming the node.
@@ -1737,16 +1751,11 @@ private:
     if (inferred >= 0)
       dims[inferred] = known ? total / known : 0;
     int64_t count = std::accumulate(dims.begin(), dims.end(), int64_t{1}, std::multiplies<>());
-    // An export without a dynamic batch axis bakes its batch into the shape constants (x.view(B,
-    // T, H, D)); imported at another batch (--batch, a micro-batch, a batch search) a leading
-    // dimension of k * the exported batch is k * this batch when the input leads with k * this
-    // batch too (the batch stays the leading axis) and that alone makes the shape hold the
-    // input. Anything else (a sequence-first layout's [T, B * H, D]) still fails.
-    const int64_t exported = exportedBatch, now = options.batch;
-    if (count != total && exported > 0 && now > 0 && exported != now && !dims.empty() &&
-        inferred != 0 && dims[0] % exported == 0 && !xs.empty() && xs[0] % now == 0 &&
-        xs[0] / now == dims[0] / exported && count / dims[0] * xs[0] == total)
-      dims[0] = xs[0], count = total;
+    // (A baked batch is rebased when that alone makes the shape hold the input.)
+    if (count != total && inferred != 0 && !dims.empty() && !xs.empty() &&
+        count / dims[0] * xs[0] == total)
+      if (rebaseBakedBatch(dims, xs))
+        count = total;
     if (count != total)
       fail(nodeLabel(node) + ": cannot reshape " + std::to_string(total) + " elements to " +
            std::to_string(count));
@@ -3314,7 +3323,10 @@ private:
           fail(nodeLabel(node) + ": the shape " + listText(shape.ints) +
                " has a negative dimension");
         Value x = computedOrParameter(node, 0);
-        std::vector<int64_t> dims = broadcastShapes(node, {shapeOf(x), shape.ints});
+        std::vector<int64_t> target = shape.ints;
+        if (target.size() == shapeOf(x).size() && !target.empty() && target[0] != shapeOf(x)[0])
+          rebaseBakedBatch(target, shapeOf(x));
+        std::vector<int64_t> dims = broadcastShapes(node, {shapeOf(x), target});
         define(node,
                broadcastOperand(node, loc, x, dims,
                                 "of " + typeString(x.getType()) + " to " + listText(shape.ints)));

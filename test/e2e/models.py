@@ -38,7 +38,7 @@ SEEDS = {"mlp": 1, "cnn": 2, "cnn_bce": 3, "resmlp": 4,
          "arith_mlp": 26, "googlenet": 27, "vit": 28, "bcast_mlp": 29,
          "causal_cls": 30, "causal_lm": 31, "nano_gpt": 32, "nano_gpt_tied": 32,
          "nano_gpt_trilu": 32, "llama": 33, "llama_gqa": 34, "row_mlp": 35,
-         "llama_hf": 36, "math_mlp": 37, "pad_cls": 38, "mask_cls": 39}
+         "llama_hf": 36, "math_mlp": 37, "pad_cls": 38, "mask_cls": 39, "mask_cls_hf": 39}
 
 # torchvision models (issue #6), small so that a test takes seconds: 10 classes, 32x32 images,
 # batch 4, exported in training mode (BatchNormalization with batch statistics and running-stat
@@ -89,11 +89,11 @@ TOKEN_MODELS = {"emb_lstm": dict(vocabulary=50, seq=12), "causal_cls": dict(voca
                 "nano_gpt_trilu": dict(vocabulary=50, seq=12),
                 "llama": dict(vocabulary=50, seq=12), "llama_gqa": dict(vocabulary=50, seq=12),
                 "llama_hf": dict(vocabulary=50, seq=12), "pad_cls": dict(vocabulary=6, seq=12),
-                "mask_cls": dict(vocabulary=50, seq=12)}
+                "mask_cls": dict(vocabulary=50, seq=12), "mask_cls_hf": dict(vocabulary=50, seq=12)}
 # Models with a second data input after the token ids, as Hugging Face models take them:
 # attention_mask [batch, seq], int64, 1 for a real token and 0 for padding (make_data in
 # train_vs_torch.py pads each sequence after a random length).
-MASK_INPUT_MODELS = ("mask_cls",)
+MASK_INPUT_MODELS = ("mask_cls", "mask_cls_hf")
 # Models trained on a class per position (a language model's next tokens: labels [N, seq]).
 LANGUAGE_MODELS = ("causal_lm", "nano_gpt", "nano_gpt_tied", "nano_gpt_trilu", "llama",
                    "llama_gqa", "llama_hf")
@@ -341,13 +341,22 @@ class MaskedClassifier(PaddedClassifier):
     added to every head's scores; the output is the mean over the real tokens, (h *
     mask).sum(1) / mask.sum(1) (a Cast of the mask before the division). Embedding(50, 32), a
     learned position table, one pre-norm attention block with 2 heads, Linear(32, 10): the
-    layers of PaddedClassifier."""
+    layers of PaddedClassifier. With `expand_mask` the bias is built as transformers' newer
+    AttentionMaskConverter._expand_mask does: the mask expanded to [B, 1, T, T], inverted,
+    and masked_fill(inverted.bool(), finfo.min) (Expand, Cast, Sub, Cast to bool, Where)."""
+
+    expand_mask = False
 
     def forward(self, input_ids, attention_mask):
         h = self.emb(input_ids) + self.pos
         B, T, C = h.shape
-        extended = attention_mask[:, None, None, :].to(h.dtype)
-        extended = (1.0 - extended) * torch.finfo(h.dtype).min
+        if self.expand_mask:
+            expanded = attention_mask[:, None, None, :].expand(B, 1, T, T).to(h.dtype)
+            inverted = 1.0 - expanded
+            extended = inverted.masked_fill(inverted.to(torch.bool), torch.finfo(h.dtype).min)
+        else:
+            extended = attention_mask[:, None, None, :].to(h.dtype)
+            extended = (1.0 - extended) * torch.finfo(h.dtype).min
         q, k, v = self.qkv(self.norm(h)).split(C, dim=2)
         q, k, v = (t.view(B, T, 2, C // 2).transpose(1, 2) for t in (q, k, v))
         scores = (q @ k.transpose(-2, -1)) * (C // 2) ** -0.5 + extended
@@ -845,8 +854,10 @@ def build(name):
         return model
     if name == "pad_cls":
         return PaddedClassifier(TOKEN_MODELS[name]["vocabulary"], TOKEN_MODELS[name]["seq"])
-    if name == "mask_cls":
-        return MaskedClassifier(TOKEN_MODELS[name]["vocabulary"], TOKEN_MODELS[name]["seq"])
+    if name in ("mask_cls", "mask_cls_hf"):
+        model = MaskedClassifier(TOKEN_MODELS[name]["vocabulary"], TOKEN_MODELS[name]["seq"])
+        model.expand_mask = name == "mask_cls_hf"
+        return model
     if name == "row_mlp":
         return RowMLP()
     if name == "math_mlp":
