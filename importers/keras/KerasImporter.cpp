@@ -1982,11 +1982,14 @@ private:
   /// EinsumDense (kernel [heads, value_dim, query features]). The inputs are query, value and
   /// key (the value when absent): self-attention when they are one tensor, cross-attention
   /// otherwise (a key/value sequence of its own length). graphc-fuse-attention may then fuse
-  /// the scores, softmax, dropout and product. Masks, causal masks, attention_axes and
-  /// output_shape are refused by name.
+  /// the scores, softmax, dropout and product (unless an attention_mask, a fourth input, adds
+  /// Keras's -1e9 bias to the scores). Other masks, attention_axes and output_shape are
+  /// refused by name.
   Tensor multiHeadAttention(const Layer &l, const std::vector<Tensor> &ins, Location loc) {
-    if (ins.size() < 2 || ins.size() > 3)
-      failLayer(l, "expects query, value and optionally key inputs, got " +
+    const bool masked = maskedAttention.count(l.scope + l.name) != 0;
+    if (masked ? ins.size() != 4 : ins.size() < 2 || ins.size() > 3)
+      failLayer(l, "expects query, value and optionally key inputs" +
+                       std::string(masked ? " and an attention_mask" : "") + ", got " +
                        std::to_string(ins.size()));
     const Tensor &query = ins[0], &value = ins[1], &key = ins.size() > 2 ? ins[2] : ins[1];
     std::vector<int64_t> shapes[3];
@@ -2078,6 +2081,27 @@ private:
                          {H, Dv});
     Value scores = b.create<BatchMatmulOp>(loc, f32({B * H, T, S}), heads(q, T, Dk),
                                            heads(k, S, Dk), UnitAttr(), b.getUnitAttr());
+    // attention_mask [B, T or 1, S]: Keras's Softmax adds (1 - bool(mask)) * -1e9 to the scores
+    // of every head (nonzero is true): the mask's zeros scaled by -1e9, copied to the heads
+    // (and the queries) by a product with ones, exact.
+    if (masked) {
+      auto ms = shapeOf(ins[3].v);
+      if (ins[3].image || ms.size() != 3 || ms[0] != B || (ms[1] != T && ms[1] != 1) || ms[2] != S)
+        failLayer(l, "expects an attention_mask of shape (batch, " + std::to_string(T) + " or 1, " +
+                         std::to_string(S) + "), got " + shapeText(kerasShape(ins[3])));
+      const int64_t copies = H * (T / ms[1]), n = ms[1] * S;
+      Value zeros = b.create<ActivationOp>(loc, ins[3].v.getType(),
+                                           ActivationKindAttr::get(&ctx, ActivationKind::equal),
+                                           ins[3].v, b.getF32FloatAttr(0.f));
+      Value adder = b.create<ScaleOp>(loc, zeros.getType(), zeros, b.getF32FloatAttr(-1e9f),
+                                      b.getF32FloatAttr(0.f));
+      Value ones = b.create<FillOp>(loc, f32({B, copies, 1}), b.getF32FloatAttr(1.0f));
+      Value rows = b.create<ReshapeOp>(loc, f32({B, 1, n}), adder);
+      Value perHead =
+          b.create<BatchMatmulOp>(loc, f32({B, copies, n}), ones, rows, UnitAttr(), UnitAttr());
+      scores = b.create<AddOp>(loc, scores.getType(), scores,
+                               b.create<ReshapeOp>(loc, f32({B * H, T, S}), perHead));
+    }
     // use_causal_mask: query i sees keys 0..i (Keras's mask, whatever the two lengths).
     const bool causal = causalAttention.count(l.scope + l.name) != 0;
     Value probs = b.create<SoftmaxOp>(loc, scores.getType(), scores, b.getI64IntegerAttr(2),
@@ -2529,16 +2553,45 @@ private:
         if (causal)
           causalAttention.insert(key);
       }
+      bool masked = false;
       for (const auto &kv : kwargs) {
         llvm::StringRef key = kv.first;
         if (key == "query" || key == "value" || key == "key")
           continue;
+        if (key == "attention_mask" && !kv.second.getAsNull()) {
+          // The mask follows query, value and key (the value again when the key is absent),
+          // which the reads above have all taken.
+          std::optional<Ref> mask = refOf(kv.second);
+          size_t before = refs.size();
+          if (!mask) {
+            walk(kv.second, 0);
+            if (refs.size() == before + 1) {
+              mask = refs.back();
+              refs.pop_back();
+            }
+          }
+          if (!mask || refs.size() < 2 || refs.size() > 3)
+            failLayer(l, "passes an attention_mask that is not one tensor after the query and "
+                         "value, which is not supported");
+          if (refs.size() == 2)
+            refs.push_back(refs[1]);
+          refs.push_back(*mask);
+          masked = true;
+          continue;
+        }
         size_t before = refs.size();
         walk(kv.second, 0);
         if (refs.size() != before || refOf(kv.second))
           failLayer(l, "passes a tensor as keyword argument " + key.str() +
-                           ", which is not supported (graphc's attention takes no masks)");
+                           ", which is not supported (graphc's attention takes attention_mask "
+                           "only)");
       }
+      const std::string layerKey = l.scope + l.name;
+      if (maskCallSeen.count(layerKey) && maskedAttention.count(layerKey) != masked)
+        failLayer(l, "is called both with and without attention_mask, which is not supported");
+      maskCallSeen.insert(layerKey);
+      if (masked)
+        maskedAttention.insert(layerKey);
     };
     if (auto *o = node.getAsObject()) { // Keras 3: {"args": [...], "kwargs": {...}}
       if (const json::Value *args = o->get("args"))
@@ -2938,6 +2991,8 @@ private:
   // MultiHeadAttention layers (scope + name) called with use_causal_mask = true, and those
   // whose calls said either way (a layer called both ways is refused).
   std::set<std::string> causalAttention, causalCallSeen;
+  // Those called with an attention_mask tensor (their fourth input), and those called at all.
+  std::set<std::string> maskedAttention, maskCallSeen;
   bool lossFromLogits = false;
   std::map<std::string, Value> params;
   std::set<std::string> usedNames, bnUsed;

@@ -705,11 +705,12 @@ CASES.update({
 STATS = ("moving_mean", "moving_variance")
 
 
-def self_attention(x, P, name, dk, rate, op_id, step, value=None, causal=False):
+def self_attention(x, P, name, dk, rate, op_id, step, value=None, causal=False, mask=None):
     """Keras MultiHeadAttention(x, value or x): EinsumDense projections with kernels (D, heads, e) and
     biases (heads, e), the query scaled by 1/sqrt(key_dim), softmax over the keys, dropout of
     the probabilities (graphc's mask over their (batch, head, query, key) order), the output
-    EinsumDense with kernel (heads, value_dim, D)."""
+    EinsumDense with kernel (heads, value_dim, D). `mask` (batch, queries, keys): Keras's
+    Softmax adds (1 - bool(mask)) * -1e9 to every head's scores."""
     def proj(part, t):
         return torch.einsum("bsd,dhe->bshe", t, P[name + "/" + part + "/kernel"]) + P[name + "/" + part + "/bias"]
     value = x if value is None else value
@@ -719,6 +720,8 @@ def self_attention(x, P, name, dk, rate, op_id, step, value=None, causal=False):
     if causal:  # Keras's use_causal_mask: query i sees keys 0..i
         t, u = scores.shape[-2:]
         scores = scores.masked_fill(torch.arange(u)[None, :] > torch.arange(t)[:, None], float("-inf"))
+    if mask is not None:
+        scores = scores + (1.0 - (mask != 0).to(scores.dtype))[:, None] * -1e9
     p = torch.softmax(scores, dim=-1)
     if rate > 0:
         p = dropout(p.contiguous(), rate, op_id, step)
@@ -792,6 +795,39 @@ def mha_case(layout, cross=False, causal=False):
 CASES.update({"k3_mha": mha_case("keras3"), "tf2_mha": mha_case("legacy"),
               "k3_mha_cross": mha_case("keras3", cross=True),
               "k3_mha_causal": mha_case("keras3", causal=True)})
+
+
+def k3_mha_mask_forward(x, P, S, step):
+    x, mask = x
+    h = self_attention(x, P, "multi_head_attention", 4, 0.0, 0, step, mask=mask)
+    return h.mean(dim=1) @ P["dense/kernel"] + P["dense/bias"]
+
+
+def k3_mha_mask_inputs(xs):
+    """Every query may attend to key 0: a row of zeros would have Keras's explicit softmax
+    (scores - 1e9) and its fused dot_product_attention (scores replaced) disagree."""
+    xs[1][:, :, 0] = 1.0
+
+
+# MultiHeadAttention(x, x, attention_mask=mask) with the mask a second data input: random 0/1
+# over (query, key) pairs. Weights as mha_case's, key_dim = value_dim = 4; SGD for the same
+# reason as there.
+CASES["k3_mha_mask"] = dict(
+    layout="keras3", inputs=[((5, 8), None), ((5, 5), 2)], prepare=k3_mha_mask_inputs, classes=3,
+    loss="sparse", opt=("sgd", 0.1, 0.0), flags=[], forward=k3_mha_mask_forward,
+    weights=[("layers/multi_head_attention/" + sub, None, "multi_head_attention/" + part,
+              [("kernel", kernel), ("bias", bias)])
+             for part, sub, kernel, bias in [("query", "query_dense", (8, 2, 4), (2, 4)),
+                                             ("key", "key_dense", (8, 2, 4), (2, 4)),
+                                             ("value", "value_dense", (8, 2, 4), (2, 4)),
+                                             ("attention_output", "output_dense", (2, 4, 8), (8,))]]
+    + [("layers/dense", None, "dense", [("kernel", (8, 3)), ("bias", (3,))])],
+    empty=["layers/input_layer", "layers/input_layer_1", "layers/multi_head_attention",
+           "layers/global_average_pooling1d", "optimizer"],
+    graphc={"multi_head_attention/%s/%s" % (part, var): fn
+            for part, rows in [("query", 8), ("key", 8), ("value", 8), ("attention_output", 8)]
+            for var, fn in [("kernel", (lambda r: lambda a: a.reshape(r, -1))(rows)),
+                            ("bias", lambda a: a.reshape(-1))]})
 
 
 def rms_norm(h, scale, eps):
@@ -936,6 +972,8 @@ def main():
         y = rng.integers(0, case["classes"], size=(B * T,)).astype(np.int64)
     else:
         y = rng.integers(0, 2, size=(B * T, 1)).astype(np.float32)
+    if "prepare" in case:
+        case["prepare"](xs)
     data_args = []  # one --data per input, in the model's input order
     for i, x in enumerate(xs):
         path = os.path.join(wd, "x%s.npy" % (i or ""))

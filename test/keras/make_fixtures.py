@@ -863,6 +863,28 @@ def main():
     write("k3_rms_norm", s.functional("functional", L, [("input_layer", 0, 0)], [("dense_1", 0, 0)],
                                       k3_adam(0.01, SPARSE_FROM_LOGITS)))
 
+    # An attention mask from a second input (Keras 3): x [N, 5, 8] and mask [N, 5, 5] (1 where
+    # query t may attend to key s) -> MultiHeadAttention(2 heads, key_dim 4)(x, x,
+    # attention_mask=mask) -> GlobalAveragePooling1D -> Dense(3); SGD from logits.
+    L = [s.input_layer("input_layer", [N, 5, 8]), s.input_layer("mask", [N, 5, 5])]
+    for layer in L:
+        layer["name"] = layer["config"]["name"]
+        layer["inbound_nodes"] = []
+    m = s.mha("multi_head_attention", 2, 4, shape=[N, 5, 8])
+    m["name"] = "multi_head_attention"
+    m["inbound_nodes"] = [{"args": [s.tensor("input_layer", 0, 0, [N, 5, 8]),
+                                    s.tensor("input_layer", 0, 0, [N, 5, 8])],
+                           "kwargs": {"attention_mask": s.tensor("mask", 0, 0, [N, 5, 5])}}]
+    L.append(m)
+    L.append(s.wire(s.global_pool("GlobalAveragePooling1D", "global_average_pooling1d", [N, 5, 8]),
+                    [[("multi_head_attention", 0, 0, [N, 5, 8])]]))
+    L.append(s.wire(s.dense("dense", 3, shape=[N, 8]), [[("global_average_pooling1d", 0, 0, [N, 8])]]))
+    write("k3_mha_mask", s.functional("functional", L, [("input_layer", 0, 0), ("mask", 0, 0)],
+                                      [("dense", 0, 0)],
+                                      k3_compile("SGD", {"learning_rate": 0.1, "momentum": 0.0,
+                                                         "nesterov": False},
+                                                 SPARSE_FROM_LOGITS)))
+
     # Two inputs (a text and its metadata): token ids "text" [N, 6] (int32) -> Embedding(20,
     # 8) -> GlobalAveragePooling1D, and float features "meta" [N, 5] -> Dense(8, relu);
     # Concatenate -> Dense(3) logits; SGD from logits.
@@ -884,18 +906,20 @@ def main():
                                                            "nesterov": False},
                                                    SPARSE_FROM_LOGITS)))
 
-    # MultiHeadAttention calls graphc refuses: an attention mask, the attention scores as a
-    # second output.
-    for case, kwargs, value in (("err_mha_mask", {"attention_mask": "mask"}, "input_layer"),
-                                ("err_mha_scores", {"return_attention_scores": True}, "input_layer")):
+    # MultiHeadAttention calls graphc refuses: a value_mask tensor, an attention mask of 3 keys
+    # for 5, the attention scores as a second output.
+    for case, kwargs, keys in (("err_mha_mask", {"value_mask": "mask"}, 5),
+                               ("err_mha_mask_shape", {"attention_mask": "mask"}, 3),
+                               ("err_mha_scores", {"return_attention_scores": True}, 5)):
+        value = "input_layer"
         L = [s.input_layer("input_layer", [N, 5, 8])]
         L[0]["name"] = "input_layer"
         L[0]["inbound_nodes"] = []
         L.append(s.wire(s.dense("proj", 8, shape=[N, 5, 8]), [[("input_layer", 0, 0, [N, 5, 8])]]))
-        L.append(s.wire(s.dense("mask", 5, "sigmoid", shape=[N, 5, 8]), [[("input_layer", 0, 0, [N, 5, 8])]]))
+        L.append(s.wire(s.dense("mask", keys, "sigmoid", shape=[N, 5, 8]), [[("input_layer", 0, 0, [N, 5, 8])]]))
         m = s.mha("multi_head_attention", 2, 4, shape=[N, 5, 8])
         m["name"] = "multi_head_attention"
-        kw = {k: (s.tensor(v, 0, 0, [N, 5, 5]) if isinstance(v, str) else v) for k, v in kwargs.items()}
+        kw = {k: (s.tensor(v, 0, 0, [N, 5, keys]) if isinstance(v, str) else v) for k, v in kwargs.items()}
         m["inbound_nodes"] = [{"args": [s.tensor("input_layer", 0, 0, [N, 5, 8]),
                                         s.tensor(value, 0, 0, [N, 5, 8])], "kwargs": kw}]
         L.append(m)
