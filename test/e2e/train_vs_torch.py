@@ -413,6 +413,9 @@ def main():
                     help="export with export_params=False: graphc initialises the parameters")
     ap.add_argument("--dynamic-batch", action="store_true",
                     help="export with a dynamic batch axis (graphc folds the shape arithmetic)")
+    ap.add_argument("--export-batch", type=int,
+                    help="export without a dynamic batch axis at this batch (its Reshapes bake "
+                    "it); graphc trains at the model's own batch")
     ap.add_argument("--lr", type=float, help="learning rate (default: 0.01 for sgd/momentum, "
                     "0.001 for adam)")
     ap.add_argument("--optimizer", required=True, choices=["adam", "sgd", "momentum"])
@@ -454,7 +457,7 @@ def main():
     # A dynamic-batch model is exported at another batch than the one it trains at, so that
     # only graphc's folding of the shape arithmetic can give the right shapes.
     model = models.export(name, onnx_path, training=False if args.eval_export else None,
-                          batch=max(B // 2, 1) if args.dynamic_batch else None,
+                          batch=(max(B // 2, 1) if args.dynamic_batch else args.export_batch),
                           dynamic_batch=args.dynamic_batch,
                           export_params=not args.no_export_params)
     make_model = None
