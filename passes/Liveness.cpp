@@ -291,8 +291,8 @@ uint64_t graphc::nextBatchStagingBytes(func::FuncOp func) {
   uint64_t data = 0, labels = 0;
   for (BlockArgument arg : func.getArguments()) {
     auto role = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kRoleAttr);
-    if (role && role.getValue() == "data")
-      data += tensorBytes(arg.getType());
+    if (role && role.getValue() == "data") // (staging.h's layout: each input aligned)
+      data = rt::stagedDataOffset(data) + tensorBytes(arg.getType());
     else if (role && role.getValue() == "labels")
       labels += tensorBytes(arg.getType());
   }

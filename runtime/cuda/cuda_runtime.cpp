@@ -728,7 +728,7 @@ void cudaTrainStep(unsigned char *hostArena) {
   S.staged = false;
   uint64_t pos = 0;
   for (const Range &r : S.inputs) {
-    if (staged && (r.offset == l.dataOffset || r.offset == l.labelsOffset))
+    if (staged && (l.stagesData(r.offset) || r.offset == l.labelsOffset))
       continue;
     std::memcpy(S.pinned + pos, hostArena + r.offset, r.bytes);
     GRAPHC_CUDA(cudaMemcpyAsync(S.arena + r.offset, S.pinned + pos, r.bytes,
@@ -746,9 +746,10 @@ void cudaTrainStep(unsigned char *hostArena) {
   if (S.timing) // the device-to-device copy of a staged batch is part of the step's time
     GRAPHC_CUDA(cudaEventRecord(S.stepBegin, S.compute), "cudaEventRecord", "the step");
   if (staged) {
-    GRAPHC_CUDA(cudaMemcpyAsync(S.arena + l.dataOffset, S.arena + l.offset, l.dataBytes,
-                                cudaMemcpyDeviceToDevice, S.compute),
-                "cudaMemcpyAsync (the staged data)", op);
+    for (const StagingLayout::Data &d : l.data)
+      GRAPHC_CUDA(cudaMemcpyAsync(S.arena + d.arenaOffset, S.arena + l.offset + d.stagedOffset,
+                                  d.bytes, cudaMemcpyDeviceToDevice, S.compute),
+                  "cudaMemcpyAsync (the staged data)", op);
     GRAPHC_CUDA(cudaMemcpyAsync(S.arena + l.labelsOffset,
                                 S.arena + l.offset + stagedLabelsOffset(l.dataBytes), l.labelsBytes,
                                 cudaMemcpyDeviceToDevice, S.compute),

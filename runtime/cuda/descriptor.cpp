@@ -173,34 +173,43 @@ bool decodeProgramDescriptor(const uint8_t *data, size_t size, const unsigned ch
     return false;
 
   out.staging = StagingLayout{};
-  const TensorInfo *dataT = nullptr, *labelsT = nullptr, *staging = nullptr;
-  int dataCount = 0, labelsCount = 0, stagingCount = 0;
+  const TensorInfo *labelsT = nullptr, *staging = nullptr;
+  std::vector<const TensorInfo *> dataTs; // in the program's order: staging.h's layout
+  int labelsCount = 0, stagingCount = 0;
   for (const TensorInfo &t : out.tensors) {
     if (t.role == TensorRole::Data)
-      dataT = &t, ++dataCount;
+      dataTs.push_back(&t);
     else if (t.role == TensorRole::Labels)
       labelsT = &t, ++labelsCount;
     else if (t.role == TensorRole::Staging)
       staging = &t, ++stagingCount;
   }
   if (staging) {
-    if (stagingCount != 1 || dataCount != 1 || labelsCount != 1) {
-      error = "a next-batch staging region needs exactly one staging, one data and one labels "
-              "tensor (found " +
-              std::to_string(stagingCount) + ", " + std::to_string(dataCount) + " and " +
+    if (stagingCount != 1 || dataTs.empty() || labelsCount != 1) {
+      error = "a next-batch staging region needs exactly one staging tensor, data tensors and "
+              "one labels tensor (found " +
+              std::to_string(stagingCount) + ", " + std::to_string(dataTs.size()) + " and " +
               std::to_string(labelsCount) + ")";
       return false;
     }
+    StagingLayout &l = out.staging;
+    for (const TensorInfo *t : dataTs) {
+      const uint64_t at = stagedDataOffset(l.dataBytes);
+      l.data.push_back({t->offset, at, t->bytes});
+      l.dataBytes = at + t->bytes; // (each at most the arena: no overflow)
+    }
     if (staging->offset >= p->arena_bytes() ||
-        staging->bytes < stagingBytes(dataT->bytes, labelsT->bytes)) {
+        staging->bytes < stagingBytes(l.dataBytes, labelsT->bytes)) {
       error = "the next-batch staging region (" + std::to_string(staging->bytes) +
               " bytes) cannot hold the data and labels (" +
-              std::to_string(stagingBytes(dataT->bytes, labelsT->bytes)) +
+              std::to_string(stagingBytes(l.dataBytes, labelsT->bytes)) +
               " bytes in its layout), or lies outside the device arena";
       return false;
     }
-    out.staging = {true,         staging->offset, dataT->offset,
-                   dataT->bytes, labelsT->offset, labelsT->bytes};
+    l.present = true;
+    l.offset = staging->offset;
+    l.labelsOffset = labelsT->offset;
+    l.labelsBytes = labelsT->bytes;
   }
 
   Program &prog = out.program;

@@ -41,9 +41,11 @@ void hostStep(unsigned char *arena) {
   ++staging.steps;
   if (staging.staged) {
     const unsigned char *region = arena + l.offset;
-    if (std::memcmp(arena + l.dataOffset, region, l.dataBytes) != 0 ||
-        std::memcmp(arena + l.labelsOffset, region + stagedLabelsOffset(l.dataBytes),
-                    l.labelsBytes) != 0) {
+    bool same = std::memcmp(arena + l.labelsOffset, region + stagedLabelsOffset(l.dataBytes),
+                            l.labelsBytes) == 0;
+    for (const cuda::StagingLayout::Data &d : l.data)
+      same = same && std::memcmp(arena + d.arenaOffset, region + d.stagedOffset, d.bytes) == 0;
+    if (!same) {
       std::fprintf(stderr,
                    "error: step %lld: the batch staged during the step before (at offset "
                    "%llu of the arena) is not the batch this step received: the staging region "

@@ -21,6 +21,7 @@
 #include "graphc/runtime/npy.h"
 #include "graphc/runtime/parallel.h"
 #include "graphc/runtime/program.h"
+#include "graphc/runtime/staging.h"
 
 #include <nlohmann/json.hpp>
 
@@ -1756,12 +1757,12 @@ int trainMain(int argc, char **argv) {
 
   // Everything the loop needs, allocated now: staging buffers (in the prefetcher), the snapshot
   // of parameters and optimizer state for evaluation, and the labels of the running batch.
-  // A slot holds the data inputs one after the other (64-byte aligned): with one input, exactly
-  // its tensor's bytes, which a step staging the next batch (NextBatch) copies whole.
+  // A slot holds the data inputs one after the other in staging.h's layout, which a step
+  // staging the next batch (NextBatch) copies whole.
   std::vector<size_t> dataOffsets;
   size_t dataBytes = 0;
   for (const TensorInfo *t : dataTs) {
-    dataBytes = (dataBytes + 63) / 64 * 64;
+    dataBytes = static_cast<size_t>(stagedDataOffset(dataBytes));
     dataOffsets.push_back(dataBytes);
     dataBytes += static_cast<size_t>(t->bytes);
   }

@@ -26,6 +26,7 @@ struct Options {
   // with a labels tensor (int64 [2] at 768) unless `labels` is false; set `arena` to fit.
   uint64_t stagingBytes = 0;
   bool labels = true;
+  bool secondData = false; // a second data tensor "mask" [2, 3] at 1536 (set `arena` to fit)
 };
 
 std::vector<uint8_t> build(const Options &o) {
@@ -41,6 +42,10 @@ std::vector<uint8_t> build(const Options &o) {
                                desc::DType_F32, &lossShape, 512, 4, -1),
   };
   std::vector<int64_t> labelsShape = {2}, stagingShape = {int64_t(o.stagingBytes / 4)};
+  if (o.secondData)
+    tensors.push_back(desc::CreateTensorDirect(fbb, "mask", desc::TensorKind_Input,
+                                               desc::TensorRole_Data, desc::DType_F32, &xShape,
+                                               1536, 24, -1));
   if (o.stagingBytes) {
     if (o.labels)
       tensors.push_back(desc::CreateTensorDirect(fbb, "labels", desc::TensorKind_Input,
@@ -204,7 +209,9 @@ TEST(CudaDescriptor, StagingRegion) {
   ASSERT_TRUE(decodeProgramDescriptor(buf.data(), buf.size(), kBlob, 40, d, error)) << error;
   EXPECT_TRUE(d.staging.present);
   EXPECT_EQ(d.staging.offset, 1024u);
-  EXPECT_EQ(d.staging.dataOffset, 256u);
+  ASSERT_EQ(d.staging.data.size(), 1u);
+  EXPECT_EQ(d.staging.data[0].arenaOffset, 256u);
+  EXPECT_EQ(d.staging.data[0].stagedOffset, 0u);
   EXPECT_EQ(d.staging.dataBytes, 24u);
   EXPECT_EQ(d.staging.labelsOffset, 768u);
   EXPECT_EQ(d.staging.labelsBytes, 16u);
@@ -216,8 +223,23 @@ TEST(CudaDescriptor, StagingRegion) {
   EXPECT_EQ(refusal(build(o)), "the next-batch staging region (256 bytes) cannot hold the data "
                                "and labels (272 bytes in its layout), or lies outside the "
                                "device arena");
+  // A second data input follows the first at the next 64 bytes (staging.h): 64 + 24 bytes of
+  // data, the labels still at 256; the runtime copies each input to its own tensor.
+  o.stagingBytes = 272;
+  o.secondData = true;
+  buf = build(o);
+  ASSERT_TRUE(decodeProgramDescriptor(buf.data(), buf.size(), kBlob, 40, d, error)) << error;
+  ASSERT_EQ(d.staging.data.size(), 2u);
+  EXPECT_EQ(d.staging.data[1].arenaOffset, 1536u);
+  EXPECT_EQ(d.staging.data[1].stagedOffset, 64u);
+  EXPECT_EQ(d.staging.data[1].bytes, 24u);
+  EXPECT_EQ(d.staging.dataBytes, 88u);
+  EXPECT_TRUE(d.staging.stagesData(1536) && d.staging.stagesData(256));
+  EXPECT_FALSE(d.staging.stagesData(768));
+  o.secondData = false;
+
   o.stagingBytes = 272;
   o.labels = false;
-  EXPECT_EQ(refusal(build(o)), "a next-batch staging region needs exactly one staging, one data "
-                               "and one labels tensor (found 1, 1 and 0)");
+  EXPECT_EQ(refusal(build(o)), "a next-batch staging region needs exactly one staging tensor, "
+                               "data tensors and one labels tensor (found 1, 1 and 0)");
 }

@@ -117,6 +117,8 @@ def main():
                     help="every step trains the first batch again (and the report counts the "
                          "leading steps whose loss repeats: updates skipped by loss scaling)")
     ap.add_argument("--ids", type=int, help="data are token ids in [0, IDS) (embedding models)")
+    ap.add_argument("--binary-inputs", default="",
+                    help="comma-separated data inputs drawn from {0, 1} (attention masks)")
     ap.add_argument("--ranks", type=int, default=0, help="--data-parallel --world-size of the tested step")
     ap.add_argument("--ref-ranks", type=int, help="the reference's world size (0: one process)")
     ap.add_argument("--ref-target", choices=("cpu", "cuda", "host"), default="cpu",
@@ -193,12 +195,15 @@ def main():
         return
 
     # The tensor table (from the descriptor) gives the data and label shapes.
-    shapes = {}
+    # Several data inputs (input_ids, attention_mask) are listed in --data order.
+    shapes, data_inputs = {}, []
     described = cpu if args.stage == "prepare" else host
     for line in run([described, "--describe"]).splitlines():
         m = re.match(r"(\S+)\s+\S+\s+(data|labels)\s+(\S+)\s+\[([0-9,]*)\]", line)
         if m:
             shapes[m.group(2)] = (m.group(3), [int(d) for d in m.group(4).split(",") if d])
+            if m.group(2) == "data":
+                data_inputs.append((m.group(1), shapes["data"][1]))
     batch = shapes["data"][1][0] * max(args.ranks, 1)  # the global batch
     samples = batch * args.steps
     rng = random.Random(20260101)
@@ -213,10 +218,14 @@ def main():
     drawn = batch if args.repeat_batch else samples
     repeats = samples // drawn
 
-    xshape = [samples] + shapes["data"][1][1:]
-    write_npy(os.path.join(work, "x.npy"), xshape, "f4",
-              [float(rng.randrange(args.ids)) if args.ids else rng.gauss(0.0, 1.0)
-               for _ in range(numel([drawn] + xshape[1:]))] * repeats)
+    binary = set(filter(None, args.binary_inputs.split(",")))
+    for i, (name, dims) in enumerate(data_inputs):
+        xshape = [samples] + dims[1:]
+        write_npy(os.path.join(work, "x%s.npy" % (i or "")), xshape, "f4",
+                  [float(rng.randrange(2)) if name in binary else
+                   float(rng.randrange(args.ids)) if args.ids else rng.gauss(0.0, 1.0)
+                   for _ in range(numel([drawn] + xshape[1:]))] * repeats)
+
     ltype, ldims = shapes["labels"]
     yshape = [samples] + ldims[1:]
     ycount = numel([drawn] + yshape[1:])
@@ -258,10 +267,14 @@ def main():
 
 
 def train(args, work, name, command, env=None):
-    """Runs a binary on DIR/x.npy, DIR/y.npy; returns (per-step losses, {file: weights})."""
+    """Runs a binary on DIR/x.npy (DIR/x1.npy ... for more data inputs), DIR/y.npy; returns
+    (per-step losses, {file: weights})."""
     wdir = os.path.join(work, "w-" + name)
-    text = run(command + ["--data", os.path.join(work, "x.npy"), "--labels",
-                          os.path.join(work, "y.npy"), "--steps", str(args.steps),
+    data, i = ["--data", os.path.join(work, "x.npy")], 1
+    while os.path.exists(os.path.join(work, "x%d.npy" % i)):
+        data += ["--data", os.path.join(work, "x%d.npy" % i)]
+        i += 1
+    text = run(command + data + ["--labels", os.path.join(work, "y.npy"), "--steps", str(args.steps),
                           "--save-weights", wdir], env=env)
     losses = [float(m.group(1)) for m in re.finditer(r"loss (\S+)", text)]
     weights = {f: read_npy_f32(os.path.join(wdir, f)) for f in sorted(os.listdir(wdir))}

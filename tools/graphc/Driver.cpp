@@ -743,13 +743,8 @@ private:
       return out;
 
     if (auto step = out.module->lookupSymbol<func::FuncOp>("train_step")) {
-      // The CUDA runtime uploads batch t+1 while step t runs, into a buffer of the plan (for a
-      // model with one data input; several are copied in before each step).
-      unsigned dataInputs = llvm::count_if(step.getArguments(), [&](BlockArgument arg) {
-        auto role = step.getArgAttrOfType<StringAttr>(arg.getArgNumber(), graph::kRoleAttr);
-        return role && role.getValue() == "data";
-      });
-      if (opts.target == "cuda" && !opts.noStageNextBatch && dataInputs == 1)
+      // The CUDA runtime uploads batch t+1 while step t runs, into a buffer of the plan.
+      if (opts.target == "cuda" && !opts.noStageNextBatch)
         step->setAttr(kStageNextBatchAttr, UnitAttr::get(&context));
       // The CPU kernels run pointwise convolutions without an im2col workspace; cuDNN's 16-bit
       // convolutions need room for their layout transforms.

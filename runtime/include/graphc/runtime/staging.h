@@ -2,7 +2,9 @@
 // runtime uploads batch t+1 into a planned buffer of the arena ("next_batch_staging"), so the
 // host-to-device copy overlaps compute instead of preceding it; step t+1 starts with a
 // device-to-device copy from there into the data and labels tensors. The compiler sizes the
-// buffer and the runtime fills it with this one layout: data at 0, labels after it, aligned.
+// buffer and the runtime fills it with this one layout: the data inputs from 0, one after the
+// other in the program's order (each 64-byte aligned: the host main's staging slots hold them
+// so), then the labels, aligned.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +14,14 @@ namespace graphc::rt {
 /// Alignment of the labels inside the staging region (cudaMemcpy's fast path, and the
 /// planner's own alignment).
 constexpr uint64_t kStagingAlignment = 256;
+
+/// Alignment of each data input's batch after the first (the host main's slot layout).
+constexpr uint64_t kStagedDataAlignment = 64;
+
+/// Offset of the next data input after `end` bytes of the ones before it (0 for the first).
+constexpr uint64_t stagedDataOffset(uint64_t end) {
+  return (end + kStagedDataAlignment - 1) / kStagedDataAlignment * kStagedDataAlignment;
+}
 
 /// Offset of the labels in the staging region: after `dataBytes` of data, aligned.
 constexpr uint64_t stagedLabelsOffset(uint64_t dataBytes) {

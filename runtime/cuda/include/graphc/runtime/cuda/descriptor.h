@@ -18,12 +18,25 @@ constexpr uint32_t kProgramDescriptorVersion = 1;
 /// point into `modelName` and the descriptor buffer, which must outlive this object; the object
 /// must not be copied or moved once `program` is in use.
 /// Where the next batch is uploaded while a step runs (role Staging; graphc/runtime/staging.h):
-/// the staging region's offset, and the Data and Labels tensors it feeds. `present` is false
-/// when the program has no staging region (graphc --no-stage-next-batch).
+/// the staging region's offset, and the Data tensors (in order) and the Labels tensor it feeds.
+/// `present` is false when the program has no staging region (graphc --no-stage-next-batch).
 struct StagingLayout {
+  /// One data input: its tensor's offset in the arena, and where it lies in the region.
+  struct Data {
+    uint64_t arenaOffset = 0, stagedOffset = 0, bytes = 0;
+  };
   bool present = false;
   uint64_t offset = 0;
-  uint64_t dataOffset = 0, dataBytes = 0, labelsOffset = 0, labelsBytes = 0;
+  std::vector<Data> data;
+  uint64_t dataBytes = 0; // of every data input, in the region's layout
+  uint64_t labelsOffset = 0, labelsBytes = 0;
+  /// Whether `arenaOffset` is one of the staged data inputs'.
+  bool stagesData(uint64_t arenaOffset) const {
+    for (const Data &d : data)
+      if (d.arenaOffset == arenaOffset)
+        return true;
+    return false;
+  }
 };
 
 struct DecodedProgram {
