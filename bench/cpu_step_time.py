@@ -73,12 +73,13 @@ def time_binary(binary, work, steps, warmup):
 
 
 def time_on_data(binary, x, y, work, steps, warmup):
-    """time_binary on the data files `x` and `y`."""
+    """time_binary on the data file `x` (or a list of them, one per data input) and `y`."""
     log = os.path.join(work, "log.jsonl")
     if os.path.exists(log):
         os.remove(log)
-    status, stdout, stderr, wall = run([binary, "--data", x, "--labels", y, "--steps", str(steps),
-                                        "--log-json", log], 3600)
+    data = [a for path in ([x] if isinstance(x, str) else x) for a in ("--data", path)]
+    status, stdout, stderr, wall = run([binary] + data + ["--labels", y, "--steps", str(steps),
+                                                          "--log-json", log], 3600)
     if status != 0:
         raise RuntimeError("%s exited %s: %s" % (binary, status, stderr[-600:]))
     with open(log) as f:

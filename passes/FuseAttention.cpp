@@ -26,11 +26,65 @@ std::optional<float> pureScaleOf(Operation *op) {
   return scale.getFactor().convertToFloat();
 }
 
+/// A key bias added to the scores: `source` holds batch x N values, row b added to every query
+/// row of batch b's slices; `ops` broadcast it (producers first), erased once unread.
+struct KeyBias {
+  Value source;
+  int64_t batch = 0, keys = 0;
+  SmallVector<Operation *> ops;
+};
+
+/// Whether `v` is computed from a trained or frozen parameter of the function (a bias that
+/// would need a gradient, which graph.attention's key_bias never gets). A walk over the
+/// producers, each visited once: O(ops before v).
+bool dependsOnParameter(Value v) {
+  SmallVector<Value> work = {v};
+  llvm::DenseSet<Value> seen;
+  while (!work.empty()) {
+    Value x = work.pop_back_val();
+    if (!seen.insert(x).second)
+      continue;
+    if (auto arg = dyn_cast<BlockArgument>(x)) {
+      auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
+      auto kind =
+          func ? func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kKindAttr) : StringAttr();
+      if (kind && kind.getValue() == "parameter")
+        return true;
+      continue;
+    }
+    for (Value operand : x.getDefiningOp()->getOperands())
+      work.push_back(operand);
+  }
+  return false;
+}
+
+/// `added` = reshape(batch_matmul(fill 1.0 [b, r, 1], reshape(X to [b, 1, N]))) to the
+/// scores' type [..., M, N]: the importers' broadcast of a [b, 1, 1, N] key-padding mask (an
+/// exact copy of X's row b to every query row of batch b's heads), X not computed from a
+/// parameter. Else nullopt.
+std::optional<KeyBias> matchKeyBias(Value added, RankedTensorType scores) {
+  auto view = added.getDefiningOp<ReshapeOp>();
+  auto copies = view ? view.getInput().getDefiningOp<BatchMatmulOp>() : BatchMatmulOp();
+  if (!copies || copies.getTransposeLhs() || copies.getTransposeRhs())
+    return std::nullopt;
+  auto fill = copies.getLhs().getDefiningOp<FillOp>();
+  auto rows = copies.getRhs().getDefiningOp<ReshapeOp>();
+  auto ones = fill ? cast<RankedTensorType>(fill.getType()).getShape() : ArrayRef<int64_t>();
+  auto row = rows ? cast<RankedTensorType>(rows.getType()).getShape() : ArrayRef<int64_t>();
+  const int64_t N = scores.getShape().back();
+  if (!fill || fill.getValue().convertToFloat() != 1.0f || ones.size() != 3 || ones[2] != 1 ||
+      row.size() != 3 || row[0] != ones[0] || row[1] != 1 || row[2] != N ||
+      ones[0] * ones[1] * N != scores.getNumElements() || dependsOnParameter(rows.getInput()))
+    return std::nullopt;
+  return KeyBias{rows.getInput(), ones[0], N, {fill, rows, copies, view}};
+}
+
 /// What the matched chain is made of, producers first.
 struct AttentionChain {
   Value query, key, value, step;
   float scale = 1.0f;
   DropoutOp dropout;
+  std::optional<KeyBias> keyBias;  // added to the scaled scores
   bool causal = false;             // the softmax's causal mask
   SmallVector<Operation *> erased; // the chain's ops, readers last
   TransposeOp keyTranspose;        // K^T as a transpose of a stored K, rewritten to give K
@@ -75,6 +129,17 @@ std::optional<AttentionChain> matchChain(BatchMatmulOp product) {
     return std::nullopt;
   chain.causal = softmax.getCausal();
   Value scores = softmax.getInput();
+  // scale * scores + a key bias (BertModel's extended attention mask): the add's other operand
+  // is the chain.
+  AddOp biasAdd = scores.getDefiningOp<AddOp>();
+  if (biasAdd && biasAdd.getResult().hasOneUse()) {
+    auto type = cast<RankedTensorType>(scores.getType());
+    for (int side = 0; side < 2 && !chain.keyBias; ++side)
+      if ((chain.keyBias = matchKeyBias(biasAdd->getOperand(1 - side), type)))
+        scores = biasAdd->getOperand(side);
+  }
+  if (!chain.keyBias)
+    biasAdd = AddOp();
   std::optional<float> factor = pureScaleOf(scores.getDefiningOp());
   Operation *scoreScale = factor ? scores.getDefiningOp() : nullptr;
   if (scoreScale)
@@ -114,9 +179,9 @@ std::optional<AttentionChain> matchChain(BatchMatmulOp product) {
   if (chain.dropout)
     chain.step = chain.dropout.getStep();
   // Readers last.
-  for (Operation *op :
-       {queryScale, keyScale, (Operation *)qk, scoreView, scoreScale, (Operation *)softmax,
-        chain.dropout ? chain.dropout.getOperation() : nullptr, probabilityView})
+  for (Operation *op : {queryScale, keyScale, (Operation *)qk, scoreView, scoreScale,
+                        (Operation *)biasAdd, (Operation *)softmax,
+                        chain.dropout ? chain.dropout.getOperation() : nullptr, probabilityView})
     if (op)
       chain.erased.push_back(op);
   return chain;
@@ -160,9 +225,18 @@ struct FuseAttentionPass : graphc::impl::FuseAttentionBase<FuseAttentionPass> {
         chain->erased.insert(chain->erased.begin(), t);
         b.setInsertionPoint(product);
       }
+      // The key bias as [batch, N] (a view of its source, which the broadcast read).
+      Value keyBias;
+      if (chain->keyBias) {
+        const KeyBias &bias = *chain->keyBias;
+        auto type = RankedTensorType::get({bias.batch, bias.keys}, b.getF32Type());
+        keyBias = bias.source.getType() == type
+                      ? bias.source
+                      : b.create<ReshapeOp>(product.getLoc(), type, bias.source).getResult();
+      }
       auto attention = b.create<AttentionOp>(
           product.getLoc(), product.getType(), chain->query, key, chain->value, chain->step,
-          b.getF32FloatAttr(chain->scale),
+          keyBias, b.getF32FloatAttr(chain->scale),
           b.getF32FloatAttr(chain->dropout ? chain->dropout.getRatio().convertToFloat() : 0.0f),
           b.getI64IntegerAttr(chain->dropout ? int64_t(chain->dropout.getOpId()) : 0),
           b.getI64IntegerAttr(chain->dropout ? int64_t(chain->dropout.getIndexOffset()) : 0),
@@ -173,6 +247,11 @@ struct FuseAttentionPass : graphc::impl::FuseAttentionBase<FuseAttentionPass> {
       product.erase();
       for (Operation *op : llvm::reverse(chain->erased))
         op->erase();
+      // The broadcast, where no other attention's add still reads it.
+      if (chain->keyBias)
+        for (Operation *op : llvm::reverse(chain->keyBias->ops))
+          if (op->use_empty())
+            op->erase();
     }
   }
 };

@@ -29,6 +29,21 @@ def FuseAttention : Pass<"graphc-fuse-attention", "mlir::func::FuncOp"> {
     graphs drop the same elements. A causal softmax (a decoder's mask) makes a causal
     attention, `graph.attention {causal}`.
 
+    A key-padding mask added to the scaled scores (BertModel's extended attention mask, a
+    Keras attention_mask of one row per sequence) arrives broadcast by the importers as a
+    product of ones [b, heads x queries, 1] with the mask's [b, 1, keys] rows; that chain, when
+    nothing in it derives from a parameter (the bias gets no gradient), becomes the attention's
+    `key_bias` [b, keys] and its [b x heads, queries, keys] copy disappears too:
+    ```mlir
+    %ones = graph.fill {value = 1.0 : f32} : tensor<2x16x1xf32>
+    %rows = graph.reshape %mask : (tensor<2x1x1x6xf32>) -> tensor<2x1x6xf32>
+    %copies = graph.batch_matmul %ones, %rows : (...) -> tensor<2x16x6xf32>
+    %bias = graph.reshape %copies : (tensor<2x16x6xf32>) -> tensor<2x2x8x6xf32>
+    %sum = graph.add %scaled, %bias : tensor<2x2x8x6xf32>
+    %p = graph.softmax %sum {axis = 3 : i64} : tensor<2x2x8x6xf32>
+    ```
+    becomes `graph.attention %q, %k, %v key_bias %m {scale = ...}` with %m the mask as [2, 6].
+
     Before:
     ```mlir
     %qs = graph.scale %q {factor = 0.125 : f32} : tensor<16x64x64xf32>

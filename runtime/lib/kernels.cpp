@@ -408,7 +408,7 @@ AttentionSizes attentionSizes(const AttentionShape &sh, uint64_t seed, float ste
 } // namespace
 
 void attentionForward(const float *q, const float *k, const float *v, float *out, float *workspace,
-                      const AttentionShape &sh, uint64_t seed, float step) {
+                      const AttentionShape &sh, uint64_t seed, float step, const float *keyBias) {
   const AttentionSizes z = attentionSizes(sh, seed, step);
   const int64_t M = z.M, N = z.N, D = z.D, E = z.E, block = z.block;
   const bool dropout = z.dropout;
@@ -425,7 +425,8 @@ void attentionForward(const float *q, const float *k, const float *v, float *out
         const int64_t b = br / rows, r = br % rows;
         attentionProbabilityRow(workspace + b * block * N + r * cols, cols, sh.scale, dropout, key,
                                 (b * M + i0 + r) * N + sh.indexOffset, sh.dropoutRatio,
-                                sh.causal ? i0 + r + 1 : cols);
+                                sh.causal ? i0 + r + 1 : cols,
+                                keyBias ? keyBias + (b / sh.biasHeads) * N : nullptr);
       }
     });
     stridedBatchMatmul(workspace, block * N, v, N * E, out + i0 * E, M * E, sh.batch, rows, E, cols,
@@ -435,7 +436,7 @@ void attentionForward(const float *q, const float *k, const float *v, float *out
 
 void attentionBackward(const float *dout, const float *q, const float *k, const float *v, float *dq,
                        float *dk, float *dv, float *workspace, const AttentionShape &sh,
-                       uint64_t seed, float step) {
+                       uint64_t seed, float step, const float *keyBias) {
   const AttentionSizes z = attentionSizes(sh, seed, step);
   const int64_t M = z.M, N = z.N, D = z.D, E = z.E, block = z.block;
   const bool dropout = z.dropout;
@@ -456,7 +457,8 @@ void attentionBackward(const float *dout, const float *q, const float *k, const 
       for (int64_t br = begin; br < end; ++br) {
         const int64_t b = br / rows, r = br % rows;
         attentionProbabilityRow(p + b * block * N + r * cols, cols, sh.scale, false, 0, 0, 0.0f,
-                                sh.causal ? i0 + r + 1 : cols);
+                                sh.causal ? i0 + r + 1 : cols,
+                                keyBias ? keyBias + (b / sh.biasHeads) * N : nullptr);
       }
     });
     stridedBatchMatmul(dout + i0 * E, M * E, v, N * E, g, block * N, sh.batch, rows, cols, E, false,

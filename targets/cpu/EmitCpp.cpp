@@ -190,12 +190,16 @@ private:
   /// AttentionShape{batch, queries, keys, width, value width, query block, scale, dropout
   /// ratio, op id, index offset}.
   std::string attentionShape(Operation *op, Value q, Value k, Value v, APFloat scale, APFloat ratio,
-                             uint64_t opId, uint64_t indexOffset, bool causal) {
+                             uint64_t opId, uint64_t indexOffset, bool causal, Value keyBias) {
     auto qs = tensorDims(q), ks = tensorDims(k), vs = tensorDims(v);
+    const int64_t biasHeads = keyBias ? qs[0] / tensorDims(keyBias)[0] : 0;
     return "AttentionShape{" + list({qs[0], qs[1], ks[1], qs[2], vs[2], attentionQueryBlock(op)}) +
            ", " + floatLiteral(scale) + ", " + floatLiteral(ratio) + ", " + std::to_string(opId) +
-           "ull, " + std::to_string(indexOffset) + ", " + (causal ? "true" : "false") + "}";
+           "ull, " + std::to_string(indexOffset) + ", " + (causal ? "true" : "false") + ", " +
+           std::to_string(biasHeads) + "}";
   }
+  /// The key bias's pointer for an attention kernel's last argument, or nullptr.
+  std::string keyBiasPtr(Value keyBias) { return keyBias ? ptr(keyBias) : std::string("nullptr"); }
   /// The step counter's value for the dropout mask (0 without dropout: no step operand).
   std::string stepValue(Value step) { return step ? "*" + ptr(step) : std::string("0.0f"); }
   /// The op's planned workspace; a pointwise convolution has none (isDirectPointwiseConv).
@@ -472,8 +476,10 @@ private:
           s << "  attentionForward(" << ptr(a.getQuery()) << ", " << ptr(a.getKey()) << ", "
             << ptr(a.getValue()) << ", " << ptr(a.getResult()) << ", " << workspace(op) << ", "
             << attentionShape(op, a.getQuery(), a.getKey(), a.getValue(), a.getScale(),
-                              a.getDropoutRatio(), a.getOpId(), a.getIndexOffset(), a.getCausal())
-            << ", graphc_program.seed, " << stepValue(a.getStep()) << ");\n";
+                              a.getDropoutRatio(), a.getOpId(), a.getIndexOffset(), a.getCausal(),
+                              a.getKeyBias())
+            << ", graphc_program.seed, " << stepValue(a.getStep()) << ", "
+            << keyBiasPtr(a.getKeyBias()) << ");\n";
           return success();
         })
         .Case([&](AttentionBackwardOp a) {
@@ -481,8 +487,10 @@ private:
             << ptr(a.getKey()) << ", " << ptr(a.getValue()) << ", " << ptr(a.getGradQuery()) << ", "
             << ptr(a.getGradKey()) << ", " << ptr(a.getGradValue()) << ", " << workspace(op) << ", "
             << attentionShape(op, a.getQuery(), a.getKey(), a.getValue(), a.getScale(),
-                              a.getDropoutRatio(), a.getOpId(), a.getIndexOffset(), a.getCausal())
-            << ", graphc_program.seed, " << stepValue(a.getStep()) << ");\n";
+                              a.getDropoutRatio(), a.getOpId(), a.getIndexOffset(), a.getCausal(),
+                              a.getKeyBias())
+            << ", graphc_program.seed, " << stepValue(a.getStep()) << ", "
+            << keyBiasPtr(a.getKeyBias()) << ");\n";
           return success();
         })
         .Case([&](DropoutOp d) {

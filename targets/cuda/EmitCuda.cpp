@@ -431,11 +431,11 @@ private:
         .Case([&](RmsNormBackwardOp rn) { return rmsNormBackward(rn); })
         .Case([&](AttentionOp a) {
           return attention(op, a.getQuery(), a.getKey(), a.getValue(), a.getStep(), a.getScale(),
-                           a.getDropoutRatio(), a.getOpId(), a.getIndexOffset());
+                           a.getDropoutRatio(), a.getOpId(), a.getIndexOffset(), a.getKeyBias());
         })
         .Case([&](AttentionBackwardOp a) {
           return attention(op, a.getQuery(), a.getKey(), a.getValue(), a.getStep(), a.getScale(),
-                           a.getDropoutRatio(), a.getOpId(), a.getIndexOffset());
+                           a.getDropoutRatio(), a.getOpId(), a.getIndexOffset(), a.getKeyBias());
         })
         .Case([&](DropoutOp d) {
           addEw(dropoutNode(op, d.getInput(), d.getResult(), d.getStep(), d.getRatio(),
@@ -960,7 +960,7 @@ private:
   /// --cuda-row-kernels=thread), calling attention_rows.h's lane functions, so both targets
   /// compute the same probabilities and masks.
   LogicalResult attention(Operation *op, Value q, Value k, Value v, Value step, APFloat scaleAttr,
-                          APFloat ratioAttr, uint64_t opId, int64_t indexOffset) {
+                          APFloat ratioAttr, uint64_t opId, int64_t indexOffset, Value keyBias) {
     if (!op->hasAttr(kWorkspaceOffsetAttr))
       return op->emitError("attention without a planned workspace");
     auto backward = dyn_cast<AttentionBackwardOp>(op);
@@ -983,6 +983,11 @@ private:
     // The keys row r sees: 0..i for query i = i0 + r % rows of a causal attention, else all.
     const bool causal = backward ? backward.getCausal() : cast<AttentionOp>(op).getCausal();
     const std::string visible = causal ? "(i0 + r % rows + 1)" : "cols";
+    // The key bias row of launch row r, row (slice / heads) of [batch, N], as the lane
+    // functions' last argument (none without a key bias).
+    const std::string bias = keyBias ? ", " + ptr(keyBias) + " + ((r / rows) / " +
+                                           num(B / tensorDims(keyBias)[0]) + ") * " + num(N)
+                                     : std::string();
     const std::string key = ratio > 0.0f ? "key" : "0", dropout = ratio > 0.0f ? "true" : "false",
                       ratioText = floatLiteral(ratio);
     const std::string keyDecl =
@@ -1003,7 +1008,8 @@ private:
                          "    const int64_t first = " + firstOf + ";\n";
       if (!backward)
         body += "    ::graphc::rt::attentionProbabilityRow(" + ws + " + row, cols, " + scale +
-                ", " + dropout + ", " + key + ", first, " + ratioText + ", " + visible + ");\n";
+                ", " + dropout + ", " + key + ", first, " + ratioText + ", " + visible + bias +
+                ");\n";
       else
         body += "    ::graphc::rt::attentionGradientRow(" + ws + " + row, " + g + " + row, cols, " +
                 dropout + ", " + key + ", first, " + ratioText + ");\n";
@@ -1012,7 +1018,8 @@ private:
         probs = kernelName("attention_rows");
         kernels += "// " + label(op) + ": the probabilities again\n__global__ void " + probs +
                    head + loop + "    ::graphc::rt::attentionProbabilityRow(" + ws +
-                   " + row, cols, " + scale + ", false, 0, 0, 0.0f, " + visible + ");\n  }\n}\n\n";
+                   " + row, cols, " + scale + ", false, 0, 0, 0.0f, " + visible + bias +
+                   ");\n  }\n}\n\n";
       }
       rowLaunchArgs = num(blocksFor(B * block)) + ", " + num(kThreads);
     } else {
@@ -1039,7 +1046,7 @@ private:
                           ratioHere = withDropout ? ratioText : "0.0f";
         return std::vector<std::string>{
             "        maxParts[t] = ::graphc::rt::attentionScaleMaxLane(" + ws + " + row, cols, " +
-                scale + ", lane, " + visible + ");\n",
+                scale + ", lane, " + visible + bias + ");\n",
             "        sumParts[t] = ::graphc::rt::attentionExpSumLane(" + ws +
                 " + row, cols, ::graphc::rt::laneMax(maxParts + t - lane), lane);\n",
             "        ::graphc::rt::attentionNormalizeLane(" + ws +

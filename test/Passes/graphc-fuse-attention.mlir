@@ -111,3 +111,51 @@ func.func @four_d_scores(%q: tensor<6x6x4xf32>, %k0: tensor<2x6x3x4xf32>, %v: te
   %o = graph.batch_matmul %p, %v : (tensor<6x6x6xf32>, tensor<6x6x4xf32>) -> tensor<6x6x4xf32>
   return %o : tensor<6x6x4xf32>
 }
+
+// -----
+
+// A key-padding mask added to the scaled scores as the importers broadcast it (a [2, 1, 1, 6]
+// mask copied to every head and query row by a product with ones): the attention takes it as
+// key_bias [2, 6] (batch 2, 2 heads per bias row), and the broadcast is gone.
+// CHECK-LABEL: func.func @key_padding_bias
+// CHECK: %[[BIAS:.*]] = graph.reshape %arg3 : (tensor<2x1x1x6xf32>) -> tensor<2x6xf32>
+// CHECK-NEXT: %[[O:.*]] = graph.attention %arg0, %arg1, %arg2 key_bias %[[BIAS]] {scale = 2.500000e-01 : f32} : (tensor<4x8x4xf32>, tensor<4x6x4xf32>, tensor<4x6x3xf32>, tensor<2x6xf32>) -> tensor<4x8x3xf32>
+// CHECK-NOT: graph.fill
+// CHECK-NOT: graph.softmax
+func.func @key_padding_bias(%q: tensor<4x8x4xf32>, %k: tensor<4x6x4xf32>, %v: tensor<4x6x3xf32>,
+                            %mask: tensor<2x1x1x6xf32> {graph.kind = "input"}) -> tensor<4x8x3xf32> {
+  %s = graph.batch_matmul %q, %k {transpose_rhs} : (tensor<4x8x4xf32>, tensor<4x6x4xf32>) -> tensor<4x8x6xf32>
+  %s4 = graph.reshape %s : (tensor<4x8x6xf32>) -> tensor<2x2x8x6xf32>
+  %ss = graph.scale %s4 {factor = 0.25 : f32} : tensor<2x2x8x6xf32>
+  %ones = graph.fill {value = 1.0 : f32} : tensor<2x16x1xf32>
+  %rows = graph.reshape %mask : (tensor<2x1x1x6xf32>) -> tensor<2x1x6xf32>
+  %copies = graph.batch_matmul %ones, %rows : (tensor<2x16x1xf32>, tensor<2x1x6xf32>) -> tensor<2x16x6xf32>
+  %bias = graph.reshape %copies : (tensor<2x16x6xf32>) -> tensor<2x2x8x6xf32>
+  %sum = graph.add %ss, %bias : tensor<2x2x8x6xf32>
+  %p = graph.softmax %sum {axis = 3 : i64} : tensor<2x2x8x6xf32>
+  %p3 = graph.reshape %p : (tensor<2x2x8x6xf32>) -> tensor<4x8x6xf32>
+  %o = graph.batch_matmul %p3, %v : (tensor<4x8x6xf32>, tensor<4x6x3xf32>) -> tensor<4x8x3xf32>
+  return %o : tensor<4x8x3xf32>
+}
+
+// -----
+
+// The same bias computed from a parameter (a learned per-key bias) would need a gradient,
+// which key_bias never gets: the chain stays unfused.
+// CHECK-LABEL: func.func @learned_bias
+// CHECK-NOT: graph.attention
+// CHECK: graph.softmax
+func.func @learned_bias(%q: tensor<4x8x4xf32>, %k: tensor<4x6x4xf32>, %v: tensor<4x6x3xf32>,
+                        %w: tensor<2x1x1x6xf32> {graph.kind = "parameter"}) -> tensor<4x8x3xf32> {
+  %s = graph.batch_matmul %q, %k {transpose_rhs} : (tensor<4x8x4xf32>, tensor<4x6x4xf32>) -> tensor<4x8x6xf32>
+  %s4 = graph.reshape %s : (tensor<4x8x6xf32>) -> tensor<2x2x8x6xf32>
+  %ones = graph.fill {value = 1.0 : f32} : tensor<2x16x1xf32>
+  %rows = graph.reshape %w : (tensor<2x1x1x6xf32>) -> tensor<2x1x6xf32>
+  %copies = graph.batch_matmul %ones, %rows : (tensor<2x16x1xf32>, tensor<2x1x6xf32>) -> tensor<2x16x6xf32>
+  %bias = graph.reshape %copies : (tensor<2x16x6xf32>) -> tensor<2x2x8x6xf32>
+  %sum = graph.add %s4, %bias : tensor<2x2x8x6xf32>
+  %p = graph.softmax %sum {axis = 3 : i64} : tensor<2x2x8x6xf32>
+  %p3 = graph.reshape %p : (tensor<2x2x8x6xf32>) -> tensor<4x8x6xf32>
+  %o = graph.batch_matmul %p3, %v : (tensor<4x8x6xf32>, tensor<4x6x3xf32>) -> tensor<4x8x3xf32>
+  return %o : tensor<4x8x3xf32>
+}

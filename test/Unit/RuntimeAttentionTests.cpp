@@ -47,9 +47,11 @@ void expectClose(const std::vector<float> &got, const std::vector<double> &want,
 
 std::vector<double> toDouble(const std::vector<float> &v) { return {v.begin(), v.end()}; }
 
-// softmax(scale q k^T) v in double, no dropout; with sh.causal query i sees keys 0..i.
+// softmax(scale q k^T + bias) v in double, no dropout; with sh.causal query i sees keys 0..i;
+// with `bias` ([batch / sh.biasHeads, keys]) its row b / biasHeads is added to slice b's scores.
 std::vector<double> attentionRef(const std::vector<double> &q, const std::vector<double> &k,
-                                 const std::vector<double> &v, const AttentionShape &sh) {
+                                 const std::vector<double> &v, const AttentionShape &sh,
+                                 const std::vector<float> *bias = nullptr) {
   const int64_t M = sh.queries, N = sh.keys, D = sh.width, E = sh.valueWidth;
   std::vector<double> out(sh.batch * M * E, 0.0), s(N);
   for (int64_t b = 0; b < sh.batch; ++b)
@@ -61,6 +63,8 @@ std::vector<double> attentionRef(const std::vector<double> &q, const std::vector
         for (int64_t d = 0; d < D; ++d)
           s[j] += q[(b * M + i) * D + d] * k[(b * N + j) * D + d];
         s[j] *= sh.scale;
+        if (bias)
+          s[j] += (*bias)[(b / sh.biasHeads) * N + j];
         mx = std::max(mx, s[j]);
       }
       for (int64_t j = 0; j < visible; ++j)
@@ -90,7 +94,8 @@ Buffers randomBuffers(const AttentionShape &sh) {
 }
 
 // Runs both kernels with a workspace of exactly the planned size plus a guard word.
-void runFused(Buffers &x, const AttentionShape &sh, uint64_t seed, float step) {
+void runFused(Buffers &x, const AttentionShape &sh, uint64_t seed, float step,
+              const float *keyBias = nullptr) {
   const int64_t rows = attentionBlockRows(sh.queryBlock, sh.queries);
   for (bool backward : {false, true}) {
     const uint64_t bytes = attentionWorkspaceBytes(sh.batch, rows, sh.keys, backward);
@@ -98,10 +103,10 @@ void runFused(Buffers &x, const AttentionShape &sh, uint64_t seed, float step) {
     workspace.back() = kGuard;
     if (backward)
       attentionBackward(x.dout.data(), x.q.data(), x.k.data(), x.v.data(), x.dq.data(), x.dk.data(),
-                        x.dv.data(), workspace.data(), sh, seed, step);
+                        x.dv.data(), workspace.data(), sh, seed, step, keyBias);
     else
       attentionForward(x.q.data(), x.k.data(), x.v.data(), x.out.data(), workspace.data(), sh, seed,
-                       step);
+                       step, keyBias);
     EXPECT_EQ(workspace.back(), kGuard)
         << (backward ? "backward" : "forward") << " wrote past its planned workspace";
   }
@@ -109,11 +114,12 @@ void runFused(Buffers &x, const AttentionShape &sh, uint64_t seed, float step) {
 
 class AttentionBlocks : public ::testing::TestWithParam<int64_t> {};
 
-void expectReferenceAndFiniteDifferences(const AttentionShape &sh) {
+void expectReferenceAndFiniteDifferences(const AttentionShape &sh,
+                                         const std::vector<float> *bias = nullptr) {
   Buffers x = randomBuffers(sh);
-  runFused(x, sh, 0, 0.0f);
+  runFused(x, sh, 0, 0.0f, bias ? bias->data() : nullptr);
   auto q = toDouble(x.q), k = toDouble(x.k), v = toDouble(x.v);
-  expectClose(x.out, attentionRef(q, k, v, sh), 1e-6);
+  expectClose(x.out, attentionRef(q, k, v, sh, bias), 1e-6);
 
   // d/d(input) of sum(attention * dout) by central differences, for each of q, k and v.
   auto gradient = [&](std::vector<double> *input) {
@@ -123,7 +129,7 @@ void expectReferenceAndFiniteDifferences(const AttentionShape &sh) {
       double sides[2];
       for (int side = 0; side < 2; ++side) {
         (*input)[i] = keep + (side ? -h : h);
-        auto y = attentionRef(q, k, v, sh);
+        auto y = attentionRef(q, k, v, sh, bias);
         sides[side] = 0.0;
         for (size_t e = 0; e < y.size(); ++e)
           sides[side] += y[e] * x.dout[e];
@@ -153,6 +159,28 @@ TEST_P(AttentionBlocks, CausalMatchesDoubleReferenceAndFiniteDifferences) {
   runFused(x, sh, 0, 0.0f);
   for (int64_t e = 0; e < sh.valueWidth; ++e)
     EXPECT_EQ(x.out[size_t(e)], x.v[size_t(e)]);
+}
+
+TEST_P(AttentionBlocks, KeyBiasMatchesDoubleReferenceAndFiniteDifferences) {
+  // 2 sequences x 2 heads (4 slices), 5 queries, 7 keys, width 3, value width 4; a key bias
+  // [2, 7] shared by each sequence's heads: random values, and for the second sequence a
+  // padding key (BertModel's finfo.min), whose probabilities must then be exactly 0.
+  AttentionShape sh{4, 5, 7, 3, 4, GetParam(), 0.6f, 0.0f, 0, 0};
+  sh.biasHeads = 2;
+  std::vector<float> bias = randomVec(2 * 7, 9);
+  bias[7 + 6] = -std::numeric_limits<float>::max();
+  expectReferenceAndFiniteDifferences(sh, &bias);
+  // With key 6's value rows changed in every slice, the first sequence's outputs change and
+  // the second's (where key 6 is padding) stay the same, bit for bit.
+  Buffers x = randomBuffers(sh), y = randomBuffers(sh);
+  for (int64_t slice = 0; slice < 4; ++slice)
+    for (int64_t e = 0; e < sh.valueWidth; ++e)
+      y.v[size_t((slice * sh.keys + 6) * sh.valueWidth + e)] += 1.0f;
+  runFused(x, sh, 0, 0.0f, bias.data());
+  runFused(y, sh, 0, 0.0f, bias.data());
+  const size_t half = x.out.size() / 2;
+  EXPECT_TRUE(std::equal(x.out.begin() + half, x.out.end(), y.out.begin() + half));
+  EXPECT_FALSE(std::equal(x.out.begin(), x.out.begin() + half, y.out.begin()));
 }
 
 TEST_P(AttentionBlocks, DropoutEqualsTheUnfusedChainWithTheSameMask) {
@@ -205,11 +233,12 @@ INSTANTIATE_TEST_SUITE_P(QueryBlocks, AttentionBlocks, ::testing::Values(0, 2, 1
 // partial results meeting in arrays (shared memory on the GPU), lanes in reverse order as a GPU
 // may run them.
 void warpProbabilityRow(float *row, int64_t keys, float scale, bool dropout, uint64_t key,
-                        int64_t first, float ratio, int64_t visible) {
+                        int64_t first, float ratio, int64_t visible,
+                        const float *keyBias = nullptr) {
   float maxParts[kRowLanes];
   double sumParts[kRowLanes];
   for (int lane = kRowLanes - 1; lane >= 0; --lane)
-    maxParts[lane] = attentionScaleMaxLane(row, keys, scale, lane, visible);
+    maxParts[lane] = attentionScaleMaxLane(row, keys, scale, lane, visible, keyBias);
   for (int lane = kRowLanes - 1; lane >= 0; --lane)
     sumParts[lane] = attentionExpSumLane(row, keys, laneMax(maxParts), lane);
   for (int lane = kRowLanes - 1; lane >= 0; --lane)
@@ -241,6 +270,16 @@ TEST(AttentionRows, CpuRowsEqualTheWarpLanesBitForBit) {
         std::vector<float> cpu = scores, warp = scores;
         attentionProbabilityRow(cpu.data(), keys, 0.37f, dropout, key, first, 0.25f, visible);
         warpProbabilityRow(warp.data(), keys, 0.37f, dropout, key, first, 0.25f, visible);
+        ASSERT_EQ(0, std::memcmp(cpu.data(), warp.data(), sizeof(float) * size_t(keys)));
+        // And with a key bias (every third key padding: finfo.min).
+        std::vector<float> bias = randomVec(size_t(keys), uint64_t(keys) * 7 + 3);
+        for (size_t j = 0; j < bias.size(); j += 3)
+          bias[j] = -std::numeric_limits<float>::max();
+        cpu = scores, warp = scores;
+        attentionProbabilityRow(cpu.data(), keys, 0.37f, dropout, key, first, 0.25f, visible,
+                                bias.data());
+        warpProbabilityRow(warp.data(), keys, 0.37f, dropout, key, first, 0.25f, visible,
+                           bias.data());
         ASSERT_EQ(0, std::memcmp(cpu.data(), warp.data(), sizeof(float) * size_t(keys)));
         double total = 0.0; // a softmax row sums to 1 (before dropout)
         std::vector<float> undropped = scores;

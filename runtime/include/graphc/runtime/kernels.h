@@ -62,16 +62,21 @@ struct AttentionShape {
   uint64_t opId;
   int64_t indexOffset;
   bool causal = false; // query i sees keys 0..i (queries == keys)
+  // With a key bias: the slices per bias row (heads; batch % biasHeads == 0), else 0.
+  int64_t biasHeads = 0;
 };
-/// out = dropout(softmax(scale q k^T)) v, one block of query rows at a time; `workspace`
-/// holds attentionWorkspaceBytes(batch, block rows, keys, false).
+/// out = dropout(softmax(scale q k^T + bias)) v, one block of query rows at a time; `workspace`
+/// holds attentionWorkspaceBytes(batch, block rows, keys, false). `keyBias` (null: none) is
+/// [batch / biasHeads, keys]: row b / biasHeads is added to every query row of slice b (a
+/// key-padding mask).
 void attentionForward(const float *q, const float *k, const float *v, float *out, float *workspace,
-                      const AttentionShape &shape, uint64_t seed, float step);
+                      const AttentionShape &shape, uint64_t seed, float step,
+                      const float *keyBias = nullptr);
 /// dq, dk, dv of attentionForward, the probabilities recomputed per block; `workspace` holds
-/// attentionWorkspaceBytes(batch, block rows, keys, true).
+/// attentionWorkspaceBytes(batch, block rows, keys, true). The key bias gets no gradient.
 void attentionBackward(const float *dout, const float *q, const float *k, const float *v, float *dq,
                        float *dk, float *dv, float *workspace, const AttentionShape &shape,
-                       uint64_t seed, float step);
+                       uint64_t seed, float step, const float *keyBias = nullptr);
 
 /// The input's dims and a permutation of its axes (rank <= kMaxRank).
 struct TransposeShape {
