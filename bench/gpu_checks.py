@@ -142,6 +142,10 @@ CORRECTNESS = [
     # ... and a padding mask from the token ids (activation equal, Where of a computed mask).
     ("pad_cls-sgd", "e2e:pad_cls", ["--ids", "6", "--optimizer", "sgd", "--lr", "0.1",
                                     "--steps", "8"]),
+    # Session 37: two data inputs (input_ids and a 0/1 attention_mask, both staged for the next
+    # step) and the key-padding mask fused into graph.attention's key_bias.
+    ("mask_cls-sgd", "e2e:mask_cls", ["--ids", "50", "--binary-inputs", "attention_mask",
+                                      "--optimizer", "sgd", "--lr", "0.1", "--steps", "8"]),
 ]
 # The cases also trained by PyTorch on the GPU (test/e2e/models.py's name): the models of #2 and
 # three of #6, from the same initial weights on the same batches, TF32 off; issue #3 asks for
