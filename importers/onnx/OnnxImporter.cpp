@@ -1752,8 +1752,9 @@ private:
       dims[inferred] = known ? total / known : 0;
     int64_t count = std::accumulate(dims.begin(), dims.end(), int64_t{1}, std::multiplies<>());
     // (A baked batch is rebased when that alone makes the shape hold the input.)
-    if (count != total && inferred != 0 && !dims.empty() && !xs.empty() &&
-        count / dims[0] * xs[0] == total)
+    int64_t rebased = 0;
+    if (count != total && inferred != 0 && !dims.empty() && dims[0] > 0 && !xs.empty() &&
+        !__builtin_mul_overflow(count / dims[0], xs[0], &rebased) && rebased == total)
       if (rebaseBakedBatch(dims, xs))
         count = total;
     if (count != total)
