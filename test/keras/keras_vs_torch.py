@@ -830,6 +830,23 @@ CASES["k3_mha_mask"] = dict(
                             ("bias", lambda a: a.reshape(-1))]})
 
 
+# The tf.keras 2 form with one mask row per sequence ([batch, 1, keys], a key-padding mask):
+# graphc fuses it into graph.attention's key_bias. Legacy weights: the attention layer's group
+# holds multi_head_attention/{query,key,value,attention_output}/{kernel,bias}:0.
+CASES["tf2_mha_mask"] = dict(
+    CASES["k3_mha_mask"], layout="legacy", inputs=[((5, 8), None), ((1, 5), 2)],
+    flags=["--loss=sparse_categorical_crossentropy", "--optimizer=sgd", "--lr=0.1"],
+    layer_names=["input_1", "input_2", "multi_head_attention", "global_average_pooling1d",
+                 "dense", "activation"],
+    weights=[(None, "multi_head_attention", "multi_head_attention/" + part,
+              [("kernel", kernel), ("bias", bias)])
+             for part, kernel, bias in [("query", (8, 2, 4), (2, 4)), ("key", (8, 2, 4), (2, 4)),
+                                        ("value", (8, 2, 4), (2, 4)),
+                                        ("attention_output", (2, 4, 8), (8,))]]
+    + [(None, "dense", "dense", [("kernel", (8, 3)), ("bias", (3,))])])
+del CASES["tf2_mha_mask"]["empty"]
+
+
 def rms_norm(h, scale, eps):
     """Keras 3.9's RMSNormalization over the last axis: x / sqrt(mean(x^2) + eps) * scale."""
     return h / torch.sqrt(h.pow(2).mean(-1, keepdim=True) + eps) * scale

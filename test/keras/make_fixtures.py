@@ -380,6 +380,17 @@ class Style:
                 "backend": "tensorflow"}
 
 
+def model_inputs(s, *specs):
+    """A Functional model's InputLayer entries, one per (name, batch shape)."""
+    layers = []
+    for name, shape in specs:
+        layer = s.input_layer(name, shape)
+        layer["name"] = name
+        layer["inbound_nodes"] = []
+        layers.append(layer)
+    return layers
+
+
 def k3_compile(optimizer, opt_config, loss):
     base = {"name": optimizer, "learning_rate": 0.001, "weight_decay": None, "clipnorm": None,
             "global_clipnorm": None, "clipvalue": None, "use_ema": False, "ema_momentum": 0.99,
@@ -866,10 +877,7 @@ def main():
     # An attention mask from a second input (Keras 3): x [N, 5, 8] and mask [N, 5, 5] (1 where
     # query t may attend to key s) -> MultiHeadAttention(2 heads, key_dim 4)(x, x,
     # attention_mask=mask) -> GlobalAveragePooling1D -> Dense(3); SGD from logits.
-    L = [s.input_layer("input_layer", [N, 5, 8]), s.input_layer("mask", [N, 5, 5])]
-    for layer in L:
-        layer["name"] = layer["config"]["name"]
-        layer["inbound_nodes"] = []
+    L = model_inputs(s, ("input_layer", [N, 5, 8]), ("mask", [N, 5, 5]))
     m = s.mha("multi_head_attention", 2, 4, shape=[N, 5, 8])
     m["name"] = "multi_head_attention"
     m["inbound_nodes"] = [{"args": [s.tensor("input_layer", 0, 0, [N, 5, 8]),
@@ -885,14 +893,29 @@ def main():
                                                          "nesterov": False},
                                                  SPARSE_FROM_LOGITS)))
 
+    # The same attention in a tf.keras 2 file with one mask row per sequence: input_2 [N, 1, 5]
+    # (a key-padding mask, broadcast over the queries), passed as the query entry's
+    # attention_mask keyword tensor -> GlobalAveragePooling1D -> Dense(3) -> softmax.
+    s = k2
+    L = model_inputs(s, ("input_1", [N, 5, 8]), ("input_2", [N, 1, 5]))
+    m = s.mha("multi_head_attention", 2, 4, shape=[N, 5, 8])
+    m["name"] = "multi_head_attention"
+    m["inbound_nodes"] = [[["input_1", 0, 0, {"value": ["input_1", 0, 0],
+                                                "attention_mask": ["input_2", 0, 0]}]]]
+    L.append(m)
+    L.append(s.wire(s.global_pool("GlobalAveragePooling1D", "global_average_pooling1d", [N, 5, 8]),
+                    [[("multi_head_attention", 0, 0, [N, 5, 8])]]))
+    L.append(s.wire(s.dense("dense", 3, shape=[N, 8]), [[("global_average_pooling1d", 0, 0, [N, 8])]]))
+    L.append(s.wire(s.activation("activation", "softmax", [N, 3]), [[("dense", 0, 0, [N, 3])]]))
+    write("tf2_mha_mask", s.functional("model", L, [("input_1", 0, 0), ("input_2", 0, 0)],
+                                       [("activation", 0, 0)]))
+    s = k3
+
     # Two inputs (a text and its metadata): token ids "text" [N, 6] (int32) -> Embedding(20,
     # 8) -> GlobalAveragePooling1D, and float features "meta" [N, 5] -> Dense(8, relu);
     # Concatenate -> Dense(3) logits; SGD from logits.
-    L = [s.input_layer("text", [N, 6]), s.input_layer("meta", [N, 5])]
+    L = model_inputs(s, ("text", [N, 6]), ("meta", [N, 5]))
     L[0]["config"]["dtype"] = "int32"
-    for layer in L:
-        layer["name"] = layer["config"]["name"]
-        layer["inbound_nodes"] = []
     L.append(s.wire(s.embedding("embedding", 20, 8, [N, 6]), [[("text", 0, 0, [N, 6])]]))
     L.append(s.wire(s.global_pool("GlobalAveragePooling1D", "global_average_pooling1d", [N, 6, 8]),
                     [[("embedding", 0, 0, [N, 6, 8])]]))
