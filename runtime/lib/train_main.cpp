@@ -1304,13 +1304,12 @@ int trainMain(int argc, char **argv) {
                  error.c_str());
     return kExitInternal;
   }
-  int nData, nLabels, nLoss, nStep, nPred;
-  const TensorInfo *dataT = findRole(prog, TensorRole::Data, nData);
+  int nLabels, nLoss, nStep, nPred;
   std::vector<const TensorInfo *> dataTs; // every data input, in --data order
   for (int i = 0; i < prog.numTensors; ++i)
     if (prog.tensors[i].role == TensorRole::Data)
       dataTs.push_back(&prog.tensors[i]);
-  dataT = nData ? dataTs.front() : nullptr;
+  const TensorInfo *dataT = dataTs.empty() ? nullptr : dataTs.front(); // (all share its batch)
   const bool dataConsistent = std::all_of(dataTs.begin(), dataTs.end(), [&](const TensorInfo *t) {
     return t->rank >= 1 && t->dtype == DType::F32 && t->dims[0] == dataT->dims[0] &&
            t->indexLimit >= 0;
@@ -1319,7 +1318,7 @@ int trainMain(int argc, char **argv) {
   const TensorInfo *lossT = findRole(prog, TensorRole::Loss, nLoss);
   const TensorInfo *stepT = findRole(prog, TensorRole::Step, nStep);
   const TensorInfo *predT = findRole(prog, TensorRole::Prediction, nPred);
-  if (nData < 1 || !dataConsistent || nLabels != 1 || nLoss != 1 || nStep > 1 || nPred > 1 ||
+  if (dataTs.empty() || !dataConsistent || nLabels != 1 || nLoss != 1 || nStep > 1 || nPred > 1 ||
       labelsT->rank < 1 || lossT->dtype != DType::F32 || lossT->bytes < sizeof(float) ||
       dataT->dims[0] != labelsT->dims[0] || dataT->dims[0] < 1 ||
       (predT &&
