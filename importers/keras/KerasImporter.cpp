@@ -1735,7 +1735,9 @@ private:
     if (!vars.empty())
       w = layerWeights(l, vars);
     size_t i = 0;
-    auto [gamma, beta] = gammaBeta(l, d, scale, center, w, i);
+    // (Plain values, not structured bindings: the lambda below captures them.)
+    Value gamma, beta;
+    std::tie(gamma, beta) = gammaBeta(l, d, scale, center, w, i);
     return normalizedOverLastKerasAxis(in, loc, [&](Value x) {
       return b
           .create<LayerNormOp>(loc, TypeRange{x.getType(), f32({rows}), f32({rows})}, x, gamma,
