@@ -143,7 +143,7 @@ CORRECTNESS = [
     ("pad_cls-sgd", "e2e:pad_cls", ["--ids", "6", "--optimizer", "sgd", "--lr", "0.1",
                                     "--steps", "8"]),
     # Session 37: two data inputs (input_ids and a 0/1 attention_mask, both staged for the next
-    # step) and the key-padding mask fused into graph.attention's key_bias.
+    # step) and the key-padding mask fused into graph.attention's bias.
     ("mask_cls-sgd", "e2e:mask_cls", ["--ids", "50", "--binary-inputs", "attention_mask",
                                       "--optimizer", "sgd", "--lr", "0.1", "--steps", "8"]),
 ]

@@ -11,7 +11,7 @@ attention whose scores get BertModel's extended mask (1 - mask[:, None, None, :]
 a GELU feed-forward of 4 x width), the mean over the real tokens and a 10-class head. Exported
 at --batch without a dynamic axis (inputs int64 [batch, seq] each), it is compiled twice with
 `graphc M.onnx --target=cpu --device=cpu --optimizer=adam --lr=0.001`: as is, where
-graphc-fuse-attention turns each masked attention into one graph.attention with a key_bias, and
+graphc-fuse-attention turns each masked attention into one graph.attention with a bias, and
 with --no-fuse-attention, where the [batch, heads, seq, seq] scores, the broadcast mask and the
 probabilities are tensors of the plan. Each binary trains on the same random ids and masks (each
 sequence 1/4 to all of seq real tokens) with random labels; its log's `step_ms` after --warmup
@@ -190,7 +190,7 @@ def main():
     base = summary(times["unfused"])["median_ms"]
     print("\n| seq %d, batch %d, Adam | median ms | / unfused graphc |" % (args.seq, args.batch))
     print("|---|---:|---:|")
-    for name, label in (("fused", "graphc, fused attention (key_bias)"),
+    for name, label in (("fused", "graphc, fused attention (bias)"),
                         ("unfused", "graphc --no-fuse-attention"),
                         ("torch", "PyTorch eager")):
         s = summary(times[name])

@@ -742,7 +742,7 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
                       gradLoc(op, "grad"), attention.getQuery().getType(),
                       attention.getKey().getType(), attention.getValue().getType(), dy,
                       attention.getQuery(), attention.getKey(), attention.getValue(),
-                      attention.getStep(), attention.getKeyBias(), attention.getScaleAttr(),
+                      attention.getStep(), attention.getBias(), attention.getScaleAttr(),
                       attention.getDropoutRatioAttr(), attention.getOpIdAttr(),
                       attention.getIndexOffsetAttr(), attention.getCausalAttr());
                   if (Attribute block = attention->getAttr(kQueryBlockAttr))

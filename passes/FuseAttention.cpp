@@ -26,16 +26,17 @@ std::optional<float> pureScaleOf(Operation *op) {
   return scale.getFactor().convertToFloat();
 }
 
-/// A key bias added to the scores: `source` holds batch x N values, row b added to every query
-/// row of batch b's slices; `ops` broadcast it (producers first), erased once unread.
-struct KeyBias {
+/// A bias added to the scores: `source` holds batch x N values (a key-padding mask: row b added
+/// to every query row of batch b's slices) or batch x M x N (`queries` = M: one row per query,
+/// a per-query mask); `ops` broadcast it over the heads (producers first), erased once unread.
+struct ScoreBias {
   Value source;
-  int64_t batch = 0, keys = 0;
+  int64_t batch = 0, queries = 0, keys = 0;
   SmallVector<Operation *> ops;
 };
 
 /// Whether `v` is computed from a trained or frozen parameter of the function (a bias that
-/// would need a gradient, which graph.attention's key_bias never gets). A walk over the
+/// would need a gradient, which graph.attention's bias never gets). A walk over the
 /// producers, each visited once: O(ops before v).
 bool dependsOnParameter(Value v) {
   SmallVector<Value> work = {v};
@@ -58,11 +59,12 @@ bool dependsOnParameter(Value v) {
   return false;
 }
 
-/// `added` = reshape(batch_matmul(fill 1.0 [b, r, 1], reshape(X to [b, 1, N]))) to the
-/// scores' type [..., M, N]: the importers' broadcast of a [b, 1, 1, N] key-padding mask (an
-/// exact copy of X's row b to every query row of batch b's heads), X not computed from a
-/// parameter. Else nullopt.
-std::optional<KeyBias> matchKeyBias(Value added, RankedTensorType scores) {
+/// `added` = reshape(batch_matmul(fill 1.0 [b, r, 1], reshape(X to [b, 1, n]))) to the
+/// scores' type [..., M, N], with n = N or M x N: the importers' broadcast of a [b, 1, 1, N]
+/// key-padding mask (X's row b copied to every query row of batch b's heads) or of a [b, 1, M,
+/// N] per-query mask (X's [M, N] block copied to every head), X not computed from a parameter.
+/// Else nullopt.
+std::optional<ScoreBias> matchScoreBias(Value added, RankedTensorType scores) {
   auto view = added.getDefiningOp<ReshapeOp>();
   auto copies = view ? view.getInput().getDefiningOp<BatchMatmulOp>() : BatchMatmulOp();
   if (!copies || copies.getTransposeLhs() || copies.getTransposeRhs())
@@ -71,12 +73,13 @@ std::optional<KeyBias> matchKeyBias(Value added, RankedTensorType scores) {
   auto rows = copies.getRhs().getDefiningOp<ReshapeOp>();
   auto ones = fill ? cast<RankedTensorType>(fill.getType()).getShape() : ArrayRef<int64_t>();
   auto row = rows ? cast<RankedTensorType>(rows.getType()).getShape() : ArrayRef<int64_t>();
-  const int64_t N = scores.getShape().back();
+  const int64_t N = scores.getShape().back(), M = scores.getShape().drop_back().back();
+  // A row of N values (one per key) or of M x N (one per query and key).
   if (!fill || fill.getValue().convertToFloat() != 1.0f || ones.size() != 3 || ones[2] != 1 ||
-      row.size() != 3 || row[0] != ones[0] || row[1] != 1 || row[2] != N ||
-      ones[0] * ones[1] * N != scores.getNumElements() || dependsOnParameter(rows.getInput()))
+      row.size() != 3 || row[0] != ones[0] || row[1] != 1 || (row[2] != N && row[2] != M * N) ||
+      ones[0] * ones[1] * row[2] != scores.getNumElements() || dependsOnParameter(rows.getInput()))
     return std::nullopt;
-  return KeyBias{rows.getInput(), ones[0], N, {fill, rows, copies, view}};
+  return ScoreBias{rows.getInput(), ones[0], row[2] == N ? 0 : M, N, {fill, rows, copies, view}};
 }
 
 /// What the matched chain is made of, producers first.
@@ -84,7 +87,7 @@ struct AttentionChain {
   Value query, key, value, step;
   float scale = 1.0f;
   DropoutOp dropout;
-  std::optional<KeyBias> keyBias;  // added to the scaled scores
+  std::optional<ScoreBias> scoreBias; // added to the scaled scores
   bool causal = false;             // the softmax's causal mask
   SmallVector<Operation *> erased; // the chain's ops, readers last
   TransposeOp keyTranspose;        // K^T as a transpose of a stored K, rewritten to give K
@@ -134,11 +137,11 @@ std::optional<AttentionChain> matchChain(BatchMatmulOp product) {
   AddOp biasAdd = scores.getDefiningOp<AddOp>();
   if (biasAdd && biasAdd.getResult().hasOneUse()) {
     auto type = cast<RankedTensorType>(scores.getType());
-    for (int side = 0; side < 2 && !chain.keyBias; ++side)
-      if ((chain.keyBias = matchKeyBias(biasAdd->getOperand(1 - side), type)))
+    for (int side = 0; side < 2 && !chain.scoreBias; ++side)
+      if ((chain.scoreBias = matchScoreBias(biasAdd->getOperand(1 - side), type)))
         scores = biasAdd->getOperand(side);
   }
-  if (!chain.keyBias)
+  if (!chain.scoreBias)
     biasAdd = AddOp();
   std::optional<float> factor = pureScaleOf(scores.getDefiningOp());
   Operation *scoreScale = factor ? scores.getDefiningOp() : nullptr;
@@ -225,18 +228,22 @@ struct FuseAttentionPass : graphc::impl::FuseAttentionBase<FuseAttentionPass> {
         chain->erased.insert(chain->erased.begin(), t);
         b.setInsertionPoint(product);
       }
-      // The key bias as [batch, N] (a view of its source, which the broadcast read).
-      Value keyBias;
-      if (chain->keyBias) {
-        const KeyBias &bias = *chain->keyBias;
-        auto type = RankedTensorType::get({bias.batch, bias.keys}, b.getF32Type());
-        keyBias = bias.source.getType() == type
-                      ? bias.source
-                      : b.create<ReshapeOp>(product.getLoc(), type, bias.source).getResult();
+      // The bias as [batch, N] or [batch, M, N] (a view of its source, which the broadcast
+      // read).
+      Value scoreBias;
+      if (chain->scoreBias) {
+        const ScoreBias &bias = *chain->scoreBias;
+        SmallVector<int64_t> shape = {bias.batch, bias.keys};
+        if (bias.queries)
+          shape.insert(shape.begin() + 1, bias.queries);
+        auto type = RankedTensorType::get(shape, b.getF32Type());
+        scoreBias = bias.source.getType() == type
+                        ? bias.source
+                        : b.create<ReshapeOp>(product.getLoc(), type, bias.source).getResult();
       }
       auto attention = b.create<AttentionOp>(
           product.getLoc(), product.getType(), chain->query, key, chain->value, chain->step,
-          keyBias, b.getF32FloatAttr(chain->scale),
+          scoreBias, b.getF32FloatAttr(chain->scale),
           b.getF32FloatAttr(chain->dropout ? chain->dropout.getRatio().convertToFloat() : 0.0f),
           b.getI64IntegerAttr(chain->dropout ? int64_t(chain->dropout.getOpId()) : 0),
           b.getI64IntegerAttr(chain->dropout ? int64_t(chain->dropout.getIndexOffset()) : 0),
@@ -248,8 +255,8 @@ struct FuseAttentionPass : graphc::impl::FuseAttentionBase<FuseAttentionPass> {
       for (Operation *op : llvm::reverse(chain->erased))
         op->erase();
       // The broadcast, where no other attention's add still reads it.
-      if (chain->keyBias)
-        for (Operation *op : llvm::reverse(chain->keyBias->ops))
+      if (chain->scoreBias)
+        for (Operation *op : llvm::reverse(chain->scoreBias->ops))
           if (op->use_empty())
             op->erase();
     }

@@ -33,7 +33,7 @@ def FuseAttention : Pass<"graphc-fuse-attention", "mlir::func::FuncOp"> {
     Keras attention_mask of one row per sequence) arrives broadcast by the importers as a
     product of ones [b, heads x queries, 1] with the mask's [b, 1, keys] rows; that chain, when
     nothing in it derives from a parameter (the bias gets no gradient), becomes the attention's
-    `key_bias` [b, keys] and its [b x heads, queries, keys] copy disappears too:
+    `bias` [b, keys] and its [b x heads, queries, keys] copy disappears too:
     ```mlir
     %ones = graph.fill {value = 1.0 : f32} : tensor<2x16x1xf32>
     %rows = graph.reshape %mask : (tensor<2x1x1x6xf32>) -> tensor<2x1x6xf32>
@@ -42,7 +42,9 @@ def FuseAttention : Pass<"graphc-fuse-attention", "mlir::func::FuncOp"> {
     %sum = graph.add %scaled, %bias : tensor<2x2x8x6xf32>
     %p = graph.softmax %sum {axis = 3 : i64} : tensor<2x2x8x6xf32>
     ```
-    becomes `graph.attention %q, %k, %v key_bias %m {scale = ...}` with %m the mask as [2, 6].
+    becomes `graph.attention %q, %k, %v bias %m {scale = ...}` with %m the mask as [2, 6]. A
+    per-query mask [b, 1, M, N] copied to the heads (ones [b, heads, 1] times its [b, 1, M x N]
+    rows) becomes a bias [b, M, N] the same way.
 
     Before:
     ```mlir

@@ -223,7 +223,7 @@ LogicalResult BatchMatmulOp::verify() {
 /// Shapes shared by graph.attention and its backward: query [B, M, D], key [B, N, D], value
 /// [B, N, E]; a step operand exactly when the dropout ratio is in (0, 1).
 static LogicalResult verifyAttention(Operation *op, Value query, Value key, Value value, Value step,
-                                     Value keyBias, float ratio, bool causal) {
+                                     Value scoreBias, float ratio, bool causal) {
   if (failed(requireStatic(op)))
     return failure();
   auto q = tensorType(query), k = tensorType(key), v = tensorType(value);
@@ -244,18 +244,22 @@ static LogicalResult verifyAttention(Operation *op, Value query, Value key, Valu
   if ((ratio > 0.0f) != bool(step))
     return op->emitOpError() << (step ? "has a step operand but no dropout"
                                       : "needs a step operand for its dropout");
-  if (keyBias) { // [batch, N]: one row per batch, shared by its heads (B = batch x heads)
-    auto bias = tensorType(keyBias);
-    if (bias.getRank() != 2 || bias.getDimSize(1) != k.getDimSize(1) || bias.getDimSize(0) < 1 ||
+  if (scoreBias) { // [batch, (M,) N], shared by each batch's heads (B = batch x heads)
+    auto bias = tensorType(scoreBias);
+    const bool perQuery = bias.getRank() == 3;
+    if ((bias.getRank() != 2 && !perQuery) ||
+        bias.getDimSize(bias.getRank() - 1) != k.getDimSize(1) ||
+        (perQuery && bias.getDimSize(1) != q.getDimSize(1)) || bias.getDimSize(0) < 1 ||
         q.getDimSize(0) % bias.getDimSize(0) != 0)
-      return op->emitOpError() << "expects a key_bias [batch, " << k.getDimSize(1)
+      return op->emitOpError() << "expects a bias [batch, " << k.getDimSize(1) << "] or [batch, "
+                               << q.getDimSize(1) << ", " << k.getDimSize(1)
                                << "] whose batch divides " << q.getDimSize(0) << ", got " << bias;
   }
   return success();
 }
 
 LogicalResult AttentionOp::verify() {
-  if (failed(verifyAttention(*this, getQuery(), getKey(), getValue(), getStep(), getKeyBias(),
+  if (failed(verifyAttention(*this, getQuery(), getKey(), getValue(), getStep(), getBias(),
                              getDropoutRatio().convertToFloat(), getCausal())))
     return failure();
   auto q = tensorType(getQuery()), v = tensorType(getValue());
@@ -264,7 +268,7 @@ LogicalResult AttentionOp::verify() {
 }
 
 LogicalResult AttentionBackwardOp::verify() {
-  if (failed(verifyAttention(*this, getQuery(), getKey(), getValue(), getStep(), getKeyBias(),
+  if (failed(verifyAttention(*this, getQuery(), getKey(), getValue(), getStep(), getBias(),
                              getDropoutRatio().convertToFloat(), getCausal())))
     return failure();
   auto q = tensorType(getQuery()), v = tensorType(getValue());

@@ -158,27 +158,28 @@ def Graph_AttentionOp : Graph_Op<"attention", [Pure, AttrSizedOperandSegments]> 
     With `causal` (M = N) query i sees keys 0..i only: the others' scores are -inf before the
     softmax, so their probabilities are exactly 0 (graph.softmax's causal mask, fused).
 
-    With `key_bias` [batch, N] (B = batch x heads), row b / heads of it is added to every
+    With `bias` [batch, N] (B = batch x heads), row b / heads of it is added to every
     score row of slice b after the scale: a key-padding mask (BertModel's extended attention
     mask, 0 for a real token and a large negative for padding) without its [B, M, N] broadcast.
-    It gets no gradient.
+    A `bias` [batch, M, N] adds query i's row of it to score row i instead (a per-query mask,
+    shared by each sequence's heads). It gets no gradient.
 
     ```mlir
     %o = graph.attention %q, %k, %v, %step {scale = 0.125 : f32, dropout_ratio = 0.1 : f32, op_id = 61}
         : (tensor<16x64x64xf32>, tensor<16x64x64xf32>, tensor<16x64x64xf32>, tensor<f32>) -> tensor<16x64x64xf32>
-    %m = graph.attention %q, %k, %v key_bias %pad {scale = 0.125 : f32}
+    %m = graph.attention %q, %k, %v bias %pad {scale = 0.125 : f32}
         : (tensor<16x64x64xf32>, tensor<16x64x64xf32>, tensor<16x64x64xf32>, tensor<2x64xf32>) -> tensor<16x64x64xf32>
     ```
   }];
   let arguments = (ins GraphF32Tensor:$query, GraphF32Tensor:$key, GraphF32Tensor:$value,
-                       Optional<GraphF32Scalar>:$step, Optional<GraphF32Tensor>:$key_bias,
+                       Optional<GraphF32Scalar>:$step, Optional<GraphF32Tensor>:$bias,
                        F32Attr:$scale,
                        DefaultValuedAttr<F32Attr, "0.0f">:$dropout_ratio,
                        DefaultValuedAttr<I64Attr, "0">:$op_id,
                        DefaultValuedAttr<I64Attr, "0">:$index_offset, UnitAttr:$causal);
   let results = (outs GraphF32Tensor:$result);
   let assemblyFormat = [{
-    $query `,` $key `,` $value (`,` $step^)? (`key_bias` $key_bias^)? attr-dict `:`
+    $query `,` $key `,` $value (`,` $step^)? (`bias` $bias^)? attr-dict `:`
     functional-type(operands, results)
   }];
   let hasVerifier = 1;
@@ -191,19 +192,19 @@ def Graph_AttentionBackwardOp : Graph_Op<"attention_backward", [Pure, AttrSizedO
     softmax(S) again, the masked P~ = keep P / (1 - ratio), dV += P~^T dO, dP~ = dO V^T,
     the row sums D = sum_j dP~ P~ (= dO . O, so the forward result is not read),
     dS = P (keep dP~ / (1 - ratio) - D), dQ = scale dS K and dK += scale dS^T Q.
-    Its workspace holds two [B, rows, N] blocks. `causal` and `key_bias` as graph.attention's:
-    masked probabilities are 0, so are their dS; the key bias gets no gradient.
+    Its workspace holds two [B, rows, N] blocks. `causal` and `bias` as graph.attention's:
+    masked probabilities are 0, so are their dS; the bias gets no gradient.
   }];
   let arguments = (ins GraphF32Tensor:$grad, GraphF32Tensor:$query, GraphF32Tensor:$key,
                        GraphF32Tensor:$value, Optional<GraphF32Scalar>:$step,
-                       Optional<GraphF32Tensor>:$key_bias, F32Attr:$scale,
+                       Optional<GraphF32Tensor>:$bias, F32Attr:$scale,
                        DefaultValuedAttr<F32Attr, "0.0f">:$dropout_ratio,
                        DefaultValuedAttr<I64Attr, "0">:$op_id,
                        DefaultValuedAttr<I64Attr, "0">:$index_offset, UnitAttr:$causal);
   let results = (outs GraphF32Tensor:$grad_query, GraphF32Tensor:$grad_key,
                       GraphF32Tensor:$grad_value);
   let assemblyFormat = [{
-    $grad `,` $query `,` $key `,` $value (`,` $step^)? (`key_bias` $key_bias^)? attr-dict `:`
+    $grad `,` $query `,` $key `,` $value (`,` $step^)? (`bias` $bias^)? attr-dict `:`
     functional-type(operands, results)
   }];
   let hasVerifier = 1;

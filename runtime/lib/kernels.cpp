@@ -408,7 +408,7 @@ AttentionSizes attentionSizes(const AttentionShape &sh, uint64_t seed, float ste
 } // namespace
 
 void attentionForward(const float *q, const float *k, const float *v, float *out, float *workspace,
-                      const AttentionShape &sh, uint64_t seed, float step, const float *keyBias) {
+                      const AttentionShape &sh, uint64_t seed, float step, const float *scoreBias) {
   const AttentionSizes z = attentionSizes(sh, seed, step);
   const int64_t M = z.M, N = z.N, D = z.D, E = z.E, block = z.block;
   const bool dropout = z.dropout;
@@ -426,7 +426,7 @@ void attentionForward(const float *q, const float *k, const float *v, float *out
         attentionProbabilityRow(workspace + b * block * N + r * cols, cols, sh.scale, dropout, key,
                                 (b * M + i0 + r) * N + sh.indexOffset, sh.dropoutRatio,
                                 sh.causal ? i0 + r + 1 : cols,
-                                keyBias ? keyBias + (b / sh.biasHeads) * N : nullptr);
+                                attentionBiasRow(scoreBias, sh, b, i0 + r));
       }
     });
     stridedBatchMatmul(workspace, block * N, v, N * E, out + i0 * E, M * E, sh.batch, rows, E, cols,
@@ -436,7 +436,7 @@ void attentionForward(const float *q, const float *k, const float *v, float *out
 
 void attentionBackward(const float *dout, const float *q, const float *k, const float *v, float *dq,
                        float *dk, float *dv, float *workspace, const AttentionShape &sh,
-                       uint64_t seed, float step, const float *keyBias) {
+                       uint64_t seed, float step, const float *scoreBias) {
   const AttentionSizes z = attentionSizes(sh, seed, step);
   const int64_t M = z.M, N = z.N, D = z.D, E = z.E, block = z.block;
   const bool dropout = z.dropout;
@@ -458,7 +458,7 @@ void attentionBackward(const float *dout, const float *q, const float *k, const 
         const int64_t b = br / rows, r = br % rows;
         attentionProbabilityRow(p + b * block * N + r * cols, cols, sh.scale, false, 0, 0, 0.0f,
                                 sh.causal ? i0 + r + 1 : cols,
-                                keyBias ? keyBias + (b / sh.biasHeads) * N : nullptr);
+                                attentionBiasRow(scoreBias, sh, b, i0 + r));
       }
     });
     stridedBatchMatmul(dout + i0 * E, M * E, v, N * E, g, block * N, sh.batch, rows, cols, E, false,

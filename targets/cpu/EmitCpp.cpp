@@ -190,16 +190,19 @@ private:
   /// AttentionShape{batch, queries, keys, width, value width, query block, scale, dropout
   /// ratio, op id, index offset}.
   std::string attentionShape(Operation *op, Value q, Value k, Value v, APFloat scale, APFloat ratio,
-                             uint64_t opId, uint64_t indexOffset, bool causal, Value keyBias) {
+                             uint64_t opId, uint64_t indexOffset, bool causal, Value scoreBias) {
     auto qs = tensorDims(q), ks = tensorDims(k), vs = tensorDims(v);
-    const int64_t biasHeads = keyBias ? qs[0] / tensorDims(keyBias)[0] : 0;
+    const int64_t biasHeads = scoreBias ? qs[0] / tensorDims(scoreBias)[0] : 0;
+    const bool biasPerQuery = scoreBias && tensorDims(scoreBias).size() == 3;
     return "AttentionShape{" + list({qs[0], qs[1], ks[1], qs[2], vs[2], attentionQueryBlock(op)}) +
            ", " + floatLiteral(scale) + ", " + floatLiteral(ratio) + ", " + std::to_string(opId) +
            "ull, " + std::to_string(indexOffset) + ", " + (causal ? "true" : "false") + ", " +
-           std::to_string(biasHeads) + "}";
+           std::to_string(biasHeads) + ", " + (biasPerQuery ? "true" : "false") + "}";
   }
   /// The key bias's pointer for an attention kernel's last argument, or nullptr.
-  std::string keyBiasPtr(Value keyBias) { return keyBias ? ptr(keyBias) : std::string("nullptr"); }
+  std::string scoreBiasPtr(Value scoreBias) {
+    return scoreBias ? ptr(scoreBias) : std::string("nullptr");
+  }
   /// The step counter's value for the dropout mask (0 without dropout: no step operand).
   std::string stepValue(Value step) { return step ? "*" + ptr(step) : std::string("0.0f"); }
   /// The op's planned workspace; a pointwise convolution has none (isDirectPointwiseConv).
@@ -477,9 +480,9 @@ private:
             << ptr(a.getValue()) << ", " << ptr(a.getResult()) << ", " << workspace(op) << ", "
             << attentionShape(op, a.getQuery(), a.getKey(), a.getValue(), a.getScale(),
                               a.getDropoutRatio(), a.getOpId(), a.getIndexOffset(), a.getCausal(),
-                              a.getKeyBias())
+                              a.getBias())
             << ", graphc_program.seed, " << stepValue(a.getStep()) << ", "
-            << keyBiasPtr(a.getKeyBias()) << ");\n";
+            << scoreBiasPtr(a.getBias()) << ");\n";
           return success();
         })
         .Case([&](AttentionBackwardOp a) {
@@ -488,9 +491,9 @@ private:
             << ptr(a.getGradKey()) << ", " << ptr(a.getGradValue()) << ", " << workspace(op) << ", "
             << attentionShape(op, a.getQuery(), a.getKey(), a.getValue(), a.getScale(),
                               a.getDropoutRatio(), a.getOpId(), a.getIndexOffset(), a.getCausal(),
-                              a.getKeyBias())
+                              a.getBias())
             << ", graphc_program.seed, " << stepValue(a.getStep()) << ", "
-            << keyBiasPtr(a.getKeyBias()) << ");\n";
+            << scoreBiasPtr(a.getBias()) << ");\n";
           return success();
         })
         .Case([&](DropoutOp d) {

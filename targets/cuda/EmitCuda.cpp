@@ -431,11 +431,11 @@ private:
         .Case([&](RmsNormBackwardOp rn) { return rmsNormBackward(rn); })
         .Case([&](AttentionOp a) {
           return attention(op, a.getQuery(), a.getKey(), a.getValue(), a.getStep(), a.getScale(),
-                           a.getDropoutRatio(), a.getOpId(), a.getIndexOffset(), a.getKeyBias());
+                           a.getDropoutRatio(), a.getOpId(), a.getIndexOffset(), a.getBias());
         })
         .Case([&](AttentionBackwardOp a) {
           return attention(op, a.getQuery(), a.getKey(), a.getValue(), a.getStep(), a.getScale(),
-                           a.getDropoutRatio(), a.getOpId(), a.getIndexOffset(), a.getKeyBias());
+                           a.getDropoutRatio(), a.getOpId(), a.getIndexOffset(), a.getBias());
         })
         .Case([&](DropoutOp d) {
           addEw(dropoutNode(op, d.getInput(), d.getResult(), d.getStep(), d.getRatio(),
@@ -960,7 +960,7 @@ private:
   /// --cuda-row-kernels=thread), calling attention_rows.h's lane functions, so both targets
   /// compute the same probabilities and masks.
   LogicalResult attention(Operation *op, Value q, Value k, Value v, Value step, APFloat scaleAttr,
-                          APFloat ratioAttr, uint64_t opId, int64_t indexOffset, Value keyBias) {
+                          APFloat ratioAttr, uint64_t opId, int64_t indexOffset, Value scoreBias) {
     if (!op->hasAttr(kWorkspaceOffsetAttr))
       return op->emitError("attention without a planned workspace");
     auto backward = dyn_cast<AttentionBackwardOp>(op);
@@ -985,9 +985,16 @@ private:
     const std::string visible = causal ? "(i0 + r % rows + 1)" : "cols";
     // The key bias row of launch row r, row (slice / heads) of [batch, N], as the lane
     // functions' last argument (none without a key bias).
-    const std::string bias = keyBias ? ", " + ptr(keyBias) + " + ((r / rows) / " +
-                                           num(B / tensorDims(keyBias)[0]) + ") * " + num(N)
-                                     : std::string();
+    // ([batch, N]: the slice's row; [batch, M, N]: its query's row.)
+    const bool perQuery = scoreBias && tensorDims(scoreBias).size() == 3;
+    const std::string biasRow =
+        scoreBias ? "((r / rows) / " + num(B / tensorDims(scoreBias)[0]) + ")" : std::string();
+    const std::string bias =
+        scoreBias
+            ? ", " + ptr(scoreBias) + " + " +
+                  (perQuery ? "(" + biasRow + " * " + num(M) + " + i0 + r % rows)" : biasRow) +
+                  " * " + num(N)
+            : std::string();
     const std::string key = ratio > 0.0f ? "key" : "0", dropout = ratio > 0.0f ? "true" : "false",
                       ratioText = floatLiteral(ratio);
     const std::string keyDecl =

@@ -191,10 +191,10 @@ func.func @rotary_table(%q: tensor<8x12x16xf32>, %c: tensor<12x16xf32>, %s: tens
 
 // -----
 
-// graph.attention's key_bias is [batch, keys] with a batch that divides the slices (batch x
-// heads): 3 rows cannot be shared by 2 slices.
-func.func @attention_key_bias_batch(%q: tensor<2x8x4xf32>, %k: tensor<2x6x4xf32>, %v: tensor<2x6x3xf32>, %b: tensor<3x6xf32>) -> tensor<2x8x3xf32> {
-  // expected-error @+1 {{'graph.attention' op expects a key_bias [batch, 6] whose batch divides 2, got 'tensor<3x6xf32>'}}
-  %o = graph.attention %q, %k, %v key_bias %b {scale = 0.5 : f32} : (tensor<2x8x4xf32>, tensor<2x6x4xf32>, tensor<2x6x3xf32>, tensor<3x6xf32>) -> tensor<2x8x3xf32>
+// graph.attention's bias is [batch, keys] or [batch, queries, keys] with a batch that divides
+// the slices (batch x heads): 3 rows cannot be shared by 2 slices.
+func.func @attention_bias_batch(%q: tensor<2x8x4xf32>, %k: tensor<2x6x4xf32>, %v: tensor<2x6x3xf32>, %b: tensor<3x6xf32>) -> tensor<2x8x3xf32> {
+  // expected-error @+1 {{'graph.attention' op expects a bias [batch, 6] or [batch, 8, 6] whose batch divides 2, got 'tensor<3x6xf32>'}}
+  %o = graph.attention %q, %k, %v bias %b {scale = 0.5 : f32} : (tensor<2x8x4xf32>, tensor<2x6x4xf32>, tensor<2x6x3xf32>, tensor<3x6xf32>) -> tensor<2x8x3xf32>
   return %o : tensor<2x8x3xf32>
 }

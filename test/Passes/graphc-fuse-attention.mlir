@@ -116,10 +116,10 @@ func.func @four_d_scores(%q: tensor<6x6x4xf32>, %k0: tensor<2x6x3x4xf32>, %v: te
 
 // A key-padding mask added to the scaled scores as the importers broadcast it (a [2, 1, 1, 6]
 // mask copied to every head and query row by a product with ones): the attention takes it as
-// key_bias [2, 6] (batch 2, 2 heads per bias row), and the broadcast is gone.
+// bias [2, 6] (batch 2, 2 heads per bias row), and the broadcast is gone.
 // CHECK-LABEL: func.func @key_padding_bias
 // CHECK: %[[BIAS:.*]] = graph.reshape %arg3 : (tensor<2x1x1x6xf32>) -> tensor<2x6xf32>
-// CHECK-NEXT: %[[O:.*]] = graph.attention %arg0, %arg1, %arg2 key_bias %[[BIAS]] {scale = 2.500000e-01 : f32} : (tensor<4x8x4xf32>, tensor<4x6x4xf32>, tensor<4x6x3xf32>, tensor<2x6xf32>) -> tensor<4x8x3xf32>
+// CHECK-NEXT: %[[O:.*]] = graph.attention %arg0, %arg1, %arg2 bias %[[BIAS]] {scale = 2.500000e-01 : f32} : (tensor<4x8x4xf32>, tensor<4x6x4xf32>, tensor<4x6x3xf32>, tensor<2x6xf32>) -> tensor<4x8x3xf32>
 // CHECK-NOT: graph.fill
 // CHECK-NOT: graph.softmax
 func.func @key_padding_bias(%q: tensor<4x8x4xf32>, %k: tensor<4x6x4xf32>, %v: tensor<4x6x3xf32>,
@@ -141,7 +141,7 @@ func.func @key_padding_bias(%q: tensor<4x8x4xf32>, %k: tensor<4x6x4xf32>, %v: te
 // -----
 
 // The same bias computed from a parameter (a learned per-key bias) would need a gradient,
-// which key_bias never gets: the chain stays unfused.
+// which bias never gets: the chain stays unfused.
 // CHECK-LABEL: func.func @learned_bias
 // CHECK-NOT: graph.attention
 // CHECK: graph.softmax
@@ -154,6 +154,30 @@ func.func @learned_bias(%q: tensor<4x8x4xf32>, %k: tensor<4x6x4xf32>, %v: tensor
   %copies = graph.batch_matmul %ones, %rows : (tensor<2x16x1xf32>, tensor<2x1x6xf32>) -> tensor<2x16x6xf32>
   %bias = graph.reshape %copies : (tensor<2x16x6xf32>) -> tensor<2x2x8x6xf32>
   %sum = graph.add %s4, %bias : tensor<2x2x8x6xf32>
+  %p = graph.softmax %sum {axis = 3 : i64} : tensor<2x2x8x6xf32>
+  %p3 = graph.reshape %p : (tensor<2x2x8x6xf32>) -> tensor<4x8x6xf32>
+  %o = graph.batch_matmul %p3, %v : (tensor<4x8x6xf32>, tensor<4x6x3xf32>) -> tensor<4x8x3xf32>
+  return %o : tensor<4x8x3xf32>
+}
+
+// -----
+
+// A per-query mask [2, 1, 8, 6] copied to the 2 heads (ones [2, 2, 1] times its [2, 1, 48]
+// rows): the attention's bias is [2, 8, 6], a row per query.
+// CHECK-LABEL: func.func @per_query_bias
+// CHECK: %[[BIAS:.*]] = graph.reshape %arg3 : (tensor<2x1x8x6xf32>) -> tensor<2x8x6xf32>
+// CHECK-NEXT: graph.attention %arg0, %arg1, %arg2 bias %[[BIAS]] {scale = 2.500000e-01 : f32} : ({{.*}}, tensor<2x8x6xf32>) -> tensor<4x8x3xf32>
+// CHECK-NOT: graph.softmax
+func.func @per_query_bias(%q: tensor<4x8x4xf32>, %k: tensor<4x6x4xf32>, %v: tensor<4x6x3xf32>,
+                          %mask: tensor<2x1x8x6xf32> {graph.kind = "input"}) -> tensor<4x8x3xf32> {
+  %s = graph.batch_matmul %q, %k {transpose_rhs} : (tensor<4x8x4xf32>, tensor<4x6x4xf32>) -> tensor<4x8x6xf32>
+  %s4 = graph.reshape %s : (tensor<4x8x6xf32>) -> tensor<2x2x8x6xf32>
+  %ss = graph.scale %s4 {factor = 0.25 : f32} : tensor<2x2x8x6xf32>
+  %ones = graph.fill {value = 1.0 : f32} : tensor<2x2x1xf32>
+  %rows = graph.reshape %mask : (tensor<2x1x8x6xf32>) -> tensor<2x1x48xf32>
+  %copies = graph.batch_matmul %ones, %rows : (tensor<2x2x1xf32>, tensor<2x1x48xf32>) -> tensor<2x2x48xf32>
+  %bias = graph.reshape %copies : (tensor<2x2x48xf32>) -> tensor<2x2x8x6xf32>
+  %sum = graph.add %ss, %bias : tensor<2x2x8x6xf32>
   %p = graph.softmax %sum {axis = 3 : i64} : tensor<2x2x8x6xf32>
   %p3 = graph.reshape %p : (tensor<2x2x8x6xf32>) -> tensor<4x8x6xf32>
   %o = graph.batch_matmul %p3, %v : (tensor<4x8x6xf32>, tensor<4x6x3xf32>) -> tensor<4x8x3xf32>

@@ -48,7 +48,8 @@ void expectClose(const std::vector<float> &got, const std::vector<double> &want,
 std::vector<double> toDouble(const std::vector<float> &v) { return {v.begin(), v.end()}; }
 
 // softmax(scale q k^T + bias) v in double, no dropout; with sh.causal query i sees keys 0..i;
-// with `bias` ([batch / sh.biasHeads, keys]) its row b / biasHeads is added to slice b's scores.
+// with `bias` ([batch / sh.biasHeads, keys], or [..., queries, keys] with sh.biasPerQuery) its
+// row b / biasHeads (and query i's row of it) is added to slice b's scores.
 std::vector<double> attentionRef(const std::vector<double> &q, const std::vector<double> &k,
                                  const std::vector<double> &v, const AttentionShape &sh,
                                  const std::vector<float> *bias = nullptr) {
@@ -63,8 +64,11 @@ std::vector<double> attentionRef(const std::vector<double> &q, const std::vector
         for (int64_t d = 0; d < D; ++d)
           s[j] += q[(b * M + i) * D + d] * k[(b * N + j) * D + d];
         s[j] *= sh.scale;
-        if (bias)
-          s[j] += (*bias)[(b / sh.biasHeads) * N + j];
+        if (bias) // a row per sequence, or per sequence and query
+          s[j] +=
+              (*bias)[((b / sh.biasHeads) * (sh.biasPerQuery ? M : 1) + (sh.biasPerQuery ? i : 0)) *
+                          N +
+                      j];
         mx = std::max(mx, s[j]);
       }
       for (int64_t j = 0; j < visible; ++j)
@@ -95,7 +99,7 @@ Buffers randomBuffers(const AttentionShape &sh) {
 
 // Runs both kernels with a workspace of exactly the planned size plus a guard word.
 void runFused(Buffers &x, const AttentionShape &sh, uint64_t seed, float step,
-              const float *keyBias = nullptr) {
+              const float *scoreBias = nullptr) {
   const int64_t rows = attentionBlockRows(sh.queryBlock, sh.queries);
   for (bool backward : {false, true}) {
     const uint64_t bytes = attentionWorkspaceBytes(sh.batch, rows, sh.keys, backward);
@@ -103,10 +107,10 @@ void runFused(Buffers &x, const AttentionShape &sh, uint64_t seed, float step,
     workspace.back() = kGuard;
     if (backward)
       attentionBackward(x.dout.data(), x.q.data(), x.k.data(), x.v.data(), x.dq.data(), x.dk.data(),
-                        x.dv.data(), workspace.data(), sh, seed, step, keyBias);
+                        x.dv.data(), workspace.data(), sh, seed, step, scoreBias);
     else
       attentionForward(x.q.data(), x.k.data(), x.v.data(), x.out.data(), workspace.data(), sh, seed,
-                       step, keyBias);
+                       step, scoreBias);
     EXPECT_EQ(workspace.back(), kGuard)
         << (backward ? "backward" : "forward") << " wrote past its planned workspace";
   }
@@ -183,6 +187,20 @@ TEST_P(AttentionBlocks, KeyBiasMatchesDoubleReferenceAndFiniteDifferences) {
   EXPECT_FALSE(std::equal(x.out.begin(), x.out.begin() + half, y.out.begin()));
 }
 
+TEST_P(AttentionBlocks, PerQueryBiasMatchesDoubleReferenceAndFiniteDifferences) {
+  // The same shapes with a bias of a row per query ([2, 5, 7], a per-query mask shared by each
+  // sequence's 2 heads): random values, and a causal-like -max above the diagonal of the
+  // second sequence (query i sees keys 0..i+2).
+  AttentionShape sh{4, 5, 7, 3, 4, GetParam(), 0.6f, 0.0f, 0, 0};
+  sh.biasHeads = 2;
+  sh.biasPerQuery = true;
+  std::vector<float> bias = randomVec(2 * 5 * 7, 10);
+  for (int64_t i = 0; i < 5; ++i)
+    for (int64_t j = i + 3; j < 7; ++j)
+      bias[size_t((5 + i) * 7 + j)] = -std::numeric_limits<float>::max();
+  expectReferenceAndFiniteDifferences(sh, &bias);
+}
+
 TEST_P(AttentionBlocks, DropoutEqualsTheUnfusedChainWithTheSameMask) {
   // batch 3, 6 queries, 9 keys, width 4, value width 5; dropout 0.3 of op 61, drawing the
   // mask's elements from 1000 on (a micro-batch's offset).
@@ -234,11 +252,11 @@ INSTANTIATE_TEST_SUITE_P(QueryBlocks, AttentionBlocks, ::testing::Values(0, 2, 1
 // may run them.
 void warpProbabilityRow(float *row, int64_t keys, float scale, bool dropout, uint64_t key,
                         int64_t first, float ratio, int64_t visible,
-                        const float *keyBias = nullptr) {
+                        const float *scoreBias = nullptr) {
   float maxParts[kRowLanes];
   double sumParts[kRowLanes];
   for (int lane = kRowLanes - 1; lane >= 0; --lane)
-    maxParts[lane] = attentionScaleMaxLane(row, keys, scale, lane, visible, keyBias);
+    maxParts[lane] = attentionScaleMaxLane(row, keys, scale, lane, visible, scoreBias);
   for (int lane = kRowLanes - 1; lane >= 0; --lane)
     sumParts[lane] = attentionExpSumLane(row, keys, laneMax(maxParts), lane);
   for (int lane = kRowLanes - 1; lane >= 0; --lane)

@@ -831,7 +831,7 @@ CASES["k3_mha_mask"] = dict(
 
 
 # The tf.keras 2 form with one mask row per sequence ([batch, 1, keys], a key-padding mask):
-# graphc fuses it into graph.attention's key_bias. Legacy weights: the attention layer's group
+# graphc fuses it into graph.attention's bias. Legacy weights: the attention layer's group
 # holds multi_head_attention/{query,key,value,attention_output}/{kernel,bias}:0.
 CASES["tf2_mha_mask"] = dict(
     CASES["k3_mha_mask"], layout="legacy", inputs=[((5, 8), None), ((1, 5), 2)],

@@ -32,21 +32,21 @@ GRAPHC_HD float attentionKeepFactor(bool dropout, uint64_t dropKey, int64_t inde
 }
 
 /// Score j of a row: scale * s, plus the key's bias when there is one (a key-padding mask's 0
-/// or large negative: graph.attention's key_bias), as the unfused scale and add compute it.
-GRAPHC_HD float attentionScore(float s, float scale, const float *keyBias, int64_t j) {
-  return keyBias ? s * scale + keyBias[j] : s * scale;
+/// or large negative: graph.attention's bias), as the unfused scale and add compute it.
+GRAPHC_HD float attentionScore(float s, float scale, const float *scoreBias, int64_t j) {
+  return scoreBias ? s * scale + scoreBias[j] : s * scale;
 }
 
-/// Pass 1 of the probabilities, lane `lane`'s keys: row[j] <- scale * row[j] (+ keyBias[j]) for
+/// Pass 1 of the probabilities, lane `lane`'s keys: row[j] <- scale * row[j] (+ scoreBias[j]) for
 /// the first `visible` keys and -inf for the others (a causal attention's query i sees keys
 /// 0..i, so visible = i + 1; all keys otherwise), whose exponentials are then exactly 0, so
 /// that masked probabilities are 0 and add nothing to the sums; returns their maximum (-inf
-/// when the lane owns no key). `keyBias` is null without one.
+/// when the lane owns no key). `scoreBias` is null without one.
 GRAPHC_HD float attentionScaleMaxLane(float *row, int64_t keys, float scale, int lane,
-                                      int64_t visible, const float *keyBias = nullptr) {
+                                      int64_t visible, const float *scoreBias = nullptr) {
   float mx = -INFINITY;
   for (int64_t j = lane; j < keys; j += kRowLanes) {
-    row[j] = j < visible ? attentionScore(row[j], scale, keyBias, j) : -INFINITY;
+    row[j] = j < visible ? attentionScore(row[j], scale, scoreBias, j) : -INFINITY;
     mx = row[j] > mx ? row[j] : mx;
   }
   return mx;
@@ -128,11 +128,11 @@ GRAPHC_HD void attentionGradApplyLane(float *p, float *g, int64_t keys, float d,
 /// and the probabilities, are the lane functions' bit for bit (test/cuda: worst error 0).
 GRAPHC_HD void attentionProbabilityRow(float *row, int64_t keys, float scale, bool dropout,
                                        uint64_t dropKey, int64_t firstIndex, float ratio,
-                                       int64_t visible, const float *keyBias = nullptr) {
+                                       int64_t visible, const float *scoreBias = nullptr) {
   float mx = -INFINITY; // the lanes' maxima's maximum: max is exact, so any order gives it
   for (int64_t j = 0; j < keys; ++j) {
     // (attentionScaleMaxLane's score and mask)
-    row[j] = j < visible ? attentionScore(row[j], scale, keyBias, j) : -INFINITY;
+    row[j] = j < visible ? attentionScore(row[j], scale, scoreBias, j) : -INFINITY;
     mx = row[j] > mx ? row[j] : mx;
   }
   double sums[kRowLanes] = {};

@@ -62,21 +62,32 @@ struct AttentionShape {
   uint64_t opId;
   int64_t indexOffset;
   bool causal = false; // query i sees keys 0..i (queries == keys)
-  // With a key bias: the slices per bias row (heads; batch % biasHeads == 0), else 0.
+  // With a score bias: the slices per bias row (heads; batch % biasHeads == 0), else 0; and
+  // whether it has a row per query ([batch / biasHeads, queries, keys]) or one per sequence
+  // ([batch / biasHeads, keys], a key-padding mask).
   int64_t biasHeads = 0;
+  bool biasPerQuery = false;
 };
+/// The bias row of query `query` of slice `b`, or null without a score bias.
+inline const float *attentionBiasRow(const float *scoreBias, const AttentionShape &sh, int64_t b,
+                                     int64_t query) {
+  if (!scoreBias)
+    return nullptr;
+  const int64_t row = b / sh.biasHeads;
+  return scoreBias + (sh.biasPerQuery ? row * sh.queries + query : row) * sh.keys;
+}
 /// out = dropout(softmax(scale q k^T + bias)) v, one block of query rows at a time; `workspace`
-/// holds attentionWorkspaceBytes(batch, block rows, keys, false). `keyBias` (null: none) is
-/// [batch / biasHeads, keys]: row b / biasHeads is added to every query row of slice b (a
-/// key-padding mask).
+/// holds attentionWorkspaceBytes(batch, block rows, keys, false). `scoreBias` (null: none) is
+/// added to slice b's scores from its row b / biasHeads: [batch / biasHeads, keys] to every
+/// query (a key-padding mask), or [batch / biasHeads, queries, keys] query by query.
 void attentionForward(const float *q, const float *k, const float *v, float *out, float *workspace,
                       const AttentionShape &shape, uint64_t seed, float step,
-                      const float *keyBias = nullptr);
+                      const float *scoreBias = nullptr);
 /// dq, dk, dv of attentionForward, the probabilities recomputed per block; `workspace` holds
 /// attentionWorkspaceBytes(batch, block rows, keys, true). The key bias gets no gradient.
 void attentionBackward(const float *dout, const float *q, const float *k, const float *v, float *dq,
                        float *dk, float *dv, float *workspace, const AttentionShape &shape,
-                       uint64_t seed, float step, const float *keyBias = nullptr);
+                       uint64_t seed, float step, const float *scoreBias = nullptr);
 
 /// The input's dims and a permutation of its axes (rank <= kMaxRank).
 struct TransposeShape {
