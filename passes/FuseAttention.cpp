@@ -132,7 +132,7 @@ std::optional<AttentionChain> matchChain(BatchMatmulOp product) {
     return std::nullopt;
   chain.causal = softmax.getCausal();
   Value scores = softmax.getInput();
-  // scale * scores + a key bias (BertModel's extended attention mask): the add's other operand
+  // scale * scores + a bias (BertModel's extended attention mask): the add's other operand
   // is the chain.
   AddOp biasAdd = scores.getDefiningOp<AddOp>();
   if (biasAdd && biasAdd.getResult().hasOneUse()) {

@@ -14,8 +14,7 @@ struct OnnxImportOptions {
   int64_t batch = 0; // > 0 overrides the data input's first dimension
   // An export without its parameters (export_params=False) has them as graph inputs: the data
   // inputs are `dataInput` (--data-input, comma-separated), or else those not named like a
-  // parameter; the
-  // others get PyTorch's default initial values, drawn from `seed`
+  // parameter; the others get PyTorch's default initial values, drawn from `seed`
   // (importers/onnx/ParameterInputs.h).
   std::string dataInput;
   // The graph output to train (--train-output): with it, a model with several outputs (GoogLeNet's

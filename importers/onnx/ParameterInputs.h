@@ -26,8 +26,7 @@ struct ParameterInputInit {
 };
 
 struct ParameterInputs {
-  std::vector<std::string>
-      dataInputs; // in the order named; empty when nothing lacks an initializer
+  std::vector<std::string> dataInputs;        // empty when nothing lacks an initializer
   std::vector<ParameterInputInit> parameters; // the other inputs without an initializer
 };
 

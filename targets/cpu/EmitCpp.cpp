@@ -199,7 +199,7 @@ private:
            "ull, " + std::to_string(indexOffset) + ", " + (causal ? "true" : "false") + ", " +
            std::to_string(biasHeads) + ", " + (biasPerQuery ? "true" : "false") + "}";
   }
-  /// The key bias's pointer for an attention kernel's last argument, or nullptr.
+  /// The score bias's pointer for an attention kernel's last argument, or nullptr.
   std::string scoreBiasPtr(Value scoreBias) {
     return scoreBias ? ptr(scoreBias) : std::string("nullptr");
   }

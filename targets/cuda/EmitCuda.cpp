@@ -983,9 +983,8 @@ private:
     // The keys row r sees: 0..i for query i = i0 + r % rows of a causal attention, else all.
     const bool causal = backward ? backward.getCausal() : cast<AttentionOp>(op).getCausal();
     const std::string visible = causal ? "(i0 + r % rows + 1)" : "cols";
-    // The key bias row of launch row r, row (slice / heads) of [batch, N], as the lane
-    // functions' last argument (none without a key bias).
-    // ([batch, N]: the slice's row; [batch, M, N]: its query's row.)
+    // The bias row of launch row r as the lane functions' last argument (none without a
+    // bias): row slice / heads of [batch, N], or that row's query row of [batch, M, N].
     const bool perQuery = scoreBias && tensorDims(scoreBias).size() == 3;
     const std::string biasRow =
         scoreBias ? "((r / rows) / " + num(B / tensorDims(scoreBias)[0]) + ")" : std::string();

@@ -31,8 +31,8 @@ GRAPHC_HD float attentionKeepFactor(bool dropout, uint64_t dropKey, int64_t inde
   return dropout ? (dropoutKeeps(dropKey, index, ratio) ? 1.0f / (1.0f - ratio) : 0.0f) : 1.0f;
 }
 
-/// Score j of a row: scale * s, plus the key's bias when there is one (a key-padding mask's 0
-/// or large negative: graph.attention's bias), as the unfused scale and add compute it.
+/// Score j of a row: scale * s, plus its bias when there is one (a mask's 0 or large negative:
+/// graph.attention's bias), as the unfused scale and add compute it.
 GRAPHC_HD float attentionScore(float s, float scale, const float *scoreBias, int64_t j) {
   return scoreBias ? s * scale + scoreBias[j] : s * scale;
 }

@@ -84,7 +84,7 @@ void attentionForward(const float *q, const float *k, const float *v, float *out
                       const AttentionShape &shape, uint64_t seed, float step,
                       const float *scoreBias = nullptr);
 /// dq, dk, dv of attentionForward, the probabilities recomputed per block; `workspace` holds
-/// attentionWorkspaceBytes(batch, block rows, keys, true). The key bias gets no gradient.
+/// attentionWorkspaceBytes(batch, block rows, keys, true). The bias gets no gradient.
 void attentionBackward(const float *dout, const float *q, const float *k, const float *v, float *dq,
                        float *dk, float *dv, float *workspace, const AttentionShape &shape,
                        uint64_t seed, float step, const float *scoreBias = nullptr);
