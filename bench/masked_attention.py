@@ -3,7 +3,8 @@
 
   /usr/bin/python3 bench/masked_attention.py [--graphc build/bin/graphc] [--work DIR]
       [--layers 2] [--width 256] [--heads 4] [--seq 256] [--vocab 2000] [--batch 8]
-      [--steps 8] [--warmup 2] [--rounds 2] [--plan-seqs 512,1024] [--json OUT]
+      [--steps 8] [--warmup 2] [--rounds 2] [--plan-seqs 512,1024] [--mask bias|fill|query]
+      [--json OUT]
 
 The model is a BERT-style encoder fed as Hugging Face models are, forward(input_ids,
 attention_mask): token and learned position embeddings, --layers pre-norm blocks (multi-head
@@ -17,6 +18,12 @@ probabilities are tensors of the plan. Each binary trains on the same random ids
 sequence 1/4 to all of seq real tokens) with random labels; its log's `step_ms` after --warmup
 steps is the time, the contenders alternating --rounds times. PyTorch eager's Adam step of the
 same model is timed alongside (torch.set_num_threads(os.cpu_count())).
+
+--mask chooses how the scores are masked: `bias` (the default) adds BertModel's extended mask
+above, one row per sequence; `fill` is research code's scores.masked_fill(attention_mask[:, None,
+None, :] == 0, -inf), which graphc fuses as a bias that replaces the masked scores (bias_fills);
+`query` builds the mask as transformers' AttentionMaskConverter._expand_mask does, expanded to
+[batch, 1, seq, seq] (a bias with a row per query, seq x seq floats per sequence).
 
 --plan-seqs compiles both forms at longer sequences only to --compile-to=planned: the arena
 graphc plans for each, nothing run.
@@ -57,15 +64,20 @@ class Block(nn.Module):
         B, T, C = h.shape
         q, k, v = self.qkv(self.norm1(h)).split(C, dim=2)
         q, k, v = (t.view(B, T, self.heads, C // self.heads).transpose(1, 2) for t in (q, k, v))
-        scores = (q @ k.transpose(-2, -1)) * (C // self.heads) ** -0.5 + extended
+        scores = (q @ k.transpose(-2, -1)) * (C // self.heads) ** -0.5
+        if extended.dtype == torch.bool:  # --mask fill: the positions to hide
+            scores = scores.masked_fill(extended, float("-inf"))
+        else:
+            scores = scores + extended
         y = (torch.softmax(scores, dim=-1) @ v).transpose(1, 2).reshape(B, T, C)
         h = h + self.proj(y)
         return h + self.down(F.gelu(self.up(self.norm2(h))))
 
 
 class MaskedEncoder(nn.Module):
-    def __init__(self, vocab, seq, width, heads, layers):
+    def __init__(self, vocab, seq, width, heads, layers, mask="bias"):
         super().__init__()
+        self.mask = mask
         self.emb = nn.Embedding(vocab, width)
         self.pos = nn.Parameter(0.02 * torch.randn(1, seq, width))
         self.blocks = nn.ModuleList(Block(width, heads) for _ in range(layers))
@@ -73,7 +85,16 @@ class MaskedEncoder(nn.Module):
 
     def forward(self, input_ids, attention_mask):
         h = self.emb(input_ids) + self.pos
-        extended = (1.0 - attention_mask[:, None, None, :].to(h.dtype)) * torch.finfo(h.dtype).min
+        B, T = attention_mask.shape
+        if self.mask == "fill":
+            extended = attention_mask[:, None, None, :] == 0
+        elif self.mask == "query":
+            expanded = attention_mask[:, None, None, :].expand(B, 1, T, T).to(h.dtype)
+            inverted = 1.0 - expanded
+            extended = inverted.masked_fill(inverted.to(torch.bool), torch.finfo(h.dtype).min)
+        else:
+            extended = ((1.0 - attention_mask[:, None, None, :].to(h.dtype)) *
+                        torch.finfo(h.dtype).min)
         for block in self.blocks:
             h = block(h, extended)
         keep = attention_mask.unsqueeze(-1).to(h.dtype)
@@ -82,7 +103,7 @@ class MaskedEncoder(nn.Module):
 
 def build(args, seq):
     torch.manual_seed(0)
-    return MaskedEncoder(args.vocab, seq, args.width, args.heads, args.layers)
+    return MaskedEncoder(args.vocab, seq, args.width, args.heads, args.layers, args.mask)
 
 
 def export(args, seq, path):
@@ -153,6 +174,7 @@ def main():
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--plan-seqs", default="512,1024")
+    ap.add_argument("--mask", choices=("bias", "fill", "query"), default="bias")
     ap.add_argument("--json", default="")
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
@@ -190,7 +212,7 @@ def main():
     base = summary(times["unfused"])["median_ms"]
     print("\n| seq %d, batch %d, Adam | median ms | / unfused graphc |" % (args.seq, args.batch))
     print("|---|---:|---:|")
-    for name, label in (("fused", "graphc, fused attention (bias)"),
+    for name, label in (("fused", "graphc, fused attention (%s)" % args.mask),
                         ("unfused", "graphc --no-fuse-attention"),
                         ("torch", "PyTorch eager")):
         s = summary(times[name])

@@ -744,7 +744,8 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
                       attention.getQuery(), attention.getKey(), attention.getValue(),
                       attention.getStep(), attention.getBias(), attention.getScaleAttr(),
                       attention.getDropoutRatioAttr(), attention.getOpIdAttr(),
-                      attention.getIndexOffsetAttr(), attention.getCausalAttr());
+                      attention.getIndexOffsetAttr(), attention.getCausalAttr(),
+                      attention.getBiasFillsAttr());
                   if (Attribute block = attention->getAttr(kQueryBlockAttr))
                     backward->setAttr(kQueryBlockAttr, block);
                   Value inputs[] = {attention.getQuery(), attention.getKey(), attention.getValue()};

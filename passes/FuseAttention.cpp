@@ -7,6 +7,8 @@
 
 #include "mlir/IR/Builders.h"
 
+#include <cmath>
+
 namespace graphc {
 #define GEN_PASS_DEF_FUSEATTENTION
 #include "passes/Passes.h.inc"
@@ -35,9 +37,10 @@ struct ScoreBias {
   SmallVector<Operation *> ops;
 };
 
-/// Whether `v` is computed from a trained or frozen parameter of the function (a bias that
-/// would need a gradient, which graph.attention's bias never gets). A walk over the
-/// producers, each visited once: O(ops before v).
+/// Whether `v` is computed from a trained parameter of the function (a bias that would need a
+/// gradient, which graph.attention's bias never gets); a frozen one (graph.trainable = false,
+/// such as the zeros that nn.MultiheadAttention's key_padding_mask is filled into) needs none.
+/// A walk over the producers, each visited once: O(ops before v).
 bool dependsOnParameter(Value v) {
   SmallVector<Value> work = {v};
   llvm::DenseSet<Value> seen;
@@ -49,7 +52,9 @@ bool dependsOnParameter(Value v) {
       auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
       auto kind =
           func ? func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kKindAttr) : StringAttr();
-      if (kind && kind.getValue() == "parameter")
+      auto trainable =
+          func ? func.getArgAttrOfType<BoolAttr>(arg.getArgNumber(), kTrainableAttr) : BoolAttr();
+      if (kind && kind.getValue() == "parameter" && !(trainable && !trainable.getValue()))
         return true;
       continue;
     }
@@ -62,24 +67,93 @@ bool dependsOnParameter(Value v) {
 /// `added` = reshape(batch_matmul(fill 1.0 [b, r, 1], reshape(X to [b, 1, n]))) to the
 /// scores' type [..., M, N], with n = N or M x N: the importers' broadcast of a [b, 1, 1, N]
 /// key-padding mask (X's row b copied to every query row of batch b's heads) or of a [b, 1, M,
-/// N] per-query mask (X's [M, N] block copied to every head), X not computed from a parameter.
+/// N] per-query mask (X's [M, N] block copied to every head), X not computed from a trained
+/// parameter. Either reshape may be absent (a mask already [b x heads, 1, N], as
+/// nn.MultiheadAttention expands its key_padding_mask, copied over [b x heads, M, N] scores).
 /// Else nullopt.
 std::optional<ScoreBias> matchScoreBias(Value added, RankedTensorType scores) {
   auto view = added.getDefiningOp<ReshapeOp>();
-  auto copies = view ? view.getInput().getDefiningOp<BatchMatmulOp>() : BatchMatmulOp();
+  auto copies = (view ? view.getInput() : added).getDefiningOp<BatchMatmulOp>();
   if (!copies || copies.getTransposeLhs() || copies.getTransposeRhs())
     return std::nullopt;
   auto fill = copies.getLhs().getDefiningOp<FillOp>();
   auto rows = copies.getRhs().getDefiningOp<ReshapeOp>();
+  Value source = rows ? rows.getInput() : copies.getRhs();
   auto ones = fill ? cast<RankedTensorType>(fill.getType()).getShape() : ArrayRef<int64_t>();
-  auto row = rows ? cast<RankedTensorType>(rows.getType()).getShape() : ArrayRef<int64_t>();
+  auto row = cast<RankedTensorType>(copies.getRhs().getType()).getShape();
   const int64_t N = scores.getShape().back(), M = scores.getShape().drop_back().back();
   // A row of N values (one per key) or of M x N (one per query and key).
   if (!fill || fill.getValue().convertToFloat() != 1.0f || ones.size() != 3 || ones[2] != 1 ||
       row.size() != 3 || row[0] != ones[0] || row[1] != 1 || (row[2] != N && row[2] != M * N) ||
-      ones[0] * ones[1] * row[2] != scores.getNumElements() || dependsOnParameter(rows.getInput()))
+      ones[0] * ones[1] * row[2] != scores.getNumElements() || dependsOnParameter(source))
     return std::nullopt;
-  return ScoreBias{rows.getInput(), ones[0], row[2] == N ? 0 : M, N, {fill, rows, copies, view}};
+  ScoreBias bias{source, ones[0], row[2] == N ? 0 : M, N, {}};
+  for (Operation *op : {fill.getOperation(), rows ? rows.getOperation() : nullptr,
+                        copies.getOperation(), view ? view.getOperation() : nullptr})
+    if (op)
+      bias.ops.push_back(op);
+  return bias;
+}
+
+/// Whether `v` holds only 0s and 1s: a comparison's mask (graph.activation equal, as the
+/// importers hold bools), its complement 1 - x, or a reshape of one. O(length of that chain).
+bool isZeroOneMask(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (auto reshape = dyn_cast<ReshapeOp>(def)) {
+      v = reshape.getInput();
+    } else if (auto scale = dyn_cast<ScaleOp>(def); scale &&
+                                                    scale.getFactor().convertToFloat() == -1.0f &&
+                                                    scale.getOffset().convertToFloat() == 1.0f) {
+      v = scale.getInput();
+    } else {
+      auto activation = dyn_cast<ActivationOp>(def);
+      return activation && activation.getKind() == ActivationKind::equal;
+    }
+  }
+  return false;
+}
+
+/// Whether `a` = 1 - `b` or `b` = 1 - `a` (graph.scale {factor -1, offset 1}).
+bool areComplements(Value a, Value b) {
+  auto complementOf = [](Value x, Value y) {
+    auto scale = x.getDefiningOp<ScaleOp>();
+    return scale && scale.getInput() == y && scale.getFactor().convertToFloat() == -1.0f &&
+           scale.getOffset().convertToFloat() == 1.0f;
+  };
+  return complementOf(a, b) || complementOf(b, a);
+}
+
+/// A masked_fill of the scores as the importers hold Where(mask, fill, scores): `filled` =
+/// broadcast(fill * mask) + scores * broadcast(1 - mask), `fill` a finite non-zero constant and
+/// mask 0/1 (either operand order, and the mask's complement on either side). `filled`'s bias
+/// (fill * mask, non-zero exactly where the mask is 1) then replaces the scores where it is
+/// non-zero, which graph.attention's bias_fills does. On a match, `bias` is that bias and
+/// `product` the scores' multiply, whose other operand is returned; else null.
+Value matchFilledScores(AddOp filled, RankedTensorType type, std::optional<ScoreBias> &bias,
+                        MulOp &product) {
+  for (int side = 0; side < 2; ++side) {
+    std::optional<ScoreBias> fills = matchScoreBias(filled->getOperand(side), type);
+    auto mul = filled->getOperand(1 - side).getDefiningOp<MulOp>();
+    auto fillScale = fills ? fills->source.getDefiningOp<ScaleOp>() : ScaleOp();
+    if (!mul || !mul.getResult().hasOneUse() || !fillScale ||
+        fillScale.getOffset().convertToFloat() != 0.0f)
+      continue;
+    const float fill = fillScale.getFactor().convertToFloat();
+    if (fill == 0.0f || !std::isfinite(fill) || !isZeroOneMask(fillScale.getInput()))
+      continue;
+    for (int factor = 0; factor < 2; ++factor) {
+      std::optional<ScoreBias> keeps = matchScoreBias(mul->getOperand(factor), type);
+      if (!keeps || keeps->batch != fills->batch || keeps->queries != fills->queries ||
+          !areComplements(keeps->source, fillScale.getInput()) ||
+          !keeps->ops.back()->getResult(0).hasOneUse())
+        continue;
+      fills->ops.append(keeps->ops); // the keep's broadcast, erased once unread as the fill's
+      bias = std::move(fills);
+      product = mul;
+      return mul->getOperand(1 - factor);
+    }
+  }
+  return Value();
 }
 
 /// What the matched chain is made of, producers first.
@@ -88,6 +162,7 @@ struct AttentionChain {
   float scale = 1.0f;
   DropoutOp dropout;
   std::optional<ScoreBias> scoreBias; // added to the scaled scores
+  bool biasFills = false;             // ... or replacing them where non-zero (a masked_fill)
   bool causal = false;             // the softmax's causal mask
   SmallVector<Operation *> erased; // the chain's ops, readers last
   TransposeOp keyTranspose;        // K^T as a transpose of a stored K, rewritten to give K
@@ -133,10 +208,16 @@ std::optional<AttentionChain> matchChain(BatchMatmulOp product) {
   chain.causal = softmax.getCausal();
   Value scores = softmax.getInput();
   // scale * scores + a bias (BertModel's extended attention mask): the add's other operand
-  // is the chain.
+  // is the chain. Or a masked_fill of scale * scores (research code's masked_fill(pad, -inf)),
+  // whose multiply by 1 - mask is erased with the chain.
   AddOp biasAdd = scores.getDefiningOp<AddOp>();
+  MulOp fillProduct;
   if (biasAdd && biasAdd.getResult().hasOneUse()) {
     auto type = cast<RankedTensorType>(scores.getType());
+    if (Value filled = matchFilledScores(biasAdd, type, chain.scoreBias, fillProduct)) {
+      scores = filled;
+      chain.biasFills = true;
+    }
     for (int side = 0; side < 2 && !chain.scoreBias; ++side)
       if ((chain.scoreBias = matchScoreBias(biasAdd->getOperand(1 - side), type)))
         scores = biasAdd->getOperand(side);
@@ -183,7 +264,7 @@ std::optional<AttentionChain> matchChain(BatchMatmulOp product) {
     chain.step = chain.dropout.getStep();
   // Readers last.
   for (Operation *op : {queryScale, keyScale, (Operation *)qk, scoreView, scoreScale,
-                        (Operation *)biasAdd, (Operation *)softmax,
+                        (Operation *)fillProduct, (Operation *)biasAdd, (Operation *)softmax,
                         chain.dropout ? chain.dropout.getOperation() : nullptr, probabilityView})
     if (op)
       chain.erased.push_back(op);
@@ -247,7 +328,8 @@ struct FuseAttentionPass : graphc::impl::FuseAttentionBase<FuseAttentionPass> {
           b.getF32FloatAttr(chain->dropout ? chain->dropout.getRatio().convertToFloat() : 0.0f),
           b.getI64IntegerAttr(chain->dropout ? int64_t(chain->dropout.getOpId()) : 0),
           b.getI64IntegerAttr(chain->dropout ? int64_t(chain->dropout.getIndexOffset()) : 0),
-          chain->causal ? b.getUnitAttr() : UnitAttr());
+          chain->causal ? b.getUnitAttr() : UnitAttr(),
+          chain->biasFills ? b.getUnitAttr() : UnitAttr());
       if (queryBlock > 0)
         attention->setAttr(kQueryBlockAttr, b.getI64IntegerAttr(queryBlock));
       product.getResult().replaceAllUsesWith(attention.getResult());

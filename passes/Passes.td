@@ -46,6 +46,11 @@ def FuseAttention : Pass<"graphc-fuse-attention", "mlir::func::FuncOp"> {
     per-query mask [b, 1, M, N] copied to the heads (ones [b, heads, 1] times its [b, 1, M x N]
     rows) becomes a bias [b, M, N] the same way.
 
+    A masked_fill of the scaled scores (research code's scores.masked_fill(pad, -inf)), which
+    the importers hold as broadcast(fill * mask) + scaled * broadcast(1 - mask) with a 0/1 mask
+    and a finite non-zero fill, becomes a bias fill * mask with `bias_fills`: the bias replaces
+    the score where it is non-zero, and the multiply and both broadcasts disappear.
+
     Before:
     ```mlir
     %qs = graph.scale %q {factor = 0.125 : f32} : tensor<16x64x64xf32>

@@ -223,7 +223,7 @@ LogicalResult BatchMatmulOp::verify() {
 /// Shapes shared by graph.attention and its backward: query [B, M, D], key [B, N, D], value
 /// [B, N, E]; a step operand exactly when the dropout ratio is in (0, 1).
 static LogicalResult verifyAttention(Operation *op, Value query, Value key, Value value, Value step,
-                                     Value scoreBias, float ratio, bool causal) {
+                                     Value scoreBias, float ratio, bool causal, bool biasFills) {
   if (failed(requireStatic(op)))
     return failure();
   auto q = tensorType(query), k = tensorType(key), v = tensorType(value);
@@ -244,6 +244,8 @@ static LogicalResult verifyAttention(Operation *op, Value query, Value key, Valu
   if ((ratio > 0.0f) != bool(step))
     return op->emitOpError() << (step ? "has a step operand but no dropout"
                                       : "needs a step operand for its dropout");
+  if (biasFills && !scoreBias)
+    return op->emitOpError() << "has bias_fills but no bias";
   if (scoreBias) { // [batch, (M,) N], shared by each batch's heads (B = batch x heads)
     auto bias = tensorType(scoreBias);
     const bool perQuery = bias.getRank() == 3;
@@ -260,7 +262,7 @@ static LogicalResult verifyAttention(Operation *op, Value query, Value key, Valu
 
 LogicalResult AttentionOp::verify() {
   if (failed(verifyAttention(*this, getQuery(), getKey(), getValue(), getStep(), getBias(),
-                             getDropoutRatio().convertToFloat(), getCausal())))
+                             getDropoutRatio().convertToFloat(), getCausal(), getBiasFills())))
     return failure();
   auto q = tensorType(getQuery()), v = tensorType(getValue());
   return expectShape(*this, "result", getType(),
@@ -269,7 +271,7 @@ LogicalResult AttentionOp::verify() {
 
 LogicalResult AttentionBackwardOp::verify() {
   if (failed(verifyAttention(*this, getQuery(), getKey(), getValue(), getStep(), getBias(),
-                             getDropoutRatio().convertToFloat(), getCausal())))
+                             getDropoutRatio().convertToFloat(), getCausal(), getBiasFills())))
     return failure();
   auto q = tensorType(getQuery()), v = tensorType(getValue());
   if (failed(expectShape(*this, "grad", getGrad().getType(),

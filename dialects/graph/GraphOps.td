@@ -164,6 +164,11 @@ def Graph_AttentionOp : Graph_Op<"attention", [Pure, AttrSizedOperandSegments]> 
     A `bias` [batch, M, N] adds query i's row of it to score row i instead (a per-query mask,
     shared by each sequence's heads). It gets no gradient.
 
+    With `bias_fills` the bias is a masked_fill rather than an addition: where it is non-zero
+    it replaces the score (masked_fill(mask, -inf), which the importers hold as scores * (1 -
+    mask) + fill * mask), and the score gets no gradient there, as the unfused product by
+    1 - mask gives it none, even in a row whose keys are all filled.
+
     ```mlir
     %o = graph.attention %q, %k, %v, %step {scale = 0.125 : f32, dropout_ratio = 0.1 : f32, op_id = 61}
         : (tensor<16x64x64xf32>, tensor<16x64x64xf32>, tensor<16x64x64xf32>, tensor<f32>) -> tensor<16x64x64xf32>
@@ -176,7 +181,8 @@ def Graph_AttentionOp : Graph_Op<"attention", [Pure, AttrSizedOperandSegments]> 
                        F32Attr:$scale,
                        DefaultValuedAttr<F32Attr, "0.0f">:$dropout_ratio,
                        DefaultValuedAttr<I64Attr, "0">:$op_id,
-                       DefaultValuedAttr<I64Attr, "0">:$index_offset, UnitAttr:$causal);
+                       DefaultValuedAttr<I64Attr, "0">:$index_offset, UnitAttr:$causal,
+                       UnitAttr:$bias_fills);
   let results = (outs GraphF32Tensor:$result);
   let assemblyFormat = [{
     $query `,` $key `,` $value (`,` $step^)? (`bias` $bias^)? attr-dict `:`
@@ -192,15 +198,17 @@ def Graph_AttentionBackwardOp : Graph_Op<"attention_backward", [Pure, AttrSizedO
     softmax(S) again, the masked P~ = keep P / (1 - ratio), dV += P~^T dO, dP~ = dO V^T,
     the row sums D = sum_j dP~ P~ (= dO . O, so the forward result is not read),
     dS = P (keep dP~ / (1 - ratio) - D), dQ = scale dS K and dK += scale dS^T Q.
-    Its workspace holds two [B, rows, N] blocks. `causal` and `bias` as graph.attention's:
-    masked probabilities are 0, so are their dS; the bias gets no gradient.
+    Its workspace holds two [B, rows, N] blocks. `causal`, `bias` and `bias_fills` as
+    graph.attention's: masked probabilities are 0, so are their dS, and so is dS where a
+    `bias_fills` bias is non-zero; the bias gets no gradient.
   }];
   let arguments = (ins GraphF32Tensor:$grad, GraphF32Tensor:$query, GraphF32Tensor:$key,
                        GraphF32Tensor:$value, Optional<GraphF32Scalar>:$step,
                        Optional<GraphF32Tensor>:$bias, F32Attr:$scale,
                        DefaultValuedAttr<F32Attr, "0.0f">:$dropout_ratio,
                        DefaultValuedAttr<I64Attr, "0">:$op_id,
-                       DefaultValuedAttr<I64Attr, "0">:$index_offset, UnitAttr:$causal);
+                       DefaultValuedAttr<I64Attr, "0">:$index_offset, UnitAttr:$causal,
+                       UnitAttr:$bias_fills);
   let results = (outs GraphF32Tensor:$grad_query, GraphF32Tensor:$grad_key,
                       GraphF32Tensor:$grad_value);
   let assemblyFormat = [{

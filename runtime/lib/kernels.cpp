@@ -426,7 +426,7 @@ void attentionForward(const float *q, const float *k, const float *v, float *out
         attentionProbabilityRow(workspace + b * block * N + r * cols, cols, sh.scale, dropout, key,
                                 (b * M + i0 + r) * N + sh.indexOffset, sh.dropoutRatio,
                                 sh.causal ? i0 + r + 1 : cols,
-                                attentionBiasRow(scoreBias, sh, b, i0 + r));
+                                attentionBiasRow(scoreBias, sh, b, i0 + r), sh.biasFills);
       }
     });
     stridedBatchMatmul(workspace, block * N, v, N * E, out + i0 * E, M * E, sh.batch, rows, E, cols,
@@ -458,7 +458,7 @@ void attentionBackward(const float *dout, const float *q, const float *k, const 
         const int64_t b = br / rows, r = br % rows;
         attentionProbabilityRow(p + b * block * N + r * cols, cols, sh.scale, false, 0, 0, 0.0f,
                                 sh.causal ? i0 + r + 1 : cols,
-                                attentionBiasRow(scoreBias, sh, b, i0 + r));
+                                attentionBiasRow(scoreBias, sh, b, i0 + r), sh.biasFills);
       }
     });
     stridedBatchMatmul(dout + i0 * E, M * E, v, N * E, g, block * N, sh.batch, rows, cols, E, false,
@@ -468,7 +468,8 @@ void attentionBackward(const float *dout, const float *q, const float *k, const 
         const int64_t b = br / rows, r = br % rows;
         const int64_t at = b * block * N + r * cols;
         attentionGradientRow(p + at, g + at, cols, dropout, key,
-                             (b * M + i0 + r) * N + sh.indexOffset, sh.dropoutRatio);
+                             (b * M + i0 + r) * N + sh.indexOffset, sh.dropoutRatio,
+                             sh.biasFills ? attentionBiasRow(scoreBias, sh, b, i0 + r) : nullptr);
       }
     });
     stridedBatchMatmul(p, block * N, dout + i0 * E, M * E, dv, N * E, sh.batch, cols, E, rows, true,

@@ -188,16 +188,18 @@ private:
            "}";
   }
   /// AttentionShape{batch, queries, keys, width, value width, query block, scale, dropout
-  /// ratio, op id, index offset}.
+  /// ratio, op id, index offset, causal, bias heads, bias per query, bias fills}.
   std::string attentionShape(Operation *op, Value q, Value k, Value v, APFloat scale, APFloat ratio,
-                             uint64_t opId, uint64_t indexOffset, bool causal, Value scoreBias) {
+                             uint64_t opId, uint64_t indexOffset, bool causal, Value scoreBias,
+                             bool biasFills) {
     auto qs = tensorDims(q), ks = tensorDims(k), vs = tensorDims(v);
     const int64_t biasHeads = scoreBias ? qs[0] / tensorDims(scoreBias)[0] : 0;
     const bool biasPerQuery = scoreBias && tensorDims(scoreBias).size() == 3;
     return "AttentionShape{" + list({qs[0], qs[1], ks[1], qs[2], vs[2], attentionQueryBlock(op)}) +
            ", " + floatLiteral(scale) + ", " + floatLiteral(ratio) + ", " + std::to_string(opId) +
            "ull, " + std::to_string(indexOffset) + ", " + (causal ? "true" : "false") + ", " +
-           std::to_string(biasHeads) + ", " + (biasPerQuery ? "true" : "false") + "}";
+           std::to_string(biasHeads) + ", " + (biasPerQuery ? "true" : "false") + ", " +
+           (biasFills ? "true" : "false") + "}";
   }
   /// The score bias's pointer for an attention kernel's last argument, or nullptr.
   std::string scoreBiasPtr(Value scoreBias) {
@@ -480,7 +482,7 @@ private:
             << ptr(a.getValue()) << ", " << ptr(a.getResult()) << ", " << workspace(op) << ", "
             << attentionShape(op, a.getQuery(), a.getKey(), a.getValue(), a.getScale(),
                               a.getDropoutRatio(), a.getOpId(), a.getIndexOffset(), a.getCausal(),
-                              a.getBias())
+                              a.getBias(), a.getBiasFills())
             << ", graphc_program.seed, " << stepValue(a.getStep()) << ", "
             << scoreBiasPtr(a.getBias()) << ");\n";
           return success();
@@ -491,7 +493,7 @@ private:
             << ptr(a.getGradKey()) << ", " << ptr(a.getGradValue()) << ", " << workspace(op) << ", "
             << attentionShape(op, a.getQuery(), a.getKey(), a.getValue(), a.getScale(),
                               a.getDropoutRatio(), a.getOpId(), a.getIndexOffset(), a.getCausal(),
-                              a.getBias())
+                              a.getBias(), a.getBiasFills())
             << ", graphc_program.seed, " << stepValue(a.getStep()) << ", "
             << scoreBiasPtr(a.getBias()) << ");\n";
           return success();

@@ -431,11 +431,13 @@ private:
         .Case([&](RmsNormBackwardOp rn) { return rmsNormBackward(rn); })
         .Case([&](AttentionOp a) {
           return attention(op, a.getQuery(), a.getKey(), a.getValue(), a.getStep(), a.getScale(),
-                           a.getDropoutRatio(), a.getOpId(), a.getIndexOffset(), a.getBias());
+                           a.getDropoutRatio(), a.getOpId(), a.getIndexOffset(), a.getBias(),
+                           a.getBiasFills());
         })
         .Case([&](AttentionBackwardOp a) {
           return attention(op, a.getQuery(), a.getKey(), a.getValue(), a.getStep(), a.getScale(),
-                           a.getDropoutRatio(), a.getOpId(), a.getIndexOffset(), a.getBias());
+                           a.getDropoutRatio(), a.getOpId(), a.getIndexOffset(), a.getBias(),
+                           a.getBiasFills());
         })
         .Case([&](DropoutOp d) {
           addEw(dropoutNode(op, d.getInput(), d.getResult(), d.getStep(), d.getRatio(),
@@ -960,7 +962,8 @@ private:
   /// --cuda-row-kernels=thread), calling attention_rows.h's lane functions, so both targets
   /// compute the same probabilities and masks.
   LogicalResult attention(Operation *op, Value q, Value k, Value v, Value step, APFloat scaleAttr,
-                          APFloat ratioAttr, uint64_t opId, int64_t indexOffset, Value scoreBias) {
+                          APFloat ratioAttr, uint64_t opId, int64_t indexOffset, Value scoreBias,
+                          bool biasFills) {
     if (!op->hasAttr(kWorkspaceOffsetAttr))
       return op->emitError("attention without a planned workspace");
     auto backward = dyn_cast<AttentionBackwardOp>(op);
@@ -988,12 +991,16 @@ private:
     const bool perQuery = scoreBias && tensorDims(scoreBias).size() == 3;
     const std::string biasRow =
         scoreBias ? "((r / rows) / " + num(B / tensorDims(scoreBias)[0]) + ")" : std::string();
-    const std::string bias =
+    const std::string biasRowPtr =
         scoreBias
             ? ", " + ptr(scoreBias) + " + " +
                   (perQuery ? "(" + biasRow + " * " + num(M) + " + i0 + r % rows)" : biasRow) +
                   " * " + num(N)
             : std::string();
+    // The probability rows take the row and whether it fills; the gradient rows take it only
+    // when it fills (their dS is 0 where a filled bias is non-zero).
+    const std::string bias = biasRowPtr + (biasFills ? ", true" : ""),
+                      filledBias = biasFills ? biasRowPtr : std::string();
     const std::string key = ratio > 0.0f ? "key" : "0", dropout = ratio > 0.0f ? "true" : "false",
                       ratioText = floatLiteral(ratio);
     const std::string keyDecl =
@@ -1018,7 +1025,7 @@ private:
                 ");\n";
       else
         body += "    ::graphc::rt::attentionGradientRow(" + ws + " + row, " + g + " + row, cols, " +
-                dropout + ", " + key + ", first, " + ratioText + ");\n";
+                dropout + ", " + key + ", first, " + ratioText + filledBias + ");\n";
       kernels += body + "  }\n}\n\n";
       if (backward) { // the undropped probabilities first: the same kernel without dropout
         probs = kernelName("attention_rows");
@@ -1070,7 +1077,7 @@ private:
                  " + row, cols, lane, " + dropout + ", " + key + ", first, " + ratioText + ");\n",
              "        ::graphc::rt::attentionGradApplyLane(" + ws + " + row, " + g +
                  " + row, cols, static_cast<float>(::graphc::rt::laneSum(sumParts + t - lane)), " +
-                 "lane, " + dropout + ", " + key + ", first, " + ratioText + ");\n"},
+                 "lane, " + dropout + ", " + key + ", first, " + ratioText + filledBias + ");\n"},
             ratio > 0.0f);
         // The undropped probabilities first: the forward's phases without dropout.
         probs = kernelName("attention_rows");

@@ -198,3 +198,12 @@ func.func @attention_bias_batch(%q: tensor<2x8x4xf32>, %k: tensor<2x6x4xf32>, %v
   %o = graph.attention %q, %k, %v bias %b {scale = 0.5 : f32} : (tensor<2x8x4xf32>, tensor<2x6x4xf32>, tensor<2x6x3xf32>, tensor<3x6xf32>) -> tensor<2x8x3xf32>
   return %o : tensor<2x8x3xf32>
 }
+
+// -----
+
+// bias_fills says how the bias meets the scores; without a bias there is nothing to fill.
+func.func @attention_fills_without_bias(%q: tensor<2x8x4xf32>, %k: tensor<2x6x4xf32>, %v: tensor<2x6x3xf32>) -> tensor<2x8x3xf32> {
+  // expected-error @+1 {{'graph.attention' op has bias_fills but no bias}}
+  %o = graph.attention %q, %k, %v {bias_fills, scale = 0.5 : f32} : (tensor<2x8x4xf32>, tensor<2x6x4xf32>, tensor<2x6x3xf32>) -> tensor<2x8x3xf32>
+  return %o : tensor<2x8x3xf32>
+}

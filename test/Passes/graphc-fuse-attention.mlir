@@ -140,6 +140,168 @@ func.func @key_padding_bias(%q: tensor<4x8x4xf32>, %k: tensor<4x6x4xf32>, %v: te
 
 // -----
 
+// masked_fill(pad, -inf) of the scaled scores, as the importers hold Where(pad, fill, scores):
+// fill * pad + scores * (1 - pad), both broadcast over heads and queries. The attention takes
+// fill * pad as bias [2, 6] with bias_fills, and the multiply and both broadcasts are gone.
+// CHECK-LABEL: func.func @masked_fill
+// CHECK: %[[FILL:.*]] = graph.scale %{{.*}} {factor = -3.40282347E+38 : f32} : tensor<2x1x1x6xf32>
+// CHECK: %[[BIAS:.*]] = graph.reshape %[[FILL]] : (tensor<2x1x1x6xf32>) -> tensor<2x6xf32>
+// CHECK-NEXT: %[[O:.*]] = graph.attention %arg0, %arg1, %arg2 bias %[[BIAS]] {bias_fills, scale = 2.500000e-01 : f32} : (tensor<4x8x4xf32>, tensor<4x6x4xf32>, tensor<4x6x3xf32>, tensor<2x6xf32>) -> tensor<4x8x3xf32>
+// CHECK-NOT: graph.mul
+// CHECK-NOT: graph.batch_matmul
+// CHECK-NOT: graph.softmax
+func.func @masked_fill(%q: tensor<4x8x4xf32>, %k: tensor<4x6x4xf32>, %v: tensor<4x6x3xf32>,
+                            %tokens: tensor<2x1x1x6xf32> {graph.kind = "input"}) -> tensor<4x8x3xf32> {
+  %s = graph.batch_matmul %q, %k {transpose_rhs} : (tensor<4x8x4xf32>, tensor<4x6x4xf32>) -> tensor<4x8x6xf32>
+  %s4 = graph.reshape %s : (tensor<4x8x6xf32>) -> tensor<2x2x8x6xf32>
+  %ss = graph.scale %s4 {factor = 0.25 : f32} : tensor<2x2x8x6xf32>
+  %pad = graph.activation equal %tokens {alpha = 0.0 : f32} : tensor<2x1x1x6xf32>
+  %keep = graph.scale %pad {factor = -1.0 : f32, offset = 1.0 : f32} : tensor<2x1x1x6xf32>
+  %fill = graph.scale %pad {factor = -3.40282347E+38 : f32} : tensor<2x1x1x6xf32>
+  %ones = graph.fill {value = 1.0 : f32} : tensor<2x16x1xf32>
+  %keep_rows = graph.reshape %keep : (tensor<2x1x1x6xf32>) -> tensor<2x1x6xf32>
+  %keep_copies = graph.batch_matmul %ones, %keep_rows : (tensor<2x16x1xf32>, tensor<2x1x6xf32>) -> tensor<2x16x6xf32>
+  %keep_b = graph.reshape %keep_copies : (tensor<2x16x6xf32>) -> tensor<2x2x8x6xf32>
+  %kept = graph.mul %ss, %keep_b : tensor<2x2x8x6xf32>
+  %ones2 = graph.fill {value = 1.0 : f32} : tensor<2x16x1xf32>
+  %fill_rows = graph.reshape %fill : (tensor<2x1x1x6xf32>) -> tensor<2x1x6xf32>
+  %fill_copies = graph.batch_matmul %ones2, %fill_rows : (tensor<2x16x1xf32>, tensor<2x1x6xf32>) -> tensor<2x16x6xf32>
+  %fill_b = graph.reshape %fill_copies : (tensor<2x16x6xf32>) -> tensor<2x2x8x6xf32>
+  %sum = graph.add %fill_b, %kept : tensor<2x2x8x6xf32>
+  %p = graph.softmax %sum {axis = 3 : i64} : tensor<2x2x8x6xf32>
+  %p3 = graph.reshape %p : (tensor<2x2x8x6xf32>) -> tensor<4x8x6xf32>
+  %o = graph.batch_matmul %p3, %v : (tensor<4x8x6xf32>, tensor<4x6x3xf32>) -> tensor<4x8x3xf32>
+  return %o : tensor<4x8x3xf32>
+}
+
+// -----
+
+// The other operand orders (Where(keep, scores, fill), the products commuted) fuse the
+// same way: the fill multiplies the complement of the mask that keeps.
+// CHECK-LABEL: func.func @masked_fill_kept_first
+// CHECK: %[[FILL:.*]] = graph.scale %{{.*}} {factor = -3.40282347E+38 : f32} : tensor<2x1x1x6xf32>
+// CHECK: %[[BIAS:.*]] = graph.reshape %[[FILL]] : (tensor<2x1x1x6xf32>) -> tensor<2x6xf32>
+// CHECK-NEXT: %[[O:.*]] = graph.attention %arg0, %arg1, %arg2 bias %[[BIAS]] {bias_fills, scale = 2.500000e-01 : f32} : (tensor<4x8x4xf32>, tensor<4x6x4xf32>, tensor<4x6x3xf32>, tensor<2x6xf32>) -> tensor<4x8x3xf32>
+// CHECK-NOT: graph.mul
+// CHECK-NOT: graph.batch_matmul
+// CHECK-NOT: graph.softmax
+func.func @masked_fill_kept_first(%q: tensor<4x8x4xf32>, %k: tensor<4x6x4xf32>, %v: tensor<4x6x3xf32>,
+                            %tokens: tensor<2x1x1x6xf32> {graph.kind = "input"}) -> tensor<4x8x3xf32> {
+  %s = graph.batch_matmul %q, %k {transpose_rhs} : (tensor<4x8x4xf32>, tensor<4x6x4xf32>) -> tensor<4x8x6xf32>
+  %s4 = graph.reshape %s : (tensor<4x8x6xf32>) -> tensor<2x2x8x6xf32>
+  %ss = graph.scale %s4 {factor = 0.25 : f32} : tensor<2x2x8x6xf32>
+  %keep_c = graph.activation equal %tokens {alpha = 0.0 : f32} : tensor<2x1x1x6xf32>
+  %pad = graph.scale %keep_c {factor = -1.0 : f32, offset = 1.0 : f32} : tensor<2x1x1x6xf32>
+  %fill = graph.scale %pad {factor = -3.40282347E+38 : f32} : tensor<2x1x1x6xf32>
+  %ones = graph.fill {value = 1.0 : f32} : tensor<2x16x1xf32>
+  %keep_rows = graph.reshape %keep_c : (tensor<2x1x1x6xf32>) -> tensor<2x1x6xf32>
+  %keep_copies = graph.batch_matmul %ones, %keep_rows : (tensor<2x16x1xf32>, tensor<2x1x6xf32>) -> tensor<2x16x6xf32>
+  %keep_b = graph.reshape %keep_copies : (tensor<2x16x6xf32>) -> tensor<2x2x8x6xf32>
+  %kept = graph.mul %keep_b, %ss : tensor<2x2x8x6xf32>
+  %ones2 = graph.fill {value = 1.0 : f32} : tensor<2x16x1xf32>
+  %fill_rows = graph.reshape %fill : (tensor<2x1x1x6xf32>) -> tensor<2x1x6xf32>
+  %fill_copies = graph.batch_matmul %ones2, %fill_rows : (tensor<2x16x1xf32>, tensor<2x1x6xf32>) -> tensor<2x16x6xf32>
+  %fill_b = graph.reshape %fill_copies : (tensor<2x16x6xf32>) -> tensor<2x2x8x6xf32>
+  %sum = graph.add %kept, %fill_b : tensor<2x2x8x6xf32>
+  %p = graph.softmax %sum {axis = 3 : i64} : tensor<2x2x8x6xf32>
+  %p3 = graph.reshape %p : (tensor<2x2x8x6xf32>) -> tensor<4x8x6xf32>
+  %o = graph.batch_matmul %p3, %v : (tensor<4x8x6xf32>, tensor<4x6x3xf32>) -> tensor<4x8x3xf32>
+  return %o : tensor<4x8x3xf32>
+}
+
+// -----
+
+// A mask that is not provably 0 or 1 (an input, not a comparison) could mix the score and the
+// fill: the chain stays unfused.
+// CHECK-LABEL: func.func @fill_of_any_mask
+// CHECK-NOT: graph.attention
+// CHECK: graph.softmax
+func.func @fill_of_any_mask(%q: tensor<4x8x4xf32>, %k: tensor<4x6x4xf32>, %v: tensor<4x6x3xf32>,
+                            %tokens: tensor<2x1x1x6xf32> {graph.kind = "input"}) -> tensor<4x8x3xf32> {
+  %s = graph.batch_matmul %q, %k {transpose_rhs} : (tensor<4x8x4xf32>, tensor<4x6x4xf32>) -> tensor<4x8x6xf32>
+  %s4 = graph.reshape %s : (tensor<4x8x6xf32>) -> tensor<2x2x8x6xf32>
+  %ss = graph.scale %s4 {factor = 0.25 : f32} : tensor<2x2x8x6xf32>
+  %pad = graph.scale %tokens {factor = 1.0 : f32} : tensor<2x1x1x6xf32>
+  %keep = graph.scale %pad {factor = -1.0 : f32, offset = 1.0 : f32} : tensor<2x1x1x6xf32>
+  %fill = graph.scale %pad {factor = -3.40282347E+38 : f32} : tensor<2x1x1x6xf32>
+  %ones = graph.fill {value = 1.0 : f32} : tensor<2x16x1xf32>
+  %keep_rows = graph.reshape %keep : (tensor<2x1x1x6xf32>) -> tensor<2x1x6xf32>
+  %keep_copies = graph.batch_matmul %ones, %keep_rows : (tensor<2x16x1xf32>, tensor<2x1x6xf32>) -> tensor<2x16x6xf32>
+  %keep_b = graph.reshape %keep_copies : (tensor<2x16x6xf32>) -> tensor<2x2x8x6xf32>
+  %kept = graph.mul %ss, %keep_b : tensor<2x2x8x6xf32>
+  %ones2 = graph.fill {value = 1.0 : f32} : tensor<2x16x1xf32>
+  %fill_rows = graph.reshape %fill : (tensor<2x1x1x6xf32>) -> tensor<2x1x6xf32>
+  %fill_copies = graph.batch_matmul %ones2, %fill_rows : (tensor<2x16x1xf32>, tensor<2x1x6xf32>) -> tensor<2x16x6xf32>
+  %fill_b = graph.reshape %fill_copies : (tensor<2x16x6xf32>) -> tensor<2x2x8x6xf32>
+  %sum = graph.add %fill_b, %kept : tensor<2x2x8x6xf32>
+  %p = graph.softmax %sum {axis = 3 : i64} : tensor<2x2x8x6xf32>
+  %p3 = graph.reshape %p : (tensor<2x2x8x6xf32>) -> tensor<4x8x6xf32>
+  %o = graph.batch_matmul %p3, %v : (tensor<4x8x6xf32>, tensor<4x6x3xf32>) -> tensor<4x8x3xf32>
+  return %o : tensor<4x8x3xf32>
+}
+
+// -----
+
+// A fill of 0 would be indistinguishable from the kept scores' bias of 0: unfused.
+// CHECK-LABEL: func.func @fill_of_zero
+// CHECK-NOT: graph.attention
+// CHECK: graph.softmax
+func.func @fill_of_zero(%q: tensor<4x8x4xf32>, %k: tensor<4x6x4xf32>, %v: tensor<4x6x3xf32>,
+                            %tokens: tensor<2x1x1x6xf32> {graph.kind = "input"}) -> tensor<4x8x3xf32> {
+  %s = graph.batch_matmul %q, %k {transpose_rhs} : (tensor<4x8x4xf32>, tensor<4x6x4xf32>) -> tensor<4x8x6xf32>
+  %s4 = graph.reshape %s : (tensor<4x8x6xf32>) -> tensor<2x2x8x6xf32>
+  %ss = graph.scale %s4 {factor = 0.25 : f32} : tensor<2x2x8x6xf32>
+  %pad = graph.activation equal %tokens {alpha = 0.0 : f32} : tensor<2x1x1x6xf32>
+  %keep = graph.scale %pad {factor = -1.0 : f32, offset = 1.0 : f32} : tensor<2x1x1x6xf32>
+  %fill = graph.scale %pad {factor = 0.0 : f32} : tensor<2x1x1x6xf32>
+  %ones = graph.fill {value = 1.0 : f32} : tensor<2x16x1xf32>
+  %keep_rows = graph.reshape %keep : (tensor<2x1x1x6xf32>) -> tensor<2x1x6xf32>
+  %keep_copies = graph.batch_matmul %ones, %keep_rows : (tensor<2x16x1xf32>, tensor<2x1x6xf32>) -> tensor<2x16x6xf32>
+  %keep_b = graph.reshape %keep_copies : (tensor<2x16x6xf32>) -> tensor<2x2x8x6xf32>
+  %kept = graph.mul %ss, %keep_b : tensor<2x2x8x6xf32>
+  %ones2 = graph.fill {value = 1.0 : f32} : tensor<2x16x1xf32>
+  %fill_rows = graph.reshape %fill : (tensor<2x1x1x6xf32>) -> tensor<2x1x6xf32>
+  %fill_copies = graph.batch_matmul %ones2, %fill_rows : (tensor<2x16x1xf32>, tensor<2x1x6xf32>) -> tensor<2x16x6xf32>
+  %fill_b = graph.reshape %fill_copies : (tensor<2x16x6xf32>) -> tensor<2x2x8x6xf32>
+  %sum = graph.add %fill_b, %kept : tensor<2x2x8x6xf32>
+  %p = graph.softmax %sum {axis = 3 : i64} : tensor<2x2x8x6xf32>
+  %p3 = graph.reshape %p : (tensor<2x2x8x6xf32>) -> tensor<4x8x6xf32>
+  %o = graph.batch_matmul %p3, %v : (tensor<4x8x6xf32>, tensor<4x6x3xf32>) -> tensor<4x8x3xf32>
+  return %o : tensor<4x8x3xf32>
+}
+
+// -----
+
+// A product by the mask itself rather than its complement is not a masked_fill: unfused.
+// CHECK-LABEL: func.func @fill_without_complement
+// CHECK-NOT: graph.attention
+// CHECK: graph.softmax
+func.func @fill_without_complement(%q: tensor<4x8x4xf32>, %k: tensor<4x6x4xf32>, %v: tensor<4x6x3xf32>,
+                            %tokens: tensor<2x1x1x6xf32> {graph.kind = "input"}) -> tensor<4x8x3xf32> {
+  %s = graph.batch_matmul %q, %k {transpose_rhs} : (tensor<4x8x4xf32>, tensor<4x6x4xf32>) -> tensor<4x8x6xf32>
+  %s4 = graph.reshape %s : (tensor<4x8x6xf32>) -> tensor<2x2x8x6xf32>
+  %ss = graph.scale %s4 {factor = 0.25 : f32} : tensor<2x2x8x6xf32>
+  %pad = graph.activation equal %tokens {alpha = 0.0 : f32} : tensor<2x1x1x6xf32>
+  %keep = graph.scale %pad {factor = -1.0 : f32, offset = 1.0 : f32} : tensor<2x1x1x6xf32>
+  %fill = graph.scale %pad {factor = -3.40282347E+38 : f32} : tensor<2x1x1x6xf32>
+  %ones = graph.fill {value = 1.0 : f32} : tensor<2x16x1xf32>
+  %keep_rows = graph.reshape %pad : (tensor<2x1x1x6xf32>) -> tensor<2x1x6xf32>
+  %keep_copies = graph.batch_matmul %ones, %keep_rows : (tensor<2x16x1xf32>, tensor<2x1x6xf32>) -> tensor<2x16x6xf32>
+  %keep_b = graph.reshape %keep_copies : (tensor<2x16x6xf32>) -> tensor<2x2x8x6xf32>
+  %kept = graph.mul %ss, %keep_b : tensor<2x2x8x6xf32>
+  %ones2 = graph.fill {value = 1.0 : f32} : tensor<2x16x1xf32>
+  %fill_rows = graph.reshape %fill : (tensor<2x1x1x6xf32>) -> tensor<2x1x6xf32>
+  %fill_copies = graph.batch_matmul %ones2, %fill_rows : (tensor<2x16x1xf32>, tensor<2x1x6xf32>) -> tensor<2x16x6xf32>
+  %fill_b = graph.reshape %fill_copies : (tensor<2x16x6xf32>) -> tensor<2x2x8x6xf32>
+  %sum = graph.add %fill_b, %kept : tensor<2x2x8x6xf32>
+  %p = graph.softmax %sum {axis = 3 : i64} : tensor<2x2x8x6xf32>
+  %p3 = graph.reshape %p : (tensor<2x2x8x6xf32>) -> tensor<4x8x6xf32>
+  %o = graph.batch_matmul %p3, %v : (tensor<4x8x6xf32>, tensor<4x6x3xf32>) -> tensor<4x8x3xf32>
+  return %o : tensor<4x8x3xf32>
+}
+
+// -----
+
 // The same bias computed from a parameter (a learned per-key bias) would need a gradient,
 // which bias never gets: the chain stays unfused.
 // CHECK-LABEL: func.func @learned_bias

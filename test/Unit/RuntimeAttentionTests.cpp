@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -242,6 +243,64 @@ TEST_P(AttentionBlocks, DropoutEqualsTheUnfusedChainWithTheSameMask) {
   EXPECT_NE(other.out, x.out);
 }
 
+TEST_P(AttentionBlocks, FilledBiasEqualsTheUnfusedMaskedFill) {
+  // masked_fill(pad, fill) of the scaled scores, held unfused as scaled * (1 - pad) + fill * pad
+  // and fused as a bias_fills bias fill * pad. 2 sequences x 2 heads, 5 queries, 7 keys: the
+  // first sequence pads keys 1 and 5, the second pads every key, so its rows are all fill
+  // (uniform probabilities) and no gradient reaches its scores: its dq and dk are exactly 0.
+  AttentionShape sh{4, 5, 7, 3, 4, GetParam(), 0.6f, 0.0f, 0, 0};
+  sh.biasHeads = 2;
+  sh.biasFills = true;
+  const int64_t B = sh.batch, M = sh.queries, N = sh.keys, D = sh.width, E = sh.valueWidth;
+  const float fill = -std::numeric_limits<float>::max();
+  std::vector<float> pad(2 * N, 0.0f), bias(2 * N);
+  pad[1] = pad[5] = 1.0f;
+  std::fill(pad.begin() + N, pad.end(), 1.0f);
+  for (size_t j = 0; j < pad.size(); ++j)
+    bias[j] = fill * pad[j];
+  Buffers x = randomBuffers(sh);
+  runFused(x, sh, 0, 0.0f, bias.data());
+
+  // The unfused chain with the runtime's kernels: scores, masked_fill, softmax, . v.
+  std::vector<float> scores(B * M * N), masked(B * M * N), probs(B * M * N), out(B * M * E);
+  batchMatmul(x.q.data(), x.k.data(), scores.data(), B, M, N, D, false, true);
+  auto padOf = [&](int64_t at) { return pad[size_t((at / (M * N)) / 2 * N + at % N)]; };
+  for (int64_t at = 0; at < B * M * N; ++at)
+    masked[at] = scores[at] * sh.scale * (1.0f - padOf(at)) + fill * padOf(at);
+  softmax(masked.data(), probs.data(), B * M, N, 1);
+  batchMatmul(probs.data(), x.v.data(), out.data(), B, M, E, N, false, false);
+  expectClose(x.out, toDouble(out), 1e-5);
+
+  std::vector<float> dProbs(B * M * N), dMasked(B * M * N), dScores(B * M * N), dq(x.q.size()),
+      dk(x.k.size()), dv(x.v.size());
+  batchMatmul(x.dout.data(), x.v.data(), dProbs.data(), B, M, N, E, false, true);
+  batchMatmul(probs.data(), x.dout.data(), dv.data(), B, N, E, M, true, false);
+  softmaxBackward(dProbs.data(), probs.data(), dMasked.data(), B * M, N, 1);
+  for (int64_t at = 0; at < B * M * N; ++at)
+    dScores[at] = dMasked[at] * (1.0f - padOf(at)) * sh.scale;
+  batchMatmul(dScores.data(), x.k.data(), dq.data(), B, M, D, N, false, false);
+  batchMatmul(dScores.data(), x.q.data(), dk.data(), B, N, D, M, true, false);
+  expectClose(x.dq, toDouble(dq), 1e-5);
+  expectClose(x.dk, toDouble(dk), 1e-5);
+  expectClose(x.dv, toDouble(dv), 1e-5);
+  const size_t half = x.dq.size() / 2, keyHalf = x.dk.size() / 2;
+  EXPECT_TRUE(std::all_of(x.dq.begin() + half, x.dq.end(), [](float g) { return g == 0.0f; }));
+  EXPECT_TRUE(std::all_of(x.dk.begin() + keyHalf, x.dk.end(), [](float g) { return g == 0.0f; }));
+  // The fully padded sequence's outputs are the mean of its values, as the unfused chain's.
+  for (int64_t e = 0; e < E; ++e) {
+    double mean = 0.0;
+    for (int64_t j = 0; j < N; ++j)
+      mean += x.v[size_t((2 * N + j) * E + e)];
+    EXPECT_NEAR(x.out[size_t(2 * M * E + e)], mean / N, 1e-6);
+  }
+  // Added rather than filled, the same bias gives the padded rows' scores a gradient.
+  sh.biasFills = false;
+  Buffers added = randomBuffers(sh);
+  runFused(added, sh, 0, 0.0f, bias.data());
+  EXPECT_FALSE(
+      std::all_of(added.dq.begin() + half, added.dq.end(), [](float g) { return g == 0.0f; }));
+}
+
 INSTANTIATE_TEST_SUITE_P(QueryBlocks, AttentionBlocks, ::testing::Values(0, 2, 1),
                          [](const auto &info) {
                            return info.param ? "block" + std::to_string(info.param) : "all";
@@ -252,11 +311,11 @@ INSTANTIATE_TEST_SUITE_P(QueryBlocks, AttentionBlocks, ::testing::Values(0, 2, 1
 // may run them.
 void warpProbabilityRow(float *row, int64_t keys, float scale, bool dropout, uint64_t key,
                         int64_t first, float ratio, int64_t visible,
-                        const float *scoreBias = nullptr) {
+                        const float *scoreBias = nullptr, bool biasFills = false) {
   float maxParts[kRowLanes];
   double sumParts[kRowLanes];
   for (int lane = kRowLanes - 1; lane >= 0; --lane)
-    maxParts[lane] = attentionScaleMaxLane(row, keys, scale, lane, visible, scoreBias);
+    maxParts[lane] = attentionScaleMaxLane(row, keys, scale, lane, visible, scoreBias, biasFills);
   for (int lane = kRowLanes - 1; lane >= 0; --lane)
     sumParts[lane] = attentionExpSumLane(row, keys, laneMax(maxParts), lane);
   for (int lane = kRowLanes - 1; lane >= 0; --lane)
@@ -264,13 +323,13 @@ void warpProbabilityRow(float *row, int64_t keys, float scale, bool dropout, uin
                            key, first, ratio);
 }
 void warpGradientRow(float *p, float *g, int64_t keys, bool dropout, uint64_t key, int64_t first,
-                     float ratio) {
+                     float ratio, const float *filledBias = nullptr) {
   double sumParts[kRowLanes];
   for (int lane = kRowLanes - 1; lane >= 0; --lane)
     sumParts[lane] = attentionGradDotLane(p, g, keys, lane, dropout, key, first, ratio);
   for (int lane = kRowLanes - 1; lane >= 0; --lane)
     attentionGradApplyLane(p, g, keys, static_cast<float>(laneSum(sumParts)), lane, dropout, key,
-                           first, ratio);
+                           first, ratio, filledBias);
 }
 
 TEST(AttentionRows, CpuRowsEqualTheWarpLanesBitForBit) {
@@ -299,6 +358,23 @@ TEST(AttentionRows, CpuRowsEqualTheWarpLanesBitForBit) {
         warpProbabilityRow(warp.data(), keys, 0.37f, dropout, key, first, 0.25f, visible,
                            bias.data());
         ASSERT_EQ(0, std::memcmp(cpu.data(), warp.data(), sizeof(float) * size_t(keys)));
+        // And that bias filling rather than adding (bias_fills), forward and backward.
+        cpu = scores, warp = scores;
+        attentionProbabilityRow(cpu.data(), keys, 0.37f, dropout, key, first, 0.25f, visible,
+                                bias.data(), true);
+        warpProbabilityRow(warp.data(), keys, 0.37f, dropout, key, first, 0.25f, visible,
+                           bias.data(), true);
+        ASSERT_EQ(0, std::memcmp(cpu.data(), warp.data(), sizeof(float) * size_t(keys)));
+        {
+          std::vector<float> g = randomVec(size_t(keys), uint64_t(keys) * 7 + 4), gWarp = g,
+                             pWarp = cpu;
+          attentionGradientRow(cpu.data(), g.data(), keys, dropout, key, first, 0.25f, bias.data());
+          warpGradientRow(pWarp.data(), gWarp.data(), keys, dropout, key, first, 0.25f,
+                          bias.data());
+          ASSERT_EQ(0, std::memcmp(g.data(), gWarp.data(), sizeof(float) * size_t(keys)));
+          for (size_t j = 0; j < g.size(); j += 3) // filled keys: no gradient
+            ASSERT_EQ(g[j], 0.0f) << "key " << j;
+        }
         double total = 0.0; // a softmax row sums to 1 (before dropout)
         std::vector<float> undropped = scores;
         attentionProbabilityRow(undropped.data(), keys, 0.37f, false, 0, 0, 0.0f, visible);

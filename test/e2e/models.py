@@ -38,7 +38,8 @@ SEEDS = {"mlp": 1, "cnn": 2, "cnn_bce": 3, "resmlp": 4,
          "arith_mlp": 26, "googlenet": 27, "vit": 28, "bcast_mlp": 29,
          "causal_cls": 30, "causal_lm": 31, "nano_gpt": 32, "nano_gpt_tied": 32,
          "nano_gpt_trilu": 32, "llama": 33, "llama_gqa": 34, "row_mlp": 35,
-         "llama_hf": 36, "math_mlp": 37, "pad_cls": 38, "mask_cls": 39, "mask_cls_hf": 39}
+         "llama_hf": 36, "math_mlp": 37, "pad_cls": 38, "mask_cls": 39, "mask_cls_hf": 39,
+         "kpm_cls": 40}
 
 # torchvision models (issue #6), small so that a test takes seconds: 10 classes, 32x32 images,
 # batch 4, exported in training mode (BatchNormalization with batch statistics and running-stat
@@ -89,7 +90,8 @@ TOKEN_MODELS = {"emb_lstm": dict(vocabulary=50, seq=12), "causal_cls": dict(voca
                 "nano_gpt_trilu": dict(vocabulary=50, seq=12),
                 "llama": dict(vocabulary=50, seq=12), "llama_gqa": dict(vocabulary=50, seq=12),
                 "llama_hf": dict(vocabulary=50, seq=12), "pad_cls": dict(vocabulary=6, seq=12),
-                "mask_cls": dict(vocabulary=50, seq=12), "mask_cls_hf": dict(vocabulary=50, seq=12)}
+                "mask_cls": dict(vocabulary=50, seq=12), "mask_cls_hf": dict(vocabulary=50, seq=12),
+                "kpm_cls": dict(vocabulary=6, seq=12)}
 # Models with a second data input after the token ids, as Hugging Face models take them:
 # attention_mask [batch, seq], int64, 1 for a real token and 0 for padding (make_data in
 # train_vs_torch.py pads each sequence after a random length).
@@ -126,7 +128,7 @@ DROPOUT_TRANSFORMERS = {
 BATCHES.update({name: 4 for name in DROPOUT})
 TRAINING_EXPORT = (TORCHVISION + TRANSFORMERS + ("unet", "causal_cls", "causal_lm", "nano_gpt",
                                                  "nano_gpt_tied", "nano_gpt_trilu", "llama",
-                   "llama_gqa", "llama_hf")
+                   "llama_gqa", "llama_hf", "kpm_cls")
                    + RECURRENT + DROPOUT)
 
 # Which loss graphc is asked to use for each model.
@@ -327,6 +329,30 @@ class PaddedClassifier(nn.Module):
         scores = scores.masked_fill(pad[:, None, None, :], float("-inf"))
         y = (torch.softmax(scores, dim=-1) @ v).transpose(1, 2).reshape(B, T, C)
         h = h + self.proj(y)
+        keep = (~pad).float().unsqueeze(-1)
+        pooled = (h * keep).sum(1) / keep.sum(1)
+        x = self.fc(pooled)
+        return torch.softmax(x, dim=1) if self.head else x
+
+
+class KeyPaddingClassifier(PaddedClassifier):
+    """PaddedClassifier's model with its attention an nn.MultiheadAttention(32, 2,
+    batch_first=True) given key_padding_mask = tokens == 0: torch 1.13 exports the mask
+    expanded to the heads ([batch x heads, 1, keys]), filled into zeros (Where(pad, -inf, 0),
+    an additive float mask) and added to the scores by baddbmm; the rest as PaddedClassifier
+    (pre-norm, a residual, the mean over the real tokens, Linear(32, 10))."""
+
+    def __init__(self, vocabulary, seq):
+        super().__init__(vocabulary, seq)
+        del self.qkv, self.proj
+        self.attn = nn.MultiheadAttention(32, 2, batch_first=True)
+
+    def forward(self, tokens):
+        pad = tokens == 0
+        h = self.emb(tokens) + self.pos
+        x = self.norm(h)
+        y, _ = self.attn(x, x, x, key_padding_mask=pad, need_weights=False)
+        h = h + y
         keep = (~pad).float().unsqueeze(-1)
         pooled = (h * keep).sum(1) / keep.sum(1)
         x = self.fc(pooled)
@@ -854,6 +880,8 @@ def build(name):
         return model
     if name == "pad_cls":
         return PaddedClassifier(TOKEN_MODELS[name]["vocabulary"], TOKEN_MODELS[name]["seq"])
+    if name == "kpm_cls":
+        return KeyPaddingClassifier(TOKEN_MODELS[name]["vocabulary"], TOKEN_MODELS[name]["seq"])
     if name in ("mask_cls", "mask_cls_hf"):
         model = MaskedClassifier(TOKEN_MODELS[name]["vocabulary"], TOKEN_MODELS[name]["seq"])
         model.expand_mask = name == "mask_cls_hf"

@@ -32,21 +32,27 @@ GRAPHC_HD float attentionKeepFactor(bool dropout, uint64_t dropKey, int64_t inde
 }
 
 /// Score j of a row: scale * s, plus its bias when there is one (a mask's 0 or large negative:
-/// graph.attention's bias), as the unfused scale and add compute it.
-GRAPHC_HD float attentionScore(float s, float scale, const float *scoreBias, int64_t j) {
-  return scoreBias ? s * scale + scoreBias[j] : s * scale;
+/// graph.attention's bias), as the unfused scale and add compute it. With `biasFills` a non-zero
+/// bias replaces the score instead (a masked_fill: the unfused (scale s) (1 - mask) + fill mask,
+/// whose masked term is fill exactly and whose kept one is scale s + -0, that is scale s).
+GRAPHC_HD float attentionScore(float s, float scale, const float *scoreBias, int64_t j,
+                               bool biasFills) {
+  if (!scoreBias)
+    return s * scale;
+  return biasFills && scoreBias[j] != 0.0f ? scoreBias[j] : s * scale + scoreBias[j];
 }
 
 /// Pass 1 of the probabilities, lane `lane`'s keys: row[j] <- scale * row[j] (+ scoreBias[j]) for
 /// the first `visible` keys and -inf for the others (a causal attention's query i sees keys
 /// 0..i, so visible = i + 1; all keys otherwise), whose exponentials are then exactly 0, so
 /// that masked probabilities are 0 and add nothing to the sums; returns their maximum (-inf
-/// when the lane owns no key). `scoreBias` is null without one.
+/// when the lane owns no key). `scoreBias` is null without one; `biasFills` as attentionScore's.
 GRAPHC_HD float attentionScaleMaxLane(float *row, int64_t keys, float scale, int lane,
-                                      int64_t visible, const float *scoreBias = nullptr) {
+                                      int64_t visible, const float *scoreBias = nullptr,
+                                      bool biasFills = false) {
   float mx = -INFINITY;
   for (int64_t j = lane; j < keys; j += kRowLanes) {
-    row[j] = j < visible ? attentionScore(row[j], scale, scoreBias, j) : -INFINITY;
+    row[j] = j < visible ? attentionScore(row[j], scale, scoreBias, j, biasFills) : -INFINITY;
     mx = row[j] > mx ? row[j] : mx;
   }
   return mx;
@@ -100,21 +106,26 @@ GRAPHC_HD double attentionGradDotLane(const float *p, const float *g, int64_t ke
 }
 
 /// The backward's pass 2, `d` = D rounded to float: p[j] <- P~_j, g[j] <- dS_j for the keys
-/// j = begin, begin + stride, ... (elementwise).
+/// j = begin, begin + stride, ... (elementwise). `filledBias` (null: none) is the row of a
+/// bias_fills bias: where it is non-zero the score was the fill, which no gradient reaches, so
+/// dS_j = 0 there, also in a row whose keys are all filled (uniform probabilities, whose
+/// dS would otherwise be non-zero).
 GRAPHC_HD void attentionGradApplyLaneRange(float *p, float *g, int64_t keys, float d, int64_t begin,
                                            int64_t stride, bool dropout, uint64_t dropKey,
-                                           int64_t firstIndex, float ratio) {
+                                           int64_t firstIndex, float ratio,
+                                           const float *filledBias = nullptr) {
   for (int64_t j = begin; j < keys; j += stride) {
     const float m = attentionKeepFactor(dropout, dropKey, firstIndex + j, ratio);
     const float probability = p[j];
     p[j] = probability * m;
-    g[j] = probability * (m * g[j] - d);
+    g[j] = filledBias && filledBias[j] != 0.0f ? 0.0f : probability * (m * g[j] - d);
   }
 }
 GRAPHC_HD void attentionGradApplyLane(float *p, float *g, int64_t keys, float d, int lane,
                                       bool dropout, uint64_t dropKey, int64_t firstIndex,
-                                      float ratio) {
-  attentionGradApplyLaneRange(p, g, keys, d, lane, kRowLanes, dropout, dropKey, firstIndex, ratio);
+                                      float ratio, const float *filledBias = nullptr) {
+  attentionGradApplyLaneRange(p, g, keys, d, lane, kRowLanes, dropout, dropKey, firstIndex, ratio,
+                              filledBias);
 }
 
 /// row[j] (raw scores q . k_j) <- softmax(scale * row)[j] over the first `visible` keys (0 for
@@ -128,11 +139,12 @@ GRAPHC_HD void attentionGradApplyLane(float *p, float *g, int64_t keys, float d,
 /// and the probabilities, are the lane functions' bit for bit (test/cuda: worst error 0).
 GRAPHC_HD void attentionProbabilityRow(float *row, int64_t keys, float scale, bool dropout,
                                        uint64_t dropKey, int64_t firstIndex, float ratio,
-                                       int64_t visible, const float *scoreBias = nullptr) {
+                                       int64_t visible, const float *scoreBias = nullptr,
+                                       bool biasFills = false) {
   float mx = -INFINITY; // the lanes' maxima's maximum: max is exact, so any order gives it
   for (int64_t j = 0; j < keys; ++j) {
     // (attentionScaleMaxLane's score and mask)
-    row[j] = j < visible ? attentionScore(row[j], scale, scoreBias, j) : -INFINITY;
+    row[j] = j < visible ? attentionScore(row[j], scale, scoreBias, j, biasFills) : -INFINITY;
     mx = row[j] > mx ? row[j] : mx;
   }
   double sums[kRowLanes] = {};
@@ -152,9 +164,11 @@ GRAPHC_HD void attentionProbabilityRow(float *row, int64_t keys, float scale, bo
 /// m_j = keep_j / (1 - ratio) (1 without dropout), P~ = m P and D = sum_j dP~_j P~_j (which is
 /// dO . O), it leaves P~ in `p` (for dV = P~^T dO) and dS = P (m dP~ - D) in `g` (for dQ and
 /// dK). D is summed in double by lanes, as the probabilities' sum, and in the same way on the
-/// CPU: keys in order, lane l's products into sums[l].
+/// CPU: keys in order, lane l's products into sums[l]. `filledBias` as
+/// attentionGradApplyLaneRange's.
 GRAPHC_HD void attentionGradientRow(float *p, float *g, int64_t keys, bool dropout,
-                                    uint64_t dropKey, int64_t firstIndex, float ratio) {
+                                    uint64_t dropKey, int64_t firstIndex, float ratio,
+                                    const float *filledBias = nullptr) {
   double sums[kRowLanes] = {};
   for (int64_t j0 = 0; j0 < keys; j0 += kRowLanes) {
     const int64_t chunk = keys - j0 < kRowLanes ? keys - j0 : kRowLanes;
@@ -162,7 +176,7 @@ GRAPHC_HD void attentionGradientRow(float *p, float *g, int64_t keys, bool dropo
       sums[l] += attentionGradDotTerm(p, g, j0 + l, dropout, dropKey, firstIndex, ratio);
   }
   const float d = static_cast<float>(laneSum(sums));
-  attentionGradApplyLaneRange(p, g, keys, d, 0, 1, dropout, dropKey, firstIndex, ratio);
+  attentionGradApplyLaneRange(p, g, keys, d, 0, 1, dropout, dropKey, firstIndex, ratio, filledBias);
 }
 
 } // namespace graphc::rt

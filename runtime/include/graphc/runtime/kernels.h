@@ -67,6 +67,9 @@ struct AttentionShape {
   // ([batch / biasHeads, keys], a key-padding mask).
   int64_t biasHeads = 0;
   bool biasPerQuery = false;
+  // Whether a non-zero bias replaces the score rather than adding to it (graph.attention's
+  // bias_fills, a masked_fill), the score then getting no gradient.
+  bool biasFills = false;
 };
 /// The bias row of query `query` of slice `b`, or null without a score bias.
 inline const float *attentionBiasRow(const float *scoreBias, const AttentionShape &sh, int64_t b,
