@@ -146,6 +146,10 @@ CORRECTNESS = [
     # step) and the key-padding mask fused into graph.attention's bias.
     ("mask_cls-sgd", "e2e:mask_cls", ["--ids", "50", "--binary-inputs", "attention_mask",
                                       "--optimizer", "sgd", "--lr", "0.1", "--steps", "8"]),
+    # Session 38: masked_fill of the scores fused (bias_fills; pad_cls above) and
+    # nn.MultiheadAttention's key_padding_mask fused as a per-slice bias.
+    ("kpm_cls-sgd", "e2e:kpm_cls", ["--ids", "6", "--optimizer", "sgd", "--lr", "0.1",
+                                    "--steps", "8"]),
 ]
 # The cases also trained by PyTorch on the GPU (test/e2e/models.py's name): the models of #2 and
 # three of #6, from the same initial weights on the same batches, TF32 off; issue #3 asks for
