@@ -28,11 +28,13 @@
 #include "dialects/graph/GraphOps.h"
 #include "importers/common/InitialValueCache.h"
 #include "importers/common/RecurrentUnroll.h"
+#include "importers/onnx/BatchLocation.h"
 #include "importers/onnx/ParameterInputs.h"
 
 using namespace mlir;
 using namespace graphc;
 using namespace graphc::graph;
+using namespace graphc::onnx_import;
 
 namespace graphc::onnx_import {
 
@@ -644,6 +646,66 @@ private:
     const HostTensor *h = constants.lookup(name);
     return h && h->dataType == onnx::TensorProto::FLOAT && h->floats.size() > 1;
   }
+  /// Whether float32 host tensor `h`'s slices along `axis` are all equal. O(elements).
+  static bool slicesEqualAlong(const HostTensor &h, size_t axis) {
+    const int64_t extent = h.dims[axis];
+    const int64_t inner =
+        std::accumulate(h.dims.begin() + axis + 1, h.dims.end(), int64_t{1}, std::multiplies<>());
+    const int64_t outer = extent * inner ? int64_t(h.floats.size()) / (extent * inner) : 0;
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t e = 1; e < extent; ++e)
+        if (!std::equal(h.floats.begin() + (o * extent + e) * inner,
+                        h.floats.begin() + (o * extent + e + 1) * inner,
+                        h.floats.begin() + o * extent * inner))
+          return false;
+    return true;
+  }
+  /// `h` without all but the first slice along `axis` (its extent there 1). O(elements).
+  static void keepFirstSliceAlong(HostTensor &h, size_t axis) {
+    const int64_t extent = h.dims[axis];
+    const int64_t inner =
+        std::accumulate(h.dims.begin() + axis + 1, h.dims.end(), int64_t{1}, std::multiplies<>());
+    const int64_t outer = extent * inner ? int64_t(h.floats.size()) / (extent * inner) : 0;
+    std::vector<float> kept;
+    for (int64_t o = 0; o < outer; ++o)
+      kept.insert(kept.end(), h.floats.begin() + o * extent * inner,
+                  h.floats.begin() + (o * extent + 1) * inner);
+    h.floats = std::move(kept);
+    h.dims[axis] = 1;
+  }
+
+  /// A float32 constant table that a static export baked its batch into (torch's zeros_like of
+  /// nn.MultiheadAttention's [batch x heads, 1, keys] mask), read by `node` with a computed
+  /// operand, when the model is imported at another batch: where the computed operand holds
+  /// the batch (BatchLocator), the table's aligned axis has the exported batch's extent and
+  /// equal slices along it (it does not vary with the sample), it is kept with that axis 1,
+  /// which broadcasting then gives this batch's extent. Anything else is left as it is (and
+  /// fails to broadcast, naming the node).
+  void unbakeTableBatch(const onnx::NodeProto &node) {
+    if (exportedBatch <= 0 || options.batch <= 0 || exportedBatch == options.batch ||
+        node.input_size() != 2)
+      return;
+    for (int index : {0, 1}) {
+      const std::string &name = node.input(index);
+      auto other = values.find(node.input(1 - index));
+      if (!isConstantTable(name) || other == values.end())
+        continue;
+      BatchLocation where = batchLocator().locate(other->second);
+      auto computed = shapeOf(other->second);
+      HostTensor h = *constants.lookup(name);
+      const int64_t axis = where.axis - (int64_t(computed.size()) - int64_t(h.dims.size()));
+      int64_t exportedExtent = 0;
+      if (!where.isAt() || axis < 0 ||
+          __builtin_mul_overflow(computed[where.axis] / options.batch, exportedBatch,
+                                 &exportedExtent) ||
+          h.dims[size_t(axis)] != exportedExtent || h.dims[size_t(axis)] == computed[where.axis] ||
+          !slicesEqualAlong(h, size_t(axis)))
+        continue;
+      keepFirstSliceAlong(h, size_t(axis));
+      constants[name] = std::move(h);
+    }
+  }
+
   /// The constant table `name` as a tensor operand: a parameter argument that does not train
   /// (graph.trainable = false), so that it is a persistent buffer of the arena, initialised
   /// from its values at start-up and saved with the weights, and nothing computes its
@@ -663,25 +725,9 @@ private:
         resultDims.size() >= h.dims.size() ? resultDims.size() - h.dims.size() : 0;
     for (size_t axis = 0; axis < h.dims.size() && resultDims.size() >= h.dims.size(); ++axis) {
       const int64_t extent = h.dims[axis];
-      if (extent <= 1 || resultDims[offset + axis] != extent)
+      if (extent <= 1 || resultDims[offset + axis] != extent || !slicesEqualAlong(h, axis))
         continue;
-      const int64_t inner =
-          std::accumulate(h.dims.begin() + axis + 1, h.dims.end(), int64_t{1}, std::multiplies<>());
-      const int64_t outer = int64_t(h.floats.size()) / (extent * inner);
-      bool equal = true;
-      for (int64_t o = 0; equal && o < outer; ++o)
-        for (int64_t e = 1; equal && e < extent; ++e)
-          equal = std::equal(h.floats.begin() + (o * extent + e) * inner,
-                             h.floats.begin() + (o * extent + e + 1) * inner,
-                             h.floats.begin() + o * extent * inner);
-      if (!equal)
-        continue;
-      std::vector<float> kept;
-      for (int64_t o = 0; o < outer; ++o)
-        kept.insert(kept.end(), h.floats.begin() + o * extent * inner,
-                    h.floats.begin() + (o * extent + 1) * inner);
-      h.floats = std::move(kept);
-      h.dims[axis] = 1;
+      keepFirstSliceAlong(h, axis);
       reduced = true;
     }
     std::string key = name;
@@ -896,8 +942,10 @@ private:
       std::vector<int64_t> dims;
       for (int i = 0; i < tensorType.shape().dim_size(); ++i) {
         const auto &d = tensorType.shape().dim(i);
-        if (i == 0 && d.has_dim_value() && d.dim_value() > 0 && exportedBatch == 0)
+        if (i == 0 && d.has_dim_value() && d.dim_value() > 0 && exportedBatch == 0) {
           exportedBatch = d.dim_value();
+          batchedInput = input.name();
+        }
         if (i == 0 && options.batch > 0) {
           dims.push_back(options.batch);
         } else if (d.has_dim_value() && d.dim_value() > 0) {
@@ -1162,6 +1210,7 @@ private:
   /// [1, S, D] added to [B, S, D], a per-feature scale [D], a per-row shift [B, S, 1]): each
   /// broadcast to their numpy shape (broadcastTo), then the elementwise op.
   Value broadcastBinary(const onnx::NodeProto &node, Location loc) {
+    unbakeTableBatch(node);
     // The result's shape from the operands' (a constant table's from its host tensor), then
     // the operands, a table kept without the axes along which it repeats (constantTable).
     auto shapeOfInput = [&](int index) {
@@ -1717,20 +1766,70 @@ private:
     return true;
   }
 
-  /// The dimensions Reshape node `node` gives an input of dimensions `xs`: its int64 shape
-  /// constant with 0 copying the input's dimension and one -1 inferred; a shape that does not
-  /// hold the input's elements fails naming the node.
-  std::vector<int64_t> reshapedDims(const onnx::NodeProto &node, const std::vector<int64_t> &xs) {
-    const HostTensor &shape = constantOf(node, 1);
-    if (shape.dataType != onnx::TensorProto::INT64)
-      fail(nodeLabel(node) + ": the shape must be int64");
-    if (intAttr(node, "allowzero", 0) != 0)
-      refuseAttr(node, "allowzero", "= 1 is not supported");
-    int64_t total = std::accumulate(xs.begin(), xs.end(), int64_t{1}, std::multiplies<>());
+  /// Concat `node`'s `inputs` at a batch other than the exported one: an input that expanded a
+  /// batch-free tensor to the exported batch (bakedExpands) along the axis where another input
+  /// holds this batch (BatchLocator) is expanded again to that input's extent there. A
+  /// concatenation along the batch axis itself is left alone.
+  void rebaseExpandedInputs(const onnx::NodeProto &node, Location loc, SmallVector<Value> &inputs) {
+    if (bakedExpands.empty())
+      return;
+    std::optional<BatchLocation> where;
+    Value located;
+    for (Value v : inputs)
+      if (BatchLocation at = batchLocator().locate(v); at.isAt() && !where) {
+        where = at;
+        located = v;
+      }
+    if (!where)
+      return;
+    const int64_t rank = int64_t(shapeOf(located).size()), axis = axisAttr(node, rank);
+    if (axis == where->axis)
+      return;
+    const int64_t extent = shapeOf(located)[where->axis];
+    for (int i = 0; i < node.input_size(); ++i) {
+      auto baked = bakedExpands.find(node.input(i));
+      std::vector<int64_t> dims = shapeOf(inputs[i]);
+      int64_t exportedExtent = 0;
+      if (baked == bakedExpands.end() || int64_t(dims.size()) != rank ||
+          dims[where->axis] == extent ||
+          __builtin_mul_overflow(extent / options.batch, exportedBatch, &exportedExtent) ||
+          dims[where->axis] != exportedExtent)
+        continue;
+      dims[where->axis] = extent;
+      inputs[i] =
+          broadcastOperand(node, loc, baked->second, dims,
+                           "of " + typeString(baked->second.getType()) + " to " + listText(dims));
+    }
+  }
+
+  /// Why a shape may have failed when the model is imported at a batch other than the one its
+  /// static export baked into its shape constants, and what to do; empty otherwise.
+  std::string bakedBatchHint() const {
+    if (exportedBatch <= 0 || options.batch <= 0 || exportedBatch == options.batch)
+      return "";
+    const std::string why =
+        exportedBatch == 1 || options.batch == 1
+            ? "a batch of 1 leaves it unknowable which axis of this shape holds the batch (a "
+              "sequence-first attention's [seq, batch x heads, width] or [seq x batch, heads, "
+              "width])"
+            : "graphc cannot locate the batch in this shape";
+    return " (the export bakes its batch " + std::to_string(exportedBatch) +
+           " into this shape, and " + why + " to rebase it to batch " +
+           std::to_string(options.batch) +
+           "; export with a dynamic batch axis, torch.onnx.export(..., dynamic_axes={\"" +
+           batchedInput +
+           "\": {0: \"batch\"}}), or train at --batch=" + std::to_string(exportedBatch) + ")";
+  }
+
+  /// The dimensions shape constant `ints` of Reshape node `node` gives an input of dimensions
+  /// `xs`: 0 copies the input's dimension and one -1 is inferred. Their product is not checked.
+  std::vector<int64_t> resolvedShape(const onnx::NodeProto &node, const std::vector<int64_t> &ints,
+                                     const std::vector<int64_t> &xs) {
+    const int64_t total = std::accumulate(xs.begin(), xs.end(), int64_t{1}, std::multiplies<>());
     std::vector<int64_t> dims;
     int64_t known = 1, inferred = -1;
-    for (size_t i = 0; i < shape.ints.size(); ++i) {
-      int64_t d = shape.ints[i];
+    for (size_t i = 0; i < ints.size(); ++i) {
+      int64_t d = ints[i];
       if (d == 0) {
         if (i >= xs.size())
           fail(nodeLabel(node) + ": shape copies a dimension the input does not have");
@@ -1750,16 +1849,70 @@ private:
     }
     if (inferred >= 0)
       dims[inferred] = known ? total / known : 0;
+    return dims;
+  }
+
+  /// The dimensions Reshape node `node` gives an input `input` of dimensions `xs` (`input` null
+  /// for a host constant's): its int64 shape constant resolved by resolvedShape; a shape that
+  /// does not hold the input's elements fails naming the node.
+  ///
+  /// Imported at a batch other than the one a static export baked into its shape constants, the
+  /// constant is rebased: where the batch lies in the input is known (BatchLocator), the shape
+  /// is resolved against the input at the exported batch, and the batch found in it by its
+  /// flat stride, which a row-major reshape keeps (x.view(T, B * H, D) of a [T, B, E] input:
+  /// axis 1, B * H -> this batch * H). A shape that already holds the input with the batch in
+  /// one axis is kept (one computed by folded Shape arithmetic at this batch). Where the batch
+  /// is not located, a leading axis k * the exported batch becomes k * this batch
+  /// (rebaseBakedBatch).
+  std::vector<int64_t> reshapedDims(const onnx::NodeProto &node, const std::vector<int64_t> &xs,
+                                    Value input = Value(), BatchLocation *resultBatch = nullptr) {
+    const HostTensor &shape = constantOf(node, 1);
+    if (shape.dataType != onnx::TensorProto::INT64)
+      fail(nodeLabel(node) + ": the shape must be int64");
+    if (intAttr(node, "allowzero", 0) != 0)
+      refuseAttr(node, "allowzero", "= 1 is not supported");
+    const int64_t total = std::accumulate(xs.begin(), xs.end(), int64_t{1}, std::multiplies<>());
+    std::vector<int64_t> dims = resolvedShape(node, shape.ints, xs);
     int64_t count = std::accumulate(dims.begin(), dims.end(), int64_t{1}, std::multiplies<>());
-    // (A baked batch is rebased when that alone makes the shape hold the input.)
-    int64_t rebased = 0;
-    if (count != total && inferred != 0 && !dims.empty() && dims[0] > 0 && !xs.empty() &&
-        !__builtin_mul_overflow(count / dims[0], xs[0], &rebased) && rebased == total)
-      if (rebaseBakedBatch(dims, xs))
+    const bool batchMoved =
+        exportedBatch > 0 && options.batch > 0 && exportedBatch != options.batch;
+    BatchLocation where = input && batchMoved ? batchLocator().locate(input) : BatchLocation();
+    if (where.isAt() && batchStride(xs, where) > 0) {
+      const int64_t stride = batchStride(xs, where), now = options.batch;
+      if (BatchLocation kept = locateBatchByStride(dims, stride, now);
+          count == total && kept.isAt()) {
+        if (resultBatch)
+          *resultBatch = kept;
+        return dims;
+      }
+      // (Every product checked: a malformed file's shapes may overflow int64.)
+      std::vector<int64_t> exported = xs;
+      int64_t bakedCount = 1, wanted = 0, have = 0;
+      bool fits =
+          !__builtin_mul_overflow(xs[where.axis] / now, exportedBatch, &exported[where.axis]);
+      std::vector<int64_t> baked = fits ? resolvedShape(node, shape.ints, exported) : dims;
+      for (int64_t d : baked)
+        fits = fits && !__builtin_mul_overflow(bakedCount, d, &bakedCount);
+      fits = fits && !__builtin_mul_overflow(bakedCount, now, &have) &&
+             !__builtin_mul_overflow(total, exportedBatch, &wanted) && have == wanted;
+      BatchLocation found =
+          fits ? locateBatchByStride(baked, stride, exportedBatch) : BatchLocation();
+      if (found.isAt()) {
+        baked[found.axis] = baked[found.axis] / exportedBatch * now;
+        if (resultBatch)
+          *resultBatch = found;
+        return baked;
+      }
+    } else if (count != total && batchMoved && !dims.empty() && dims[0] > 0 && !xs.empty()) {
+      // (A baked leading batch is rebased when that alone makes the shape hold the input.)
+      int64_t rebased = 0;
+      if (shape.ints[0] != -1 && !__builtin_mul_overflow(count / dims[0], xs[0], &rebased) &&
+          rebased == total && rebaseBakedBatch(dims, xs))
         count = total;
+    }
     if (count != total)
       fail(nodeLabel(node) + ": cannot reshape " + std::to_string(total) + " elements to " +
-           std::to_string(count));
+           std::to_string(count) + bakedBatchHint());
     return dims;
   }
 
@@ -3054,7 +3207,12 @@ private:
     }
     if (op == "Reshape") {
       Value x = valueOf(node, 0);
-      define(node, b.create<ReshapeOp>(loc, f32(reshapedDims(node, shapeOf(x))), x));
+      BatchLocation batchAt;
+      Value reshaped =
+          b.create<ReshapeOp>(loc, f32(reshapedDims(node, shapeOf(x), x, &batchAt)), x);
+      if (batchAt.isAt())
+        batchLocator().remember(reshaped, batchAt);
+      define(node, reshaped);
       return;
     }
     if (op == "BatchNormalization") {
@@ -3178,6 +3336,7 @@ private:
       SmallVector<Value> inputs;
       for (int i = 0; i < node.input_size(); ++i)
         inputs.push_back(valueOf(node, i));
+      rebaseExpandedInputs(node, loc, inputs);
       auto shape = shapeOf(inputs[0]);
       int64_t rank = shape.size(), axis = axisAttr(node, rank);
       shape[axis] = 0;
@@ -3331,6 +3490,12 @@ private:
         define(node,
                broadcastOperand(node, loc, x, dims,
                                 "of " + typeString(x.getType()) + " to " + listText(shape.ints)));
+        // A batch-free tensor expanded to the exported batch (ViT's class token expanded to
+        // x.shape[0], baked): kept, so that a Concat with this batch's tensors can expand it
+        // again (rebaseExpandedInputs).
+        if (exportedBatch > 0 && options.batch > 0 && exportedBatch != options.batch &&
+            batchLocator().locate(x).kind == BatchLocation::Kind::Free)
+          bakedExpands[node.output(0)] = x;
         return;
       }
       // Of a constant (the zero initial state the exporter builds for a recurrent layer):
@@ -3798,6 +3963,16 @@ private:
   // The data inputs' declared (static) batch, 0 for a dynamic one: reshapedDims rebases the
   // shape constants an export baked it into.
   int64_t exportedBatch = 0;
+  // Where the batch lies in the values built so far (reshapedDims), made on first use.
+  std::optional<BatchLocator> locator;
+  BatchLocator &batchLocator() {
+    if (!locator)
+      locator.emplace(options.batch);
+    return *locator;
+  }
+  std::string batchedInput; // the data input that declared the exported batch (for hints)
+  // Expand results of batch-free tensors (by ONNX name) to their sources, when the batch moved.
+  std::map<std::string, Value> bakedExpands;
   std::set<std::string> integerInputs; // integer graph inputs (token ids, masks), as exact float32
   // Integer tensors computed from them (a mask's Unsqueeze, 1 - mask) by name, with the graph
   // input each derives from: float32 computes them exactly, except integer division.

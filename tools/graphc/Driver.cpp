@@ -1320,6 +1320,10 @@ private:
           c.microBatches > 1 ? llvm::formatv(" ({0} micro-batches)", c.microBatches).str()
                              : std::string(),
           ranks > 1 ? llvm::formatv(" ({0} per rank)", batch).str() : std::string());
+      // A larger batch that failed to import bounded the search, not the budget: say so.
+      if (!trialImportError.empty() && trialImportBatch > batch)
+        os << llvm::formatv("  {0,-22} (bounded by the import, not the budget: {1})\n", "",
+                            importBlocksBatchSearch());
       os.flush(); // each row as it is found: a search takes minutes on a large model
     }
     precision = "fp32";
@@ -1372,7 +1376,7 @@ private:
                                               ranks > 1 ? " (one row per rank)" : "")
                                     .str();
       fitsAt = batch > 0          ? llvm::formatv("; fits at --batch={0}", batch * ranks).str()
-               : !blocked.empty() ? "; no smaller batch was tried: " + blocked
+               : !blocked.empty() ? "; no smaller batch fits: " + blocked
                                   : noBatch;
     }
     // Would 16-bit storage fit where fp32 does not? (Only worth saying when it was not tried.)
@@ -1668,8 +1672,10 @@ private:
         }
         fail(kBadInput, error);
       }
-      if (!module)
+      if (!module) {
         trialImportError = error;
+        trialImportBatch = batch;
+      }
       if (module && summary.initialisedParameters && !opts.quiet && !trial && !onnxNoted) {
         llvm::errs() << "graphc: note: " << llvm::sys::path::filename(opts.model) << " has "
                      << summary.initialisedParameters
@@ -2377,6 +2383,7 @@ private:
   // Why the last trial import failed (an export whose Reshape constants fix the batch fails to
   // import at any other batch), so that a batch search can say so instead of "nothing fits".
   std::string trialImportError;
+  int64_t trialImportBatch = 0; // the batch it was imported at
   /// The reason a batch search found nothing, when the import failed rather than the budget.
   std::string importBlocksBatchSearch() const {
     if (trialImportError.empty())
@@ -2384,9 +2391,7 @@ private:
     llvm::StringRef why = trialImportError;
     if (why.starts_with(opts.model + ": "))
       why = why.drop_front(opts.model.size() + 2);
-    return llvm::formatv("the model does not import at other batches ({0}): the export fixes "
-                         "its batch; re-export it with the batch you want",
-                         why)
+    return llvm::formatv("the model does not import at --batch={0} ({1})", trialImportBatch, why)
         .str();
   }
 };
