@@ -118,6 +118,13 @@ private:
   std::map<std::string, HostTensor> own;
 };
 
+/// How a Reshape's baked shape was rebased: its shape at the exported batch and the batch's
+/// location in it (reshapedDims), learned by an import at batch 2 for one at batch 1.
+struct ReshapeRebase {
+  std::vector<int64_t> baked;
+  BatchLocation location;
+};
+
 class Importer {
 public:
   Importer(MLIRContext &ctx, std::string path, const OnnxImportOptions &options,
@@ -1877,6 +1884,25 @@ private:
     const bool batchMoved =
         exportedBatch > 0 && options.batch > 0 && exportedBatch != options.batch;
     BatchLocation where = input && batchMoved ? batchLocator().locate(input) : BatchLocation();
+    // At batch 1, where the batch lies is often unknowable from the shapes alone: the batch-2
+    // import's decision for this node is followed when it holds this input.
+    auto learned = learnedRebases && batchMoved && options.batch == 1
+                       ? learnedRebases->find(node.output(0))
+                       : std::map<std::string, ReshapeRebase>::const_iterator();
+    if (learnedRebases && batchMoved && options.batch == 1 && learned != learnedRebases->end()) {
+      std::vector<int64_t> rebased = learned->second.baked;
+      const int64_t axis = learned->second.location.axis;
+      rebased[axis] /= exportedBatch;
+      int64_t elements = 1;
+      bool fits = true;
+      for (int64_t d : rebased)
+        fits = fits && !__builtin_mul_overflow(elements, d, &elements);
+      if (fits && elements == total) {
+        if (resultBatch)
+          *resultBatch = learned->second.location;
+        return rebased;
+      }
+    }
     if (where.isAt() && batchStride(xs, where) > 0) {
       const int64_t stride = batchStride(xs, where), now = options.batch;
       if (BatchLocation kept = locateBatchByStride(dims, stride, now);
@@ -1898,6 +1924,8 @@ private:
       BatchLocation found =
           fits ? locateBatchByStride(baked, stride, exportedBatch) : BatchLocation();
       if (found.isAt()) {
+        if (recordRebases)
+          (*recordRebases)[node.output(0)] = {baked, found};
         baked[found.axis] = baked[found.axis] / exportedBatch * now;
         if (resultBatch)
           *resultBatch = found;
@@ -3971,6 +3999,15 @@ private:
     return *locator;
   }
   std::string batchedInput; // the data input that declared the exported batch (for hints)
+
+public:
+  // Rebased Reshapes by output name: recorded when `recordRebases` is set (the batch-2 import
+  // that importOnnxFile runs ahead of one at batch 1), followed when `learnedRebases` is.
+  std::map<std::string, ReshapeRebase> *recordRebases = nullptr;
+  const std::map<std::string, ReshapeRebase> *learnedRebases = nullptr;
+  int64_t exportedBatchOf() const { return exportedBatch; }
+
+private:
   // Expand results of batch-free tensors (by ONNX name) to their sources, when the batch moved.
   std::map<std::string, Value> bakedExpands;
   std::set<std::string> integerInputs; // integer graph inputs (token ids, masks), as exact float32
@@ -4014,7 +4051,24 @@ OwningOpRef<ModuleOp> graphc::importOnnxFile(const std::string &path, MLIRContex
     reuse.state = std::move(state);
   }
   context.loadDialect<GraphDialect, func::FuncDialect>();
+  // At batch 1 a baked batch's axis is often unknowable from the shapes (a [T, 1 x H, D] view
+  // is also [T x 1, H, D]): an import at batch 2 (3 for an export at 2), thrown away, decides
+  // each baked Reshape, and the batch-1 import follows it. One more import, at batch 1 only.
+  std::map<std::string, ReshapeRebase> rebases;
+  if (options.batch == 1)
+    for (int64_t shadowBatch : {2, 3}) {
+      OnnxImportOptions shadowOptions = options;
+      shadowOptions.batch = shadowBatch;
+      Importer shadow(context, path, shadowOptions, *reuse.state);
+      shadow.recordRebases = &rebases;
+      std::string ignored;
+      (void)shadow.run(reuse.state->model, ignored);
+      if (shadow.exportedBatchOf() != shadowBatch)
+        break;
+    }
   Importer importer(context, path, options, *reuse.state);
+  if (!rebases.empty())
+    importer.learnedRebases = &rebases;
   auto module = importer.run(reuse.state->model, error);
   if (!module) {
     reuse.state.reset(); // a later import reads the file again, and fails the same way
