@@ -26,7 +26,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size && (data[size - 1] & 1))
     options.batch = 2;
   if (size && (data[size - 1] & 2))
-    options.inputShape = {8, 8, 3};
+    options.inputShapes = {{8, 8, 3}};
   options.usesCompileLoss = size && (data[0] & 1);
   graphc::KerasTrainingDefaults defaults;
   std::string error;

@@ -107,6 +107,21 @@ struct Ref {
   int64_t node = 0, tensor = 0;
 };
 
+/// "1st", "2nd", "3rd", "4th", ... for messages.
+std::string ordinal(size_t n) {
+  const char *suffix = (n % 100 >= 11 && n % 100 <= 13) ? "th"
+                       : n % 10 == 1                    ? "st"
+                       : n % 10 == 2                    ? "nd"
+                       : n % 10 == 3                    ? "rd"
+                                                        : "th";
+  return std::to_string(n) + suffix;
+}
+
+/// "once", "twice", "3 times", ... for messages.
+std::string times(size_t n) {
+  return n == 1 ? "once" : n == 2 ? "twice" : std::to_string(n) + " times";
+}
+
 /// Keras's naming.to_snake_case, as the Keras 3 weights file uses it for container paths.
 std::string toSnakeCase(const std::string &name) {
   std::string s;
@@ -2394,6 +2409,9 @@ private:
         if (!shape || shape->getAsNull())
           fail("the Sequential model declares no input shape (no InputLayer, "
                "batch_input_shape or build_input_shape)");
+        if (options.inputShapes.size() > 1)
+          fail("--input-shape is given " + times(options.inputShapes.size()) +
+               " but the Sequential model has one input");
         inputs = {dataInput(inputName, shape)};
       }
       if (inputs.size() != 1)
@@ -2442,8 +2460,10 @@ private:
       refuseAttr(l, "ragged", "= true is not supported");
   }
 
-  /// The function's data argument for a Keras input shape (batch first).
-  Tensor dataInput(const std::string &name, const json::Value *shapeValue) {
+  /// The function's data argument for a Keras input shape (batch first), data input `index`
+  /// of `count` (its --input-shape is the index-th).
+  Tensor dataInput(const std::string &name, const json::Value *shapeValue, size_t index = 0,
+                   size_t inputCount = 1) {
     const json::Array *a = shapeValue->getAsArray();
     if (!a || a->size() < 2 || a->size() > 4)
       fail("input \"" + name + "\" has shape " + show(shapeValue) +
@@ -2460,26 +2480,30 @@ private:
       dims.push_back(*i);
     }
     std::vector<int64_t> given(dims.begin() + 1, dims.end());
-    if (!options.inputShape.empty()) {
-      if (options.inputShape.size() != given.size())
-        fail("--input-shape has " + std::to_string(options.inputShape.size()) +
-             " dims but input \"" + name + "\" has " + std::to_string(given.size()) +
-             " after the batch: " + shapeText(dims));
+    // (Which --input-shape, when there are several inputs: "the 2nd --input-shape".)
+    const std::string flag = inputCount > 1 ? "the " + ordinal(index + 1) + " --input-shape"
+                                            : std::string("--input-shape");
+    if (index < options.inputShapes.size()) {
+      const std::vector<int64_t> &shape = options.inputShapes[index];
+      if (shape.size() != given.size())
+        fail(flag + " has " + std::to_string(shape.size()) + " dims but input \"" + name +
+             "\" has " + std::to_string(given.size()) + " after the batch: " + shapeText(dims));
       for (size_t i = 0; i < given.size(); ++i) {
-        if (given[i] >= 0 && given[i] != options.inputShape[i])
-          fail("--input-shape dim " + std::to_string(i + 1) + " = " +
-               std::to_string(options.inputShape[i]) + " contradicts input \"" + name +
-               "\" of shape " + shapeText(dims));
-        dims[i + 1] = options.inputShape[i];
+        if (given[i] >= 0 && given[i] != shape[i])
+          fail(flag + " dim " + std::to_string(i + 1) + " = " + std::to_string(shape[i]) +
+               " contradicts input \"" + name + "\" of shape " + shapeText(dims));
+        dims[i + 1] = shape[i];
       }
     }
     for (size_t i = 1; i < dims.size(); ++i)
       if (dims[i] < 0)
         fail("input \"" + name + "\" has shape " + shapeText(dims) +
-             " with a variable (None) dimension; pass --input-shape with the " +
+             " with a variable (None) dimension; pass " +
+             (inputCount > 1 ? "--input-shape once per input, in input order, this input's "
+                               "with the "
+                             : "--input-shape with the ") +
              std::to_string(dims.size() - 1) +
-             " dims after the batch (channels last, as Keras has them), e.g. --input-shape=" +
-             [&] {
+             " dims after the batch (channels last, as Keras has them), e.g. --input-shape=" + [&] {
                std::string s;
                for (size_t j = 1; j < dims.size(); ++j)
                  s += (j > 1 ? "," : "") + (dims[j] < 0 ? std::string("32") : std::to_string(dims[j]));
@@ -2673,9 +2697,16 @@ private:
     std::string who = self ? label(*self) : std::string("the model");
     // A model with several inputs (a text and its metadata) takes one data argument each, in
     // input_layers order: the training binary's --data order.
-    if (!self && ins.size() > 1 && !options.inputShape.empty())
-      fail("--input-shape applies to a model with one input; the model has " +
-           std::to_string(ins.size()) + " (declare each input's shape in the model)");
+    if (!self && !options.inputShapes.empty() && options.inputShapes.size() != ins.size())
+      fail("--input-shape is given " + times(options.inputShapes.size()) + " but the model has " +
+           std::to_string(ins.size()) + " inputs: give it once per input, in input order (" +
+           [&] {
+             std::string names;
+             for (const Ref &ref : ins)
+               names += (names.empty() ? "" : ", ") + ref.layer;
+             return names;
+           }() +
+           ")");
     if (self && ins.size() != inputs.size())
       fail(who + " has " + std::to_string(ins.size()) + " inputs but is called with " +
            std::to_string(inputs.size()));
@@ -2694,7 +2725,7 @@ private:
           shape = il.config->get("batch_shape");
         if (!shape)
           fail(label(il) + " declares no batch_input_shape / batch_shape");
-        inputs.push_back(dataInput(il.name, shape));
+        inputs.push_back(dataInput(il.name, shape, i, ins.size()));
       }
       values[{it->second, 0}] = {inputs[i]};
     }

@@ -17,7 +17,8 @@ class InitialValueCache; // importers/common/InitialValueCache.h
 
 struct KerasImportOptions {
   int64_t batch = 0;               // > 0: the batch dimension (needed when the model's is None)
-  std::vector<int64_t> inputShape; // --input-shape: the dims after the batch, Keras order
+  // --input-shape, once per data input in input order: the dims after the batch, Keras order.
+  std::vector<std::vector<int64_t>> inputShapes;
   std::string weightsPath;         // --weights; empty: initialise as Keras does, from `seed`
   uint64_t seed = 0;
   /// The driver trains with compile_config's loss (no --loss): a loss with from_logits = true

@@ -119,7 +119,8 @@ struct Options {
   bool rematSeeds = true;       // exact seeds for the heuristic (--no-remat-seeds)
   // Keras (.json): --weights, --input-shape, --seed, --verbose; which training flags were given
   // (compile_config supplies the others).
-  std::string weights, inputShape;
+  std::string weights;
+  std::vector<std::string> inputShapes; // --input-shape, once per Keras data input
   std::string dataInput;   // ONNX exported with export_params=False: the data inputs' names (a,b)
   std::string trainOutput; // ONNX with several outputs: the one to train (--train-output)
   std::string freeze;      // parameters whose names match this regex stay fixed (--freeze)
@@ -1520,18 +1521,17 @@ private:
     importOptions.seed = opts.seed;
     importOptions.usesCompileLoss = !opts.lossSet;
     importOptions.initialValues = &kerasInitialValues;
-    if (!opts.inputShape.empty()) {
+    for (const std::string &text : opts.inputShapes) {
       llvm::SmallVector<llvm::StringRef> parts;
-      llvm::StringRef(opts.inputShape).split(parts, llvm::any_of(opts.inputShape, [](char c) {
-                                                      return c == 'x';
-                                                    }) ? 'x' : ',');
+      llvm::StringRef(text).split(parts, llvm::is_contained(text, 'x') ? 'x' : ',');
+      std::vector<int64_t> &dims = importOptions.inputShapes.emplace_back();
       for (llvm::StringRef p : parts) {
         int64_t d;
         if (p.trim().getAsInteger(10, d) || d < 1 || d > (int64_t{1} << 31))
-          fail(kBadInput, "--input-shape=" + opts.inputShape +
+          fail(kBadInput, "--input-shape=" + text +
                               " is not a list of positive dims after the batch, e.g. "
                               "--input-shape=32,32,3");
-        importOptions.inputShape.push_back(d);
+        dims.push_back(d);
       }
     }
     if (!opts.weights.empty() && !llvm::sys::fs::exists(opts.weights))
@@ -2524,10 +2524,11 @@ int runGraphcDriver(int argc, char **argv) {
   cl::opt<std::string> weights("weights", cl::desc("Keras weights: model.weights.h5 (Keras 3) or "
                                                    "a tf.keras 2 .h5"),
                                cl::value_desc("FILE"), cl::cat(category));
-  cl::opt<std::string> inputShape("input-shape", cl::desc("Keras: the input's dims after the "
-                                                          "batch, channels last (for None dims), "
-                                                          "e.g. 32,32,3"),
-                                  cl::cat(category));
+  cl::list<std::string> inputShape(
+      "input-shape",
+      cl::desc("Keras: the input's dims after the batch, channels last (for None dims), e.g. "
+               "32,32,3; once per input, in input order, for a model with several"),
+      cl::cat(category));
   cl::opt<std::string> offload(
       "offload",
       cl::desc("none (default) | optimizer: keep the momentum/Adam state in host memory, outside "
@@ -2650,7 +2651,7 @@ int runGraphcDriver(int argc, char **argv) {
   opts.lossScaleGrowthInterval = lossScaleGrowthInterval;
   opts.quiet = quiet;
   opts.weights = weights;
-  opts.inputShape = inputShape;
+  opts.inputShapes.assign(inputShape.begin(), inputShape.end());
   opts.dataInput = dataInput;
   opts.trainOutput = trainOutput;
   opts.freeze = freeze;
