@@ -32,25 +32,51 @@ int64_t batchStride(llvm::ArrayRef<int64_t> shape, const BatchLocation &location
   return location.inner * product(shape.drop_front(location.axis + 1));
 }
 
-BatchLocation locateBatchByStride(llvm::ArrayRef<int64_t> shape, int64_t stride, int64_t batch) {
+BatchLocation locateBatchByStride(llvm::ArrayRef<int64_t> shape, int64_t stride, int64_t batch,
+                                  bool *guessed) {
   // Axis c holds the batch when its later axes span a divisor of the stride (inner = stride /
   // that span) and `batch` steps of `inner` fit a whole number of times in it. For a batch
   // above 1 at most one axis does (the batch's block of stride x batch elements must lie within
   // one axis's span). A batch of 1 moves nothing, and several axes may do ([T, H, D] is
-  // [T, 1 x H, D] or [T x 1, H, D]): which one the model meant is unknowable, so Unknown.
-  BatchLocation found = BatchLocation::unknown();
+  // [T, 1 x H, D] or [T x 1, H, D]): which one the model meant is unknowable, so Unknown, or
+  // with `guessed` the one the batch fills most (the least outer, then the least inner, then
+  // the first; a [T, 1 x H, D] merge, a [T, 1, D] axis of its own, [1, 1, 1, S]'s axis 0), not
+  // the last axis unless nothing else fits, and *guessed set.
+  BatchLocation found = BatchLocation::unknown(), best = BatchLocation::unknown();
+  int64_t bestOuter = 0, candidates = 0;
+  if (stride <= 0 || batch <= 0)
+    return found;
   int64_t later = 1;
-  for (int64_t c = int64_t(shape.size()) - 1; c >= 0; later *= shape[c], --c) {
-    if (later > stride || stride % later != 0)
-      continue;
+  for (int64_t c = int64_t(shape.size()) - 1; c >= 0; --c) {
+    if (later <= 0 || later > stride) // (0: an empty shape; beyond the stride: no later axis fits)
+      break;
+    int64_t span = 0;
     const int64_t inner = stride / later;
-    if (shape[c] < batch * inner || shape[c] % (batch * inner) != 0)
+    const bool fits = stride % later == 0 && !__builtin_mul_overflow(batch, inner, &span) &&
+                      shape[c] >= span && shape[c] % span == 0;
+    if (__builtin_mul_overflow(later, shape[c], &later))
+      later = -1;
+    if (!fits)
       continue;
-    if (found.isAt())
-      return BatchLocation::unknown();
+    ++candidates;
     found = BatchLocation::at(c, inner);
+    const int64_t outer = shape[c] / span;
+    // (The last axis only when nothing else fits: it is the features' axis, which a product
+    // or a normalization reads whole.)
+    const bool last = c == int64_t(shape.size()) - 1,
+               bestLast = best.isAt() && best.axis == int64_t(shape.size()) - 1;
+    if (!best.isAt() || (bestLast && !last) ||
+        (last == bestLast && (outer < bestOuter || (outer == bestOuter && inner <= best.inner)))) {
+      best = found;
+      bestOuter = outer;
+    }
   }
-  return found;
+  if (candidates <= 1)
+    return found;
+  if (!guessed)
+    return BatchLocation::unknown();
+  *guessed = true;
+  return best;
 }
 
 void BatchLocator::remember(Value value, BatchLocation location) { cache[value] = location; }
@@ -164,6 +190,17 @@ BatchLocation BatchLocator::compute(Value value) {
       if (shapeOf(input)[common->axis] != shapeOf(value)[common->axis])
         return BatchLocation::unknown();
     return *common;
+  }
+  // A softmax or a normalization over the axis that holds the batch mixes the samples.
+  if (auto softmax = dyn_cast<SoftmaxOp>(op)) {
+    BatchLocation in = at(softmax.getInput());
+    if (in.isAt() && int64_t(softmax.getAxis()) == in.axis)
+      return BatchLocation::unknown();
+  }
+  if (isa<LayerNormOp, RmsNormOp>(op)) {
+    BatchLocation in = at(op->getOperand(0));
+    if (in.isAt() && in.axis == int64_t(shapeOf(op->getOperand(0)).size()) - 1)
+      return BatchLocation::unknown();
   }
   // Ops that keep the leading axis (convolutions and pools over NCHW, normalizations) or the
   // shape (elementwise ops, softmax, dropout, casts): the located operands must agree, and

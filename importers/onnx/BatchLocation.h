@@ -34,8 +34,10 @@ struct BatchLocation {
 
 /// The axis of `shape` that holds a batch of `batch` steps whose flat stride is `stride`
 /// elements (each step moves `stride` elements in the row-major order), or Unknown when the
-/// batch would straddle two axes or is 1 and fits several. O(rank).
-BatchLocation locateBatchByStride(llvm::ArrayRef<int64_t> shape, int64_t stride, int64_t batch);
+/// batch would straddle two axes or is 1 and fits several; given `guessed`, the latter case
+/// picks the axis the batch fills most and sets *guessed. O(rank).
+BatchLocation locateBatchByStride(llvm::ArrayRef<int64_t> shape, int64_t stride, int64_t batch,
+                                  bool *guessed = nullptr);
 
 /// The flat stride of the batch in `shape` at `location` (inner times the later axes).
 int64_t batchStride(llvm::ArrayRef<int64_t> shape, const BatchLocation &location);

@@ -1009,6 +1009,7 @@ private:
     if (out == values.end())
       fail("graph output \"" + trained + "\" is not computed by any node");
     b.create<func::ReturnOp>(b.getUnknownLoc(), out->second);
+    checkGuessedRebases(out->second);
     if (graph.output_size() > 1)
       dropUnusedForOutput(func);
     func.setType(b.getFunctionType(func.getArgumentTypes(), {out->second.getType()}));
@@ -1773,6 +1774,23 @@ private:
     return true;
   }
 
+  /// After an import that guessed where a batch-1 export's batch goes (reshapedDims), the
+  /// trained output must hold the batch in its leading axis with no op between mixing the
+  /// samples (BatchLocator: a product or a softmax over the batch, a reshape that splits it,
+  /// loses it); a wrong guess does, and the import stops naming the first guessed node.
+  void checkGuessedRebases(Value output) {
+    if (firstGuessedRebase.empty())
+      return;
+    BatchLocation where = batchLocator().locate(output);
+    if (where.isAt() && where.axis == 0 && where.inner * options.batch == shapeOf(output)[0])
+      return;
+    fail(firstGuessedRebase +
+         ": the export's batch of 1 does not say which axis of this shape holds the batch, and "
+         "graphc's guess mixes the samples by the output; export at a batch above 1 or with a "
+         "dynamic batch axis, torch.onnx.export(..., dynamic_axes={\"" +
+         batchedInput + "\": {0: \"batch\"}}), or train at --batch=1");
+  }
+
   /// Concat `node`'s `inputs` at a batch other than the exported one: an input that expanded a
   /// batch-free tensor to the exported batch (bakedExpands) along the axis where another input
   /// holds this batch (BatchLocator) is expanded again to that input's extent there. A
@@ -1921,8 +1939,15 @@ private:
         fits = fits && !__builtin_mul_overflow(bakedCount, d, &bakedCount);
       fits = fits && !__builtin_mul_overflow(bakedCount, now, &have) &&
              !__builtin_mul_overflow(total, exportedBatch, &wanted) && have == wanted;
-      BatchLocation found =
-          fits ? locateBatchByStride(baked, stride, exportedBatch) : BatchLocation();
+      // Exported at batch 1, the shapes cannot say which axis the batch went to: the likeliest
+      // one is taken, and the import is checked at its end to keep the samples apart
+      // (checkGuessedRebases).
+      bool guessed = false;
+      BatchLocation found = fits ? locateBatchByStride(baked, stride, exportedBatch,
+                                                       exportedBatch == 1 ? &guessed : nullptr)
+                                 : BatchLocation();
+      if (found.isAt() && guessed && firstGuessedRebase.empty())
+        firstGuessedRebase = nodeLabel(node);
       if (found.isAt()) {
         if (recordRebases)
           (*recordRebases)[node.output(0)] = {baked, found};
@@ -3999,6 +4024,7 @@ private:
     return *locator;
   }
   std::string batchedInput; // the data input that declared the exported batch (for hints)
+  std::string firstGuessedRebase; // the first Reshape whose batch axis a batch-1 export left open
 
 public:
   // Rebased Reshapes by output name: recorded when `recordRebases` is set (the batch-2 import

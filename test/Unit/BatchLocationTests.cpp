@@ -45,6 +45,24 @@ TEST(BatchStride, FindsTheAxisThatHoldsTheBatch) {
   expectAt(locateBatchByStride({2, 12, 32}, 384, 2), 0, 1);
 }
 
+TEST(BatchStride, GuessesForABatchOfOne) {
+  // An export at batch 1 leaves the axis open; the guess is the axis the batch fills most
+  // (least outer, then least inner, then the first), not the last (the features') unless
+  // nothing else fits. Each is the axis that nn.MultiheadAttention's views meant.
+  bool guessed = false;
+  expectAt(locateBatchByStride({16, 4, 8}, 32, 1, &guessed), 1, 4); // [T, 1 x H, D]
+  EXPECT_TRUE(guessed);
+  expectAt(locateBatchByStride({16, 32}, 32, 1, &guessed), 0, 1);      // [T x 1, E], not [T, 1 x E]
+  expectAt(locateBatchByStride({16, 1, 32}, 32, 1, &guessed), 1, 1);   // [T, 1, E]
+  expectAt(locateBatchByStride({1, 1, 1, 12}, 12, 1, &guessed), 0, 1); // [1, 1, 1, S] mask
+  // Only the last axis fits: taken.
+  expectAt(locateBatchByStride({16, 12}, 4, 1, &guessed), 1, 4);
+  // One candidate is no guess.
+  guessed = false;
+  expectAt(locateBatchByStride({2, 12, 32}, 384, 2, &guessed), 0, 1);
+  EXPECT_FALSE(guessed);
+}
+
 TEST(BatchLocator, FollowsSequenceFirstAttentionViews) {
   MLIRContext context;
   context.loadDialect<func::FuncDialect, graphc::graph::GraphDialect>();
