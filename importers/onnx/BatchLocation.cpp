@@ -110,9 +110,9 @@ BatchLocation BatchLocator::compute(Value value) {
     auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
     auto kind =
         func ? func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kKindAttr) : StringAttr();
-    if (kind && kind.getValue() == "input")
-      return !shapeOf(value).empty() && shapeOf(value)[0] == batch ? BatchLocation::at(0, 1)
-                                                                   : BatchLocation::unknown();
+    // (A scalar input is the step counter that dropout masks are drawn from: no batch.)
+    if (kind && kind.getValue() == "input" && !shapeOf(value).empty())
+      return shapeOf(value)[0] == batch ? BatchLocation::at(0, 1) : BatchLocation::unknown();
     return BatchLocation::free();
   }
   Operation *op = value.getDefiningOp();

@@ -1923,12 +1923,10 @@ private:
     }
     if (where.isAt() && batchStride(xs, where) > 0) {
       const int64_t stride = batchStride(xs, where), now = options.batch;
-      if (BatchLocation kept = locateBatchByStride(dims, stride, now);
-          count == total && kept.isAt()) {
-        if (resultBatch)
-          *resultBatch = kept;
-        return dims;
-      }
+      // Two readings: the shape as it is (computed by folded Shape arithmetic at this batch,
+      // or a -1 that absorbed the batch) and the shape as exported, rebased.
+      BatchLocation kept =
+          count == total ? locateBatchByStride(dims, stride, now) : BatchLocation();
       // (Every product checked: a malformed file's shapes may overflow int64.)
       std::vector<int64_t> exported = xs;
       int64_t bakedCount = 1, wanted = 0, have = 0;
@@ -1946,7 +1944,23 @@ private:
       BatchLocation found = fits ? locateBatchByStride(baked, stride, exportedBatch,
                                                        exportedBatch == 1 ? &guessed : nullptr)
                                  : BatchLocation();
-      if (found.isAt() && guessed && firstGuessedRebase.empty())
+      // Where both readings hold, the one that keeps the batch where the input has it (a
+      // batch-first view's): x.view(x.size(0), -1) as it is; ShuffleNet's baked
+      // x.view(1, -1, H, W), which as it is would put the batch into the channels, as exported.
+      auto same = [&](const BatchLocation &l) {
+        return l.isAt() && l.axis == where.axis && l.inner == where.inner;
+      };
+      const bool useKept = kept.isAt() && (same(kept) || !same(found));
+      if (useKept) {
+        if (resultBatch)
+          *resultBatch = kept;
+        return dims;
+      }
+      // (A guess of the leading axis for an input that leads with the batch, k times it in
+      // both, is what graphc did before it located batches: batch-first views, left unchecked.)
+      const bool leadingAsBefore = found.isAt() && found.axis == 0 && where.axis == 0 &&
+                                   xs[0] / now == baked[0] / exportedBatch;
+      if (found.isAt() && guessed && !leadingAsBefore && firstGuessedRebase.empty())
         firstGuessedRebase = nodeLabel(node);
       if (found.isAt()) {
         if (recordRebases)
