@@ -1550,7 +1550,8 @@ private:
                                                 "SeparableConvolution2D",
                                                 "Permute",
                                                 "LayerNormalization",
-                                                "RMSNormalization"};
+                                                "RMSNormalization",
+                                                "UnitNormalization"};
     return names;
   }
 
@@ -1572,6 +1573,8 @@ private:
       return permute(l, in, loc);
     if (c == "RMSNormalization")
       return rmsNormalization(l, in, loc);
+    if (c == "UnitNormalization")
+      return unitNormalization(l, in, loc);
     return layerNormalization(l, in, loc);
   }
 
@@ -1725,6 +1728,34 @@ private:
           .create<RmsNormOp>(loc, TypeRange{x.getType(), f32({rows})}, x, scale,
                              b.getF32FloatAttr(float(epsilon)))
           .getResult();
+    });
+  }
+
+  /// UnitNormalization (Keras 3; tf.keras 2.15) over the last Keras axis: x * rsqrt(max(sum(x^2),
+  /// 1e-12)), as ops.normalize and tf.math.l2_normalize compute it. Built from graph ops, each
+  /// with its gradient: the squares, their row sums (a product with a column of ones), the
+  /// clip below at 1e-12, the power -1/2, and each row's factor copied over the features (a
+  /// product with a row of ones) times x. No weights. O(rows x features).
+  Tensor unitNormalization(const Layer &l, const Tensor &in, Location loc) {
+    auto ks = kerasShape(in);
+    refuseUnlessLastAxis(l, int64_t(ks.size()));
+    const int64_t d = ks.back(), rows = product(ks) / d;
+    auto activation = [&](Value x, ActivationKind kind, float alpha) -> Value {
+      return b.create<ActivationOp>(loc, x.getType(), ActivationKindAttr::get(&ctx, kind), x,
+                                    b.getF32FloatAttr(alpha));
+    };
+    return normalizedOverLastKerasAxis(in, loc, [&](Value x) {
+      Value flat = b.create<ReshapeOp>(loc, f32({rows, d}), x);
+      Value squares = activation(flat, ActivationKind::pow, 2.0f);
+      Value onesColumn = b.create<FillOp>(loc, f32({d, 1}), b.getF32FloatAttr(1.0f));
+      Value sums = b.create<DenseOp>(loc, f32({rows, 1}), squares, onesColumn, Value(), UnitAttr());
+      Value floored = b.create<ClipOp>(loc, sums.getType(), sums, b.getF32FloatAttr(1e-12f),
+                                       b.getF32FloatAttr(std::numeric_limits<float>::infinity()));
+      Value factors = activation(floored, ActivationKind::pow, -0.5f);
+      Value onesRow = b.create<FillOp>(loc, f32({1, d}), b.getF32FloatAttr(1.0f));
+      Value copies = b.create<DenseOp>(loc, f32({rows, d}), factors, onesRow, Value(), UnitAttr());
+      Value normalized = b.create<MulOp>(loc, flat.getType(), flat, copies);
+      return b.create<ReshapeOp>(loc, x.getType(), normalized).getResult();
     });
   }
 

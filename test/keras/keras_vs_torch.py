@@ -869,6 +869,26 @@ CASES["k3_rms_norm"] = dict(
     empty=["layers/input_layer", "layers/global_average_pooling1d", "optimizer"], graphc={})
 
 
+def unit_norm(h):
+    """Keras 3's UnitNormalization (ops.normalize, order 2): x * rsqrt(max(sum(x^2), 1e-12))."""
+    return h * torch.rsqrt(torch.clamp(h.pow(2).sum(-1, keepdim=True), min=1e-12))
+
+
+def k3_unit_norm_forward(x, P, S, step):
+    h = torch.relu(x @ P["dense/kernel"] + P["dense/bias"])
+    h = unit_norm(unit_norm(h).mean(dim=1))
+    return h @ P["dense_1/kernel"] + P["dense_1/bias"]
+
+
+CASES["k3_unit_norm"] = dict(
+    layout="keras3", input=(5, 6), classes=3, loss="sparse", opt=("sgd", 0.1, 0.0),
+    flags=[], forward=k3_unit_norm_forward,
+    weights=[("layers/dense", None, "dense", [("kernel", (6, 8)), ("bias", (8,))]),
+             ("layers/dense_1", None, "dense_1", [("kernel", (8, 3)), ("bias", (3,))])],
+    empty=["layers/input_layer", "layers/unit_normalization", "layers/global_average_pooling1d",
+           "layers/unit_normalization_1", "optimizer"], graphc={})
+
+
 def k3_two_inputs_forward(x, P, S, step):
     text, meta = x
     h = F.embedding(text.long(), P["embedding/embeddings"]).mean(dim=1)

@@ -137,6 +137,13 @@ class Style:
         c.update({"axis": [len(shape) - 1], "epsilon": epsilon})
         return self.entry("RMSNormalization", c, shape)
 
+    def unit_norm(self, name, axis=-1, shape=None):
+        """Keras 3's UnitNormalization: get_config adds axis (as given: -1, or a list) to the
+        base config."""
+        c = self.base(name)
+        c["axis"] = axis
+        return self.entry("UnitNormalization", c, shape)
+
     def permute(self, name, dims, shape=None):
         c = self.base(name)
         c["dims"] = list(dims)
@@ -873,6 +880,23 @@ def main():
     L.append(s.wire(s.dense("dense_1", 3, shape=[N, 8]), [[("rms_normalization_1", 0, 0, [N, 8])]]))
     write("k3_rms_norm", s.functional("functional", L, [("input_layer", 0, 0)], [("dense_1", 0, 0)],
                                       k3_adam(0.01, SPARSE_FROM_LOGITS)))
+
+    # UnitNormalization (Keras 3): a Dense(8, relu) on the rows of the (5 steps, 6 features)
+    # input -> UnitNormalization (axis -1) -> GlobalAveragePooling1D -> UnitNormalization of the
+    # vector (axis [1]) -> Dense(3); SGD from logits.
+    L = [s.input_layer("input_layer", [N, 5, 6])]
+    L[0]["name"] = "input_layer"
+    L[0]["inbound_nodes"] = []
+    L.append(s.wire(s.dense("dense", 8, "relu", shape=[N, 5, 6]), [[("input_layer", 0, 0, [N, 5, 6])]]))
+    L.append(s.wire(s.unit_norm("unit_normalization", shape=[N, 5, 8]), [[("dense", 0, 0, [N, 5, 8])]]))
+    L.append(s.wire(s.global_pool("GlobalAveragePooling1D", "global_average_pooling1d", [N, 5, 8]),
+                    [[("unit_normalization", 0, 0, [N, 5, 8])]]))
+    L.append(s.wire(s.unit_norm("unit_normalization_1", axis=[1], shape=[N, 8]),
+                    [[("global_average_pooling1d", 0, 0, [N, 8])]]))
+    L.append(s.wire(s.dense("dense_1", 3, shape=[N, 8]), [[("unit_normalization_1", 0, 0, [N, 8])]]))
+    write("k3_unit_norm", s.functional("functional", L, [("input_layer", 0, 0)], [("dense_1", 0, 0)],
+                                       k3_compile("SGD", {"learning_rate": 0.1, "momentum": 0.0,
+                                                          "nesterov": False}, SPARSE_FROM_LOGITS)))
 
     # An attention mask from a second input (Keras 3): x [N, 5, 8] and mask [N, 5, 5] (1 where
     # query t may attend to key s) -> MultiHeadAttention(2 heads, key_dim 4)(x, x,
