@@ -865,38 +865,35 @@ def main():
     write("k3_mha_cross", s.functional("functional", L, [("input_layer", 0, 0)], [("dense", 0, 0)],
                                        k3_adam(0.01, SPARSE_FROM_LOGITS)))
 
-    # RMSNormalization (Keras 3.9): a Dense(8, relu) on the rows of the (5 steps, 6 features)
-    # input -> RMSNormalization (epsilon 1e-6) -> GlobalAveragePooling1D -> RMSNormalization
-    # of the vector (epsilon 0.01) -> Dense(3); Adam from logits.
-    L = [s.input_layer("input_layer", [N, 5, 6])]
-    L[0]["name"] = "input_layer"
-    L[0]["inbound_nodes"] = []
-    L.append(s.wire(s.dense("dense", 8, "relu", shape=[N, 5, 6]), [[("input_layer", 0, 0, [N, 5, 6])]]))
-    L.append(s.wire(s.rms_norm("rms_normalization", shape=[N, 5, 8]), [[("dense", 0, 0, [N, 5, 8])]]))
-    L.append(s.wire(s.global_pool("GlobalAveragePooling1D", "global_average_pooling1d", [N, 5, 8]),
-                    [[("rms_normalization", 0, 0, [N, 5, 8])]]))
-    L.append(s.wire(s.rms_norm("rms_normalization_1", epsilon=0.01, shape=[N, 8]),
-                    [[("global_average_pooling1d", 0, 0, [N, 8])]]))
-    L.append(s.wire(s.dense("dense_1", 3, shape=[N, 8]), [[("rms_normalization_1", 0, 0, [N, 8])]]))
-    write("k3_rms_norm", s.functional("functional", L, [("input_layer", 0, 0)], [("dense_1", 0, 0)],
-                                      k3_adam(0.01, SPARSE_FROM_LOGITS)))
+    # A Dense(8, relu) on the rows of the (5 steps, 6 features) input -> a normalization ->
+    # GlobalAveragePooling1D -> a second normalization of the vector -> Dense(3), the
+    # normalizations `norm(name, shape, second)`'s layers (named base and base + "_1").
+    def normalized_rows(name, base, norm, compile_config):
+        L = [s.input_layer("input_layer", [N, 5, 6])]
+        L[0]["name"] = "input_layer"
+        L[0]["inbound_nodes"] = []
+        L.append(s.wire(s.dense("dense", 8, "relu", shape=[N, 5, 6]),
+                        [[("input_layer", 0, 0, [N, 5, 6])]]))
+        L.append(s.wire(norm(base, [N, 5, 8], False), [[("dense", 0, 0, [N, 5, 8])]]))
+        L.append(s.wire(s.global_pool("GlobalAveragePooling1D", "global_average_pooling1d",
+                                      [N, 5, 8]), [[(base, 0, 0, [N, 5, 8])]]))
+        L.append(s.wire(norm(base + "_1", [N, 8], True),
+                        [[("global_average_pooling1d", 0, 0, [N, 8])]]))
+        L.append(s.wire(s.dense("dense_1", 3, shape=[N, 8]), [[(base + "_1", 0, 0, [N, 8])]]))
+        write(name, s.functional("functional", L, [("input_layer", 0, 0)], [("dense_1", 0, 0)],
+                                 compile_config))
 
-    # UnitNormalization (Keras 3): a Dense(8, relu) on the rows of the (5 steps, 6 features)
-    # input -> UnitNormalization (axis -1) -> GlobalAveragePooling1D -> UnitNormalization of the
-    # vector (axis [1]) -> Dense(3); SGD from logits.
-    L = [s.input_layer("input_layer", [N, 5, 6])]
-    L[0]["name"] = "input_layer"
-    L[0]["inbound_nodes"] = []
-    L.append(s.wire(s.dense("dense", 8, "relu", shape=[N, 5, 6]), [[("input_layer", 0, 0, [N, 5, 6])]]))
-    L.append(s.wire(s.unit_norm("unit_normalization", shape=[N, 5, 8]), [[("dense", 0, 0, [N, 5, 8])]]))
-    L.append(s.wire(s.global_pool("GlobalAveragePooling1D", "global_average_pooling1d", [N, 5, 8]),
-                    [[("unit_normalization", 0, 0, [N, 5, 8])]]))
-    L.append(s.wire(s.unit_norm("unit_normalization_1", axis=[1], shape=[N, 8]),
-                    [[("global_average_pooling1d", 0, 0, [N, 8])]]))
-    L.append(s.wire(s.dense("dense_1", 3, shape=[N, 8]), [[("unit_normalization_1", 0, 0, [N, 8])]]))
-    write("k3_unit_norm", s.functional("functional", L, [("input_layer", 0, 0)], [("dense_1", 0, 0)],
-                                       k3_compile("SGD", {"learning_rate": 0.1, "momentum": 0.0,
-                                                          "nesterov": False}, SPARSE_FROM_LOGITS)))
+    # RMSNormalization (Keras 3.9): epsilon 1e-6, then 0.01 on the vector; Adam from logits.
+    normalized_rows("k3_rms_norm", "rms_normalization",
+                    lambda name, shape, second: s.rms_norm(name, epsilon=0.01 if second else 1e-6,
+                                                           shape=shape),
+                    k3_adam(0.01, SPARSE_FROM_LOGITS))
+    # UnitNormalization (Keras 3): axis -1, then [1] on the vector; SGD from logits.
+    normalized_rows("k3_unit_norm", "unit_normalization",
+                    lambda name, shape, second: s.unit_norm(name, axis=[1] if second else -1,
+                                                            shape=shape),
+                    k3_compile("SGD", {"learning_rate": 0.1, "momentum": 0.0, "nesterov": False},
+                               SPARSE_FROM_LOGITS))
 
     # An attention mask from a second input (Keras 3): x [N, 5, 8] and mask [N, 5, 5] (1 where
     # query t may attend to key s) -> MultiHeadAttention(2 heads, key_dim 4)(x, x,
