@@ -95,16 +95,23 @@ std::optional<ScoreBias> matchScoreBias(Value added, RankedTensorType scores) {
   return bias;
 }
 
+/// `v` = 1 - x (graph.scale {factor -1, offset 1}): its scale, else null.
+ScaleOp complementScale(Value v) {
+  auto scale = v.getDefiningOp<ScaleOp>();
+  return scale && scale.getFactor().convertToFloat() == -1.0f &&
+                 scale.getOffset().convertToFloat() == 1.0f
+             ? scale
+             : ScaleOp();
+}
+
 /// Whether `v` holds only 0s and 1s: a comparison's mask (graph.activation equal, as the
 /// importers hold bools), its complement 1 - x, or a reshape of one. O(length of that chain).
 bool isZeroOneMask(Value v) {
   while (Operation *def = v.getDefiningOp()) {
     if (auto reshape = dyn_cast<ReshapeOp>(def)) {
       v = reshape.getInput();
-    } else if (auto scale = dyn_cast<ScaleOp>(def); scale &&
-                                                    scale.getFactor().convertToFloat() == -1.0f &&
-                                                    scale.getOffset().convertToFloat() == 1.0f) {
-      v = scale.getInput();
+    } else if (ScaleOp complement = complementScale(v)) {
+      v = complement.getInput();
     } else {
       auto activation = dyn_cast<ActivationOp>(def);
       return activation && activation.getKind() == ActivationKind::equal;
@@ -113,14 +120,10 @@ bool isZeroOneMask(Value v) {
   return false;
 }
 
-/// Whether `a` = 1 - `b` or `b` = 1 - `a` (graph.scale {factor -1, offset 1}).
+/// Whether `a` = 1 - `b` or `b` = 1 - `a`.
 bool areComplements(Value a, Value b) {
-  auto complementOf = [](Value x, Value y) {
-    auto scale = x.getDefiningOp<ScaleOp>();
-    return scale && scale.getInput() == y && scale.getFactor().convertToFloat() == -1.0f &&
-           scale.getOffset().convertToFloat() == 1.0f;
-  };
-  return complementOf(a, b) || complementOf(b, a);
+  ScaleOp ofB = complementScale(a), ofA = complementScale(b);
+  return (ofB && ofB.getInput() == b) || (ofA && ofA.getInput() == a);
 }
 
 /// A masked_fill of the scores as the importers hold Where(mask, fill, scores): `filled` =

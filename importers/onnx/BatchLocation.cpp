@@ -19,17 +19,19 @@ namespace {
 
 llvm::ArrayRef<int64_t> shapeOf(Value v) { return cast<RankedTensorType>(v.getType()).getShape(); }
 
-int64_t product(llvm::ArrayRef<int64_t> dims) {
+} // namespace
+
+int64_t checkedProduct(llvm::ArrayRef<int64_t> dims) {
   int64_t p = 1;
   for (int64_t d : dims)
-    p *= d;
+    if (__builtin_mul_overflow(p, d, &p))
+      return -1;
   return p;
 }
 
-} // namespace
-
 int64_t batchStride(llvm::ArrayRef<int64_t> shape, const BatchLocation &location) {
-  return location.inner * product(shape.drop_front(location.axis + 1));
+  int64_t later = checkedProduct(shape.drop_front(location.axis + 1)), stride = 0;
+  return later < 0 || __builtin_mul_overflow(location.inner, later, &stride) ? -1 : stride;
 }
 
 BatchLocation locateBatchByStride(llvm::ArrayRef<int64_t> shape, int64_t stride, int64_t batch,

@@ -39,7 +39,11 @@ struct BatchLocation {
 BatchLocation locateBatchByStride(llvm::ArrayRef<int64_t> shape, int64_t stride, int64_t batch,
                                   bool *guessed = nullptr);
 
-/// The flat stride of the batch in `shape` at `location` (inner times the later axes).
+/// The product of `dims`, or -1 when it overflows int64 (a malformed file's shapes).
+int64_t checkedProduct(llvm::ArrayRef<int64_t> dims);
+
+/// The flat stride of the batch in `shape` at `location` (inner times the later axes), or -1
+/// when it overflows int64.
 int64_t batchStride(llvm::ArrayRef<int64_t> shape, const BatchLocation &location);
 
 /// Batch locations of the graph dialect values an importer built at batch `batch`: the data

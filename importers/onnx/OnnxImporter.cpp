@@ -1904,23 +1904,16 @@ private:
     BatchLocation where = input && batchMoved ? batchLocator().locate(input) : BatchLocation();
     // At batch 1, where the batch lies is often unknowable from the shapes alone: the batch-2
     // import's decision for this node is followed when it holds this input.
-    auto learned = learnedRebases && batchMoved && options.batch == 1
-                       ? learnedRebases->find(node.output(0))
-                       : std::map<std::string, ReshapeRebase>::const_iterator();
-    if (learnedRebases && batchMoved && options.batch == 1 && learned != learnedRebases->end()) {
-      std::vector<int64_t> rebased = learned->second.baked;
-      const int64_t axis = learned->second.location.axis;
-      rebased[axis] /= exportedBatch;
-      int64_t elements = 1;
-      bool fits = true;
-      for (int64_t d : rebased)
-        fits = fits && !__builtin_mul_overflow(elements, d, &elements);
-      if (fits && elements == total) {
-        if (resultBatch)
-          *resultBatch = learned->second.location;
-        return rebased;
+    if (learnedRebases && batchMoved && options.batch == 1)
+      if (auto learned = learnedRebases->find(node.output(0)); learned != learnedRebases->end()) {
+        std::vector<int64_t> rebased = learned->second.baked;
+        rebased[learned->second.location.axis] /= exportedBatch;
+        if (checkedProduct(rebased) == total) {
+          if (resultBatch)
+            *resultBatch = learned->second.location;
+          return rebased;
+        }
       }
-    }
     if (where.isAt() && batchStride(xs, where) > 0) {
       const int64_t stride = batchStride(xs, where), now = options.batch;
       // Two readings: the shape as it is (computed by folded Shape arithmetic at this batch,
@@ -1929,13 +1922,12 @@ private:
           count == total ? locateBatchByStride(dims, stride, now) : BatchLocation();
       // (Every product checked: a malformed file's shapes may overflow int64.)
       std::vector<int64_t> exported = xs;
-      int64_t bakedCount = 1, wanted = 0, have = 0;
+      int64_t wanted = 0, have = 0;
       bool fits =
           !__builtin_mul_overflow(xs[where.axis] / now, exportedBatch, &exported[where.axis]);
       std::vector<int64_t> baked = fits ? resolvedShape(node, shape.ints, exported) : dims;
-      for (int64_t d : baked)
-        fits = fits && !__builtin_mul_overflow(bakedCount, d, &bakedCount);
-      fits = fits && !__builtin_mul_overflow(bakedCount, now, &have) &&
+      const int64_t bakedCount = checkedProduct(baked);
+      fits = fits && bakedCount >= 0 && !__builtin_mul_overflow(bakedCount, now, &have) &&
              !__builtin_mul_overflow(total, exportedBatch, &wanted) && have == wanted;
       // Exported at batch 1, the shapes cannot say which axis the batch went to: the likeliest
       // one is taken, and the import is checked at its end to keep the samples apart
