@@ -34,7 +34,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "test", "e2e"))
 from causal_lm_memory import CausalLM  # noqa: E402
 from cpu_step_time import PREDICTED, summary, time_on_data  # noqa: E402
-from training_graphs import bench_parser, export_language_model, run  # noqa: E402
+from training_graphs import cpu_timing_parser, export_language_model, run  # noqa: E402
 import models  # noqa: E402
 
 
@@ -85,16 +85,7 @@ def time_torch(name, args, x, y, steps, warmup):
 
 
 def main():
-    ap = bench_parser(__doc__, "/tmp/graphc-lm-step-time")
-    ap.add_argument("--layers", type=int, default=2)
-    ap.add_argument("--width", type=int, default=256)
-    ap.add_argument("--heads", type=int, default=4)
-    ap.add_argument("--seq", type=int, default=128)
-    ap.add_argument("--vocab", type=int, default=2000)
-    ap.add_argument("--batch", type=int, default=8)
-    ap.add_argument("--steps", type=int, default=8)
-    ap.add_argument("--warmup", type=int, default=2)
-    ap.add_argument("--rounds", type=int, default=2)
+    ap = cpu_timing_parser(__doc__, "/tmp/graphc-lm-step-time", seq=128)
     ap.add_argument("--models", default="gpt,llama")
     ap.add_argument("--json", default="", help="also write the results to this file")
     args = ap.parse_args()

@@ -46,7 +46,7 @@ import torch.nn.functional as F
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from cpu_step_time import summary, time_on_data  # noqa: E402
-from training_graphs import bench_parser, run  # noqa: E402
+from training_graphs import cpu_timing_parser, run  # noqa: E402
 
 ARENA = re.compile(r"arena +[0-9.]+ \S+ \((\d+) bytes")
 ACTIVATION = re.compile(r"^ +activation +([0-9.]+ \S+)", re.M)
@@ -163,16 +163,7 @@ def time_torch(args, xs, y, steps, warmup):
 
 
 def main():
-    ap = bench_parser(__doc__, "/tmp/graphc-masked-attention")
-    ap.add_argument("--layers", type=int, default=2)
-    ap.add_argument("--width", type=int, default=256)
-    ap.add_argument("--heads", type=int, default=4)
-    ap.add_argument("--seq", type=int, default=256)
-    ap.add_argument("--vocab", type=int, default=2000)
-    ap.add_argument("--batch", type=int, default=8)
-    ap.add_argument("--steps", type=int, default=8)
-    ap.add_argument("--warmup", type=int, default=2)
-    ap.add_argument("--rounds", type=int, default=2)
+    ap = cpu_timing_parser(__doc__, "/tmp/graphc-masked-attention", seq=256)
     ap.add_argument("--plan-seqs", default="512,1024")
     ap.add_argument("--mask", choices=("bias", "fill", "query"), default="bias")
     ap.add_argument("--json", default="")

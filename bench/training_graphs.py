@@ -223,6 +223,24 @@ def bench_parser(doc, work):
     return ap
 
 
+def cpu_timing_parser(doc, work, seq):
+    """bench_parser plus the shape and timing options of the CPU step-time benchmarks of token
+    models (lm_step_time.py, masked_attention.py): 2 layers of width 256 with 4 heads, `seq`
+    tokens from a 2000-word vocabulary, batch 8, --rounds alternated rounds of --steps steps
+    after --warmup."""
+    ap = bench_parser(doc, work)
+    ap.add_argument("--layers", type=int, default=2)
+    ap.add_argument("--width", type=int, default=256)
+    ap.add_argument("--heads", type=int, default=4)
+    ap.add_argument("--seq", type=int, default=seq)
+    ap.add_argument("--vocab", type=int, default=2000)
+    ap.add_argument("--batch", type=int, default=8)
+    ap.add_argument("--steps", type=int, default=8)
+    ap.add_argument("--warmup", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=2)
+    return ap
+
+
 def language_model_parser(doc, work, vocab):
     """bench_parser plus the shape and plan options of the language-model benchmarks
     (causal_lm_memory.py, llama_memory.py): GPT-2 small's depth, width, heads and sequence,
