@@ -26,6 +26,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 
 #include "dialects/graph/GraphOps.h"
+#include "importers/common/ImageOps.h"
 #include "importers/common/InitialValueCache.h"
 #include "importers/common/RecurrentUnroll.h"
 #include "importers/onnx/BatchLocation.h"
@@ -609,6 +610,13 @@ private:
   Value parameterNamed(const onnx::NodeProto &node, const std::string &name) {
     if (auto it = values.find(name); it != values.end())
       return it->second;
+    if (auto view = initializerViews.find(name); view != initializerViews.end()) {
+      Value parameter = parameterNamed(node, view->second);
+      Value reshaped = b.create<ReshapeOp>(NameLoc::get(b.getStringAttr(name)),
+                                           f32(constants.at(name).dims), parameter);
+      values[name] = reshaped;
+      return reshaped;
+    }
     const HostTensor *found = constants.lookup(name);
     if (!found)
       fail(nodeLabel(node) + ": input \"" + name + "\" must be an initializer or a constant");
@@ -635,7 +643,7 @@ private:
   /// order in the graph when it does not fold constants).
   Value computedOrParameter(const onnx::NodeProto &node, int index) {
     if (index < node.input_size() && values.count(node.input(index)) == 0 &&
-        initializers.count(node.input(index)) &&
+        (initializers.count(node.input(index)) || initializerViews.count(node.input(index))) &&
         constants.at(node.input(index)).dataType == onnx::TensorProto::FLOAT)
       return parameterOf(node, index);
     if (index < node.input_size() && isConstantTable(node.input(index)))
@@ -648,7 +656,7 @@ private:
   /// initializer: a table of the model, such as the cos/sin tables of rotary position
   /// embeddings computed in the forward pass from torch.arange.
   bool isConstantTable(const std::string &name) {
-    if (values.count(name) || initializers.count(name))
+    if (values.count(name) || initializers.count(name) || initializerViews.count(name))
       return false;
     const HostTensor *h = constants.lookup(name);
     return h && h->dataType == onnx::TensorProto::FLOAT && h->floats.size() > 1;
@@ -1211,7 +1219,8 @@ private:
       return false;
     const std::string &name = node.input(index);
     return values.count(name) || isConstantTable(name) ||
-           (initializers.count(name) && constants.at(name).dataType == onnx::TensorProto::FLOAT &&
+           ((initializers.count(name) || initializerViews.count(name)) &&
+            constants.at(name).dataType == onnx::TensorProto::FLOAT &&
             constants.at(name).floats.size() > 1);
   }
   /// Add, Sub or Mul of two operands of different shapes (a learned position embedding
@@ -1231,6 +1240,25 @@ private:
                                                 : computedOrParameter(node, index);
     };
     Value lhs = operand(0), rhs = operand(1);
+    // A factor or shift per channel ([C, 1, 1] or [1, C, 1, 1]: an image normalisation's mean
+    // and std, nn.GroupNorm's exported weight and bias) of an [N, C, H, W] image: a depthwise
+    // 1x1 convolution (buildPerChannelAffine), which keeps the C values, not a copy per pixel.
+    const std::string &opType = node.op_type();
+    if ((opType == "Mul" || opType == "Add" || opType == "Sub") && dims.size() == 4 && dims[1] > 1)
+      for (int side : {0, 1}) {
+        Value full = side ? rhs : lhs, channel = side ? lhs : rhs;
+        auto cs = shapeOf(channel);
+        if ((opType == "Sub" && side == 1) || shapeOf(full) != dims || cs.size() > 4)
+          continue;
+        std::vector<int64_t> padded(4 - cs.size(), 1);
+        padded.insert(padded.end(), cs.begin(), cs.end());
+        if (padded != std::vector<int64_t>{1, dims[1], 1, 1})
+          continue;
+        if (opType == "Sub")
+          channel = b.create<ScaleOp>(loc, channel.getType(), channel, b.getF32FloatAttr(-1.f));
+        return opType == "Mul" ? buildPerChannelAffine(b, loc, full, channel, Value())
+                               : buildPerChannelAffine(b, loc, full, Value(), channel);
+      }
     // A factor broadcast over leading axes only (a rotary table [S, d] on [B, H, S, d], a
     // per-feature scale [D]) multiplies without a copy: broadcast_mul keeps the factor as it
     // is for the backward pass, where a copied one would keep the activation's size.
@@ -2469,6 +2497,173 @@ private:
                                           b.getI64IntegerAttr(1));
   }
 
+  std::string strAttr(const onnx::NodeProto &node, const std::string &name,
+                      const std::string &dflt) {
+    auto *a = findAttr(node, name);
+    return a ? a->s() : dflt;
+  }
+
+  /// Resize (opset 10 on) and Upsample (opsets 7 to 9) enlarging the spatial axes of an
+  /// [N, C, H, W] image (or the last axis of [N, C, L]) by integer factors, given as scales or
+  /// as sizes that are multiples of the input's: nearest (PyTorch's mode='nearest' and
+  /// 'nearest-exact', Keras's UpSampling2D, any coordinate and rounding mode that repeats each
+  /// pixel) and linear with half_pixel (PyTorch's bilinear with align_corners=False,
+  /// TensorFlow 2) or asymmetric coordinates (Upsample and opset-10 Resize, TensorFlow 1), as
+  /// buildUpsample's depthwise transposed convolution. Shrinking, fractional factors, cubic
+  /// and align_corners are refused naming the node.
+  Value resize(const onnx::NodeProto &node, Location loc) {
+    Value x = valueOf(node, 0);
+    const auto xs = shapeOf(x);
+    const size_t rank = xs.size();
+    if (rank != 3 && rank != 4)
+      fail(nodeLabel(node) +
+           ": only [N, C, H, W] images and [N, C, L] sequences can be resized; "
+           "the input is " +
+           typeString(x.getType()));
+    const bool legacy = node.op_type() == "Upsample" || opset < 11; // Upsample, Resize-10
+    const std::string mode = strAttr(node, "mode", "nearest");
+    if (mode != "nearest" && mode != "linear" && mode != "bilinear")
+      refuseAttr(node, "mode", "= " + mode + " is not supported (nearest and linear are)");
+    if (findAttr(node, "axes"))
+      refuseAttr(node, "axes", "is not supported; give scales or sizes for every axis");
+    if (!legacy && strAttr(node, "keep_aspect_ratio_policy", "stretch") != "stretch")
+      refuseAttr(node, "keep_aspect_ratio_policy", "other than stretch is not supported");
+    // The factor of each axis: from scales (floats), else from sizes (int64).
+    auto present = [&](int index) {
+      return index < node.input_size() && !node.input(index).empty() &&
+             !constantOf(node, index).dims.empty() && constantOf(node, index).dims[0] > 0;
+    };
+    std::vector<double> factors;
+    if (node.op_type() == "Upsample" && opset < 9) {
+      for (float f : [&] {
+             auto *a = findAttr(node, "scales");
+             if (!a)
+               fail(nodeLabel(node) + " has no scales attribute");
+             return std::vector<float>(a->floats().begin(), a->floats().end());
+           }())
+        factors.push_back(f);
+    } else if (const int scalesIndex = legacy ? 1 : 2; present(scalesIndex)) {
+      const HostTensor &scales = constantOf(node, scalesIndex);
+      if (scales.dataType != onnx::TensorProto::FLOAT)
+        fail(nodeLabel(node) + ": scales must be float32");
+      factors.assign(scales.floats.begin(), scales.floats.end());
+    } else if (!legacy && present(3)) {
+      const HostTensor &sizes = constantOf(node, 3);
+      if (sizes.ints.size() != rank)
+        fail(nodeLabel(node) + ": sizes has " + std::to_string(sizes.ints.size()) +
+             " elements for an input of rank " + std::to_string(rank));
+      for (size_t a = 0; a < rank; ++a) {
+        // The batch axis as exported (a static export's sizes bake its batch) follows --batch.
+        const bool batchAxis = a == 0 && exportedBatch > 0 && sizes.ints[0] == exportedBatch;
+        const int64_t to = batchAxis ? xs[0] : sizes.ints[a];
+        factors.push_back(to > 0 && to % xs[a] == 0 ? double(to / xs[a])
+                                                    : double(to) / double(xs[a]));
+      }
+    } else {
+      fail(nodeLabel(node) + " has neither scales nor sizes");
+    }
+    if (factors.size() != rank)
+      fail(nodeLabel(node) + ": " + std::to_string(factors.size()) +
+           " scales for an input of rank " + std::to_string(rank));
+    std::vector<int64_t> scale(rank, 1);
+    for (size_t a = 0; a < rank; ++a) {
+      const double f = factors[a];
+      char text[32];
+      std::snprintf(text, sizeof(text), "%g", f);
+      if (!(f >= 1.0 && f <= 65536.0 && f == std::floor(f)))
+        fail(nodeLabel(node) + ": a factor of " + text + " on axis " + std::to_string(a) +
+             " is not supported; graphc enlarges by whole factors only (an integer "
+             "scale_factor, or a size that is a multiple of the input's)");
+      scale[a] = int64_t(f);
+    }
+    if (scale[0] != 1 || scale[1] != 1)
+      fail(nodeLabel(node) + ": resizing the batch or channel axis is not supported");
+    const int64_t sh = rank == 4 ? scale[2] : 1, sw = scale[rank - 1];
+    UpsampleAxis h, w;
+    if (mode == "nearest") {
+      const std::string coordinates =
+          legacy ? "asymmetric" : strAttr(node, "coordinate_transformation_mode", "half_pixel");
+      const std::string rounding =
+          legacy ? "floor" : strAttr(node, "nearest_mode", "round_prefer_floor");
+      for (size_t a = 2; a < rank; ++a)
+        if (!nearestRepeatsEachElement(coordinates, rounding, xs[a], scale[a]))
+          fail(nodeLabel(node) + ": nearest with coordinate_transformation_mode = " + coordinates +
+               " and nearest_mode = " + rounding + " at scale " + std::to_string(scale[a]) +
+               " does not repeat each pixel, which is what graphc supports (PyTorch's "
+               "mode='nearest' and 'nearest-exact', Keras's UpSampling2D)");
+      h = upsampleAxis(UpsampleInterpolation::Nearest, SourceCoordinates::Asymmetric, sh);
+      w = upsampleAxis(UpsampleInterpolation::Nearest, SourceCoordinates::Asymmetric, sw);
+    } else {
+      const std::string coordinates =
+          legacy ? "asymmetric" : strAttr(node, "coordinate_transformation_mode", "half_pixel");
+      SourceCoordinates source = SourceCoordinates::HalfPixel;
+      if (coordinates == "half_pixel" || coordinates == "pytorch_half_pixel")
+        source = SourceCoordinates::HalfPixel;
+      else if (coordinates == "asymmetric")
+        source = SourceCoordinates::Asymmetric;
+      else
+        refuseAttr(node, "coordinate_transformation_mode",
+                   "= " + coordinates +
+                       " is not supported for linear resizing (half_pixel, pytorch_half_pixel "
+                       "and asymmetric are: in PyTorch, align_corners=False)");
+      h = upsampleAxis(UpsampleInterpolation::Linear, source, sh);
+      w = upsampleAxis(UpsampleInterpolation::Linear, source, sw);
+    }
+    Value image = rank == 4 ? x : b.create<ReshapeOp>(loc, f32({xs[0], xs[1], 1, xs[2]}), x);
+    Value up = buildUpsample(b, loc, image, h, w, [&](RankedTensorType type, ArrayRef<float> taps) {
+      const std::string name = node.output(0) + "@upsample_filter";
+      HostTensor filter;
+      filter.dims.assign(type.getShape().begin(), type.getShape().end());
+      filter.dataType = onnx::TensorProto::FLOAT;
+      filter.floats.assign(taps.begin(), taps.end());
+      constants[name] = std::move(filter);
+      return constantTable(node, name);
+    });
+    return rank == 4 ? up : b.create<ReshapeOp>(loc, f32({xs[0], xs[1], xs[2] * sw}), up);
+  }
+
+  /// InstanceNormalization of [N, C, D1, ...]: each sample's channels normalised over their
+  /// own elements (buildGroupNorm with a group per channel), then the per-channel scale and B
+  /// (buildPerChannelAffine). torch exports nn.GroupNorm as one over [N, G, C / G * ...] with
+  /// Constant ones and zeros of G elements, which are the identity and are skipped; a scale
+  /// or B from an initializer trains (nn.InstanceNorm2d(affine=True)).
+  Value instanceNorm(const onnx::NodeProto &node, Location loc) {
+    Value x = valueOf(node, 0);
+    const auto xs = shapeOf(x);
+    if (xs.size() < 3)
+      fail(nodeLabel(node) + ": expects an [N, C, D1, ...] input, not " + typeString(x.getType()));
+    if (node.input_size() < 3 || node.input(1).empty() || node.input(2).empty())
+      fail(nodeLabel(node) + " needs its scale and B inputs");
+    const int64_t channels = xs[1];
+    // Input `index`, or null where it is a Constant (not an initializer) of `identity`s.
+    auto affine = [&](int index, float identity) -> Value {
+      const std::string &name = node.input(index);
+      const HostTensor *known = values.count(name) ? nullptr : constants.lookup(name);
+      if (known && (known->dataType != onnx::TensorProto::FLOAT ||
+                    int64_t(known->floats.size()) != channels))
+        fail(nodeLabel(node) + ": scale and B must be float32 [" + std::to_string(channels) + "]");
+      if (known && !initializers.count(name) &&
+          std::all_of(known->floats.begin(), known->floats.end(),
+                      [&](float v) { return v == identity; }))
+        return Value();
+      Value v = computedOrParameter(node, index);
+      if (shapeOf(v) != std::vector<int64_t>{channels})
+        fail(nodeLabel(node) + ": scale and B must be [" + std::to_string(channels) + "], not " +
+             typeString(v.getType()));
+      return v;
+    };
+    Value scale = affine(1, 1.0f), shift = affine(2, 0.0f);
+    Value normalized = buildGroupNorm(b, loc, x, channels, floatAttr(node, "epsilon", 1e-5f));
+    if (!scale && !shift)
+      return normalized;
+    const int64_t rest = std::accumulate(xs.begin() + 2, xs.end(), int64_t{1}, std::multiplies<>());
+    Value image = xs.size() == 4
+                      ? normalized
+                      : b.create<ReshapeOp>(loc, f32({xs[0], channels, 1, rest}), normalized);
+    Value out = buildPerChannelAffine(b, loc, image, scale, shift);
+    return xs.size() == 4 ? out : b.create<ReshapeOp>(loc, x.getType(), out).getResult();
+  }
+
   void define(const onnx::NodeProto &node, Value v) {
     if (node.output_size() < 1)
       fail(nodeLabel(node) + " has no output");
@@ -2735,6 +2930,7 @@ private:
                                                           {"HardSigmoid", 1},
                                                           {"HardSwish", 1},
                                                           {"Identity", 1},
+                                                          {"InstanceNormalization", 3},
                                                           {"LSTM", 8},
                                                           {"LayerNormalization", 3},
                                                           {"LeakyRelu", 1},
@@ -2756,6 +2952,7 @@ private:
                                                           {"ReduceSumSquare", 2},
                                                           {"Relu", 1},
                                                           {"Reshape", 2},
+                                                          {"Resize", 4},
                                                           {"Selu", 1},
                                                           {"Shape", 1},
                                                           {"Sigmoid", 1},
@@ -2773,6 +2970,7 @@ private:
                                                           {"Transpose", 1},
                                                           {"Trilu", 2},
                                                           {"Unsqueeze", 2},
+                                                          {"Upsample", 2},
                                                           {"Where", 3}};
     if (auto known = kMaxInputs.find(op);
         known != kMaxInputs.end() && node.input_size() > known->second)
@@ -3219,6 +3417,14 @@ private:
       define(node, convTranspose(node, loc));
       return;
     }
+    if (op == "Resize" || op == "Upsample") {
+      define(node, resize(node, loc));
+      return;
+    }
+    if (op == "InstanceNormalization") {
+      define(node, instanceNorm(node, loc));
+      return;
+    }
     if (op == "MaxPool") {
       Value x = valueOf(node, 0);
       if (node.output_size() > 1 && !node.output(1).empty())
@@ -3663,6 +3869,13 @@ private:
       if (host) {
         HostTensor h = constantOf(node, 0);
         h.dims = out;
+        if (h.dataType == onnx::TensorProto::FLOAT) {
+          const std::string &in = node.input(0);
+          if (initializers.count(in))
+            initializerViews[node.output(0)] = in;
+          else if (auto view = initializerViews.find(in); view != initializerViews.end())
+            initializerViews[node.output(0)] = view->second;
+        }
         constants[node.output(0)] = h;
       } else {
         define(node, b.create<ReshapeOp>(loc, f32(out), valueOf(node, 0)));
@@ -4007,6 +4220,11 @@ private:
   // rank-3 input exports MatMul(x, Transpose(W)), which becomes a dense with transpose_weight
   // on the parameter W itself.
   std::map<std::string, std::string> transposedParams;
+  // Unsqueeze/Squeeze outputs of float32 initializers (nn.GroupNorm's exported
+  // weight.unsqueeze(1).unsqueeze(2)), folded on the host like any constant view -> the
+  // initializer: read as an operand they are views of its parameter (parameterNamed), so
+  // that it trains, while constant arithmetic on them (a rotary inv_freq buffer) still folds.
+  std::map<std::string, std::string> initializerViews;
   std::string path;
   OnnxImportOptions options;
   int64_t opset = 0;

@@ -39,7 +39,7 @@ SEEDS = {"mlp": 1, "cnn": 2, "cnn_bce": 3, "resmlp": 4,
          "causal_cls": 30, "causal_lm": 31, "nano_gpt": 32, "nano_gpt_tied": 32,
          "nano_gpt_trilu": 32, "llama": 33, "llama_gqa": 34, "row_mlp": 35,
          "llama_hf": 36, "math_mlp": 37, "pad_cls": 38, "mask_cls": 39, "mask_cls_hf": 39,
-         "kpm_cls": 40}
+         "kpm_cls": 40, "norm_unet": 41}
 
 # torchvision models (issue #6), small so that a test takes seconds: 10 classes, 32x32 images,
 # batch 4, exported in training mode (BatchNormalization with batch statistics and running-stat
@@ -109,6 +109,12 @@ BATCHES.update({name: 8 for name in TOKEN_MODELS})
 # per-pixel binary crossentropy: the labels have the prediction's shape.
 UNET = dict(base=8, image=16)
 BATCHES.update({"unet": 4, "tconv": 4})
+# "norm_unet" (NormUNet below): the normalizations and upsampling of diffusion and segmentation
+# U-Nets: nn.GroupNorm, nn.InstanceNorm2d(affine=True), F.interpolate nearest (by scale and
+# by size) and bilinear (align_corners=False, uneven factors), an input normalised by
+# constant per-channel mean and std; per-pixel binary crossentropy like the U-Net.
+NORM_UNET = dict(image=12)
+BATCHES.update({"norm_unet": 4})
 # Models with active dropout (issue #3, the CUDA target against the CPU target; PyTorch's
 # dropout RNG cannot be matched, so they are not compared with PyTorch): "cnn_bn" is
 # Conv/BatchNorm/ReLU, average pooling with padding (count_include_pad=False) and without,
@@ -147,7 +153,8 @@ LOSSES = {
 }
 LOSSES.update({name: "sparse_categorical_crossentropy"
                for name in TORCHVISION + TRANSFORMERS + RECURRENT + tuple(TOKEN_MODELS)})
-LOSSES.update({"unet": "binary_crossentropy", "tconv": "binary_crossentropy"})
+LOSSES.update({"unet": "binary_crossentropy", "tconv": "binary_crossentropy",
+               "norm_unet": "binary_crossentropy"})
 LOSSES.update({name: "sparse_categorical_crossentropy" for name in DROPOUT})
 
 
@@ -740,6 +747,49 @@ class TConv(nn.Module):
         return torch.sigmoid(x) if self.head else x
 
 
+class NormUNet(nn.Module):
+    """A small U-Net of the normalizations and resamplings that segmentation and diffusion
+    models use: the input normalised by constant per-channel mean and std tables, Conv ->
+    GroupNorm(4) -> SiLU, a stride-2 Conv -> InstanceNorm2d(affine) -> ReLU, nearest upsampling
+    x2 by scale_factor, the skip concatenated, Conv -> GroupNorm(2), bilinear upsampling by
+    (2, 3) with align_corners=False, a stride-(2, 3) Conv back to the input size, a max pool
+    and a nearest upsampling to a given size, and a 1x1 Conv head (-> Sigmoid)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 8, 3, padding=1)
+        self.gn1 = nn.GroupNorm(4, 8)
+        # (No bias: InstanceNorm removes any per-channel shift, so its true gradient is 0 and
+        # Adam would turn both runs' float32 noise there into lr-sized steps.)
+        self.down = nn.Conv2d(8, 16, 3, stride=2, padding=1, bias=False)
+        self.inorm = nn.InstanceNorm2d(16, affine=True)
+        self.conv2 = nn.Conv2d(24, 8, 3, padding=1)
+        self.gn2 = nn.GroupNorm(2, 8, eps=1e-3)
+        self.back = nn.Conv2d(8, 8, 3, stride=(2, 3), padding=1)
+        self.head_conv = nn.Conv2d(8, 1, 1)
+        with torch.no_grad():  # affine maps away from their initial identity
+            for norm in (self.gn1, self.inorm, self.gn2):
+                norm.weight.uniform_(0.5, 1.5)
+                norm.bias.uniform_(-0.5, 0.5)
+        self.head = True
+
+    def forward(self, x):
+        # Tensors made in forward export as Constant tables (buffers would be initializers,
+        # which graphc trains unless --freeze names them).
+        mean = torch.tensor([0.5, 0.4, 0.3]).view(1, 3, 1, 1)
+        std = torch.tensor([0.25, 0.5, 2.0]).view(3, 1, 1)
+        x = (x - mean) / std
+        skip = F.silu(self.gn1(self.conv1(x)))                                 # [B, 8, 12, 12]
+        y = F.relu(self.inorm(self.down(skip)))                                # [B, 16, 6, 6]
+        y = F.interpolate(y, scale_factor=2, mode="nearest")                   # [B, 16, 12, 12]
+        y = torch.relu(self.gn2(self.conv2(torch.cat([y, skip], 1))))          # [B, 8, 12, 12]
+        y = F.interpolate(y, scale_factor=(2, 3), mode="bilinear", align_corners=False)
+        y = self.back(y)                                                       # [B, 8, 12, 12]
+        y = F.interpolate(F.max_pool2d(y, 2), size=(12, 12), mode="nearest")
+        y = self.head_conv(y)
+        return torch.sigmoid(y) if self.head else y
+
+
 class CNNBN(nn.Module):
     """Conv -> BatchNorm -> ReLU -> AvgPool2d(3, 2, pad 1, count_include_pad=False)
     -> Conv (no bias) -> BatchNorm -> ReLU -> AvgPool2d(2, 2)
@@ -826,6 +876,8 @@ def input_shape(name, batch=None):
         return (batch, 3, UNET["image"], UNET["image"])
     if name == "tconv":
         return (batch, 3, 8, 8)
+    if name == "norm_unet":
+        return (batch, 3, NORM_UNET["image"], NORM_UNET["image"])
     if name == "pad_cnn":
         return (batch, 3, 12, 12)
     return ((batch, 10) if name in ("mlp", "resmlp", "split_mlp", "act_mlp", "arith_mlp",
@@ -913,6 +965,8 @@ def build(name):
         return UNet(base=UNET["base"], levels=2, sigmoid=True)
     if name == "tconv":
         return TConv()
+    if name == "norm_unet":
+        return NormUNet()
     if name == "cnn_bn":
         return CNNBN()
     if name in DROPOUT_TRANSFORMERS:

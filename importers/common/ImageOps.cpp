@@ -1,0 +1,191 @@
+// Image layers lowered onto graph-dialect ops (see ImageOps.h).
+//
+// Linear upsampling as a transposed convolution: with the input extended by one edge copy on
+// each side (padded index p = i + 1), output o reads padded input p with weight
+// max(0, 1 - |src(o) + 1 - p|), src(o) = (o + a) / s - b (a = b = 0.5 for half_pixel, 0 for
+// asymmetric). With d = o - s p that weight is max(0, 1 - |(d + a) / s + 1 - b|): a function of
+// d alone, so the whole axis is the transposed convolution of stride s whose tap k is the
+// weight at d = dLo + k, cropped by -dLo outputs before. An output whose source lies past an
+// edge reads the edge copy and the edge with weights summing to 1: the edge value, as ONNX
+// and PyTorch clamp it.
+#include "importers/common/ImageOps.h"
+
+#include <cmath>
+#include <numeric>
+
+#include "mlir/IR/BuiltinTypes.h"
+
+#include "dialects/graph/GraphOps.h"
+
+using namespace mlir;
+using namespace graphc::graph;
+
+namespace graphc {
+namespace {
+
+RankedTensorType f32(OpBuilder &b, ArrayRef<int64_t> shape) {
+  return RankedTensorType::get(shape, b.getF32Type());
+}
+
+std::vector<int64_t> dimsOf(Value v) {
+  auto shape = cast<RankedTensorType>(v.getType()).getShape();
+  return {shape.begin(), shape.end()};
+}
+
+/// `x` with one copy of its first and last slice along `axis` added before and after.
+Value replicateEdges(OpBuilder &b, Location loc, Value x, int64_t axis) {
+  std::vector<int64_t> dims = dimsOf(x), edge = dims, padded = dims;
+  edge[axis] = 1;
+  padded[axis] += 2;
+  Value first =
+      b.create<SliceOp>(loc, f32(b, edge), x, b.getI64IntegerAttr(axis), b.getI64IntegerAttr(0));
+  Value last = b.create<SliceOp>(loc, f32(b, edge), x, b.getI64IntegerAttr(axis),
+                                 b.getI64IntegerAttr(dims[axis] - 1));
+  return b.create<ConcatOp>(loc, f32(b, padded), ValueRange{first, x, last},
+                            b.getI64IntegerAttr(axis));
+}
+
+} // namespace
+
+UpsampleAxis upsampleAxis(UpsampleInterpolation interpolation, SourceCoordinates coordinates,
+                          int64_t scale) {
+  UpsampleAxis axis;
+  axis.scale = scale;
+  if (scale <= 1)
+    return axis; // the identity
+  if (interpolation == UpsampleInterpolation::Nearest) {
+    axis.taps.assign(size_t(scale), 1.0f);
+    return axis;
+  }
+  const double a = coordinates == SourceCoordinates::HalfPixel ? 0.5 : 0.0, shift = a;
+  const double s = double(scale);
+  auto weight = [&](int64_t d) {
+    return std::max(0.0, 1.0 - std::fabs((double(d) + a) / s + 1.0 - shift));
+  };
+  // The weight is positive for (d + a) / s + 1 - shift in (-1, 1).
+  const int64_t from = int64_t(std::floor(s * (shift - 2.0) - a)),
+                to = int64_t(std::ceil(s * shift - a));
+  int64_t dLo = to + 1;
+  std::vector<float> taps;
+  for (int64_t d = from; d <= to; ++d) {
+    const double w = weight(d);
+    if (w <= 0.0)
+      continue;
+    if (taps.empty())
+      dLo = d;
+    taps.resize(size_t(d - dLo + 1), 0.0f);
+    taps.back() = float(w);
+  }
+  axis.taps = std::move(taps);
+  axis.replicateEdges = true;
+  // The transposed convolution of the padded input (in + 2 elements) has s (in + 1) + K
+  // outputs; keep s * in of them, from -dLo on.
+  axis.cropBefore = -dLo;
+  axis.cropAfter = scale + int64_t(axis.taps.size()) - axis.cropBefore;
+  return axis;
+}
+
+bool nearestRepeatsEachElement(const std::string &coordinates, const std::string &nearestMode,
+                               int64_t inputSize, int64_t scale) {
+  if (inputSize < 1 || scale < 1)
+    return false;
+  const int64_t outputSize = inputSize * scale;
+  for (int64_t o = 0; o < outputSize; ++o) {
+    double source;
+    if (coordinates == "asymmetric")
+      source = double(o) / double(scale);
+    else if (coordinates == "half_pixel" || (coordinates == "pytorch_half_pixel" && outputSize > 1))
+      source = (double(o) + 0.5) / double(scale) - 0.5;
+    else if (coordinates == "pytorch_half_pixel")
+      source = 0.0;
+    else if (coordinates == "tf_half_pixel_for_nn")
+      source = (double(o) + 0.5) / double(scale);
+    else if (coordinates == "align_corners")
+      source = outputSize == 1 ? 0.0 : double(o) * double(inputSize - 1) / double(outputSize - 1);
+    else
+      return false;
+    double index;
+    const double below = std::floor(source), fraction = source - below;
+    if (nearestMode == "floor")
+      index = below;
+    else if (nearestMode == "ceil")
+      index = std::ceil(source);
+    else if (nearestMode == "round_prefer_floor")
+      index = fraction <= 0.5 ? below : below + 1.0;
+    else if (nearestMode == "round_prefer_ceil")
+      index = fraction < 0.5 ? below : below + 1.0;
+    else
+      return false;
+    index = std::clamp(index, 0.0, double(inputSize - 1));
+    if (int64_t(index) != o / scale)
+      return false;
+  }
+  return true;
+}
+
+Value buildUpsample(OpBuilder &b, Location loc, Value x, const UpsampleAxis &h,
+                    const UpsampleAxis &w,
+                    function_ref<Value(RankedTensorType, ArrayRef<float>)> constantFilter) {
+  const std::vector<int64_t> xs = dimsOf(x);
+  if (h.scale <= 1 && w.scale <= 1)
+    return x;
+  if (h.replicateEdges)
+    x = replicateEdges(b, loc, x, 2);
+  if (w.replicateEdges)
+    x = replicateEdges(b, loc, x, 3);
+  const int64_t channels = xs[1], kh = int64_t(h.taps.size()), kw = int64_t(w.taps.size());
+  auto filterType = f32(b, {channels, 1, kh, kw});
+  std::vector<float> kernel;
+  for (float th : h.taps)
+    for (float tw : w.taps)
+      kernel.push_back(th * tw);
+  Value filter;
+  if (std::all_of(kernel.begin(), kernel.end(), [](float v) { return v == 1.0f; })) {
+    filter = b.create<FillOp>(loc, filterType, b.getF32FloatAttr(1.0f));
+  } else {
+    std::vector<float> perChannel;
+    perChannel.reserve(size_t(channels) * kernel.size());
+    for (int64_t c = 0; c < channels; ++c)
+      perChannel.insert(perChannel.end(), kernel.begin(), kernel.end());
+    filter = constantFilter(filterType, perChannel);
+  }
+  return b.create<Conv2dBackwardDataOp>(
+      loc, f32(b, {xs[0], channels, xs[2] * h.scale, xs[3] * w.scale}), x, filter, Value(),
+      b.getDenseI64ArrayAttr({h.scale, w.scale}),
+      b.getDenseI64ArrayAttr({h.cropBefore, w.cropBefore, h.cropAfter, w.cropAfter}),
+      b.getDenseI64ArrayAttr({1, 1}), b.getI64IntegerAttr(channels));
+}
+
+Value buildGroupNorm(OpBuilder &b, Location loc, Value x, int64_t groups, float epsilon) {
+  const std::vector<int64_t> xs = dimsOf(x);
+  const int64_t elements = std::accumulate(xs.begin(), xs.end(), int64_t{1}, std::multiplies<>());
+  const int64_t rows = xs[0] * groups, width = elements / rows;
+  Value grouped = b.create<ReshapeOp>(loc, f32(b, {rows, width}), x);
+  Value ones = b.create<FillOp>(loc, f32(b, {width}), b.getF32FloatAttr(1.0f));
+  Value zeros = b.create<FillOp>(loc, f32(b, {width}), b.getF32FloatAttr(0.0f));
+  auto stat = f32(b, {rows});
+  Value normalized = b.create<LayerNormOp>(loc, TypeRange{grouped.getType(), stat, stat}, grouped,
+                                           ones, zeros, b.getF32FloatAttr(epsilon))
+                         .getResult();
+  return b.create<ReshapeOp>(loc, x.getType(), normalized);
+}
+
+Value buildPerChannelAffine(OpBuilder &b, Location loc, Value x, Value scale, Value shift) {
+  const std::vector<int64_t> xs = dimsOf(x);
+  const int64_t channels = xs[1];
+  auto filterType = f32(b, {channels, 1, 1, 1});
+  Value filter = scale ? (dimsOf(scale) == std::vector<int64_t>{channels, 1, 1, 1}
+                              ? scale
+                              : b.create<ReshapeOp>(loc, filterType, scale).getResult())
+                       : b.create<FillOp>(loc, filterType, b.getF32FloatAttr(1.0f)).getResult();
+  Value bias;
+  if (shift)
+    bias = dimsOf(shift) == std::vector<int64_t>{channels}
+               ? shift
+               : b.create<ReshapeOp>(loc, f32(b, {channels}), shift).getResult();
+  return b.create<Conv2dOp>(loc, x.getType(), x, filter, bias, b.getDenseI64ArrayAttr({1, 1}),
+                            b.getDenseI64ArrayAttr({0, 0, 0, 0}), b.getDenseI64ArrayAttr({1, 1}),
+                            b.getI64IntegerAttr(channels));
+}
+
+} // namespace graphc

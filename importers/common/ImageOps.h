@@ -1,0 +1,81 @@
+// Image layers that the ONNX and Keras importers both lower onto existing graph-dialect ops:
+// upsampling by integer factors (nearest and bilinear) as depthwise transposed convolutions,
+// group and instance normalization as layer norms of channel groups, and per-channel affine
+// maps (a scale and a shift per channel) as depthwise 1x1 convolutions.
+//
+// Lowering rather than new ops keeps every target, autodiff, liveness, the planner and the fit
+// as they are: a transposed convolution's backward is a strided convolution, a layer norm's is
+// layer_norm_backward, and nothing is copied per sample (a per-channel factor broadcast by
+// copies would hold a [N, C, H, W] tensor of copies until the backward pass).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+
+namespace graphc {
+
+enum class UpsampleInterpolation { Nearest, Linear };
+
+/// Where output position o of an axis upsampled s times reads its input (ONNX Resize's
+/// coordinate_transformation_mode): HalfPixel (o + 0.5) / s - 0.5 (PyTorch's align_corners =
+/// False, TensorFlow 2's and Keras's resize), Asymmetric o / s (TensorFlow 1's). Positions
+/// outside [0, in - 1] read the edge.
+enum class SourceCoordinates { HalfPixel, Asymmetric };
+
+/// One axis of an upsampling by the integer factor `scale` as a transposed convolution of
+/// stride `scale`: its `taps` along the axis, and how many outputs it crops before and after
+/// (the transposed convolution's padding) from the input extended by one edge copy on each
+/// side when `replicateEdges` (linear interpolation, which reads a neighbour past the edge).
+struct UpsampleAxis {
+  int64_t scale = 1;
+  std::vector<float> taps = {1.0f};
+  int64_t cropBefore = 0, cropAfter = 0;
+  bool replicateEdges = false;
+};
+
+/// The transposed convolution that computes `interpolation` at `scale` (>= 1) along one axis.
+/// Nearest repeats each element `scale` times (taps of ones); linear weighs the two inputs
+/// around each output's source position by 1 - distance, a triangle of taps whose position
+/// depends only on o mod scale. O(scale).
+UpsampleAxis upsampleAxis(UpsampleInterpolation interpolation, SourceCoordinates coordinates,
+                          int64_t scale);
+
+/// Whether ONNX Resize's nearest rounding (`nearestMode`: round_prefer_floor,
+/// round_prefer_ceil, floor, ceil) of `coordinates` ("asymmetric", "half_pixel",
+/// "pytorch_half_pixel", "align_corners", ...) reads input floor(o / scale) for every output o
+/// of an axis of `inputSize` elements upsampled `scale` times: the repeat that upsampleAxis
+/// computes. O(inputSize x scale).
+bool nearestRepeatsEachElement(const std::string &coordinates, const std::string &nearestMode,
+                               int64_t inputSize, int64_t scale);
+
+/// `x` [N, C, H, W] upsampled to [N, C, H * h.scale, W * w.scale]: the edges replicated where
+/// an axis asks (slices and a concat), then one depthwise graph.conv2d_backward_data with the
+/// filter outer(h.taps, w.taps) per channel: a graph.fill when every tap is 1, else
+/// `constantFilter` ([C, 1, KH, KW] of these values: the importer's frozen table, which trains
+/// nothing). Its gradient is the strided depthwise convolution that sums what each input
+/// element contributed.
+mlir::Value buildUpsample(
+    mlir::OpBuilder &b, mlir::Location loc, mlir::Value x, const UpsampleAxis &h,
+    const UpsampleAxis &w,
+    llvm::function_ref<mlir::Value(mlir::RankedTensorType, llvm::ArrayRef<float>)> constantFilter);
+
+/// `x` [N, C, ...] with each sample's `groups` blocks of C / groups channels normalised by
+/// their own mean and biased variance (GroupNorm without its affine map; groups = C is
+/// InstanceNorm): x viewed as [N * groups, elements per group], one graph.layer_norm with a
+/// unit scale and zero bias (fills: nothing trains), viewed back. C % groups must be 0.
+mlir::Value buildGroupNorm(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x, int64_t groups,
+                           float epsilon);
+
+/// `x` [N, C, H, W] times `scale` plus `shift` per channel (either may be null, not both;
+/// each has C elements in any shape: [C], [C, 1, 1], [1, C, 1, 1]): one depthwise 1x1
+/// graph.conv2d, with `shift` as its bias (and a filter of ones when there is no scale). The
+/// backward pass keeps x and the C factors, not a broadcast copy.
+mlir::Value buildPerChannelAffine(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
+                                  mlir::Value scale, mlir::Value shift);
+
+} // namespace graphc
