@@ -2503,14 +2503,14 @@ private:
     return a ? a->s() : dflt;
   }
 
-  /// Resize (opset 10 on) and Upsample (opsets 7 to 9) enlarging the spatial axes of an
-  /// [N, C, H, W] image (or the last axis of [N, C, L]) by integer factors, given as scales or
-  /// as sizes that are multiples of the input's: nearest (PyTorch's mode='nearest' and
-  /// 'nearest-exact', Keras's UpSampling2D, any coordinate and rounding mode that repeats each
-  /// pixel) and linear with half_pixel (PyTorch's bilinear with align_corners=False,
-  /// TensorFlow 2) or asymmetric coordinates (Upsample and opset-10 Resize, TensorFlow 1), as
-  /// buildUpsample's depthwise transposed convolution. Shrinking, fractional factors, cubic
-  /// and align_corners are refused naming the node.
+  /// Resize enlarging the spatial axes of an [N, C, H, W] image (or the last axis of
+  /// [N, C, L]) by integer factors, given as scales or as sizes that are multiples of the
+  /// input's: nearest (PyTorch's mode='nearest', Keras's UpSampling2D, any coordinate and
+  /// rounding mode that repeats each pixel) and linear with half_pixel (PyTorch's bilinear with
+  /// align_corners=False, TensorFlow 2) or asymmetric coordinates (TensorFlow 1), as
+  /// buildUpsample's depthwise transposed convolution. Shrinking, fractional factors, cubic and
+  /// align_corners are refused naming the node. (graphc reads opsets 11 to 17, so Upsample
+  /// and Resize-10 never occur.)
   Value resize(const onnx::NodeProto &node, Location loc) {
     Value x = valueOf(node, 0);
     const auto xs = shapeOf(x);
@@ -2520,34 +2520,23 @@ private:
            ": only [N, C, H, W] images and [N, C, L] sequences can be resized; "
            "the input is " +
            typeString(x.getType()));
-    const bool legacy = node.op_type() == "Upsample" || opset < 11; // Upsample, Resize-10
     const std::string mode = strAttr(node, "mode", "nearest");
-    if (mode != "nearest" && mode != "linear" && mode != "bilinear")
+    if (mode != "nearest" && mode != "linear")
       refuseAttr(node, "mode", "= " + mode + " is not supported (nearest and linear are)");
-    if (findAttr(node, "axes"))
-      refuseAttr(node, "axes", "is not supported; give scales or sizes for every axis");
-    if (!legacy && strAttr(node, "keep_aspect_ratio_policy", "stretch") != "stretch")
-      refuseAttr(node, "keep_aspect_ratio_policy", "other than stretch is not supported");
-    // The factor of each axis: from scales (floats), else from sizes (int64).
+    const std::string coordinates = strAttr(node, "coordinate_transformation_mode", "half_pixel");
+    // The factor of each axis: from scales (floats), else from sizes (int64). Either may be
+    // an empty name or an empty tensor when the other is given.
     auto present = [&](int index) {
       return index < node.input_size() && !node.input(index).empty() &&
              !constantOf(node, index).dims.empty() && constantOf(node, index).dims[0] > 0;
     };
     std::vector<double> factors;
-    if (node.op_type() == "Upsample" && opset < 9) {
-      for (float f : [&] {
-             auto *a = findAttr(node, "scales");
-             if (!a)
-               fail(nodeLabel(node) + " has no scales attribute");
-             return std::vector<float>(a->floats().begin(), a->floats().end());
-           }())
-        factors.push_back(f);
-    } else if (const int scalesIndex = legacy ? 1 : 2; present(scalesIndex)) {
-      const HostTensor &scales = constantOf(node, scalesIndex);
+    if (present(2)) {
+      const HostTensor &scales = constantOf(node, 2);
       if (scales.dataType != onnx::TensorProto::FLOAT)
         fail(nodeLabel(node) + ": scales must be float32");
       factors.assign(scales.floats.begin(), scales.floats.end());
-    } else if (!legacy && present(3)) {
+    } else if (present(3)) {
       const HostTensor &sizes = constantOf(node, 3);
       if (sizes.ints.size() != rank)
         fail(nodeLabel(node) + ": sizes has " + std::to_string(sizes.ints.size()) +
@@ -2579,36 +2568,28 @@ private:
     if (scale[0] != 1 || scale[1] != 1)
       fail(nodeLabel(node) + ": resizing the batch or channel axis is not supported");
     const int64_t sh = rank == 4 ? scale[2] : 1, sw = scale[rank - 1];
-    UpsampleAxis h, w;
+    UpsampleInterpolation interpolation = UpsampleInterpolation::Nearest;
+    SourceCoordinates source = SourceCoordinates::Asymmetric;
     if (mode == "nearest") {
-      const std::string coordinates =
-          legacy ? "asymmetric" : strAttr(node, "coordinate_transformation_mode", "half_pixel");
-      const std::string rounding =
-          legacy ? "floor" : strAttr(node, "nearest_mode", "round_prefer_floor");
+      const std::string rounding = strAttr(node, "nearest_mode", "round_prefer_floor");
       for (size_t a = 2; a < rank; ++a)
         if (!nearestRepeatsEachElement(coordinates, rounding, xs[a], scale[a]))
           fail(nodeLabel(node) + ": nearest with coordinate_transformation_mode = " + coordinates +
                " and nearest_mode = " + rounding + " at scale " + std::to_string(scale[a]) +
                " does not repeat each pixel, which is what graphc supports (PyTorch's "
-               "mode='nearest' and 'nearest-exact', Keras's UpSampling2D)");
-      h = upsampleAxis(UpsampleInterpolation::Nearest, SourceCoordinates::Asymmetric, sh);
-      w = upsampleAxis(UpsampleInterpolation::Nearest, SourceCoordinates::Asymmetric, sw);
+               "mode='nearest', Keras's UpSampling2D)");
     } else {
-      const std::string coordinates =
-          legacy ? "asymmetric" : strAttr(node, "coordinate_transformation_mode", "half_pixel");
-      SourceCoordinates source = SourceCoordinates::HalfPixel;
+      interpolation = UpsampleInterpolation::Linear;
       if (coordinates == "half_pixel" || coordinates == "pytorch_half_pixel")
         source = SourceCoordinates::HalfPixel;
-      else if (coordinates == "asymmetric")
-        source = SourceCoordinates::Asymmetric;
-      else
+      else if (coordinates != "asymmetric")
         refuseAttr(node, "coordinate_transformation_mode",
                    "= " + coordinates +
                        " is not supported for linear resizing (half_pixel, pytorch_half_pixel "
                        "and asymmetric are: in PyTorch, align_corners=False)");
-      h = upsampleAxis(UpsampleInterpolation::Linear, source, sh);
-      w = upsampleAxis(UpsampleInterpolation::Linear, source, sw);
     }
+    const UpsampleAxis h = upsampleAxis(interpolation, source, sh),
+                       w = upsampleAxis(interpolation, source, sw);
     Value image = rank == 4 ? x : b.create<ReshapeOp>(loc, f32({xs[0], xs[1], 1, xs[2]}), x);
     Value up = buildUpsample(b, loc, image, h, w, [&](RankedTensorType type, ArrayRef<float> taps) {
       const std::string name = node.output(0) + "@upsample_filter";
@@ -2970,7 +2951,6 @@ private:
                                                           {"Transpose", 1},
                                                           {"Trilu", 2},
                                                           {"Unsqueeze", 2},
-                                                          {"Upsample", 2},
                                                           {"Where", 3}};
     if (auto known = kMaxInputs.find(op);
         known != kMaxInputs.end() && node.input_size() > known->second)
@@ -3417,7 +3397,7 @@ private:
       define(node, convTranspose(node, loc));
       return;
     }
-    if (op == "Resize" || op == "Upsample") {
+    if (op == "Resize") {
       define(node, resize(node, loc));
       return;
     }
