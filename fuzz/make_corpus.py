@@ -111,6 +111,31 @@ model("constant-reshape",
        helper.make_node("Reshape", ["x", "s"], ["y"])],
       [vi("x", [1, 2, 3])], [vi("y", [1, 6])], [])
 
+# nn.GroupNorm as torch exports it (InstanceNormalization over [N, G, -1] with Constant ones and
+# zeros, the weight and bias unsqueezed), a per-channel Mul, and Resize nearest by sizes and
+# linear by scales.
+ones = helper.make_tensor("ones", TensorProto.FLOAT, [2], [1.0, 1.0])
+zeros = helper.make_tensor("zeros", TensorProto.FLOAT, [2], [0.0, 0.0])
+model("groupnorm-resize",
+      [helper.make_node("Reshape", ["x", "groups"], ["g"]),
+       helper.make_node("Constant", [], ["one"], value=ones),
+       helper.make_node("Constant", [], ["zero"], value=zeros),
+       helper.make_node("InstanceNormalization", ["g", "one", "zero"], ["n"], epsilon=1e-5),
+       helper.make_node("Reshape", ["n", "image"], ["h"]),
+       helper.make_node("Unsqueeze", ["gamma", "axes"], ["gu"]),
+       helper.make_node("Mul", ["h", "gu"], ["m"]),
+       helper.make_node("Resize", ["m", "", "", "sizes"], ["u"], mode="nearest",
+                        coordinate_transformation_mode="asymmetric", nearest_mode="floor"),
+       helper.make_node("Resize", ["u", "", "scales"], ["v"], mode="linear"),
+       helper.make_node("InstanceNormalization", ["v", "gamma", "beta"], ["y"])],
+      [vi("x", [1, 4, 2, 2])], [vi("y", [1, 4, 8, 12])],
+      [init("gamma", rng.standard_normal(4)), init("beta", np.zeros(4)),
+       numpy_helper.from_array(np.array([0, 2, -1], np.int64), "groups"),
+       numpy_helper.from_array(np.array([1, 4, 2, 2], np.int64), "image"),
+       numpy_helper.from_array(np.array([1, 2], np.int64), "axes"),
+       numpy_helper.from_array(np.array([1, 4, 4, 4], np.int64), "sizes"),
+       numpy_helper.from_array(np.array([1, 1, 2, 3], np.float32), "scales")])
+
 
 # --- graph-dialect IR: every `// -----` chunk of the dialect tests, comments dropped. ---
 for test in ("ops", "invalid"):

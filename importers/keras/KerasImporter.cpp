@@ -38,6 +38,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 
 #include "dialects/graph/GraphOps.h"
+#include "importers/common/ImageOps.h"
 #include "importers/common/InitialValueCache.h"
 #include "importers/common/RecurrentUnroll.h"
 #include "importers/keras/KerasWeights.h"
@@ -62,10 +63,11 @@ constexpr const char *kSupported =
     "leaky_relu, hard_silu, exponential, mish, linear), ReLU, LeakyReLU, ELU, Softmax, Dropout, "
     "BatchNormalization, ZeroPadding2D (folded into the next Conv2D/DepthwiseConv2D/pooling), "
     "ZeroPadding1D (folded into the next Conv1D/1-D pooling), Cropping1D, Cropping2D, "
-    "UpSampling1D, UpSampling2D (nearest), "
+    "UpSampling1D, UpSampling2D (nearest, bilinear), "
     "Add, Subtract, Multiply, Average, Concatenate, Conv1D, MaxPooling1D, AveragePooling1D, "
     "GlobalAveragePooling1D, GlobalMaxPooling1D, Conv2DTranspose, SeparableConv2D, Permute, "
-    "LayerNormalization and RMSNormalization (last axis), MultiHeadAttention (causal mask or "
+    "LayerNormalization and RMSNormalization (last axis), GroupNormalization (channels), "
+    "MultiHeadAttention (causal mask or "
     "none), Embedding, LSTM, "
     "GRU, SimpleRNN, Bidirectional, "
     "TimeDistributed (Dense, Dropout, activations), and nested "
@@ -1551,7 +1553,8 @@ private:
                                                 "Permute",
                                                 "LayerNormalization",
                                                 "RMSNormalization",
-                                                "UnitNormalization"};
+                                                "UnitNormalization",
+                                                "GroupNormalization"};
     return names;
   }
 
@@ -1575,6 +1578,8 @@ private:
       return rmsNormalization(l, in, loc);
     if (c == "UnitNormalization")
       return unitNormalization(l, in, loc);
+    if (c == "GroupNormalization")
+      return groupNormalization(l, in, loc);
     return layerNormalization(l, in, loc);
   }
 
@@ -1993,13 +1998,16 @@ private:
     return out;
   }
 
-  /// UpSampling2D (nearest) and UpSampling1D: every pixel (step) repeated size times along
-  /// each axis, exactly: a depthwise transposed convolution (conv2d_backward_data, groups =
-  /// channels, stride = size) with a constant all-ones [C, 1, sh, sw] filter (graph.fill, no
-  /// parameter, no gradient). Its input gradient is the conv2d that sums each block.
+  /// UpSampling2D and UpSampling1D: every pixel (step) repeated size times along each axis
+  /// (nearest), or UpSampling2D's bilinear resize with half-pixel centres (tf.image.resize,
+  /// Keras 3's ops.image.resize), each a depthwise transposed convolution (buildUpsample): of
+  /// a constant all-ones [C, 1, sh, sw] filter (graph.fill) for nearest, of the edges
+  /// replicated and a frozen triangle filter for bilinear. Its input gradient is the strided
+  /// depthwise convolution that sums what each input pixel contributed.
   Tensor upSampling(const Layer &l, const Tensor &in, bool oneD, Location loc) {
     std::vector<int64_t> size;
     Tensor x = in;
+    UpsampleInterpolation interpolation = UpsampleInterpolation::Nearest;
     if (oneD) {
       x = asSequence(l, in, loc);
       size = {1, intAttr(l, "size", 2)};
@@ -2007,18 +2015,74 @@ private:
       needImage(l, in);
       size = intsAttr(l, "size", 2, {2, 2});
       std::string mode = strAttr(l, "interpolation", "nearest");
-      if (mode != "nearest")
-        refuseAttr(l, "interpolation", "= " + mode + " is not supported (nearest only)");
+      if (mode == "bilinear")
+        interpolation = UpsampleInterpolation::Linear;
+      else if (mode != "nearest")
+        refuseAttr(l, "interpolation",
+                   "= " + mode + " is not supported (nearest and bilinear are)");
     }
     if (size[0] < 1 || size[1] < 1 || size[0] > 65536 || size[1] > 65536)
       refuseAttr(l, "size", "= " + show(l.config->get("size")) + " is not a positive size");
-    auto s = shapeOf(x.v); // N C H W
-    Value ones = b.create<FillOp>(loc, f32({s[1], 1, size[0], size[1]}), b.getF32FloatAttr(1.0f));
     Tensor out = x;
-    out.v = b.create<Conv2dBackwardDataOp>(
-        loc, f32({s[0], s[1], s[2] * size[0], s[3] * size[1]}), x.v, ones, Value(),
-        b.getDenseI64ArrayAttr(size), b.getDenseI64ArrayAttr({0, 0, 0, 0}),
-        b.getDenseI64ArrayAttr({1, 1}), b.getI64IntegerAttr(s[1]));
+    out.v = buildUpsample(
+        b, loc, x.v, upsampleAxis(interpolation, SourceCoordinates::HalfPixel, size[0]),
+        upsampleAxis(interpolation, SourceCoordinates::HalfPixel, size[1]),
+        [&](RankedTensorType type, ArrayRef<float> taps) {
+          return persistent(l, "bilinear_filter", type.getShape(), {taps.begin(), taps.end()},
+                            /*trainable=*/false, "parameter");
+        });
+    // Bilinear interpolation of non-negative values stays non-negative, as repeats do.
+    return out;
+  }
+
+  /// GroupNormalization (Keras 3) over the channels (axis -1) of an image, a 1-D feature map
+  /// or a (batch, steps, features) sequence (as a 1-D feature map), or of (batch, features)
+  /// vectors: each sample's `groups` blocks of C / groups channels normalised by their own
+  /// mean and biased variance (buildGroupNorm), then gamma and beta per channel
+  /// (buildPerChannelAffine). graphc holds images channels first, so a group's channels and
+  /// positions are one contiguous row of the layer norm.
+  Tensor groupNormalization(const Layer &l, const Tensor &in, Location loc) {
+    noPadding(l, in);
+    noFlat(l, in);
+    Tensor x = in;
+    if (!in.image && shapeOf(in.v).size() == 3)
+      x = asSequence(l, in, loc);
+    const auto ks = kerasShape(x);
+    if (!x.image && ks.size() != 2)
+      failLayer(l, "normalizes images, 1-D feature maps, sequences and vectors; got shape " +
+                       shapeText(ks));
+    refuseUnlessLastAxis(l, int64_t(ks.size()));
+    const int64_t channels = ks.back(), groups = intAttr(l, "groups", 32);
+    if (groups < 1 || channels % groups != 0)
+      refuseAttr(l, "groups",
+                 "= " + std::to_string(groups) + " does not divide the " +
+                     std::to_string(channels) + " channels");
+    const double epsilon = numAttr(l, "epsilon", 1e-3);
+    if (!(epsilon > 0))
+      refuseAttr(l, "epsilon", "must be positive");
+    const bool scale = boolAttr(l, "scale", true), center = boolAttr(l, "center", true);
+    std::vector<VarSpec> vars;
+    if (scale)
+      vars.push_back({"gamma", {channels}, "gamma_initializer", "ones"});
+    if (center)
+      vars.push_back({"beta", {channels}, "beta_initializer", "zeros"});
+    std::vector<KerasArray> w;
+    if (!vars.empty())
+      w = layerWeights(l, vars);
+    size_t i = 0;
+    Value gamma = scale
+                      ? persistent(l, "gamma", {channels}, w[i++].values, l.trainable, "parameter")
+                      : Value();
+    Value beta = center ? persistent(l, "beta", {channels}, w[i++].values, l.trainable, "parameter")
+                        : Value();
+    auto xs = shapeOf(x.v);
+    Value image = x.image ? x.v : b.create<ReshapeOp>(loc, f32({xs[0], xs[1], 1, 1}), x.v);
+    Value normalized = buildGroupNorm(b, loc, image, groups, float(epsilon));
+    if (gamma || beta)
+      normalized = buildPerChannelAffine(b, loc, normalized, gamma, beta);
+    Tensor out = x;
+    out.nonNegative = false;
+    out.v = x.image ? normalized : b.create<ReshapeOp>(loc, x.v.getType(), normalized).getResult();
     return out;
   }
 

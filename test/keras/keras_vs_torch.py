@@ -645,6 +645,36 @@ def k3_upsample2d_forward(x, P, S, step):
     return h.mean(dim=(1, 2)) @ P["dense/kernel"] + P["dense/bias"]
 
 
+def group_norm(h, groups, gamma, beta, epsilon):
+    """Keras 3's GroupNormalization over the channels of NHWC h: each sample's groups of
+    C / groups channels normalised over their positions, then gamma and beta per channel."""
+    n, c = h.shape[0], h.shape[-1]
+    g = h.reshape(n, -1, groups, c // groups)
+    mean = g.mean(dim=(1, 3), keepdim=True)
+    var = ((g - mean) ** 2).mean(dim=(1, 3), keepdim=True)
+    out = ((g - mean) / torch.sqrt(var + epsilon)).reshape(h.shape)
+    out = out * gamma if gamma is not None else out
+    return out + beta if beta is not None else out
+
+
+def bilinear(h, size):
+    """UpSampling2D(interpolation="bilinear"): tf.image.resize's half-pixel centres, which is
+    PyTorch's align_corners=False."""
+    up = F.interpolate(h.permute(0, 3, 1, 2), scale_factor=size, mode="bilinear",
+                       align_corners=False)
+    return up.permute(0, 2, 3, 1)
+
+
+def k3_group_norm_bilinear_forward(x, P, S, step):
+    h = conv(x, P["conv2d/kernel"], P["conv2d/bias"], padding="same")
+    h = group_norm(h, 4, P["group_normalization/gamma"], P["group_normalization/beta"], 1e-3)
+    h = bilinear(h, (2, 3))
+    h = torch.relu(conv(h, P["conv2d_1/kernel"], P["conv2d_1/bias"], strides=(2, 2)))
+    h = group_norm(h, 2, P["group_normalization_1/gamma"], None, 1e-5)
+    h = bilinear(h, (2, 2))
+    return h.mean(dim=(1, 2)) @ P["dense/kernel"] + P["dense/bias"]
+
+
 def tf2_upsample1d_forward(x, P, S, step):
     h = torch.relu(conv1d(x.repeat_interleave(2, dim=1), P["conv1d/kernel"], P["conv1d/bias"]))
     h = h.repeat_interleave(3, dim=1)
@@ -688,6 +718,19 @@ CASES.update({
         flags=[], forward=k3_upsample2d_forward,
         weights=[("layers/conv2d", None, "conv2d", [("kernel", (2, 2, 2, 3)), ("bias", (3,))]),
                  ("layers/conv2d_1", None, "conv2d_1", [("kernel", (3, 3, 3, 4)), ("bias", (4,))]),
+                 ("layers/dense", None, "dense", [("kernel", (4, 3)), ("bias", (3,))])],
+        empty=["layers/input_layer", "layers/up_sampling2d", "layers/up_sampling2d_1",
+               "layers/global_average_pooling2d", "optimizer"],
+        graphc={"conv2d/kernel": hwio, "conv2d_1/kernel": hwio}),
+    "k3_group_norm_bilinear": dict(
+        layout="keras3", input=(4, 5, 3), classes=3, loss="sparse", opt=("adam", 0.01, 0.0),
+        flags=[], forward=k3_group_norm_bilinear_forward,
+        weights=[("layers/conv2d", None, "conv2d", [("kernel", (3, 3, 3, 8)), ("bias", (8,))]),
+                 ("layers/group_normalization", None, "group_normalization",
+                  [("gamma", (8,)), ("beta", (8,))]),
+                 ("layers/conv2d_1", None, "conv2d_1", [("kernel", (3, 3, 8, 4)), ("bias", (4,))]),
+                 ("layers/group_normalization_1", None, "group_normalization_1",
+                  [("gamma", (4,))]),
                  ("layers/dense", None, "dense", [("kernel", (4, 3)), ("bias", (3,))])],
         empty=["layers/input_layer", "layers/up_sampling2d", "layers/up_sampling2d_1",
                "layers/global_average_pooling2d", "optimizer"],

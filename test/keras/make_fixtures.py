@@ -236,6 +236,16 @@ class Style:
                   "interpolation": interpolation})
         return self.entry("UpSampling2D", c, shape)
 
+    def group_norm(self, name, groups, epsilon=0.001, center=True, scale=True, shape=None):
+        """Keras 3's GroupNormalization: groups, axis -1, epsilon, center, scale and the
+        initializers, regularizers and constraints of gamma and beta."""
+        c = self.base(name)
+        c.update({"groups": groups, "axis": -1, "epsilon": epsilon, "center": center,
+                  "scale": scale, "beta_initializer": ZEROS(), "gamma_initializer": ONES(),
+                  "beta_regularizer": None, "gamma_regularizer": None, "beta_constraint": None,
+                  "gamma_constraint": None})
+        return self.entry("GroupNormalization", c, shape)
+
     def merge(self, cls, name, shape=None, **extra):
         c = self.base(name)
         c.update(extra)
@@ -495,6 +505,22 @@ def crop_pad_upsample_fixtures(k3, k2):
          s.global_pool("GlobalAveragePooling2D", "global_average_pooling2d", [N, 4, 10, 4]),
          s.dense("dense", 3, "softmax", shape=[N, 4])]
     write("k3_upsample2d", s.sequential("sequential", L, [N, 3, 4, 2], k3_adam(0.01, "sparse_categorical_crossentropy")))
+
+    # M2. Keras 3 Sequential: a same Conv2D, GroupNormalization (4 groups of 2 channels),
+    # UpSampling2D (2, 3) bilinear, a strided Conv2D, GroupNormalization (2 groups, no center,
+    # epsilon 1e-5), UpSampling2D (2, 2) bilinear, GlobalAveragePooling2D, Dense softmax;
+    # compile_config: Adam.
+    L = [s.input_layer("input_layer", [N, 4, 5, 3]),
+         s.conv2d("conv2d", 8, (3, 3), padding="same", shape=[N, 4, 5, 3]),
+         s.group_norm("group_normalization", 4, shape=[N, 4, 5, 8]),
+         s.upsampling("up_sampling2d", (2, 3), interpolation="bilinear", shape=[N, 4, 5, 8]),
+         s.conv2d("conv2d_1", 4, (3, 3), strides=(2, 2), activation="relu", shape=[N, 8, 15, 8]),
+         s.group_norm("group_normalization_1", 2, epsilon=1e-5, center=False, shape=[N, 3, 7, 4]),
+         s.upsampling("up_sampling2d_1", (2, 2), interpolation="bilinear", shape=[N, 3, 7, 4]),
+         s.global_pool("GlobalAveragePooling2D", "global_average_pooling2d", [N, 6, 14, 4]),
+         s.dense("dense", 3, "softmax", shape=[N, 4])]
+    write("k3_group_norm_bilinear", s.sequential("sequential", L, [N, 4, 5, 3],
+                                                 k3_adam(0.01, "sparse_categorical_crossentropy")))
 
     # N. tf.keras 2.15 Sequential: UpSampling1D of the (batch, steps, features) input, Conv1D,
     # UpSampling1D of the 1-D feature map, GlobalMaxPooling1D, Dense, Activation softmax.

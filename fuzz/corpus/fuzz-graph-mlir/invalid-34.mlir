@@ -1,4 +1,4 @@
-func.func @softmax_backward_axis(%g: tensor<4x3xf32>, %y: tensor<4x3xf32>) -> tensor<4x3xf32> {
-  %dx = graph.softmax_backward %g, %y {axis = 5} : tensor<4x3xf32>
-  return %dx : tensor<4x3xf32>
+func.func @softmax_causal_axis(%x: tensor<2x4x3xf32>) -> tensor<2x4x3xf32> {
+  %y = graph.softmax %x {axis = 1, causal} : tensor<2x4x3xf32>
+  return %y : tensor<2x4x3xf32>
 }

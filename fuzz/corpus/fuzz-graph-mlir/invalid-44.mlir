@@ -1,4 +1,4 @@
-func.func @loss_backward_result(%p: tensor<4x3xf32>, %l: tensor<4xi64>) -> tensor<3x4xf32> {
-  %0 = graph.loss_backward sparse_categorical_crossentropy %p, %l {from_logits} : (tensor<4x3xf32>, tensor<4xi64>) -> tensor<3x4xf32>
-  return %0 : tensor<3x4xf32>
+func.func @loss_scalar_prediction(%p: tensor<f32>, %l: tensor<f32>) -> tensor<f32> {
+  %0 = graph.loss mse %p, %l : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  return %0 : tensor<f32>
 }

@@ -1,4 +1,4 @@
-func.func @mixed_precision_dense(%x: tensor<4x3xbf16>, %w: tensor<3x2xf32>) -> tensor<4x2xbf16> {
-  %y = graph.dense %x, %w : (tensor<4x3xbf16>, tensor<3x2xf32>) -> tensor<4x2xbf16>
-  return %y : tensor<4x2xbf16>
+func.func @loss_backward_result(%p: tensor<4x3xf32>, %l: tensor<4xi64>) -> tensor<3x4xf32> {
+  %0 = graph.loss_backward sparse_categorical_crossentropy %p, %l {from_logits} : (tensor<4x3xf32>, tensor<4xi64>) -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
 }

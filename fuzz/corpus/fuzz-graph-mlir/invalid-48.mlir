@@ -1,4 +1,4 @@
-func.func @bf16_loss(%p: tensor<4x3xbf16>, %l: tensor<4xi64>) -> tensor<f32> {
-  %loss = graph.loss sparse_categorical_crossentropy %p, %l : (tensor<4x3xbf16>, tensor<4xi64>) -> tensor<f32>
-  return %loss : tensor<f32>
+func.func @mixed_precision_dense(%x: tensor<4x3xbf16>, %w: tensor<3x2xf32>) -> tensor<4x2xbf16> {
+  %y = graph.dense %x, %w : (tensor<4x3xbf16>, tensor<3x2xf32>) -> tensor<4x2xbf16>
+  return %y : tensor<4x2xbf16>
 }
