@@ -3,7 +3,8 @@
 
   /usr/bin/python3 bench/cpu_step_time.py [--graphc build/bin/graphc] [--work DIR]
       [--models cnn28:256,...] [--steps 12] [--warmup 2] [--rounds 2]
-      [--baseline-graphc OLD/graphc | --baseline-runtime DIR] [--json OUT]
+      [--baseline-graphc OLD/graphc | --baseline-runtime DIR | --baseline-blas-core CORE]
+      [--json OUT]
 
 For each model:batch (bench/training_graphs.py's models, exported as bench/gpu_checks.py exports
 them: training mode, dynamic batch) it compiles `graphc M.onnx --target=cpu --batch=B
@@ -12,7 +13,9 @@ them: training mode, dynamic batch) it compiles `graphc M.onnx --target=cpu --ba
 read excluded) after the warm-up steps. PyTorch runs the same model, loss and SGD step in eager
 mode on the same data shape with torch.set_num_threads(os.cpu_count()), timed the same way
 (time.perf_counter around one step). Every contender runs --rounds times, interleaved, and its
-median and minimum are over all its rounds' timed steps. A model graphc cannot compile is
+median and minimum are over all its rounds' timed steps. With --baseline-blas-core the baseline
+is the same binaries with OPENBLAS_CORETYPE set (the runtime then keeps that core). A model
+graphc cannot compile is
 reported with graphc's error and left out. Both use every
 core: graphc's CPU kernels (its GEMMs too) through its own thread pool, PyTorch through its
 intra-op pool.
@@ -65,21 +68,22 @@ def compile_binary(graphc, onnx, batch, loss, out, runtime_dir=""):
     return out, cost
 
 
-def time_binary(binary, work, steps, warmup):
-    """`step_ms` of each step after `warmup` steps, and the first and last losses."""
+def time_binary(binary, work, steps, warmup, env=None):
+    """`step_ms` of each step after `warmup` steps, and the first and last losses (the binary
+    run with `env` added to the environment)."""
     import gpu_checks
     x, y = gpu_checks.write_data(binary, work, batch_count=4)
-    return time_on_data(binary, x, y, work, steps, warmup)
+    return time_on_data(binary, x, y, work, steps, warmup, env)
 
 
-def time_on_data(binary, x, y, work, steps, warmup):
+def time_on_data(binary, x, y, work, steps, warmup, env=None):
     """time_binary on the data file `x` (or a list of them, one per data input) and `y`."""
     log = os.path.join(work, "log.jsonl")
     if os.path.exists(log):
         os.remove(log)
     data = [a for path in ([x] if isinstance(x, str) else x) for a in ("--data", path)]
     status, stdout, stderr, wall = run([binary] + data + ["--labels", y, "--steps", str(steps),
-                                                          "--log-json", log], 3600)
+                                                          "--log-json", log], 3600, env)
     if status != 0:
         raise RuntimeError("%s exited %s: %s" % (binary, status, stderr[-600:]))
     with open(log) as f:
@@ -87,6 +91,38 @@ def time_on_data(binary, x, y, work, steps, warmup):
     times = [r["step_ms"] for r in records if r.get("event") == "step"][warmup:]
     losses = [r["loss"] for r in records if r.get("event") == "step"]
     return {"times": times, "first_loss": losses[0], "last_loss": losses[-1]}
+
+
+def rounds_against_torch(binary, x, y, work, steps, warmup, rounds, torch_step):
+    """The CPU binary on (x, y) and `torch_step(steps, warmup)` -> (step ms after warm-up, last
+    loss) alternated `rounds` times, so that a slow spell of a shared machine falls on both;
+    {"graphc" | "torch": summary of all their rounds' steps, with the last loss}."""
+    times, losses = {"graphc": [], "torch": []}, {}
+    for _ in range(rounds):
+        timed = time_on_data(binary, x, y, work, steps, warmup)
+        times["graphc"] += timed["times"]
+        losses["graphc"] = timed["last_loss"]
+        t, losses["torch"] = torch_step(steps, warmup)
+        times["torch"] += t
+    return {label: dict(summary(times[label]), last_loss=losses[label]) for label in times}
+
+
+def print_against_torch(rows, name_header, name_of, extra_columns=()):
+    """One Markdown table of rows that rounds_against_torch filled: name_of(row), graphc's and
+    PyTorch's medians and their ratio (below 1: graphc is faster), each (header, cell_of(row))
+    of `extra_columns`, and the cpu profile's prediction against graphc's measurement."""
+    headers = ([name_header, "graphc ms", "PyTorch eager ms", "**graphc / PyTorch**"] +
+               [header for header, _ in extra_columns] +
+               ["predicted ms (cpu profile)", "predicted / measured"])
+    print("| " + " | ".join(headers) + " |")
+    print("|---|" + "---:|" * (len(headers) - 1))
+    for row in rows:
+        g, t = row["graphc"]["median_ms"], row["torch"]["median_ms"]
+        pred = row.get("predicted_ms")
+        cells = ([name_of(row), "%.1f" % g, "%.1f" % t, "**%.2f**" % (g / t)] +
+                 [cell(row) for _, cell in extra_columns] +
+                 ["%.1f" % pred if pred else "-", "%.2f" % (pred / g) if pred else "-"])
+        print("| " + " | ".join(cells) + " |")
 
 
 def summary(times):
@@ -130,15 +166,23 @@ def main():
                     help="a second graphc build, timed in the same run")
     ap.add_argument("--baseline-runtime", default="",
                     help="another build's runtime (include/, lib/), linked by this graphc")
+    ap.add_argument("--baseline-blas-core", default="",
+                    help="the baseline is this graphc's binaries run with OPENBLAS_CORETYPE set "
+                         "to this core (Prescott: what OpenBLAS 0.3.21 picks by itself on "
+                         "Sapphire and Emerald Rapids)")
     ap.add_argument("--no-torch", action="store_true", help="leave PyTorch's column out")
     ap.add_argument("--json", default="", help="also write the results to this file")
     opts = ap.parse_args()
     os.makedirs(opts.work, exist_ok=True)
     import gpu_checks
 
-    builds = [("graphc", opts.graphc, "")]
+    builds = [("graphc", opts.graphc, "", None)]
     if opts.baseline_graphc or opts.baseline_runtime:
-        builds.append(("baseline", opts.baseline_graphc or opts.graphc, opts.baseline_runtime))
+        builds.append(("baseline", opts.baseline_graphc or opts.graphc, opts.baseline_runtime,
+                       None))
+    elif opts.baseline_blas_core:
+        builds.append(("baseline", opts.graphc, "", {"OPENBLAS_CORETYPE": opts.baseline_blas_core}))
+    environments = {label: env for label, _, _, env in builds}
     results = {"cpus": os.cpu_count(), "steps": opts.steps, "warmup": opts.warmup, "rows": []}
     for pair in opts.models.split(","):
         name, batch = pair.split(":")
@@ -150,7 +194,7 @@ def main():
         row = {"model": name, "batch": batch, "loss": loss}
         try:
             binaries = {}
-            for label, graphc, runtime_dir in builds:
+            for label, graphc, runtime_dir, _ in builds:
                 binaries[label], row[label] = compile_binary(
                     graphc, onnx, batch, loss, os.path.join(opts.work, "%s-%s" % (name, label)),
                     runtime_dir)
@@ -162,7 +206,8 @@ def main():
                 row["torch"] = {}
             for _ in range(opts.rounds):
                 for label, binary in binaries.items():
-                    timed = time_binary(binary, opts.work, opts.steps, opts.warmup)
+                    timed = time_binary(binary, opts.work, opts.steps, opts.warmup,
+                                        environments[label])
                     times[label] += timed.pop("times")
                     row[label].update(timed)
                 if not opts.no_torch:

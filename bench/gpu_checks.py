@@ -150,6 +150,11 @@ CORRECTNESS = [
     # nn.MultiheadAttention's key_padding_mask fused as a per-slice bias.
     ("kpm_cls-sgd", "e2e:kpm_cls", ["--ids", "6", "--optimizer", "sgd", "--lr", "0.1",
                                     "--steps", "8"]),
+    # Session 39: GroupNorm and InstanceNorm (layer norms of channel groups, their affine maps
+    # as depthwise 1x1 convolutions) and nearest and bilinear upsampling (cuDNN's grouped
+    # transposed convolutions, the edges replicated).
+    ("norm_unet-adam", "e2e:norm_unet", ["--loss", BCE, "--optimizer", "adam", "--lr", "0.01",
+                                         "--steps", "8"]),
 ]
 # The cases also trained by PyTorch on the GPU (test/e2e/models.py's name): the models of #2 and
 # three of #6, from the same initial weights on the same batches, TF32 off; issue #3 asks for

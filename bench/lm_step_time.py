@@ -33,7 +33,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "test", "e2e"))
 from causal_lm_memory import CausalLM  # noqa: E402
-from cpu_step_time import PREDICTED, summary, time_on_data  # noqa: E402
+from cpu_step_time import PREDICTED, print_against_torch, rounds_against_torch  # noqa: E402
 from training_graphs import cpu_timing_parser, export_language_model, run  # noqa: E402
 import models  # noqa: E402
 
@@ -107,30 +107,16 @@ def main():
             print("%s: graphc exited %s: %s" % (name, status, (stdout + stderr)[-600:]))
             continue
         predicted = PREDICTED.search(stdout + stderr)
-        times = {"graphc": [], "torch": []}
-        losses = {}
-        for _ in range(args.rounds):
-            timed = time_on_data(binary, x, y, args.work, args.steps, args.warmup)
-            times["graphc"] += timed["times"]
-            losses["graphc"] = timed["last_loss"]
-            t, losses["torch"] = time_torch(name, args, x, y, args.steps, args.warmup)
-            times["torch"] += t
         row = {"model": name, "tag": tag, "batch": args.batch, "compile_s": round(secs, 1),
                "predicted_ms": float(predicted.group(1)) if predicted else None}
-        for label in times:
-            row[label] = dict(summary(times[label]), last_loss=losses[label])
+        row.update(rounds_against_torch(
+            binary, x, y, args.work, args.steps, args.warmup, args.rounds,
+            lambda steps, warmup: time_torch(name, args, x, y, steps, warmup)))
         print(row, flush=True)
         rows.append(row)
     print()
-    print("| model (batch x seq) | graphc ms | PyTorch eager ms | **graphc / PyTorch** | "
-          "predicted ms (cpu profile) | predicted / measured |")
-    print("|---|---:|---:|---:|---:|---:|")
-    for row in rows:
-        g, t = row["graphc"]["median_ms"], row["torch"]["median_ms"]
-        pred = row["predicted_ms"]
-        print("| %s (%d x %d) | %.1f | %.1f | **%.2f** | %s | %s |" %
-              (row["tag"], row["batch"], args.seq, g, t, g / t,
-               "%.1f" % pred if pred else "-", "%.2f" % (pred / g) if pred else "-"))
+    print_against_torch(rows, "model (batch x seq)",
+                        lambda row: "%s (%d x %d)" % (row["tag"], row["batch"], args.seq))
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"cpus": os.cpu_count(), "rows": rows}, f, indent=1)

@@ -287,11 +287,13 @@ def plan_summary(text, rc):
             predicted.group(1) + " ms" if predicted else "")
 
 
-def run(args, timeout):
-    """Runs a command; returns (exit status, stdout, stderr, wall seconds). Timeout: status None."""
+def run(args, timeout, env=None):
+    """Runs a command (with `env` added to the environment); returns (exit status, stdout,
+    stderr, wall seconds). Timeout: status None."""
     start = time.monotonic()
     try:
-        p = subprocess.run(args, capture_output=True, text=True, timeout=timeout)
+        p = subprocess.run(args, capture_output=True, text=True, timeout=timeout,
+                           env=dict(os.environ, **env) if env else None)
         return p.returncode, p.stdout, p.stderr, time.monotonic() - start
     except subprocess.TimeoutExpired:
         return None, "", "timed out after %d s" % timeout, time.monotonic() - start

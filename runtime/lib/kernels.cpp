@@ -15,6 +15,8 @@
 #include "graphc/runtime/pool_window.h"
 
 #include <cblas.h>
+#include <dlfcn.h>
+#include <strings.h>
 
 #include <algorithm>
 #include <charconv>
@@ -22,6 +24,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <string>
 
 namespace graphc::rt {
 
@@ -104,6 +107,44 @@ inline double laneTotal(const double (&lanes)[kSumLanes]) {
   return (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
 }
 
+/// OpenBLAS before 0.3.22 (Debian 12 ships 0.3.21) does not know Intel's newest server cores
+/// (Sapphire and Emerald Rapids, family 6 models 143 and 207) and runs its generic Prescott
+/// (SSE3) kernels there: the step of bench/norm_unet_step_time.py took 2.0x as long as with
+/// the AVX-512 kernels. Unless the user chose a core (OPENBLAS_CORETYPE), when the library
+/// runs that fallback on a CPU with AVX-512 (or AVX2 and FMA), select the matching core
+/// through OpenBLAS's own dynamic-architecture entry points before the first BLAS call. They
+/// are looked up at run time: another BLAS, or an OpenBLAS built for one core, is left alone.
+/// Returns the core in use ("" when unknown).
+std::string selectBlasCore() {
+  using CoreName = char *(*)();
+  using Hook = void (*)();
+  auto coreName = reinterpret_cast<CoreName>(dlsym(RTLD_DEFAULT, "openblas_get_corename"));
+  auto quit = reinterpret_cast<Hook>(dlsym(RTLD_DEFAULT, "gotoblas_dynamic_quit"));
+  auto init = reinterpret_cast<Hook>(dlsym(RTLD_DEFAULT, "gotoblas_dynamic_init"));
+  if (!coreName)
+    return "";
+  const char *current = coreName();
+  if (!current || std::getenv("OPENBLAS_CORETYPE") || !quit || !init ||
+      strcasecmp(current, "prescott") != 0)
+    return current ? current : "";
+  __builtin_cpu_init();
+  const char *better = nullptr;
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
+    better = "SkylakeX";
+  else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    better = "Haswell";
+  if (!better)
+    return current;
+  // gotoblas_dynamic_init reads the variable only while no core is set; quit clears it.
+  setenv("OPENBLAS_CORETYPE", better, 0);
+  quit();
+  init();
+  unsetenv("OPENBLAS_CORETYPE");
+  const char *chosen = coreName();
+  return chosen ? chosen : "";
+}
+
 void blasGemm(const float *a, const float *b, float *c, int64_t m, int64_t n, int64_t k,
               bool transA, bool transB, float alpha, float beta, int64_t lda, int64_t ldb,
               int64_t ldc) {
@@ -113,6 +154,17 @@ void blasGemm(const float *a, const float *b, float *c, int64_t m, int64_t n, in
 }
 
 } // namespace
+
+const std::string &blasCore() {
+  // Before any BLAS call, once: the core chosen, and OpenBLAS's own threads off (the kernels
+  // split the work over graphc's pool).
+  static const std::string core = [] {
+    std::string chosen = selectBlasCore();
+    openblas_set_num_threads(1);
+    return chosen;
+  }();
+  return core;
+}
 
 GemmBlocks gemmBlocks(int64_t m, int64_t n, int64_t k) {
   GemmBlocks split;
@@ -150,11 +202,7 @@ void gemm(const float *a, const float *b, float *c, int64_t m, int64_t n, int64_
         c[i * ldc + j] = beta == 0.0f ? 0.0f : c[i * ldc + j] * beta;
     return;
   }
-  static const bool singleThreadedBlas = [] {
-    openblas_set_num_threads(1);
-    return true;
-  }();
-  (void)singleThreadedBlas;
+  (void)blasCore(); // the core chosen and OpenBLAS single-threaded, once
   lda = lda ? lda : (transA ? m : k);
   ldb = ldb ? ldb : (transB ? k : n);
   const GemmBlocks split = gemmBlocks(m, n, k);

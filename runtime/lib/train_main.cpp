@@ -18,6 +18,7 @@
 #include "graphc/runtime/comm.h"
 #include "graphc/runtime/device.h"
 #include "graphc/runtime/format_bytes.h"
+#include "graphc/runtime/kernels.h"
 #include "graphc/runtime/npy.h"
 #include "graphc/runtime/parallel.h"
 #include "graphc/runtime/program.h"
@@ -1898,7 +1899,8 @@ int trainMain(int argc, char **argv) {
                {"seed", opt.seed},
                {"shuffle", opt.shuffle},
                {"resumed_from_step", done},
-               {"kernel_threads", device ? 0 : kernelThreads()}});
+               {"kernel_threads", device ? 0 : kernelThreads()},
+               {"blas_core", device ? std::string() : blasCore()}});
   if (done >= T && leader)
     std::fprintf(stderr, "note: the checkpoint is at step %" PRId64 " of %" PRId64
                  "; nothing left to train\n", done, T);

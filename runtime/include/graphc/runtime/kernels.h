@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "graphc/runtime/elementwise_math.h"
 #include "graphc/runtime/program.h"
@@ -36,6 +37,12 @@ struct GemmBlocks {
   int64_t length = 0, count = 1;
 };
 GemmBlocks gemmBlocks(int64_t m, int64_t n, int64_t k);
+
+/// The OpenBLAS core the CPU kernels run, fixed at the first call (before any BLAS call):
+/// OpenBLAS's own choice, the user's OPENBLAS_CORETYPE, or, where OpenBLAS 0.3.21 falls back to
+/// its Prescott (SSE3) kernels on a CPU it does not know (Intel's Sapphire and Emerald Rapids)
+/// that has AVX-512 or AVX2, SkylakeX or Haswell; "" for another BLAS.
+const std::string &blasCore();
 
 /// C[m,n] = op(A) * op(B), op(A) is [m,k], op(B) is [k,n]; A is stored [k,m] when transA,
 /// B is stored [n,k] when transB. Row-major. C is overwritten.
