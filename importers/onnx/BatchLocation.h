@@ -56,6 +56,9 @@ public:
   /// Records `value`'s location, known better by its builder (a reshape rebased from the
   /// exported batch, where a batch of 1 leaves the stride rule several axes to choose from).
   void remember(mlir::Value value, BatchLocation location);
+  /// Drops what is known of `value`, before its op is erased (a later value may reuse its
+  /// storage).
+  void forget(mlir::Value value) { cache.erase(value); }
 
 private:
   BatchLocation compute(mlir::Value value);

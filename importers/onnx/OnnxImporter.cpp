@@ -1256,8 +1256,25 @@ private:
           continue;
         if (opType == "Sub")
           channel = b.create<ScaleOp>(loc, channel.getType(), channel, b.getF32FloatAttr(-1.f));
-        return opType == "Mul" ? buildPerChannelAffine(b, loc, full, channel, Value())
-                               : buildPerChannelAffine(b, loc, full, Value(), channel);
+        if (opType == "Mul")
+          return buildPerChannelAffine(b, loc, full, channel, Value());
+        // A shift of a per-channel product that nothing else reads (nn.GroupNorm's weight,
+        // then its bias): that one convolution, with the shift as its bias.
+        auto product = full.getDefiningOp<Conv2dOp>();
+        auto readersOfFull = readers.find(node.input(side));
+        if (opType == "Add" && product && product->use_empty() && !product.getBias() &&
+            product.getGroups() == dims[1] &&
+            shapeOf(product.getFilter()) == std::vector<int64_t>{dims[1], 1, 1, 1} &&
+            readersOfFull != readers.end() && readersOfFull->second.size() == 1) {
+          Value affine =
+              buildPerChannelAffine(b, loc, product.getInput(), product.getFilter(), channel);
+          values[node.input(side)] = affine; // (read by nothing else)
+          if (locator)
+            locator->forget(product.getResult());
+          product->erase();
+          return affine;
+        }
+        return buildPerChannelAffine(b, loc, full, Value(), channel);
       }
     // A factor broadcast over leading axes only (a rotary table [S, d] on [B, H, S, d], a
     // per-feature scale [D]) multiplies without a copy: broadcast_mul keeps the factor as it
@@ -4154,6 +4171,20 @@ private:
     }
     if (op == "Sigmoid") {
       Value x = valueOf(node, 0);
+      // x * sigmoid(x), read by nothing else (F.silu and nn.SiLU as torch exports them before
+      // opset 14, EfficientNet's swish, diffusion U-Nets' blocks): one activation silu, whose
+      // backward reads x alone, so the sigmoid is neither a second pass nor kept for the
+      // backward pass.
+      if (int mul = soleReader(node.output(0), "Mul"); mul >= 0) {
+        const onnx::NodeProto &product = graph->node(mul);
+        const int gateIndex = product.input(0) == node.output(0) ? 0 : 1;
+        if (product.input(1 - gateIndex) == node.input(0) &&
+            product.input(gateIndex) == node.output(0)) {
+          defineActivation(product, ActivationKind::silu, x, 1.0f, loc);
+          absorbed.insert(mul);
+          return;
+        }
+      }
       define(node, b.create<SigmoidOp>(loc, x.getType(), x));
       return;
     }

@@ -124,7 +124,7 @@ TEST(GemmBlocks, DependOnTheShapeAlone) {
 /// order, each one single-threaded OpenBLAS call.
 void blockByBlock(const float *a, const float *b, float *c, int64_t m, int64_t n, int64_t k,
                   bool transA, bool transB, float alpha, float beta) {
-  openblas_set_num_threads(1);
+  (void)blasCore(); // the kernels' BLAS core (chosen at their first call), single-threaded
   const int64_t lda = transA ? m : k, ldb = transB ? k : n;
   const GemmBlocks split = gemmBlocks(m, n, k);
   for (int64_t block = 0; block < split.count; ++block) {
