@@ -2969,10 +2969,15 @@ private:
                                                           {"Trilu", 2},
                                                           {"Unsqueeze", 2},
                                                           {"Where", 3}};
-    if (auto known = kMaxInputs.find(op);
-        known != kMaxInputs.end() && node.input_size() > known->second)
-      fail(nodeLabel(node) + " has " + std::to_string(node.input_size()) + " inputs; " + op +
-           " takes at most " + std::to_string(known->second));
+    if (auto known = kMaxInputs.find(op); known != kMaxInputs.end()) {
+      if (node.input_size() > known->second)
+        fail(nodeLabel(node) + " has " + std::to_string(node.input_size()) + " inputs; " + op +
+             " takes at most " + std::to_string(known->second));
+      // Each of them but Constant reads its first input (a fuzzed Transpose without one
+      // reached node.input(0)).
+      if (op != "Constant" && (node.input_size() < 1 || node.input(0).empty()))
+        fail(nodeLabel(node) + " is missing input 0");
+    }
 
     // Integer tensors (integer graph inputs and what is computed from them) are exact float32
     // values here, which computes them as integers do except for division, which truncates.
