@@ -2461,8 +2461,8 @@ private:
   }
 
   /// ConvTranspose as graph.conv2d_backward_data: the transpose of the convolution whose
-  /// filter is the ConvTranspose weight as it is ([C_in, C_out, kH, kW]), with the begin pads
-  /// as its top/left padding. Output size (ONNX): s (in - 1) + output_padding + d (k - 1) + 1
+  /// filter is the ConvTranspose weight as it is ([C_in, C_out / group, kH, kW]), with the begin
+  /// pads as its top/left padding. Output size (ONNX): s (in - 1) + output_padding + d (k - 1) + 1
   /// - pad_begin - pad_end; the end padding of that convolution is whatever makes it map the
   /// output back to `in` rows, so output_padding rows nothing reads come out zero (plus bias).
   Value convTranspose(const onnx::NodeProto &node, Location loc) {
@@ -2473,14 +2473,19 @@ private:
       refuseAttr(node, "auto_pad", "= " + a->s() + " is not supported; export explicit pads");
     if (findAttr(node, "output_shape"))
       refuseAttr(node, "output_shape", "is not supported; export pads and output_padding");
-    if (int64_t groups = intAttr(node, "group", 1); groups != 1)
-      refuseAttr(node, "group", "= " + std::to_string(groups) + " is not supported (1)");
+    const int64_t groups = intAttr(node, "group", 1);
     auto xs = shapeOf(x), ws = shapeOf(w);
     if (xs.size() != 4 || ws.size() != 4)
       fail(nodeLabel(node) + ": only 2-D transposed convolution (rank-4 NCHW input) is supported");
     if (xs[1] != ws[0])
       fail(nodeLabel(node) + ": input " + typeString(x.getType()) + " and weight " +
            typeString(w.getType()) + " disagree on the input channels");
+    // Grouped (nn.ConvTranspose2d(groups=g)): the weight is [C_in, C_out / g, kH, kW], as the
+    // filter of the grouped convolution it transposes.
+    if (groups < 1 || ws[0] % groups != 0 || ws[1] > std::numeric_limits<int64_t>::max() / groups)
+      refuseAttr(node, "group",
+                 "= " + std::to_string(groups) + " does not divide the " + std::to_string(ws[0]) +
+                     " input channels");
     auto strides = intsAttr(node, "strides", {1, 1});
     auto pads = intsAttr(node, "pads", {0, 0, 0, 0});
     auto dilations = intsAttr(node, "dilations", {1, 1});
@@ -2490,7 +2495,7 @@ private:
       fail(nodeLabel(node) + ": expects 2 strides, 4 pads, 2 dilations and 2 output_padding");
     if (kernel != std::vector<int64_t>{ws[2], ws[3]})
       refuseAttr(node, "kernel_shape", "does not match the weight " + typeString(w.getType()));
-    std::vector<int64_t> out = {xs[0], ws[1], 0, 0}, convPads = pads;
+    std::vector<int64_t> out = {xs[0], ws[1] * groups, 0, 0}, convPads = pads;
     for (size_t a = 0; a < 2; ++a) {
       if (strides[a] < 1 || dilations[a] < 1 || pads[a] < 0 || pads[a + 2] < 0 || outPad[a] < 0)
         fail(nodeLabel(node) + ": strides and dilations must be positive, pads and "
@@ -2507,11 +2512,10 @@ private:
     }
     if (out[2] <= 0 || out[3] <= 0)
       fail(nodeLabel(node) + ": the pads leave no output");
-    return b.create<Conv2dBackwardDataOp>(loc, f32(out), x, w, bias,
-                                          b.getDenseI64ArrayAttr(strides),
-                                          b.getDenseI64ArrayAttr(convPads),
-                                          b.getDenseI64ArrayAttr(dilations),
-                                          b.getI64IntegerAttr(1));
+    return b.create<Conv2dBackwardDataOp>(
+        loc, f32(out), x, w, bias, b.getDenseI64ArrayAttr(strides),
+        b.getDenseI64ArrayAttr(convPads), b.getDenseI64ArrayAttr(dilations),
+        b.getI64IntegerAttr(groups));
   }
 
   std::string strAttr(const onnx::NodeProto &node, const std::string &name,

@@ -732,18 +732,20 @@ class PadCNN(nn.Module):
 
 class TConv(nn.Module):
     """ConvTranspose2d's attributes: pads with output_padding, an uneven stride with dilation,
-    no bias, then a strided Conv2d back down to the 8x8 input size."""
+    no bias, groups (2 groups of 1 input and 2 output channels), then a strided Conv2d down
+    to a 14x7 map."""
 
     def __init__(self):
         super().__init__()
         self.t1 = nn.ConvTranspose2d(3, 4, 3, stride=2, padding=1, output_padding=1)
         self.t2 = nn.ConvTranspose2d(4, 2, 3, stride=(1, 2), padding=(2, 0), dilation=(2, 1),
                                      output_padding=(0, 1), bias=False)
-        self.down = nn.Conv2d(2, 1, (5, 3), stride=(1, 5))
+        self.t3 = nn.ConvTranspose2d(2, 4, 2, stride=2, groups=2)
+        self.down = nn.Conv2d(4, 1, (5, 3), stride=(2, 10))
         self.head = True
 
     def forward(self, x):
-        x = self.down(torch.tanh(self.t2(torch.relu(self.t1(x)))))
+        x = self.down(self.t3(torch.tanh(self.t2(torch.relu(self.t1(x))))))
         return torch.sigmoid(x) if self.head else x
 
 

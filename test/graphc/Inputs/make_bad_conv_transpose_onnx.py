@@ -2,7 +2,7 @@
 # make_bad_conv_transpose_onnx.py KIND OUT.onnx with KIND one of
 #   auto-pad       auto_pad = SAME_UPPER (graphc wants explicit pads)
 #   output-shape   the output_shape attribute instead of pads
-#   group          group = 2
+#   group          group = 3, which does not divide the 4 input channels
 #   output-padding output_padding 2 at stride 2 (rows no input reaches)
 #   rank3          a 1-D transposed convolution (rank-3 input)
 import sys
@@ -19,8 +19,7 @@ if kind == "auto-pad":
 elif kind == "output-shape":
     attrs["output_shape"] = [10, 10]
 elif kind == "group":
-    attrs["group"] = 2
-    wshape = [4, 1, 3, 3]
+    attrs["group"] = 3
 elif kind == "output-padding":
     attrs["output_padding"] = [2, 2]
 elif kind == "rank3":
