@@ -1058,19 +1058,21 @@ void layerNormBackward(const float *dy, const float *x, const float *scale,
                        const float *savedMean, const float *savedInvstd, float *dx,
                        float *dscale, float *dbias, int64_t rows, int64_t d) {
   // The parameter gradients sum over rows in double, column by column (strided, but no
-  // scratch is needed and the order is fixed).
-  parallelFor(d, grainFor(rows), [&](int64_t iBegin, int64_t iEnd) {
-    for (int64_t i = iBegin; i < iEnd; ++i) {
-      double sumDy = 0.0, sumDyXhat = 0.0;
-      for (int64_t r = 0; r < rows; ++r) {
-        const double g = dy[r * d + i];
-        sumDy += g;
-        sumDyXhat += g * (x[r * d + i] - static_cast<double>(savedMean[r])) * savedInvstd[r];
+  // scratch is needed and the order is fixed); skipped when nothing reads them (null: a group
+  // norm's unit scale and zero bias).
+  if (dscale && dbias)
+    parallelFor(d, grainFor(rows), [&](int64_t iBegin, int64_t iEnd) {
+      for (int64_t i = iBegin; i < iEnd; ++i) {
+        double sumDy = 0.0, sumDyXhat = 0.0;
+        for (int64_t r = 0; r < rows; ++r) {
+          const double g = dy[r * d + i];
+          sumDy += g;
+          sumDyXhat += g * (x[r * d + i] - static_cast<double>(savedMean[r])) * savedInvstd[r];
+        }
+        dscale[i] = static_cast<float>(sumDyXhat);
+        dbias[i] = static_cast<float>(sumDy);
       }
-      dscale[i] = static_cast<float>(sumDyXhat);
-      dbias[i] = static_cast<float>(sumDy);
-    }
-  });
+    });
   parallelFor(rows, grainFor(d), [&](int64_t rBegin, int64_t rEnd) {
     for (int64_t r = rBegin; r < rEnd; ++r) {
       const float *g = dy + r * d;

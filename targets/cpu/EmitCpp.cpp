@@ -423,10 +423,14 @@ private:
         })
         .Case([&](LayerNormBackwardOp ln) {
           int64_t d = tensorDims(ln.getInput()).back();
+          // Scale and bias gradients nothing reads (a group norm's fills) are not computed.
+          const bool parameterGradients =
+              !ln.getGradScale().use_empty() || !ln.getGradBias().use_empty();
           s << "  layerNormBackward(" << ptr(ln.getGrad()) << ", " << ptr(ln.getInput()) << ", "
             << ptr(ln.getScale()) << ", " << ptr(ln.getSavedMean()) << ", "
             << ptr(ln.getSavedInvstd()) << ", " << ptr(ln.getGradInput()) << ", "
-            << ptr(ln.getGradScale()) << ", " << ptr(ln.getGradBias()) << ", "
+            << (parameterGradients ? ptr(ln.getGradScale()) : "nullptr") << ", "
+            << (parameterGradients ? ptr(ln.getGradBias()) : "nullptr") << ", "
             << tensorElements(ln.getInput()) / d << ", " << d << ");\n";
           return success();
         })

@@ -1862,9 +1862,9 @@ private:
     return success();
   }
 
-  /// The scale and bias gradients by one block per column (a block kernel, step.h: each thread
-  /// sums its rows in double, then a fixed tree adds the threads' sums; deterministic, equal to
-  /// the CPU's sums to double rounding), then dx by a warp per row (one thread per row with
+  /// The scale and bias gradients, when read, by one block per column (a block kernel, step.h: each
+  /// thread sums its rows in double, then a fixed tree adds the threads' sums; deterministic, equal
+  /// to the CPU's sums to double rounding), then dx by a warp per row (one thread per row with
   /// --cuda-row-kernels=thread, in the CPU kernel's order).
   LogicalResult layerNormBackward(LayerNormBackwardOp ln) {
     Operation *op = ln;
@@ -1872,24 +1872,28 @@ private:
     const std::string dy = ptr(ln.getGrad()), x = ptr(ln.getInput()),
                       mean = ptr(ln.getSavedMean()), invstd = ptr(ln.getSavedInvstd()),
                       scale = ptr(ln.getScale());
+    // Scale and bias gradients nothing reads (a group norm's fills) are not computed.
+    const bool parameterGradients = !ln.getGradScale().use_empty() || !ln.getGradBias().use_empty();
     std::string columns = kernelName("layer_norm_backward_columns");
-    kernels += "// " + label(op) +
-               ": layer-norm scale and bias gradients, one block per "
-               "column\n__global__ void " +
-               columns +
-               "(unsigned char *arena) {\n  GRAPHC_BLOCK_SHARED double part[GRAPHC_BLOCK_SIZE];\n"
-               "  GRAPHC_BLOCK_SHARED double partXhat[GRAPHC_BLOCK_SIZE];\n"
-               "  const int64_t i = blockIdx.x;\n  GRAPHC_BLOCK_THREADS(t) {\n"
-               "    double sumDy = 0.0, sumDyXhat = 0.0;\n    for (int64_t r = t; r < " +
-               num(rows) + "; r += GRAPHC_BLOCK_SIZE) {\n      const double g = " + dy + "[r * " +
-               num(d) + " + i];\n      sumDy += g;\n      sumDyXhat += g * (" + x + "[r * " +
-               num(d) + " + i] - static_cast<double>(" + mean + "[r])) * " + invstd +
-               "[r];\n    }\n    part[t] = sumDy;\n    partXhat[t] = sumDyXhat;\n  }\n"
-               "  GRAPHC_BLOCK_SUM(part)\n  GRAPHC_BLOCK_SUM(partXhat)\n"
-               "  GRAPHC_BLOCK_THREADS(t) {\n    if (t == 0) {\n      " +
-               ptr(ln.getGradScale()) + "[i] = static_cast<float>(partXhat[0]);\n      " +
-               ptr(ln.getGradBias()) + "[i] = static_cast<float>(part[0]);\n    }\n  }\n}\n\n";
-    addCode(launchBlocks(columns, d, op));
+    if (parameterGradients) {
+      kernels += "// " + label(op) +
+                 ": layer-norm scale and bias gradients, one block per "
+                 "column\n__global__ void " +
+                 columns +
+                 "(unsigned char *arena) {\n  GRAPHC_BLOCK_SHARED double part[GRAPHC_BLOCK_SIZE];\n"
+                 "  GRAPHC_BLOCK_SHARED double partXhat[GRAPHC_BLOCK_SIZE];\n"
+                 "  const int64_t i = blockIdx.x;\n  GRAPHC_BLOCK_THREADS(t) {\n"
+                 "    double sumDy = 0.0, sumDyXhat = 0.0;\n    for (int64_t r = t; r < " +
+                 num(rows) + "; r += GRAPHC_BLOCK_SIZE) {\n      const double g = " + dy + "[r * " +
+                 num(d) + " + i];\n      sumDy += g;\n      sumDyXhat += g * (" + x + "[r * " +
+                 num(d) + " + i] - static_cast<double>(" + mean + "[r])) * " + invstd +
+                 "[r];\n    }\n    part[t] = sumDy;\n    partXhat[t] = sumDyXhat;\n  }\n"
+                 "  GRAPHC_BLOCK_SUM(part)\n  GRAPHC_BLOCK_SUM(partXhat)\n"
+                 "  GRAPHC_BLOCK_THREADS(t) {\n    if (t == 0) {\n      " +
+                 ptr(ln.getGradScale()) + "[i] = static_cast<float>(partXhat[0]);\n      " +
+                 ptr(ln.getGradBias()) + "[i] = static_cast<float>(part[0]);\n    }\n  }\n}\n\n";
+      addCode(launchBlocks(columns, d, op));
+    }
     std::string k = kernelName("layer_norm_backward_rows");
     if (!options.cudaThreadRows) {
       // dx by a warp per row: the lanes' sums of g and g * xhat in double (row_lanes.h), then
