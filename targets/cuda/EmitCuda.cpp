@@ -56,6 +56,11 @@ enum class HalfStorage { BF16, F16 };
 constexpr uint32_t kDescriptorVersion = 1; // runtime/cuda descriptor.h kProgramDescriptorVersion
 constexpr int64_t kThreads = 256; // also a block kernel's threads, GRAPHC_BLOCK_SIZE (step.h)
 constexpr int64_t kRowsPerBlock = kThreads / 32; // a warp-per-row kernel's rows at a time
+// Layer-norm rows at least this wide get a block of threads each instead of a warp: a group
+// norm's rows (C / G channels times the image: 40960 floats at 64x64 with 10 channels a group)
+// are few and long, and a warp per row would leave most of the GPU idle and each lane 1280
+// elements to walk. A block's 256 threads then own 16 or more elements each.
+constexpr int64_t kBlockRowWidth = 4096;
 constexpr int64_t kMaxBlocks = 4096;
 
 int64_t blocksFor(int64_t work) {
@@ -951,6 +956,48 @@ private:
               rowDecls + work + "      }\n    }\n";
     return code + "  }\n}\n\n";
   }
+  /// A block-per-row kernel (step.h) for rows of at least kBlockRowWidth elements: block b
+  /// owns rows b, b + gridDim.x, ... of `total`, and thread t every 256th element of its row
+  /// (`t`, read in 1 KiB lines). Each phase runs for the row after `rowDecls`, followed by the
+  /// block sums (GRAPHC_BLOCK_SUM: a fixed tree, the same order on the GPU and the host) of
+  /// the shared arrays it names, whose totals (element 0) later phases read; `prologue`
+  /// declares them.
+  static std::string
+  blockRowKernel(const std::string &name, const std::string &params, const std::string &comment,
+                 const std::string &prologue, const std::string &total, const std::string &rowDecls,
+                 ArrayRef<std::pair<std::string, std::vector<std::string>>> phases) {
+    std::string code = comment + "__global__ void " + name + params + prologue +
+                       "  const int64_t total = " + total +
+                       ";\n  for (int64_t r = blockIdx.x; r < total; r += gridDim.x) {\n";
+    for (const auto &[work, sums] : phases) {
+      code += "    GRAPHC_BLOCK_THREADS(t) {\n" + rowDecls + work + "    }\n";
+      for (const std::string &sum : sums)
+        code += "    GRAPHC_BLOCK_SUM(" + sum + ")\n";
+    }
+    return code + "  }\n}\n\n";
+  }
+  /// How a row kernel of rows `d` wide splits a row: between a warp's 32 lanes (`lane`, the
+  /// partial sums added in lane order by row_lanes.h's laneSum), or, from kBlockRowWidth
+  /// elements, between a block's 256 threads (`t`, added by GRAPHC_BLOCK_SUM's tree, whose
+  /// total is element 0).
+  struct RowSplit {
+    bool block;
+    std::string first, step, per;
+    /// The code of the sum of the partial sums in shared array `parts`.
+    std::string total(const std::string &parts) const {
+      return block ? parts + "[0]" : "::graphc::rt::laneSum(" + parts + " + t - lane)";
+    }
+    /// The launch's blocks for `rows` rows (at most kMaxBlocks).
+    int64_t blocks(int64_t rows) const {
+      return block ? std::clamp<int64_t>(rows, 1, kMaxBlocks) : warpRowBlocks(rows);
+    }
+  };
+  static RowSplit rowSplit(int64_t d) {
+    if (d >= kBlockRowWidth)
+      return {true, "t", "GRAPHC_BLOCK_SIZE", "a block per row"};
+    return {false, "lane", "32", "a warp per row"};
+  }
+
   /// The launch of a warp-per-row kernel over `rows` rows (at most kMaxBlocks blocks).
   static int64_t warpRowBlocks(int64_t rows) {
     return std::clamp<int64_t>((rows + kRowsPerBlock - 1) / kRowsPerBlock, 1, kMaxBlocks);
@@ -1801,44 +1848,56 @@ private:
     return success();
   }
 
-  /// Layer normalization, statistics in double: a warp per row, or with
-  /// --cuda-row-kernels=thread one thread per row in the CPU kernel's order (bit for bit).
+  /// Layer normalization, statistics in double: a warp per row (a block per row from
+  /// kBlockRowWidth elements), or with --cuda-row-kernels=thread one thread per row in the CPU
+  /// kernel's order (bit for bit).
   LogicalResult layerNorm(LayerNormOp ln) {
     Operation *op = ln;
     const int64_t d = tensorDims(ln.getInput()).back(), rows = tensorElements(ln.getInput()) / d;
     std::string k = kernelName("layer_norm");
     if (!options.cudaThreadRows) {
-      // A warp per row: the lanes' sums of x, then of (x - mean)^2, in double (row_lanes.h),
-      // then every lane normalizes its elements. Equal to the CPU's sequential sums to double
-      // rounding.
+      // A warp per row (lane l owns the elements l, l + 32, ...; the lanes' sums meet in lane
+      // order, row_lanes.h), or from kBlockRowWidth elements a block per row (thread t owns
+      // t, t + 256, ...; the block's fixed tree adds the sums): the sums of x, then of
+      // (x - mean)^2, in double, then every lane normalizes its elements. Equal to the CPU's
+      // sequential sums to double rounding.
+      const RowSplit split = rowSplit(d);
       const std::string x = ptr(ln.getInput()), y = ptr(ln.getResult()),
-                        stats = "        const double mean = ::graphc::rt::laneSum(sumParts + t "
-                                "- lane) / " +
+                        stats = "        const double mean = " + split.total("sumParts") + " / " +
                                 num(d) + ".0;\n";
-      kernels += warpRowKernel(
-          k, "(unsigned char *arena) {\n",
-          "// " + label(op) + ": layer normalization of " + num(d) +
-              " elements per row, a warp per row\n",
-          "  GRAPHC_BLOCK_SHARED double sumParts[GRAPHC_BLOCK_SIZE];\n"
-          "  GRAPHC_BLOCK_SHARED double varParts[GRAPHC_BLOCK_SIZE];\n",
-          num(rows),
-          "        const " + elementType(ln.getInput()) + " *p = " + x + " + r * " + num(d) + ";\n",
-          {"        double sum = 0.0;\n        for (int64_t i = lane; i < " + num(d) +
-               "; i += 32)\n          sum += p[i];\n        sumParts[t] = sum;\n",
-           stats + "        double varSum = 0.0;\n        for (int64_t i = lane; i < " + num(d) +
-               "; i += 32) {\n          const double dev = p[i] - mean;\n"
-               "          varSum += dev * dev;\n        }\n        varParts[t] = varSum;\n",
-           stats + "        const double var = ::graphc::rt::laneSum(varParts + t - lane) / " +
-               num(d) + ".0;\n        const double invstd = 1.0 / sqrt(var + static_cast<double>(" +
-               floatLiteral(attrFloat(ln.getEpsilon())) +
-               "));\n        if (lane == 0) {\n          " + ptr(ln.getSavedMean()) +
-               "[r] = static_cast<float>(mean);\n          " + ptr(ln.getSavedInvstd()) +
-               "[r] = static_cast<float>(invstd);\n        }\n        " +
-               elementType(ln.getResult()) + " *q = " + y + " + r * " + num(d) +
-               ";\n        for (int64_t i = lane; i < " + num(d) +
-               "; i += 32)\n          q[i] = static_cast<float>((p[i] - mean) * invstd * " +
-               ptr(ln.getScale()) + "[i] + " + ptr(ln.getBias()) + "[i]);\n"});
-      addCode(launchBlocks(k, warpRowBlocks(rows), op));
+      const std::string comment = "// " + label(op) + ": layer normalization of " + num(d) +
+                                  " elements per row, " + split.per + "\n";
+      const std::string prologue = "  GRAPHC_BLOCK_SHARED double sumParts[GRAPHC_BLOCK_SIZE];\n"
+                                   "  GRAPHC_BLOCK_SHARED double varParts[GRAPHC_BLOCK_SIZE];\n";
+      const std::string rowDecls =
+          "        const " + elementType(ln.getInput()) + " *p = " + x + " + r * " + num(d) + ";\n";
+      const std::string sums =
+          "        double sum = 0.0;\n        for (int64_t i = " + split.first + "; i < " + num(d) +
+          "; i += " + split.step + ")\n          sum += p[i];\n        sumParts[t] = sum;\n";
+      const std::string deviations =
+          stats + "        double varSum = 0.0;\n        for (int64_t i = " + split.first +
+          "; i < " + num(d) + "; i += " + split.step +
+          ") {\n          const double dev = p[i] - mean;\n"
+          "          varSum += dev * dev;\n        }\n        varParts[t] = varSum;\n";
+      const std::string normalize =
+          stats + "        const double var = " + split.total("varParts") + " / " + num(d) +
+          ".0;\n        const double invstd = 1.0 / sqrt(var + static_cast<double>(" +
+          floatLiteral(attrFloat(ln.getEpsilon())) + "));\n        if (" + split.first +
+          " == 0) {\n          " + ptr(ln.getSavedMean()) +
+          "[r] = static_cast<float>(mean);\n          " + ptr(ln.getSavedInvstd()) +
+          "[r] = static_cast<float>(invstd);\n        }\n        " + elementType(ln.getResult()) +
+          " *q = " + y + " + r * " + num(d) + ";\n        for (int64_t i = " + split.first +
+          "; i < " + num(d) + "; i += " + split.step +
+          ")\n          q[i] = static_cast<float>((p[i] - mean) * invstd * " + ptr(ln.getScale()) +
+          "[i] + " + ptr(ln.getBias()) + "[i]);\n";
+      if (split.block)
+        kernels +=
+            blockRowKernel(k, "(unsigned char *arena) {\n", comment, prologue, num(rows), rowDecls,
+                           {{sums, {"sumParts"}}, {deviations, {"varParts"}}, {normalize, {}}});
+      else
+        kernels += warpRowKernel(k, "(unsigned char *arena) {\n", comment, prologue, num(rows),
+                                 rowDecls, {sums, deviations, normalize});
+      addCode(launchBlocks(k, split.blocks(rows), op));
       return success();
     }
     kernels += "// " + label(op) + ": layer normalization, one thread per row\n__global__ void " +
@@ -1896,34 +1955,41 @@ private:
     }
     std::string k = kernelName("layer_norm_backward_rows");
     if (!options.cudaThreadRows) {
-      // dx by a warp per row: the lanes' sums of g and g * xhat in double (row_lanes.h), then
-      // every lane its elements.
+      // dx by a warp per row (a block per row from kBlockRowWidth elements, rowSplit): the
+      // sums of g and g * xhat in double, then every lane its elements.
+      const RowSplit split = rowSplit(d);
       const std::string rowDecls =
           "        const " + elementType(ln.getGrad()) + " *g = " + dy + " + r * " + num(d) +
           ";\n        const " + elementType(ln.getInput()) + " *p = " + x + " + r * " + num(d) +
           ";\n        const double mean = " + mean + "[r], invstd = " + invstd + "[r];\n";
-      kernels += warpRowKernel(
-          k, "(unsigned char *arena) {\n",
-          "// " + label(op) + ": layer-norm input gradient, a warp per row\n",
-          "  GRAPHC_BLOCK_SHARED double sumParts[GRAPHC_BLOCK_SIZE];\n"
-          "  GRAPHC_BLOCK_SHARED double dotParts[GRAPHC_BLOCK_SIZE];\n",
-          num(rows), rowDecls,
-          {"        double sumG = 0.0, sumGXhat = 0.0;\n        for (int64_t i = lane; i < " +
-               num(d) +
-               "; i += 32) {\n          const double xhat = (p[i] - mean) * invstd;\n"
-               "          const double gi = static_cast<double>(g[i]) * " +
-               scale +
-               "[i];\n          sumG += gi;\n          sumGXhat += gi * xhat;\n        }\n"
-               "        sumParts[t] = sumG;\n        dotParts[t] = sumGXhat;\n",
-           "        const double meanG = ::graphc::rt::laneSum(sumParts + t - lane) / " + num(d) +
-               ".0, meanGXhat = ::graphc::rt::laneSum(dotParts + t - lane) / " + num(d) +
-               ".0;\n        " + elementType(ln.getGradInput()) +
-               " *q = " + ptr(ln.getGradInput()) + " + r * " + num(d) +
-               ";\n        for (int64_t i = lane; i < " + num(d) +
-               "; i += 32) {\n          const double xhat = (p[i] - mean) * invstd;\n"
-               "          q[i] = static_cast<float>(invstd * (static_cast<double>(g[i]) * " +
-               scale + "[i] - meanG - xhat * meanGXhat));\n        }\n"});
-      addCode(launchBlocks(k, warpRowBlocks(rows), op));
+      const std::string comment =
+          "// " + label(op) + ": layer-norm input gradient, " + split.per + "\n";
+      const std::string prologue = "  GRAPHC_BLOCK_SHARED double sumParts[GRAPHC_BLOCK_SIZE];\n"
+                                   "  GRAPHC_BLOCK_SHARED double dotParts[GRAPHC_BLOCK_SIZE];\n";
+      const std::string sums =
+          "        double sumG = 0.0, sumGXhat = 0.0;\n        for (int64_t i = " + split.first +
+          "; i < " + num(d) + "; i += " + split.step +
+          ") {\n          const double xhat = (p[i] - mean) * invstd;\n"
+          "          const double gi = static_cast<double>(g[i]) * " +
+          scale +
+          "[i];\n          sumG += gi;\n          sumGXhat += gi * xhat;\n        }\n"
+          "        sumParts[t] = sumG;\n        dotParts[t] = sumGXhat;\n";
+      const std::string apply =
+          "        const double meanG = " + split.total("sumParts") + " / " + num(d) +
+          ".0, meanGXhat = " + split.total("dotParts") + " / " + num(d) + ".0;\n        " +
+          elementType(ln.getGradInput()) + " *q = " + ptr(ln.getGradInput()) + " + r * " + num(d) +
+          ";\n        for (int64_t i = " + split.first + "; i < " + num(d) +
+          "; i += " + split.step +
+          ") {\n          const double xhat = (p[i] - mean) * invstd;\n"
+          "          q[i] = static_cast<float>(invstd * (static_cast<double>(g[i]) * " +
+          scale + "[i] - meanG - xhat * meanGXhat));\n        }\n";
+      if (split.block)
+        kernels += blockRowKernel(k, "(unsigned char *arena) {\n", comment, prologue, num(rows),
+                                  rowDecls, {{sums, {"sumParts", "dotParts"}}, {apply, {}}});
+      else
+        kernels += warpRowKernel(k, "(unsigned char *arena) {\n", comment, prologue, num(rows),
+                                 rowDecls, {sums, apply});
+      addCode(launchBlocks(k, split.blocks(rows), op));
       return success();
     }
     kernels += "// " + label(op) +
