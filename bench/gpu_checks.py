@@ -155,6 +155,9 @@ CORRECTNESS = [
     # transposed convolutions, the edges replicated).
     ("norm_unet-adam", "e2e:norm_unet", ["--loss", BCE, "--optimizer", "adam", "--lr", "0.01",
                                          "--steps", "8"]),
+    # ... and layer-norm rows of 4100 features, a block of threads per row.
+    ("wide-layer-norm-adam", "test/cuda/Inputs/wide-layer-norm.mlir",
+     ["--classes", "3", "--optimizer", "adam", "--lr", "0.01", "--steps", "4"]),
 ]
 # The cases also trained by PyTorch on the GPU (test/e2e/models.py's name): the models of #2 and
 # three of #6, from the same initial weights on the same batches, TF32 off; issue #3 asks for
