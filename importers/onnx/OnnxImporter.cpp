@@ -2912,6 +2912,7 @@ private:
                                                           {"Constant", 0},
                                                           {"Conv", 3},
                                                           {"ConvTranspose", 3},
+                                                          {"DepthToSpace", 1},
                                                           {"Div", 2},
                                                           {"Dropout", 3},
                                                           {"Expand", 2},
@@ -3461,6 +3462,28 @@ private:
                                          b.getDenseI64ArrayAttr(kernel),
                                          b.getDenseI64ArrayAttr(strides),
                                          b.getDenseI64ArrayAttr(pads)));
+      return;
+    }
+    if (op == "DepthToSpace") {
+      // F.pixel_shuffle (torch exports mode CRD): [N, C r^2, H, W] viewed as
+      // [N, C, r, r, H, W], transposed to [N, C, H, r, W, r], viewed as [N, C, H r, W r].
+      Value x = valueOf(node, 0);
+      const auto xs = shapeOf(x);
+      const int64_t r = intAttr(node, "blocksize", 0);
+      const std::string mode = strAttr(node, "mode", "DCR");
+      if (mode != "CRD")
+        refuseAttr(node, "mode",
+                   "= " + mode + " is not supported (CRD is: PyTorch's pixel_shuffle)");
+      if (xs.size() != 4 || r < 1 || r > 65536 || xs[1] % (r * r) != 0)
+        fail(nodeLabel(node) +
+             ": needs an [N, C, H, W] input whose channels divide by blocksize^2 "
+             "(blocksize " +
+             std::to_string(r) + ", input " + typeString(x.getType()) + ")");
+      const int64_t c = xs[1] / (r * r);
+      Value blocks = b.create<ReshapeOp>(loc, f32({xs[0], c, r, r, xs[2], xs[3]}), x);
+      Value moved = b.create<TransposeOp>(loc, f32({xs[0], c, xs[2], r, xs[3], r}), blocks,
+                                          b.getDenseI64ArrayAttr({0, 1, 4, 2, 5, 3}));
+      define(node, b.create<ReshapeOp>(loc, f32({xs[0], c, xs[2] * r, xs[3] * r}), moved));
       return;
     }
     if (op == "Flatten") {

@@ -39,7 +39,7 @@ SEEDS = {"mlp": 1, "cnn": 2, "cnn_bce": 3, "resmlp": 4,
          "causal_cls": 30, "causal_lm": 31, "nano_gpt": 32, "nano_gpt_tied": 32,
          "nano_gpt_trilu": 32, "llama": 33, "llama_gqa": 34, "row_mlp": 35,
          "llama_hf": 36, "math_mlp": 37, "pad_cls": 38, "mask_cls": 39, "mask_cls_hf": 39,
-         "kpm_cls": 40, "norm_unet": 41}
+         "kpm_cls": 40, "norm_unet": 41, "shuffle_sr": 42}
 
 # torchvision models (issue #6), small so that a test takes seconds: 10 classes, 32x32 images,
 # batch 4, exported in training mode (BatchNormalization with batch statistics and running-stat
@@ -115,6 +115,10 @@ BATCHES.update({"unet": 4, "tconv": 4})
 # constant per-channel mean and std; per-pixel binary crossentropy like the U-Net.
 NORM_UNET = dict(image=12)
 BATCHES.update({"norm_unet": 4})
+# "shuffle_sr" (ShuffleSR below): an ESPCN-style super-resolution net, F.pixel_shuffle (ONNX
+# DepthToSpace, mode CRD) and F.pixel_unshuffle (a 6-D Reshape and Transpose); per-pixel binary
+# crossentropy.
+BATCHES.update({"shuffle_sr": 4})
 # Models with active dropout (issue #3, the CUDA target against the CPU target; PyTorch's
 # dropout RNG cannot be matched, so they are not compared with PyTorch): "cnn_bn" is
 # Conv/BatchNorm/ReLU, average pooling with padding (count_include_pad=False) and without,
@@ -154,7 +158,7 @@ LOSSES = {
 LOSSES.update({name: "sparse_categorical_crossentropy"
                for name in TORCHVISION + TRANSFORMERS + RECURRENT + tuple(TOKEN_MODELS)})
 LOSSES.update({"unet": "binary_crossentropy", "tconv": "binary_crossentropy",
-               "norm_unet": "binary_crossentropy"})
+               "norm_unet": "binary_crossentropy", "shuffle_sr": "binary_crossentropy"})
 LOSSES.update({name: "sparse_categorical_crossentropy" for name in DROPOUT})
 
 
@@ -792,6 +796,25 @@ class NormUNet(nn.Module):
         return torch.sigmoid(y) if self.head else y
 
 
+class ShuffleSR(nn.Module):
+    """ESPCN-style x2 super-resolution of 8x8 images: Conv(3, 16, 3) -> tanh -> Conv(16, 12, 3)
+    -> pixel_shuffle(2) (3 channels at 16x16) -> pixel_unshuffle(2) and a 1x1 Conv (a 6-D
+    Reshape and Transpose back to 12 channels at 8x8) -> pixel_shuffle(2) -> the 3-channel
+    16x16 prediction (-> Sigmoid)."""
+
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv2d(3, 16, 3, padding=1)
+        self.c2 = nn.Conv2d(16, 12, 3, padding=1)
+        self.c3 = nn.Conv2d(12, 12, 1)
+        self.head = True
+
+    def forward(self, x):
+        y = F.pixel_shuffle(self.c2(torch.tanh(self.c1(x))), 2)
+        y = F.pixel_shuffle(self.c3(F.pixel_unshuffle(y, 2)), 2)
+        return torch.sigmoid(y) if self.head else y
+
+
 class CNNBN(nn.Module):
     """Conv -> BatchNorm -> ReLU -> AvgPool2d(3, 2, pad 1, count_include_pad=False)
     -> Conv (no bias) -> BatchNorm -> ReLU -> AvgPool2d(2, 2)
@@ -880,6 +903,8 @@ def input_shape(name, batch=None):
         return (batch, 3, 8, 8)
     if name == "norm_unet":
         return (batch, 3, NORM_UNET["image"], NORM_UNET["image"])
+    if name == "shuffle_sr":
+        return (batch, 3, 8, 8)
     if name == "pad_cnn":
         return (batch, 3, 12, 12)
     return ((batch, 10) if name in ("mlp", "resmlp", "split_mlp", "act_mlp", "arith_mlp",
@@ -969,6 +994,8 @@ def build(name):
         return TConv()
     if name == "norm_unet":
         return NormUNet()
+    if name == "shuffle_sr":
+        return ShuffleSR()
     if name == "cnn_bn":
         return CNNBN()
     if name in DROPOUT_TRANSFORMERS:
