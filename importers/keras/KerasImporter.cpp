@@ -1090,6 +1090,17 @@ private:
     return out;
   }
 
+  /// The weights of a normalization over `c` features whose only variables are gamma (when
+  /// `scale`) and beta (when `center`), in that order (LayerNormalization, GroupNormalization).
+  std::vector<KerasArray> gammaBetaWeights(const Layer &l, int64_t c, bool scale, bool center) {
+    std::vector<VarSpec> vars;
+    if (scale)
+      vars.push_back({"gamma", {c}, "gamma_initializer", "ones"});
+    if (center)
+      vars.push_back({"beta", {c}, "beta_initializer", "zeros"});
+    return vars.empty() ? std::vector<KerasArray>() : layerWeights(l, vars);
+  }
+
   /// A normalization's gamma and beta, read from `w` at `i` on, or frozen ones / zeros when
   /// the layer has scale = false / center = false.
   std::pair<Value, Value> gammaBeta(const Layer &l, int64_t c, bool scale, bool center,
@@ -1777,14 +1788,7 @@ private:
       refuseAttr(l, "epsilon", "must be positive");
     bool center = boolAttr(l, "center", true), scale = boolAttr(l, "scale", true);
     int64_t d = ks.back(), rows = product(ks) / d;
-    std::vector<VarSpec> vars;
-    if (scale)
-      vars.push_back({"gamma", {d}, "gamma_initializer", "ones"});
-    if (center)
-      vars.push_back({"beta", {d}, "beta_initializer", "zeros"});
-    std::vector<KerasArray> w;
-    if (!vars.empty())
-      w = layerWeights(l, vars);
+    const std::vector<KerasArray> w = gammaBetaWeights(l, d, scale, center);
     size_t i = 0;
     // (Plain values, not structured bindings: the lambda below captures them.)
     Value gamma, beta;
@@ -2023,7 +2027,7 @@ private:
     }
     if (size[0] < 1 || size[1] < 1 || size[0] > 65536 || size[1] > 65536)
       refuseAttr(l, "size", "= " + show(l.config->get("size")) + " is not a positive size");
-    Tensor out = x;
+    Tensor out = x; // (non-negative stays so: repeats and convex combinations of the inputs)
     out.v = buildUpsample(
         b, loc, x.v, upsampleAxis(interpolation, SourceCoordinates::HalfPixel, size[0]),
         upsampleAxis(interpolation, SourceCoordinates::HalfPixel, size[1]),
@@ -2031,7 +2035,6 @@ private:
           return persistent(l, "bilinear_filter", type.getShape(), {taps.begin(), taps.end()},
                             /*trainable=*/false, "parameter");
         });
-    // Bilinear interpolation of non-negative values stays non-negative, as repeats do.
     return out;
   }
 
@@ -2061,14 +2064,7 @@ private:
     if (!(epsilon > 0))
       refuseAttr(l, "epsilon", "must be positive");
     const bool scale = boolAttr(l, "scale", true), center = boolAttr(l, "center", true);
-    std::vector<VarSpec> vars;
-    if (scale)
-      vars.push_back({"gamma", {channels}, "gamma_initializer", "ones"});
-    if (center)
-      vars.push_back({"beta", {channels}, "beta_initializer", "zeros"});
-    std::vector<KerasArray> w;
-    if (!vars.empty())
-      w = layerWeights(l, vars);
+    const std::vector<KerasArray> w = gammaBetaWeights(l, channels, scale, center);
     size_t i = 0;
     Value gamma = scale
                       ? persistent(l, "gamma", {channels}, w[i++].values, l.trainable, "parameter")

@@ -1279,7 +1279,7 @@ private:
     // A factor broadcast over leading axes only (a rotary table [S, d] on [B, H, S, d], a
     // per-feature scale [D]) multiplies without a copy: broadcast_mul keeps the factor as it
     // is for the backward pass, where a copied one would keep the activation's size.
-    if (node.op_type() == "Mul")
+    if (opType == "Mul")
       for (auto [full, factor] : {std::pair{lhs, rhs}, std::pair{rhs, lhs}}) {
         if (shapeOf(full) != dims)
           continue;
@@ -1299,10 +1299,9 @@ private:
         "of " + typeString(lhs.getType()) + " and " + typeString(rhs.getType());
     lhs = broadcastOperand(node, loc, lhs, dims, types);
     rhs = broadcastOperand(node, loc, rhs, dims, types);
-    const std::string &op = node.op_type();
-    if (op == "Mul")
+    if (opType == "Mul")
       return b.create<MulOp>(loc, lhs.getType(), lhs, rhs);
-    if (op == "Sub")
+    if (opType == "Sub")
       rhs = b.create<ScaleOp>(loc, rhs.getType(), rhs, b.getF32FloatAttr(-1.f),
                               b.getF32FloatAttr(0.f));
     return b.create<AddOp>(loc, lhs.getType(), lhs, rhs);
