@@ -76,17 +76,26 @@ graphc::OnnxImportCache::~OnnxImportCache() = default;
 
 namespace {
 
+/// The default domain's opsets graphc reads. 18 to 28 changed the ops graphc imports only by
+/// what the importer handles (Reduce* and Pad take axes as inputs, Split's num_outputs,
+/// Resize's axes, antialias and keep_aspect_ratio_policy, AveragePool's dilations) or by
+/// element types graphc does not train in (float8, int4, float4, bfloat16 for more ops), and
+/// added GroupNormalization, Mish, Gelu, RMSNormalization and Swish, which it imports (ONNX's
+/// docs/Changelog.md). A later opset may change an op's meaning, so it is refused.
+constexpr int64_t kMinOpset = 11, kMaxOpset = 28;
+
 constexpr const char *kSupportedOps =
     "Add, AveragePool, BatchNormalization, Cast, Clip, Concat, Constant, ConstantOfShape (of "
-    "constant shapes), Conv, ConvTranspose, Cos, Sin, Range and Einsum (of constants), Div, "
-    "Dropout, Elu, Equal (of constants), Exp, Expand, "
-    "Flatten, Gather, Gemm, GlobalAveragePool, GRU, HardSigmoid, HardSwish, Identity, "
-    "LayerNormalization, LeakyRelu, Log, LogSoftmax, LSTM, MatMul, MaxPool, Mul, Neg, Pad "
-    "(constant mode), "
+    "constant shapes), Conv, ConvTranspose, Cos, Sin, Range and Einsum (of constants), "
+    "DepthToSpace, Div, Dropout, Elu, Equal (of constants), Exp, Expand, "
+    "Flatten, Gather, Gelu, Gemm, GlobalAveragePool, GroupNormalization, GRU, HardSigmoid, "
+    "HardSwish, Identity, InstanceNormalization, LayerNormalization, LeakyRelu, Log, LogSoftmax, "
+    "LSTM, MatMul, MaxPool, Mish, Mul, Neg, Pad (constant mode), "
     "Pow (to a constant exponent), Reciprocal, "
     "ReduceL2, ReduceLogSumExp, ReduceMax, ReduceMean, ReduceMin, ReduceSum, ReduceSumSquare, "
-    "Relu, Reshape, "
-    "Selu, Shape, Sigmoid, Slice, Softmax, Softplus, Softsign, Split, Sqrt, Squeeze, Sub, Tanh, "
+    "Relu, Reshape, Resize, RMSNormalization, "
+    "Selu, Shape, Sigmoid, Slice, Softmax, Softplus, Softsign, Split, Sqrt, Squeeze, Sub, Swish, "
+    "Tanh, "
     "Transpose, Trilu (of constants), Unsqueeze, Where (of constants; of attention scores "
     "as a masked_fill; of a computed condition), Abs, Max and Min (of two tensors), Not, "
     "Equal (of a computed tensor and a scalar) (Erf within a GELU)";
@@ -338,14 +347,11 @@ private:
                            bool keepDims = false) {
     auto xs = shapeOf(x);
     int64_t rank = xs.size();
-    std::vector<int64_t> axes = intsAttr(node, "axes", {});
-    if (node.input_size() > 1 && !node.input(1).empty()) {
-      const HostTensor &given = constantOf(node, 1);
-      if (given.dataType != onnx::TensorProto::INT64)
-        fail(nodeLabel(node) + ": the axes input must be an int64 constant");
-      axes = given.ints;
-    }
-    const std::string named = "= " + listText(axes) + " ";
+    std::optional<std::vector<int64_t>> named = reductionAxes(node);
+    if (!named)
+      fail(nodeLabel(node) + ": the axes input must be an int64 constant");
+    std::vector<int64_t> axes = *named;
+    const std::string listed = "= " + listText(axes) + " ";
     if (axes.empty()) {
       if (intAttr(node, "noop_with_empty_axes", 0) != 0)
         return {x, 1, xs};
@@ -354,15 +360,15 @@ private:
     }
     for (int64_t &a : axes) {
       if (a < -rank || a >= rank)
-        refuseAttr(node, "axes", named + "is out of range for rank " + std::to_string(rank));
+        refuseAttr(node, "axes", listed + "is out of range for rank " + std::to_string(rank));
       a = a < 0 ? a + rank : a;
     }
     std::sort(axes.begin(), axes.end());
     for (size_t i = 1; i < axes.size(); ++i)
       if (axes[i] != axes[i - 1] + 1)
         refuseAttr(node, "axes",
-                   named + "must name consecutive axes (a repeated or "
-                           "separated axis is not supported)");
+                   listed + "must name consecutive axes (a repeated or "
+                            "separated axis is not supported)");
     int64_t first = axes.front(), last = axes.back();
     int64_t pre = std::accumulate(xs.begin(), xs.begin() + first, int64_t{1}, std::multiplies<>());
     int64_t post =
@@ -916,9 +922,10 @@ private:
     for (const auto &o : model.opset_import())
       if (o.domain().empty() || o.domain() == "ai.onnx")
         opset = o.version();
-    if (opset < 11 || opset > 17)
-      fail("opset " + std::to_string(opset) +
-           " is not supported; export with opset_version between 11 and 17");
+    if (opset < kMinOpset || opset > kMaxOpset)
+      fail("opset " + std::to_string(opset) + " is not supported; graphc reads opsets " +
+           std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset) +
+           ": export with an opset_version in that range");
     this->opset = opset;
     const onnx::GraphProto &graph = model.graph();
 
@@ -2157,20 +2164,38 @@ private:
   /// node not imported yet (exporters place them just before their reader, after the node a
   /// pattern starts from); false otherwise.
   bool lookaheadScalar(const std::string &name, float &v) {
-    HostTensor h;
-    if (const HostTensor *known = constants.lookup(name)) {
-      h = *known;
-    } else if (auto p = producer.find(name); p != producer.end()) {
+    std::optional<HostTensor> h = lookaheadConstant(name);
+    if (!h || h->floats.size() != 1)
+      return false;
+    v = h->floats[0];
+    return true;
+  }
+
+  /// The constant `name` (an initializer, a constant already imported, or a Constant node
+  /// placed later in the graph, which a chain being matched may read); none otherwise.
+  std::optional<HostTensor> lookaheadConstant(const std::string &name) {
+    if (const HostTensor *known = constants.lookup(name))
+      return *known;
+    if (auto p = producer.find(name); p != producer.end()) {
       const auto &n = graph->node(p->second);
       auto *value = findAttr(n, "value");
-      if (n.op_type() != "Constant" || !value || !value->has_t())
-        return false;
-      h = readTensor(value->t());
+      if (n.op_type() == "Constant" && value && value->has_t())
+        return readTensor(value->t());
     }
-    if (h.floats.size() != 1)
-      return false;
-    v = h.floats[0];
-    return true;
+    return std::nullopt;
+  }
+
+  /// The axes a reduction node names: its `axes` attribute, or its second input (ReduceSum's
+  /// from opset 13, every reduction's from 18), looked ahead as lookaheadConstant does; none
+  /// when that input is not an int64 constant. Empty: no axes given.
+  std::optional<std::vector<int64_t>> reductionAxes(const onnx::NodeProto &node) {
+    if (node.input_size() > 1 && !node.input(1).empty()) {
+      std::optional<HostTensor> given = lookaheadConstant(node.input(1));
+      if (!given || given->dataType != onnx::TensorProto::INT64)
+        return std::nullopt;
+      return given->ints;
+    }
+    return intsAttr(node, "axes", {});
   }
 
   /// The sole reader of `name` when it is an `opType` node whose other input is the scalar
@@ -2245,8 +2270,8 @@ private:
   /// Whether ReduceMean node `n` averages the last axis of a rank-`rank` input, keeping it
   /// (the statistic of a decomposed LayerNorm or RMSNorm).
   bool lastAxisMean(const onnx::NodeProto &n, int64_t rank) {
-    auto axes = intsAttr(n, "axes", {});
-    return axes.size() == 1 && (axes[0] == -1 || axes[0] == rank - 1) &&
+    std::optional<std::vector<int64_t>> axes = reductionAxes(n);
+    return axes && axes->size() == 1 && ((*axes)[0] == -1 || (*axes)[0] == rank - 1) &&
            intAttr(n, "keepdims", 1) == 1;
   }
 
@@ -2257,7 +2282,7 @@ private:
   /// read only inside it) and imports it as one graph.layer_norm: one pass over the data and
   /// its saved statistics instead of eight ops and their gradients. False when it does not match.
   bool importDecomposedLayerNorm(const onnx::NodeProto &node, int index, Location loc) {
-    if (opset >= 18 || !values.count(node.input(0)))
+    if (!values.count(node.input(0)))
       return false;
     Value x = values[node.input(0)];
     int64_t rank = shapeOf(x).size();
@@ -2374,7 +2399,7 @@ private:
   /// statistic, instead of seven ops whose broadcasts graphc does not import. False when it
   /// does not match.
   bool importDecomposedRmsNorm(const onnx::NodeProto &pow, Location loc) {
-    if (opset >= 18 || pow.input_size() != 2 || !values.count(pow.input(0)))
+    if (pow.input_size() != 2 || !values.count(pow.input(0)))
       return false;
     const std::string &xName = pow.input(0);
     Value x = values[xName];
@@ -2529,7 +2554,7 @@ private:
   /// rounding mode that repeats each pixel) and linear with half_pixel (PyTorch's bilinear with
   /// align_corners=False, TensorFlow 2) or asymmetric coordinates (TensorFlow 1), as
   /// buildUpsample's depthwise transposed convolution. Shrinking, fractional factors, cubic and
-  /// align_corners are refused naming the node. (graphc reads opsets 11 to 17, so Upsample
+  /// align_corners are refused naming the node. (graphc reads opsets 11 to 28, so Upsample
   /// and Resize-10 never occur.)
   Value resize(const onnx::NodeProto &node, Location loc) {
     Value x = valueOf(node, 0);
@@ -2543,37 +2568,82 @@ private:
     const std::string mode = strAttr(node, "mode", "nearest");
     if (mode != "nearest" && mode != "linear")
       refuseAttr(node, "mode", "= " + mode + " is not supported (nearest and linear are)");
-    const std::string coordinates = strAttr(node, "coordinate_transformation_mode", "half_pixel");
+    std::string coordinates = strAttr(node, "coordinate_transformation_mode", "half_pixel");
+    // Opset 19's half_pixel_symmetric shifts half_pixel's source positions by
+    // center * (1 - output_width_int / output_width), which is 0 at the whole factors graphc
+    // supports (every output width is exact).
+    if (coordinates == "half_pixel_symmetric")
+      coordinates = "half_pixel";
+    // Opset 18's `axes`: scales and sizes name these axes only; the others keep their size.
+    // (Its `antialias` acts only when shrinking, which graphc refuses below.)
+    std::vector<int64_t> axes(rank);
+    std::iota(axes.begin(), axes.end(), int64_t{0});
+    if (findAttr(node, "axes")) {
+      axes = intsAttr(node, "axes", {});
+      std::vector<bool> seen(rank, false);
+      for (int64_t &a : axes) {
+        if (a < -int64_t(rank) || a >= int64_t(rank) || seen[a < 0 ? a + rank : a])
+          refuseAttr(node, "axes",
+                     "must name distinct axes of the rank-" + std::to_string(rank) + " input");
+        a = a < 0 ? a + int64_t(rank) : a;
+        seen[a] = true;
+      }
+    }
     // The factor of each axis: from scales (floats), else from sizes (int64). Either may be
     // an empty name or an empty tensor when the other is given.
     auto present = [&](int index) {
       return index < node.input_size() && !node.input(index).empty() &&
              !constantOf(node, index).dims.empty() && constantOf(node, index).dims[0] > 0;
     };
-    std::vector<double> factors;
+    std::vector<double> factors(rank, 1.0);
+    auto refuseCount = [&](size_t given, const char *what) {
+      fail(nodeLabel(node) + ": " + std::to_string(given) + " " + what + " for " +
+           (findAttr(node, "axes") ? std::to_string(axes.size()) + " axes"
+                                   : "an input of rank " + std::to_string(rank)));
+    };
     if (present(2)) {
       const HostTensor &scales = constantOf(node, 2);
       if (scales.dataType != onnx::TensorProto::FLOAT)
         fail(nodeLabel(node) + ": scales must be float32");
-      factors.assign(scales.floats.begin(), scales.floats.end());
+      if (scales.floats.size() != axes.size())
+        refuseCount(scales.floats.size(), "scales");
+      for (size_t i = 0; i < axes.size(); ++i)
+        factors[axes[i]] = scales.floats[i];
     } else if (present(3)) {
       const HostTensor &sizes = constantOf(node, 3);
-      if (sizes.ints.size() != rank)
-        fail(nodeLabel(node) + ": sizes has " + std::to_string(sizes.ints.size()) +
-             " elements for an input of rank " + std::to_string(rank));
-      for (size_t a = 0; a < rank; ++a) {
+      if (sizes.ints.size() != axes.size())
+        refuseCount(sizes.ints.size(), "sizes");
+      std::vector<int64_t> to(rank);
+      for (size_t i = 0; i < axes.size(); ++i) {
         // The batch axis as exported (a static export's sizes bake its batch) follows --batch.
-        const bool batchAxis = a == 0 && exportedBatch > 0 && sizes.ints[0] == exportedBatch;
-        const int64_t to = batchAxis ? xs[0] : sizes.ints[a];
-        factors.push_back(to > 0 && to % xs[a] == 0 ? double(to / xs[a])
-                                                    : double(to) / double(xs[a]));
+        const bool batchAxis = axes[i] == 0 && exportedBatch > 0 && sizes.ints[i] == exportedBatch;
+        to[i] = batchAxis ? xs[0] : sizes.ints[i];
+      }
+      // Opset 18's keep_aspect_ratio_policy: one scale for every named axis, the smallest
+      // (not_larger) or largest (not_smaller) of sizes / input, each size then rounded.
+      const std::string policy = strAttr(node, "keep_aspect_ratio_policy", "stretch");
+      if (policy == "not_larger" || policy == "not_smaller") {
+        double kept = policy == "not_larger" ? std::numeric_limits<double>::infinity() : 0.0;
+        for (size_t i = 0; i < axes.size(); ++i) {
+          const double ratio = double(to[i]) / double(xs[axes[i]]);
+          kept = policy == "not_larger" ? std::min(kept, ratio) : std::max(kept, ratio);
+        }
+        for (size_t i = 0; i < axes.size(); ++i) {
+          const double rounded = std::floor(kept * double(xs[axes[i]]) + 0.5);
+          to[i] = rounded >= 0 && rounded < 0x1p40 ? int64_t(rounded) : -1; // -1: refused below
+        }
+      } else if (policy != "stretch") {
+        refuseAttr(node, "keep_aspect_ratio_policy",
+                   "= " + policy + " is not one of stretch, not_larger and not_smaller");
+      }
+      for (size_t i = 0; i < axes.size(); ++i) {
+        const int64_t in = xs[axes[i]];
+        factors[axes[i]] =
+            to[i] > 0 && to[i] % in == 0 ? double(to[i] / in) : double(to[i]) / double(in);
       }
     } else {
       fail(nodeLabel(node) + " has neither scales nor sizes");
     }
-    if (factors.size() != rank)
-      fail(nodeLabel(node) + ": " + std::to_string(factors.size()) +
-           " scales for an input of rank " + std::to_string(rank));
     std::vector<int64_t> scale(rank, 1);
     for (size_t a = 0; a < rank; ++a) {
       const double f = factors[a];
@@ -2623,46 +2693,60 @@ private:
     return rank == 4 ? up : b.create<ReshapeOp>(loc, f32({xs[0], xs[1], xs[2] * sw}), up);
   }
 
-  /// InstanceNormalization of [N, C, D1, ...]: each sample's channels normalised over their
-  /// own elements (buildGroupNorm with a group per channel), then the per-channel scale and B
-  /// (buildPerChannelAffine). torch exports nn.GroupNorm as one over [N, G, C / G * ...] with
-  /// Constant ones and zeros of G elements, which are the identity and are skipped; a scale
-  /// or B from an initializer trains (nn.InstanceNorm2d(affine=True)).
-  Value instanceNorm(const onnx::NodeProto &node, Location loc) {
+  /// InstanceNormalization and GroupNormalization of [N, C, D1, ...]: each sample's `groups`
+  /// blocks of channels normalised over their own elements (buildGroupNorm; InstanceNorm is a
+  /// group per channel), then the scale and B (buildPerChannelAffine). Those are per channel,
+  /// except in GroupNormalization before opset 21, whose scale and bias have one element per
+  /// group (ONNX changed that in 21): the normalised [N, G, C / G * ...] view is then scaled
+  /// as G channels. torch exports nn.GroupNorm as an InstanceNormalization over [N, G,
+  /// C / G * ...] with Constant ones and zeros of G elements, which are the identity and are
+  /// skipped; a scale or B from an initializer trains (nn.InstanceNorm2d(affine=True)).
+  Value groupNorm(const onnx::NodeProto &node, Location loc, bool instance) {
     Value x = valueOf(node, 0);
     const auto xs = shapeOf(x);
-    if (xs.size() < 3)
+    if (xs.size() < (instance ? 3u : 2u))
       fail(nodeLabel(node) + ": expects an [N, C, D1, ...] input, not " + typeString(x.getType()));
     if (node.input_size() < 3 || node.input(1).empty() || node.input(2).empty())
-      fail(nodeLabel(node) + " needs its scale and B inputs");
+      fail(nodeLabel(node) +
+           (instance ? " needs its scale and B inputs" : " needs its scale and bias inputs"));
     const int64_t channels = xs[1];
+    const int64_t groups = instance ? channels : intAttr(node, "num_groups", 0);
+    if (groups < 1 || channels % groups != 0)
+      refuseAttr(node, "num_groups",
+                 "= " + std::to_string(groups) + " must divide the " + std::to_string(channels) +
+                     " channels");
+    const int64_t affineCount = instance || opset >= 21 ? channels : groups;
+    const std::string what = instance ? "scale and B" : "scale and bias";
     // Input `index`, or null where it is a Constant (not an initializer) of `identity`s.
     auto affine = [&](int index, float identity) -> Value {
       const std::string &name = node.input(index);
       const HostTensor *known = values.count(name) ? nullptr : constants.lookup(name);
       if (known && (known->dataType != onnx::TensorProto::FLOAT ||
-                    int64_t(known->floats.size()) != channels))
-        fail(nodeLabel(node) + ": scale and B must be float32 [" + std::to_string(channels) + "]");
+                    int64_t(known->floats.size()) != affineCount))
+        fail(nodeLabel(node) + ": " + what + " must be float32 [" + std::to_string(affineCount) +
+             "]" + (affineCount == groups && !instance ? " (one per group before opset 21)" : ""));
       if (known && !initializers.count(name) &&
           std::all_of(known->floats.begin(), known->floats.end(),
                       [&](float v) { return v == identity; }))
         return Value();
       Value v = computedOrParameter(node, index);
-      if (shapeOf(v) != std::vector<int64_t>{channels})
-        fail(nodeLabel(node) + ": scale and B must be [" + std::to_string(channels) + "], not " +
-             typeString(v.getType()));
+      if (shapeOf(v) != std::vector<int64_t>{affineCount})
+        fail(nodeLabel(node) + ": " + what + " must be [" + std::to_string(affineCount) +
+             "], not " + typeString(v.getType()));
       return v;
     };
     Value scale = affine(1, 1.0f), shift = affine(2, 0.0f);
-    Value normalized = buildGroupNorm(b, loc, x, channels, floatAttr(node, "epsilon", 1e-5f));
+    Value normalized = buildGroupNorm(b, loc, x, groups, floatAttr(node, "epsilon", 1e-5f));
     if (!scale && !shift)
       return normalized;
     const int64_t rest = std::accumulate(xs.begin() + 2, xs.end(), int64_t{1}, std::multiplies<>());
-    Value image = xs.size() == 4
+    const int64_t perUnit = channels / affineCount * rest;
+    const bool image = xs.size() == 4 && affineCount == channels;
+    Value units = image
                       ? normalized
-                      : b.create<ReshapeOp>(loc, f32({xs[0], channels, 1, rest}), normalized);
-    Value out = buildPerChannelAffine(b, loc, image, scale, shift);
-    return xs.size() == 4 ? out : b.create<ReshapeOp>(loc, x.getType(), out).getResult();
+                      : b.create<ReshapeOp>(loc, f32({xs[0], affineCount, 1, perUnit}), normalized);
+    Value out = buildPerChannelAffine(b, loc, units, scale, shift);
+    return image ? out : b.create<ReshapeOp>(loc, x.getType(), out).getResult();
   }
 
   void define(const onnx::NodeProto &node, Value v) {
@@ -2933,6 +3017,11 @@ private:
                                                           {"HardSwish", 1},
                                                           {"Identity", 1},
                                                           {"InstanceNormalization", 3},
+                                                          {"GroupNormalization", 3},
+                                                          {"RMSNormalization", 2},
+                                                          {"Gelu", 1},
+                                                          {"Mish", 1},
+                                                          {"Swish", 1},
                                                           {"LSTM", 8},
                                                           {"LayerNormalization", 3},
                                                           {"LeakyRelu", 1},
@@ -3040,9 +3129,6 @@ private:
                    "= " + a->s() +
                        " is not supported (constant padding only); pad in the data "
                        "pipeline or use a zero Pad");
-      if (node.input_size() > 3 && !node.input(3).empty())
-        fail(nodeLabel(node) + ": Pad with an 'axes' input is not supported; export it at opset "
-                               "17 or lower (pads for every axis)");
       float padValue = opset >= 11 ? 0.0f : floatAttr(node, "value", 0.0f);
       if (opset >= 11 && node.input_size() > 2 && !node.input(2).empty()) {
         const HostTensor &value = constantOf(node, 2);
@@ -3054,6 +3140,30 @@ private:
       Value x = valueOf(node, 0);
       std::vector<int64_t> shape = shapeOf(x);
       const size_t rank = shape.size();
+      if (node.input_size() > 3 && !node.input(3).empty()) {
+        // Opset 18's axes: the pads [begin of axes[0], ..., end of axes[0], ...] name only
+        // these axes; spread them over every axis, the others unpadded.
+        const HostTensor &axes = constantOf(node, 3);
+        if (axes.dataType != onnx::TensorProto::INT64 || axes.dims.size() != 1)
+          fail(nodeLabel(node) + ": Pad's axes must be a 1-D int64 constant");
+        if (pads.size() != 2 * axes.ints.size())
+          fail(nodeLabel(node) + ": Pad has " + std::to_string(pads.size()) + " pads for " +
+               std::to_string(axes.ints.size()) + " axes; expected " +
+               std::to_string(2 * axes.ints.size()));
+        std::vector<int64_t> all(2 * rank, 0);
+        std::vector<bool> seen(rank, false);
+        for (size_t i = 0; i < axes.ints.size(); ++i) {
+          int64_t axis = axes.ints[i];
+          if (axis < -int64_t(rank) || axis >= int64_t(rank) || seen[axis < 0 ? axis + rank : axis])
+            fail(nodeLabel(node) + ": Pad's axes " + listText(axes.ints) +
+                 " must name distinct axes of the rank-" + std::to_string(rank) + " input");
+          axis = axis < 0 ? axis + rank : axis;
+          seen[axis] = true;
+          all[axis] = pads[i];
+          all[axis + rank] = pads[i + axes.ints.size()];
+        }
+        pads = std::move(all);
+      }
       if (!pads.empty() && pads.size() != 2 * rank)
         fail(nodeLabel(node) + ": Pad has " + std::to_string(pads.size()) + " pads for a rank-" +
              std::to_string(rank) + " input; expected " + std::to_string(2 * rank));
@@ -3427,8 +3537,8 @@ private:
       define(node, resize(node, loc));
       return;
     }
-    if (op == "InstanceNormalization") {
-      define(node, instanceNorm(node, loc));
+    if (op == "InstanceNormalization" || op == "GroupNormalization") {
+      define(node, groupNorm(node, loc, op == "InstanceNormalization"));
       return;
     }
     if (op == "MaxPool") {
@@ -3573,6 +3683,10 @@ private:
         countIncludePad = intAttr(node, "count_include_pad", 0) != 0;
         if (intAttr(node, "ceil_mode", 0) != 0)
           refuseAttr(node, "ceil_mode", "= 1 is not supported for AveragePool");
+        if (auto dilations = intsAttr(node, "dilations", {});
+            llvm::any_of(dilations, [](int64_t d) { return d != 1; }))
+          refuseAttr(node, "dilations",
+                     "= " + listText(dilations) + " is not supported for AveragePool (opset 19)");
         if (auto *a = findAttr(node, "auto_pad"); a && a->s() != "NOTSET")
           refuseAttr(node, "auto_pad", "= " + a->s() + " is not supported; export explicit pads");
         if (kernel.size() != 2 || strides.size() != 2 || pads.size() != 4)
@@ -3965,8 +4079,9 @@ private:
     }
     if (op == "Split") {
       // torch.split / chunk along one axis: one slice per output. Sizes from the `split`
-      // input (opset >= 13) or attribute, else equal parts (opset 18's num_outputs is not
-      // in the supported opsets).
+      // input (opset >= 13) or attribute; else, from opset 18, `num_outputs` parts of
+      // ceil(d / num_outputs), the last one smaller when they do not divide d (torch.chunk's
+      // rule); else equal parts.
       Value x = computedOrParameter(node, 0);
       auto xs = shapeOf(x);
       int64_t rank = xs.size(), axis = axisAttr(node, rank);
@@ -3978,6 +4093,19 @@ private:
         sizes = split.ints;
       } else if (findAttr(node, "split")) {
         sizes = intsAttr(node, "split", {});
+      } else if (findAttr(node, "num_outputs")) {
+        const int64_t parts = intAttr(node, "num_outputs", 0);
+        if (parts < 1 || parts != node.output_size())
+          refuseAttr(node, "num_outputs",
+                     "= " + std::to_string(parts) + " does not match the node's " +
+                         std::to_string(node.output_size()) + " outputs");
+        const int64_t chunk = (xs[axis] + parts - 1) / parts;
+        if (chunk * (parts - 1) >= xs[axis])
+          fail(nodeLabel(node) + ": cannot split dimension " + std::to_string(xs[axis]) + " into " +
+               std::to_string(parts) + " parts of " + std::to_string(chunk) +
+               " (the last one would be empty)");
+        sizes.assign(size_t(parts - 1), chunk);
+        sizes.push_back(xs[axis] - chunk * (parts - 1));
       } else {
         int64_t parts = node.output_size();
         if (parts < 1 || xs[axis] % parts != 0)
@@ -4008,23 +4136,62 @@ private:
              ", not dimension " + std::to_string(xs[axis]) + " of axis " + std::to_string(axis));
       return;
     }
-    if (op == "LayerNormalization") {
+    if (op == "LayerNormalization" || op == "RMSNormalization") {
+      // Over the axes from `axis` to the last (opset 17's LayerNormalization, opset 23's
+      // RMSNormalization): one graph.layer_norm or graph.rms_norm of the [rows, width] view,
+      // with the scale (and bias) of the normalised shape as [width] rows.
+      const bool rms = op == "RMSNormalization";
       Value x = valueOf(node, 0);
       auto xs = shapeOf(x);
+      const int64_t rank = xs.size();
       int64_t axis = intAttr(node, "axis", -1);
-      if (axis != -1 && axis != int64_t(xs.size()) - 1)
-        refuseAttr(node, "axis", "= " + std::to_string(axis) + " is not supported; only the "
-                                 "last axis is normalised");
-      if (node.input_size() < 3 || node.input(2).empty())
-        fail(nodeLabel(node) + ": a LayerNormalization without bias is not supported");
+      if (axis < -rank || axis >= rank)
+        refuseAttr(node, "axis",
+                   "= " + std::to_string(axis) + " is out of range for rank " +
+                       std::to_string(rank));
+      axis = axis < 0 ? axis + rank : axis;
+      if (axis == 0)
+        refuseAttr(node, "axis",
+                   "= 0 normalises across the batch, which graphc does not "
+                   "support (normalise each sample: axis >= 1)");
       for (int i = 1; i < node.output_size(); ++i)
         if (!node.output(i).empty() && readers.count(node.output(i)))
           fail(nodeLabel(node) + ": the Mean and InvStdDev outputs are not supported");
-      Value scale = parameterOf(node, 1), bias = parameterOf(node, 2);
-      for (Value v : {scale, bias})
-        if (shapeOf(v) != std::vector<int64_t>{xs.back()})
-          fail(nodeLabel(node) + ": scale and bias must be [" + std::to_string(xs.back()) + "]");
-      define(node, layerNorm(loc, x, scale, bias, floatAttr(node, "epsilon", 1e-5f)));
+      const std::vector<int64_t> normalized(xs.begin() + axis, xs.end());
+      const int64_t width =
+          std::accumulate(normalized.begin(), normalized.end(), int64_t{1}, std::multiplies<>());
+      const int64_t rows =
+          std::accumulate(xs.begin(), xs.begin() + axis, int64_t{1}, std::multiplies<>());
+      auto withoutLeadingOnes = [](std::vector<int64_t> dims) {
+        dims.erase(dims.begin(),
+                   std::find_if(dims.begin(), dims.end(), [](int64_t d) { return d != 1; }));
+        return dims;
+      };
+      // Input `index` as [width]: it must have the normalised shape (leading 1s aside).
+      auto rowParameter = [&](int index, const char *what) -> Value {
+        Value v = parameterOf(node, index);
+        if (withoutLeadingOnes(shapeOf(v)) != withoutLeadingOnes(normalized))
+          fail(nodeLabel(node) + ": " + what + " must have the normalised shape " +
+               typeString(f32(normalized)) + " (axes " + std::to_string(axis) + " to " +
+               std::to_string(rank - 1) + " of the input), not " + typeString(v.getType()));
+        return shapeOf(v) == std::vector<int64_t>{width}
+                   ? v
+                   : b.create<ReshapeOp>(loc, f32({width}), v).getResult();
+      };
+      Value scale = rowParameter(1, "the scale");
+      Value bias;
+      if (!rms)
+        bias = node.input_size() > 2 && !node.input(2).empty()
+                   ? rowParameter(2, "the bias")
+                   : b.create<FillOp>(loc, f32({width}), b.getF32FloatAttr(0.0f)).getResult();
+      const bool flat = axis == rank - 1;
+      Value view = flat ? x : b.create<ReshapeOp>(loc, f32({rows, width}), x).getResult();
+      const float epsilon = floatAttr(node, "epsilon", 1e-5f);
+      Value y = rms ? b.create<RmsNormOp>(loc, TypeRange{view.getType(), f32({rows})}, view, scale,
+                                          b.getF32FloatAttr(epsilon))
+                          .getResult()
+                    : layerNorm(loc, view, scale, bias, epsilon);
+      define(node, flat ? y : b.create<ReshapeOp>(loc, x.getType(), y).getResult());
       return;
     }
     if (op == "ReduceMean" && importDecomposedLayerNorm(node, index, loc))
@@ -4222,6 +4389,34 @@ private:
     if (op == "Tanh") {
       Value x = valueOf(node, 0);
       define(node, b.create<TanhOp>(loc, x.getType(), x));
+      return;
+    }
+    if (op == "Gelu") { // opset 20
+      const std::string approximate = strAttr(node, "approximate", "none");
+      if (approximate != "none" && approximate != "tanh")
+        refuseAttr(node, "approximate", "= " + approximate + " is not one of none and tanh");
+      defineActivation(node,
+                       approximate == "tanh" ? ActivationKind::gelu_tanh : ActivationKind::gelu,
+                       valueOf(node, 0), 1.0f, loc);
+      return;
+    }
+    if (op == "Swish") { // opset 24: x * sigmoid(alpha x); alpha 1 is SiLU
+      Value x = valueOf(node, 0);
+      const float alpha = floatAttr(node, "alpha", 1.0f);
+      if (alpha == 1.0f) {
+        defineActivation(node, ActivationKind::silu, x, 1.0f, loc);
+        return;
+      }
+      Value scaled = b.create<ScaleOp>(loc, x.getType(), x, b.getF32FloatAttr(alpha));
+      Value gate = b.create<SigmoidOp>(loc, x.getType(), scaled);
+      define(node, b.create<MulOp>(loc, x.getType(), x, gate));
+      return;
+    }
+    if (op == "Mish") { // opset 18: x * tanh(softplus(x))
+      Value x = valueOf(node, 0);
+      Value softplus = elementwise(loc, ActivationKind::softplus, x);
+      Value gate = b.create<TanhOp>(loc, x.getType(), softplus);
+      define(node, b.create<MulOp>(loc, x.getType(), x, gate));
       return;
     }
     if (op == "Softmax" || op == "LogSoftmax") {

@@ -39,7 +39,7 @@ SEEDS = {"mlp": 1, "cnn": 2, "cnn_bce": 3, "resmlp": 4,
          "causal_cls": 30, "causal_lm": 31, "nano_gpt": 32, "nano_gpt_tied": 32,
          "nano_gpt_trilu": 32, "llama": 33, "llama_gqa": 34, "row_mlp": 35,
          "llama_hf": 36, "math_mlp": 37, "pad_cls": 38, "mask_cls": 39, "mask_cls_hf": 39,
-         "kpm_cls": 40, "norm_unet": 41, "shuffle_sr": 42}
+         "kpm_cls": 40, "norm_unet": 41, "shuffle_sr": 42, "ops20": 43, "ops24": 44}
 
 # torchvision models (issue #6), small so that a test takes seconds: 10 classes, 32x32 images,
 # batch 4, exported in training mode (BatchNormalization with batch statistics and running-stat
@@ -72,6 +72,12 @@ if os.environ.get("GRAPHC_E2E_TRANSFORMER"):  # exploration: d_model,nhead,ff,la
     if len(_t) > 5:
         BATCHES.update({name: _t[5] for name in TRANSFORMERS})
 OPSETS = {"transformer_ln17": 17, "nano_gpt_trilu": 14}
+
+# Models in ops that torch 1.13 cannot export (opsets 18 to 24): their ONNX graphs are written
+# by hand (write_ops20_onnx, write_ops24_onnx below) from the module's parameters, each
+# initializer named by its state_dict key, in the form those opsets define; PyTorch trains the
+# module itself.
+HANDWRITTEN = ("ops20", "ops24")
 
 # Recurrent classifiers (issue #6), exported like the transformers (training mode, no constant
 # folding: the exporter slices PyTorch's weights into ONNX's gate order in the graph, so the
@@ -160,6 +166,7 @@ LOSSES.update({name: "sparse_categorical_crossentropy"
 LOSSES.update({"unet": "binary_crossentropy", "tconv": "binary_crossentropy",
                "norm_unet": "binary_crossentropy", "shuffle_sr": "binary_crossentropy"})
 LOSSES.update({name: "sparse_categorical_crossentropy" for name in DROPOUT})
+LOSSES.update({name: "sparse_categorical_crossentropy" for name in HANDWRITTEN})
 
 
 def batch_of(name):
@@ -753,6 +760,130 @@ class TConv(nn.Module):
         return torch.sigmoid(x) if self.head else x
 
 
+def _onnx_model(model, nodes, batch, input_shape, output_dims, opset, extra=()):
+    """An ONNX model of `nodes` reading "input" [batch, *input_shape] and writing "output"
+    [batch, *output_dims]; the initializers are `model`'s state_dict (named by its keys), and
+    `extra` (name, array) become Constant nodes (shape arguments, which train nothing)."""
+    from onnx import helper, numpy_helper, TensorProto
+    inits = [numpy_helper.from_array(v.detach().numpy(), k) for k, v in
+             model.state_dict().items()]
+    constants = [helper.make_node("Constant", [], [k], value=numpy_helper.from_array(
+        np.asarray(v), k)) for k, v in extra]
+    graph = helper.make_graph(
+        constants + nodes, "handwritten", [helper.make_tensor_value_info("input", TensorProto.FLOAT,
+                                                             [batch] + list(input_shape))],
+        [helper.make_tensor_value_info("output", TensorProto.FLOAT, [batch] + list(output_dims))],
+        inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
+                             ir_version=9 if opset < 21 else 11)
+
+
+class Ops20(nn.Module):
+    """What opsets 18 to 20 added, on a [B, 4, 6, 6] image (ONNX written by hand at opset 20):
+    Conv(4, 8, 3, pad 1) -> GroupNormalization-18 (4 groups; its scale and bias have one
+    element per group, as before opset 21) -> Mish-18 -> Pad-18 with an axes input [-1, 2]
+    (W by (1, 0), H by (2, 1)) -> Conv(8, 10, 3, stride 2) -> Split-18 by num_outputs 3 into
+    4, 4 and 2 channels (torch.split(h, 4)) -> Gelu-20 tanh, Gelu-20 exact, Sigmoid -> Concat
+    -> LayerNormalization over the last two axes (axis -2, a [4, 3] scale, no bias) ->
+    ReduceMean-18 of axis 3 (axes input, keepdims 0) -> Flatten -> Gemm(40, 10) -> Softmax."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(4, 8, 3, padding=1)
+        self.gn_scale = nn.Parameter(1.0 + 0.2 * torch.randn(4))
+        self.gn_bias = nn.Parameter(0.2 * torch.randn(4))
+        self.conv2 = nn.Conv2d(8, 10, 3, stride=2)
+        self.ln_scale = nn.Parameter(1.0 + 0.2 * torch.randn(4, 3))
+        self.fc = nn.Linear(40, 10)
+        self.head = True
+
+    def forward(self, x):
+        h = self.conv1(x)
+        groups = F.group_norm(h, 4, eps=1e-5).view(h.shape[0], 4, -1)
+        h = (groups * self.gn_scale[:, None] + self.gn_bias[:, None]).view(h.shape)
+        h = F.pad(F.mish(h), (1, 0, 2, 1))
+        a, b, c = torch.split(self.conv2(h), 4, dim=1)
+        # (Each part nonlinear: a shift of a channel that reached the layer norm directly
+        # would change nothing, and Adam would turn both runs' float32 noise in the true zero
+        # gradient of its bias into lr-sized steps.)
+        h = torch.cat([F.gelu(a, approximate="tanh"), F.gelu(b), torch.sigmoid(c)], dim=1)
+        h = F.layer_norm(h, (4, 3), weight=self.ln_scale, eps=1e-5).mean(3)
+        x = self.fc(h.flatten(1))
+        return torch.softmax(x, dim=1) if self.head else x
+
+    def write_onnx(self, path, batch):
+        import onnx
+        from onnx import helper
+        n = helper.make_node
+        nodes = [
+            n("Conv", ["input", "conv1.weight", "conv1.bias"], ["c1"], pads=[1, 1, 1, 1]),
+            n("GroupNormalization", ["c1", "gn_scale", "gn_bias"], ["gn"], num_groups=4),
+            n("Mish", ["gn"], ["mish"]),
+            n("Pad", ["mish", "pads", "", "pad_axes"], ["padded"]),
+            n("Conv", ["padded", "conv2.weight", "conv2.bias"], ["c2"], strides=[2, 2]),
+            n("Split", ["c2"], ["a", "b", "c"], axis=1, num_outputs=3),
+            n("Gelu", ["a"], ["ga"], approximate="tanh"),
+            n("Gelu", ["b"], ["gb"]),
+            n("Sigmoid", ["c"], ["gc"]),
+            n("Concat", ["ga", "gb", "gc"], ["cat"], axis=1),
+            n("LayerNormalization", ["cat", "ln_scale"], ["ln"], axis=-2),
+            n("ReduceMean", ["ln", "mean_axes"], ["mean"], keepdims=0),
+            n("Flatten", ["mean"], ["flat"]),
+            n("Gemm", ["flat", "fc.weight", "fc.bias"], ["logits"], transB=1),
+            n("Softmax", ["logits"], ["output"], axis=1),
+        ]
+        extra = [("pads", np.array([1, 2, 0, 1], np.int64)),
+                 ("pad_axes", np.array([-1, 2], np.int64)),
+                 ("mean_axes", np.array([3], np.int64))]
+        onnx.save(_onnx_model(self, nodes, batch, (4, 6, 6), (10,), 20, extra), path)
+
+
+class Ops24(nn.Module):
+    """What opsets 21 to 24 added, on a [B, 6, 8] sequence (ONNX written by hand at opset 24):
+    Linear(8, 12) (MatMul of the transposed weight, Add) -> Swish-24 with alpha 0.5 ->
+    RMSNormalization-23 over the last two axes (axis -2, a [6, 12] scale) -> Gelu ->
+    GroupNormalization-21 (3 groups of 2 of the 6 channels, a scale and bias per channel) ->
+    Flatten -> Gemm(72, 10) -> Softmax."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(8, 12)
+        self.rms_scale = nn.Parameter(1.0 + 0.2 * torch.randn(6, 12))
+        self.gn = nn.GroupNorm(3, 6, eps=1e-4)
+        with torch.no_grad():
+            self.gn.weight.uniform_(0.5, 1.5)
+            self.gn.bias.uniform_(-0.5, 0.5)
+        self.fc = nn.Linear(72, 10)
+        self.head = True
+
+    def forward(self, x):
+        h = self.fc1(x)
+        h = h * torch.sigmoid(0.5 * h)
+        h = h * torch.rsqrt(h.pow(2).mean((-2, -1), keepdim=True) + 1e-6) * self.rms_scale
+        h = self.gn(F.gelu(h))
+        x = self.fc(h.flatten(1))
+        return torch.softmax(x, dim=1) if self.head else x
+
+    def write_onnx(self, path, batch):
+        import onnx
+        from onnx import helper
+        n = helper.make_node
+        nodes = [
+            n("Transpose", ["fc1.weight"], ["w1t"], perm=[1, 0]),
+            n("MatMul", ["input", "w1t"], ["mm"]),
+            n("Add", ["mm", "fc1.bias"], ["h1"]),
+            n("Swish", ["h1"], ["swish"], alpha=0.5),
+            n("RMSNormalization", ["swish", "rms_scale"], ["rms"], axis=-2, epsilon=1e-6),
+            n("Gelu", ["rms"], ["gelu"]),
+            n("GroupNormalization", ["gelu", "gn.weight", "gn.bias"], ["gn"], num_groups=3,
+              epsilon=1e-4),
+            n("Flatten", ["gn"], ["flat"]),
+            n("Gemm", ["flat", "fc.weight", "fc.bias"], ["logits"], transB=1),
+            n("Softmax", ["logits"], ["output"], axis=1),
+        ]
+        onnx.save(_onnx_model(self, nodes, batch, (6, 8), (10,), 24), path)
+
+
 class NormUNet(nn.Module):
     """A small U-Net of the normalizations and resamplings that segmentation and diffusion
     models use: the input normalised by constant per-channel mean and std tables, Conv ->
@@ -907,6 +1038,10 @@ def input_shape(name, batch=None):
         return (batch, 3, 8, 8)
     if name == "pad_cnn":
         return (batch, 3, 12, 12)
+    if name == "ops20":
+        return (batch, 4, 6, 6)
+    if name == "ops24":
+        return (batch, 6, 8)
     return ((batch, 10) if name in ("mlp", "resmlp", "split_mlp", "act_mlp", "arith_mlp",
                                     "bcast_mlp", "row_mlp", "math_mlp")
             else (batch, 3, 28, 28))
@@ -996,6 +1131,10 @@ def build(name):
         return NormUNet()
     if name == "shuffle_sr":
         return ShuffleSR()
+    if name == "ops20":
+        return Ops20()
+    if name == "ops24":
+        return Ops24()
     if name == "cnn_bn":
         return CNNBN()
     if name in DROPOUT_TRANSFORMERS:
@@ -1022,6 +1161,11 @@ def export(name, path, batch=None, training=None, dynamic_batch=False, export_pa
     """
     if training is None:
         training = name in TRAINING_EXPORT
+    if name in HANDWRITTEN:
+        model = build(name)
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        model.write_onnx(path, batch or batch_of(name))
+        return model
     model = build(name)
     model.train(training)
     model.head = True

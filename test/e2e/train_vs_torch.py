@@ -109,7 +109,7 @@ DATA_SEED = {"mlp": 101, "cnn": 202, "cnn_bce": 303, "resmlp": 404, "resnet18": 
              "nano_gpt": 2929, "nano_gpt_tied": 2929,
              "nano_gpt_trilu": 2929, "llama": 3030, "llama_gqa": 3131, "llama_hf": 3030,
              "row_mlp": 3232, "math_mlp": 3233, "pad_cls": 3434, "mask_cls": 3535, "mask_cls_hf": 3535,
-             "kpm_cls": 3434, "norm_unet": 3636, "shuffle_sr": 3737}
+             "kpm_cls": 3434, "norm_unet": 3636, "shuffle_sr": 3737, "ops20": 3838, "ops24": 3939}
 B = models.BATCH  # set per model in main()
 # Eval-mode exports whose BatchNorms the exporter folds: PyTorch trains the folded model.
 FOLDED_EVAL_EXPORTS = ("resnet18", "mobilenet_v2")
@@ -401,6 +401,7 @@ def main():
                     choices=["mlp", "cnn", "cnn_bce", "resmlp", "split_mlp", "act_mlp", "pad_cnn", "arith_mlp", "row_mlp", "math_mlp",
                              "bcast_mlp"] + list(models.TORCHVISION)
                     + list(models.TRANSFORMERS) + ["unet", "tconv", "norm_unet", "shuffle_sr"] + list(models.RECURRENT)
+                    + list(models.HANDWRITTEN)
                     + list(models.TOKEN_MODELS))
     ap.add_argument("--eval-export", action="store_true")
     ap.add_argument("--accept-float64", action="store_true",
@@ -417,6 +418,9 @@ def main():
     ap.add_argument("--export-batch", type=int,
                     help="export without a dynamic batch axis at this batch (its Reshapes bake "
                     "it); graphc trains at the model's own batch")
+    ap.add_argument("--opset", type=int, metavar="N",
+                    help="rewrite the export into opset N (18-28) as newer exporters write it "
+                    "(test/e2e/onnx_upgrade.py; the rewrites are printed) before graphc reads it")
     ap.add_argument("--lr", type=float, help="learning rate (default: 0.01 for sgd/momentum, "
                     "0.001 for adam)")
     ap.add_argument("--optimizer", required=True, choices=["adam", "sgd", "momentum"])
@@ -461,6 +465,13 @@ def main():
                           batch=(max(B // 2, 1) if args.dynamic_batch else args.export_batch),
                           dynamic_batch=args.dynamic_batch,
                           export_params=not args.no_export_params)
+    if args.opset:
+        import onnx
+        import onnx_upgrade
+        upgraded = onnx.load(onnx_path)
+        for line in onnx_upgrade.upgrade(upgraded, args.opset):
+            print("opset %d: %s" % (args.opset, line))
+        onnx.save(upgraded, onnx_path)
     make_model = None
     if args.eval_export and name not in FOLDED_EVAL_EXPORTS:
         return first_loss_check(args, name, model, onnx_path, wd, training=False)

@@ -16,7 +16,7 @@
 import sys
 
 import numpy as np
-import onnx
+import onnx_case
 from onnx import TensorProto, helper, numpy_helper
 
 kind, out = sys.argv[1], sys.argv[2]
@@ -68,7 +68,4 @@ elif kind == "depth-dcr":
                                   mode="DCR"))
 else:
     raise SystemExit("unknown kind " + kind)
-graph = helper.make_graph(nodes, kind, [x],
-                          [helper.make_tensor_value_info("output", TensorProto.FLOAT, None)],
-                          initializer=inits)
-onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]), out)
+onnx_case.save(nodes, kind, x, inits, opset, out)

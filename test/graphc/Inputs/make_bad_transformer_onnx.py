@@ -2,7 +2,8 @@
 # way graphc refuses: make_bad_transformer_onnx.py KIND OUT.onnx with KIND one of
 #   matmul-bcast  MatMul of [2, 4, 8] x [8, 4]-shaped computed tensors (broadcast batch axes)
 #   slice-step    Slice with step 2
-#   layernorm-axis  LayerNormalization over axis 1 of a rank-3 input
+#   layernorm-axis  LayerNormalization over axes 1 and 2 of a rank-3 input with [4] scale
+#                 and bias (not the normalised [4, 8])
 #   pow-computed  Pow of a computed tensor to a computed exponent
 #   split-sizes   Split of an axis of 8 into parts of 3 and 3
 #   add-incompatible  Add of a computed [2, 4, 8] tensor and a [4, 3] initializer (numpy's
@@ -18,7 +19,7 @@
 import sys
 
 import numpy as np
-import onnx
+import onnx_case
 from onnx import TensorProto, helper, numpy_helper
 
 kind, out = sys.argv[1], sys.argv[2]
@@ -96,7 +97,4 @@ elif kind == "einsum-ellipsis":
              helper.make_node("Relu", ["input"], ["output"], name="relu")]
 else:
     raise SystemExit("unknown kind " + kind)
-graph = helper.make_graph(nodes, kind, [x],
-                          [helper.make_tensor_value_info("output", TensorProto.FLOAT, None)],
-                          initializer=inits)
-onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]), out)
+onnx_case.save(nodes, kind, x, inits, opset, out)
