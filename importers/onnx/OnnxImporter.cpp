@@ -85,7 +85,8 @@ namespace {
 constexpr int64_t kMinOpset = 11, kMaxOpset = 28;
 
 constexpr const char *kSupportedOps =
-    "Add, AveragePool, BatchNormalization, Cast, Clip, Concat, Constant, ConstantOfShape (of "
+    "Add, Attention, AveragePool, BatchNormalization, Cast, Clip, Concat, Constant, "
+    "ConstantOfShape (of "
     "constant shapes), Conv, ConvTranspose, Cos, Sin, Range and Einsum (of constants), "
     "DepthToSpace, Div, Dropout, Elu, Equal (of constants), Exp, Expand, "
     "Flatten, Gather, Gelu, Gemm, GlobalAveragePool, GroupNormalization, GRU, HardSigmoid, "
@@ -2749,6 +2750,95 @@ private:
     return image ? out : b.create<ReshapeOp>(loc, x.getType(), out).getResult();
   }
 
+  /// Opset 23's Attention: softmax(scale Q K^T) V per head, as the chain the importer builds
+  /// for an exported attention (batch_matmul of Q and K^T, scale, softmax over the keys,
+  /// batch_matmul by V), which graphc-fuse-attention turns into one graph.attention. Q, K, V
+  /// are [B, H, S, D] or, with q_num_heads and kv_num_heads, [B, S, H * D] (viewed as [B, H,
+  /// S, D]); fewer key/value heads than query heads (grouped-query and multi-query attention)
+  /// repeat each key/value head for H_q / H_kv consecutive query heads (broadcastTo, whose
+  /// gradient sums the copies); `scale` defaults to 1 / sqrt(D); `is_causal` (queries and keys
+  /// of one length) masks the later keys. An attention mask, a key/value cache
+  /// (past_key, past_value, nonpad_kv_seqlen), `softcap` and the outputs after Y are refused.
+  Value onnxAttention(const onnx::NodeProto &node, Location loc) {
+    for (int i = 3; i < node.input_size(); ++i)
+      if (!node.input(i).empty())
+        fail(nodeLabel(node) + ": input " + std::to_string(i) +
+             (i == 3 ? " (attn_mask) is not supported; use is_causal for a causal mask"
+                     : " (a key/value cache) is not supported: it belongs to inference"));
+    for (int i = 1; i < node.output_size(); ++i)
+      if (!node.output(i).empty() && readers.count(node.output(i)))
+        fail(nodeLabel(node) + ": output " + std::to_string(i) +
+             " (present_key, present_value or qk_matmul_output) is not supported");
+    if (floatAttr(node, "softcap", 0.0f) != 0.0f)
+      refuseAttr(node, "softcap", "is not supported");
+    Value q = valueOf(node, 0), k = valueOf(node, 1), v = valueOf(node, 2);
+    auto qs = shapeOf(q), ks = shapeOf(k), vs = shapeOf(v);
+    const bool packed = qs.size() == 3;
+    if (qs.size() != ks.size() || qs.size() != vs.size() || (qs.size() != 3 && qs.size() != 4))
+      fail(nodeLabel(node) + ": Q, K and V must all be [B, H, S, D] or all [B, S, H * D], not " +
+           typeString(q.getType()) + ", " + typeString(k.getType()) + ", " +
+           typeString(v.getType()));
+    // [B, S, H * D] as [B, H, S, D].
+    auto heads = [&](Value x, const char *attr) -> Value {
+      auto xs = shapeOf(x);
+      const int64_t h = intAttr(node, attr, 0);
+      if (h < 1 || xs[2] % h != 0)
+        refuseAttr(node, attr,
+                   "= " + std::to_string(h) + " must divide the hidden size " +
+                       std::to_string(xs[2]) + " of the 3-D inputs");
+      Value split = b.create<ReshapeOp>(loc, f32({xs[0], xs[1], h, xs[2] / h}), x);
+      return b.create<TransposeOp>(loc, f32({xs[0], h, xs[1], xs[2] / h}), split,
+                                   b.getDenseI64ArrayAttr({0, 2, 1, 3}));
+    };
+    if (packed) {
+      q = heads(q, "q_num_heads");
+      k = heads(k, "kv_num_heads");
+      v = heads(v, "kv_num_heads");
+      qs = shapeOf(q), ks = shapeOf(k), vs = shapeOf(v);
+    }
+    const int64_t batch = qs[0], qHeads = qs[1], queries = qs[2], depth = qs[3];
+    const int64_t kvHeads = ks[1], keys = ks[2], valueDepth = vs[3];
+    if (ks[0] != batch || vs[0] != batch || vs[1] != kvHeads || vs[2] != keys || ks[3] != depth ||
+        kvHeads < 1 || qHeads % kvHeads != 0)
+      fail(nodeLabel(node) + ": Q " + typeString(q.getType()) + ", K " + typeString(k.getType()) +
+           " and V " + typeString(v.getType()) +
+           " do not agree (one batch, key/value heads dividing the query heads, one head "
+           "size for Q and K, one length for K and V)");
+    const bool causal = intAttr(node, "is_causal", 0) != 0;
+    if (causal && queries != keys)
+      refuseAttr(node, "is_causal",
+                 "with " + std::to_string(queries) + " queries and " + std::to_string(keys) +
+                     " keys is not supported (a causal mask over one sequence only)");
+    const float scale = floatAttr(node, "scale", 1.0f / std::sqrt(float(depth)));
+    // Each key/value head repeated for its H_q / H_kv query heads: [B, H_kv, 1, L, D] to
+    // [B, H_kv, n_rep, L, D], viewed as [B, H_q, L, D].
+    auto repeated = [&](Value x, int64_t width) -> Value {
+      if (qHeads == kvHeads)
+        return x;
+      Value one = b.create<ReshapeOp>(loc, f32({batch, kvHeads, 1, keys, width}), x);
+      Value copies = broadcastTo(loc, one, {batch, kvHeads, qHeads / kvHeads, keys, width});
+      return b.create<ReshapeOp>(loc, f32({batch, qHeads, keys, width}), copies);
+    };
+    const int64_t slices = batch * qHeads;
+    Value query = b.create<ReshapeOp>(loc, f32({slices, queries, depth}), q);
+    Value key = b.create<ReshapeOp>(loc, f32({slices, keys, depth}), repeated(k, depth));
+    Value value =
+        b.create<ReshapeOp>(loc, f32({slices, keys, valueDepth}), repeated(v, valueDepth));
+    Value scores = b.create<BatchMatmulOp>(loc, f32({slices, queries, keys}), query, key,
+                                           UnitAttr(), b.getUnitAttr());
+    Value scaled = b.create<ScaleOp>(loc, scores.getType(), scores, b.getF32FloatAttr(scale));
+    Value probabilities = b.create<SoftmaxOp>(loc, scaled.getType(), scaled, b.getI64IntegerAttr(2),
+                                              causal ? b.getUnitAttr() : UnitAttr());
+    Value out = b.create<BatchMatmulOp>(loc, f32({slices, queries, valueDepth}), probabilities,
+                                        value, UnitAttr(), UnitAttr());
+    Value perHead = b.create<ReshapeOp>(loc, f32({batch, qHeads, queries, valueDepth}), out);
+    if (!packed)
+      return perHead;
+    Value bySequence = b.create<TransposeOp>(loc, f32({batch, queries, qHeads, valueDepth}),
+                                             perHead, b.getDenseI64ArrayAttr({0, 2, 1, 3}));
+    return b.create<ReshapeOp>(loc, f32({batch, queries, qHeads * valueDepth}), bySequence);
+  }
+
   void define(const onnx::NodeProto &node, Value v) {
     if (node.output_size() < 1)
       fail(nodeLabel(node) + " has no output");
@@ -3020,6 +3110,7 @@ private:
                                                           {"GroupNormalization", 3},
                                                           {"RMSNormalization", 2},
                                                           {"Gelu", 1},
+                                                          {"Attention", 7},
                                                           {"Mish", 1},
                                                           {"Swish", 1},
                                                           {"LSTM", 8},
@@ -4389,6 +4480,10 @@ private:
     if (op == "Tanh") {
       Value x = valueOf(node, 0);
       define(node, b.create<TanhOp>(loc, x.getType(), x));
+      return;
+    }
+    if (op == "Attention") { // opset 23
+      define(node, onnxAttention(node, loc));
       return;
     }
     if (op == "Gelu") { // opset 20

@@ -16,6 +16,7 @@ Each model's ONNX initializer names are its PyTorch state_dict keys (export_para
 do_constant_folding=False); ``initializer_map`` checks that and falls back to matching values.
 """
 
+import math
 import os
 import sys
 
@@ -39,7 +40,7 @@ SEEDS = {"mlp": 1, "cnn": 2, "cnn_bce": 3, "resmlp": 4,
          "causal_cls": 30, "causal_lm": 31, "nano_gpt": 32, "nano_gpt_tied": 32,
          "nano_gpt_trilu": 32, "llama": 33, "llama_gqa": 34, "row_mlp": 35,
          "llama_hf": 36, "math_mlp": 37, "pad_cls": 38, "mask_cls": 39, "mask_cls_hf": 39,
-         "kpm_cls": 40, "norm_unet": 41, "shuffle_sr": 42, "ops20": 43, "ops24": 44}
+         "kpm_cls": 40, "norm_unet": 41, "shuffle_sr": 42, "ops20": 43, "ops24": 44, "attn23": 45}
 
 # torchvision models (issue #6), small so that a test takes seconds: 10 classes, 32x32 images,
 # batch 4, exported in training mode (BatchNormalization with batch statistics and running-stat
@@ -77,7 +78,7 @@ OPSETS = {"transformer_ln17": 17, "nano_gpt_trilu": 14}
 # by hand (write_ops20_onnx, write_ops24_onnx below) from the module's parameters, each
 # initializer named by its state_dict key, in the form those opsets define; PyTorch trains the
 # module itself.
-HANDWRITTEN = ("ops20", "ops24")
+HANDWRITTEN = ("ops20", "ops24", "attn23")
 
 # Recurrent classifiers (issue #6), exported like the transformers (training mode, no constant
 # folding: the exporter slices PyTorch's weights into ONNX's gate order in the graph, so the
@@ -884,6 +885,76 @@ class Ops24(nn.Module):
         onnx.save(_onnx_model(self, nodes, batch, (6, 8), (10,), 24), path)
 
 
+class Attention23(nn.Module):
+    """ONNX's Attention (opset 23) in both its forms, on a [B, 8, 16] sequence (ONNX written by
+    hand at opset 23): Q, K, V projections (bias-free; 2 query heads of 8, 1 key/value head:
+    multi-query attention) into a causal Attention of 3-D [B, S, H * D] inputs with q_num_heads
+    2 and kv_num_heads 1, then an output projection and a residual; then Q, K, V of the result
+    viewed as [B, 2, 8, 8] heads (Reshape, Transpose) into a non-causal Attention of 4-D inputs
+    with scale 0.3, transposed and viewed back; the mean over the sequence (ReduceMean-18) ->
+    Gemm(16, 10) -> Softmax."""
+
+    def __init__(self):
+        super().__init__()
+        self.q1 = nn.Linear(16, 16, bias=False)
+        self.k1 = nn.Linear(16, 8, bias=False)
+        self.v1 = nn.Linear(16, 8, bias=False)
+        self.o1 = nn.Linear(16, 16, bias=False)
+        self.q2 = nn.Linear(16, 16)
+        # (No key bias: softmax ignores a constant per query row, so its true gradient is 0,
+        # and Adam would turn both runs' float32 noise there into lr-sized steps.)
+        self.k2 = nn.Linear(16, 16, bias=False)
+        self.v2 = nn.Linear(16, 16)
+        self.fc = nn.Linear(16, 10)
+        self.head = True
+
+    def forward(self, x):
+        B, S, _ = x.shape
+        heads = lambda t, h: t.view(B, S, h, -1).transpose(1, 2)  # noqa: E731
+        q, k, v = heads(self.q1(x), 2), heads(self.k1(x), 1), heads(self.v1(x), 1)
+        scores = q @ k.transpose(-1, -2) / math.sqrt(8)  # K, V broadcast over the 2 query heads
+        causal = torch.ones(S, S, dtype=torch.bool).tril()
+        scores = scores.masked_fill(~causal, float("-inf"))
+        h = x + self.o1((torch.softmax(scores, -1) @ v).transpose(1, 2).reshape(B, S, 16))
+        q, k, v = heads(self.q2(h), 2), heads(self.k2(h), 2), heads(self.v2(h), 2)
+        h = (torch.softmax(0.3 * q @ k.transpose(-1, -2), -1) @ v).transpose(1, 2)
+        x = self.fc(h.reshape(B, S, 16).mean(1))
+        return torch.softmax(x, dim=1) if self.head else x
+
+    def write_onnx(self, path, batch):
+        import onnx
+        from onnx import helper
+        n = helper.make_node
+
+        def linear(x, name, bias):
+            out = [n("Transpose", [name + ".weight"], [name + "_wt"], perm=[1, 0]),
+                   n("MatMul", [x, name + "_wt"], [name + ("_mm" if bias else "")])]
+            if bias:
+                out.append(n("Add", [name + "_mm", name + ".bias"], [name]))
+            return out
+
+        def heads(x):
+            return [n("Reshape", [x, "heads_shape"], [x + "_split"]),
+                    n("Transpose", [x + "_split"], [x + "_heads"], perm=[0, 2, 1, 3])]
+        nodes = linear("input", "q1", False) + linear("input", "k1", False) + \
+            linear("input", "v1", False) + [
+                n("Attention", ["q1", "k1", "v1"], ["a1"], is_causal=1, q_num_heads=2,
+                  kv_num_heads=1)] + linear("a1", "o1", False) + [
+                n("Add", ["input", "o1"], ["h"])] + \
+            linear("h", "q2", True) + linear("h", "k2", False) + linear("h", "v2", True) + \
+            heads("q2") + heads("k2") + heads("v2") + [
+                n("Attention", ["q2_heads", "k2_heads", "v2_heads"], ["a2"], scale=0.3),
+                n("Transpose", ["a2"], ["a2_seq"], perm=[0, 2, 1, 3]),
+                n("Reshape", ["a2_seq", "merge_shape"], ["a2_merged"]),
+                n("ReduceMean", ["a2_merged", "mean_axes"], ["mean"], keepdims=0),
+                n("Gemm", ["mean", "fc.weight", "fc.bias"], ["logits"], transB=1),
+                n("Softmax", ["logits"], ["output"], axis=1)]
+        extra = [("heads_shape", np.array([batch, 8, 2, 8], np.int64)),
+                 ("merge_shape", np.array([batch, 8, 16], np.int64)),
+                 ("mean_axes", np.array([1], np.int64))]
+        onnx.save(_onnx_model(self, nodes, batch, (8, 16), (10,), 23, extra), path)
+
+
 class NormUNet(nn.Module):
     """A small U-Net of the normalizations and resamplings that segmentation and diffusion
     models use: the input normalised by constant per-channel mean and std tables, Conv ->
@@ -1042,6 +1113,8 @@ def input_shape(name, batch=None):
         return (batch, 4, 6, 6)
     if name == "ops24":
         return (batch, 6, 8)
+    if name == "attn23":
+        return (batch, 8, 16)
     return ((batch, 10) if name in ("mlp", "resmlp", "split_mlp", "act_mlp", "arith_mlp",
                                     "bcast_mlp", "row_mlp", "math_mlp")
             else (batch, 3, 28, 28))
@@ -1135,6 +1208,8 @@ def build(name):
         return Ops20()
     if name == "ops24":
         return Ops24()
+    if name == "attn23":
+        return Attention23()
     if name == "cnn_bn":
         return CNNBN()
     if name in DROPOUT_TRANSFORMERS:

@@ -17,6 +17,9 @@
 #   ln-scale       LayerNormalization with axis -2 and a [6] scale (not the normalised [6, 6])
 #   gelu-approx    Gelu-20 with approximate = erf
 #   pad-axes       Pad-18 whose axes repeat an axis, [3, -1]
+#   attn-mask      Attention-23 of the [2, 4, 6, 6] image as Q, K and V with an attn_mask
+#   attn-softcap   Attention-23 with softcap 30
+#   attn-causal    Attention-23, causal, of 6 queries and 3 keys (a Slice of the image)
 import sys
 
 import numpy as np
@@ -38,7 +41,7 @@ def node(op, inputs, name, **attrs):
 
 x = helper.make_tensor_value_info("input", TensorProto.FLOAT, [2, 4, 6, 6])
 nodes = [helper.make_node("Relu", ["input"], ["r"], name="relu")]
-opset = {"opset29": 29, "opset10": 10, "rms-axis0": 23}.get(kind, 21)
+opset = {"opset29": 29, "opset10": 10, "rms-axis0": 23}.get(kind, 23 if "attn" in kind else 21)
 if kind in ("opset29", "opset10"):
     nodes.append(node("Relu", ["r"], "relu2"))
 elif kind in ("not-larger", "not-smaller"):
@@ -71,6 +74,15 @@ elif kind == "gelu-approx":
 elif kind == "pad-axes":
     nodes.append(node("Pad", ["r", const("pads", [1, 1, 1, 1], np.int64), "",
                               const("axes", [3, -1], np.int64)], "pad"))
+elif kind == "attn-mask":
+    nodes.append(node("Attention", ["r", "r", "r", const("mask", np.zeros((6, 6)))], "attn"))
+elif kind == "attn-softcap":
+    nodes.append(node("Attention", ["r", "r", "r"], "attn", softcap=30.0))
+elif kind == "attn-causal":
+    nodes.append(helper.make_node("Slice", ["r", const("starts", [0], np.int64),
+                                            const("ends", [3], np.int64),
+                                            const("axes", [2], np.int64)], ["kv"], name="half"))
+    nodes.append(node("Attention", ["r", "kv", "kv"], "attn", is_causal=1))
 else:
     raise SystemExit("unknown kind " + kind)
 onnx_case.save(nodes, kind, x, inits, opset, out)
