@@ -2750,6 +2750,99 @@ private:
     return image ? out : b.create<ReshapeOp>(loc, x.getType(), out).getResult();
   }
 
+  /// An Attention node's attn_mask (input 3), seen as [batch, 1, queries, keys] with batch 1
+  /// or B and queries 1 or S: `value` that mask (null when there is none or it is causal),
+  /// `fills` when it is a computed bool mask (true: attend) rather than an additive one.
+  struct AttentionMask {
+    Value value;
+    int64_t batch = 1, queries = 1;
+    bool fills = false, causal = false;
+  };
+  AttentionMask attentionMask(const onnx::NodeProto &node, int64_t samples, int64_t queries,
+                              int64_t keys) {
+    AttentionMask mask;
+    if (node.input_size() < 4 || node.input(3).empty())
+      return mask;
+    const std::string &name = node.input(3);
+    const HostTensor *known = values.count(name) ? nullptr : constants.lookup(name);
+    std::vector<int64_t> dims = known ? known->dims : shapeOf(valueOf(node, 3));
+    const std::string shapeText = listText(dims);
+    if (dims.size() > 4)
+      fail(nodeLabel(node) + ": attn_mask " + shapeText + " has more than 4 axes");
+    dims.insert(dims.begin(), 4 - dims.size(), 1);
+    const int64_t batch = dims[0];
+    if ((batch != 1 && batch != samples) || dims[1] != 1 || (dims[2] != 1 && dims[2] != queries) ||
+        dims[3] != keys)
+      fail(nodeLabel(node) + ": attn_mask " + shapeText + " is not supported; graphc takes " +
+           "masks shared by the heads, [" + std::to_string(samples) + " or 1, 1, " +
+           std::to_string(queries) + " or 1, " + std::to_string(keys) + "] and their broadcasts");
+    mask.batch = batch;
+    mask.queries = dims[2];
+    if (known) {
+      // A constant: the causal pattern (attend on and below the diagonal; a float mask's
+      // masked entries -inf or at most -1e9) makes the softmax causal; else it is added,
+      // a bool one as 0 and the lowest float, infinities as the largest finite floats.
+      const bool isBool = known->dataType == onnx::TensorProto::BOOL;
+      if (!isBool && known->dataType != onnx::TensorProto::FLOAT)
+        fail(nodeLabel(node) + ": attn_mask must be bool or float32");
+      const size_t count = size_t(batch * dims[2] * keys);
+      if ((isBool ? known->bools.size() : known->floats.size()) != count)
+        fail(nodeLabel(node) + ": attn_mask " + shapeText + " does not hold " +
+             std::to_string(count) + " values");
+      std::vector<float> additive(count);
+      for (size_t i = 0; i < count; ++i) {
+        const float v = isBool ? 0.0f : known->floats[i];
+        additive[i] = isBool ? (known->bools[i] ? 0.0f : std::numeric_limits<float>::lowest())
+                      : std::isinf(v) ? (v > 0 ? std::numeric_limits<float>::max()
+                                               : std::numeric_limits<float>::lowest())
+                                      : v;
+      }
+      bool causalPattern = batch == 1 && dims[2] == queries && queries == keys;
+      for (int64_t i = 0; causalPattern && i < queries; ++i)
+        for (int64_t j = 0; causalPattern && j < keys; ++j) {
+          const float v = additive[size_t(i * keys + j)];
+          causalPattern = j <= i ? v == 0.0f : v <= -1e9f;
+        }
+      if (causalPattern) {
+        mask.causal = true;
+        return mask;
+      }
+      const std::string table = name + "@additive";
+      HostTensor h;
+      h.dims = {batch, dims[2], keys};
+      h.dataType = onnx::TensorProto::FLOAT;
+      h.floats = std::move(additive);
+      constants[table] = std::move(h);
+      mask.value = constantTable(node, table);
+      return mask;
+    }
+    mask.value = valueOf(node, 3);
+    mask.fills = producesBool(name);
+    return mask;
+  }
+
+  /// Whether computed value `name` is a bool tensor (held as 0 and 1): the output of a
+  /// comparison, Not, or a Cast to bool, through views that keep its values.
+  bool producesBool(std::string name) {
+    for (;;) {
+      auto p = producer.find(name);
+      if (p == producer.end())
+        return false;
+      const onnx::NodeProto &n = graph->node(p->second);
+      const std::string &op = n.op_type();
+      if (op == "Equal" || op == "Not" || op == "Less" || op == "Greater" || op == "LessOrEqual" ||
+          op == "GreaterOrEqual" || op == "And" || op == "Or" || op == "Xor")
+        return true;
+      if (op == "Cast")
+        return intAttr(n, "to", 0) == onnx::TensorProto::BOOL;
+      if ((op != "Reshape" && op != "Unsqueeze" && op != "Squeeze" && op != "Identity" &&
+           op != "Expand" && op != "Flatten") ||
+          n.input_size() < 1)
+        return false;
+      name = n.input(0);
+    }
+  }
+
   /// Opset 23's Attention: softmax(scale Q K^T) V per head, as the chain the importer builds
   /// for an exported attention (batch_matmul of Q and K^T, scale, softmax over the keys,
   /// batch_matmul by V), which graphc-fuse-attention turns into one graph.attention. Q, K, V
@@ -2757,14 +2850,19 @@ private:
   /// S, D]); fewer key/value heads than query heads (grouped-query and multi-query attention)
   /// repeat each key/value head for H_q / H_kv consecutive query heads (broadcastTo, whose
   /// gradient sums the copies); `scale` defaults to 1 / sqrt(D); `is_causal` (queries and keys
-  /// of one length) masks the later keys. An attention mask, a key/value cache
-  /// (past_key, past_value, nonpad_kv_seqlen), `softcap` and the outputs after Y are refused.
+  /// of one length) masks the later keys, and so does an attn_mask constant whose pattern
+  /// is causal. Any other attn_mask shared by the heads ([S, L], [B, 1, S, L], [B, 1, 1, L]
+  /// and other broadcasts of them) is added to the scaled scores (a float mask; a constant
+  /// bool one as 0 and the lowest float) or, computed and bool (a padding mask from the token
+  /// ids), fills the scores where it is false with the lowest float: the broadcasts the
+  /// importers build for exported masks, which graph.attention takes as its bias. A
+  /// key/value cache (past_key, past_value, nonpad_kv_seqlen), `softcap`, a mask per head
+  /// and the outputs after Y are refused.
   Value onnxAttention(const onnx::NodeProto &node, Location loc) {
-    for (int i = 3; i < node.input_size(); ++i)
+    for (int i = 4; i < node.input_size(); ++i)
       if (!node.input(i).empty())
         fail(nodeLabel(node) + ": input " + std::to_string(i) +
-             (i == 3 ? " (attn_mask) is not supported; use is_causal for a causal mask"
-                     : " (a key/value cache) is not supported: it belongs to inference"));
+             " (a key/value cache) is not supported: it belongs to inference");
     for (int i = 1; i < node.output_size(); ++i)
       if (!node.output(i).empty() && readers.count(node.output(i)))
         fail(nodeLabel(node) + ": output " + std::to_string(i) +
@@ -2804,7 +2902,10 @@ private:
            " and V " + typeString(v.getType()) +
            " do not agree (one batch, key/value heads dividing the query heads, one head "
            "size for Q and K, one length for K and V)");
-    const bool causal = intAttr(node, "is_causal", 0) != 0;
+    bool causal = intAttr(node, "is_causal", 0) != 0;
+    AttentionMask mask = attentionMask(node, batch, queries, keys);
+    if (mask.causal)
+      causal = true;
     if (causal && queries != keys)
       refuseAttr(node, "is_causal",
                  "with " + std::to_string(queries) + " queries and " + std::to_string(keys) +
@@ -2827,6 +2928,31 @@ private:
     Value scores = b.create<BatchMatmulOp>(loc, f32({slices, queries, keys}), query, key,
                                            UnitAttr(), b.getUnitAttr());
     Value scaled = b.create<ScaleOp>(loc, scores.getType(), scores, b.getF32FloatAttr(scale));
+    if (mask.value) {
+      // The mask [mb, 1, ms, L] copied to every head (and sample, where mb = 1) of the
+      // [B H, S, L] scores: batch_matmul(ones [mb, B / mb H (S / ms), 1], mask as [mb, 1,
+      // ms L]), the form graphc-fuse-attention takes as graph.attention's bias.
+      auto broadcastToScores = [&](Value m) -> Value {
+        const int64_t rows = batch / mask.batch * qHeads * (queries / mask.queries);
+        Value ones = b.create<FillOp>(loc, f32({mask.batch, rows, 1}), b.getF32FloatAttr(1.0f));
+        Value row = b.create<ReshapeOp>(loc, f32({mask.batch, 1, mask.queries * keys}), m);
+        Value copies = b.create<BatchMatmulOp>(loc, f32({mask.batch, rows, mask.queries * keys}),
+                                               ones, row, UnitAttr(), UnitAttr());
+        return b.create<ReshapeOp>(loc, scaled.getType(), copies);
+      };
+      if (!mask.fills) {
+        scaled = b.create<AddOp>(loc, scaled.getType(), scaled, broadcastToScores(mask.value));
+      } else {
+        // scores * keep + lowest * (1 - keep): the masked_fill as the importers hold it.
+        const float lowest = std::numeric_limits<float>::lowest();
+        Value keep = mask.value;
+        Value masked = b.create<ScaleOp>(loc, keep.getType(), keep, b.getF32FloatAttr(-1.0f),
+                                         b.getF32FloatAttr(1.0f));
+        Value fill = b.create<ScaleOp>(loc, keep.getType(), masked, b.getF32FloatAttr(lowest));
+        Value kept = b.create<MulOp>(loc, scaled.getType(), scaled, broadcastToScores(keep));
+        scaled = b.create<AddOp>(loc, scaled.getType(), broadcastToScores(fill), kept);
+      }
+    }
     Value probabilities = b.create<SoftmaxOp>(loc, scaled.getType(), scaled, b.getI64IntegerAttr(2),
                                               causal ? b.getUnitAttr() : UnitAttr());
     Value out = b.create<BatchMatmulOp>(loc, f32({slices, queries, valueDepth}), probabilities,

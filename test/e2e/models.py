@@ -40,7 +40,7 @@ SEEDS = {"mlp": 1, "cnn": 2, "cnn_bce": 3, "resmlp": 4,
          "causal_cls": 30, "causal_lm": 31, "nano_gpt": 32, "nano_gpt_tied": 32,
          "nano_gpt_trilu": 32, "llama": 33, "llama_gqa": 34, "row_mlp": 35,
          "llama_hf": 36, "math_mlp": 37, "pad_cls": 38, "mask_cls": 39, "mask_cls_hf": 39,
-         "kpm_cls": 40, "norm_unet": 41, "shuffle_sr": 42, "ops20": 43, "ops24": 44, "attn23": 45}
+         "kpm_cls": 40, "norm_unet": 41, "shuffle_sr": 42, "ops20": 43, "ops24": 44, "attn23": 45, "attn23_pad": 46}
 
 # torchvision models (issue #6), small so that a test takes seconds: 10 classes, 32x32 images,
 # batch 4, exported in training mode (BatchNormalization with batch statistics and running-stat
@@ -78,7 +78,7 @@ OPSETS = {"transformer_ln17": 17, "nano_gpt_trilu": 14}
 # by hand (write_ops20_onnx, write_ops24_onnx below) from the module's parameters, each
 # initializer named by its state_dict key, in the form those opsets define; PyTorch trains the
 # module itself.
-HANDWRITTEN = ("ops20", "ops24", "attn23")
+HANDWRITTEN = ("ops20", "ops24", "attn23", "attn23_pad")
 
 # Recurrent classifiers (issue #6), exported like the transformers (training mode, no constant
 # folding: the exporter slices PyTorch's weights into ONNX's gate order in the graph, so the
@@ -98,7 +98,7 @@ TOKEN_MODELS = {"emb_lstm": dict(vocabulary=50, seq=12), "causal_cls": dict(voca
                 "llama": dict(vocabulary=50, seq=12), "llama_gqa": dict(vocabulary=50, seq=12),
                 "llama_hf": dict(vocabulary=50, seq=12), "pad_cls": dict(vocabulary=6, seq=12),
                 "mask_cls": dict(vocabulary=50, seq=12), "mask_cls_hf": dict(vocabulary=50, seq=12),
-                "kpm_cls": dict(vocabulary=6, seq=12)}
+                "kpm_cls": dict(vocabulary=6, seq=12), "attn23_pad": dict(vocabulary=6, seq=12)}
 # Models with a second data input after the token ids, as Hugging Face models take them:
 # attention_mask [batch, seq], int64, 1 for a real token and 0 for padding (make_data in
 # train_vs_torch.py pads each sequence after a random length).
@@ -761,7 +761,8 @@ class TConv(nn.Module):
         return torch.sigmoid(x) if self.head else x
 
 
-def _onnx_model(model, nodes, batch, input_shape, output_dims, opset, extra=()):
+def _onnx_model(model, nodes, batch, input_shape, output_dims, opset, extra=(),
+                input_type=None):
     """An ONNX model of `nodes` reading "input" [batch, *input_shape] and writing "output"
     [batch, *output_dims]; the initializers are `model`'s state_dict (named by its keys), and
     `extra` (name, array) become Constant nodes (shape arguments, which train nothing)."""
@@ -770,13 +771,26 @@ def _onnx_model(model, nodes, batch, input_shape, output_dims, opset, extra=()):
              model.state_dict().items()]
     constants = [helper.make_node("Constant", [], [k], value=numpy_helper.from_array(
         np.asarray(v), k)) for k, v in extra]
+    source = helper.make_tensor_value_info("input", input_type or TensorProto.FLOAT,
+                                           [batch] + list(input_shape))
     graph = helper.make_graph(
-        constants + nodes, "handwritten", [helper.make_tensor_value_info("input", TensorProto.FLOAT,
-                                                             [batch] + list(input_shape))],
+        constants + nodes, "handwritten", [source],
         [helper.make_tensor_value_info("output", TensorProto.FLOAT, [batch] + list(output_dims))],
         inits)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
                              ir_version=9 if opset < 21 else 11)
+
+
+def _onnx_linear(x, name, bias):
+    """The ONNX nodes of nn.Linear `name` (its state_dict's name.weight, name.bias) on x, as
+    torch exports it on a sequence: MatMul by the transposed weight, then Add the bias; the
+    result is named `name`."""
+    from onnx import helper
+    out = [helper.make_node("Transpose", [name + ".weight"], [name + "_wt"], perm=[1, 0]),
+           helper.make_node("MatMul", [x, name + "_wt"], [name + ("_mm" if bias else "")])]
+    if bias:
+        out.append(helper.make_node("Add", [name + "_mm", name + ".bias"], [name]))
+    return out
 
 
 class Ops20(nn.Module):
@@ -891,7 +905,8 @@ class Attention23(nn.Module):
     multi-query attention) into a causal Attention of 3-D [B, S, H * D] inputs with q_num_heads
     2 and kv_num_heads 1, then an output projection and a residual; then Q, K, V of the result
     viewed as [B, 2, 8, 8] heads (Reshape, Transpose) into a non-causal Attention of 4-D inputs
-    with scale 0.3, transposed and viewed back; the mean over the sequence (ReduceMean-18) ->
+    with scale 0.3 and a constant bool attn_mask [8, 8], a band (query i sees keys i - 2 to
+    i + 2), transposed and viewed back; the mean over the sequence (ReduceMean-18) ->
     Gemm(16, 10) -> Softmax."""
 
     def __init__(self):
@@ -917,7 +932,9 @@ class Attention23(nn.Module):
         scores = scores.masked_fill(~causal, float("-inf"))
         h = x + self.o1((torch.softmax(scores, -1) @ v).transpose(1, 2).reshape(B, S, 16))
         q, k, v = heads(self.q2(h), 2), heads(self.k2(h), 2), heads(self.v2(h), 2)
-        h = (torch.softmax(0.3 * q @ k.transpose(-1, -2), -1) @ v).transpose(1, 2)
+        band = (torch.arange(S)[:, None] - torch.arange(S)[None, :]).abs() <= 2
+        scores = (0.3 * q @ k.transpose(-1, -2)).masked_fill(~band, float("-inf"))
+        h = (torch.softmax(scores, -1) @ v).transpose(1, 2)
         x = self.fc(h.reshape(B, S, 16).mean(1))
         return torch.softmax(x, dim=1) if self.head else x
 
@@ -926,24 +943,18 @@ class Attention23(nn.Module):
         from onnx import helper
         n = helper.make_node
 
-        def linear(x, name, bias):
-            out = [n("Transpose", [name + ".weight"], [name + "_wt"], perm=[1, 0]),
-                   n("MatMul", [x, name + "_wt"], [name + ("_mm" if bias else "")])]
-            if bias:
-                out.append(n("Add", [name + "_mm", name + ".bias"], [name]))
-            return out
-
         def heads(x):
             return [n("Reshape", [x, "heads_shape"], [x + "_split"]),
                     n("Transpose", [x + "_split"], [x + "_heads"], perm=[0, 2, 1, 3])]
-        nodes = linear("input", "q1", False) + linear("input", "k1", False) + \
-            linear("input", "v1", False) + [
+        nodes = _onnx_linear("input", "q1", False) + _onnx_linear("input", "k1", False) + \
+            _onnx_linear("input", "v1", False) + [
                 n("Attention", ["q1", "k1", "v1"], ["a1"], is_causal=1, q_num_heads=2,
-                  kv_num_heads=1)] + linear("a1", "o1", False) + [
+                  kv_num_heads=1)] + _onnx_linear("a1", "o1", False) + [
                 n("Add", ["input", "o1"], ["h"])] + \
-            linear("h", "q2", True) + linear("h", "k2", False) + linear("h", "v2", True) + \
+            _onnx_linear("h", "q2", True) + _onnx_linear("h", "k2", False) + \
+            _onnx_linear("h", "v2", True) + \
             heads("q2") + heads("k2") + heads("v2") + [
-                n("Attention", ["q2_heads", "k2_heads", "v2_heads"], ["a2"], scale=0.3),
+                n("Attention", ["q2_heads", "k2_heads", "v2_heads", "band"], ["a2"], scale=0.3),
                 n("Transpose", ["a2"], ["a2_seq"], perm=[0, 2, 1, 3]),
                 n("Reshape", ["a2_seq", "merge_shape"], ["a2_merged"]),
                 n("ReduceMean", ["a2_merged", "mean_axes"], ["mean"], keepdims=0),
@@ -951,8 +962,57 @@ class Attention23(nn.Module):
                 n("Softmax", ["logits"], ["output"], axis=1)]
         extra = [("heads_shape", np.array([batch, 8, 2, 8], np.int64)),
                  ("merge_shape", np.array([batch, 8, 16], np.int64)),
-                 ("mean_axes", np.array([1], np.int64))]
+                 ("mean_axes", np.array([1], np.int64)),
+                 ("band", np.abs(np.arange(8)[:, None] - np.arange(8)[None, :]) <= 2)]
         onnx.save(_onnx_model(self, nodes, batch, (8, 16), (10,), 23, extra), path)
+
+
+class Attention23Pad(nn.Module):
+    """ONNX's Attention (opset 23) with a padding mask computed from the token ids, as
+    Hugging Face's models mask padded batches (ONNX written by hand): Embedding(6, 16) of the
+    ids (id 0 is padding, about 1 in 6) -> Q, K, V projections -> a 3-D Attention of 2 heads
+    whose bool attn_mask is Unsqueeze(Not(Equal(ids, 0))), [B, 1, 1, 12]: the padded keys are
+    not attended -> the mean over the sequence -> Gemm(16, 10) -> Softmax."""
+
+    def __init__(self, vocabulary, seq):
+        super().__init__()
+        self.embed = nn.Embedding(vocabulary, 16)
+        self.q = nn.Linear(16, 16)
+        self.k = nn.Linear(16, 16, bias=False)  # (no key bias: see Attention23)
+        self.v = nn.Linear(16, 16)
+        self.fc = nn.Linear(16, 10)
+        self.head = True
+
+    def forward(self, ids):
+        x = self.embed(ids)
+        B, S, _ = x.shape
+        heads = lambda t: t.view(B, S, 2, 8).transpose(1, 2)  # noqa: E731
+        q, k, v = heads(self.q(x)), heads(self.k(x)), heads(self.v(x))
+        keep = (ids != 0)[:, None, None, :]
+        scores = (q @ k.transpose(-1, -2) / math.sqrt(8)).masked_fill(~keep, float("-inf"))
+        h = (torch.softmax(scores, -1) @ v).transpose(1, 2).reshape(B, S, 16)
+        x = self.fc(h.mean(1))
+        return torch.softmax(x, dim=1) if self.head else x
+
+    def write_onnx(self, path, batch):
+        import onnx
+        from onnx import helper, TensorProto
+        n = helper.make_node
+
+        nodes = [n("Gather", ["embed.weight", "input"], ["x"])] + _onnx_linear("x", "q", True) + \
+            _onnx_linear("x", "k", False) + _onnx_linear("x", "v", True) + [
+                n("Equal", ["input", "zero"], ["is_pad"]),
+                n("Not", ["is_pad"], ["keep"]),
+                n("Unsqueeze", ["keep", "mask_axes"], ["mask"]),
+                n("Attention", ["q", "k", "v", "mask"], ["a"], q_num_heads=2, kv_num_heads=2),
+                n("ReduceMean", ["a", "mean_axes"], ["mean"], keepdims=0),
+                n("Gemm", ["mean", "fc.weight", "fc.bias"], ["logits"], transB=1),
+                n("Softmax", ["logits"], ["output"], axis=1)]
+        extra = [("zero", np.array(0, np.int64)), ("mask_axes", np.array([1, 2], np.int64)),
+                 ("mean_axes", np.array([1], np.int64))]
+        onnx.save(_onnx_model(self, nodes, batch, (12,), (10,), 23, extra,
+                              input_type=TensorProto.INT64), path)
+
 
 
 class NormUNet(nn.Module):
@@ -1131,6 +1191,8 @@ def label_shape(name):
 def build(name):
     """The model `name` with its fixed initial weights (float32)."""
     torch.manual_seed(SEEDS[name])
+    if name == "attn23_pad":
+        return Attention23Pad(TOKEN_MODELS[name]["vocabulary"], TOKEN_MODELS[name]["seq"])
     if name == "mlp":
         return MLP()
     if name == "resmlp":

@@ -17,7 +17,10 @@
 #   ln-scale       LayerNormalization with axis -2 and a [6] scale (not the normalised [6, 6])
 #   gelu-approx    Gelu-20 with approximate = erf
 #   pad-axes       Pad-18 whose axes repeat an axis, [3, -1]
-#   attn-mask      Attention-23 of the [2, 4, 6, 6] image as Q, K and V with an attn_mask
+#   attn-mask      Attention-23 of the [2, 4, 6, 6] image as Q, K and V (4 heads) with an
+#                  attn_mask per head, [1, 4, 6, 6]
+#   attn-causal-mask  the same with a float attn_mask [6, 6], 0 on and below the diagonal and
+#                  -inf above: a causal mask
 #   attn-softcap   Attention-23 with softcap 30
 #   attn-causal    Attention-23, causal, of 6 queries and 3 keys (a Slice of the image)
 import sys
@@ -75,7 +78,11 @@ elif kind == "pad-axes":
     nodes.append(node("Pad", ["r", const("pads", [1, 1, 1, 1], np.int64), "",
                               const("axes", [3, -1], np.int64)], "pad"))
 elif kind == "attn-mask":
-    nodes.append(node("Attention", ["r", "r", "r", const("mask", np.zeros((6, 6)))], "attn"))
+    nodes.append(node("Attention", ["r", "r", "r", const("mask", np.zeros((1, 4, 6, 6)))],
+                      "attn"))
+elif kind == "attn-causal-mask":
+    causal = np.where(np.tri(6, dtype=bool), 0.0, -np.inf)
+    nodes.append(node("Attention", ["r", "r", "r", const("mask", causal)], "attn"))
 elif kind == "attn-softcap":
     nodes.append(node("Attention", ["r", "r", "r"], "attn", softcap=30.0))
 elif kind == "attn-causal":
