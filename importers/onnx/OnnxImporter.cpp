@@ -94,7 +94,7 @@ constexpr const char *kSupportedOps =
     "LSTM, MatMul, MaxPool, Mish, Mul, Neg, Pad (constant mode), "
     "Pow (to a constant exponent), Reciprocal, "
     "ReduceL2, ReduceLogSumExp, ReduceMax, ReduceMean, ReduceMin, ReduceSum, ReduceSumSquare, "
-    "Relu, Reshape, Resize, RMSNormalization, "
+    "Relu, Reshape, Resize, RMSNormalization, RotaryEmbedding, "
     "Selu, Shape, Sigmoid, Slice, Softmax, Softplus, Softsign, Split, Sqrt, Squeeze, Sub, Swish, "
     "Tanh, "
     "Transpose, Trilu (of constants), Unsqueeze, Where (of constants; of attention scores "
@@ -2750,6 +2750,132 @@ private:
     return image ? out : b.create<ReshapeOp>(loc, x.getType(), out).getResult();
   }
 
+  /// Opset 23's RotaryEmbedding of X [B, H, S, D] or [B, S, H * D] (num_heads H): the first
+  /// rotary_embedding_dim (default D) features of each head rotated by the cos and sin
+  /// caches, in halves (x1, x2) or interleaved (even and odd features): (cos x1 - sin x2,
+  /// sin x1 + cos x2). That is graph.rotary's rotate_half form with the tables cat(cos, cos)
+  /// and cat(sin, sin), frozen constants of [S, rotary_embedding_dim] ([S, H, ...] for 3-D X,
+  /// the same for every head); interleaved features are viewed as halves and back (a
+  /// transpose of the [.., rotary_embedding_dim / 2, 2] pairs), the rest are concatenated
+  /// after. The caches must be constants: [max position + 1, rotary_embedding_dim / 2] read at
+  /// constant position_ids, or [B, S, rotary_embedding_dim / 2] without them, the same for
+  /// every sample in either case (the rotation then does not depend on the batch, which
+  /// micro-batches and --batch change).
+  Value onnxRotary(const onnx::NodeProto &node, Location loc) {
+    Value x = valueOf(node, 0);
+    const auto xs = shapeOf(x);
+    if (xs.size() != 3 && xs.size() != 4)
+      fail(nodeLabel(node) + ": X must be [B, H, S, D] or [B, S, H * D], not " +
+           typeString(x.getType()));
+    const bool packed = xs.size() == 3;
+    const int64_t heads = packed ? intAttr(node, "num_heads", 0) : xs[1];
+    if (packed && (heads < 1 || xs[2] % heads != 0))
+      refuseAttr(node, "num_heads",
+                 "= " + std::to_string(heads) + " must divide the hidden size " +
+                     std::to_string(xs[2]));
+    const int64_t seq = packed ? xs[1] : xs[2], depth = packed ? xs[2] / heads : xs[3];
+    int64_t rot = intAttr(node, "rotary_embedding_dim", 0);
+    if (rot == 0)
+      rot = depth;
+    if (rot < 2 || rot > depth || rot % 2 != 0)
+      refuseAttr(node, "rotary_embedding_dim",
+                 "= " + std::to_string(rot) + " must be even and at most the head size " +
+                     std::to_string(depth));
+    const int64_t half = rot / 2;
+    // The [S, half] rows of cache `index` that every sample reads.
+    auto rows = [&](int index) {
+      const std::string &name = node.input(index);
+      const HostTensor *cache = values.count(name) ? nullptr : constants.lookup(name);
+      if (!cache || cache->dataType != onnx::TensorProto::FLOAT)
+        fail(nodeLabel(node) + ": the cos and sin caches must be float32 constants");
+      std::vector<float> out;
+      const bool positioned = node.input_size() > 3 && !node.input(3).empty();
+      if (positioned) {
+        const HostTensor &pos = constantOf(node, 3);
+        if (pos.dataType != onnx::TensorProto::INT64 || pos.dims.size() != 2 ||
+            pos.dims[1] != seq || cache->dims.size() != 2 || cache->dims[1] != half)
+          fail(nodeLabel(node) + ": position_ids must be an int64 constant [B, " +
+               std::to_string(seq) + "] and the caches [positions, " + std::to_string(half) + "]");
+        for (int64_t sample = 1; sample < pos.dims[0]; ++sample)
+          if (!std::equal(pos.ints.begin(), pos.ints.begin() + seq,
+                          pos.ints.begin() + sample * seq))
+            fail(nodeLabel(node) + ": position_ids differ between samples; graphc takes one "
+                                   "row of positions for every sample");
+        for (int64_t i = 0; i < seq; ++i) {
+          const int64_t p = pos.ints[size_t(i)];
+          if (p < 0 || p >= cache->dims[0])
+            fail(nodeLabel(node) + ": position id " + std::to_string(p) +
+                 " is outside the caches' " + std::to_string(cache->dims[0]) + " positions");
+          out.insert(out.end(), cache->floats.begin() + p * half,
+                     cache->floats.begin() + (p + 1) * half);
+        }
+        return out;
+      }
+      if (cache->dims.size() != 3 || cache->dims[1] != seq || cache->dims[2] != half)
+        fail(nodeLabel(node) + ": without position_ids the caches must be [B, " +
+             std::to_string(seq) + ", " + std::to_string(half) + "]");
+      const size_t rowSize = size_t(seq * half);
+      for (int64_t sample = 1; sample < cache->dims[0]; ++sample)
+        if (!std::equal(cache->floats.begin(), cache->floats.begin() + rowSize,
+                        cache->floats.begin() + sample * rowSize))
+          fail(nodeLabel(node) + ": the caches differ between samples; graphc takes one "
+                                 "rotation for every sample");
+      out.assign(cache->floats.begin(), cache->floats.begin() + rowSize);
+      return out;
+    };
+    // The full-width table cat(c, c), per head for 3-D X: [S, (H,) rot].
+    auto table = [&](int index, const char *suffix) {
+      const std::vector<float> c = rows(index);
+      HostTensor t;
+      t.dataType = onnx::TensorProto::FLOAT;
+      t.dims = packed ? std::vector<int64_t>{seq, heads, rot} : std::vector<int64_t>{seq, rot};
+      for (int64_t i = 0; i < seq; ++i)
+        for (int64_t h = 0; h < (packed ? heads : 1); ++h)
+          for (int copy = 0; copy < 2; ++copy)
+            t.floats.insert(t.floats.end(), c.begin() + i * half, c.begin() + (i + 1) * half);
+      const std::string name = node.output(0) + suffix;
+      constants[name] = std::move(t);
+      return constantTable(node, name);
+    };
+    Value cosTable = table(1, "@cos"), sinTable = table(2, "@sin");
+    // X as [B, H, S, D] or [B, S, H, D]: the head's features last.
+    std::vector<int64_t> viewDims =
+        packed ? std::vector<int64_t>{xs[0], seq, heads, depth} : std::vector<int64_t>(xs);
+    Value view = packed ? b.create<ReshapeOp>(loc, f32(viewDims), x).getResult() : x;
+    const int64_t last = int64_t(viewDims.size()) - 1;
+    std::vector<int64_t> partDims = viewDims;
+    partDims[last] = rot;
+    Value part = rot == depth ? view
+                              : b.create<SliceOp>(loc, f32(partDims), view,
+                                                  b.getI64IntegerAttr(last), b.getI64IntegerAttr(0))
+                                    .getResult();
+    const bool interleaved = intAttr(node, "interleaved", 0) != 0;
+    const int64_t pairs =
+        std::accumulate(partDims.begin(), partDims.end() - 1, int64_t{1}, std::multiplies<>());
+    // Interleaved pairs (x[2i], x[2i+1]) as halves: [N, half, 2] transposed to [N, 2, half].
+    auto regroup = [&](Value v, std::vector<int64_t> from, std::vector<int64_t> to) -> Value {
+      Value grouped = b.create<ReshapeOp>(loc, f32({pairs, from[0], from[1]}), v);
+      Value swapped = b.create<TransposeOp>(loc, f32({pairs, to[0], to[1]}), grouped,
+                                            b.getDenseI64ArrayAttr({0, 2, 1}));
+      return b.create<ReshapeOp>(loc, f32(partDims), swapped);
+    };
+    if (interleaved)
+      part = regroup(part, {half, 2}, {2, half});
+    Value rotated = b.create<RotaryOp>(loc, part.getType(), part, cosTable, sinTable, false);
+    if (interleaved)
+      rotated = regroup(rotated, {2, half}, {half, 2});
+    Value out = rotated;
+    if (rot < depth) {
+      std::vector<int64_t> restDims = viewDims;
+      restDims[last] = depth - rot;
+      Value rest = b.create<SliceOp>(loc, f32(restDims), view, b.getI64IntegerAttr(last),
+                                     b.getI64IntegerAttr(rot));
+      out = b.create<ConcatOp>(loc, f32(viewDims), ValueRange{rotated, rest},
+                               b.getI64IntegerAttr(last));
+    }
+    return packed ? b.create<ReshapeOp>(loc, x.getType(), out).getResult() : out;
+  }
+
   /// An Attention node's attn_mask (input 3), seen as [batch, 1, queries, keys] with batch 1
   /// or B and queries 1 or S: `value` that mask (null when there is none or it is causal),
   /// `fills` when it is a computed bool mask (true: attend) rather than an additive one.
@@ -3237,6 +3363,7 @@ private:
                                                           {"RMSNormalization", 2},
                                                           {"Gelu", 1},
                                                           {"Attention", 7},
+                                                          {"RotaryEmbedding", 4},
                                                           {"Mish", 1},
                                                           {"Swish", 1},
                                                           {"LSTM", 8},
@@ -4606,6 +4733,10 @@ private:
     if (op == "Tanh") {
       Value x = valueOf(node, 0);
       define(node, b.create<TanhOp>(loc, x.getType(), x));
+      return;
+    }
+    if (op == "RotaryEmbedding") { // opset 23
+      define(node, onnxRotary(node, loc));
       return;
     }
     if (op == "Attention") { // opset 23

@@ -40,7 +40,7 @@ SEEDS = {"mlp": 1, "cnn": 2, "cnn_bce": 3, "resmlp": 4,
          "causal_cls": 30, "causal_lm": 31, "nano_gpt": 32, "nano_gpt_tied": 32,
          "nano_gpt_trilu": 32, "llama": 33, "llama_gqa": 34, "row_mlp": 35,
          "llama_hf": 36, "math_mlp": 37, "pad_cls": 38, "mask_cls": 39, "mask_cls_hf": 39,
-         "kpm_cls": 40, "norm_unet": 41, "shuffle_sr": 42, "ops20": 43, "ops24": 44, "attn23": 45, "attn23_pad": 46}
+         "kpm_cls": 40, "norm_unet": 41, "shuffle_sr": 42, "ops20": 43, "ops24": 44, "attn23": 45, "attn23_pad": 46, "rope23": 47}
 
 # torchvision models (issue #6), small so that a test takes seconds: 10 classes, 32x32 images,
 # batch 4, exported in training mode (BatchNormalization with batch statistics and running-stat
@@ -78,7 +78,7 @@ OPSETS = {"transformer_ln17": 17, "nano_gpt_trilu": 14}
 # by hand (write_ops20_onnx, write_ops24_onnx below) from the module's parameters, each
 # initializer named by its state_dict key, in the form those opsets define; PyTorch trains the
 # module itself.
-HANDWRITTEN = ("ops20", "ops24", "attn23", "attn23_pad")
+HANDWRITTEN = ("ops20", "ops24", "attn23", "attn23_pad", "rope23")
 
 # Recurrent classifiers (issue #6), exported like the transformers (training mode, no constant
 # folding: the exporter slices PyTorch's weights into ONNX's gate order in the graph, so the
@@ -793,6 +793,14 @@ def _onnx_linear(x, name, bias):
     return out
 
 
+def _onnx_heads(x):
+    """The ONNX nodes viewing x [B, S, H * D] as heads [B, H, S, D] (Reshape by the
+    "heads_shape" constant, Transpose), named x + "_heads"."""
+    from onnx import helper
+    return [helper.make_node("Reshape", [x, "heads_shape"], [x + "_split"]),
+            helper.make_node("Transpose", [x + "_split"], [x + "_heads"], perm=[0, 2, 1, 3])]
+
+
 class Ops20(nn.Module):
     """What opsets 18 to 20 added, on a [B, 4, 6, 6] image (ONNX written by hand at opset 20):
     Conv(4, 8, 3, pad 1) -> GroupNormalization-18 (4 groups; its scale and bias have one
@@ -942,10 +950,6 @@ class Attention23(nn.Module):
         import onnx
         from onnx import helper
         n = helper.make_node
-
-        def heads(x):
-            return [n("Reshape", [x, "heads_shape"], [x + "_split"]),
-                    n("Transpose", [x + "_split"], [x + "_heads"], perm=[0, 2, 1, 3])]
         nodes = _onnx_linear("input", "q1", False) + _onnx_linear("input", "k1", False) + \
             _onnx_linear("input", "v1", False) + [
                 n("Attention", ["q1", "k1", "v1"], ["a1"], is_causal=1, q_num_heads=2,
@@ -953,7 +957,7 @@ class Attention23(nn.Module):
                 n("Add", ["input", "o1"], ["h"])] + \
             _onnx_linear("h", "q2", True) + _onnx_linear("h", "k2", False) + \
             _onnx_linear("h", "v2", True) + \
-            heads("q2") + heads("k2") + heads("v2") + [
+            _onnx_heads("q2") + _onnx_heads("k2") + _onnx_heads("v2") + [
                 n("Attention", ["q2_heads", "k2_heads", "v2_heads", "band"], ["a2"], scale=0.3),
                 n("Transpose", ["a2"], ["a2_seq"], perm=[0, 2, 1, 3]),
                 n("Reshape", ["a2_seq", "merge_shape"], ["a2_merged"]),
@@ -1013,6 +1017,84 @@ class Attention23Pad(nn.Module):
         onnx.save(_onnx_model(self, nodes, batch, (12,), (10,), 23, extra,
                               input_type=TensorProto.INT64), path)
 
+
+
+def _rope_reference(x, cos, sin, interleaved, rot):
+    """ONNX RotaryEmbedding's definition (docs/Changelog.md, RotaryEmbedding-23) on x
+    [B, S, H, D] with cos, sin [S, rot / 2]."""
+    part, rest = x[..., :rot], x[..., rot:]
+    if interleaved:
+        x1, x2 = part[..., 0::2], part[..., 1::2]
+    else:
+        x1, x2 = part[..., : rot // 2], part[..., rot // 2:]
+    cos, sin = cos[:, None, :], sin[:, None, :]
+    real, imag = cos * x1 - sin * x2, sin * x1 + cos * x2
+    if interleaved:
+        rotated = torch.stack([real, imag], -1).reshape(part.shape)
+    else:
+        rotated = torch.cat([real, imag], -1)
+    return torch.cat([rotated, rest], -1)
+
+
+class Rope23(nn.Module):
+    """ONNX's RotaryEmbedding (opset 23), on a [B, 8, 16] sequence (ONNX written by hand at
+    opset 23): the queries' projection rotated in its 3-D form (num_heads 2 of 8 features,
+    halves, caches [12, 4] read at constant position_ids 2..9), the keys' in the 4-D form
+    after Reshape and Transpose (interleaved pairs, only the first 4 of each head's 8
+    features: rotary_embedding_dim 4, caches [B, 8, 2] without position_ids); a causal
+    Attention of the 4-D heads; the mean over the sequence -> Gemm(16, 10) -> Softmax."""
+
+    def __init__(self):
+        super().__init__()
+        self.q = nn.Linear(16, 16, bias=False)
+        self.k = nn.Linear(16, 16, bias=False)
+        self.v = nn.Linear(16, 16)
+        self.fc = nn.Linear(16, 10)
+        self.head = True
+
+    @staticmethod
+    def caches(positions, half):
+        angles = positions[:, None] * 10000.0 ** (-np.arange(half) / half)
+        return np.cos(angles).astype(np.float32), np.sin(angles).astype(np.float32)
+
+    def forward(self, x):
+        B, S, _ = x.shape
+        qc, qs = (torch.from_numpy(t[2:10]) for t in self.caches(np.arange(12.0), 4))
+        kc, ks = (torch.from_numpy(t) for t in self.caches(np.arange(8.0), 2))
+        q = _rope_reference(self.q(x).view(B, S, 2, 8), qc, qs, False, 8).transpose(1, 2)
+        k = _rope_reference(self.k(x).view(B, S, 2, 8), kc, ks, True, 4).transpose(1, 2)
+        v = self.v(x).view(B, S, 2, 8).transpose(1, 2)
+        scores = q @ k.transpose(-1, -2) / math.sqrt(8)
+        scores = scores.masked_fill(~torch.ones(S, S, dtype=torch.bool).tril(), float("-inf"))
+        h = (torch.softmax(scores, -1) @ v).transpose(1, 2).reshape(B, S, 16)
+        x = self.fc(h.mean(1))
+        return torch.softmax(x, dim=1) if self.head else x
+
+    def write_onnx(self, path, batch):
+        import onnx
+        from onnx import helper
+        n = helper.make_node
+        nodes = _onnx_linear("input", "q", False) + _onnx_linear("input", "k", False) + \
+            _onnx_linear("input", "v", True) + [
+                n("RotaryEmbedding", ["q", "q_cos", "q_sin", "positions"], ["q_rot"],
+                  num_heads=2)] + _onnx_heads("q_rot") + _onnx_heads("k") + [
+                n("RotaryEmbedding", ["k_heads", "k_cos", "k_sin"], ["k_rot"], interleaved=1,
+                  rotary_embedding_dim=4)] + _onnx_heads("v") + [
+                n("Attention", ["q_rot_heads", "k_rot", "v_heads"], ["a"], is_causal=1),
+                n("Transpose", ["a"], ["a_seq"], perm=[0, 2, 1, 3]),
+                n("Reshape", ["a_seq", "merge_shape"], ["merged"]),
+                n("ReduceMean", ["merged", "mean_axes"], ["mean"], keepdims=0),
+                n("Gemm", ["mean", "fc.weight", "fc.bias"], ["logits"], transB=1),
+                n("Softmax", ["logits"], ["output"], axis=1)]
+        q_cos, q_sin = self.caches(np.arange(12.0), 4)
+        k_cos, k_sin = self.caches(np.arange(8.0), 2)
+        extra = [("heads_shape", np.array([batch, 8, 2, 8], np.int64)),
+                 ("merge_shape", np.array([batch, 8, 16], np.int64)),
+                 ("mean_axes", np.array([1], np.int64)),
+                 ("positions", np.tile(np.arange(2, 10, dtype=np.int64), (batch, 1))),
+                 ("q_cos", q_cos), ("q_sin", q_sin),
+                 ("k_cos", np.tile(k_cos, (batch, 1, 1))), ("k_sin", np.tile(k_sin, (batch, 1, 1)))]
+        onnx.save(_onnx_model(self, nodes, batch, (8, 16), (10,), 23, extra), path)
 
 
 class NormUNet(nn.Module):
@@ -1173,7 +1255,7 @@ def input_shape(name, batch=None):
         return (batch, 4, 6, 6)
     if name == "ops24":
         return (batch, 6, 8)
-    if name == "attn23":
+    if name in ("attn23", "rope23"):
         return (batch, 8, 16)
     return ((batch, 10) if name in ("mlp", "resmlp", "split_mlp", "act_mlp", "arith_mlp",
                                     "bcast_mlp", "row_mlp", "math_mlp")
@@ -1272,6 +1354,8 @@ def build(name):
         return Ops24()
     if name == "attn23":
         return Attention23()
+    if name == "rope23":
+        return Rope23()
     if name == "cnn_bn":
         return CNNBN()
     if name in DROPOUT_TRANSFORMERS:

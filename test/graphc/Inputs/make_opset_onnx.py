@@ -23,6 +23,9 @@
 #                  -inf above: a causal mask
 #   attn-softcap   Attention-23 with softcap 30
 #   attn-causal    Attention-23, causal, of 6 queries and 3 keys (a Slice of the image)
+#   rope-positions RotaryEmbedding-23 of the image as [B, H, S, D] whose position_ids differ
+#                  between the two samples
+#   rope-dim       RotaryEmbedding-23 with rotary_embedding_dim 3 (odd)
 import sys
 
 import numpy as np
@@ -44,7 +47,8 @@ def node(op, inputs, name, **attrs):
 
 x = helper.make_tensor_value_info("input", TensorProto.FLOAT, [2, 4, 6, 6])
 nodes = [helper.make_node("Relu", ["input"], ["r"], name="relu")]
-opset = {"opset29": 29, "opset10": 10, "rms-axis0": 23}.get(kind, 23 if "attn" in kind else 21)
+opset = {"opset29": 29, "opset10": 10, "rms-axis0": 23}.get(
+    kind, 23 if kind.startswith(("attn", "rope")) else 21)
 if kind in ("opset29", "opset10"):
     nodes.append(node("Relu", ["r"], "relu2"))
 elif kind in ("not-larger", "not-smaller"):
@@ -90,6 +94,13 @@ elif kind == "attn-causal":
                                             const("ends", [3], np.int64),
                                             const("axes", [2], np.int64)], ["kv"], name="half"))
     nodes.append(node("Attention", ["r", "kv", "kv"], "attn", is_causal=1))
+elif kind in ("rope-positions", "rope-dim"):
+    positions = [list(range(6)), list(range(1, 7))] if kind == "rope-positions" else [
+        list(range(6))] * 2
+    nodes.append(node("RotaryEmbedding", ["r", const("cos", np.ones((8, 3))),
+                                          const("sin", np.zeros((8, 3))),
+                                          const("positions", positions, np.int64)], "rope",
+                      **({"rotary_embedding_dim": 3} if kind == "rope-dim" else {})))
 else:
     raise SystemExit("unknown kind " + kind)
 onnx_case.save(nodes, kind, x, inits, opset, out)
