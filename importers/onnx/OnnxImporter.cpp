@@ -80,12 +80,13 @@ namespace {
 /// what the importer handles (Reduce* and Pad take axes as inputs, Split's num_outputs,
 /// Resize's axes, antialias and keep_aspect_ratio_policy, AveragePool's dilations) or by
 /// element types graphc does not train in (float8, int4, float4, bfloat16 for more ops), and
-/// added GroupNormalization, Mish, Gelu, RMSNormalization and Swish, which it imports (ONNX's
-/// docs/Changelog.md). A later opset may change an op's meaning, so it is refused.
+/// added GroupNormalization, Mish, Gelu, RMSNormalization, Swish, Attention, RotaryEmbedding
+/// and SwiGLU, which it imports (ONNX's docs/Changelog.md). A later opset may change an op's
+/// meaning, so it is refused.
 constexpr int64_t kMinOpset = 11, kMaxOpset = 28;
 
 constexpr const char *kSupportedOps =
-    "Add, Attention, AveragePool, BatchNormalization, Cast, Clip, Concat, Constant, "
+    "Add, Attention, AveragePool, BatchNormalization, Cast, Celu, Clip, Concat, Constant, "
     "ConstantOfShape (of "
     "constant shapes), Conv, ConvTranspose, Cos, Sin, Range and Einsum (of constants), "
     "DepthToSpace, Div, Dropout, Elu, Equal (of constants), Exp, Expand, "
@@ -96,6 +97,7 @@ constexpr const char *kSupportedOps =
     "ReduceL2, ReduceLogSumExp, ReduceMax, ReduceMean, ReduceMin, ReduceSum, ReduceSumSquare, "
     "Relu, Reshape, Resize, RMSNormalization, RotaryEmbedding, "
     "Selu, Shape, Sigmoid, Slice, Softmax, Softplus, Softsign, Split, Sqrt, Squeeze, Sub, Swish, "
+    "SwiGLU, "
     "Tanh, "
     "Transpose, Trilu (of constants), Unsqueeze, Where (of constants; of attention scores "
     "as a masked_fill; of a computed condition), Abs, Max and Min (of two tensors), Not, "
@@ -3366,6 +3368,8 @@ private:
                                                           {"RotaryEmbedding", 4},
                                                           {"Mish", 1},
                                                           {"Swish", 1},
+                                                          {"SwiGLU", 2},
+                                                          {"Celu", 1},
                                                           {"LSTM", 8},
                                                           {"LayerNormalization", 3},
                                                           {"LeakyRelu", 1},
@@ -4752,16 +4756,43 @@ private:
                        valueOf(node, 0), 1.0f, loc);
       return;
     }
-    if (op == "Swish") { // opset 24: x * sigmoid(alpha x); alpha 1 is SiLU
+    if (op == "Swish" || op == "SwiGLU") {
+      // Swish (opset 24): x * sigmoid(alpha x), one activation silu when alpha is 1.
+      // SwiGLU (opset 28): Swish(A) * B, A and B of one shape.
       Value x = valueOf(node, 0);
       const float alpha = floatAttr(node, "alpha", 1.0f);
+      Value swish;
       if (alpha == 1.0f) {
-        defineActivation(node, ActivationKind::silu, x, 1.0f, loc);
-        return;
+        swish = elementwise(loc, ActivationKind::silu, x);
+      } else {
+        Value scaled = b.create<ScaleOp>(loc, x.getType(), x, b.getF32FloatAttr(alpha));
+        Value gate = b.create<SigmoidOp>(loc, x.getType(), scaled);
+        swish = b.create<MulOp>(loc, x.getType(), x, gate);
       }
-      Value scaled = b.create<ScaleOp>(loc, x.getType(), x, b.getF32FloatAttr(alpha));
-      Value gate = b.create<SigmoidOp>(loc, x.getType(), scaled);
-      define(node, b.create<MulOp>(loc, x.getType(), x, gate));
+      if (op == "SwiGLU") {
+        Value linear = valueOf(node, 1);
+        if (linear.getType() != x.getType())
+          fail(nodeLabel(node) + ": A " + typeString(x.getType()) + " and B " +
+               typeString(linear.getType()) + " must have one shape (SwiGLU does not broadcast)");
+        swish = b.create<MulOp>(loc, x.getType(), swish, linear);
+      }
+      define(node, swish);
+      return;
+    }
+    if (op == "Celu") { // alpha * elu(x / alpha), ELU's alpha 1
+      Value x = valueOf(node, 0);
+      const float alpha = floatAttr(node, "alpha", 1.0f);
+      if (!(alpha > 0.0f) || !std::isfinite(alpha))
+        refuseAttr(node, "alpha", "must be positive");
+      Value in =
+          alpha == 1.0f
+              ? x
+              : b.create<ScaleOp>(loc, x.getType(), x, b.getF32FloatAttr(1.0f / alpha)).getResult();
+      Value elu = elementwise(loc, ActivationKind::elu, in, 1.0f);
+      define(node,
+             alpha == 1.0f
+                 ? elu
+                 : b.create<ScaleOp>(loc, x.getType(), elu, b.getF32FloatAttr(alpha)).getResult());
       return;
     }
     if (op == "Mish") { // opset 18: x * tanh(softplus(x))

@@ -40,7 +40,7 @@ SEEDS = {"mlp": 1, "cnn": 2, "cnn_bce": 3, "resmlp": 4,
          "causal_cls": 30, "causal_lm": 31, "nano_gpt": 32, "nano_gpt_tied": 32,
          "nano_gpt_trilu": 32, "llama": 33, "llama_gqa": 34, "row_mlp": 35,
          "llama_hf": 36, "math_mlp": 37, "pad_cls": 38, "mask_cls": 39, "mask_cls_hf": 39,
-         "kpm_cls": 40, "norm_unet": 41, "shuffle_sr": 42, "ops20": 43, "ops24": 44, "attn23": 45, "attn23_pad": 46, "rope23": 47}
+         "kpm_cls": 40, "norm_unet": 41, "shuffle_sr": 42, "ops20": 43, "ops24": 44, "attn23": 45, "attn23_pad": 46, "rope23": 47, "ops28": 48}
 
 # torchvision models (issue #6), small so that a test takes seconds: 10 classes, 32x32 images,
 # batch 4, exported in training mode (BatchNormalization with batch statistics and running-stat
@@ -78,7 +78,7 @@ OPSETS = {"transformer_ln17": 17, "nano_gpt_trilu": 14}
 # by hand (write_ops20_onnx, write_ops24_onnx below) from the module's parameters, each
 # initializer named by its state_dict key, in the form those opsets define; PyTorch trains the
 # module itself.
-HANDWRITTEN = ("ops20", "ops24", "attn23", "attn23_pad", "rope23")
+HANDWRITTEN = ("ops20", "ops24", "attn23", "attn23_pad", "rope23", "ops28")
 
 # Recurrent classifiers (issue #6), exported like the transformers (training mode, no constant
 # folding: the exporter slices PyTorch's weights into ONNX's gate order in the graph, so the
@@ -1097,6 +1097,44 @@ class Rope23(nn.Module):
         onnx.save(_onnx_model(self, nodes, batch, (8, 16), (10,), 23, extra), path)
 
 
+class Ops28(nn.Module):
+    """Opset 28's SwiGLU and Celu (ONNX written by hand at opset 28): Linear(10, 32) -> Split
+    by num_outputs 2 into a gate and a value -> SwiGLU with alpha 1.5 (gate * sigmoid(1.5
+    gate) * value) -> Linear(16, 16) -> two SwiGLU halves again with alpha 1 -> Celu with
+    alpha 0.7 -> Gemm(8, 10) -> Softmax."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(10, 32)
+        self.fc2 = nn.Linear(16, 16)
+        self.fc = nn.Linear(8, 10)
+        self.head = True
+
+    def forward(self, x):
+        a, b = self.fc1(x).chunk(2, dim=1)
+        h = self.fc2(a * torch.sigmoid(1.5 * a) * b)
+        a, b = h.chunk(2, dim=1)
+        x = self.fc(F.celu(F.silu(a) * b, alpha=0.7))
+        return torch.softmax(x, dim=1) if self.head else x
+
+    def write_onnx(self, path, batch):
+        import onnx
+        from onnx import helper
+        n = helper.make_node
+        nodes = [
+            n("Gemm", ["input", "fc1.weight", "fc1.bias"], ["h1"], transB=1),
+            n("Split", ["h1"], ["a1", "b1"], axis=1, num_outputs=2),
+            n("SwiGLU", ["a1", "b1"], ["g1"], alpha=1.5),
+            n("Gemm", ["g1", "fc2.weight", "fc2.bias"], ["h2"], transB=1),
+            n("Split", ["h2"], ["a2", "b2"], axis=-1, num_outputs=2),
+            n("SwiGLU", ["a2", "b2"], ["g2"]),
+            n("Celu", ["g2"], ["c"], alpha=0.7),
+            n("Gemm", ["c", "fc.weight", "fc.bias"], ["logits"], transB=1),
+            n("Softmax", ["logits"], ["output"], axis=1),
+        ]
+        onnx.save(_onnx_model(self, nodes, batch, (10,), (10,), 28), path)
+
+
 class NormUNet(nn.Module):
     """A small U-Net of the normalizations and resamplings that segmentation and diffusion
     models use: the input normalised by constant per-channel mean and std tables, Conv ->
@@ -1257,7 +1295,7 @@ def input_shape(name, batch=None):
         return (batch, 6, 8)
     if name in ("attn23", "rope23"):
         return (batch, 8, 16)
-    return ((batch, 10) if name in ("mlp", "resmlp", "split_mlp", "act_mlp", "arith_mlp",
+    return ((batch, 10) if name in ("mlp", "resmlp", "split_mlp", "act_mlp", "arith_mlp", "ops28",
                                     "bcast_mlp", "row_mlp", "math_mlp")
             else (batch, 3, 28, 28))
 
@@ -1356,6 +1394,8 @@ def build(name):
         return Attention23()
     if name == "rope23":
         return Rope23()
+    if name == "ops28":
+        return Ops28()
     if name == "cnn_bn":
         return CNNBN()
     if name in DROPOUT_TRANSFORMERS:
