@@ -1246,6 +1246,32 @@ private:
     return out;
   }
 
+  /// Rescaling (Keras's preprocessing layer, `Rescaling(1. / 255)` before an image model):
+  /// x * scale + offset, one graph.scale; a scale or offset given per channel (a list) is
+  /// refused.
+  Tensor rescaling(const Layer &l, const Tensor &in, Location loc) {
+    noPadding(l, in);
+    auto number = [&](llvm::StringRef key, double dflt) {
+      const json::Value *v = l.config->get(key);
+      if (v && v->getAsArray()) {
+        const json::Array &list = *v->getAsArray();
+        if (list.size() != 1)
+          refuseAttr(l, key.str(), "= " + show(v) + " is not supported (one number)");
+        auto d = list[0].getAsNumber();
+        if (!d || !std::isfinite(*d))
+          refuseAttr(l, key.str(), "= " + show(v) + " is not a number");
+        return *d;
+      }
+      return numAttr(l, key, dflt);
+    };
+    const double scale = number("scale", 1.0), offset = number("offset", 0.0);
+    Tensor out = in;
+    out.v = b.create<ScaleOp>(loc, in.v.getType(), in.v, b.getF32FloatAttr(float(scale)),
+                              b.getF32FloatAttr(float(offset)));
+    out.nonNegative = in.nonNegative && scale >= 0 && offset >= 0;
+    return out;
+  }
+
   Tensor leakyRelu(const Tensor &in, double slope, Location loc) {
     Tensor out = in;
     out.v = b.create<ActivationOp>(loc, in.v.getType(),
@@ -1255,7 +1281,10 @@ private:
     return out;
   }
 
-  /// Add, Subtract, Multiply and Average: elementwise over inputs of one shape.
+  /// Add, Subtract, Multiply, Average, Maximum and Minimum: elementwise over inputs of one
+  /// shape. max(a, b) = b + relu(a - b) and min(a, b) = a - relu(a - b), folded left over the
+  /// inputs (at a tie the gradient goes whole to one input, where TensorFlow gives it to the
+  /// first).
   Tensor merge(const Layer &l, const std::vector<Tensor> &ins, Location loc) {
     const std::string &c = l.cls;
     if (ins.size() < 2)
@@ -1275,13 +1304,24 @@ private:
       Type type = acc.v.getType();
       if (c == "Multiply") {
         next.v = b.create<MulOp>(loc, type, acc.v, t.v);
+      } else if (c == "Maximum" || c == "Minimum") {
+        Value negated = b.create<ScaleOp>(loc, type, t.v, b.getF32FloatAttr(-1.0f));
+        Value difference = b.create<AddOp>(loc, type, acc.v, negated);
+        Value excess = b.create<ReluOp>(loc, type, difference);
+        next.v =
+            c == "Maximum"
+                ? b.create<AddOp>(loc, type, t.v, excess).getResult()
+                : b.create<AddOp>(loc, type, acc.v,
+                                  b.create<ScaleOp>(loc, type, excess, b.getF32FloatAttr(-1.0f)))
+                      .getResult();
       } else if (c == "Subtract") {
         Value negated = b.create<ScaleOp>(loc, type, t.v, b.getF32FloatAttr(-1.0f));
         next.v = b.create<AddOp>(loc, type, acc.v, negated);
       } else {
         next.v = b.create<AddOp>(loc, type, acc.v, t.v);
       }
-      next.nonNegative = c != "Subtract" && acc.nonNegative && t.nonNegative;
+      next.nonNegative = c == "Maximum" ? acc.nonNegative || t.nonNegative
+                                        : c != "Subtract" && acc.nonNegative && t.nonNegative;
       acc = next;
     }
     if (c == "Average")
@@ -2257,6 +2297,9 @@ private:
                                                 "Subtract",
                                                 "Multiply",
                                                 "Average",
+                                                "Maximum",
+                                                "Minimum",
+                                                "Rescaling",
                                                 "LeakyReLU",
                                                 "ELU",
                                                 "Embedding",
@@ -2295,7 +2338,8 @@ private:
     checkCommon(l);
     if (c == "MultiHeadAttention")
       return multiHeadAttention(l, ins, loc);
-    bool elementwise = c == "Add" || c == "Subtract" || c == "Multiply" || c == "Average";
+    bool elementwise = c == "Add" || c == "Subtract" || c == "Multiply" || c == "Average" ||
+                       c == "Maximum" || c == "Minimum";
     bool multi = elementwise || c == "Concatenate";
     if (!multi && ins.size() != 1)
       failLayer(l, "expects one input, got " + std::to_string(ins.size()));
@@ -2383,6 +2427,8 @@ private:
     }
     if (c == "Dropout")
       return dropout(l, in, loc);
+    if (c == "Rescaling")
+      return rescaling(l, in, loc);
     if (c == "BatchNormalization")
       return batchNorm(l, in, loc);
     if (c == "ZeroPadding2D")

@@ -675,6 +675,15 @@ def k3_group_norm_bilinear_forward(x, P, S, step):
     return h.mean(dim=(1, 2)) @ P["dense/kernel"] + P["dense/bias"]
 
 
+def k3_rescale_max_forward(x, P, S, step):
+    r = 0.5 * x - 0.25
+    a = torch.relu(conv(r, P["conv2d/kernel"], P["conv2d/bias"], padding="same"))
+    b = torch.tanh(conv(a, P["conv2d_1/kernel"], P["conv2d_1/bias"], padding="same"))
+    c = conv(r, P["conv2d_2/kernel"], P["conv2d_2/bias"])
+    h = torch.minimum(torch.maximum(b, c), a)
+    return h.mean(dim=(1, 2)) @ P["dense/kernel"] + P["dense/bias"]
+
+
 def tf2_upsample1d_forward(x, P, S, step):
     h = torch.relu(conv1d(x.repeat_interleave(2, dim=1), P["conv1d/kernel"], P["conv1d/bias"]))
     h = h.repeat_interleave(3, dim=1)
@@ -722,6 +731,16 @@ CASES.update({
         empty=["layers/input_layer", "layers/up_sampling2d", "layers/up_sampling2d_1",
                "layers/global_average_pooling2d", "optimizer"],
         graphc={"conv2d/kernel": hwio, "conv2d_1/kernel": hwio}),
+    "k3_rescale_max": dict(
+        layout="keras3", input=(6, 6, 3), classes=3, loss="sparse", opt=("adam", 0.01, 0.0),
+        flags=[], forward=k3_rescale_max_forward,
+        weights=[("layers/conv2d", None, "conv2d", [("kernel", (3, 3, 3, 4)), ("bias", (4,))]),
+                 ("layers/conv2d_1", None, "conv2d_1", [("kernel", (3, 3, 4, 4)), ("bias", (4,))]),
+                 ("layers/conv2d_2", None, "conv2d_2", [("kernel", (1, 1, 3, 4)), ("bias", (4,))]),
+                 ("layers/dense", None, "dense", [("kernel", (4, 3)), ("bias", (3,))])],
+        empty=["layers/input_layer", "layers/rescaling", "layers/maximum", "layers/minimum",
+               "layers/global_average_pooling2d", "optimizer"],
+        graphc={"conv2d/kernel": hwio, "conv2d_1/kernel": hwio, "conv2d_2/kernel": hwio}),
     "k3_group_norm_bilinear": dict(
         layout="keras3", input=(4, 5, 3), classes=3, loss="sparse", opt=("adam", 0.01, 0.0),
         flags=[], forward=k3_group_norm_bilinear_forward,

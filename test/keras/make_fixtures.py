@@ -187,6 +187,11 @@ class Style:
         c["activation"] = fn
         return self.entry("Activation", c, shape)
 
+    def rescaling(self, name, scale, offset, shape=None):
+        c = self.base(name)
+        c.update({"scale": scale, "offset": offset})
+        return self.entry("Rescaling", c, shape)
+
     def dropout(self, name, rate, shape=None):
         c = self.base(name)
         c.update({"rate": rate, "noise_shape": None, "seed": None} if not self.k3 else
@@ -462,6 +467,25 @@ def crop_pad_upsample_fixtures(k3, k2):
     write("k3_crop2d", s.functional("functional", L, [("input_layer", 0, 0)], [("dense", 0, 0)],
                                     k3_compile("SGD", {"learning_rate": 0.05, "momentum": 0.0, "nesterov": False},
                                                "sparse_categorical_crossentropy")))
+
+    # J2. Keras 3 Functional: Rescaling(scale 0.5, offset -0.25) of the input, a same Conv2D
+    # (relu) whose output a same Conv2D (tanh) reads, a 1x1 Conv2D of the rescaled input,
+    # Maximum of the last two, Minimum of that and the first conv, GlobalAveragePooling2D,
+    # Dense softmax; compile_config: Adam.
+    s = k3
+    L = [s.input_layer("input_layer", [N, 6, 6, 3])]
+    L[0]["name"] = "input_layer"
+    L[0]["inbound_nodes"] = []
+    add(s.rescaling("rescaling", 0.5, -0.25, [N, 6, 6, 3]), ["input_layer"])
+    add(s.conv2d("conv2d", 4, (3, 3), padding="same", activation="relu", shape=[N, 6, 6, 3]), ["rescaling"])
+    add(s.conv2d("conv2d_1", 4, (3, 3), padding="same", activation="tanh", shape=[N, 6, 6, 4]), ["conv2d"])
+    add(s.conv2d("conv2d_2", 4, (1, 1), shape=[N, 6, 6, 3]), ["rescaling"])
+    add(s.merge("Maximum", "maximum"), ["conv2d_1", "conv2d_2"])
+    add(s.merge("Minimum", "minimum"), ["maximum", "conv2d"])
+    add(s.global_pool("GlobalAveragePooling2D", "global_average_pooling2d", [N, 6, 6, 4]), ["minimum"])
+    add(s.dense("dense", 3, "softmax", shape=[N, 4]), ["global_average_pooling2d"])
+    write("k3_rescale_max", s.functional("functional", L, [("input_layer", 0, 0)], [("dense", 0, 0)],
+                                         k3_adam(0.01, "sparse_categorical_crossentropy")))
 
     # K. tf.keras 2.15 Sequential: Cropping1D of the (batch, steps, features) input, Conv1D,
     # Cropping1D of the 1-D feature map, Flatten, Dense, Activation softmax.
