@@ -19,6 +19,11 @@ definition:
       GroupNormalization(num_groups, epsilon) with the [C] weight and bias
   23: RMSNorm's chain (Pow 2, ReduceMean over the last axis, Add eps, Sqrt, then Div(1, .) and
       Mul(x, .) or Div(x, .), then Mul by the [D] weight) becomes RMSNormalization
+  23: an attention over [B, H, S, D] heads, MatMul(q, Transpose(k, [0, 1, 3, 2])) times (or
+      divided by) a scalar, Where(constant mask, -inf, .) or not, Softmax over the last axis,
+      MatMul by v, becomes Attention(q, k, v) with that scale, and is_causal where the mask
+      hides exactly the later keys (a bool attn_mask of the attended keys otherwise), as the
+      dynamo exporter writes scaled_dot_product_attention at opset 23
   24: Mul(x, Sigmoid(x)) becomes Swish (alpha 1)
 
 Nodes left unread by a rewrite are removed. The model's ir_version is raised to the one its
@@ -341,6 +346,57 @@ def rms_norms(g):
         g.log.append("RMSNormalization(epsilon=%g) from %s" % (eps, pow_.name))
 
 
+def attentions(g):
+    for softmax in list(g.g.node):
+        if softmax.op_type != "Softmax" or softmax not in g.g.node or \
+                attr(softmax, "axis", -1) != -1:
+            continue
+        chain = [softmax]
+        scores = softmax.input[0]
+        where = g.producer(scores)
+        hidden = None  # the constant mask: true where a key is hidden
+        if where is not None and where.op_type == "Where":
+            hidden, fill = g.const(where.input[0]), scalar(g, where.input[1])
+            if hidden is None or fill is None or not np.isinf(fill) or fill > 0 or \
+                    g.sole_reader(where.output[0], "Softmax") is not softmax:
+                continue
+            chain.insert(0, where)
+            scores = where.input[2]
+        scaling = g.producer(scores)
+        if scaling is None or scaling.op_type not in ("Mul", "Div") or \
+                len(g.readers(scaling.output[0])) != 1:
+            continue
+        factor = scalar(g, scaling.input[1])
+        product = g.producer(scaling.input[0])
+        if factor is None or product is None or product.op_type != "MatMul":
+            continue
+        scale = factor if scaling.op_type == "Mul" else 1.0 / factor
+        transpose = g.producer(product.input[1])
+        if transpose is None or transpose.op_type != "Transpose" or \
+                list(attr(transpose, "perm", [])) != [0, 1, 3, 2] or \
+                len(g.readers(product.output[0])) != 1:
+            continue
+        out = g.sole_reader(softmax.output[0], "MatMul")
+        if out is None or out.input[0] != softmax.output[0]:
+            continue
+        chain = [product, scaling] + chain + [out]
+        if len(g.readers(transpose.output[0])) == 1:
+            chain.insert(0, transpose)
+        inputs = [product.input[0], transpose.input[0], out.input[1]]
+        attrs = dict(scale=float(scale))
+        if hidden is not None:
+            keep = ~hidden.astype(bool)
+            if keep.ndim == 2 and keep.shape[0] == keep.shape[1] and \
+                    np.array_equal(keep, np.tri(keep.shape[0], dtype=bool)):
+                attrs["is_causal"] = 1
+            else:
+                inputs.append(g.add_constant(keep, "attn_mask"))
+        g.replace(chain, helper.make_node("Attention", inputs, [out.output[0]],
+                                          name=product.name + "_attention", **attrs))
+        g.log.append("Attention(%s) from %s" % (", ".join(
+            "%s=%g" % kv for kv in sorted(attrs.items())), product.name))
+
+
 def swishes(g):
     for sig in list(g.g.node):
         if sig.op_type != "Sigmoid" or sig not in g.g.node:
@@ -362,6 +418,8 @@ def upgrade(model, opset):
         rms_norms(g)
     if opset >= 20:
         gelus(g)
+    if opset >= 23:
+        attentions(g)
     if opset >= 24:
         swishes(g)
     reductions_take_axes_inputs(g)
