@@ -12,11 +12,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <map>
 #include <numeric>
 #include <set>
 
+#include "google/protobuf/unknown_field_set.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -84,6 +86,9 @@ namespace {
 /// and SwiGLU, which it imports (ONNX's docs/Changelog.md). A later opset may change an op's
 /// meaning, so it is refused.
 constexpr int64_t kMinOpset = 11, kMaxOpset = 28;
+
+/// The most nodes a graph may have once its local functions are inlined.
+constexpr int kMaxInlinedNodes = 1 << 20;
 
 constexpr const char *kSupportedOps =
     "Add, Attention, AveragePool, BatchNormalization, Cast, Celu, Clip, Concat, Constant, "
@@ -930,10 +935,10 @@ private:
            std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset) +
            ": export with an opset_version in that range");
     this->opset = opset;
-    const onnx::GraphProto &graph = model.graph();
-
     if (!file.initializersRead)
-      readInitializers(graph);
+      readInitializers(model.graph());
+    const onnx::GraphProto &graph = withFunctionsInlined(model);
+
     for (const auto &[name, tensor] : file.initializerTensors)
       initializers.insert(name);
     initialisationRules = file.initialisationRules;
@@ -3093,6 +3098,123 @@ private:
     return b.create<ReshapeOp>(loc, f32({batch, queries, qHeads * valueDepth}), bySequence);
   }
 
+  /// The model's graph with every call of a model-local function (ModelProto.functions, IR 8:
+  /// what onnxscript and the dynamo exporter write when they do not inline, and nested calls
+  /// inside functions) replaced by the function's body, as the ONNX IR defines a call: the
+  /// body's inputs and outputs are the caller's, its other values renamed apart (a prefix per
+  /// call), and an attribute that refers to a function attribute (ref_attr_name) takes the
+  /// caller's value, else the function's default, else is left out. The graph itself when
+  /// there are no functions; the copy keeps the graph's inputs and outputs but not its
+  /// initializers (read from the model). O(nodes after inlining).
+  const onnx::GraphProto &withFunctionsInlined(const onnx::ModelProto &model) {
+    if (model.functions_size() == 0)
+      return model.graph();
+    std::map<std::pair<std::string, std::string>, const onnx::FunctionProto *> functions;
+    for (const auto &f : model.functions()) {
+      for (const auto &o : f.opset_import())
+        if ((o.domain().empty() || o.domain() == "ai.onnx") && o.version() != opset)
+          fail("local function \"" + f.name() + "\" imports opset " + std::to_string(o.version()) +
+               " where the model imports " + std::to_string(opset) +
+               "; graphc reads one opset: export with one opset_version");
+      if (!functions.emplace(std::pair{f.domain(), f.name()}, &f).second)
+        fail("local function \"" + f.name() +
+             "\" is defined twice (overloads, IR 10, are not "
+             "supported)");
+    }
+    inlined.Clear();
+    inlined.set_name(model.graph().name());
+    *inlined.mutable_input() = model.graph().input();
+    *inlined.mutable_output() = model.graph().output();
+    int calls = 0;
+    std::function<void(const onnx::NodeProto &, int)> emit = [&](const onnx::NodeProto &node,
+                                                                 int depth) {
+      auto it = functions.find({node.domain(), node.op_type()});
+      if (it == functions.end()) {
+        // (Calls nested d deep can multiply the nodes by their fan-out to the d-th power.)
+        if (inlined.node_size() >= kMaxInlinedNodes)
+          fail("inlining the local functions gives more than " + std::to_string(kMaxInlinedNodes) +
+               " nodes");
+        *inlined.add_node() = node;
+        return;
+      }
+      const onnx::FunctionProto &f = *it->second;
+      if (depth >= 32)
+        fail("local function \"" + f.name() +
+             "\" nests more than 32 calls deep (a function that calls itself?)");
+      if (node.input_size() > f.input_size() || node.output_size() > f.output_size())
+        fail(nodeLabel(node) + " passes " + std::to_string(node.input_size()) + " inputs and " +
+             std::to_string(node.output_size()) + " outputs to local function \"" + f.name() +
+             "\", which has " + std::to_string(f.input_size()) + " and " +
+             std::to_string(f.output_size()));
+      const std::string prefix =
+          (node.name().empty() ? node.output_size() > 0 ? node.output(0) : node.op_type()
+                               : node.name()) +
+          "/" + f.name() + "#" + std::to_string(calls++) + "/";
+      std::map<std::string, std::string> rename;
+      for (int i = 0; i < f.input_size(); ++i)
+        rename[f.input(i)] = i < node.input_size() ? node.input(i) : "";
+      for (int i = 0; i < f.output_size(); ++i)
+        if (i < node.output_size() && !node.output(i).empty())
+          rename[f.output(i)] = node.output(i);
+      auto renamed = [&](const std::string &name) {
+        if (name.empty())
+          return name;
+        auto r = rename.find(name);
+        return r != rename.end() ? r->second : prefix + name;
+      };
+      std::map<std::string, const onnx::AttributeProto *> given;
+      for (const auto &a : node.attribute())
+        given[a.name()] = &a;
+      const std::map<std::string, onnx::AttributeProto> defaults = functionDefaults(f);
+      for (const auto &bodyNode : f.node()) {
+        onnx::NodeProto copy = bodyNode;
+        copy.set_name(prefix + (bodyNode.name().empty() ? bodyNode.op_type() : bodyNode.name()));
+        for (auto &in : *copy.mutable_input())
+          in = renamed(in);
+        for (auto &out : *copy.mutable_output())
+          out = renamed(out);
+        copy.clear_attribute();
+        for (const auto &a : bodyNode.attribute()) {
+          if (a.ref_attr_name().empty()) {
+            *copy.add_attribute() = a;
+            continue;
+          }
+          auto value = given.find(a.ref_attr_name());
+          auto fallback = defaults.find(a.ref_attr_name());
+          const onnx::AttributeProto *from = value != given.end()         ? value->second
+                                             : fallback != defaults.end() ? &fallback->second
+                                                                          : nullptr;
+          if (!from)
+            continue;
+          onnx::AttributeProto *set = copy.add_attribute();
+          *set = *from;
+          set->set_name(a.name());
+        }
+        emit(copy, depth + 1);
+      }
+    };
+    for (const auto &node : model.graph().node())
+      emit(node, 0);
+    return inlined;
+  }
+
+  /// Function `f`'s attribute defaults: FunctionProto.attribute_proto (field 11, IR 9), which
+  /// the IR 8 schema graphc is built with keeps among the unknown fields.
+  static std::map<std::string, onnx::AttributeProto>
+  functionDefaults(const onnx::FunctionProto &f) {
+    std::map<std::string, onnx::AttributeProto> defaults;
+    const google::protobuf::UnknownFieldSet &unknown = f.GetReflection()->GetUnknownFields(f);
+    for (int i = 0; i < unknown.field_count(); ++i) {
+      const google::protobuf::UnknownField &field = unknown.field(i);
+      onnx::AttributeProto a;
+      if (field.number() == 11 &&
+          field.type() == google::protobuf::UnknownField::TYPE_LENGTH_DELIMITED &&
+          a.ParseFromString(field.length_delimited()))
+        defaults[a.name()] = a;
+    }
+    return defaults;
+  }
+
   void define(const onnx::NodeProto &node, Value v) {
     if (node.output_size() < 1)
       fail(nodeLabel(node) + " has no output");
@@ -4831,6 +4953,7 @@ private:
   MLIRContext &ctx;
   OpBuilder b;
   const onnx::GraphProto *graph = nullptr;
+  onnx::GraphProto inlined; // the graph with its local functions inlined (withFunctionsInlined)
   // Node indices reading each value name (-1: a graph output), for pattern matching.
   std::map<std::string, std::vector<int>> readers;
   std::map<std::string, int> producer; // value name -> the node index that writes it

@@ -40,7 +40,7 @@ SEEDS = {"mlp": 1, "cnn": 2, "cnn_bce": 3, "resmlp": 4,
          "causal_cls": 30, "causal_lm": 31, "nano_gpt": 32, "nano_gpt_tied": 32,
          "nano_gpt_trilu": 32, "llama": 33, "llama_gqa": 34, "row_mlp": 35,
          "llama_hf": 36, "math_mlp": 37, "pad_cls": 38, "mask_cls": 39, "mask_cls_hf": 39,
-         "kpm_cls": 40, "norm_unet": 41, "shuffle_sr": 42, "ops20": 43, "ops24": 44, "attn23": 45, "attn23_pad": 46, "rope23": 47, "ops28": 48}
+         "kpm_cls": 40, "norm_unet": 41, "shuffle_sr": 42, "ops20": 43, "ops24": 44, "attn23": 45, "attn23_pad": 46, "rope23": 47, "ops28": 48, "local_fn": 49}
 
 # torchvision models (issue #6), small so that a test takes seconds: 10 classes, 32x32 images,
 # batch 4, exported in training mode (BatchNormalization with batch statistics and running-stat
@@ -78,7 +78,7 @@ OPSETS = {"transformer_ln17": 17, "nano_gpt_trilu": 14}
 # by hand (write_ops20_onnx, write_ops24_onnx below) from the module's parameters, each
 # initializer named by its state_dict key, in the form those opsets define; PyTorch trains the
 # module itself.
-HANDWRITTEN = ("ops20", "ops24", "attn23", "attn23_pad", "rope23", "ops28")
+HANDWRITTEN = ("ops20", "ops24", "attn23", "attn23_pad", "rope23", "ops28", "local_fn")
 
 # Recurrent classifiers (issue #6), exported like the transformers (training mode, no constant
 # folding: the exporter slices PyTorch's weights into ONNX's gate order in the graph, so the
@@ -1135,6 +1135,60 @@ class Ops28(nn.Module):
         onnx.save(_onnx_model(self, nodes, batch, (10,), (10,), 28), path)
 
 
+class LocalFunctions(nn.Module):
+    """ONNX model-local functions (ModelProto.functions, as onnxscript and the dynamo exporter
+    write them when they do not inline), written by hand at opset 18: a function "Block"
+    (domain "local") calls a function "LinearAct" twice, LeakyRelu(X W^T + B) whose alpha is
+    a function attribute: 0.1 at the first call, the function's default 0.2 (its
+    attribute_proto, IR 9) at the second; Block returns the sum of the two. The graph calls
+    Block on the input, then Gemm(16, 10) -> Softmax."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(10, 16)
+        self.fc2 = nn.Linear(16, 16)
+        self.fc = nn.Linear(16, 10)
+        self.head = True
+
+    def forward(self, x):
+        h = F.leaky_relu(self.fc1(x), 0.1)
+        h = h + F.leaky_relu(self.fc2(h), 0.2)
+        x = self.fc(h)
+        return torch.softmax(x, dim=1) if self.head else x
+
+    def write_onnx(self, path, batch):
+        import onnx
+        from onnx import helper
+        n = helper.make_node
+        opsets = [helper.make_opsetid("", 18), helper.make_opsetid("local", 1)]
+        alpha = helper.make_attribute("alpha", 0.0)
+        alpha.ref_attr_name = "alpha"
+        act = n("LeakyRelu", ["A"], ["Y"])
+        act.attribute.append(alpha)
+        linear_act = helper.make_function(
+            "local", "LinearAct", ["X", "W", "B"], ["Y"],
+            [n("Transpose", ["W"], ["Wt"], perm=[1, 0]), n("MatMul", ["X", "Wt"], ["M"]),
+             n("Add", ["M", "B"], ["A"]), act], opsets, attributes=["alpha"])
+        # The default alpha = 0.2 as FunctionProto.attribute_proto (field 11), which onnx 1.12's
+        # IR 8 schema lacks: appended as the field's wire bytes.
+        default = helper.make_attribute("alpha", 0.2).SerializeToString()
+        wire = linear_act.SerializeToString() + b"\x5a" + bytes([len(default)]) + default
+        linear_act = onnx.FunctionProto.FromString(wire)
+        block = helper.make_function(
+            "local", "Block", ["X", "W1", "B1", "W2", "B2"], ["Y"],
+            [n("LinearAct", ["X", "W1", "B1"], ["H"], domain="local", alpha=0.1),
+             n("LinearAct", ["H", "W2", "B2"], ["G"], domain="local"),
+             n("Add", ["H", "G"], ["Y"])], opsets)
+        nodes = [n("Block", ["input", "fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"],
+                   ["block"], domain="local", name="block"),
+                 n("Gemm", ["block", "fc.weight", "fc.bias"], ["logits"], transB=1),
+                 n("Softmax", ["logits"], ["output"], axis=1)]
+        model = _onnx_model(self, nodes, batch, (10,), (10,), 18)
+        model.opset_import.append(helper.make_opsetid("local", 1))
+        model.functions.extend([linear_act, block])
+        onnx.save(model, path)
+
+
 class NormUNet(nn.Module):
     """A small U-Net of the normalizations and resamplings that segmentation and diffusion
     models use: the input normalised by constant per-channel mean and std tables, Conv ->
@@ -1295,7 +1349,7 @@ def input_shape(name, batch=None):
         return (batch, 6, 8)
     if name in ("attn23", "rope23"):
         return (batch, 8, 16)
-    return ((batch, 10) if name in ("mlp", "resmlp", "split_mlp", "act_mlp", "arith_mlp", "ops28",
+    return ((batch, 10) if name in ("mlp", "resmlp", "split_mlp", "act_mlp", "arith_mlp", "ops28", "local_fn",
                                     "bcast_mlp", "row_mlp", "math_mlp")
             else (batch, 3, 28, 28))
 
@@ -1396,6 +1450,8 @@ def build(name):
         return Rope23()
     if name == "ops28":
         return Ops28()
+    if name == "local_fn":
+        return LocalFunctions()
     if name == "cnn_bn":
         return CNNBN()
     if name in DROPOUT_TRANSFORMERS:

@@ -26,6 +26,8 @@
 #   rope-positions RotaryEmbedding-23 of the image as [B, H, S, D] whose position_ids differ
 #                  between the two samples
 #   rope-dim       RotaryEmbedding-23 with rotary_embedding_dim 3 (odd)
+#   fn-opset       a call of a local function whose body imports opset 17 (the model 21)
+#   fn-recursive   a local function that calls itself
 import sys
 
 import numpy as np
@@ -34,6 +36,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 kind, out = sys.argv[1], sys.argv[2]
 inits = []
+functions = []
 
 
 def const(name, value, dtype=np.float32):
@@ -101,6 +104,14 @@ elif kind in ("rope-positions", "rope-dim"):
                                           const("sin", np.zeros((8, 3))),
                                           const("positions", positions, np.int64)], "rope",
                       **({"rotary_embedding_dim": 3} if kind == "rope-dim" else {})))
+elif kind in ("fn-opset", "fn-recursive"):
+    body = [helper.make_node("Relu", ["X"], ["Y"])] if kind == "fn-opset" else [
+        helper.make_node("Again", ["X"], ["Y"], domain="local")]
+    functions = [helper.make_function(
+        "local", "Again", ["X"], ["Y"], body,
+        [helper.make_opsetid("", 17 if kind == "fn-opset" else 21),
+         helper.make_opsetid("local", 1)])]
+    nodes.append(helper.make_node("Again", ["r"], ["output"], name="call", domain="local"))
 else:
     raise SystemExit("unknown kind " + kind)
-onnx_case.save(nodes, kind, x, inits, opset, out)
+onnx_case.save(nodes, kind, x, inits, opset, out, functions)
