@@ -169,7 +169,11 @@ struct AttentionChain {
   bool causal = false;             // the softmax's causal mask
   SmallVector<Operation *> erased; // the chain's ops, readers last
   TransposeOp keyTranspose;        // K^T as a transpose of a stored K, rewritten to give K
-  Operation *keyView = nullptr;    // a reshape of that transpose's leading axes, or null
+  Operation *keyView = nullptr;    // the reshape of the leading axes nearest K^T's reader
+  SmallVector<Operation *> keyOps; // the scales and views after the transpose, producers first
+  // A view of Q's leading axes whose scale was folded into `scale`: the view reads the
+  // scale's input instead (view, that input).
+  std::optional<std::pair<Operation *, Value>> queryRewire;
 };
 
 /// The input of `v`'s defining reshape when it has one use and only merges or splits the
@@ -236,37 +240,68 @@ std::optional<AttentionChain> matchChain(BatchMatmulOp product) {
   if (!qk || !qk.getResult().hasOneUse() || qk.getTransposeLhs())
     return std::nullopt;
   Value query = qk.getLhs(), keyT = qk.getRhs();
-  Operation *queryScale = nullptr, *keyScale = nullptr;
-  if (!factor)
-    if ((factor = pureScaleOf(query.getDefiningOp()))) {
-      queryScale = query.getDefiningOp();
-      query = queryScale->getOperand(0);
-    }
-  if (!factor)
-    if ((factor = pureScaleOf(keyT.getDefiningOp()))) {
-      keyScale = keyT.getDefiningOp();
-      keyT = keyScale->getOperand(0);
-    }
+  float scale = factor.value_or(1.0f);
+  // Pure scales of Q and of K^T fold into the attention's scale (their product with the
+  // scores' own): HF's q / sqrt(d), and the sqrt(scale) by which PyTorch's exported
+  // scaled_dot_product_attention scales each of them for stability. Q's may sit under a view
+  // of its leading axes, which then reads the unscaled Q.
+  Operation *queryScale = nullptr;
+  if (std::optional<float> f = pureScaleOf(query.getDefiningOp())) {
+    queryScale = query.getDefiningOp();
+    query = queryScale->getOperand(0);
+    scale *= *f;
+  } else {
+    Operation *view = nullptr;
+    Value viewed = throughLeadingAxesView(query, view);
+    if (view)
+      if (std::optional<float> g = pureScaleOf(viewed.getDefiningOp())) {
+        queryScale = viewed.getDefiningOp();
+        chain.queryRewire = std::pair{view, queryScale->getOperand(0)};
+        scale *= *g;
+      }
+  }
   chain.query = query;
   chain.value = product.getRhs();
-  chain.scale = factor.value_or(1.0f);
-  // K^T as a transpose of a stored K, possibly merged into [B, D, N] by a reshape of its
-  // leading axes (a model's own k.transpose(-2, -1) on [batch, heads, N, D]).
-  Operation *keyView = nullptr;
-  Value keyTransposed = qk.getTransposeRhs() ? keyT : throughLeadingAxesView(keyT, keyView);
-  if (qk.getTransposeRhs())
+  if (qk.getTransposeRhs()) {
     chain.key = keyT; // already stored [B, N, D]
-  else if (auto t = keyTransposed.getDefiningOp<TransposeOp>(); t && t.getResult().hasOneUse())
-    chain.keyTranspose = t, chain.keyView = keyView;
-  else
-    return std::nullopt; // a K^T computed some other way: left unfused
+  } else {
+    // K^T as a transpose of a stored K, possibly merged into [B, D, N] by a reshape of its
+    // leading axes (a model's own k.transpose(-2, -1) on [batch, heads, N, D]), through pure
+    // scales and more such views (an exporter's [B H, D, N] -> [B, H, D, N] -> [B H, D, N]
+    // round trip).
+    Value cur = keyT;
+    SmallVector<Operation *> readersFirst;
+    for (;;) {
+      Operation *def = cur.getDefiningOp();
+      if (std::optional<float> f = pureScaleOf(def)) {
+        scale *= *f;
+        readersFirst.push_back(def);
+        cur = def->getOperand(0);
+        continue;
+      }
+      Operation *view = nullptr;
+      Value inner = throughLeadingAxesView(cur, view);
+      if (!view)
+        break;
+      if (!chain.keyView)
+        chain.keyView = view;
+      readersFirst.push_back(view);
+      cur = inner;
+    }
+    auto t = cur.getDefiningOp<TransposeOp>();
+    if (!t || !t.getResult().hasOneUse())
+      return std::nullopt; // a K^T computed some other way: left unfused
+    chain.keyTranspose = t;
+    chain.keyOps.assign(readersFirst.rbegin(), readersFirst.rend());
+  }
+  chain.scale = scale;
   auto f32 = [](Value v) { return cast<RankedTensorType>(v.getType()).getElementType().isF32(); };
   if (!f32(query) || !f32(keyT) || !f32(chain.value))
     return std::nullopt;
   if (chain.dropout)
     chain.step = chain.dropout.getStep();
   // Readers last.
-  for (Operation *op : {queryScale, keyScale, (Operation *)qk, scoreView, scoreScale,
+  for (Operation *op : {queryScale, (Operation *)qk, scoreView, scoreScale,
                         (Operation *)fillProduct, (Operation *)biasAdd, (Operation *)softmax,
                         chain.dropout ? chain.dropout.getOperation() : nullptr, probabilityView})
     if (op)
@@ -285,6 +320,8 @@ struct FuseAttentionPass : graphc::impl::FuseAttentionBase<FuseAttentionPass> {
       if (!chain)
         continue;
       OpBuilder b(product);
+      if (chain->queryRewire)
+        chain->queryRewire->first->setOperand(0, chain->queryRewire->second);
       Value key = chain->key;
       if (TransposeOp t = chain->keyTranspose) {
         // K^T = transpose(X, perm) is [B, D, N]; K = transpose(X, perm with its last two
@@ -306,9 +343,10 @@ struct FuseAttentionPass : graphc::impl::FuseAttentionBase<FuseAttentionPass> {
           auto viewed = cast<RankedTensorType>(view->getResult(0).getType());
           SmallVector<int64_t> keyShape(viewed.getShape());
           std::swap(keyShape[keyShape.size() - 1], keyShape[keyShape.size() - 2]);
-          key = b.create<ReshapeOp>(view->getLoc(), viewed.clone(keyShape), key);
-          chain->erased.insert(chain->erased.begin(), view);
+          if (key.getType() != viewed.clone(keyShape))
+            key = b.create<ReshapeOp>(view->getLoc(), viewed.clone(keyShape), key);
         }
+        chain->erased.insert(chain->erased.begin(), chain->keyOps.begin(), chain->keyOps.end());
         chain->erased.insert(chain->erased.begin(), t);
         b.setInsertionPoint(product);
       }

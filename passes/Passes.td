@@ -22,10 +22,13 @@ def FuseAttention : Pass<"graphc-fuse-attention", "mlir::func::FuncOp"> {
     op recomputes the probabilities, so they only ever occupy the op's workspace.
 
     The chain is fused when each of its intermediate values has that one reader, the softmax is
-    over the last axis, the scores are scaled by a constant at most once (on Q, on K or on the
-    scores, without offset) and the products are not transposed on the query or value side.
-    K^T given as a transpose of a stored K (the usual export) becomes the transpose that
-    produces K itself. Dropout keeps its op id, ratio and mask index, so the fused and unfused
+    over the last axis, the scales (constant factors without offset, on Q, on K^T or on the
+    scores) multiply into the attention's scale, and the products are not transposed on the
+    query or value side. K^T given as a transpose of a stored K (the usual export) becomes the
+    transpose that produces K itself, through views of the leading axes and scales between
+    them; a scale of Q under such a view goes, the view reading Q itself (PyTorch's exported
+    scaled_dot_product_attention scales Q and K^T by sqrt(scale) each and builds K^T as a
+    [B H, S, D] view, a transpose and a [B, H, D, S] view). Dropout keeps its op id, ratio and mask index, so the fused and unfused
     graphs drop the same elements. A causal softmax (a decoder's mask) makes a causal
     attention, `graph.attention {causal}`.
 

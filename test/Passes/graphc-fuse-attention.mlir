@@ -345,3 +345,30 @@ func.func @per_query_bias(%q: tensor<4x8x4xf32>, %k: tensor<4x6x4xf32>, %v: tens
   %o = graph.batch_matmul %p3, %v : (tensor<4x8x6xf32>, tensor<4x6x3xf32>) -> tensor<4x8x3xf32>
   return %o : tensor<4x8x3xf32>
 }
+
+// -----
+
+// PyTorch's exported scaled_dot_product_attention at opset 18: Q and K^T each scaled by
+// sqrt(scale) before the product (their factors multiply into the attention's), K^T made by
+// a [B H, S, D] view, a transpose and a view back to [B, H, D, S], then viewed as [B H, D, S]
+// for the product. The view of Q reads the unscaled Q; K^T's transpose, scale and views all go.
+// CHECK-LABEL: func.func @sdpa_export_scales
+// CHECK-NEXT: %[[K:.*]] = graph.reshape %arg1 : (tensor<2x2x4x8xf32>) -> tensor<4x4x8xf32>
+// CHECK-NEXT: %[[Q:.*]] = graph.reshape %arg0 : (tensor<2x2x4x8xf32>) -> tensor<4x4x8xf32>
+// CHECK-NEXT: %[[V:.*]] = graph.reshape %arg2 : (tensor<2x2x4x8xf32>) -> tensor<4x4x8xf32>
+// CHECK-NEXT: %[[O:.*]] = graph.attention %[[Q]], %[[K]], %[[V]] {causal, scale = 0.353553355 : f32} : (tensor<4x4x8xf32>, tensor<4x4x8xf32>, tensor<4x4x8xf32>) -> tensor<4x4x8xf32>
+// CHECK-NEXT: return %[[O]]
+func.func @sdpa_export_scales(%q: tensor<2x2x4x8xf32>, %k: tensor<2x2x4x8xf32>, %v: tensor<2x2x4x8xf32>) -> tensor<4x4x8xf32> {
+  %k3 = graph.reshape %k : (tensor<2x2x4x8xf32>) -> tensor<4x4x8xf32>
+  %kt3 = graph.transpose %k3 {perm = array<i64: 0, 2, 1>} : (tensor<4x4x8xf32>) -> tensor<4x8x4xf32>
+  %kt = graph.reshape %kt3 : (tensor<4x8x4xf32>) -> tensor<2x2x8x4xf32>
+  %qs = graph.scale %q {factor = 0.594603539 : f32} : tensor<2x2x4x8xf32>
+  %kts = graph.scale %kt {factor = 0.594603539 : f32} : tensor<2x2x8x4xf32>
+  %qv = graph.reshape %qs : (tensor<2x2x4x8xf32>) -> tensor<4x4x8xf32>
+  %ktv = graph.reshape %kts : (tensor<2x2x8x4xf32>) -> tensor<4x8x4xf32>
+  %s = graph.batch_matmul %qv, %ktv : (tensor<4x4x8xf32>, tensor<4x8x4xf32>) -> tensor<4x4x4xf32>
+  %p = graph.softmax %s {axis = 2 : i64, causal} : tensor<4x4x4xf32>
+  %vv = graph.reshape %v : (tensor<2x2x4x8xf32>) -> tensor<4x4x8xf32>
+  %o = graph.batch_matmul %p, %vv : (tensor<4x4x4xf32>, tensor<4x4x8xf32>) -> tensor<4x4x8xf32>
+  return %o : tensor<4x4x8xf32>
+}

@@ -40,7 +40,7 @@ SEEDS = {"mlp": 1, "cnn": 2, "cnn_bce": 3, "resmlp": 4,
          "causal_cls": 30, "causal_lm": 31, "nano_gpt": 32, "nano_gpt_tied": 32,
          "nano_gpt_trilu": 32, "llama": 33, "llama_gqa": 34, "row_mlp": 35,
          "llama_hf": 36, "math_mlp": 37, "pad_cls": 38, "mask_cls": 39, "mask_cls_hf": 39,
-         "kpm_cls": 40, "norm_unet": 41, "shuffle_sr": 42, "ops20": 43, "ops24": 44, "attn23": 45, "attn23_pad": 46, "rope23": 47, "ops28": 48, "local_fn": 49}
+         "kpm_cls": 40, "norm_unet": 41, "shuffle_sr": 42, "ops20": 43, "ops24": 44, "attn23": 45, "attn23_pad": 46, "rope23": 47, "ops28": 48, "local_fn": 49, "sdpa18": 50}
 
 # torchvision models (issue #6), small so that a test takes seconds: 10 classes, 32x32 images,
 # batch 4, exported in training mode (BatchNormalization with batch statistics and running-stat
@@ -78,7 +78,8 @@ OPSETS = {"transformer_ln17": 17, "nano_gpt_trilu": 14}
 # by hand (write_ops20_onnx, write_ops24_onnx below) from the module's parameters, each
 # initializer named by its state_dict key, in the form those opsets define; PyTorch trains the
 # module itself.
-HANDWRITTEN = ("ops20", "ops24", "attn23", "attn23_pad", "rope23", "ops28", "local_fn")
+HANDWRITTEN = ("ops20", "ops24", "attn23", "attn23_pad", "rope23", "ops28", "local_fn",
+               "sdpa18")
 
 # Recurrent classifiers (issue #6), exported like the transformers (training mode, no constant
 # folding: the exporter slices PyTorch's weights into ONNX's gate order in the graph, so the
@@ -1019,6 +1020,17 @@ class Attention23Pad(nn.Module):
 
 
 
+def _causal_attention_classifier(model, q, k, v):
+    """softmax(q k^T / sqrt(8), causal) v of [B, 2, S, 8] heads, merged to [B, S, 16], the mean
+    over the sequence, model.fc, and the softmax head unless model.head is off."""
+    B, _, S, _ = q.shape
+    scores = q @ k.transpose(-1, -2) / math.sqrt(8)
+    scores = scores.masked_fill(~torch.ones(S, S, dtype=torch.bool).tril(), float("-inf"))
+    h = (torch.softmax(scores, -1) @ v).transpose(1, 2).reshape(B, S, 16)
+    x = model.fc(h.mean(1))
+    return torch.softmax(x, dim=1) if model.head else x
+
+
 def _rope_reference(x, cos, sin, interleaved, rot):
     """ONNX RotaryEmbedding's definition (docs/Changelog.md, RotaryEmbedding-23) on x
     [B, S, H, D] with cos, sin [S, rot / 2]."""
@@ -1064,11 +1076,7 @@ class Rope23(nn.Module):
         q = _rope_reference(self.q(x).view(B, S, 2, 8), qc, qs, False, 8).transpose(1, 2)
         k = _rope_reference(self.k(x).view(B, S, 2, 8), kc, ks, True, 4).transpose(1, 2)
         v = self.v(x).view(B, S, 2, 8).transpose(1, 2)
-        scores = q @ k.transpose(-1, -2) / math.sqrt(8)
-        scores = scores.masked_fill(~torch.ones(S, S, dtype=torch.bool).tril(), float("-inf"))
-        h = (torch.softmax(scores, -1) @ v).transpose(1, 2).reshape(B, S, 16)
-        x = self.fc(h.mean(1))
-        return torch.softmax(x, dim=1) if self.head else x
+        return _causal_attention_classifier(self, q, k, v)
 
     def write_onnx(self, path, batch):
         import onnx
@@ -1187,6 +1195,61 @@ class LocalFunctions(nn.Module):
         model.opset_import.append(helper.make_opsetid("local", 1))
         model.functions.extend([linear_act, block])
         onnx.save(model, path)
+
+
+class Sdpa18(nn.Module):
+    """F.scaled_dot_product_attention(q, k, v, is_causal=True) as torch's dynamo exporter
+    writes it at opset 18 (onnxscript's decomposition, constants folded), by hand: K^T as
+    Reshape to [-1, S, D], Transpose, Reshape back to [B, H, D, S]; Q and K^T each multiplied by
+    sqrt(1 / sqrt(D)) before their MatMul (for stability); the causal mask a constant [S, S]
+    of 0 and -inf added to the scores; Softmax; MatMul by V. On a [B, 8, 16] sequence:
+    bias-free Q, K, V projections into 2 heads of 8, that attention, the heads merged, the
+    mean over the sequence -> Gemm(16, 10) -> Softmax."""
+
+    def __init__(self):
+        super().__init__()
+        self.q = nn.Linear(16, 16, bias=False)
+        self.k = nn.Linear(16, 16, bias=False)
+        self.v = nn.Linear(16, 16, bias=False)
+        self.fc = nn.Linear(16, 10)
+        self.head = True
+
+    def forward(self, x):
+        B, S, _ = x.shape
+        heads = lambda t: t.view(B, S, 2, 8).transpose(1, 2)  # noqa: E731
+        q, k, v = heads(self.q(x)), heads(self.k(x)), heads(self.v(x))
+        return _causal_attention_classifier(self, q, k, v)
+
+    def write_onnx(self, path, batch):
+        import onnx
+        from onnx import helper
+        n = helper.make_node
+        nodes = _onnx_linear("input", "q", False) + _onnx_linear("input", "k", False) + \
+            _onnx_linear("input", "v", False) + _onnx_heads("q") + _onnx_heads("k") + \
+            _onnx_heads("v") + [
+                n("Reshape", ["k_heads", "squeezed_shape"], ["k_squeezed"]),
+                n("Transpose", ["k_squeezed"], ["k_squeezed_t"], perm=[0, 2, 1]),
+                n("Reshape", ["k_squeezed_t", "kt_shape"], ["k_t"]),
+                n("Mul", ["q_heads", "root_scale"], ["q_scaled"]),
+                n("Mul", ["k_t", "root_scale"], ["k_t_scaled"]),
+                n("MatMul", ["q_scaled", "k_t_scaled"], ["scores"]),
+                n("Add", ["scores", "causal_mask"], ["masked"]),
+                n("Softmax", ["masked"], ["probabilities"], axis=-1),
+                n("MatMul", ["probabilities", "v_heads"], ["a"]),
+                n("Transpose", ["a"], ["a_seq"], perm=[0, 2, 1, 3]),
+                n("Reshape", ["a_seq", "merge_shape"], ["merged"]),
+                n("ReduceMean", ["merged", "mean_axes"], ["mean"], keepdims=0),
+                n("Gemm", ["mean", "fc.weight", "fc.bias"], ["logits"], transB=1),
+                n("Softmax", ["logits"], ["output"], axis=1)]
+        extra = [("heads_shape", np.array([batch, 8, 2, 8], np.int64)),
+                 ("squeezed_shape", np.array([-1, 8, 8], np.int64)),
+                 ("kt_shape", np.array([batch, 2, 8, 8], np.int64)),
+                 ("root_scale", np.array(math.sqrt(1 / math.sqrt(8)), np.float32)),
+                 ("causal_mask", np.where(np.tri(8, dtype=bool), 0.0, -np.inf)
+                  .astype(np.float32)),
+                 ("merge_shape", np.array([batch, 8, 16], np.int64)),
+                 ("mean_axes", np.array([1], np.int64))]
+        onnx.save(_onnx_model(self, nodes, batch, (8, 16), (10,), 18, extra), path)
 
 
 class NormUNet(nn.Module):
@@ -1347,7 +1410,7 @@ def input_shape(name, batch=None):
         return (batch, 4, 6, 6)
     if name == "ops24":
         return (batch, 6, 8)
-    if name in ("attn23", "rope23"):
+    if name in ("attn23", "rope23", "sdpa18"):
         return (batch, 8, 16)
     return ((batch, 10) if name in ("mlp", "resmlp", "split_mlp", "act_mlp", "arith_mlp", "ops28", "local_fn",
                                     "bcast_mlp", "row_mlp", "math_mlp")
@@ -1452,6 +1515,8 @@ def build(name):
         return Ops28()
     if name == "local_fn":
         return LocalFunctions()
+    if name == "sdpa18":
+        return Sdpa18()
     if name == "cnn_bn":
         return CNNBN()
     if name in DROPOUT_TRANSFORMERS:
