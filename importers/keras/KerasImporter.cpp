@@ -1272,6 +1272,96 @@ private:
     return out;
   }
 
+  /// Normalization (Keras's preprocessing layer, adapted to the data): (x - mean) /
+  /// max(sqrt(variance), 1e-7), or with `invert` mean + x max(sqrt(variance), 1e-7). Over the
+  /// last axis (a feature, or an image's channel) the mean and variance are frozen parameters
+  /// `<layer>/mean` and `<layer>/variance` (from the weights file, vars 0 and 1 of an adapted
+  /// layer; count, var 2, unused; or the config's `mean` and `variance`), the scale
+  /// variance^-1/2 (the variance clipped below at 1e-14) and the shift -mean times it computed
+  /// in the step, and applied as one depthwise 1x1 graph.conv2d (buildPerChannelAffine) of
+  /// the image or of the [rows, features, 1, 1] view. With `axis` None, one mean and variance:
+  /// a graph.scale of the values read at import.
+  Tensor normalization(const Layer &l, const Tensor &in, Location loc) {
+    noPadding(l, in);
+    noFlat(l, in);
+    const auto ks = kerasShape(in);
+    const json::Value *av = l.config->get("axis");
+    bool global = !av || av->getAsNull();
+    if (!global) {
+      const json::Array *axes = av->getAsArray();
+      std::optional<int64_t> single = axes ? std::optional<int64_t>() : integer(av);
+      if (axes && axes->empty())
+        global = true;
+      else if (axes && axes->size() == 1)
+        single = integer(&(*axes)[0]);
+      if (!global && (!single || (*single != -1 && *single != int64_t(ks.size()) - 1)))
+        refuseAttr(l, "axis", "= " + show(av) + " is not supported (the last axis, or None)");
+    }
+    const bool invert = boolAttr(l, "invert", false);
+    const int64_t features = global ? 1 : ks.back();
+    // The config's mean and variance (numbers or lists), else the weights.
+    auto configured = [&](llvm::StringRef key) -> std::optional<std::vector<float>> {
+      const json::Value *v = l.config->get(key);
+      if (!v || v->getAsNull())
+        return std::nullopt;
+      std::vector<float> values;
+      if (auto d = v->getAsNumber())
+        values.assign(size_t(features), float(*d));
+      else if (const json::Array *list = v->getAsArray())
+        for (const json::Value &e : *list)
+          if (auto d = e.getAsNumber())
+            values.push_back(float(*d));
+      if (int64_t(values.size()) != features)
+        refuseAttr(l, key.str(),
+                   "= " + show(v) + " is not " + std::to_string(features) + " numbers");
+      return values;
+    };
+    std::optional<std::vector<float>> mean = configured("mean"), variance = configured("variance");
+    if (mean.has_value() != variance.has_value())
+      failLayer(l, "gives one of mean and variance in its config, not both");
+    if (!mean) {
+      std::vector<int64_t> shape = global ? std::vector<int64_t>{} : std::vector<int64_t>{features};
+      auto w = layerWeights(l, {{"mean", shape, "", "zeros"},
+                                {"variance", shape, "", "ones"},
+                                {"count", {}, "", "zeros"}});
+      mean = w[0].values;
+      variance = w[1].values;
+    }
+    constexpr float kKerasEpsilon = 1e-7f; // keras.backend.epsilon()
+    Tensor out = in;
+    out.nonNegative = false;
+    if (global) {
+      const float deviation = std::max(std::sqrt((*variance)[0]), kKerasEpsilon);
+      const float factor = invert ? deviation : 1.0f / deviation;
+      const float offset = invert ? (*mean)[0] : -(*mean)[0] / deviation;
+      out.v = b.create<ScaleOp>(loc, in.v.getType(), in.v, b.getF32FloatAttr(factor),
+                                b.getF32FloatAttr(offset));
+      return out;
+    }
+    Value meanArg = persistent(l, "mean", {features}, *mean, false, "parameter");
+    Value varianceArg = persistent(l, "variance", {features}, *variance, false, "parameter");
+    Type type = f32({features});
+    Value clipped =
+        b.create<ClipOp>(loc, type, varianceArg, b.getF32FloatAttr(kKerasEpsilon * kKerasEpsilon),
+                         b.getF32FloatAttr(std::numeric_limits<float>::max()));
+    Value factor =
+        b.create<ActivationOp>(loc, type, ActivationKindAttr::get(&ctx, ActivationKind::pow),
+                               clipped, b.getF32FloatAttr(invert ? 0.5f : -0.5f));
+    Value shift = meanArg;
+    if (!invert) {
+      Value scaledMean = b.create<MulOp>(loc, type, meanArg, factor);
+      shift = b.create<ScaleOp>(loc, type, scaledMean, b.getF32FloatAttr(-1.0f));
+    }
+    auto xs = shapeOf(in.v);
+    const int64_t rows =
+        in.image ? 0 : std::accumulate(xs.begin(), xs.end() - 1, int64_t{1}, std::multiplies<>());
+    Value image =
+        in.image ? in.v : b.create<ReshapeOp>(loc, f32({rows, features, 1, 1}), in.v).getResult();
+    Value affine = buildPerChannelAffine(b, loc, image, factor, shift);
+    out.v = in.image ? affine : b.create<ReshapeOp>(loc, in.v.getType(), affine).getResult();
+    return out;
+  }
+
   Tensor leakyRelu(const Tensor &in, double slope, Location loc) {
     Tensor out = in;
     out.v = b.create<ActivationOp>(loc, in.v.getType(),
@@ -2300,6 +2390,7 @@ private:
                                                 "Maximum",
                                                 "Minimum",
                                                 "Rescaling",
+                                                "Normalization",
                                                 "LeakyReLU",
                                                 "ELU",
                                                 "Embedding",
@@ -2429,6 +2520,8 @@ private:
       return dropout(l, in, loc);
     if (c == "Rescaling")
       return rescaling(l, in, loc);
+    if (c == "Normalization")
+      return normalization(l, in, loc);
     if (c == "BatchNormalization")
       return batchNorm(l, in, loc);
     if (c == "ZeroPadding2D")

@@ -88,8 +88,9 @@ bool readDataset(hid_t loc, const std::string &path, KerasArray &out, std::strin
     return false;
   }
   TypeHandle type(H5Dget_type(ds.id));
-  if (type.id < 0 || H5Tget_class(type.id) != H5T_FLOAT) {
-    error = "dataset \"" + path + "\" is not a floating-point array";
+  // Integer arrays (a Normalization layer's sample count) are read converted to float.
+  if (type.id < 0 || (H5Tget_class(type.id) != H5T_FLOAT && H5Tget_class(type.id) != H5T_INTEGER)) {
+    error = "dataset \"" + path + "\" is not a numeric array";
     return false;
   }
   Space space(H5Dget_space(ds.id));

@@ -192,6 +192,11 @@ class Style:
         c.update({"scale": scale, "offset": offset})
         return self.entry("Rescaling", c, shape)
 
+    def normalization(self, name, axis, invert=False, mean=None, variance=None, shape=None):
+        c = self.base(name)
+        c.update({"axis": axis, "invert": invert, "mean": mean, "variance": variance})
+        return self.entry("Normalization", c, shape)
+
     def dropout(self, name, rate, shape=None):
         c = self.base(name)
         c.update({"rate": rate, "noise_shape": None, "seed": None} if not self.k3 else
@@ -486,6 +491,22 @@ def crop_pad_upsample_fixtures(k3, k2):
     add(s.dense("dense", 3, "softmax", shape=[N, 4]), ["global_average_pooling2d"])
     write("k3_rescale_max", s.functional("functional", L, [("input_layer", 0, 0)], [("dense", 0, 0)],
                                          k3_adam(0.01, "sparse_categorical_crossentropy")))
+
+    # J3. Keras 3 Sequential: Normalization of the image's channels (axis -1, adapted: its mean,
+    # variance and count in the weights file), a same Conv2D (relu), GlobalAveragePooling2D,
+    # Normalization of the 4 features with the mean and variance in its config, Normalization
+    # with axis None, inverted, of one mean and variance in its config, Dense softmax;
+    # compile_config: Adam.
+    L = [s.input_layer("input_layer", [N, 6, 6, 3]),
+         s.normalization("normalization", [-1], shape=[N, 6, 6, 3]),
+         s.conv2d("conv2d", 4, (3, 3), padding="same", activation="relu", shape=[N, 6, 6, 3]),
+         s.global_pool("GlobalAveragePooling2D", "global_average_pooling2d", [N, 6, 6, 4]),
+         s.normalization("normalization_1", [-1], mean=[0.1, 0.2, 0.3, 0.4],
+                         variance=[1.0, 2.0, 0.5, 4.0], shape=[N, 4]),
+         s.normalization("normalization_2", [], invert=True, mean=0.5, variance=4.0, shape=[N, 4]),
+         s.dense("dense", 3, "softmax", shape=[N, 4])]
+    write("k3_normalization", s.sequential("sequential", L, [N, 6, 6, 3],
+                                           k3_adam(0.01, "sparse_categorical_crossentropy")))
 
     # K. tf.keras 2.15 Sequential: Cropping1D of the (batch, steps, features) input, Conv1D,
     # Cropping1D of the 1-D feature map, Flatten, Dense, Activation softmax.
