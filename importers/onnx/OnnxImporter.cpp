@@ -3589,16 +3589,19 @@ private:
       // each padded axis (what PyTorch's F.pad and TensorFlow's exported SAME paddings compute:
       // the padded tensor, then the next op). Autodiff slices the gradient of the input back
       // out of the concatenation. torch exports AvgPool2d (DenseNet's transitions) as a Pad of
-      // zero widths before the AveragePool: the identity.
+      // zero widths before the AveragePool: the identity. The other modes concatenate slices
+      // of the input itself: `edge` (nn.ReplicationPad2d) its first and last element along the
+      // axis, once per padded position; `reflect` (nn.ReflectionPad2d) its elements mirrored
+      // about the edges, one slice per padded position (x[p], ..., x[1], x, x[n-2], ...);
+      // `wrap` (opset 19, circular padding) its last and first elements. Their gradients add
+      // the copies back into the elements they read. O(padded positions) slices per axis.
       std::vector<int64_t> pads =
           opset >= 11 ? (node.input_size() > 1 && !node.input(1).empty() ? constantOf(node, 1).ints
                                                                          : std::vector<int64_t>{})
                       : intsAttr(node, "pads", {});
-      if (auto *a = findAttr(node, "mode"); a && a->s() != "constant")
-        refuseAttr(node, "mode",
-                   "= " + a->s() +
-                       " is not supported (constant padding only); pad in the data "
-                       "pipeline or use a zero Pad");
+      const std::string mode = strAttr(node, "mode", "constant");
+      if (mode != "constant" && mode != "edge" && mode != "reflect" && mode != "wrap")
+        refuseAttr(node, "mode", "= " + mode + " is not one of constant, edge, reflect and wrap");
       float padValue = opset >= 11 ? 0.0f : floatAttr(node, "value", 0.0f);
       if (opset >= 11 && node.input_size() > 2 && !node.input(2).empty()) {
         const HostTensor &value = constantOf(node, 2);
@@ -3647,17 +3650,47 @@ private:
         if (before == 0 && after == 0)
           continue;
         SmallVector<Value> parts;
-        auto block = [&](int64_t width) {
-          std::vector<int64_t> blockShape = shape;
-          blockShape[axis] = width;
-          parts.push_back(
-              b.create<FillOp>(loc, f32(blockShape), b.getF32FloatAttr(padValue)).getResult());
+        const int64_t n = shape[axis];
+        if (mode == "reflect" && (before > n - 1 || after > n - 1))
+          fail(nodeLabel(node) + ": reflect padding of " + std::to_string(std::max(before, after)) +
+               " on axis " + std::to_string(axis) + " of " + std::to_string(n) +
+               " elements; it must be smaller than the axis");
+        if (mode == "wrap" && (before > n || after > n))
+          fail(nodeLabel(node) + ": wrap padding of " + std::to_string(std::max(before, after)) +
+               " on axis " + std::to_string(axis) + " of " + std::to_string(n) +
+               " elements; it must be at most the axis");
+        // Element i of x along the axis, one slice per element however often it is copied
+        // (graphc's gradient of slices needs them disjoint; copies of one value add up).
+        std::map<int64_t, Value> elements;
+        auto element = [&](int64_t i) {
+          Value &e = elements[i];
+          if (!e) {
+            std::vector<int64_t> sliceShape = shape;
+            sliceShape[axis] = 1;
+            e = b.create<SliceOp>(loc, f32(sliceShape), x, b.getI64IntegerAttr(int64_t(axis)),
+                                  b.getI64IntegerAttr(i));
+          }
+          parts.push_back(e);
+        };
+        // The `width` elements padded before (or after) x.
+        auto block = [&](int64_t width, bool atStart) {
+          if (mode == "constant") {
+            std::vector<int64_t> blockShape = shape;
+            blockShape[axis] = width;
+            parts.push_back(
+                b.create<FillOp>(loc, f32(blockShape), b.getF32FloatAttr(padValue)).getResult());
+            return;
+          }
+          for (int64_t j = 0; j < width; ++j) // position j of the block
+            element(mode == "edge"   ? (atStart ? 0 : n - 1)
+                    : mode == "wrap" ? (atStart ? n - width + j : j)
+                                     : (atStart ? width - j : n - 2 - j));
         };
         if (before > 0)
-          block(before);
+          block(before, true);
         parts.push_back(x);
         if (after > 0)
-          block(after);
+          block(after, false);
         shape[axis] += before + after;
         x = b.create<ConcatOp>(loc, f32(shape), parts, b.getI64IntegerAttr(int64_t(axis)));
       }

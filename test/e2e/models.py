@@ -40,7 +40,7 @@ SEEDS = {"mlp": 1, "cnn": 2, "cnn_bce": 3, "resmlp": 4,
          "causal_cls": 30, "causal_lm": 31, "nano_gpt": 32, "nano_gpt_tied": 32,
          "nano_gpt_trilu": 32, "llama": 33, "llama_gqa": 34, "row_mlp": 35,
          "llama_hf": 36, "math_mlp": 37, "pad_cls": 38, "mask_cls": 39, "mask_cls_hf": 39,
-         "kpm_cls": 40, "norm_unet": 41, "shuffle_sr": 42, "ops20": 43, "ops24": 44, "attn23": 45, "attn23_pad": 46, "rope23": 47, "ops28": 48, "local_fn": 49, "sdpa18": 50}
+         "kpm_cls": 40, "norm_unet": 41, "shuffle_sr": 42, "ops20": 43, "ops24": 44, "attn23": 45, "attn23_pad": 46, "rope23": 47, "ops28": 48, "local_fn": 49, "sdpa18": 50, "pad_modes": 51}
 
 # torchvision models (issue #6), small so that a test takes seconds: 10 classes, 32x32 images,
 # batch 4, exported in training mode (BatchNormalization with batch statistics and running-stat
@@ -158,6 +158,7 @@ LOSSES = {
     "split_mlp": "sparse_categorical_crossentropy",
     "act_mlp": "sparse_categorical_crossentropy",
     "pad_cnn": "sparse_categorical_crossentropy",
+    "pad_modes": "sparse_categorical_crossentropy",
     "arith_mlp": "sparse_categorical_crossentropy",
     "bcast_mlp": "sparse_categorical_crossentropy",
     "row_mlp": "sparse_categorical_crossentropy",
@@ -806,7 +807,8 @@ class Ops20(nn.Module):
     """What opsets 18 to 20 added, on a [B, 4, 6, 6] image (ONNX written by hand at opset 20):
     Conv(4, 8, 3, pad 1) -> GroupNormalization-18 (4 groups; its scale and bias have one
     element per group, as before opset 21) -> Mish-18 -> Pad-18 with an axes input [-1, 2]
-    (W by (1, 0), H by (2, 1)) -> Conv(8, 10, 3, stride 2) -> Split-18 by num_outputs 3 into
+    (W by (1, 0), H by (2, 1)) -> Pad-19 mode wrap of W by (2, 1) (circular padding) ->
+    Conv(8, 10, 3, stride 2) -> Split-18 by num_outputs 3 into
     4, 4 and 2 channels (torch.split(h, 4)) -> Gelu-20 tanh, Gelu-20 exact, Sigmoid -> Concat
     -> LayerNormalization over the last two axes (axis -2, a [4, 3] scale, no bias) ->
     ReduceMean-18 of axis 3 (axes input, keepdims 0) -> Flatten -> Gemm(40, 10) -> Softmax."""
@@ -817,7 +819,7 @@ class Ops20(nn.Module):
         self.gn_scale = nn.Parameter(1.0 + 0.2 * torch.randn(4))
         self.gn_bias = nn.Parameter(0.2 * torch.randn(4))
         self.conv2 = nn.Conv2d(8, 10, 3, stride=2)
-        self.ln_scale = nn.Parameter(1.0 + 0.2 * torch.randn(4, 3))
+        self.ln_scale = nn.Parameter(1.0 + 0.2 * torch.randn(4, 4))
         self.fc = nn.Linear(40, 10)
         self.head = True
 
@@ -825,13 +827,13 @@ class Ops20(nn.Module):
         h = self.conv1(x)
         groups = F.group_norm(h, 4, eps=1e-5).view(h.shape[0], 4, -1)
         h = (groups * self.gn_scale[:, None] + self.gn_bias[:, None]).view(h.shape)
-        h = F.pad(F.mish(h), (1, 0, 2, 1))
+        h = F.pad(F.pad(F.mish(h), (1, 0, 2, 1)), (2, 1, 0, 0), mode="circular")
         a, b, c = torch.split(self.conv2(h), 4, dim=1)
         # (Each part nonlinear: a shift of a channel that reached the layer norm directly
         # would change nothing, and Adam would turn both runs' float32 noise in the true zero
         # gradient of its bias into lr-sized steps.)
         h = torch.cat([F.gelu(a, approximate="tanh"), F.gelu(b), torch.sigmoid(c)], dim=1)
-        h = F.layer_norm(h, (4, 3), weight=self.ln_scale, eps=1e-5).mean(3)
+        h = F.layer_norm(h, (4, 4), weight=self.ln_scale, eps=1e-5).mean(3)
         x = self.fc(h.flatten(1))
         return torch.softmax(x, dim=1) if self.head else x
 
@@ -844,7 +846,8 @@ class Ops20(nn.Module):
             n("GroupNormalization", ["c1", "gn_scale", "gn_bias"], ["gn"], num_groups=4),
             n("Mish", ["gn"], ["mish"]),
             n("Pad", ["mish", "pads", "", "pad_axes"], ["padded"]),
-            n("Conv", ["padded", "conv2.weight", "conv2.bias"], ["c2"], strides=[2, 2]),
+            n("Pad", ["padded", "wrap_pads", "", "wrap_axes"], ["wrapped"], mode="wrap"),
+            n("Conv", ["wrapped", "conv2.weight", "conv2.bias"], ["c2"], strides=[2, 2]),
             n("Split", ["c2"], ["a", "b", "c"], axis=1, num_outputs=3),
             n("Gelu", ["a"], ["ga"], approximate="tanh"),
             n("Gelu", ["b"], ["gb"]),
@@ -858,6 +861,8 @@ class Ops20(nn.Module):
         ]
         extra = [("pads", np.array([1, 2, 0, 1], np.int64)),
                  ("pad_axes", np.array([-1, 2], np.int64)),
+                 ("wrap_pads", np.array([2, 1], np.int64)),
+                 ("wrap_axes", np.array([3], np.int64)),
                  ("mean_axes", np.array([3], np.int64))]
         onnx.save(_onnx_model(self, nodes, batch, (4, 6, 6), (10,), 20, extra), path)
 
@@ -1252,6 +1257,28 @@ class Sdpa18(nn.Module):
         onnx.save(_onnx_model(self, nodes, batch, (8, 16), (10,), 18, extra), path)
 
 
+class PadModes(nn.Module):
+    """F.pad's other modes, as torch 1.13 exports them: Conv(3, 6, 3) -> ReLU -> reflect
+    padding (W by 1 and 2, H by 2 and 1: ONNX Pad mode reflect) -> Conv(6, 6, 3) -> Tanh ->
+    replicate padding (W by 2 and 0, H by 1 and 1: mode edge) -> Conv(6, 4, 3, stride 2) ->
+    Linear(4 * 5 * 5, 10); 10x10 images. (Circular padding is left out: torch 1.13 exports it
+    as Slices and Concats that pad the other side; Ops20 tests opset 19's mode wrap.)"""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 6, 3)
+        self.conv2 = nn.Conv2d(6, 6, 3)
+        self.conv3 = nn.Conv2d(6, 4, 3, stride=2)
+        self.fc = nn.Linear(4 * 5 * 5, 10)
+        self.head = True
+
+    def forward(self, x):
+        x = F.pad(torch.relu(self.conv1(x)), (1, 2, 2, 1), mode="reflect")   # [B, 6, 11, 11]
+        x = F.pad(torch.tanh(self.conv2(x)), (2, 0, 1, 1), mode="replicate")  # [B, 6, 11, 11]
+        x = self.fc(self.conv3(x).flatten(1))                                  # [B, 4, 5, 5]
+        return torch.softmax(x, dim=1) if self.head else x
+
+
 class NormUNet(nn.Module):
     """A small U-Net of the normalizations and resamplings that segmentation and diffusion
     models use: the input normalised by constant per-channel mean and std tables, Conv ->
@@ -1406,6 +1433,8 @@ def input_shape(name, batch=None):
         return (batch, 3, 8, 8)
     if name == "pad_cnn":
         return (batch, 3, 12, 12)
+    if name == "pad_modes":
+        return (batch, 3, 10, 10)
     if name == "ops20":
         return (batch, 4, 6, 6)
     if name == "ops24":
@@ -1517,6 +1546,8 @@ def build(name):
         return LocalFunctions()
     if name == "sdpa18":
         return Sdpa18()
+    if name == "pad_modes":
+        return PadModes()
     if name == "cnn_bn":
         return CNNBN()
     if name in DROPOUT_TRANSFORMERS:

@@ -52,10 +52,15 @@ save("no-input",
 save("reducemean-separated-axes",
      [helper.make_node("ReduceMean", ["input"], ["output"], name="mean", axes=[1, 3],
                        keepdims=0)], image, [2, 8], initializer=())
-# Pads graphc does not import: reflection (constant padding only), negative widths (cropping),
-# and pads of the wrong length for the input's rank.
+# Pads graphc does not import: a reflection as wide as the axis (it mirrors about the edge, so
+# it must be narrower), an unknown mode, negative widths (cropping), and pads of the wrong
+# length for the input's rank.
 save("pad-reflect",
      [helper.make_node("Pad", ["input", "pads"], ["output"], name="pad", mode="reflect")],
+     image, [2, 3, 10, 10],
+     initializer=(numpy_helper.from_array(np.array([0, 0, 10, 1, 0, 0, 1, 1], np.int64), "pads"),))
+save("pad-mirror",
+     [helper.make_node("Pad", ["input", "pads"], ["output"], name="pad", mode="mirror")],
      image, [2, 3, 10, 10],
      initializer=(numpy_helper.from_array(np.array([0, 0, 1, 1, 0, 0, 1, 1], np.int64), "pads"),))
 save("pad-negative",
