@@ -93,7 +93,7 @@ constexpr int kMaxInlinedNodes = 1 << 20;
 constexpr const char *kSupportedOps =
     "Add, Attention, AveragePool, BatchNormalization, Cast, Celu, Clip, Concat, Constant, "
     "ConstantOfShape (of "
-    "constant shapes), Conv, ConvTranspose, Cos, Sin, Range and Einsum (of constants), "
+    "constant shapes), Conv, ConvTranspose, Cos, Sin, Range (of constants), Einsum, "
     "DepthToSpace, Div, Dropout, Elu, Equal (of constants), Exp, Expand, "
     "Flatten, Gather, Gelu, Gemm, GlobalAveragePool, GroupNormalization, GRU, HardSigmoid, "
     "HardSwish, Identity, InstanceNormalization, LayerNormalization, LeakyRelu, Log, LogSoftmax, "
@@ -1565,6 +1565,185 @@ private:
           : op == "Log"        ? std::log(v)
                                : std::exp(v);
     constants[node.output(0)] = std::move(out);
+  }
+
+  /// Einsum of computed tensors or trained initializers (torch.einsum in attention:
+  /// "bqhd,bkhd->bhqk", "bhqk,bkhd->bqhd"; a projection "bsd,ed->bse"), one or two operands.
+  /// Letters are classed by where they occur: in both operands and the output (batch), in
+  /// both but not the output (contracted), in one operand and the output (free). Each operand
+  /// is transposed to [batch, free, contracted] (the right one [batch, contracted, free]) and
+  /// viewed as [B, M, K] and [B, K, N], one graph.batch_matmul, and the [batch, free, free]
+  /// result viewed and transposed into the output's order. One operand: a transpose, and the
+  /// letters absent from the output summed (moved last: an average pool times the count).
+  /// An ellipsis stands for the same leading axes in each term ("...ij,...jk->...ik"); an
+  /// implicit output is numpy's (the ellipsis, then the letters that occur once, sorted). A
+  /// letter repeated within a term (a diagonal or trace) or summed from one operand of two is
+  /// refused. Transposes, views and one product: O(elements).
+  Value einsum(const onnx::NodeProto &node, Location loc) {
+    auto *attr = findAttr(node, "equation");
+    std::string equation;
+    for (char c : attr ? attr->s() : std::string())
+      if (c != ' ')
+        equation += c;
+    const size_t arrow = equation.find("->");
+    llvm::SmallVector<llvm::StringRef> parts;
+    llvm::StringRef(equation).substr(0, arrow).split(parts, ',');
+    if (node.input_size() < 1 || node.input_size() > 2 || int(parts.size()) != node.input_size())
+      refuseAttr(node, "equation",
+                 "= \"" + equation +
+                     "\" is not supported: graphc imports an Einsum of one or two "
+                     "computed operands (the equation naming each)");
+    std::vector<Value> operands;
+    std::vector<std::vector<int64_t>> dims;
+    for (int i = 0; i < node.input_size(); ++i) {
+      operands.push_back(computedOrParameter(node, i));
+      dims.push_back(shapeOf(operands.back()));
+    }
+    // Each term as one character per axis; an ellipsis becomes '0', '1', ... for the
+    // trailing ones of its axes, right-aligned across the terms.
+    size_t ellipsisAxes = 0;
+    auto expand = [&](llvm::StringRef term, size_t rank, bool output) -> std::string {
+      const size_t dots = term.find("...");
+      std::string letters = term.str();
+      if (dots == llvm::StringRef::npos) {
+        if (!output && letters.size() != rank)
+          fail(nodeLabel(node) + ": term \"" + letters + "\" names " +
+               std::to_string(letters.size()) + " axes of a rank-" + std::to_string(rank) +
+               " operand");
+        return letters;
+      }
+      const size_t named = letters.size() - 3;
+      const size_t count = output ? ellipsisAxes : rank - std::min(rank, named);
+      if (!output && named > rank)
+        fail(nodeLabel(node) + ": term \"" + letters + "\" names more axes than its operand's " +
+             std::to_string(rank));
+      if (!output && ellipsisAxes != 0 && count != ellipsisAxes)
+        refuseAttr(node, "equation",
+                   "= \"" + equation +
+                       "\" has ellipses of different numbers of axes, which "
+                       "graphc does not broadcast");
+      ellipsisAxes = std::max(ellipsisAxes, count);
+      std::string middle;
+      for (size_t k = ellipsisAxes - count; k < ellipsisAxes; ++k)
+        middle += char('0' + k);
+      return letters.substr(0, dots) + middle + letters.substr(dots + 3);
+    };
+    std::vector<std::string> terms;
+    for (size_t i = 0; i < parts.size(); ++i)
+      terms.push_back(expand(parts[i], dims[i].size(), false));
+    std::map<char, int64_t> extent;
+    std::map<char, int> occurrences;
+    for (size_t i = 0; i < terms.size(); ++i) {
+      std::set<char> seen;
+      for (size_t a = 0; a < terms[i].size(); ++a) {
+        const char letter = terms[i][a];
+        if (!std::isalnum(static_cast<unsigned char>(letter)) || !seen.insert(letter).second)
+          refuseAttr(node, "equation",
+                     "= \"" + equation +
+                         "\" is not supported (letters, an ellipsis, no letter "
+                         "twice in one term)");
+        auto [it, fresh] = extent.emplace(letter, dims[i][a]);
+        if (!fresh && it->second != dims[i][a])
+          fail(nodeLabel(node) + ": '" + std::string(1, letter) + "' has extents " +
+               std::to_string(it->second) + " and " + std::to_string(dims[i][a]));
+        ++occurrences[letter];
+      }
+    }
+    std::string output;
+    if (arrow != std::string::npos) {
+      output = expand(llvm::StringRef(equation).substr(arrow + 2), 0, true);
+    } else { // numpy's implicit output: the ellipsis axes, then the letters used once, sorted
+      for (size_t k = 0; k < ellipsisAxes; ++k)
+        output += char('0' + k);
+      for (const auto &[letter, n] : occurrences)
+        if (n == 1 && std::isalpha(static_cast<unsigned char>(letter)))
+          output += letter;
+    }
+    for (char letter : output)
+      if (!extent.count(letter) || std::count(output.begin(), output.end(), letter) != 1)
+        refuseAttr(node, "equation",
+                   "= \"" + equation +
+                       "\" has an output letter no operand "
+                       "names, or one twice");
+    auto extentsOf = [&](const std::string &letters) {
+      std::vector<int64_t> out;
+      for (char letter : letters)
+        out.push_back(extent[letter]);
+      return out;
+    };
+    auto product = [&](const std::string &letters) {
+      int64_t n = 1;
+      for (char letter : letters)
+        n *= extent[letter];
+      return n;
+    };
+    // x (axes named by `from`) transposed so its axes are named by `to` (a permutation).
+    auto arrange = [&](Value x, const std::string &from, const std::string &to) -> Value {
+      if (from == to)
+        return x;
+      std::vector<int64_t> perm;
+      for (char letter : to)
+        perm.push_back(int64_t(from.find(letter)));
+      return b.create<TransposeOp>(loc, f32(extentsOf(to)), x, b.getDenseI64ArrayAttr(perm));
+    };
+    auto view = [&](Value x, std::vector<int64_t> shape) -> Value {
+      return shapeOf(x) == shape ? x : b.create<ReshapeOp>(loc, f32(shape), x).getResult();
+    };
+    auto has = [](const std::string &s, char c) { return s.find(c) != std::string::npos; };
+    if (terms.size() == 1) {
+      const std::string &in = terms[0];
+      std::string summed;
+      for (char letter : in)
+        if (!has(output, letter))
+          summed += letter;
+      Value x = arrange(operands[0], in, output + summed);
+      if (!summed.empty()) {
+        const int64_t rows = product(output), n = product(summed);
+        Value pooled = b.create<AvgPool2dOp>(
+            loc, f32({rows, 1, 1, 1}), view(x, {rows, 1, n, 1}), b.getDenseI64ArrayAttr({n, 1}),
+            b.getDenseI64ArrayAttr({1, 1}), b.getDenseI64ArrayAttr({0, 0, 0, 0}), UnitAttr());
+        x = view(sumFromMean(loc, pooled, n), extentsOf(output));
+      }
+      return x;
+    }
+    const std::string &lhs = terms[0], &rhs = terms[1];
+    std::string batch, contracted, leftFree, rightFree;
+    for (char letter : lhs) {
+      if (has(rhs, letter))
+        (has(output, letter) ? batch : contracted) += letter;
+      else if (has(output, letter))
+        leftFree += letter;
+      else
+        refuseAttr(node, "equation",
+                   "= \"" + equation + "\" sums '" + std::string(1, letter) +
+                       "' over one operand only, which graphc does not import");
+    }
+    for (char letter : rhs)
+      if (!has(lhs, letter)) {
+        if (!has(output, letter))
+          refuseAttr(node, "equation",
+                     "= \"" + equation + "\" sums '" + std::string(1, letter) +
+                         "' over one operand only, which graphc does not import");
+        rightFree += letter;
+      }
+    const int64_t bs = product(batch), m = product(leftFree), k = product(contracted),
+                  n = product(rightFree);
+    const std::string produced = batch + leftFree + rightFree;
+    if (batch.empty() && (rhs == contracted + rightFree || rhs == rightFree + contracted)) {
+      // A projection by a weight laid out [K, N] or [N, K] ("bsd,ed->bse"): one graph.dense
+      // of the [M, K] rows, the weight read as it is stored.
+      Value rows = view(arrange(operands[0], lhs, leftFree + contracted), {m, k});
+      Value weight = view(operands[1], rhs == contracted + rightFree ? std::vector<int64_t>{k, n}
+                                                                     : std::vector<int64_t>{n, k});
+      Value result =
+          b.create<DenseOp>(loc, f32({m, n}), rows, weight, Value(), rhs != contracted + rightFree);
+      return arrange(view(result, extentsOf(produced)), produced, output);
+    }
+    Value left = view(arrange(operands[0], lhs, batch + leftFree + contracted), {bs, m, k});
+    Value right = view(arrange(operands[1], rhs, batch + contracted + rightFree), {bs, k, n});
+    Value result =
+        b.create<BatchMatmulOp>(loc, f32({bs, m, n}), left, right, UnitAttr(), UnitAttr());
+    return arrange(view(result, extentsOf(produced)), produced, output);
   }
 
   /// Einsum of float32 host constants (torch.outer(t, inv_freq) exports "i,j->ij"): every
@@ -4793,11 +4972,15 @@ private:
       return;
     }
     if (op == "Einsum") {
+      bool allConstant = true;
       for (int i = 0; i < node.input_size(); ++i)
-        if (!isConstant(node.input(i)))
-          fail(nodeLabel(node) + ": Einsum is supported only of constants (folded at import); "
-                                 "write a computed product as MatMul");
-      foldEinsum(node);
+        allConstant = allConstant && isConstant(node.input(i));
+      // (All constants, initializers included: folded, a frozen table, as a rotary
+      // embedding's torch.outer(t, inv_freq) of a buffer exports.)
+      if (allConstant)
+        foldEinsum(node);
+      else
+        define(node, einsum(node, loc));
       return;
     }
     if (op == "Pow" && importDecomposedRmsNorm(node, loc))

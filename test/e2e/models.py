@@ -40,7 +40,7 @@ SEEDS = {"mlp": 1, "cnn": 2, "cnn_bce": 3, "resmlp": 4,
          "causal_cls": 30, "causal_lm": 31, "nano_gpt": 32, "nano_gpt_tied": 32,
          "nano_gpt_trilu": 32, "llama": 33, "llama_gqa": 34, "row_mlp": 35,
          "llama_hf": 36, "math_mlp": 37, "pad_cls": 38, "mask_cls": 39, "mask_cls_hf": 39,
-         "kpm_cls": 40, "norm_unet": 41, "shuffle_sr": 42, "ops20": 43, "ops24": 44, "attn23": 45, "attn23_pad": 46, "rope23": 47, "ops28": 48, "local_fn": 49, "sdpa18": 50, "pad_modes": 51}
+         "kpm_cls": 40, "norm_unet": 41, "shuffle_sr": 42, "ops20": 43, "ops24": 44, "attn23": 45, "attn23_pad": 46, "rope23": 47, "ops28": 48, "local_fn": 49, "sdpa18": 50, "pad_modes": 51, "einsum_attn": 52}
 
 # torchvision models (issue #6), small so that a test takes seconds: 10 classes, 32x32 images,
 # batch 4, exported in training mode (BatchNormalization with batch statistics and running-stat
@@ -159,6 +159,7 @@ LOSSES = {
     "act_mlp": "sparse_categorical_crossentropy",
     "pad_cnn": "sparse_categorical_crossentropy",
     "pad_modes": "sparse_categorical_crossentropy",
+    "einsum_attn": "sparse_categorical_crossentropy",
     "arith_mlp": "sparse_categorical_crossentropy",
     "bcast_mlp": "sparse_categorical_crossentropy",
     "row_mlp": "sparse_categorical_crossentropy",
@@ -1279,6 +1280,31 @@ class PadModes(nn.Module):
         return torch.softmax(x, dim=1) if self.head else x
 
 
+class EinsumAttention(nn.Module):
+    """Attention written with torch.einsum, as research code writes it (torch 1.13 exports each
+    as an ONNX Einsum of computed tensors): the query projection "bsd,ed->bse" of a trained
+    [16, 16] weight, keys and values by nn.Linear, the scores "bqhd,bkhd->bhqk" over 2 heads of
+    8, softmax, the output "bhqk,bkhd->bqhd", the sum over the sequence "bsd->bd" (one operand:
+    a sum) / S, a head "...d,cd->...c" (an ellipsis), softmax."""
+
+    def __init__(self):
+        super().__init__()
+        self.wq = nn.Parameter(0.25 * torch.randn(16, 16))
+        self.k = nn.Linear(16, 16, bias=False)
+        self.v = nn.Linear(16, 16)
+        self.wc = nn.Parameter(0.25 * torch.randn(10, 16))
+        self.head = True
+
+    def forward(self, x):
+        B, S, _ = x.shape
+        q = torch.einsum("bsd,ed->bse", x, self.wq).view(B, S, 2, 8)
+        k, v = self.k(x).view(B, S, 2, 8), self.v(x).view(B, S, 2, 8)
+        scores = torch.einsum("bqhd,bkhd->bhqk", q, k) / math.sqrt(8)
+        h = torch.einsum("bhqk,bkhd->bqhd", torch.softmax(scores, -1), v).reshape(B, S, 16)
+        x = torch.einsum("...d,cd->...c", torch.einsum("bsd->bd", h) / S, self.wc)
+        return torch.softmax(x, dim=1) if self.head else x
+
+
 class NormUNet(nn.Module):
     """A small U-Net of the normalizations and resamplings that segmentation and diffusion
     models use: the input normalised by constant per-channel mean and std tables, Conv ->
@@ -1439,7 +1465,7 @@ def input_shape(name, batch=None):
         return (batch, 4, 6, 6)
     if name == "ops24":
         return (batch, 6, 8)
-    if name in ("attn23", "rope23", "sdpa18"):
+    if name in ("attn23", "rope23", "sdpa18", "einsum_attn"):
         return (batch, 8, 16)
     return ((batch, 10) if name in ("mlp", "resmlp", "split_mlp", "act_mlp", "arith_mlp", "ops28", "local_fn",
                                     "bcast_mlp", "row_mlp", "math_mlp")
@@ -1548,6 +1574,8 @@ def build(name):
         return Sdpa18()
     if name == "pad_modes":
         return PadModes()
+    if name == "einsum_attn":
+        return EinsumAttention()
     if name == "cnn_bn":
         return CNNBN()
     if name in DROPOUT_TRANSFORMERS:

@@ -14,7 +14,7 @@
 #   sum-gap       ReduceSum over axes 0 and 2 (axes as an input; only consecutive axes)
 #   div-int       Div of an int64 scalar constant by a computed tensor
 #   double-weight MatMul by a float64 initializer
-#   einsum-computed  Einsum of a computed tensor (only constants are folded)
+#   einsum-computed  Einsum of a computed tensor summing i over that operand only ("bij,jk->bk")
 #   einsum-ellipsis  Einsum of constants with an ellipsis
 import sys
 
@@ -89,7 +89,7 @@ elif kind == "double-weight":
 elif kind == "einsum-computed":
     nodes = [helper.make_node("Relu", ["input"], ["r"], name="relu"),
              helper.make_node("Einsum", ["r", const("w", np.ones((8, 3)), np.float32)],
-                              ["output"], name="project", equation="bij,jk->bik")]
+                              ["output"], name="project", equation="bij,jk->bk")]
 elif kind == "einsum-ellipsis":
     nodes = [helper.make_node("Einsum", [const("a", np.ones((2, 3)), np.float32),
                                          const("b", np.ones(3), np.float32)],
