@@ -101,7 +101,8 @@ constexpr const char *kSupportedOps =
     "Pow (to a constant exponent), Reciprocal, "
     "ReduceL2, ReduceLogSumExp, ReduceMax, ReduceMean, ReduceMin, ReduceSum, ReduceSumSquare, "
     "Relu, Reshape, Resize, RMSNormalization, RotaryEmbedding, "
-    "Selu, Shape, Sigmoid, Slice, Softmax, Softplus, Softsign, Split, Sqrt, Squeeze, Sub, Swish, "
+    "Selu, Shape, Sigmoid, Slice, Softmax, Softplus, Softsign, SpaceToDepth, Split, Sqrt, "
+    "Squeeze, Sub, Swish, "
     "SwiGLU, "
     "Tanh, "
     "Transpose, Trilu (of constants), Unsqueeze, Where (of constants; of attention scores "
@@ -3641,6 +3642,7 @@ private:
                                                           {"Conv", 3},
                                                           {"ConvTranspose", 3},
                                                           {"DepthToSpace", 1},
+                                                          {"SpaceToDepth", 1},
                                                           {"Div", 2},
                                                           {"Dropout", 3},
                                                           {"Expand", 2},
@@ -4258,23 +4260,50 @@ private:
     if (op == "DepthToSpace") {
       // F.pixel_shuffle (torch exports mode CRD): [N, C r^2, H, W] viewed as
       // [N, C, r, r, H, W], transposed to [N, C, H, r, W, r], viewed as [N, C, H r, W r].
+      // Mode DCR (TensorFlow's depth_to_space, tf2onnx's default) takes the blocks first:
+      // [N, r, r, C, H, W] transposed to [N, C, H, r, W, r].
       Value x = valueOf(node, 0);
       const auto xs = shapeOf(x);
       const int64_t r = intAttr(node, "blocksize", 0);
       const std::string mode = strAttr(node, "mode", "DCR");
-      if (mode != "CRD")
-        refuseAttr(node, "mode",
-                   "= " + mode + " is not supported (CRD is: PyTorch's pixel_shuffle)");
+      if (mode != "CRD" && mode != "DCR")
+        refuseAttr(node, "mode", "= " + mode + " is not one of DCR and CRD");
       if (xs.size() != 4 || r < 1 || r > 65536 || xs[1] % (r * r) != 0)
         fail(nodeLabel(node) +
              ": needs an [N, C, H, W] input whose channels divide by blocksize^2 "
              "(blocksize " +
              std::to_string(r) + ", input " + typeString(x.getType()) + ")");
       const int64_t c = xs[1] / (r * r);
-      Value blocks = b.create<ReshapeOp>(loc, f32({xs[0], c, r, r, xs[2], xs[3]}), x);
-      Value moved = b.create<TransposeOp>(loc, f32({xs[0], c, xs[2], r, xs[3], r}), blocks,
-                                          b.getDenseI64ArrayAttr({0, 1, 4, 2, 5, 3}));
+      const bool crd = mode == "CRD";
+      Value blocks =
+          b.create<ReshapeOp>(loc,
+                              f32(crd ? std::vector<int64_t>{xs[0], c, r, r, xs[2], xs[3]}
+                                      : std::vector<int64_t>{xs[0], r, r, c, xs[2], xs[3]}),
+                              x);
+      Value moved =
+          b.create<TransposeOp>(loc, f32({xs[0], c, xs[2], r, xs[3], r}), blocks,
+                                b.getDenseI64ArrayAttr(crd ? ArrayRef<int64_t>{0, 1, 4, 2, 5, 3}
+                                                           : ArrayRef<int64_t>{0, 3, 4, 1, 5, 2}));
       define(node, b.create<ReshapeOp>(loc, f32({xs[0], c, xs[2] * r, xs[3] * r}), moved));
+      return;
+    }
+    if (op == "SpaceToDepth") {
+      // The inverse of DepthToSpace in DCR order (TensorFlow's space_to_depth): [N, C, H, W]
+      // viewed as [N, C, H / r, r, W / r, r], transposed to [N, r, r, C, H / r, W / r],
+      // viewed as [N, r^2 C, H / r, W / r].
+      Value x = valueOf(node, 0);
+      const auto xs = shapeOf(x);
+      const int64_t r = intAttr(node, "blocksize", 0);
+      if (xs.size() != 4 || r < 1 || r > 65536 || xs[2] % r != 0 || xs[3] % r != 0)
+        fail(nodeLabel(node) +
+             ": needs an [N, C, H, W] input whose height and width divide by blocksize "
+             "(blocksize " +
+             std::to_string(r) + ", input " + typeString(x.getType()) + ")");
+      const int64_t h = xs[2] / r, w = xs[3] / r;
+      Value blocks = b.create<ReshapeOp>(loc, f32({xs[0], xs[1], h, r, w, r}), x);
+      Value moved = b.create<TransposeOp>(loc, f32({xs[0], r, r, xs[1], h, w}), blocks,
+                                          b.getDenseI64ArrayAttr({0, 3, 5, 1, 2, 4}));
+      define(node, b.create<ReshapeOp>(loc, f32({xs[0], r * r * xs[1], h, w}), moved));
       return;
     }
     if (op == "Flatten") {

@@ -40,7 +40,7 @@ SEEDS = {"mlp": 1, "cnn": 2, "cnn_bce": 3, "resmlp": 4,
          "causal_cls": 30, "causal_lm": 31, "nano_gpt": 32, "nano_gpt_tied": 32,
          "nano_gpt_trilu": 32, "llama": 33, "llama_gqa": 34, "row_mlp": 35,
          "llama_hf": 36, "math_mlp": 37, "pad_cls": 38, "mask_cls": 39, "mask_cls_hf": 39,
-         "kpm_cls": 40, "norm_unet": 41, "shuffle_sr": 42, "ops20": 43, "ops24": 44, "attn23": 45, "attn23_pad": 46, "rope23": 47, "ops28": 48, "local_fn": 49, "sdpa18": 50, "pad_modes": 51, "einsum_attn": 52}
+         "kpm_cls": 40, "norm_unet": 41, "shuffle_sr": 42, "ops20": 43, "ops24": 44, "attn23": 45, "attn23_pad": 46, "rope23": 47, "ops28": 48, "local_fn": 49, "sdpa18": 50, "pad_modes": 51, "einsum_attn": 52, "space_depth": 53}
 
 # torchvision models (issue #6), small so that a test takes seconds: 10 classes, 32x32 images,
 # batch 4, exported in training mode (BatchNormalization with batch statistics and running-stat
@@ -79,7 +79,7 @@ OPSETS = {"transformer_ln17": 17, "nano_gpt_trilu": 14}
 # initializer named by its state_dict key, in the form those opsets define; PyTorch trains the
 # module itself.
 HANDWRITTEN = ("ops20", "ops24", "attn23", "attn23_pad", "rope23", "ops28", "local_fn",
-               "sdpa18")
+               "sdpa18", "space_depth")
 
 # Recurrent classifiers (issue #6), exported like the transformers (training mode, no constant
 # folding: the exporter slices PyTorch's weights into ONNX's gate order in the graph, so the
@@ -1305,6 +1305,43 @@ class EinsumAttention(nn.Module):
         return torch.softmax(x, dim=1) if self.head else x
 
 
+class SpaceDepth(nn.Module):
+    """SpaceToDepth and DepthToSpace in mode DCR, TensorFlow's space_to_depth and depth_to_space
+    as tf2onnx writes them (ONNX written by hand at opset 13): [B, 4, 6, 6] -> SpaceToDepth(2)
+    -> Conv(16, 16, 1) -> DepthToSpace(2, DCR) -> Conv(4, 4, 3) -> Gemm(64, 10) -> Softmax;
+    PyTorch computes the two as ONNX's reference definitions (views and permutes)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(16, 16, 1)
+        self.conv2 = nn.Conv2d(4, 4, 3)
+        self.fc = nn.Linear(64, 10)
+        self.head = True
+
+    def forward(self, x):
+        B, C, H, W = x.shape
+        x = x.view(B, C, H // 2, 2, W // 2, 2).permute(0, 3, 5, 1, 2, 4).reshape(B, 4 * C, H // 2,
+                                                                              W // 2)
+        x = self.conv1(x)
+        x = x.view(B, 2, 2, C, H // 2, W // 2).permute(0, 3, 4, 1, 5, 2).reshape(B, C, H, W)
+        x = self.fc(torch.relu(self.conv2(x)).flatten(1))
+        return torch.softmax(x, dim=1) if self.head else x
+
+    def write_onnx(self, path, batch):
+        import onnx
+        from onnx import helper
+        n = helper.make_node
+        nodes = [n("SpaceToDepth", ["input"], ["s2d"], blocksize=2),
+                 n("Conv", ["s2d", "conv1.weight", "conv1.bias"], ["c1"]),
+                 n("DepthToSpace", ["c1"], ["d2s"], blocksize=2, mode="DCR"),
+                 n("Conv", ["d2s", "conv2.weight", "conv2.bias"], ["c2"]),
+                 n("Relu", ["c2"], ["r"]),
+                 n("Flatten", ["r"], ["flat"]),
+                 n("Gemm", ["flat", "fc.weight", "fc.bias"], ["logits"], transB=1),
+                 n("Softmax", ["logits"], ["output"], axis=1)]
+        onnx.save(_onnx_model(self, nodes, batch, (4, 6, 6), (10,), 13), path)
+
+
 class NormUNet(nn.Module):
     """A small U-Net of the normalizations and resamplings that segmentation and diffusion
     models use: the input normalised by constant per-channel mean and std tables, Conv ->
@@ -1461,7 +1498,7 @@ def input_shape(name, batch=None):
         return (batch, 3, 12, 12)
     if name == "pad_modes":
         return (batch, 3, 10, 10)
-    if name == "ops20":
+    if name in ("ops20", "space_depth"):
         return (batch, 4, 6, 6)
     if name == "ops24":
         return (batch, 6, 8)
@@ -1576,6 +1613,8 @@ def build(name):
         return PadModes()
     if name == "einsum_attn":
         return EinsumAttention()
+    if name == "space_depth":
+        return SpaceDepth()
     if name == "cnn_bn":
         return CNNBN()
     if name in DROPOUT_TRANSFORMERS:

@@ -11,7 +11,7 @@
 #   rank2          Resize of a [2, 144] tensor
 #   no-scales      Resize with neither scales nor sizes
 #   norm-scale     InstanceNormalization with a scale of 3 elements for 4 channels
-#   depth-dcr      DepthToSpace in DCR mode (TensorFlow's; PyTorch's pixel_shuffle is CRD)
+#   depth-mode     DepthToSpace in a mode ONNX does not define (RDC)
 # The input is an image [2, 4, 6, 6] behind a Relu.
 import sys
 
@@ -63,9 +63,9 @@ elif kind == "norm-scale":
     nodes.append(helper.make_node("InstanceNormalization",
                                   ["r", const("s", np.ones(3)), const("b", np.zeros(4))],
                                   ["output"], name="norm"))
-elif kind == "depth-dcr":
+elif kind == "depth-mode":
     nodes.append(helper.make_node("DepthToSpace", ["r"], ["output"], name="shuffle", blocksize=2,
-                                  mode="DCR"))
+                                  mode="RDC"))
 else:
     raise SystemExit("unknown kind " + kind)
 onnx_case.save(nodes, kind, x, inits, opset, out)
