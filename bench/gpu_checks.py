@@ -158,6 +158,14 @@ CORRECTNESS = [
     # ... and layer-norm rows of 4100 features, a block of threads per row.
     ("wide-layer-norm-adam", "test/cuda/Inputs/wide-layer-norm.mlir",
      ["--classes", "3", "--optimizer", "adam", "--lr", "0.01", "--steps", "4"]),
+    # Session 40: ONNX opsets 18 to 28 (hand-written graphs): GroupNormalization per group,
+    # Mish, Pad with axes and mode wrap, Gelu; RotaryEmbedding with [S, H, D] tables and a
+    # causal Attention; an Attention padding mask fused as bias_fills; Einsum products fused.
+    ("ops20-adam", "e2e:ops20", ["--optimizer", "adam", "--lr", "0.01", "--steps", "8"]),
+    ("rope23-sgd", "e2e:rope23", ["--optimizer", "sgd", "--lr", "0.1", "--steps", "8"]),
+    ("attn23_pad-sgd", "e2e:attn23_pad", ["--ids", "6", "--optimizer", "sgd", "--lr", "0.1",
+                                          "--steps", "8"]),
+    ("einsum_attn-sgd", "e2e:einsum_attn", ["--optimizer", "sgd", "--lr", "0.1", "--steps", "8"]),
 ]
 # The cases also trained by PyTorch on the GPU (test/e2e/models.py's name): the models of #2 and
 # three of #6, from the same initial weights on the same batches, TF32 off; issue #3 asks for
