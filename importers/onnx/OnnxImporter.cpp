@@ -98,7 +98,7 @@ constexpr const char *kSupportedOps =
     "Flatten, Gather, Gelu, Gemm, GlobalAveragePool, GroupNormalization, GRU, HardSigmoid, "
     "HardSwish, Identity, InstanceNormalization, LayerNormalization, LeakyRelu, Log, LogSoftmax, "
     "LSTM, MatMul, MaxPool, Mish, Mul, Neg, Pad (constant mode), "
-    "Pow (to a constant exponent), Reciprocal, "
+    "Pow (to a constant exponent), PRelu, Reciprocal, "
     "ReduceL2, ReduceLogSumExp, ReduceMax, ReduceMean, ReduceMin, ReduceSum, ReduceSumSquare, "
     "Relu, Reshape, Resize, RMSNormalization, RotaryEmbedding, "
     "Selu, Shape, Sigmoid, Slice, Softmax, Softplus, Softsign, SpaceToDepth, Split, Sqrt, "
@@ -3670,6 +3670,7 @@ private:
                                                           {"Attention", 7},
                                                           {"RotaryEmbedding", 4},
                                                           {"Mish", 1},
+                                                          {"PRelu", 2},
                                                           {"Swish", 1},
                                                           {"SwiGLU", 2},
                                                           {"Celu", 1},
@@ -5160,6 +5161,44 @@ private:
              alpha == 1.0f
                  ? elu
                  : b.create<ScaleOp>(loc, x.getType(), elu, b.getF32FloatAttr(alpha)).getResult());
+      return;
+    }
+    if (op == "PRelu") {
+      // nn.PReLU: relu(x) - slope * relu(-x), the slope trained; one slope per channel (axis 1
+      // of [N, C, ...], as torch exports nn.PReLU(C)'s weight unsqueezed to [C, 1, 1]; a
+      // vector's [F]) or one for all (nn.PReLU()): a depthwise 1x1 convolution of relu(-x)'s
+      // [N, C, elements, 1] (or [N, 1, elements, 1]) view by the slope, whose gradient the
+      // convolution gives.
+      Value x = valueOf(node, 0);
+      Value slope = computedOrParameter(node, 1);
+      const auto xs = shapeOf(x);
+      const auto ss = shapeOf(slope);
+      if (ss.size() > xs.size())
+        fail(nodeLabel(node) + ": slope " + typeString(slope.getType()) + " has more axes than X " +
+             typeString(x.getType()));
+      std::vector<int64_t> padded(xs.size() - ss.size(), 1);
+      padded.insert(padded.end(), ss.begin(), ss.end());
+      const bool single = llvm::all_of(padded, [](int64_t d) { return d == 1; });
+      bool perChannel = !single && xs.size() >= 2 && padded[1] == xs[1];
+      for (size_t a = 0; a < padded.size() && perChannel; ++a)
+        perChannel = a == 1 || padded[a] == 1;
+      if (!single && !perChannel)
+        fail(nodeLabel(node) + ": slope " + typeString(slope.getType()) + " for X " +
+             typeString(x.getType()) +
+             " is not supported (one slope, or one per channel: axis "
+             "1, [C, 1, 1] for an image)");
+      const int64_t all = std::accumulate(xs.begin(), xs.end(), int64_t{1}, std::multiplies<>());
+      const int64_t channels = single ? 1 : xs[1];
+      const int64_t samples = xs.empty() ? 1 : xs[0]; // (the batch stays the leading axis)
+      Value positive = b.create<ReluOp>(loc, x.getType(), x);
+      Value flipped = b.create<ScaleOp>(loc, x.getType(), x, b.getF32FloatAttr(-1.0f));
+      Value negative = b.create<ReluOp>(loc, x.getType(), flipped);
+      Value view = b.create<ReshapeOp>(loc, f32({samples, channels, all / (samples * channels), 1}),
+                                       negative);
+      Value sloped = buildPerChannelAffine(b, loc, view, slope, Value());
+      Value back = b.create<ReshapeOp>(loc, x.getType(), sloped);
+      Value subtracted = b.create<ScaleOp>(loc, x.getType(), back, b.getF32FloatAttr(-1.0f));
+      define(node, b.create<AddOp>(loc, x.getType(), positive, subtracted));
       return;
     }
     if (op == "Mish") { // opset 18: x * tanh(softplus(x))

@@ -40,7 +40,7 @@ SEEDS = {"mlp": 1, "cnn": 2, "cnn_bce": 3, "resmlp": 4,
          "causal_cls": 30, "causal_lm": 31, "nano_gpt": 32, "nano_gpt_tied": 32,
          "nano_gpt_trilu": 32, "llama": 33, "llama_gqa": 34, "row_mlp": 35,
          "llama_hf": 36, "math_mlp": 37, "pad_cls": 38, "mask_cls": 39, "mask_cls_hf": 39,
-         "kpm_cls": 40, "norm_unet": 41, "shuffle_sr": 42, "ops20": 43, "ops24": 44, "attn23": 45, "attn23_pad": 46, "rope23": 47, "ops28": 48, "local_fn": 49, "sdpa18": 50, "pad_modes": 51, "einsum_attn": 52, "space_depth": 53}
+         "kpm_cls": 40, "norm_unet": 41, "shuffle_sr": 42, "ops20": 43, "ops24": 44, "attn23": 45, "attn23_pad": 46, "rope23": 47, "ops28": 48, "local_fn": 49, "sdpa18": 50, "pad_modes": 51, "einsum_attn": 52, "space_depth": 53, "prelu_cnn": 54}
 
 # torchvision models (issue #6), small so that a test takes seconds: 10 classes, 32x32 images,
 # batch 4, exported in training mode (BatchNormalization with batch statistics and running-stat
@@ -160,6 +160,7 @@ LOSSES = {
     "pad_cnn": "sparse_categorical_crossentropy",
     "pad_modes": "sparse_categorical_crossentropy",
     "einsum_attn": "sparse_categorical_crossentropy",
+    "prelu_cnn": "sparse_categorical_crossentropy",
     "arith_mlp": "sparse_categorical_crossentropy",
     "bcast_mlp": "sparse_categorical_crossentropy",
     "row_mlp": "sparse_categorical_crossentropy",
@@ -1342,6 +1343,32 @@ class SpaceDepth(nn.Module):
         onnx.save(_onnx_model(self, nodes, batch, (4, 6, 6), (10,), 13), path)
 
 
+class PReLUNet(nn.Module):
+    """nn.PReLU as torch 1.13 exports it (ONNX PRelu): Conv(3, 6, 3) -> PReLU(6) (a slope per
+    channel, the weight Unsqueezed to [6, 1, 1]) -> Conv(6, 4, 3, stride 2) -> PReLU() (one
+    slope) -> Linear(4 * 3 * 3, 16) -> PReLU(16) (per feature of a vector) -> Linear(16, 10);
+    10x10 images."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 6, 3)
+        self.act1 = nn.PReLU(6, init=0.2)
+        self.conv2 = nn.Conv2d(6, 4, 3, stride=2)
+        self.act2 = nn.PReLU(init=0.1)
+        self.fc1 = nn.Linear(4 * 3 * 3, 16)
+        self.act3 = nn.PReLU(16, init=0.3)
+        self.fc2 = nn.Linear(16, 10)
+        with torch.no_grad():  # slopes of their own
+            self.act1.weight.uniform_(0.05, 0.4)
+            self.act3.weight.uniform_(0.05, 0.4)
+        self.head = True
+
+    def forward(self, x):
+        x = self.act2(self.conv2(self.act1(self.conv1(x))))
+        x = self.fc2(self.act3(self.fc1(x.flatten(1))))
+        return torch.softmax(x, dim=1) if self.head else x
+
+
 class NormUNet(nn.Module):
     """A small U-Net of the normalizations and resamplings that segmentation and diffusion
     models use: the input normalised by constant per-channel mean and std tables, Conv ->
@@ -1496,7 +1523,7 @@ def input_shape(name, batch=None):
         return (batch, 3, 8, 8)
     if name == "pad_cnn":
         return (batch, 3, 12, 12)
-    if name == "pad_modes":
+    if name in ("pad_modes", "prelu_cnn"):
         return (batch, 3, 10, 10)
     if name in ("ops20", "space_depth"):
         return (batch, 4, 6, 6)
@@ -1615,6 +1642,8 @@ def build(name):
         return EinsumAttention()
     if name == "space_depth":
         return SpaceDepth()
+    if name == "prelu_cnn":
+        return PReLUNet()
     if name == "cnn_bn":
         return CNNBN()
     if name in DROPOUT_TRANSFORMERS:

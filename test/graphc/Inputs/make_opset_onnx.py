@@ -28,6 +28,7 @@
 #   rope-dim       RotaryEmbedding-23 with rotary_embedding_dim 3 (odd)
 #   fn-opset       a call of a local function whose body imports opset 17 (the model 21)
 #   fn-recursive   a local function that calls itself
+#   prelu-slope    PRelu with a slope per element of each image, [4, 6, 6]
 import sys
 
 import numpy as np
@@ -104,6 +105,8 @@ elif kind in ("rope-positions", "rope-dim"):
                                           const("sin", np.zeros((8, 3))),
                                           const("positions", positions, np.int64)], "rope",
                       **({"rotary_embedding_dim": 3} if kind == "rope-dim" else {})))
+elif kind == "prelu-slope":
+    nodes.append(node("PRelu", ["r", const("slope", np.full((4, 6, 6), 0.25))], "prelu"))
 elif kind in ("fn-opset", "fn-recursive"):
     body = [helper.make_node("Relu", ["X"], ["Y"])] if kind == "fn-opset" else [
         helper.make_node("Again", ["X"], ["Y"], domain="local")]
