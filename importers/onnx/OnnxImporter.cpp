@@ -95,14 +95,15 @@ constexpr const char *kSupportedOps =
     "ConstantOfShape (of "
     "constant shapes), Conv, ConvTranspose, Cos, Sin, Range (of constants), Einsum, "
     "DepthToSpace, Div, Dropout, Elu, Equal (of constants), Exp, Expand, "
-    "Flatten, Gather, Gelu, Gemm, GlobalAveragePool, GroupNormalization, GRU, HardSigmoid, "
+    "Flatten, Gather, Gelu, Gemm, GlobalAveragePool, GlobalMaxPool, GroupNormalization, GRU, "
+    "HardSigmoid, "
     "HardSwish, Identity, InstanceNormalization, LayerNormalization, LeakyRelu, Log, LogSoftmax, "
-    "LSTM, MatMul, MaxPool, Mish, Mul, Neg, Pad (constant mode), "
+    "LSTM, MatMul, MaxPool, Mean, Mish, Mul, Neg, Pad, "
     "Pow (to a constant exponent), PRelu, Reciprocal, "
     "ReduceL2, ReduceLogSumExp, ReduceMax, ReduceMean, ReduceMin, ReduceSum, ReduceSumSquare, "
     "Relu, Reshape, Resize, RMSNormalization, RotaryEmbedding, "
     "Selu, Shape, Sigmoid, Slice, Softmax, Softplus, Softsign, SpaceToDepth, Split, Sqrt, "
-    "Squeeze, Sub, Swish, "
+    "Squeeze, Sub, Sum, Swish, "
     "SwiGLU, "
     "Tanh, "
     "Transpose, Trilu (of constants), Unsqueeze, Where (of constants; of attention scores "
@@ -3660,6 +3661,7 @@ private:
                                                           {"Erf", 1},
                                                           {"Exp", 1},
                                                           {"GlobalAveragePool", 1},
+                                                          {"GlobalMaxPool", 1},
                                                           {"HardSigmoid", 1},
                                                           {"HardSwish", 1},
                                                           {"Identity", 1},
@@ -4379,6 +4381,41 @@ private:
         fail(nodeLabel(node) + ": min exceeds max");
       define(node, b.create<ClipOp>(loc, x.getType(), x, b.getF32FloatAttr(lo),
                                     b.getF32FloatAttr(hi)));
+      return;
+    }
+    if (op == "GlobalMaxPool") { // nn.AdaptiveMaxPool2d(1): a max pool over the whole image
+      Value x = valueOf(node, 0);
+      auto xs = shapeOf(x);
+      if (xs.size() != 4)
+        fail(nodeLabel(node) + ": only 2-D pooling on NCHW input is supported");
+      define(node, b.create<MaxPool2dOp>(
+                       loc, f32({xs[0], xs[1], 1, 1}), x, b.getDenseI64ArrayAttr({xs[2], xs[3]}),
+                       b.getDenseI64ArrayAttr({1, 1}), b.getDenseI64ArrayAttr({0, 0, 0, 0})));
+      return;
+    }
+    if (op == "Sum" || op == "Mean") {
+      // Variadic elementwise sum (and mean: times 1 / n) with numpy broadcasting, as tf2onnx
+      // and Keras converters write a merge of several branches: Add after Add.
+      for (int i = 0; i < std::max(node.input_size(), 1); ++i)
+        if (i >= node.input_size() || node.input(i).empty())
+          fail(nodeLabel(node) + " is missing input " + std::to_string(i));
+      std::string accumulated = node.input(0);
+      for (int i = 1; i < node.input_size(); ++i) {
+        const std::string partial = i + 1 == node.input_size() && op == "Sum"
+                                        ? node.output(0)
+                                        : node.output(0) + "@partial" + std::to_string(i);
+        values[partial] =
+            broadcastBinary(derivedNode(node, "Add", accumulated, node.input(i), partial), loc);
+        accumulated = partial;
+      }
+      Value total = computedOrParameter(node, 0);
+      if (node.input_size() > 1)
+        total = values[accumulated];
+      define(node, op == "Mean" && node.input_size() > 1
+                       ? b.create<ScaleOp>(loc, total.getType(), total,
+                                           b.getF32FloatAttr(1.0f / float(node.input_size())))
+                             .getResult()
+                       : total);
       return;
     }
     if (op == "GlobalAveragePool" || op == "AveragePool") {

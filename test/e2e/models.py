@@ -40,7 +40,7 @@ SEEDS = {"mlp": 1, "cnn": 2, "cnn_bce": 3, "resmlp": 4,
          "causal_cls": 30, "causal_lm": 31, "nano_gpt": 32, "nano_gpt_tied": 32,
          "nano_gpt_trilu": 32, "llama": 33, "llama_gqa": 34, "row_mlp": 35,
          "llama_hf": 36, "math_mlp": 37, "pad_cls": 38, "mask_cls": 39, "mask_cls_hf": 39,
-         "kpm_cls": 40, "norm_unet": 41, "shuffle_sr": 42, "ops20": 43, "ops24": 44, "attn23": 45, "attn23_pad": 46, "rope23": 47, "ops28": 48, "local_fn": 49, "sdpa18": 50, "pad_modes": 51, "einsum_attn": 52, "space_depth": 53, "prelu_cnn": 54}
+         "kpm_cls": 40, "norm_unet": 41, "shuffle_sr": 42, "ops20": 43, "ops24": 44, "attn23": 45, "attn23_pad": 46, "rope23": 47, "ops28": 48, "local_fn": 49, "sdpa18": 50, "pad_modes": 51, "einsum_attn": 52, "space_depth": 53, "prelu_cnn": 54, "merge_ops": 55}
 
 # torchvision models (issue #6), small so that a test takes seconds: 10 classes, 32x32 images,
 # batch 4, exported in training mode (BatchNormalization with batch statistics and running-stat
@@ -79,7 +79,7 @@ OPSETS = {"transformer_ln17": 17, "nano_gpt_trilu": 14}
 # initializer named by its state_dict key, in the form those opsets define; PyTorch trains the
 # module itself.
 HANDWRITTEN = ("ops20", "ops24", "attn23", "attn23_pad", "rope23", "ops28", "local_fn",
-               "sdpa18", "space_depth")
+               "sdpa18", "space_depth", "merge_ops")
 
 # Recurrent classifiers (issue #6), exported like the transformers (training mode, no constant
 # folding: the exporter slices PyTorch's weights into ONNX's gate order in the graph, so the
@@ -1369,6 +1369,48 @@ class PReLUNet(nn.Module):
         return torch.softmax(x, dim=1) if self.head else x
 
 
+class MergeOps(nn.Module):
+    """Variadic merges and a global max pool, as tf2onnx and Keras converters write them (ONNX
+    written by hand at opset 13): three convolutions of a [B, 3, 6, 6] image summed by one Sum
+    node, ReLU, the Mean of that and the first convolution, a per-channel shift [4, 1, 1]
+    broadcast into a second Sum, GlobalMaxPool (nn.AdaptiveMaxPool2d(1)), Flatten, Gemm(4, 10),
+    Softmax."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Conv2d(3, 4, 3, padding=1)
+        self.b = nn.Conv2d(3, 4, 1)
+        self.c = nn.Conv2d(3, 4, 3, padding=2, dilation=2)
+        self.shift = nn.Parameter(0.2 * torch.randn(4, 1, 1))
+        self.fc = nn.Linear(4, 10)
+        self.head = True
+
+    def forward(self, x):
+        a = self.a(x)
+        h = torch.relu(a + self.b(x) + self.c(x))
+        h = (h + a) / 2 + self.shift
+        x = self.fc(h.amax(dim=(2, 3)))
+        return torch.softmax(x, dim=1) if self.head else x
+
+    def write_onnx(self, path, batch):
+        import onnx
+        from onnx import helper
+        n = helper.make_node
+        nodes = [n("Conv", ["input", "a.weight", "a.bias"], ["ca"], pads=[1, 1, 1, 1]),
+                 n("Conv", ["input", "b.weight", "b.bias"], ["cb"]),
+                 n("Conv", ["input", "c.weight", "c.bias"], ["cc"], pads=[2, 2, 2, 2],
+                   dilations=[2, 2]),
+                 n("Sum", ["ca", "cb", "cc"], ["total"]),
+                 n("Relu", ["total"], ["r"]),
+                 n("Mean", ["r", "ca"], ["mean"]),
+                 n("Sum", ["mean", "shift"], ["shifted"]),
+                 n("GlobalMaxPool", ["shifted"], ["pooled"]),
+                 n("Flatten", ["pooled"], ["flat"]),
+                 n("Gemm", ["flat", "fc.weight", "fc.bias"], ["logits"], transB=1),
+                 n("Softmax", ["logits"], ["output"], axis=1)]
+        onnx.save(_onnx_model(self, nodes, batch, (3, 6, 6), (10,), 13), path)
+
+
 class NormUNet(nn.Module):
     """A small U-Net of the normalizations and resamplings that segmentation and diffusion
     models use: the input normalised by constant per-channel mean and std tables, Conv ->
@@ -1525,6 +1567,8 @@ def input_shape(name, batch=None):
         return (batch, 3, 12, 12)
     if name in ("pad_modes", "prelu_cnn"):
         return (batch, 3, 10, 10)
+    if name == "merge_ops":
+        return (batch, 3, 6, 6)
     if name in ("ops20", "space_depth"):
         return (batch, 4, 6, 6)
     if name == "ops24":
@@ -1644,6 +1688,8 @@ def build(name):
         return SpaceDepth()
     if name == "prelu_cnn":
         return PReLUNet()
+    if name == "merge_ops":
+        return MergeOps()
     if name == "cnn_bn":
         return CNNBN()
     if name in DROPOUT_TRANSFORMERS:
