@@ -9,6 +9,7 @@
 #include "importers/onnx/OnnxImporter.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -2833,6 +2834,15 @@ private:
     } else {
       fail(nodeLabel(node) + " has neither scales nor sizes");
     }
+    // Shrinking by whole factors (every factor 1 / k): a strided depthwise convolution.
+    const bool shrinks =
+        llvm::any_of(factors, [](double f) { return f > 0 && f < 1; }) &&
+        llvm::all_of(factors, [](double f) {
+          const double k = 1.0 / f;
+          return f > 0 && f <= 1 && k <= 65536.0 && std::fabs(k - std::round(k)) < 1e-4;
+        });
+    if (shrinks)
+      return resizeDown(node, loc, x, factors, mode, coordinates);
     std::vector<int64_t> scale(rank, 1);
     for (size_t a = 0; a < rank; ++a) {
       const double f = factors[a];
@@ -2840,8 +2850,9 @@ private:
       std::snprintf(text, sizeof(text), "%g", f);
       if (!(f >= 1.0 && f <= 65536.0 && f == std::floor(f)))
         fail(nodeLabel(node) + ": a factor of " + text + " on axis " + std::to_string(a) +
-             " is not supported; graphc enlarges by whole factors only (an integer "
-             "scale_factor, or a size that is a multiple of the input's)");
+             " is not supported; graphc enlarges by whole factors and shrinks by their "
+             "inverses only (an integer scale_factor or its inverse for every axis, or a size "
+             "that is a multiple of the input's)");
       scale[a] = int64_t(f);
     }
     if (scale[0] != 1 || scale[1] != 1)
@@ -2880,6 +2891,100 @@ private:
       return constantTable(node, name);
     });
     return rank == 4 ? up : b.create<ReshapeOp>(loc, f32({xs[0], xs[1], xs[2] * sw}), up);
+  }
+
+  /// Resize shrinking each spatial axis by a whole factor k (scales 1 / k, sizes in / k).
+  /// Output o of an axis reads source position o k + c, c = 0 (asymmetric) or (k - 1) / 2
+  /// (half_pixel, pytorch_half_pixel): nearest takes the element its nearest_mode rounds
+  /// that to, linear weighs the two around it (0.5 each when c is a half, else the one
+  /// element), no antialiasing (that filter is refused). Per axis that is `taps` (1 or 2)
+  /// from offset `start`, every k-th: a slice, then one depthwise graph.conv2d of stride
+  /// (kh, kw) by the outer product of the two axes' taps (a fill of ones, or a frozen table).
+  /// The sources never leave the input, so nothing is clamped. O(output x taps).
+  Value resizeDown(const onnx::NodeProto &node, Location loc, Value x,
+                   const std::vector<double> &factors, const std::string &mode,
+                   const std::string &coordinates) {
+    const auto xs = shapeOf(x);
+    const size_t rank = xs.size();
+    if (factors[0] != 1.0 || factors[1] != 1.0)
+      fail(nodeLabel(node) + ": resizing the batch or channel axis is not supported");
+    if (intAttr(node, "antialias", 0) != 0)
+      refuseAttr(node, "antialias", "= 1 is not supported when shrinking");
+    if (coordinates != "asymmetric" && coordinates != "half_pixel" &&
+        coordinates != "pytorch_half_pixel")
+      refuseAttr(node, "coordinate_transformation_mode",
+                 "= " + coordinates +
+                     " is not supported when shrinking (half_pixel, "
+                     "pytorch_half_pixel and asymmetric are)");
+    const std::string rounding = strAttr(node, "nearest_mode", "round_prefer_floor");
+    struct Axis {
+      int64_t k = 1, start = 0, taps = 1, out = 1;
+      float weight = 1.0f; // of each tap
+    };
+    Value image = rank == 4 ? x : b.create<ReshapeOp>(loc, f32({xs[0], xs[1], 1, xs[2]}), x);
+    std::vector<int64_t> dims = shapeOf(image);
+    std::array<Axis, 2> axes;
+    for (int i = 0; i < 2; ++i) {
+      const size_t a = rank == 4 ? 2 + i : (i == 0 ? 0 : 2); // H (none for [N, C, L]), W
+      Axis &axis = axes[i];
+      axis.k = a == 0 ? 1 : int64_t(std::llround(1.0 / factors[a]));
+      const int64_t in = dims[2 + i];
+      axis.out = in / axis.k;
+      if (axis.out < 1)
+        fail(nodeLabel(node) + ": shrinking " + std::to_string(in) + " elements " +
+             std::to_string(axis.k) + " times leaves none");
+      const bool half = coordinates != "asymmetric" && axis.k % 2 == 0;
+      const int64_t centre = coordinates == "asymmetric" ? 0 : (axis.k - 1) / 2;
+      axis.start = centre;
+      if (half && mode == "nearest") {
+        // Position o k + centre + 1/2: rounded down or up.
+        if (rounding == "round_prefer_ceil" || rounding == "ceil")
+          axis.start = centre + 1;
+        else if (rounding != "round_prefer_floor" && rounding != "floor")
+          refuseAttr(node, "nearest_mode", "= " + rounding + " is not a rounding ONNX defines");
+      } else if (half) {
+        axis.taps = 2;
+        axis.weight = 0.5f;
+      }
+      if (axis.start + (axis.out - 1) * axis.k + axis.taps > in)
+        fail(nodeLabel(node) + ": shrinking reads past the input's " + std::to_string(in) +
+             " elements");
+    }
+    if (mode != "nearest" && mode != "linear")
+      refuseAttr(node, "mode", "= " + mode + " is not supported (nearest and linear are)");
+    // The slice each axis reads, then the strided depthwise convolution.
+    for (int i = 0; i < 2; ++i) {
+      const Axis &axis = axes[i];
+      const int64_t length = (axis.out - 1) * axis.k + axis.taps;
+      // (From offset 0 the convolution ignores a tail shorter than its stride.)
+      if (axis.start == 0 && (dims[2 + i] - axis.taps) / axis.k + 1 == axis.out)
+        continue;
+      dims[2 + i] = length;
+      image = b.create<SliceOp>(loc, f32(dims), image, b.getI64IntegerAttr(2 + i),
+                                b.getI64IntegerAttr(axis.start));
+    }
+    const int64_t channels = dims[1];
+    auto filterType = f32({channels, 1, axes[0].taps, axes[1].taps});
+    const float tap = axes[0].weight * axes[1].weight;
+    Value filter;
+    if (tap == 1.0f) {
+      filter = b.create<FillOp>(loc, filterType, b.getF32FloatAttr(1.0f));
+    } else {
+      const std::string name = node.output(0) + "@shrink_filter";
+      HostTensor h;
+      h.dims.assign(filterType.getShape().begin(), filterType.getShape().end());
+      h.dataType = onnx::TensorProto::FLOAT;
+      h.floats.assign(size_t(channels * axes[0].taps * axes[1].taps), tap);
+      constants[name] = std::move(h);
+      filter = constantTable(node, name);
+    }
+    Value shrunk = b.create<Conv2dOp>(
+        loc, f32({dims[0], channels, axes[0].out, axes[1].out}), image, filter, Value(),
+        b.getDenseI64ArrayAttr({axes[0].k, axes[1].k}), b.getDenseI64ArrayAttr({0, 0, 0, 0}),
+        b.getDenseI64ArrayAttr({1, 1}), b.getI64IntegerAttr(channels));
+    return rank == 4
+               ? shrunk
+               : b.create<ReshapeOp>(loc, f32({xs[0], xs[1], axes[1].out}), shrunk).getResult();
   }
 
   /// InstanceNormalization and GroupNormalization of [N, C, D1, ...]: each sample's `groups`

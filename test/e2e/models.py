@@ -40,7 +40,7 @@ SEEDS = {"mlp": 1, "cnn": 2, "cnn_bce": 3, "resmlp": 4,
          "causal_cls": 30, "causal_lm": 31, "nano_gpt": 32, "nano_gpt_tied": 32,
          "nano_gpt_trilu": 32, "llama": 33, "llama_gqa": 34, "row_mlp": 35,
          "llama_hf": 36, "math_mlp": 37, "pad_cls": 38, "mask_cls": 39, "mask_cls_hf": 39,
-         "kpm_cls": 40, "norm_unet": 41, "shuffle_sr": 42, "ops20": 43, "ops24": 44, "attn23": 45, "attn23_pad": 46, "rope23": 47, "ops28": 48, "local_fn": 49, "sdpa18": 50, "pad_modes": 51, "einsum_attn": 52, "space_depth": 53, "prelu_cnn": 54, "merge_ops": 55}
+         "kpm_cls": 40, "norm_unet": 41, "shuffle_sr": 42, "ops20": 43, "ops24": 44, "attn23": 45, "attn23_pad": 46, "rope23": 47, "ops28": 48, "local_fn": 49, "sdpa18": 50, "pad_modes": 51, "einsum_attn": 52, "space_depth": 53, "prelu_cnn": 54, "merge_ops": 55, "shrink": 56}
 
 # torchvision models (issue #6), small so that a test takes seconds: 10 classes, 32x32 images,
 # batch 4, exported in training mode (BatchNormalization with batch statistics and running-stat
@@ -161,6 +161,7 @@ LOSSES = {
     "pad_modes": "sparse_categorical_crossentropy",
     "einsum_attn": "sparse_categorical_crossentropy",
     "prelu_cnn": "sparse_categorical_crossentropy",
+    "shrink": "sparse_categorical_crossentropy",
     "arith_mlp": "sparse_categorical_crossentropy",
     "bcast_mlp": "sparse_categorical_crossentropy",
     "row_mlp": "sparse_categorical_crossentropy",
@@ -1411,6 +1412,29 @@ class MergeOps(nn.Module):
         onnx.save(_onnx_model(self, nodes, batch, (3, 6, 6), (10,), 13), path)
 
 
+class ShrinkNet(nn.Module):
+    """F.interpolate shrinking, as torch 1.13 exports it (ONNX Resize with scales below 1):
+    Conv(3, 6, 3, pad 1) on 24x24 -> nearest by 1/2 -> bilinear by 1/2 (align_corners=False:
+    each output the mean of a 2x2 block) -> Conv(6, 6, 3, pad 1) -> bilinear by 1/3 (each
+    output the centre of a 3x3 block) -> Linear(6, 10)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 6, 3, padding=1)
+        self.conv2 = nn.Conv2d(6, 6, 3, padding=1)
+        self.fc = nn.Linear(6 * 2 * 2, 10)
+        self.head = True
+
+    def forward(self, x):
+        x = torch.tanh(self.conv1(x))                                                 # 24x24
+        x = F.interpolate(x, scale_factor=0.5, mode="nearest")                         # 12x12
+        x = F.interpolate(x, scale_factor=0.5, mode="bilinear", align_corners=False)   # 6x6
+        x = F.interpolate(torch.tanh(self.conv2(x)), scale_factor=1 / 3, mode="bilinear",
+                          align_corners=False)                                         # 2x2
+        x = self.fc(x.flatten(1))
+        return torch.softmax(x, dim=1) if self.head else x
+
+
 class NormUNet(nn.Module):
     """A small U-Net of the normalizations and resamplings that segmentation and diffusion
     models use: the input normalised by constant per-channel mean and std tables, Conv ->
@@ -1569,6 +1593,8 @@ def input_shape(name, batch=None):
         return (batch, 3, 10, 10)
     if name == "merge_ops":
         return (batch, 3, 6, 6)
+    if name == "shrink":
+        return (batch, 3, 24, 24)
     if name in ("ops20", "space_depth"):
         return (batch, 4, 6, 6)
     if name == "ops24":
@@ -1690,6 +1716,8 @@ def build(name):
         return PReLUNet()
     if name == "merge_ops":
         return MergeOps()
+    if name == "shrink":
+        return ShrinkNet()
     if name == "cnn_bn":
         return CNNBN()
     if name in DROPOUT_TRANSFORMERS:

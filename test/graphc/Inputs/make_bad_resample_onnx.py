@@ -1,7 +1,7 @@
 # Writes small ONNX models, each with one Resize or InstanceNormalization node that
 # graphc refuses: make_bad_resample_onnx.py KIND OUT.onnx with KIND one of
 #   align-corners  Resize linear with coordinate_transformation_mode = align_corners
-#   shrink         Resize by scales [1, 1, 0.5, 0.5]
+#   shrink         Resize by scales [1, 1, 0.4, 0.4] (not the inverse of a whole factor)
 #   fraction       Resize by scales [1, 1, 1.5, 1.5]
 #   odd-sizes      Resize to sizes [2, 4, 9, 9] from 6 x 6 (a factor of 1.5)
 #   cubic          Resize with mode = cubic
@@ -41,7 +41,7 @@ nodes = [helper.make_node("Relu", ["input"], ["r"], name="relu")]
 if kind == "align-corners":
     nodes.append(resize([1, 1, 2, 2], mode="linear", coordinate_transformation_mode="align_corners"))
 elif kind == "shrink":
-    nodes.append(resize([1, 1, 0.5, 0.5]))
+    nodes.append(resize([1, 1, 0.4, 0.4]))
 elif kind == "fraction":
     nodes.append(resize([1, 1, 1.5, 1.5], mode="linear"))
 elif kind == "odd-sizes":
