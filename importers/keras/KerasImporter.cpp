@@ -1392,21 +1392,18 @@ private:
                          " and " + shapeText(kerasShape(t)) + " (no broadcasting)");
       Tensor next = acc;
       Type type = acc.v.getType();
+      auto minus = [&](Value lhs, Value rhs) -> Value {
+        Value negated = b.create<ScaleOp>(loc, type, rhs, b.getF32FloatAttr(-1.0f));
+        return b.create<AddOp>(loc, type, lhs, negated);
+      };
       if (c == "Multiply") {
         next.v = b.create<MulOp>(loc, type, acc.v, t.v);
       } else if (c == "Maximum" || c == "Minimum") {
-        Value negated = b.create<ScaleOp>(loc, type, t.v, b.getF32FloatAttr(-1.0f));
-        Value difference = b.create<AddOp>(loc, type, acc.v, negated);
-        Value excess = b.create<ReluOp>(loc, type, difference);
-        next.v =
-            c == "Maximum"
-                ? b.create<AddOp>(loc, type, t.v, excess).getResult()
-                : b.create<AddOp>(loc, type, acc.v,
-                                  b.create<ScaleOp>(loc, type, excess, b.getF32FloatAttr(-1.0f)))
-                      .getResult();
+        Value excess = b.create<ReluOp>(loc, type, minus(acc.v, t.v));
+        next.v = c == "Maximum" ? b.create<AddOp>(loc, type, t.v, excess).getResult()
+                                : minus(acc.v, excess);
       } else if (c == "Subtract") {
-        Value negated = b.create<ScaleOp>(loc, type, t.v, b.getF32FloatAttr(-1.0f));
-        next.v = b.create<AddOp>(loc, type, acc.v, negated);
+        next.v = minus(acc.v, t.v);
       } else {
         next.v = b.create<AddOp>(loc, type, acc.v, t.v);
       }

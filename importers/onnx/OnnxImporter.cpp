@@ -93,23 +93,17 @@ constexpr int kMaxInlinedNodes = 1 << 20;
 
 constexpr const char *kSupportedOps =
     "Add, Attention, AveragePool, BatchNormalization, Cast, Celu, Clip, Concat, Constant, "
-    "ConstantOfShape (of "
-    "constant shapes), Conv, ConvTranspose, Cos, Sin, Range (of constants), Einsum, "
-    "DepthToSpace, Div, Dropout, Elu, Equal (of constants), Exp, Expand, "
-    "Flatten, Gather, Gelu, Gemm, GlobalAveragePool, GlobalMaxPool, GroupNormalization, GRU, "
-    "HardSigmoid, "
+    "ConstantOfShape (of constant shapes), Conv, ConvTranspose, Cos, Sin, Range (of constants), "
+    "Einsum, DepthToSpace, Div, Dropout, Elu, Equal (of constants), Exp, Expand, Flatten, Gather, "
+    "Gelu, Gemm, GlobalAveragePool, GlobalMaxPool, GroupNormalization, GRU, HardSigmoid, "
     "HardSwish, Identity, InstanceNormalization, LayerNormalization, LeakyRelu, Log, LogSoftmax, "
-    "LSTM, MatMul, MaxPool, Mean, Mish, Mul, Neg, Pad, "
-    "Pow (to a constant exponent), PRelu, Reciprocal, "
-    "ReduceL2, ReduceLogSumExp, ReduceMax, ReduceMean, ReduceMin, ReduceSum, ReduceSumSquare, "
-    "Relu, Reshape, Resize, RMSNormalization, RotaryEmbedding, "
-    "Selu, Shape, Sigmoid, Slice, Softmax, Softplus, Softsign, SpaceToDepth, Split, Sqrt, "
-    "Squeeze, Sub, Sum, Swish, "
-    "SwiGLU, "
-    "Tanh, "
-    "Transpose, Trilu (of constants), Unsqueeze, Where (of constants; of attention scores "
-    "as a masked_fill; of a computed condition), Abs, Max and Min (of two tensors), Not, "
-    "Equal (of a computed tensor and a scalar) (Erf within a GELU)";
+    "LSTM, MatMul, MaxPool, Mean, Mish, Mul, Neg, Pad, Pow (to a constant exponent), PRelu, "
+    "Reciprocal, ReduceL2, ReduceLogSumExp, ReduceMax, ReduceMean, ReduceMin, ReduceSum, "
+    "ReduceSumSquare, Relu, Reshape, Resize, RMSNormalization, RotaryEmbedding, Selu, Shape, "
+    "Sigmoid, Slice, Softmax, Softplus, Softsign, SpaceToDepth, Split, Sqrt, Squeeze, Sub, Sum, "
+    "Swish, SwiGLU, Tanh, Transpose, Trilu (of constants), Unsqueeze, Where (of constants; of "
+    "attention scores as a masked_fill; of a computed condition), Abs, Max and Min (of two "
+    "tensors), Not, Equal (of a computed tensor and a scalar) (Erf within a GELU)";
 
 struct ImportError {
   std::string message;
@@ -772,6 +766,19 @@ private:
     func.setArgAttr(cast<BlockArgument>(table).getArgNumber(), kTrainableAttr,
                     b.getBoolAttr(false));
     return table;
+  }
+
+  /// A frozen table the importer computed (a resampling filter, rotary tables, an additive
+  /// attention mask): float32 `values` of shape `dims`, registered as constant `name` and
+  /// read as constantTable reads it.
+  Value frozenTable(const onnx::NodeProto &node, const std::string &name, std::vector<int64_t> dims,
+                    std::vector<float> values) {
+    HostTensor table;
+    table.dims = std::move(dims);
+    table.dataType = onnx::TensorProto::FLOAT;
+    table.floats = std::move(values);
+    constants[name] = std::move(table);
+    return constantTable(node, name);
   }
 
   /// The persistent, untrained state argument (kind "batch_stats": BatchNormalization's
@@ -1710,6 +1717,11 @@ private:
       return x;
     }
     const std::string &lhs = terms[0], &rhs = terms[1];
+    auto refuseOneSidedSum = [&](char letter) {
+      refuseAttr(node, "equation",
+                 "= \"" + equation + "\" sums '" + std::string(1, letter) +
+                     "' over one operand only, which graphc does not import");
+    };
     std::string batch, contracted, leftFree, rightFree;
     for (char letter : lhs) {
       if (has(rhs, letter))
@@ -1717,16 +1729,12 @@ private:
       else if (has(output, letter))
         leftFree += letter;
       else
-        refuseAttr(node, "equation",
-                   "= \"" + equation + "\" sums '" + std::string(1, letter) +
-                       "' over one operand only, which graphc does not import");
+        refuseOneSidedSum(letter);
     }
     for (char letter : rhs)
       if (!has(lhs, letter)) {
         if (!has(output, letter))
-          refuseAttr(node, "equation",
-                     "= \"" + equation + "\" sums '" + std::string(1, letter) +
-                         "' over one operand only, which graphc does not import");
+          refuseOneSidedSum(letter);
         rightFree += letter;
       }
     const int64_t bs = product(batch), m = product(leftFree), k = product(contracted),
@@ -2375,6 +2383,19 @@ private:
     return std::nullopt;
   }
 
+  /// `axes` (each in [-rank, rank)) as distinct axes counted from the front; none when one is
+  /// out of range or repeated.
+  static std::optional<std::vector<int64_t>> distinctAxes(std::vector<int64_t> axes, int64_t rank) {
+    std::vector<bool> seen(size_t(rank), false);
+    for (int64_t &a : axes) {
+      if (a < -rank || a >= rank || seen[size_t(a < 0 ? a + rank : a)])
+        return std::nullopt;
+      a = a < 0 ? a + rank : a;
+      seen[size_t(a)] = true;
+    }
+    return axes;
+  }
+
   /// The axes a reduction node names: its `axes` attribute, or its second input (ReduceSum's
   /// from opset 13, every reduction's from 18), looked ahead as lookaheadConstant does; none
   /// when that input is not an int64 constant. Empty: no axes given.
@@ -2743,8 +2764,9 @@ private:
   /// input's: nearest (PyTorch's mode='nearest', Keras's UpSampling2D, any coordinate and
   /// rounding mode that repeats each pixel) and linear with half_pixel (PyTorch's bilinear with
   /// align_corners=False, TensorFlow 2) or asymmetric coordinates (TensorFlow 1), as
-  /// buildUpsample's depthwise transposed convolution. Shrinking, fractional factors, cubic and
-  /// align_corners are refused naming the node. (graphc reads opsets 11 to 28, so Upsample
+  /// buildUpsample's depthwise transposed convolution; shrinking by whole factors is
+  /// resizeDown's. Other fractional factors, cubic and align_corners are refused naming the
+  /// node. (graphc reads opsets 11 to 28, so Upsample
   /// and Resize-10 never occur.)
   Value resize(const onnx::NodeProto &node, Location loc) {
     Value x = valueOf(node, 0);
@@ -2765,19 +2787,16 @@ private:
     if (coordinates == "half_pixel_symmetric")
       coordinates = "half_pixel";
     // Opset 18's `axes`: scales and sizes name these axes only; the others keep their size.
-    // (Its `antialias` acts only when shrinking, which graphc refuses below.)
+    // (Its `antialias` acts only when shrinking, which resizeDown refuses.)
     std::vector<int64_t> axes(rank);
     std::iota(axes.begin(), axes.end(), int64_t{0});
     if (findAttr(node, "axes")) {
-      axes = intsAttr(node, "axes", {});
-      std::vector<bool> seen(rank, false);
-      for (int64_t &a : axes) {
-        if (a < -int64_t(rank) || a >= int64_t(rank) || seen[a < 0 ? a + rank : a])
-          refuseAttr(node, "axes",
-                     "must name distinct axes of the rank-" + std::to_string(rank) + " input");
-        a = a < 0 ? a + int64_t(rank) : a;
-        seen[a] = true;
-      }
+      std::optional<std::vector<int64_t>> named =
+          distinctAxes(intsAttr(node, "axes", {}), int64_t(rank));
+      if (!named)
+        refuseAttr(node, "axes",
+                   "must name distinct axes of the rank-" + std::to_string(rank) + " input");
+      axes = *named;
     }
     // The factor of each axis: from scales (floats), else from sizes (int64). Either may be
     // an empty name or an empty tensor when the other is given.
@@ -2882,13 +2901,9 @@ private:
                        w = upsampleAxis(interpolation, source, sw);
     Value image = rank == 4 ? x : b.create<ReshapeOp>(loc, f32({xs[0], xs[1], 1, xs[2]}), x);
     Value up = buildUpsample(b, loc, image, h, w, [&](RankedTensorType type, ArrayRef<float> taps) {
-      const std::string name = node.output(0) + "@upsample_filter";
-      HostTensor filter;
-      filter.dims.assign(type.getShape().begin(), type.getShape().end());
-      filter.dataType = onnx::TensorProto::FLOAT;
-      filter.floats.assign(taps.begin(), taps.end());
-      constants[name] = std::move(filter);
-      return constantTable(node, name);
+      return frozenTable(node, node.output(0) + "@upsample_filter",
+                         {type.getShape().begin(), type.getShape().end()},
+                         {taps.begin(), taps.end()});
     });
     return rank == 4 ? up : b.create<ReshapeOp>(loc, f32({xs[0], xs[1], xs[2] * sw}), up);
   }
@@ -2950,8 +2965,6 @@ private:
         fail(nodeLabel(node) + ": shrinking reads past the input's " + std::to_string(in) +
              " elements");
     }
-    if (mode != "nearest" && mode != "linear")
-      refuseAttr(node, "mode", "= " + mode + " is not supported (nearest and linear are)");
     // The slice each axis reads, then the strided depthwise convolution.
     for (int i = 0; i < 2; ++i) {
       const Axis &axis = axes[i];
@@ -2966,18 +2979,11 @@ private:
     const int64_t channels = dims[1];
     auto filterType = f32({channels, 1, axes[0].taps, axes[1].taps});
     const float tap = axes[0].weight * axes[1].weight;
-    Value filter;
-    if (tap == 1.0f) {
-      filter = b.create<FillOp>(loc, filterType, b.getF32FloatAttr(1.0f));
-    } else {
-      const std::string name = node.output(0) + "@shrink_filter";
-      HostTensor h;
-      h.dims.assign(filterType.getShape().begin(), filterType.getShape().end());
-      h.dataType = onnx::TensorProto::FLOAT;
-      h.floats.assign(size_t(channels * axes[0].taps * axes[1].taps), tap);
-      constants[name] = std::move(h);
-      filter = constantTable(node, name);
-    }
+    Value filter = tap == 1.0f
+                       ? b.create<FillOp>(loc, filterType, b.getF32FloatAttr(1.0f)).getResult()
+                       : frozenTable(node, node.output(0) + "@shrink_filter",
+                                     {filterType.getShape().begin(), filterType.getShape().end()},
+                                     std::vector<float>(size_t(filterType.getNumElements()), tap));
     Value shrunk = b.create<Conv2dOp>(
         loc, f32({dims[0], channels, axes[0].out, axes[1].out}), image, filter, Value(),
         b.getDenseI64ArrayAttr({axes[0].k, axes[1].k}), b.getDenseI64ArrayAttr({0, 0, 0, 0}),
@@ -3119,16 +3125,15 @@ private:
     // The full-width table cat(c, c), per head for 3-D X: [S, (H,) rot].
     auto table = [&](int index, const char *suffix) {
       const std::vector<float> c = rows(index);
-      HostTensor t;
-      t.dataType = onnx::TensorProto::FLOAT;
-      t.dims = packed ? std::vector<int64_t>{seq, heads, rot} : std::vector<int64_t>{seq, rot};
+      std::vector<float> full;
       for (int64_t i = 0; i < seq; ++i)
         for (int64_t h = 0; h < (packed ? heads : 1); ++h)
           for (int copy = 0; copy < 2; ++copy)
-            t.floats.insert(t.floats.end(), c.begin() + i * half, c.begin() + (i + 1) * half);
-      const std::string name = node.output(0) + suffix;
-      constants[name] = std::move(t);
-      return constantTable(node, name);
+            full.insert(full.end(), c.begin() + i * half, c.begin() + (i + 1) * half);
+      return frozenTable(node, node.output(0) + suffix,
+                         packed ? std::vector<int64_t>{seq, heads, rot}
+                                : std::vector<int64_t>{seq, rot},
+                         std::move(full));
     };
     Value cosTable = table(1, "@cos"), sinTable = table(2, "@sin");
     // X as [B, H, S, D] or [B, S, H, D]: the head's features last.
@@ -3226,13 +3231,8 @@ private:
         mask.causal = true;
         return mask;
       }
-      const std::string table = name + "@additive";
-      HostTensor h;
-      h.dims = {batch, dims[2], keys};
-      h.dataType = onnx::TensorProto::FLOAT;
-      h.floats = std::move(additive);
-      constants[table] = std::move(h);
-      mask.value = constantTable(node, table);
+      mask.value =
+          frozenTable(node, name + "@additive", {batch, dims[2], keys}, std::move(additive));
       return mask;
     }
     mask.value = valueOf(node, 3);
@@ -3912,17 +3912,14 @@ private:
           fail(nodeLabel(node) + ": Pad has " + std::to_string(pads.size()) + " pads for " +
                std::to_string(axes.ints.size()) + " axes; expected " +
                std::to_string(2 * axes.ints.size()));
+        std::optional<std::vector<int64_t>> named = distinctAxes(axes.ints, int64_t(rank));
+        if (!named)
+          fail(nodeLabel(node) + ": Pad's axes " + listText(axes.ints) +
+               " must name distinct axes of the rank-" + std::to_string(rank) + " input");
         std::vector<int64_t> all(2 * rank, 0);
-        std::vector<bool> seen(rank, false);
-        for (size_t i = 0; i < axes.ints.size(); ++i) {
-          int64_t axis = axes.ints[i];
-          if (axis < -int64_t(rank) || axis >= int64_t(rank) || seen[axis < 0 ? axis + rank : axis])
-            fail(nodeLabel(node) + ": Pad's axes " + listText(axes.ints) +
-                 " must name distinct axes of the rank-" + std::to_string(rank) + " input");
-          axis = axis < 0 ? axis + rank : axis;
-          seen[axis] = true;
-          all[axis] = pads[i];
-          all[axis + rank] = pads[i + axes.ints.size()];
+        for (size_t i = 0; i < named->size(); ++i) {
+          all[(*named)[i]] = pads[i];
+          all[(*named)[i] + rank] = pads[i + named->size()];
         }
         pads = std::move(all);
       }
@@ -4513,9 +4510,7 @@ private:
             broadcastBinary(derivedNode(node, "Add", accumulated, node.input(i), partial), loc);
         accumulated = partial;
       }
-      Value total = computedOrParameter(node, 0);
-      if (node.input_size() > 1)
-        total = values[accumulated];
+      Value total = node.input_size() > 1 ? values[accumulated] : computedOrParameter(node, 0);
       define(node, op == "Mean" && node.input_size() > 1
                        ? b.create<ScaleOp>(loc, total.getType(), total,
                                            b.getF32FloatAttr(1.0f / float(node.input_size())))

@@ -205,7 +205,7 @@ def pads_name_their_axes(g):
         g.log.append("Pad %s: pads %s for axes %s" % (n.name, given, [a - rank for a in axes]))
 
 
-def splits_by_count(g, opset):
+def splits_by_count(g):
     for n in list(g.g.node):  # (add_constant inserts nodes)
         if n.op_type != "Split" or len(n.input) < 2 or not n.input[1]:
             continue
@@ -424,7 +424,7 @@ def upgrade(model, opset):
         swishes(g)
     reductions_take_axes_inputs(g)
     pads_name_their_axes(g)
-    splits_by_count(g, opset)
+    splits_by_count(g)
     resizes_name_their_axes(g, opset)
     g.prune()
     for o in model.opset_import:
