@@ -321,10 +321,20 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
         Operation *clone = b.clone(op, map);
         if (k > 1)
           clone->setAttr(kMicroBatchOpAttr, b.getI64IntegerAttr(int64_t(forwardIndex)));
-        // Micro-batch `micro` draws its rows of the whole batch's dropout mask.
+        // Micro-batch `micro` draws its rows of the whole batch's dropout mask (a broadcast
+        // mask has one draw per mask_repeat elements) and of its noise.
         if (auto drop = dyn_cast<DropoutOp>(clone); drop && micro > 0)
           drop.setIndexOffset(drop.getIndexOffset() +
-                              micro * cast<RankedTensorType>(drop.getType()).getNumElements());
+                              micro * cast<RankedTensorType>(drop.getType()).getNumElements() /
+                                  drop.getMaskRepeat());
+        auto offsetNoise = [&](auto noise) {
+          noise.setIndexOffset(noise.getIndexOffset() +
+                               micro * cast<RankedTensorType>(noise.getType()).getNumElements());
+        };
+        if (auto normal = dyn_cast<RandomNormalOp>(clone); normal && micro > 0)
+          offsetNoise(normal);
+        if (auto uniform = dyn_cast<RandomUniformOp>(clone); uniform && micro > 0)
+          offsetNoise(uniform);
         // A fused attention's mask covers its [B, M, N] probabilities.
         if (auto attention = dyn_cast<AttentionOp>(clone); attention && micro > 0) {
           auto queries = cast<RankedTensorType>(attention.getQuery().getType()).getShape();
@@ -679,7 +689,9 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
                             op);
                   return success();
                 })
-                .Case([&](FillOp) { return success(); }) // a constant: no operand to reach
+                // A constant or noise: no operand to reach.
+                .Case<FillOp, RandomNormalOp, RandomUniformOp>(
+                    [&](Operation *) { return success(); })
                 .Case([&](EmbeddingOp emb) {
                   // The indices are data: only the table has a gradient.
                   if (wants(emb.getTable()))
@@ -757,10 +769,10 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
                 .Case([&](DropoutOp drop) {
                   if (wants(drop.getInput()))
                     setGrad(drop.getInput(),
-                            b.create<DropoutBackwardOp>(gradLoc(op, "grad_input"), dy.getType(),
-                                                        dy, drop.getStep(), drop.getRatioAttr(),
-                                                        drop.getOpIdAttr(),
-                                                        drop.getIndexOffsetAttr()),
+                            b.create<DropoutBackwardOp>(
+                                gradLoc(op, "grad_input"), dy.getType(), dy, drop.getStep(),
+                                drop.getRatioAttr(), drop.getOpIdAttr(), drop.getIndexOffsetAttr(),
+                                drop.getMaskRepeatAttr(), drop.getMaskInnerAttr()),
                             op);
                   return success();
                 })

@@ -166,6 +166,9 @@ OpCost graphc::estimateOpCost(Operation *op) {
                    .Case<ActivationOp, ActivationBackwardOp>(
                        // erf/exp/tanh and a few multiplies per element.
                        [&](Operation *) { return 8.0 * elements(op->getResult(0)); })
+                   // A splitmix64 hash per element, and Box-Muller's log, sqrt and cos.
+                   .Case([&](RandomNormalOp r) { return 20.0 * elements(r.getResult()); })
+                   .Case([&](RandomUniformOp r) { return 8.0 * elements(r.getResult()); })
                    .Case<SigmoidOp, TanhOp, SigmoidBackwardOp, TanhBackwardOp>(
                        [&](Operation *) { return 4.0 * elements(op->getResult(0)); })
                    .Case<SoftmaxOp, SoftmaxBackwardOp, LossOp, LossBackwardOp>(

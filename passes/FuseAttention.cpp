@@ -202,7 +202,8 @@ std::optional<AttentionChain> matchChain(BatchMatmulOp product) {
     return std::nullopt;
   Value probabilities = throughLeadingAxesView(product.getLhs(), probabilityView);
   if (auto drop = probabilities.getDefiningOp<DropoutOp>()) {
-    if (!drop.getResult().hasOneUse())
+    // (The fused kernel draws an element-wise mask.)
+    if (!drop.getResult().hasOneUse() || drop.getMaskRepeat() != 1)
       return std::nullopt;
     chain.dropout = drop;
     probabilities = drop.getInput();

@@ -524,12 +524,50 @@ static LogicalResult verifyRatio(Operation *op, float ratio, Type in, Type out) 
   return requireStatic(op);
 }
 
+/// A broadcast mask's runs (graph.dropout): groups of `repeat` runs of `inner` elements share
+/// one draw, so the groups must tile the tensor.
+static LogicalResult verifyMaskBroadcast(Operation *op, int64_t repeat, int64_t inner, Type type) {
+  int64_t span = 0;
+  if (repeat < 1 || inner < 1 || __builtin_mul_overflow(repeat, inner, &span))
+    return op->emitOpError() << "mask_repeat (" << repeat << ") and mask_inner (" << inner
+                             << ") must be positive";
+  int64_t elements = cast<RankedTensorType>(type).getNumElements();
+  if (elements % span != 0)
+    return op->emitOpError() << "mask groups of mask_repeat * mask_inner = " << span
+                             << " elements do not tile the " << elements << " elements of " << type;
+  return success();
+}
+
 LogicalResult DropoutOp::verify() {
-  return verifyRatio(*this, getRatio().convertToFloat(), getInput().getType(), getType());
+  if (failed(verifyRatio(*this, getRatio().convertToFloat(), getInput().getType(), getType())))
+    return failure();
+  return verifyMaskBroadcast(*this, getMaskRepeat(), getMaskInner(), getType());
 }
 
 LogicalResult DropoutBackwardOp::verify() {
-  return verifyRatio(*this, getRatio().convertToFloat(), getGrad().getType(), getType());
+  if (failed(verifyRatio(*this, getRatio().convertToFloat(), getGrad().getType(), getType())))
+    return failure();
+  return verifyMaskBroadcast(*this, getMaskRepeat(), getMaskInner(), getType());
+}
+
+//===----------------------------------------------------------------------===//
+// Random noise
+//===----------------------------------------------------------------------===//
+
+LogicalResult RandomNormalOp::verify() {
+  float mean = getMean().convertToFloat(), scale = getScale().convertToFloat();
+  if (!std::isfinite(mean) || !std::isfinite(scale) || scale < 0.f)
+    return emitOpError() << "needs a finite mean and a finite scale >= 0, got mean " << mean
+                         << " and scale " << scale;
+  return requireStatic(*this);
+}
+
+LogicalResult RandomUniformOp::verify() {
+  float low = getLow().convertToFloat(), high = getHigh().convertToFloat();
+  if (!std::isfinite(low) || !std::isfinite(high) || !std::isfinite(high - low) || low > high)
+    return emitOpError() << "needs finite bounds with low <= high, got [" << low << ", " << high
+                         << ")";
+  return requireStatic(*this);
 }
 
 //===----------------------------------------------------------------------===//

@@ -494,11 +494,25 @@ def Graph_DropoutOp : Graph_Op<"dropout", [Pure, SameFloatElementType]> {
     program's seed, `op_id`, the step number `step`, i + `index_offset`): a splitmix64 hash
     compared with `ratio`. A recomputed dropout (and the backward op) reproduces the same mask.
     `step` is the runtime's f32 step counter. With micro-batches, micro-batch j's copy has
-    `index_offset` = j * its element count, so the k micro-batches draw exactly the rows of the
-    whole batch's mask.
+    `index_offset` = j * its mask's element count, so the k micro-batches draw exactly the rows
+    of the whole batch's mask.
+
+    A mask broadcast over some axes (Keras's SpatialDropout, Dropout's `noise_shape`): the
+    elements are runs of `mask_inner` whose consecutive groups of `mask_repeat` runs share one
+    draw, so element i draws `(i / (mask_repeat * mask_inner)) * mask_inner + i % mask_inner`.
+    SpatialDropout2D on an NCHW image is `mask_repeat` = H * W (one bit per sample and channel);
+    on a (batch, steps, features) sequence SpatialDropout1D is `mask_repeat` = steps and
+    `mask_inner` = features.
+
+    ```mlir
+    %y = graph.dropout %x, %step {ratio = 2.500000e-01 : f32, op_id = 3 : i64, mask_repeat = 64 : i64}
+        : (tensor<8x16x8x8xf32>, tensor<f32>) -> tensor<8x16x8x8xf32>
+    ```
   }];
   let arguments = (ins GraphFloatTensor:$input, GraphF32Scalar:$step, F32Attr:$ratio,
-                       I64Attr:$op_id, DefaultValuedAttr<I64Attr, "0">:$index_offset);
+                       I64Attr:$op_id, DefaultValuedAttr<I64Attr, "0">:$index_offset,
+                       DefaultValuedAttr<I64Attr, "1">:$mask_repeat,
+                       DefaultValuedAttr<I64Attr, "1">:$mask_inner);
   let results = (outs GraphFloatTensor:$result);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
@@ -507,7 +521,9 @@ def Graph_DropoutOp : Graph_Op<"dropout", [Pure, SameFloatElementType]> {
 def Graph_DropoutBackwardOp : Graph_Op<"dropout_backward", [Pure, SameFloatElementType]> {
   let summary = "dx = dy * keep / (1 - ratio), the forward mask regenerated";
   let arguments = (ins GraphFloatTensor:$grad, GraphF32Scalar:$step, F32Attr:$ratio,
-                       I64Attr:$op_id, DefaultValuedAttr<I64Attr, "0">:$index_offset);
+                       I64Attr:$op_id, DefaultValuedAttr<I64Attr, "0">:$index_offset,
+                       DefaultValuedAttr<I64Attr, "1">:$mask_repeat,
+                       DefaultValuedAttr<I64Attr, "1">:$mask_inner);
   let results = (outs GraphFloatTensor:$result);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
@@ -736,6 +752,47 @@ def Graph_FillOp : Graph_Op<"fill", [Pure]> {
   let arguments = (ins F32Attr:$value);
   let results = (outs GraphFloatTensor:$result);
   let assemblyFormat = "attr-dict `:` type($result)";
+}
+
+def Graph_RandomNormalOp : Graph_Op<"random_normal", [Pure]> {
+  let summary = "counter-based normal noise: mean + scale * N(0, 1)";
+  let description = [{
+    Element i is `mean + scale * z`, z a standard normal drawn by Box-Muller from the same
+    splitmix64 hash as graph.dropout's mask, keyed by (the program's seed, `op_id`, `step`,
+    i + `index_offset`): no generator state, so a recomputed op gives the same noise and a
+    micro-batch j (`index_offset` = j * its element count) draws its rows of the whole batch's.
+    It reads no tensor, so it has no gradient (Keras's GaussianNoise adds it, GaussianDropout
+    multiplies by it; ONNX RandomNormal, RandomNormalLike).
+
+    ```mlir
+    %noise = graph.random_normal %step {mean = 0.000000e+00 : f32, scale = 1.000000e-01 : f32,
+        op_id = 2 : i64} : (tensor<f32>) -> tensor<8x32xf32>
+    ```
+  }];
+  let arguments = (ins GraphF32Scalar:$step, F32Attr:$mean, F32Attr:$scale, I64Attr:$op_id,
+                       DefaultValuedAttr<I64Attr, "0">:$index_offset);
+  let results = (outs GraphF32Tensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Graph_RandomUniformOp : Graph_Op<"random_uniform", [Pure]> {
+  let summary = "counter-based uniform noise in [low, high)";
+  let description = [{
+    Element i is `low + (high - low) * u`, u the 24-bit uniform in [0, 1) that graph.dropout
+    compares with its ratio, keyed as graph.random_normal's. ONNX RandomUniform,
+    RandomUniformLike.
+
+    ```mlir
+    %u = graph.random_uniform %step {low = -1.000000e+00 : f32, high = 1.000000e+00 : f32,
+        op_id = 4 : i64} : (tensor<f32>) -> tensor<8x32xf32>
+    ```
+  }];
+  let arguments = (ins GraphF32Scalar:$step, F32Attr:$low, F32Attr:$high, I64Attr:$op_id,
+                       DefaultValuedAttr<I64Attr, "0">:$index_offset);
+  let results = (outs GraphF32Tensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
 }
 
 def Graph_EmbeddingOp : Graph_Op<"embedding", [Pure]> {

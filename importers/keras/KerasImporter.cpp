@@ -60,16 +60,17 @@ constexpr const char *kSupported =
     "InputLayer, Dense, Conv2D, DepthwiseConv2D, MaxPooling2D, AveragePooling2D, "
     "GlobalAveragePooling2D, GlobalMaxPooling2D, Flatten, Reshape, Activation (relu, relu6, "
     "sigmoid, hard_sigmoid, tanh, softmax, gelu, elu, selu, swish/silu, softplus, softsign, "
-    "leaky_relu, hard_silu, exponential, mish, linear), ReLU, LeakyReLU, ELU, Softmax, Dropout, "
-    "BatchNormalization, ZeroPadding2D (folded into the next Conv2D/DepthwiseConv2D/pooling), "
+    "leaky_relu, hard_silu, exponential, mish, linear), ReLU, LeakyReLU, ELU, Softmax, "
+    "Dropout (noise_shape), SpatialDropout1D, SpatialDropout2D, AlphaDropout, GaussianNoise, "
+    "GaussianDropout, BatchNormalization, Rescaling, Normalization, "
+    "ZeroPadding2D (folded into the next Conv2D/DepthwiseConv2D/pooling), "
     "ZeroPadding1D (folded into the next Conv1D/1-D pooling), Cropping1D, Cropping2D, "
     "UpSampling1D, UpSampling2D (nearest, bilinear), "
-    "Add, Subtract, Multiply, Average, Concatenate, Conv1D, MaxPooling1D, AveragePooling1D, "
-    "GlobalAveragePooling1D, GlobalMaxPooling1D, Conv2DTranspose, SeparableConv2D, Permute, "
-    "LayerNormalization and RMSNormalization (last axis), GroupNormalization (channels), "
-    "MultiHeadAttention (causal mask or "
-    "none), Embedding, LSTM, "
-    "GRU, SimpleRNN, Bidirectional, "
+    "Add, Subtract, Multiply, Average, Maximum, Minimum, Concatenate, Conv1D, MaxPooling1D, "
+    "AveragePooling1D, GlobalAveragePooling1D, GlobalMaxPooling1D, Conv2DTranspose, "
+    "SeparableConv2D, Permute, LayerNormalization, RMSNormalization and UnitNormalization (last "
+    "axis), GroupNormalization (channels), MultiHeadAttention (causal mask, attention_mask), "
+    "Embedding, LSTM, GRU, SimpleRNN, Bidirectional, "
     "TimeDistributed (Dense, Dropout, activations), and nested "
     "Sequential/Functional models";
 
@@ -643,8 +644,8 @@ private:
   void noFlat(const Layer &l, const Tensor &t) {
     if (t.hasFlat())
       failLayer(l, "reads a flattened feature map; graphc keeps it in (channels, height, "
-                   "width) order and only a Dense layer (after Dropout/Activation at most) "
-                   "can read it");
+                   "width) order and only a Dense layer (after Dropout, noise or Activation "
+                   "layers at most) can read it");
   }
 
   /// Keras's hard_sigmoid: clip(x / 6 + 1/2, 0, 1) in Keras 3 (relu6(x + 3) / 6), clip(0.2 x
@@ -1178,19 +1179,170 @@ private:
     return out;
   }
 
-  Tensor dropout(const Layer &l, const Tensor &in, Location loc) {
-    noPadding(l, in);
+  /// graphc's axis of Keras axis `axis` (> 0) of `t`: an image is NCHW where Keras sees NHWC,
+  /// a 1-D feature map [N, C, 1, L] where Keras sees [N, L, C].
+  static int64_t graphAxisOf(const Tensor &t, int64_t axis) {
+    if (t.image && t.seq)
+      return axis == 2 ? 1 : 3; // L C -> C 1 L
+    if (t.image)
+      return axis == 3 ? 1 : axis + 1; // H W C -> C H W
+    return axis;
+  }
+
+  /// graph.dropout's mask broadcast ({mask_repeat, mask_inner}) for a Keras mask that shares
+  /// one draw along the Keras axes `shared` of `in`: in graphc's layout those axes (size-1
+  /// axes aside) must be consecutive, and the batch's is never one of them (micro-batches draw
+  /// their own rows of the mask).
+  std::pair<int64_t, int64_t> maskBroadcast(const Layer &l, const Tensor &in,
+                                            const std::vector<bool> &shared,
+                                            const std::string &what) {
+    auto gs = shapeOf(in.v);
+    auto ks = kerasShape(in);
+    if (shared[0] && ks[0] > 1)
+      failLayer(l, what + " shares the mask across the batch; graphc draws it per sample");
+    std::vector<bool> graphShared(gs.size(), false);
+    for (size_t k = 1; k < shared.size(); ++k)
+      if (shared[k])
+        graphShared[graphAxisOf(in, int64_t(k))] = true;
+    int64_t first = -1, last = -1;
+    for (int64_t g = 0; g < int64_t(gs.size()); ++g)
+      if (graphShared[g] && gs[g] > 1) {
+        first = first < 0 ? g : first;
+        last = g;
+      }
+    if (first < 0)
+      return {1, 1};
+    for (int64_t g = first; g <= last; ++g)
+      if (!graphShared[g] && gs[g] > 1)
+        failLayer(l, what +
+                         " shares the mask along axes that are not adjacent in graphc's "
+                         "channels-first layout of the input " +
+                         shapeText(ks) + "; graphc supports one run of them");
+    return {product(ArrayRef<int64_t>(gs).slice(first, last - first + 1)),
+            product(ArrayRef<int64_t>(gs).drop_front(last + 1))};
+  }
+
+  /// The axes a Keras `noise_shape` shares a draw along (its 1s where the input is wider).
+  std::vector<bool> noiseShapeAxes(const Layer &l, const Tensor &in) {
+    auto ks = kerasShape(in);
+    std::vector<bool> shared(ks.size(), false);
+    const json::Value *v = l.config->get("noise_shape");
+    if (!v || v->getAsNull())
+      return shared;
+    const json::Array *dims = v->getAsArray();
+    if (!dims || dims->size() != ks.size())
+      refuseAttr(l, "noise_shape",
+                 "= " + show(v) + " must list one size per axis of the input " + shapeText(ks));
+    for (size_t i = 0; i < ks.size(); ++i) {
+      const json::Value &d = (*dims)[i];
+      if (d.getAsNull())
+        continue;
+      auto size = integer(&d);
+      if (!size || (*size != ks[i] && *size != 1))
+        refuseAttr(l, "noise_shape",
+                   "= " + show(v) + " must hold, per axis, the input's size " + shapeText(ks) +
+                       ", 1 or None");
+      shared[i] = *size == 1 && ks[i] > 1;
+    }
+    return shared;
+  }
+
+  /// Dropout, SpatialDropout1D/2D and AlphaDropout's rate, in [0, 1).
+  double dropoutRate(const Layer &l) {
     double rate = numAttr(l, "rate", 0.5);
     if (!(rate >= 0 && rate < 1))
       refuseAttr(l, "rate", "must be in [0, 1)");
-    if (const json::Value *v = l.config->get("noise_shape"); v && !v->getAsNull())
-      refuseAttr(l, "noise_shape", "= " + show(v) + " is not supported");
+    return rate;
+  }
+
+  /// x * keep / (1 - rate), the mask graphc's counter-based one (drawn over graphc's element
+  /// order), shared along the Keras axes `shared`.
+  Value dropoutOf(const Layer &l, const Tensor &in, double rate, const std::vector<bool> &shared,
+                  const std::string &what, Value x, Location loc) {
+    auto [repeat, inner] = maskBroadcast(l, in, shared, what);
+    return b.create<DropoutOp>(loc, x.getType(), x, stepInput(), b.getF32FloatAttr(float(rate)),
+                               b.getI64IntegerAttr(dropoutOps++), b.getI64IntegerAttr(0),
+                               b.getI64IntegerAttr(repeat), b.getI64IntegerAttr(inner));
+  }
+
+  /// Dropout (with `noise_shape`), SpatialDropout1D (one draw per sample and feature, shared
+  /// along the steps) and SpatialDropout2D (per sample and channel, shared over the image).
+  Tensor dropout(const Layer &l, const Tensor &in, Location loc) {
+    noPadding(l, in);
+    double rate = dropoutRate(l);
+    std::vector<bool> shared;
+    std::string what = "noise_shape";
+    if (l.cls == "Dropout") {
+      shared = noiseShapeAxes(l, in);
+    } else {
+      size_t rank = l.cls == "SpatialDropout1D" ? 3 : 4;
+      if (kerasShape(in).size() != rank || in.hasFlat())
+        failLayer(
+            l, std::string("expects a ") +
+                   (rank == 3 ? "(batch, steps, features)" : "(batch, height, width, channels)") +
+                   " input, got shape " + shapeText(kerasShape(in)));
+      shared.assign(rank, true);
+      shared[0] = shared[rank - 1] = false;
+      what = "its mask";
+    }
     if (rate == 0)
       return in;
     Tensor out = in;
-    out.v = b.create<DropoutOp>(loc, in.v.getType(), in.v, stepInput(),
-                                b.getF32FloatAttr(float(rate)), b.getI64IntegerAttr(dropoutOps++),
-                                b.getI64IntegerAttr(0));
+    out.v = dropoutOf(l, in, rate, shared, what, in.v, loc);
+    return out;
+  }
+
+  /// AlphaDropout (SELU networks): a * (keep ? x : alpha') + b with alpha' = -SELU's
+  /// scale * alpha, a = ((1 - rate)(1 + rate alpha'^2))^-1/2 and b = -a alpha' rate, as Keras.
+  /// keep ? x : alpha' is dropout(x - alpha') * (1 - rate) + alpha', so the layer is two
+  /// `scale`s around one graph.dropout.
+  Tensor alphaDropout(const Layer &l, const Tensor &in, Location loc) {
+    noPadding(l, in);
+    double rate = dropoutRate(l);
+    std::vector<bool> shared = noiseShapeAxes(l, in);
+    if (rate == 0)
+      return in;
+    const double alphaPrime =
+        -1.6732632423543772848170429916717 * 1.0507009873554804934193349852946;
+    const double a = 1.0 / std::sqrt((1 - rate) * (1 + rate * alphaPrime * alphaPrime));
+    const double shift = -a * alphaPrime * rate;
+    Type type = in.v.getType();
+    Value centred = b.create<ScaleOp>(loc, type, in.v, b.getF32FloatAttr(1.0f),
+                                      b.getF32FloatAttr(float(-alphaPrime)));
+    Value dropped = dropoutOf(l, in, rate, shared, "noise_shape", centred, loc);
+    Tensor out = in;
+    out.v = b.create<ScaleOp>(loc, type, dropped, b.getF32FloatAttr(float(a * (1 - rate))),
+                              b.getF32FloatAttr(float(a * alphaPrime + shift)));
+    out.nonNegative = false;
+    return out;
+  }
+
+  /// GaussianNoise (x + stddev * z) and GaussianDropout (x * (1 + sqrt(rate / (1 - rate)) z)),
+  /// z graphc's counter-based standard normal (graph.random_normal, drawn over graphc's
+  /// element order); the identity at stddev or rate 0.
+  Tensor gaussianNoise(const Layer &l, const Tensor &in, Location loc) {
+    noPadding(l, in);
+    const bool additive = l.cls == "GaussianNoise";
+    double mean = 0, scale = 0;
+    if (additive) {
+      scale = numAttr(l, "stddev", -1);
+      if (!(scale >= 0))
+        refuseAttr(l, "stddev", "must be given, >= 0");
+    } else {
+      double rate = dropoutRate(l);
+      mean = 1;
+      scale = std::sqrt(rate / (1 - rate));
+    }
+    if (scale == 0)
+      return in;
+    Type type = in.v.getType();
+    Value noise = b.create<RandomNormalOp>(
+        loc, type, stepInput(), b.getF32FloatAttr(float(mean)), b.getF32FloatAttr(float(scale)),
+        b.getI64IntegerAttr(dropoutOps++), b.getI64IntegerAttr(0));
+    Tensor out = in;
+    out.v = additive ? b.create<AddOp>(loc, type, in.v, noise).getResult()
+                     : b.create<MulOp>(loc, type, in.v, noise).getResult();
+    out.nonNegative = false;
     return out;
   }
 
@@ -1636,11 +1788,7 @@ private:
       axis += rank;
     if (axis <= 0 || axis >= rank)
       refuseAttr(l, "axis", "= " + std::to_string(axis) + " is out of range");
-    int64_t graphAxis = axis;
-    if (ins[0].image && ins[0].seq)
-      graphAxis = axis == 2 ? 1 : 3; // L C -> C 1 L
-    else if (ins[0].image)
-      graphAxis = axis == 3 ? 1 : axis + 1; // H W C -> C H W
+    int64_t graphAxis = graphAxisOf(ins[0], axis);
     SmallVector<Value> values;
     auto shape = shapeOf(ins[0].v);
     shape[graphAxis] = 0;
@@ -2377,6 +2525,11 @@ private:
                                                 "ReLU",
                                                 "Softmax",
                                                 "Dropout",
+                                                "SpatialDropout1D",
+                                                "SpatialDropout2D",
+                                                "AlphaDropout",
+                                                "GaussianNoise",
+                                                "GaussianDropout",
                                                 "BatchNormalization",
                                                 "ZeroPadding2D",
                                                 "Add",
@@ -2442,8 +2595,11 @@ private:
         "Convolution1D", "MaxPooling1D", "MaxPool1D", "AveragePooling1D", "AvgPool1D"};
     if (!readsPadding.count(c))
       noPadding(l, in);
-    if (c != "Dense" && c != "Dropout" && c != "Activation" && c != "ReLU" && c != "Flatten" &&
-        c != "Reshape")
+    // (Element-wise layers keep a flattened image's order for the Dense after them.)
+    static const std::set<std::string> readsFlat = {
+        "Dense",      "Dropout", "AlphaDropout", "GaussianNoise", "GaussianDropout",
+        "Activation", "ReLU",    "Flatten",      "Reshape"};
+    if (!readsFlat.count(c))
       noFlat(l, in);
     if (convFamily().count(c))
       return applyConvFamily(l, in, loc);
@@ -2513,8 +2669,12 @@ private:
         refuseAttr(l, "axis", "must be the last axis");
       return activation(l, in, "softmax", loc);
     }
-    if (c == "Dropout")
+    if (c == "Dropout" || c == "SpatialDropout1D" || c == "SpatialDropout2D")
       return dropout(l, in, loc);
+    if (c == "AlphaDropout")
+      return alphaDropout(l, in, loc);
+    if (c == "GaussianNoise" || c == "GaussianDropout")
+      return gaussianNoise(l, in, loc);
     if (c == "Rescaling")
       return rescaling(l, in, loc);
     if (c == "Normalization")

@@ -1167,18 +1167,33 @@ bool dropoutKeep(uint64_t seed, uint64_t opId, int64_t step, int64_t index, floa
 }
 
 void dropout(const float *x, float *y, int64_t n, float ratio, uint64_t seed, uint64_t opId,
-             float step, int64_t indexOffset) {
+             float step, int64_t indexOffset, int64_t maskRepeat, int64_t maskInner) {
   const uint64_t key = dropoutKey(seed, opId, static_cast<int64_t>(step));
   const float scale = 1.0f / (1.0f - ratio);
   forEachElement(n, [&](int64_t i) {
     const float kept = x[i] * scale; // read whatever the mask: a select, not a random branch
-    y[i] = dropoutKeeps(key, i + indexOffset, ratio) ? kept : 0.0f;
+    y[i] = dropoutKeeps(key, maskDrawIndex(i, maskRepeat, maskInner) + indexOffset, ratio) ? kept
+                                                                                           : 0.0f;
   });
 }
 
 void dropoutBackward(const float *dy, float *dx, int64_t n, float ratio, uint64_t seed,
-                     uint64_t opId, float step, int64_t indexOffset) {
-  dropout(dy, dx, n, ratio, seed, opId, step, indexOffset);
+                     uint64_t opId, float step, int64_t indexOffset, int64_t maskRepeat,
+                     int64_t maskInner) {
+  dropout(dy, dx, n, ratio, seed, opId, step, indexOffset, maskRepeat, maskInner);
+}
+
+void randomNormal(float *y, int64_t n, float mean, float scale, uint64_t seed, uint64_t opId,
+                  float step, int64_t indexOffset) {
+  const uint64_t key = dropoutKey(seed, opId, static_cast<int64_t>(step));
+  forEachElement(n, [&](int64_t i) { y[i] = mean + scale * normalDraw(key, i + indexOffset); });
+}
+
+void randomUniform(float *y, int64_t n, float low, float high, uint64_t seed, uint64_t opId,
+                   float step, int64_t indexOffset) {
+  const uint64_t key = dropoutKey(seed, opId, static_cast<int64_t>(step));
+  const float width = high - low;
+  forEachElement(n, [&](int64_t i) { y[i] = low + width * uniformDraw(key, i + indexOffset); });
 }
 
 void clip(const float *x, float *y, int64_t n, float lo, float hi) {

@@ -505,15 +505,31 @@ private:
         .Case([&](DropoutOp d) {
           s << "  dropout(" << ptr(d.getInput()) << ", " << ptr(d.getResult()) << ", "
             << tensorElements(d.getInput()) << ", " << floatLiteral(d.getRatio())
-            << ", graphc_program.seed, " << d.getOpId() << "ull, *" << ptr(d.getStep())
-            << ", " << d.getIndexOffset() << ");\n";
+            << ", graphc_program.seed, " << d.getOpId() << "ull, *" << ptr(d.getStep()) << ", "
+            << d.getIndexOffset() << ", " << d.getMaskRepeat() << ", " << d.getMaskInner()
+            << ");\n";
           return success();
         })
         .Case([&](DropoutBackwardOp d) {
           s << "  dropoutBackward(" << ptr(d.getGrad()) << ", " << ptr(d.getResult()) << ", "
             << tensorElements(d.getGrad()) << ", " << floatLiteral(d.getRatio())
-            << ", graphc_program.seed, " << d.getOpId() << "ull, *" << ptr(d.getStep())
-            << ", " << d.getIndexOffset() << ");\n";
+            << ", graphc_program.seed, " << d.getOpId() << "ull, *" << ptr(d.getStep()) << ", "
+            << d.getIndexOffset() << ", " << d.getMaskRepeat() << ", " << d.getMaskInner()
+            << ");\n";
+          return success();
+        })
+        .Case([&](RandomNormalOp r) {
+          s << "  randomNormal(" << ptr(r.getResult()) << ", " << tensorElements(r.getResult())
+            << ", " << floatLiteral(r.getMean()) << ", " << floatLiteral(r.getScale())
+            << ", graphc_program.seed, " << r.getOpId() << "ull, *" << ptr(r.getStep()) << ", "
+            << r.getIndexOffset() << ");\n";
+          return success();
+        })
+        .Case([&](RandomUniformOp r) {
+          s << "  randomUniform(" << ptr(r.getResult()) << ", " << tensorElements(r.getResult())
+            << ", " << floatLiteral(r.getLow()) << ", " << floatLiteral(r.getHigh())
+            << ", graphc_program.seed, " << r.getOpId() << "ull, *" << ptr(r.getStep()) << ", "
+            << r.getIndexOffset() << ");\n";
           return success();
         })
         .Case([&](ClipOp c) {

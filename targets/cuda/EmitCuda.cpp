@@ -445,13 +445,33 @@ private:
                            a.getBiasFills());
         })
         .Case([&](DropoutOp d) {
-          addEw(dropoutNode(op, d.getInput(), d.getResult(), d.getStep(), d.getRatio(),
-                            d.getOpId(), d.getIndexOffset()));
+          addEw(dropoutNode(op, d.getInput(), d.getResult(), d.getStep(), d.getRatio(), d.getOpId(),
+                            d.getIndexOffset(), d.getMaskRepeat(), d.getMaskInner()));
           return success();
         })
         .Case([&](DropoutBackwardOp d) {
-          addEw(dropoutNode(op, d.getGrad(), d.getResult(), d.getStep(), d.getRatio(),
-                            d.getOpId(), d.getIndexOffset()));
+          addEw(dropoutNode(op, d.getGrad(), d.getResult(), d.getStep(), d.getRatio(), d.getOpId(),
+                            d.getIndexOffset(), d.getMaskRepeat(), d.getMaskInner()));
+          return success();
+        })
+        .Case([&](RandomNormalOp r) {
+          const std::string mean = floatLiteral(attrFloat(r.getMean())),
+                            scale = floatLiteral(attrFloat(r.getScale()));
+          addEw(randomNode(op, r.getResult(), r.getStep(), r.getOpId(), r.getIndexOffset(),
+                           [=](const std::string &key, const std::string &index) {
+                             return mean + " + " + scale + " * ::graphc::rt::normalDraw(" + key +
+                                    ", " + index + ")";
+                           }));
+          return success();
+        })
+        .Case([&](RandomUniformOp r) {
+          const std::string low = floatLiteral(attrFloat(r.getLow())),
+                            width = floatLiteral(attrFloat(r.getHigh()) - attrFloat(r.getLow()));
+          addEw(randomNode(op, r.getResult(), r.getStep(), r.getOpId(), r.getIndexOffset(),
+                           [=](const std::string &key, const std::string &index) {
+                             return low + " + " + width + " * ::graphc::rt::uniformDraw(" + key +
+                                    ", " + index + ")";
+                           }));
           return success();
         })
         .Case([&](BatchSliceOp b) { return batchSlice(b); })
@@ -2154,21 +2174,47 @@ private:
   /// dropout and dropout_backward (y = keep ? x / (1 - ratio) : 0): an elementwise node whose
   /// mask is dropout_mask.h's, keyed as the CPU target keys it (graphc --seed, the op id, the
   /// step counter read from the arena), so the masks are the CPU's bit for bit.
-  EwNode dropoutNode(Operation *op, Value x, Value y, Value step, APFloat ratioAttr,
-                     uint64_t opId, int64_t indexOffset) {
-    EwNode n = unaryNode(op, x, y, nullptr); // with its own code, which names the key
-    const std::string ratio = floatLiteral(attrFloat(ratioAttr)), stepPtr = ptr(step),
-                      seed = std::to_string(options.dropoutSeed) + "ull",
+  /// The key of a counter-based draw (dropout_mask.h) at this step, computed once per thread.
+  std::function<std::string(const std::string &)> drawKeyPrologue(Value step, uint64_t opId) {
+    const std::string stepPtr = ptr(step), seed = std::to_string(options.dropoutSeed) + "ull",
                       id = std::to_string(opId) + "ull";
-    n.prologue = [=](const std::string &k) {
+    return [=](const std::string &k) {
       return "  const uint64_t dropKey_" + k + " = ::graphc::rt::dropoutKey(" + seed + ", " + id +
              ", static_cast<int64_t>(" + stepPtr + "[0]));\n";
     };
+  }
+
+  EwNode dropoutNode(Operation *op, Value x, Value y, Value step, APFloat ratioAttr, uint64_t opId,
+                     int64_t indexOffset, int64_t maskRepeat, int64_t maskInner) {
+    EwNode n = unaryNode(op, x, y, nullptr); // with its own code, which names the key
+    const std::string ratio = floatLiteral(attrFloat(ratioAttr));
+    n.prologue = drawKeyPrologue(step, opId);
+    std::string draw = maskRepeat == 1
+                           ? "i"
+                           : "::graphc::rt::maskDrawIndex(i, " + std::to_string(maskRepeat) + ", " +
+                                 std::to_string(maskInner) + ")";
+    if (indexOffset)
+      draw += " + " + std::to_string(indexOffset);
     n.code = [=](ArrayRef<std::string> in, ArrayRef<std::string> o, const std::string &k) {
-      const std::string index = indexOffset ? "i + " + std::to_string(indexOffset) : "i";
       return "      const float " + o[0] + " = ::graphc::rt::dropoutKeeps(dropKey_" + k + ", " +
-             index + ", " + ratio + ") ? " + in[0] + " * (1.0f / (1.0f - " + ratio +
-             ")) : 0.0f;\n";
+             draw + ", " + ratio + ") ? " + in[0] + " * (1.0f / (1.0f - " + ratio + ")) : 0.0f;\n";
+    };
+    return n;
+  }
+
+  /// Counter-based noise (graph.random_normal, graph.random_uniform): no input, so it fuses
+  /// into the kernel of the op that reads it; `draw(key, index)` is its element's expression.
+  EwNode randomNode(Operation *op, Value y, Value step, uint64_t opId, int64_t indexOffset,
+                    std::function<std::string(const std::string &, const std::string &)> draw) {
+    EwNode n;
+    n.op = op;
+    n.label = label(op);
+    n.n = tensorElements(y);
+    n.outs.push_back(y);
+    n.prologue = drawKeyPrologue(step, opId);
+    const std::string index = indexOffset ? "i + " + std::to_string(indexOffset) : "i";
+    n.code = [=](ArrayRef<std::string>, ArrayRef<std::string> o, const std::string &k) {
+      return "      const float " + o[0] + " = " + draw("dropKey_" + k, index) + ";\n";
     };
     return n;
   }

@@ -134,3 +134,39 @@ func.func @dropout_ratio(%x: tensor<4xf32>, %s: tensor<f32>) -> tensor<4xf32> {
   %0 = graph.dropout %x, %s {ratio = 1.0 : f32, op_id = 0} : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// dropout: a broadcast mask's groups tile the tensor.
+func.func @dropout_mask_groups(%x: tensor<2x6xf32>, %s: tensor<f32>) -> tensor<2x6xf32> {
+  // expected-error @+1 {{'graph.dropout' op mask groups of mask_repeat * mask_inner = 8 elements do not tile the 12 elements of 'tensor<2x6xf32>'}}
+  %0 = graph.dropout %x, %s {ratio = 0.5 : f32, op_id = 0, mask_repeat = 4, mask_inner = 2} : (tensor<2x6xf32>, tensor<f32>) -> tensor<2x6xf32>
+  return %0 : tensor<2x6xf32>
+}
+
+// -----
+
+// dropout: the broadcast counts are positive.
+func.func @dropout_mask_repeat(%x: tensor<2x6xf32>, %s: tensor<f32>) -> tensor<2x6xf32> {
+  // expected-error @+1 {{'graph.dropout_backward' op mask_repeat (0) and mask_inner (1) must be positive}}
+  %0 = graph.dropout_backward %x, %s {ratio = 0.5 : f32, op_id = 0, mask_repeat = 0} : (tensor<2x6xf32>, tensor<f32>) -> tensor<2x6xf32>
+  return %0 : tensor<2x6xf32>
+}
+
+// -----
+
+// random_normal: a finite mean and a non-negative scale.
+func.func @random_normal_scale(%s: tensor<f32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'graph.random_normal' op needs a finite mean and a finite scale >= 0, got mean 0.000000e+00 and scale -1.000000e+00}}
+  %0 = graph.random_normal %s {mean = 0.0 : f32, scale = -1.0 : f32, op_id = 0} : (tensor<f32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// random_uniform: low <= high.
+func.func @random_uniform_bounds(%s: tensor<f32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'graph.random_uniform' op needs finite bounds with low <= high, got [2.000000e+00, 1.000000e+00)}}
+  %0 = graph.random_uniform %s {low = 2.0 : f32, high = 1.0 : f32, op_id = 0} : (tensor<f32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

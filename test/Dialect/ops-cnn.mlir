@@ -104,3 +104,28 @@ func.func @dropout(%x: tensor<4x8xf32>, %step: tensor<f32>) {
   %d = graph.dropout_backward %y, %step {ratio = 0.2 : f32, op_id = 7} : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
   return
 }
+
+// -----
+
+// A spatial dropout's mask broadcast: one draw per (sample, channel) of an NCHW image, shared by
+// its H * W = 36 pixels; its backward carries the same broadcast.
+// CHECK-LABEL: func.func @spatial_dropout
+//  CHECK-NEXT:   graph.dropout %{{.*}}, %{{.*}} {mask_repeat = 36 : i64, op_id = 3 : i64, ratio = 2.500000e-01 : f32} : (tensor<2x4x6x6xf32>, tensor<f32>) -> tensor<2x4x6x6xf32>
+//  CHECK-NEXT:   graph.dropout_backward %{{.*}}, %{{.*}} {mask_inner = 8 : i64, mask_repeat = 5 : i64, op_id = 4 : i64, ratio = 2.500000e-01 : f32} : (tensor<2x5x8xf32>, tensor<f32>) -> tensor<2x5x8xf32>
+func.func @spatial_dropout(%x: tensor<2x4x6x6xf32>, %g: tensor<2x5x8xf32>, %step: tensor<f32>) {
+  %y = graph.dropout %x, %step {ratio = 0.25 : f32, op_id = 3, mask_repeat = 36} : (tensor<2x4x6x6xf32>, tensor<f32>) -> tensor<2x4x6x6xf32>
+  %d = graph.dropout_backward %g, %step {ratio = 0.25 : f32, op_id = 4, mask_repeat = 5, mask_inner = 8} : (tensor<2x5x8xf32>, tensor<f32>) -> tensor<2x5x8xf32>
+  return
+}
+
+// -----
+
+// Counter-based noise reads only the step counter.
+// CHECK-LABEL: func.func @noise
+//  CHECK-NEXT:   graph.random_normal %{{.*}} {mean = 1.000000e+00 : f32, op_id = 5 : i64, scale = 5.000000e-01 : f32} : (tensor<f32>) -> tensor<4x8xf32>
+//  CHECK-NEXT:   graph.random_uniform %{{.*}} {high = 1.000000e+00 : f32, index_offset = 32 : i64, low = -1.000000e+00 : f32, op_id = 6 : i64} : (tensor<f32>) -> tensor<4x8xf32>
+func.func @noise(%step: tensor<f32>) {
+  %n = graph.random_normal %step {mean = 1.0 : f32, scale = 0.5 : f32, op_id = 5} : (tensor<f32>) -> tensor<4x8xf32>
+  %u = graph.random_uniform %step {low = -1.0 : f32, high = 1.0 : f32, op_id = 6, index_offset = 32} : (tensor<f32>) -> tensor<4x8xf32>
+  return
+}

@@ -189,6 +189,34 @@ def dropout(x, ratio, op_id, step):
     return torch.where(keep, x / (1 - ratio), torch.zeros_like(x))
 
 
+def draw_hashes(count, op_id, step, seed=0):
+    """splitmix64(key ^ i) for i < count, key graphc's (seed, op, step) key (dropout_mask.h),
+    vectorised over numpy's wrapping uint64 arithmetic."""
+    key = splitmix64(splitmix64(splitmix64(seed) ^ op_id) ^ step)
+    z = np.arange(count, dtype=np.uint64) ^ np.uint64(key)
+    z = z + np.uint64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+def keep_draws(count, ratio, op_id, step):
+    """graphc's dropout mask bits, draw i for i < count (a broadcast mask has fewer draws than
+    elements: one per sample and channel for a spatial dropout)."""
+    u = (draw_hashes(count, op_id, step) >> np.uint64(40)).astype(np.float32) * np.float32(2.0 ** -24)
+    return torch.from_numpy(u >= np.float32(ratio))
+
+
+def normal_draws(shape, op_id, step):
+    """graphc's counter-based standard normal (graph.random_normal, Box-Muller in float32) over
+    graphc's element order of `shape`."""
+    h = draw_hashes(int(np.prod(shape)), op_id, step)
+    u1 = ((h >> np.uint64(40)) + np.uint64(1)).astype(np.float32) * np.float32(2.0 ** -24)
+    u2 = ((h >> np.uint64(16)) & np.uint64(0xFFFFFF)).astype(np.float32) * np.float32(2.0 ** -24)
+    z = np.sqrt(np.float32(-2.0) * np.log(u1)) * np.cos(np.float32(6.28318530717958647692) * u2)
+    return torch.from_numpy(z.astype(np.float32).reshape(shape))
+
+
 # ---- the cases ----------------------------------------------------------------------------------
 # weights: (keras3 group, legacy top-level group, layer name, [(var, shape)]);
 # graphc: how a Keras-layout weight maps to graphc's saved layout.
@@ -789,6 +817,62 @@ CASES.update({
 })
 # Untrained state: BatchNormalization's moving statistics, an adapted Normalization's mean,
 # variance and sample count.
+def k3_noise_cnn_forward(x, P, S, step):
+    # GaussianNoise(0.3): graphc's normal draws over its NCHW element order.
+    n, hh, ww, c = x.shape
+    h = x + 0.3 * normal_draws((n, c, hh, ww), 0, step).permute(0, 2, 3, 1)
+    h = torch.relu(conv(h, P["conv2d/kernel"], P["conv2d/bias"], padding="same"))
+    # SpatialDropout2D(0.25): one draw per sample and channel (draw n * C + c).
+    keep = keep_draws(n * 4, 0.25, 1, step).reshape(n, 1, 1, 4)
+    h = torch.where(keep, h / 0.75, torch.zeros_like(h))
+    h = torch.tanh(conv(h, P["conv2d_1/kernel"], P["conv2d_1/bias"], padding="same"))
+    # GaussianDropout(0.2): times 1 + sqrt(0.2 / 0.8) z.
+    h = h * (1.0 + 0.5 * normal_draws((n, 4, hh, ww), 2, step).permute(0, 2, 3, 1))
+    return h.mean(dim=(1, 2)) @ P["dense/kernel"] + P["dense/bias"]
+
+
+def tf2_noise_seq_forward(x, P, S, step):
+    n = x.shape[0]
+    h = torch.relu(x @ P["dense/kernel"] + P["dense/bias"])  # (n, 5, 8)
+    # SpatialDropout1D(0.3): one draw per sample and feature, shared by the 5 steps.
+    keep = keep_draws(n * 8, 0.3, 0, step).reshape(n, 1, 8)
+    h = torch.where(keep, h / 0.7, torch.zeros_like(h))
+    h = F.selu(conv1d(h, P["conv1d/kernel"], P["conv1d/bias"]))  # (n, 3, 4)
+    # Dropout(0.25, noise_shape=(None, 1, 4)) of the feature map: per sample and channel.
+    keep = keep_draws(n * 4, 0.25, 1, step).reshape(n, 1, 4)
+    h = torch.where(keep, h / 0.75, torch.zeros_like(h))
+    # AlphaDropout(0.1), Keras's formula; graphc's mask over its [N, C, 1, L] element order.
+    rate, alpha_p = 0.1, -1.6732632423543772848170429916717 * 1.0507009873554804934193349852946
+    a = ((1 - rate) * (1 + rate * alpha_p ** 2)) ** -0.5
+    keep = keep_draws(n * 12, rate, 2, step).reshape(n, 4, 3).permute(0, 2, 1)
+    h = a * torch.where(keep, h, torch.full_like(h, alpha_p)) - a * alpha_p * rate
+    return h.reshape(n, -1) @ P["dense_1/kernel"] + P["dense_1/bias"]
+
+
+CASES.update({
+    "k3_noise_cnn": dict(
+        layout="keras3", input=(6, 6, 3), classes=3, loss="sparse", opt=("adam", 0.01, 0.0),
+        flags=[], forward=k3_noise_cnn_forward,
+        weights=[("layers/conv2d", None, "conv2d", [("kernel", (3, 3, 3, 4)), ("bias", (4,))]),
+                 ("layers/conv2d_1", None, "conv2d_1", [("kernel", (3, 3, 4, 4)), ("bias", (4,))]),
+                 ("layers/dense", None, "dense", [("kernel", (4, 3)), ("bias", (3,))])],
+        empty=["layers/input_layer", "layers/gaussian_noise", "layers/spatial_dropout2d",
+               "layers/gaussian_dropout", "layers/global_average_pooling2d", "optimizer"],
+        graphc={"conv2d/kernel": hwio, "conv2d_1/kernel": hwio}),
+    "tf2_noise_seq": dict(
+        layout="legacy", input=(5, 6), classes=3, loss="sparse", opt=("momentum", 0.05, 0.9),
+        flags=["--loss=sparse_categorical_crossentropy", "--optimizer=momentum", "--lr=0.05",
+               "--momentum=0.9"], forward=tf2_noise_seq_forward,
+        layer_names=["dense", "spatial_dropout1d", "conv1d", "dropout", "alpha_dropout",
+                     "flatten", "dense_1", "activation"],
+        weights=[(None, "dense", "dense", [("kernel", (6, 8)), ("bias", (8,))]),
+                 (None, "conv1d", "conv1d", [("kernel", (3, 8, 4)), ("bias", (4,))]),
+                 (None, "dense_1", "dense_1", [("kernel", (12, 3)), ("bias", (3,))])],
+        # The Dense after Flatten of the (3 steps, 4 channels) feature map reads graphc's (C, L).
+        graphc={"conv1d/kernel": conv1d_kernel, "dense_1/kernel": flat_rows(4, 1, 3)}),
+})
+
+
 STATS = ("moving_mean", "moving_variance", "mean", "variance", "count")
 
 

@@ -203,6 +203,22 @@ class Style:
                  {"rate": rate, "seed": None, "noise_shape": None})
         return self.entry("Dropout", c, shape)
 
+    def spatial_dropout(self, cls, name, rate, shape=None):
+        c = self.base(name)
+        c.update({"rate": rate, "seed": None} if self.k3 else
+                 {"rate": rate, "noise_shape": None, "seed": None})
+        if cls == "SpatialDropout2D":
+            c["data_format"] = "channels_last"
+        return self.entry(cls, c, shape)
+
+    def noise(self, cls, name, amount, shape=None, noise_shape=None):
+        """GaussianNoise (amount = stddev), GaussianDropout and AlphaDropout (amount = rate)."""
+        c = self.base(name)
+        c.update({"stddev" if cls == "GaussianNoise" else "rate": amount, "seed": None})
+        if cls == "AlphaDropout":
+            c["noise_shape"] = noise_shape
+        return self.entry(cls, c, shape)
+
     def batchnorm(self, name, trainable=True, momentum=0.99, epsilon=0.001, shape=None):
         c = self.base(name, trainable)
         c.update({"axis": -1 if self.k3 else [len(shape) - 1 if shape else 3],
@@ -665,6 +681,54 @@ def conv_family_fixtures(k3, k2):
     write("tf2_upsample", s.sequential("sequential", L, [N, 4, 4, 2]))
 
 
+def noise_fixtures(k3, k2):
+    """The noise layers: spatial dropout, Dropout's noise_shape, Gaussian noise and dropout,
+    AlphaDropout."""
+    N = None
+    # Keras 3 Sequential: GaussianNoise(0.3) of the image, a same Conv2D (relu),
+    # SpatialDropout2D(0.25), a same Conv2D (tanh), GaussianDropout(0.2),
+    # GlobalAveragePooling2D, Dense softmax; compile_config: Adam.
+    s = k3
+    L = [s.input_layer("input_layer", [N, 6, 6, 3]),
+         s.noise("GaussianNoise", "gaussian_noise", 0.3, [N, 6, 6, 3]),
+         s.conv2d("conv2d", 4, (3, 3), padding="same", activation="relu", shape=[N, 6, 6, 3]),
+         s.spatial_dropout("SpatialDropout2D", "spatial_dropout2d", 0.25, [N, 6, 6, 4]),
+         s.conv2d("conv2d_1", 4, (3, 3), padding="same", activation="tanh", shape=[N, 6, 6, 4]),
+         s.noise("GaussianDropout", "gaussian_dropout", 0.2, [N, 6, 6, 4]),
+         s.global_pool("GlobalAveragePooling2D", "global_average_pooling2d", [N, 6, 6, 4]),
+         s.dense("dense", 3, "softmax", shape=[N, 4])]
+    write("k3_noise_cnn", s.sequential("sequential", L, [N, 6, 6, 3],
+                                       k3_adam(0.01, "sparse_categorical_crossentropy")))
+
+    # tf.keras 2.15 Sequential over a (5 steps, 6 features) input: Dense(8, relu) on the rows,
+    # SpatialDropout1D(0.3) (one draw per sample and feature), Conv1D(4, 3, selu),
+    # Dropout(0.25, noise_shape=(None, 1, 4)) of the feature map (one draw per sample and
+    # channel), AlphaDropout(0.1), Flatten, Dense(3), Activation softmax.
+    s = k2
+    drop = s.dropout("dropout", 0.25, [N, 3, 4])
+    drop["config"]["noise_shape"] = [None, 1, 4]
+    L = [s.input_layer("input_1", [N, 5, 6]),
+         s.dense("dense", 8, "relu", shape=[N, 5, 6]),
+         s.spatial_dropout("SpatialDropout1D", "spatial_dropout1d", 0.3, [N, 5, 8]),
+         s.conv1d("conv1d", 4, 3, activation="selu", shape=[N, 5, 8]),
+         drop,
+         s.noise("AlphaDropout", "alpha_dropout", 0.1, [N, 3, 4]),
+         s.flatten("flatten", [N, 3, 4]),
+         s.dense("dense_1", 3, shape=[N, 12]),
+         s.activation("activation", "softmax", [N, 3])]
+    write("tf2_noise_seq", s.sequential("sequential", L, [N, 5, 6]))
+
+    # Refused: a noise_shape that shares the mask across the batch, and one whose shared axes
+    # (the width and the channels) are not adjacent in graphc's NCHW layout.
+    for case, noise_shape in (("err_noise_batch", [1, 6, 6, 3]), ("err_noise_axes", [None, 6, 1, 1])):
+        drop = s.dropout("dropout", 0.5, [N, 6, 6, 3])
+        drop["config"]["noise_shape"] = noise_shape
+        L = [s.input_layer("input_1", [N, 6, 6, 3]), drop,
+             s.global_pool("GlobalAveragePooling2D", "global_average_pooling2d", [N, 6, 6, 3]),
+             s.dense("dense", 3, "softmax", shape=[N, 3])]
+        write(case, s.sequential("sequential", L, [N, 6, 6, 3]))
+
+
 def main():
     k3, k2 = Style(True), Style(False)
     N = None
@@ -1020,6 +1084,8 @@ def main():
                                         k3_compile("SGD", {"learning_rate": 0.1, "momentum": 0.0,
                                                            "nesterov": False},
                                                    SPARSE_FROM_LOGITS)))
+
+    noise_fixtures(k3, k2)
 
     # MultiHeadAttention calls graphc refuses: a value_mask tensor, an attention mask of 3 keys
     # for 5, the attention scores as a second output.

@@ -221,12 +221,20 @@ void sliceFrom(const float *src, float *dst, int64_t outer, int64_t total, int64
 /// mapped to [0, 1) and compared with ratio. Pure, so a recomputed mask is identical.
 bool dropoutKeep(uint64_t seed, uint64_t opId, int64_t step, int64_t index, float ratio);
 /// y = keep ? x / (1 - ratio) : 0, step the runtime's f32 step counter; element i draws the
-/// mask's element i + indexOffset (a micro-batch's rows of the whole batch's mask).
+/// mask's element maskDrawIndex(i, maskRepeat, maskInner) + indexOffset (a micro-batch's rows
+/// of the whole batch's mask; a mask broadcast over groups of maskRepeat runs of maskInner).
 void dropout(const float *x, float *y, int64_t n, float ratio, uint64_t seed, uint64_t opId,
-             float step, int64_t indexOffset = 0);
+             float step, int64_t indexOffset = 0, int64_t maskRepeat = 1, int64_t maskInner = 1);
 /// dx = keep ? dy / (1 - ratio) : 0 with the forward's mask.
 void dropoutBackward(const float *dy, float *dx, int64_t n, float ratio, uint64_t seed,
-                     uint64_t opId, float step, int64_t indexOffset = 0);
+                     uint64_t opId, float step, int64_t indexOffset = 0, int64_t maskRepeat = 1,
+                     int64_t maskInner = 1);
+/// y[i] = mean + scale * normalDraw(key, i + indexOffset) (graph.random_normal).
+void randomNormal(float *y, int64_t n, float mean, float scale, uint64_t seed, uint64_t opId,
+                  float step, int64_t indexOffset = 0);
+/// y[i] = low + (high - low) * uniformDraw(key, i + indexOffset) (graph.random_uniform).
+void randomUniform(float *y, int64_t n, float low, float high, uint64_t seed, uint64_t opId,
+                   float step, int64_t indexOffset = 0);
 
 /// y = factor * x + offset over n elements. y may alias x.
 void scale(const float *x, float *y, int64_t n, float factor, float offset = 0.0f);
