@@ -166,6 +166,16 @@ CORRECTNESS = [
     ("attn23_pad-sgd", "e2e:attn23_pad", ["--ids", "6", "--optimizer", "sgd", "--lr", "0.1",
                                           "--steps", "8"]),
     ("einsum_attn-sgd", "e2e:einsum_attn", ["--optimizer", "sgd", "--lr", "0.1", "--steps", "8"]),
+    # Session 41: noise in the step (counter-based graph.random_normal / random_uniform fused
+    # into their readers; dropout masks broadcast over pixels or steps), also micro-batched.
+    ("noise_cnn-adam", "test/keras/Inputs/k3_noise_cnn.json",
+     ["--batch", "4", "--classes", "3", "--loss", "sparse_categorical_crossentropy",
+      "--optimizer", "adam", "--lr", "0.01", "--steps", "8"]),
+    ("noise_seq-micro", "test/keras/Inputs/tf2_noise_seq.json",
+     ["--batch", "4", "--classes", "3", "--loss", "sparse_categorical_crossentropy",
+      "--optimizer", "momentum", "--lr", "0.05", "--steps", "8",
+      "--graphc-flag=--micro-batches=2"]),
+    ("noise_mlp-adam", "e2e:noise_mlp", ["--optimizer", "adam", "--lr", "0.01", "--steps", "8"]),
 ]
 # The cases also trained by PyTorch on the GPU (test/e2e/models.py's name): the models of #2 and
 # three of #6, from the same initial weights on the same batches, TF32 off; issue #3 asks for

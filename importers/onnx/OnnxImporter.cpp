@@ -100,6 +100,7 @@ constexpr const char *kSupportedOps =
     "LSTM, MatMul, MaxPool, Mean, Mish, Mul, Neg, Pad, Pow (to a constant exponent), PRelu, "
     "Reciprocal, ReduceL2, ReduceLogSumExp, ReduceMax, ReduceMean, ReduceMin, ReduceSum, "
     "ReduceSumSquare, Relu, Reshape, Resize, RMSNormalization, RotaryEmbedding, Selu, Shape, "
+    "RandomNormal, RandomNormalLike, RandomUniform, RandomUniformLike, "
     "Sigmoid, Slice, Softmax, Softplus, Softsign, SpaceToDepth, Split, Sqrt, Squeeze, Sub, Sum, "
     "Swish, SwiGLU, Tanh, Transpose, Trilu (of constants), Unsqueeze, Where (of constants; of "
     "attention scores as a masked_fill; of a computed condition), Abs, Max and Min (of two "
@@ -3820,7 +3821,9 @@ private:
                                                           {"Transpose", 1},
                                                           {"Trilu", 2},
                                                           {"Unsqueeze", 2},
-                                                          {"Where", 3}};
+                                                          {"Where", 3},
+                                                          {"RandomNormalLike", 1},
+                                                          {"RandomUniformLike", 1}};
     if (auto known = kMaxInputs.find(op); known != kMaxInputs.end()) {
       if (node.input_size() > known->second)
         fail(nodeLabel(node) + " has " + std::to_string(node.input_size()) + " inputs; " + op +
@@ -4567,6 +4570,60 @@ private:
       define(node, b.create<DropoutOp>(loc, x.getType(), x, stepInput(),
                                        b.getF32FloatAttr(ratio), b.getI64IntegerAttr(index),
                                        b.getI64IntegerAttr(0)));
+      return;
+    }
+    if (op == "RandomNormal" || op == "RandomNormalLike" || op == "RandomUniform" ||
+        op == "RandomUniformLike") {
+      // torch.randn_like / rand_like (and randn / rand of a fixed shape): graphc's
+      // counter-based noise, keyed by (--seed, the node, the step); `seed` is ignored, as
+      // Dropout's. The values differ from onnxruntime's generator, the distribution does not.
+      const bool like = llvm::StringRef(op).ends_with("Like");
+      const bool normal = llvm::StringRef(op).starts_with("RandomNormal");
+      if (const auto *dtype = findAttr(node, "dtype");
+          dtype && dtype->i() != onnx::TensorProto::FLOAT)
+        refuseAttr(node, "dtype",
+                   "= " + std::to_string(dtype->i()) +
+                       " is not supported; graphc draws float32 noise");
+      std::vector<int64_t> shape;
+      if (like) {
+        const bool integerInput = isConstant(node.input(0))
+                                      ? constantOf(node, 0).dataType != onnx::TensorProto::FLOAT
+                                      : integerValued.count(node.input(0)) != 0;
+        if (integerInput && !findAttr(node, "dtype"))
+          fail(nodeLabel(node) + ": takes the type of an integer input; give dtype = FLOAT "
+                                 "(graphc draws float32 noise)");
+        if (isConstant(node.input(0))) {
+          shape = constantOf(node, 0).dims;
+        } else {
+          auto dims = cast<RankedTensorType>(valueOf(node, 0).getType()).getShape();
+          shape.assign(dims.begin(), dims.end());
+        }
+      } else {
+        if (node.input_size() != 0)
+          fail(nodeLabel(node) + " has " + std::to_string(node.input_size()) + " inputs; " + op +
+               " takes none");
+        if (!findAttr(node, "shape"))
+          fail(nodeLabel(node) + ": needs its shape attribute");
+        shape = intsAttr(node, "shape", {});
+      }
+      int64_t count = 1;
+      for (int64_t d : shape)
+        if (d <= 0 || __builtin_mul_overflow(count, d, &count) || count > (int64_t{1} << 31))
+          fail(nodeLabel(node) + ": shape " + listText(shape) + " is empty or too large");
+      const float first = floatAttr(node, normal ? "mean" : "low", 0.0f),
+                  second = floatAttr(node, normal ? "scale" : "high", 1.0f);
+      if (!std::isfinite(first) || !std::isfinite(second) || (normal ? second < 0 : second < first))
+        fail(nodeLabel(node) + (normal ? ": needs a finite mean and a finite scale >= 0"
+                                       : ": needs finite bounds with low <= high"));
+      Type type = f32(shape);
+      if (normal)
+        define(node, b.create<RandomNormalOp>(loc, type, stepInput(), b.getF32FloatAttr(first),
+                                              b.getF32FloatAttr(second), b.getI64IntegerAttr(index),
+                                              b.getI64IntegerAttr(0)));
+      else
+        define(node, b.create<RandomUniformOp>(loc, type, stepInput(), b.getF32FloatAttr(first),
+                                               b.getF32FloatAttr(second),
+                                               b.getI64IntegerAttr(index), b.getI64IntegerAttr(0)));
       return;
     }
     if (op == "Concat") {

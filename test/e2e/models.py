@@ -40,7 +40,7 @@ SEEDS = {"mlp": 1, "cnn": 2, "cnn_bce": 3, "resmlp": 4,
          "causal_cls": 30, "causal_lm": 31, "nano_gpt": 32, "nano_gpt_tied": 32,
          "nano_gpt_trilu": 32, "llama": 33, "llama_gqa": 34, "row_mlp": 35,
          "llama_hf": 36, "math_mlp": 37, "pad_cls": 38, "mask_cls": 39, "mask_cls_hf": 39,
-         "kpm_cls": 40, "norm_unet": 41, "shuffle_sr": 42, "ops20": 43, "ops24": 44, "attn23": 45, "attn23_pad": 46, "rope23": 47, "ops28": 48, "local_fn": 49, "sdpa18": 50, "pad_modes": 51, "einsum_attn": 52, "space_depth": 53, "prelu_cnn": 54, "merge_ops": 55, "shrink": 56}
+         "kpm_cls": 40, "norm_unet": 41, "shuffle_sr": 42, "ops20": 43, "ops24": 44, "attn23": 45, "attn23_pad": 46, "rope23": 47, "ops28": 48, "local_fn": 49, "sdpa18": 50, "pad_modes": 51, "einsum_attn": 52, "space_depth": 53, "prelu_cnn": 54, "merge_ops": 55, "shrink": 56, "noise_mlp": 57}
 
 # torchvision models (issue #6), small so that a test takes seconds: 10 classes, 32x32 images,
 # batch 4, exported in training mode (BatchNormalization with batch statistics and running-stat
@@ -79,7 +79,7 @@ OPSETS = {"transformer_ln17": 17, "nano_gpt_trilu": 14}
 # initializer named by its state_dict key, in the form those opsets define; PyTorch trains the
 # module itself.
 HANDWRITTEN = ("ops20", "ops24", "attn23", "attn23_pad", "rope23", "ops28", "local_fn",
-               "sdpa18", "space_depth", "merge_ops")
+               "sdpa18", "space_depth", "merge_ops", "noise_mlp")
 
 # Recurrent classifiers (issue #6), exported like the transformers (training mode, no constant
 # folding: the exporter slices PyTorch's weights into ONNX's gate order in the graph, so the
@@ -1412,6 +1412,78 @@ class MergeOps(nn.Module):
         onnx.save(_onnx_model(self, nodes, batch, (3, 6, 6), (10,), 13), path)
 
 
+def _graphc_hashes(count, op_id, step, seed=0):
+    """splitmix64(key ^ i) for i < count: graphc's counter-based draws (dropout_mask.h) of op
+    `op_id` (the ONNX node's index) at step `step`, in numpy's wrapping uint64 arithmetic."""
+    def mix(z):
+        z = z + np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return z ^ (z >> np.uint64(31))
+    with np.errstate(over="ignore"):
+        key = mix(mix(mix(np.uint64(seed)) ^ np.uint64(op_id)) ^ np.uint64(step))
+        return mix(np.arange(count, dtype=np.uint64) ^ key)
+
+
+def graphc_normal(shape, op_id, step):
+    """graph.random_normal's standard normals (Box-Muller in float32) over `shape`."""
+    h = _graphc_hashes(int(np.prod(shape)), op_id, step)
+    u1 = ((h >> np.uint64(40)) + np.uint64(1)).astype(np.float32) * np.float32(2.0 ** -24)
+    u2 = ((h >> np.uint64(16)) & np.uint64(0xFFFFFF)).astype(np.float32) * np.float32(2.0 ** -24)
+    z = np.sqrt(np.float32(-2.0) * np.log(u1)) * np.cos(np.float32(6.28318530717958647692) * u2)
+    return torch.from_numpy(z.astype(np.float32).reshape(shape))
+
+
+def graphc_uniform(shape, op_id, step):
+    """graph.random_uniform's 24-bit uniforms in [0, 1) over `shape`."""
+    h = _graphc_hashes(int(np.prod(shape)), op_id, step)
+    u = (h >> np.uint64(40)).astype(np.float32) * np.float32(2.0 ** -24)
+    return torch.from_numpy(u.reshape(shape))
+
+
+class NoiseMLP(nn.Module):
+    """Noise in the training step, as torch.randn_like and torch.rand_like export (ONNX written
+    by hand at opset 13, the reference fed graphc's draws): Linear(12, 16), ReLU, plus
+    RandomNormalLike (mean 0, scale 0.1), times RandomUniformLike (low 0.8, high 1.2), then
+    Linear(16, 10), Softmax. Node i's draws are keyed by i; the module counts its training
+    steps, as graphc's step counter (1, 2, ...)."""
+
+    NORMAL_NODE, UNIFORM_NODE = 2, 4
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(12, 16)
+        self.fc2 = nn.Linear(16, 10)
+        self.head = True
+        self.step = 0
+
+    def forward(self, x):
+        h = torch.relu(self.fc1(x))
+        if self.training:
+            self.step += 1
+            h = h + 0.1 * graphc_normal(tuple(h.shape), self.NORMAL_NODE, self.step)
+            width = np.float32(1.2) - np.float32(0.8)
+            h = h * (np.float32(0.8) + float(width) * graphc_uniform(tuple(h.shape), self.UNIFORM_NODE, self.step))
+        x = self.fc2(h)
+        return torch.softmax(x, dim=1) if self.head else x
+
+    def write_onnx(self, path, batch):
+        import onnx
+        from onnx import helper
+        n = helper.make_node
+        nodes = [n("Gemm", ["input", "fc1.weight", "fc1.bias"], ["h1"], transB=1),
+                 n("Relu", ["h1"], ["r"]),
+                 n("RandomNormalLike", ["r"], ["noise"], mean=0.0, scale=0.1, seed=3.0),
+                 n("Add", ["r", "noise"], ["noisy"]),
+                 n("RandomUniformLike", ["noisy"], ["jitter"], low=0.8, high=1.2),
+                 n("Mul", ["noisy", "jitter"], ["jittered"]),
+                 n("Gemm", ["jittered", "fc2.weight", "fc2.bias"], ["logits"], transB=1),
+                 n("Softmax", ["logits"], ["output"], axis=1)]
+        assert nodes[self.NORMAL_NODE].op_type == "RandomNormalLike"
+        assert nodes[self.UNIFORM_NODE].op_type == "RandomUniformLike"
+        onnx.save(_onnx_model(self, nodes, batch, (12,), (10,), 13), path)
+
+
 class ShrinkNet(nn.Module):
     """F.interpolate shrinking, as torch 1.13 exports it (ONNX Resize with scales below 1):
     Conv(3, 6, 3, pad 1) on 24x24 -> nearest by 1/2 -> bilinear by 1/2 (align_corners=False:
@@ -1593,6 +1665,8 @@ def input_shape(name, batch=None):
         return (batch, 3, 10, 10)
     if name == "merge_ops":
         return (batch, 3, 6, 6)
+    if name == "noise_mlp":
+        return (batch, 12)
     if name == "shrink":
         return (batch, 3, 24, 24)
     if name in ("ops20", "space_depth"):
@@ -1716,6 +1790,8 @@ def build(name):
         return PReLUNet()
     if name == "merge_ops":
         return MergeOps()
+    if name == "noise_mlp":
+        return NoiseMLP()
     if name == "shrink":
         return ShrinkNet()
     if name == "cnn_bn":

@@ -29,6 +29,10 @@
 #   fn-opset       a call of a local function whose body imports opset 17 (the model 21)
 #   fn-recursive   a local function that calls itself
 #   prelu-slope    PRelu with a slope per element of each image, [4, 6, 6]
+#   random-dtype   RandomNormalLike of the image with dtype DOUBLE
+#   random-shape   RandomNormal without its shape attribute
+#   random-scale   RandomNormalLike with scale -1
+#   random-bounds  RandomUniformLike with low 2 above high 1
 import sys
 
 import numpy as np
@@ -107,6 +111,14 @@ elif kind in ("rope-positions", "rope-dim"):
                       **({"rotary_embedding_dim": 3} if kind == "rope-dim" else {})))
 elif kind == "prelu-slope":
     nodes.append(node("PRelu", ["r", const("slope", np.full((4, 6, 6), 0.25))], "prelu"))
+elif kind.startswith("random-"):
+    op, attrs = {"random-dtype": ("RandomNormalLike", {"dtype": TensorProto.DOUBLE}),
+                 "random-shape": ("RandomNormal", {}),
+                 "random-scale": ("RandomNormalLike", {"scale": -1.0}),
+                 "random-bounds": ("RandomUniformLike", {"low": 2.0, "high": 1.0})}[kind]
+    nodes.append(helper.make_node(op, [] if op == "RandomNormal" else ["r"], ["noise"],
+                                  name="noise", **attrs))
+    nodes.append(node("Add", ["r", "noise"], "add"))
 elif kind in ("fn-opset", "fn-recursive"):
     body = [helper.make_node("Relu", ["X"], ["Y"])] if kind == "fn-opset" else [
         helper.make_node("Again", ["X"], ["Y"], domain="local")]
