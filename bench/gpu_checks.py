@@ -176,6 +176,10 @@ CORRECTNESS = [
       "--optimizer", "momentum", "--lr", "0.05", "--steps", "8",
       "--graphc-flag=--micro-batches=2"]),
     ("noise_mlp-adam", "e2e:noise_mlp", ["--optimizer", "adam", "--lr", "0.01", "--steps", "8"]),
+    # ... and image augmentation (graph.random_affine: a thread per pixel).
+    ("augment-adam", "test/keras/Inputs/k3_augment.json",
+     ["--batch", "4", "--classes", "3", "--loss", "sparse_categorical_crossentropy",
+      "--optimizer", "adam", "--lr", "0.01", "--steps", "8"]),
 ]
 # The cases also trained by PyTorch on the GPU (test/e2e/models.py's name): the models of #2 and
 # three of #6, from the same initial weights on the same batches, TF32 off; issue #3 asks for

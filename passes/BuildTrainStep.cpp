@@ -335,6 +335,9 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
           offsetNoise(normal);
         if (auto uniform = dyn_cast<RandomUniformOp>(clone); uniform && micro > 0)
           offsetNoise(uniform);
+        if (auto affine = dyn_cast<RandomAffineOp>(clone); affine && micro > 0)
+          affine.setSampleOffset(affine.getSampleOffset() +
+                                 micro * cast<RankedTensorType>(affine.getType()).getDimSize(0));
         // A fused attention's mask covers its [B, M, N] probabilities.
         if (auto attention = dyn_cast<AttentionOp>(clone); attention && micro > 0) {
           auto queries = cast<RankedTensorType>(attention.getQuery().getType()).getShape();
@@ -687,6 +690,14 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
                                                            dy.getType(), act.getKindAttr(), dy,
                                                            act.getInput(), act.getAlphaAttr()),
                             op);
+                  return success();
+                })
+                .Case([&](RandomAffineOp affine) -> LogicalResult {
+                  if (wants(affine.getInput()))
+                    return affine.emitError()
+                           << "graph.random_affine has no gradient for its input, which needs "
+                              "one (it reads a trained layer's output); put the image "
+                              "augmentation layers before every trained layer";
                   return success();
                 })
                 // A constant or noise: no operand to reach.

@@ -169,6 +169,8 @@ OpCost graphc::estimateOpCost(Operation *op) {
                    // A splitmix64 hash per element, and Box-Muller's log, sqrt and cos.
                    .Case([&](RandomNormalOp r) { return 20.0 * elements(r.getResult()); })
                    .Case([&](RandomUniformOp r) { return 8.0 * elements(r.getResult()); })
+                   // Per pixel: its sample's map (two draws, a cos and a sin) and 4 taps.
+                   .Case([&](RandomAffineOp r) { return 30.0 * elements(r.getResult()); })
                    .Case<SigmoidOp, TanhOp, SigmoidBackwardOp, TanhBackwardOp>(
                        [&](Operation *) { return 4.0 * elements(op->getResult(0)); })
                    .Case<SoftmaxOp, SoftmaxBackwardOp, LossOp, LossBackwardOp>(

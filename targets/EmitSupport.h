@@ -23,6 +23,20 @@ inline int64_t tensorElements(mlir::Value v) {
   return mlir::cast<mlir::RankedTensorType>(v.getType()).getNumElements();
 }
 
+/// runtime/include/graphc/runtime/random_affine.h's RandomAffineParams of `op` as a C++
+/// aggregate, its floats spelt by `literal` (each emitter's own float spelling).
+inline std::string randomAffineParamsLiteral(graph::RandomAffineOp op,
+                                             llvm::function_ref<std::string(float)> literal) {
+  const std::string params = "::graphc::rt::RandomAffineParams";
+  return params + "{" + params + "::" + graph::randomAffineKindEnumerator(op.getKind()).str() +
+         ", " + literal(op.getLow0().convertToFloat()) + ", " +
+         literal(op.getHigh0().convertToFloat()) + ", " + literal(op.getLow1().convertToFloat()) +
+         ", " + literal(op.getHigh1().convertToFloat()) + ", " + params +
+         "::" + graph::randomAffineFillEnumerator(op.getFillMode()).str() + ", " +
+         literal(op.getFillValue().convertToFloat()) + ", " +
+         (op.getInterpolation() == "nearest" ? "1" : "0") + "}";
+}
+
 /// The rows and classes a loss kernel walks over `prediction`: the categorical crossentropies
 /// take the class axis last and average over every other position ([B, S, V] predictions are
 /// B*S rows: a language model's mean loss over its tokens, as F.cross_entropy of the

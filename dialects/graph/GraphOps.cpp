@@ -6,6 +6,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/StringSwitch.h"
 
 using namespace mlir;
 using namespace graphc::graph;
@@ -553,6 +554,58 @@ LogicalResult DropoutBackwardOp::verify() {
 //===----------------------------------------------------------------------===//
 // Random noise
 //===----------------------------------------------------------------------===//
+
+llvm::StringRef graphc::graph::randomAffineKindEnumerator(llvm::StringRef kind) {
+  return llvm::StringSwitch<llvm::StringRef>(kind)
+      .Case("flip_horizontal", "FlipHorizontal")
+      .Case("flip_vertical", "FlipVertical")
+      .Case("flip_both", "FlipBoth")
+      .Case("rotate", "Rotate")
+      .Case("zoom", "Zoom")
+      .Case("zoom_uniform", "ZoomUniform")
+      .Case("translate", "Translate")
+      .Default("");
+}
+
+llvm::StringRef graphc::graph::randomAffineFillEnumerator(llvm::StringRef fillMode) {
+  return llvm::StringSwitch<llvm::StringRef>(fillMode)
+      .Case("reflect", "Reflect")
+      .Case("nearest", "Nearest")
+      .Case("constant", "Constant")
+      .Default("");
+}
+
+LogicalResult RandomAffineOp::verify() {
+  auto x = tensorType(getInput());
+  if (x.getRank() != 4)
+    return emitOpError() << "needs an NCHW image, got " << x;
+  if (getResult().getType() != x)
+    return emitOpError() << "result " << getResult().getType() << " must match the input " << x;
+  if (randomAffineKindEnumerator(getKind()).empty())
+    return emitOpError() << "kind \"" << getKind()
+                         << "\" is not one of flip_horizontal, flip_vertical, flip_both, rotate, "
+                            "zoom, zoom_uniform, translate";
+  if (randomAffineFillEnumerator(getFillMode()).empty())
+    return emitOpError() << "fill_mode \"" << getFillMode()
+                         << "\" is not one of reflect, nearest, constant";
+  if (getInterpolation() != "bilinear" && getInterpolation() != "nearest")
+    return emitOpError() << "interpolation \"" << getInterpolation()
+                         << "\" is not one of bilinear, nearest";
+  float bounds[] = {getLow0().convertToFloat(), getHigh0().convertToFloat(),
+                    getLow1().convertToFloat(), getHigh1().convertToFloat(),
+                    getFillValue().convertToFloat()};
+  for (float b : bounds)
+    if (!std::isfinite(b))
+      return emitOpError() << "needs finite bounds and fill_value";
+  if (bounds[0] > bounds[1] || bounds[2] > bounds[3])
+    return emitOpError() << "needs low <= high, got [" << bounds[0] << ", " << bounds[1]
+                         << "] and [" << bounds[2] << ", " << bounds[3] << "]";
+  if (getKind().starts_with("zoom") && (bounds[0] <= -1.f || bounds[2] <= -1.f))
+    return emitOpError() << "zooms by 1 + low > 0, got low " << bounds[0] << " and " << bounds[2];
+  if (getSampleOffset() < 0)
+    return emitOpError() << "sample_offset must be >= 0";
+  return success();
+}
 
 LogicalResult RandomNormalOp::verify() {
   float mean = getMean().convertToFloat(), scale = getScale().convertToFloat();

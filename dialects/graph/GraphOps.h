@@ -57,6 +57,12 @@ int64_t convOutputSize(int64_t in, int64_t window, int64_t stride, int64_t padBe
 /// blob or a dense attribute), or failure when it is neither or its size is wrong.
 mlir::FailureOr<std::vector<char>> initialValueBytes(mlir::Attribute init);
 
+/// The enumerator of runtime/include/graphc/runtime/random_affine.h's RandomAffineParams that
+/// graph.random_affine's `kind` (FlipHorizontal, ..., Translate) or `fill_mode` (Reflect,
+/// Nearest, Constant) names; empty when it names none.
+llvm::StringRef randomAffineKindEnumerator(llvm::StringRef kind);
+llvm::StringRef randomAffineFillEnumerator(llvm::StringRef fillMode);
+
 /// The logits behind `prediction` when a loss of `kind` can absorb the activation that made
 /// it (softmax over classes for the categorical losses, sigmoid for binary crossentropy), so
 /// that the loss works in log space; null otherwise.

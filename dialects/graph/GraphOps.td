@@ -795,6 +795,43 @@ def Graph_RandomUniformOp : Graph_Op<"random_uniform", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Graph_RandomAffineOp : Graph_Op<"random_affine", [Pure]> {
+  let summary = "a random flip, rotation, zoom or translation of each image";
+  let description = [{
+    Keras's image augmentation layers (RandomFlip, RandomRotation, RandomZoom,
+    RandomTranslation) on an NCHW image: sample s draws two uniforms (draws 2 (s +
+    `sample_offset`) and 2 (s + `sample_offset`) + 1 of the counter-based key of (the
+    program's seed, `op_id`, `step`)), which give its transform (`kind`: `flip_horizontal`,
+    `flip_vertical`, `flip_both`, `rotate` by 2 pi times a turn in [`low0`, `high0`),
+    `zoom` by 1 + [`low0`, `high0`) vertically and 1 + [`low1`, `high1`) horizontally,
+    `zoom_uniform` by the first both ways, `translate` by [`low0`, `high0`) of the height and
+    [`low1`, `high1`) of the width); every output pixel reads the input at its transformed
+    point with TensorFlow's `fill_mode` (`reflect`, `nearest`, `constant` with `fill_value`)
+    and `bilinear` or `nearest` interpolation (runtime/include/graphc/runtime/random_affine.h).
+    Every channel of a sample moves alike. Recomputed, it samples the same pixels; micro-batch j
+    draws its samples' (`sample_offset` = j * its batch). The input has no gradient: the layers
+    augment the data before any trained layer.
+
+    ```mlir
+    %y = graph.random_affine %x, %step {kind = "rotate", low0 = -1.000000e-01 : f32,
+        high0 = 1.000000e-01 : f32, fill_mode = "reflect", interpolation = "bilinear",
+        op_id = 1 : i64} : (tensor<8x3x32x32xf32>, tensor<f32>) -> tensor<8x3x32x32xf32>
+    ```
+  }];
+  let arguments = (ins GraphF32Tensor:$input, GraphF32Scalar:$step, StrAttr:$kind,
+                       DefaultValuedAttr<F32Attr, "0.0f">:$low0,
+                       DefaultValuedAttr<F32Attr, "0.0f">:$high0,
+                       DefaultValuedAttr<F32Attr, "0.0f">:$low1,
+                       DefaultValuedAttr<F32Attr, "0.0f">:$high1,
+                       DefaultValuedAttr<StrAttr, "\"reflect\"">:$fill_mode,
+                       DefaultValuedAttr<F32Attr, "0.0f">:$fill_value,
+                       DefaultValuedAttr<StrAttr, "\"bilinear\"">:$interpolation,
+                       I64Attr:$op_id, DefaultValuedAttr<I64Attr, "0">:$sample_offset);
+  let results = (outs GraphF32Tensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Graph_EmbeddingOp : Graph_Op<"embedding", [Pure]> {
   let summary = "rows of `table` picked by integer-valued `indices`";
   let description = [{

@@ -62,7 +62,8 @@ constexpr const char *kSupported =
     "sigmoid, hard_sigmoid, tanh, softmax, gelu, elu, selu, swish/silu, softplus, softsign, "
     "leaky_relu, hard_silu, exponential, mish, linear), ReLU, LeakyReLU, ELU, Softmax, "
     "Dropout (noise_shape), SpatialDropout1D, SpatialDropout2D, AlphaDropout, GaussianNoise, "
-    "GaussianDropout, BatchNormalization, Rescaling, Normalization, "
+    "GaussianDropout, RandomFlip, RandomRotation, RandomZoom, RandomTranslation (of the "
+    "input image), BatchNormalization, Rescaling, Normalization, "
     "ZeroPadding2D (folded into the next Conv2D/DepthwiseConv2D/pooling), "
     "ZeroPadding1D (folded into the next Conv1D/1-D pooling), Cropping1D, Cropping2D, "
     "UpSampling1D, UpSampling2D (nearest, bilinear), "
@@ -372,7 +373,27 @@ private:
       attrs.push_back(b.getNamedAttr(kTrainableAttr, b.getBoolAttr(false)));
     Value arg = argument(type, attrs);
     params[key] = arg;
+    if (kind == "parameter" && trainable)
+      trainedArgs.insert(arg);
     return arg;
+  }
+
+  /// Whether `v` is computed from a trained parameter (so it needs a gradient): a walk over
+  /// its producers, each visited once.
+  bool readsTrained(Value v) {
+    llvm::DenseSet<Value> seen;
+    SmallVector<Value> stack{v};
+    while (!stack.empty()) {
+      Value u = stack.pop_back_val();
+      if (!seen.insert(u).second)
+        continue;
+      if (trainedArgs.contains(u))
+        return true;
+      if (Operation *op = u.getDefiningOp())
+        for (Value operand : op->getOperands())
+          stack.push_back(operand);
+    }
+    return false;
   }
 
   Value stepInput() {
@@ -1343,6 +1364,95 @@ private:
     out.v = additive ? b.create<AddOp>(loc, type, in.v, noise).getResult()
                      : b.create<MulOp>(loc, type, in.v, noise).getResult();
     out.nonNegative = false;
+    return out;
+  }
+
+  /// A Keras augmentation factor: a number f is the range [-f, f], a pair [low, high] itself.
+  std::pair<double, double> factorRange(const Layer &l, llvm::StringRef key) {
+    const json::Value *v = l.config->get(key);
+    if (!v)
+      refuseAttr(l, key.str(), "must be given");
+    if (auto f = v->getAsNumber(); f && std::isfinite(*f))
+      return {-std::fabs(*f), std::fabs(*f)};
+    if (const json::Array *pair = v->getAsArray(); pair && pair->size() == 2) {
+      auto low = (*pair)[0].getAsNumber(), high = (*pair)[1].getAsNumber();
+      if (low && high && std::isfinite(*low) && std::isfinite(*high) && *low <= *high)
+        return {*low, *high};
+    }
+    refuseAttr(l, key.str(),
+               "= " + show(v) +
+                   " must be a number or a pair [low, high] with low "
+                   "<= high");
+  }
+
+  /// RandomFlip, RandomRotation, RandomZoom, RandomTranslation: one graph.random_affine each
+  /// (its draws graphc's, per sample; TensorFlow's transform and fill semantics). The image
+  /// must be the data (the op has no input gradient).
+  Tensor randomAffine(const Layer &l, const Tensor &in, Location loc) {
+    needImage(l, in);
+    if (readsTrained(in.v))
+      failLayer(l, "reads the output of a trained layer; graphc augments the model's input "
+                   "images only (the transform has no gradient): put it before every trained "
+                   "layer");
+    std::string kind;
+    std::pair<double, double> first{0, 0}, second{0, 0};
+    if (l.cls == "RandomFlip") {
+      std::string mode =
+          l.config->get("mode") ? str(l.config->get("mode")) : "horizontal_and_vertical";
+      kind = mode == "horizontal"                ? "flip_horizontal"
+             : mode == "vertical"                ? "flip_vertical"
+             : mode == "horizontal_and_vertical" ? "flip_both"
+                                                 : "";
+      if (kind.empty())
+        refuseAttr(l, "mode",
+                   "= " + show(l.config->get("mode")) +
+                       " is not one of horizontal, vertical, horizontal_and_vertical");
+    } else if (l.cls == "RandomRotation") {
+      kind = "rotate";
+      first = factorRange(l, "factor");
+    } else {
+      const bool zoom = l.cls == "RandomZoom";
+      first = factorRange(l, "height_factor");
+      const json::Value *width = l.config->get("width_factor");
+      if (zoom && (!width || width->getAsNull())) {
+        kind = "zoom_uniform";
+      } else {
+        kind = zoom ? "zoom" : "translate";
+        second = factorRange(l, "width_factor");
+      }
+      if (zoom && (first.first <= -1 || second.first <= -1))
+        refuseAttr(l, "height_factor",
+                   "and width_factor must stay above -1 (a zoom by 1 + "
+                   "factor > 0)");
+      if (!zoom && (std::fabs(first.first) > 1 || std::fabs(first.second) > 1 ||
+                    std::fabs(second.first) > 1 || std::fabs(second.second) > 1))
+        refuseAttr(l, "height_factor",
+                   "and width_factor must lie in [-1, 1] (fractions of "
+                   "the image)");
+    }
+    std::string fill = "reflect", interpolation = "bilinear";
+    if (l.cls != "RandomFlip") {
+      if (const json::Value *v = l.config->get("fill_mode"); v && !v->getAsNull())
+        fill = str(v);
+      if (fill != "reflect" && fill != "nearest" && fill != "constant")
+        refuseAttr(l, "fill_mode",
+                   "= " + show(l.config->get("fill_mode")) +
+                       " is not supported (reflect, nearest, constant)");
+      if (const json::Value *v = l.config->get("interpolation"); v && !v->getAsNull())
+        interpolation = str(v);
+      if (interpolation != "bilinear" && interpolation != "nearest")
+        refuseAttr(l, "interpolation",
+                   "= " + show(l.config->get("interpolation")) +
+                       " is not supported (bilinear, nearest)");
+    }
+    Tensor out = in;
+    auto f = [&](double v) { return b.getF32FloatAttr(float(v)); };
+    out.v = b.create<RandomAffineOp>(
+        loc, in.v.getType(), in.v, stepInput(), b.getStringAttr(kind), f(first.first),
+        f(first.second), f(second.first), f(second.second), b.getStringAttr(fill),
+        f(numAttr(l, "fill_value", 0.0)), b.getStringAttr(interpolation),
+        b.getI64IntegerAttr(dropoutOps++), b.getI64IntegerAttr(0));
+    out.nonNegative = in.nonNegative && (fill != "constant" || numAttr(l, "fill_value", 0.0) >= 0);
     return out;
   }
 
@@ -2530,6 +2640,10 @@ private:
                                                 "AlphaDropout",
                                                 "GaussianNoise",
                                                 "GaussianDropout",
+                                                "RandomFlip",
+                                                "RandomRotation",
+                                                "RandomZoom",
+                                                "RandomTranslation",
                                                 "BatchNormalization",
                                                 "ZeroPadding2D",
                                                 "Add",
@@ -2673,6 +2787,8 @@ private:
       return dropout(l, in, loc);
     if (c == "AlphaDropout")
       return alphaDropout(l, in, loc);
+    if (c == "RandomFlip" || c == "RandomRotation" || c == "RandomZoom" || c == "RandomTranslation")
+      return randomAffine(l, in, loc);
     if (c == "GaussianNoise" || c == "GaussianDropout")
       return gaussianNoise(l, in, loc);
     if (c == "Rescaling")
@@ -3415,6 +3531,7 @@ private:
   std::set<std::string> maskedAttention, maskCallSeen;
   bool lossFromLogits = false;
   std::map<std::string, Value> params;
+  llvm::DenseSet<Value> trainedArgs; // trainable parameters (readsTrained)
   std::set<std::string> usedNames, bnUsed;
   InitialValueCache ownInitialValues; // without the driver's cache: this import's own
   std::map<std::string, std::string> denseOrder;

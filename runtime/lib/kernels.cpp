@@ -1196,6 +1196,25 @@ void randomUniform(float *y, int64_t n, float low, float high, uint64_t seed, ui
   forEachElement(n, [&](int64_t i) { y[i] = low + width * uniformDraw(key, i + indexOffset); });
 }
 
+void randomAffine(const float *x, float *y, int64_t n, int64_t c, int64_t h, int64_t w,
+                  const RandomAffineParams &params, uint64_t seed, uint64_t opId, float step,
+                  int64_t sampleOffset) {
+  const uint64_t key = dropoutKey(seed, opId, static_cast<int64_t>(step));
+  const int64_t plane = h * w;
+  // One channel plane per task; its sample's map is recomputed per plane (cheap: a few draws).
+  parallelFor(n * c, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t p = begin; p < end; ++p) {
+      float m[6];
+      randomAffineMap(params, key, p / c + sampleOffset, h, w, m);
+      const float *in = x + p * plane;
+      float *out = y + p * plane;
+      for (int64_t yy = 0; yy < h; ++yy)
+        for (int64_t xx = 0; xx < w; ++xx)
+          out[yy * w + xx] = randomAffinePixel(params, m, in, h, w, yy, xx);
+    }
+  });
+}
+
 void clip(const float *x, float *y, int64_t n, float lo, float hi) {
   forEachElement(n, [&](int64_t i) {
     const float v = x[i];

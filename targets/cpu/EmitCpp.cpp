@@ -518,6 +518,15 @@ private:
             << ");\n";
           return success();
         })
+        .Case([&](RandomAffineOp r) {
+          auto d = cast<RankedTensorType>(r.getInput().getType()).getShape();
+          s << "  randomAffine(" << ptr(r.getInput()) << ", " << ptr(r.getResult()) << ", " << d[0]
+            << ", " << d[1] << ", " << d[2] << ", " << d[3] << ", "
+            << randomAffineParamsLiteral(r, [](float f) { return floatLiteral(APFloat(f)); })
+            << ", graphc_program.seed, " << r.getOpId() << "ull, *" << ptr(r.getStep()) << ", "
+            << r.getSampleOffset() << ");\n";
+          return success();
+        })
         .Case([&](RandomNormalOp r) {
           s << "  randomNormal(" << ptr(r.getResult()) << ", " << tensorElements(r.getResult())
             << ", " << floatLiteral(r.getMean()) << ", " << floatLiteral(r.getScale())

@@ -454,6 +454,7 @@ private:
                             d.getIndexOffset(), d.getMaskRepeat(), d.getMaskInner()));
           return success();
         })
+        .Case([&](RandomAffineOp r) { return randomAffine(r); })
         .Case([&](RandomNormalOp r) {
           const std::string mean = floatLiteral(attrFloat(r.getMean())),
                             scale = floatLiteral(attrFloat(r.getScale()));
@@ -2217,6 +2218,31 @@ private:
       return "      const float " + o[0] + " = " + draw("dropKey_" + k, index) + ";\n";
     };
     return n;
+  }
+
+  /// graph.random_affine: a thread per output pixel, each computing its sample's map from the
+  /// sample's two draws (random_affine.h, shared with the CPU kernel).
+  LogicalResult randomAffine(RandomAffineOp r) {
+    Operation *op = r;
+    auto d = tensorDims(r.getInput());
+    const int64_t n = tensorElements(r.getResult()), plane = d[2] * d[3];
+    auto S = [](int64_t v) { return std::to_string(v); };
+    std::string k = kernelName("random_affine");
+    kernels +=
+        "// " + label(op) + ": a random " + r.getKind().str() + " of each image\n" +
+        "__global__ void " + k + "(unsigned char *arena) {\n" +
+        "  const ::graphc::rt::RandomAffineParams params = " +
+        randomAffineParamsLiteral(r, [](float f) { return floatLiteral(f); }) + ";\n" +
+        "  const uint64_t key = ::graphc::rt::dropoutKey(" + std::to_string(options.dropoutSeed) +
+        "ull, " + S(r.getOpId()) + "ull, static_cast<int64_t>(" + ptr(r.getStep()) + "[0]));\n" +
+        gridLoop("i", S(n)) + "    const int64_t p = i / " + S(plane) + ", yx = i % " + S(plane) +
+        ";\n" + "    float m[6];\n" + "    ::graphc::rt::randomAffineMap(params, key, p / " +
+        S(d[1]) + " + " + S(r.getSampleOffset()) + ", " + S(d[2]) + ", " + S(d[3]) + ", m);\n" +
+        "    " + ptr(r.getResult()) + "[i] = ::graphc::rt::randomAffinePixel(params, m, " +
+        ptr(r.getInput()) + " + p * " + S(plane) + ", " + S(d[2]) + ", " + S(d[3]) + ", yx / " +
+        S(d[3]) + ", yx % " + S(d[3]) + ");\n  }\n}\n\n";
+    addCode(launch(k, n, op));
+    return success();
   }
 
   /// A micro-batch's rows of the data or labels (f32 or int64): a copy in 32-bit words.

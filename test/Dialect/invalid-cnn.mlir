@@ -170,3 +170,39 @@ func.func @random_uniform_bounds(%s: tensor<f32>) -> tensor<4xf32> {
   %0 = graph.random_uniform %s {low = 2.0 : f32, high = 1.0 : f32, op_id = 0} : (tensor<f32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// random_affine: a known kind.
+func.func @random_affine_kind(%x: tensor<1x1x4x4xf32>, %s: tensor<f32>) -> tensor<1x1x4x4xf32> {
+  // expected-error @+1 {{'graph.random_affine' op kind "shear" is not one of flip_horizontal, flip_vertical, flip_both, rotate, zoom, zoom_uniform, translate}}
+  %0 = graph.random_affine %x, %s {kind = "shear", op_id = 0} : (tensor<1x1x4x4xf32>, tensor<f32>) -> tensor<1x1x4x4xf32>
+  return %0 : tensor<1x1x4x4xf32>
+}
+
+// -----
+
+// random_affine: TensorFlow's fill modes but wrap.
+func.func @random_affine_fill(%x: tensor<1x1x4x4xf32>, %s: tensor<f32>) -> tensor<1x1x4x4xf32> {
+  // expected-error @+1 {{'graph.random_affine' op fill_mode "wrap" is not one of reflect, nearest, constant}}
+  %0 = graph.random_affine %x, %s {kind = "rotate", fill_mode = "wrap", op_id = 0} : (tensor<1x1x4x4xf32>, tensor<f32>) -> tensor<1x1x4x4xf32>
+  return %0 : tensor<1x1x4x4xf32>
+}
+
+// -----
+
+// random_affine: a zoom by 1 + low must stay positive.
+func.func @random_affine_zoom(%x: tensor<1x1x4x4xf32>, %s: tensor<f32>) -> tensor<1x1x4x4xf32> {
+  // expected-error @+1 {{'graph.random_affine' op zooms by 1 + low > 0}}
+  %0 = graph.random_affine %x, %s {kind = "zoom_uniform", low0 = -1.0 : f32, high0 = 0.5 : f32, op_id = 0} : (tensor<1x1x4x4xf32>, tensor<f32>) -> tensor<1x1x4x4xf32>
+  return %0 : tensor<1x1x4x4xf32>
+}
+
+// -----
+
+// random_affine: an image.
+func.func @random_affine_rank(%x: tensor<4x4xf32>, %s: tensor<f32>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{'graph.random_affine' op needs an NCHW image, got 'tensor<4x4xf32>'}}
+  %0 = graph.random_affine %x, %s {kind = "flip_horizontal", op_id = 0} : (tensor<4x4xf32>, tensor<f32>) -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}

@@ -101,3 +101,16 @@ func.func @forward(%x: tensor<2x4x8xf32> {graph.kind = "input", graph.name = "x"
   %y = graph.rotary %x, %cos, %sin : (tensor<2x4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<2x4x8xf32>
   return %y : tensor<2x4x8xf32>
 }
+
+// -----
+
+// A random image transform of a trained layer's output would need the transform's gradient,
+// which graph.random_affine does not have (importers put augmentation before trained layers).
+func.func @augment_after_trained(%x: tensor<2x3x4x4xf32> {graph.kind = "input", graph.name = "x"},
+                                 %step: tensor<f32> {graph.kind = "input", graph.name = "step", graph.role = "step"},
+                                 %s: tensor<2x3x4x4xf32> {graph.kind = "parameter", graph.name = "shift"}) -> tensor<2x3x4x4xf32> {
+  %h = graph.add %x, %s : tensor<2x3x4x4xf32>
+  // expected-error @+1 {{graph.random_affine has no gradient for its input, which needs one (it reads a trained layer's output); put the image augmentation layers before every trained layer}}
+  %y = graph.random_affine %h, %step {kind = "rotate", low0 = -0.1 : f32, high0 = 0.1 : f32, op_id = 0} : (tensor<2x3x4x4xf32>, tensor<f32>) -> tensor<2x3x4x4xf32>
+  return %y : tensor<2x3x4x4xf32>
+}

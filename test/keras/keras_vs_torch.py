@@ -217,6 +217,58 @@ def normal_draws(shape, op_id, step):
     return torch.from_numpy(z.astype(np.float32).reshape(shape))
 
 
+def uniform_draws(count, op_id, step):
+    """graphc's counter-based uniforms in [0, 1), draw i for i < count."""
+    return (draw_hashes(count, op_id, step) >> np.uint64(40)).astype(np.float32) * np.float32(2.0 ** -24)
+
+
+def random_affine(x, op_id, step, kind, low0=0.0, high0=0.0, low1=0.0, high1=0.0,
+                  fill="reflect", fill_value=0.0, nearest=False):
+    """graph.random_affine on an NHWC batch, by torch's grid_sample: each sample's output to
+    input map from graphc's draws 2 s and 2 s + 1 (tf.keras's rotation, zoom and translation
+    matrices about the centre; runtime/include/graphc/runtime/random_affine.h), sampled at pixel
+    centres (align_corners=False), whose reflection and border padding are TensorFlow's reflect
+    and nearest fill modes; constant is zeros padding around x - fill_value."""
+    n, h, w, _ = x.shape
+    u = uniform_draws(2 * n, op_id, step).reshape(n, 2)
+    f32 = np.float32
+    cx, cy = f32(0.5) * f32(w - 1), f32(0.5) * f32(h - 1)
+    maps = np.zeros((n, 2, 3), np.float32)
+    for s in range(n):
+        u0, u1 = u[s]
+        m = np.array([[1, 0, 0], [0, 1, 0]], np.float32)
+        if kind.startswith("flip"):
+            if kind != "flip_vertical" and u0 < 0.5:
+                m[0] = [-1, 0, w - 1]
+            if (kind == "flip_vertical" and u0 < 0.5) or (kind == "flip_both" and u1 < 0.5):
+                m[1] = [0, -1, h - 1]
+        elif kind == "rotate":
+            angle = f32(6.28318530717958647692) * (f32(low0) + (f32(high0) - f32(low0)) * u0)
+            c, sn = np.cos(angle), np.sin(angle)
+            m[0] = [c, -sn, cx - c * cx + sn * cy]
+            m[1] = [sn, c, cy - sn * cx - c * cy]
+        elif kind.startswith("zoom"):
+            zy = f32(1) + f32(low0) + (f32(high0) - f32(low0)) * u0
+            zx = zy if kind == "zoom_uniform" else f32(1) + f32(low1) + (f32(high1) - f32(low1)) * u1
+            m[0] = [zx, 0, cx - zx * cx]
+            m[1] = [0, zy, cy - zy * cy]
+        else:  # translate
+            m[1, 2] = -f32(h) * (f32(low0) + (f32(high0) - f32(low0)) * u0)
+            m[0, 2] = -f32(w) * (f32(low1) + (f32(high1) - f32(low1)) * u1)
+        maps[s] = m
+    ys, xs = np.meshgrid(np.arange(h, dtype=np.float32), np.arange(w, dtype=np.float32), indexing="ij")
+    points = np.stack([xs, ys, np.ones_like(xs)], axis=-1)  # [h, w, 3]
+    source = np.einsum("hwk,njk->nhwj", points, maps)  # [n, h, w, 2]: (x', y')
+    grid = torch.from_numpy(np.stack([(2 * source[..., 0] + 1) / w - 1,
+                                      (2 * source[..., 1] + 1) / h - 1], axis=-1))
+    image = x.permute(0, 3, 1, 2) - (fill_value if fill == "constant" else 0.0)
+    out = F.grid_sample(image, grid, mode="nearest" if nearest else "bilinear",
+                        padding_mode={"reflect": "reflection", "nearest": "border",
+                                      "constant": "zeros"}[fill], align_corners=False)
+    out = out + (fill_value if fill == "constant" else 0.0)
+    return out.permute(0, 2, 3, 1)
+
+
 # ---- the cases ----------------------------------------------------------------------------------
 # weights: (keras3 group, legacy top-level group, layer name, [(var, shape)]);
 # graphc: how a Keras-layout weight maps to graphc's saved layout.
@@ -870,6 +922,45 @@ CASES.update({
                  (None, "dense_1", "dense_1", [("kernel", (12, 3)), ("bias", (3,))])],
         # The Dense after Flatten of the (3 steps, 4 channels) feature map reads graphc's (C, L).
         graphc={"conv1d/kernel": conv1d_kernel, "dense_1/kernel": flat_rows(4, 1, 3)}),
+})
+
+
+def k3_augment_forward(x, P, S, step):
+    h = random_affine(x, 0, step, "flip_horizontal")
+    h = random_affine(h, 1, step, "rotate", -0.1, 0.1)
+    h = random_affine(h, 2, step, "zoom_uniform", -0.2, 0.2)
+    h = random_affine(h, 3, step, "translate", -0.1, 0.1, -0.15, 0.15, fill="constant", fill_value=0.5)
+    h = torch.relu(conv(h, P["conv2d/kernel"], P["conv2d/bias"], padding="same"))
+    return h.mean(dim=(1, 2)) @ P["dense/kernel"] + P["dense/bias"]
+
+
+def tf2_augment_forward(x, P, S, step):
+    h = random_affine(x, 0, step, "flip_both")
+    h = random_affine(h, 1, step, "zoom", -0.2, 0.1, 0.1, 0.3, fill="nearest", nearest=True)
+    h = random_affine(h, 2, step, "rotate", -0.05, 0.1)
+    h = torch.tanh(conv(h, P["conv2d/kernel"], P["conv2d/bias"], padding="same"))
+    return h.mean(dim=(1, 2)) @ P["dense/kernel"] + P["dense/bias"]
+
+
+CASES.update({
+    "k3_augment": dict(
+        layout="keras3", input=(8, 8, 3), classes=3, loss="sparse", opt=("adam", 0.01, 0.0),
+        flags=[], forward=k3_augment_forward,
+        weights=[("layers/conv2d", None, "conv2d", [("kernel", (3, 3, 3, 4)), ("bias", (4,))]),
+                 ("layers/dense", None, "dense", [("kernel", (4, 3)), ("bias", (3,))])],
+        empty=["layers/input_layer", "layers/random_flip", "layers/random_rotation",
+               "layers/random_zoom", "layers/random_translation",
+               "layers/global_average_pooling2d", "optimizer"],
+        graphc={"conv2d/kernel": hwio}),
+    "tf2_augment": dict(
+        layout="legacy", input=(7, 9, 3), classes=3, loss="sparse", opt=("momentum", 0.05, 0.9),
+        flags=["--loss=sparse_categorical_crossentropy", "--optimizer=momentum", "--lr=0.05",
+               "--momentum=0.9"], forward=tf2_augment_forward,
+        layer_names=["random_flip", "random_zoom", "random_rotation", "conv2d",
+                     "global_average_pooling2d", "dense", "activation"],
+        weights=[(None, "conv2d", "conv2d", [("kernel", (3, 3, 3, 4)), ("bias", (4,))]),
+                 (None, "dense", "dense", [("kernel", (4, 3)), ("bias", (3,))])],
+        graphc={"conv2d/kernel": hwio}),
 })
 
 

@@ -219,6 +219,18 @@ class Style:
             c["noise_shape"] = noise_shape
         return self.entry(cls, c, shape)
 
+    def augment(self, cls, name, shape=None, **config):
+        """RandomFlip (mode), RandomRotation (factor), RandomZoom and RandomTranslation
+        (height_factor, width_factor), with Keras's defaults for the rest."""
+        c = self.base(name)
+        if cls != "RandomFlip":
+            c.update({"fill_mode": "reflect", "interpolation": "bilinear", "fill_value": 0.0})
+        c.update({"seed": None})
+        if self.k3:
+            c["data_format"] = "channels_last"
+        c.update(config)
+        return self.entry(cls, c, shape)
+
     def batchnorm(self, name, trainable=True, momentum=0.99, epsilon=0.001, shape=None):
         c = self.base(name, trainable)
         c.update({"axis": -1 if self.k3 else [len(shape) - 1 if shape else 3],
@@ -717,6 +729,52 @@ def noise_fixtures(k3, k2):
          s.dense("dense_1", 3, shape=[N, 12]),
          s.activation("activation", "softmax", [N, 3])]
     write("tf2_noise_seq", s.sequential("sequential", L, [N, 5, 6]))
+
+    # Keras 3 Sequential of the augmentation layers of the image-classification tutorials:
+    # RandomFlip("horizontal"), RandomRotation(0.1), RandomZoom(0.2) (the aspect ratio kept),
+    # RandomTranslation(0.1, 0.15, fill_mode="constant", fill_value=0.5), then a same Conv2D
+    # (relu), GlobalAveragePooling2D, Dense softmax; compile_config: Adam.
+    s = k3
+    L = [s.input_layer("input_layer", [N, 8, 8, 3]),
+         s.augment("RandomFlip", "random_flip", [N, 8, 8, 3], mode="horizontal"),
+         s.augment("RandomRotation", "random_rotation", [N, 8, 8, 3], factor=0.1),
+         s.augment("RandomZoom", "random_zoom", [N, 8, 8, 3], height_factor=0.2, width_factor=None),
+         s.augment("RandomTranslation", "random_translation", [N, 8, 8, 3], height_factor=0.1,
+                   width_factor=0.15, fill_mode="constant", fill_value=0.5),
+         s.conv2d("conv2d", 4, (3, 3), padding="same", activation="relu", shape=[N, 8, 8, 3]),
+         s.global_pool("GlobalAveragePooling2D", "global_average_pooling2d", [N, 8, 8, 4]),
+         s.dense("dense", 3, "softmax", shape=[N, 4])]
+    write("k3_augment", s.sequential("sequential", L, [N, 8, 8, 3],
+                                     k3_adam(0.01, "sparse_categorical_crossentropy")))
+
+    # tf.keras 2.15 Sequential on a 7x9 image: RandomFlip (both ways), RandomZoom((-0.2, 0.1),
+    # (0.1, 0.3), fill_mode="nearest", interpolation="nearest"), RandomRotation((-0.05, 0.1)),
+    # a same Conv2D (tanh), GlobalAveragePooling2D, Dense, Activation softmax.
+    s = k2
+    L = [s.input_layer("input_1", [N, 7, 9, 3]),
+         s.augment("RandomFlip", "random_flip", [N, 7, 9, 3], mode="horizontal_and_vertical"),
+         s.augment("RandomZoom", "random_zoom", [N, 7, 9, 3], height_factor=[-0.2, 0.1],
+                   width_factor=[0.1, 0.3], fill_mode="nearest", interpolation="nearest"),
+         s.augment("RandomRotation", "random_rotation", [N, 7, 9, 3], factor=[-0.05, 0.1]),
+         s.conv2d("conv2d", 4, (3, 3), padding="same", activation="tanh", shape=[N, 7, 9, 3]),
+         s.global_pool("GlobalAveragePooling2D", "global_average_pooling2d", [N, 7, 9, 4]),
+         s.dense("dense", 3, shape=[N, 4]),
+         s.activation("activation", "softmax", [N, 3])]
+    write("tf2_augment", s.sequential("sequential", L, [N, 7, 9, 3]))
+
+    # Refused: an augmentation layer after a trained one (random_affine has no input gradient),
+    # and RandomRotation's fill_mode wrap.
+    L = [s.input_layer("input_1", [N, 6, 6, 3]),
+         s.conv2d("conv2d", 3, (3, 3), padding="same", shape=[N, 6, 6, 3]),
+         s.augment("RandomRotation", "random_rotation", [N, 6, 6, 3], factor=0.1),
+         s.global_pool("GlobalAveragePooling2D", "global_average_pooling2d", [N, 6, 6, 3]),
+         s.dense("dense", 3, "softmax", shape=[N, 3])]
+    write("err_augment_late", s.sequential("sequential", L, [N, 6, 6, 3]))
+    L = [s.input_layer("input_1", [N, 6, 6, 3]),
+         s.augment("RandomRotation", "random_rotation", [N, 6, 6, 3], factor=0.1, fill_mode="wrap"),
+         s.global_pool("GlobalAveragePooling2D", "global_average_pooling2d", [N, 6, 6, 3]),
+         s.dense("dense", 3, "softmax", shape=[N, 3])]
+    write("err_augment_wrap", s.sequential("sequential", L, [N, 6, 6, 3]))
 
     # Refused: a noise_shape that shares the mask across the batch, and one whose shared axes
     # (the width and the channels) are not adjacent in graphc's NCHW layout.

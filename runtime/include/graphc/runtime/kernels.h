@@ -14,6 +14,7 @@
 
 #include "graphc/runtime/elementwise_math.h"
 #include "graphc/runtime/program.h"
+#include "graphc/runtime/random_affine.h"
 #include "graphc/runtime/workspace.h"
 
 namespace graphc::rt {
@@ -235,6 +236,12 @@ void randomNormal(float *y, int64_t n, float mean, float scale, uint64_t seed, u
 /// y[i] = low + (high - low) * uniformDraw(key, i + indexOffset) (graph.random_uniform).
 void randomUniform(float *y, int64_t n, float low, float high, uint64_t seed, uint64_t opId,
                    float step, int64_t indexOffset = 0);
+
+/// graph.random_affine on an NCHW image [n, c, h, w]: sample s's transform from the draws of
+/// sample s + sampleOffset (random_affine.h). y must not alias x.
+void randomAffine(const float *x, float *y, int64_t n, int64_t c, int64_t h, int64_t w,
+                  const RandomAffineParams &params, uint64_t seed, uint64_t opId, float step,
+                  int64_t sampleOffset = 0);
 
 /// y = factor * x + offset over n elements. y may alias x.
 void scale(const float *x, float *y, int64_t n, float factor, float offset = 0.0f);

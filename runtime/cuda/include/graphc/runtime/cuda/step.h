@@ -23,6 +23,7 @@
 #include "graphc/runtime/elementwise_math.h"
 #include "graphc/runtime/pool_window.h"
 #include "graphc/runtime/program.h"
+#include "graphc/runtime/random_affine.h"
 #include "graphc/runtime/workspace.h"
 
 #ifdef GRAPHC_HOST_SHIM
