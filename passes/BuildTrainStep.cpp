@@ -334,7 +334,8 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
         if (auto normal = dyn_cast<RandomNormalOp>(clone); normal && micro > 0)
           offsetNoise(normal);
         if (auto uniform = dyn_cast<RandomUniformOp>(clone); uniform && micro > 0)
-          offsetNoise(uniform);
+          uniform.setIndexOffset(uniform.getIndexOffset() +
+                                 micro * uniform.getType().getNumElements() / uniform.getRepeat());
         if (auto affine = dyn_cast<RandomAffineOp>(clone); affine && micro > 0)
           affine.setSampleOffset(affine.getSampleOffset() +
                                  micro * cast<RankedTensorType>(affine.getType()).getDimSize(0));

@@ -620,7 +620,13 @@ LogicalResult RandomUniformOp::verify() {
   if (!std::isfinite(low) || !std::isfinite(high) || !std::isfinite(high - low) || low > high)
     return emitOpError() << "needs finite bounds with low <= high, got [" << low << ", " << high
                          << ")";
-  return requireStatic(*this);
+  if (failed(requireStatic(*this)))
+    return failure();
+  int64_t elements = getType().getNumElements();
+  if (getRepeat() < 1 || elements % getRepeat() != 0)
+    return emitOpError() << "repeat " << getRepeat() << " must be positive and divide the "
+                         << elements << " elements";
+  return success();
 }
 
 //===----------------------------------------------------------------------===//

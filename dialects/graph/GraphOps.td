@@ -780,8 +780,9 @@ def Graph_RandomUniformOp : Graph_Op<"random_uniform", [Pure]> {
   let summary = "counter-based uniform noise in [low, high)";
   let description = [{
     Element i is `low + (high - low) * u`, u the 24-bit uniform in [0, 1) that graph.dropout
-    compares with its ratio, keyed as graph.random_normal's. ONNX RandomUniform,
-    RandomUniformLike.
+    compares with its ratio, keyed as graph.random_normal's: draw i / `repeat` + `index_offset`,
+    so runs of `repeat` elements share one draw (a value per sample: Keras's RandomContrast
+    and RandomBrightness). ONNX RandomUniform, RandomUniformLike.
 
     ```mlir
     %u = graph.random_uniform %step {low = -1.000000e+00 : f32, high = 1.000000e+00 : f32,
@@ -789,7 +790,8 @@ def Graph_RandomUniformOp : Graph_Op<"random_uniform", [Pure]> {
     ```
   }];
   let arguments = (ins GraphF32Scalar:$step, F32Attr:$low, F32Attr:$high, I64Attr:$op_id,
-                       DefaultValuedAttr<I64Attr, "0">:$index_offset);
+                       DefaultValuedAttr<I64Attr, "0">:$index_offset,
+                       DefaultValuedAttr<I64Attr, "1">:$repeat);
   let results = (outs GraphF32Tensor:$result);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;

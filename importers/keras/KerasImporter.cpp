@@ -63,7 +63,7 @@ constexpr const char *kSupported =
     "leaky_relu, hard_silu, exponential, mish, linear), ReLU, LeakyReLU, ELU, Softmax, "
     "Dropout (noise_shape), SpatialDropout1D, SpatialDropout2D, AlphaDropout, GaussianNoise, "
     "GaussianDropout, RandomFlip, RandomRotation, RandomZoom, RandomTranslation (of the "
-    "input image), BatchNormalization, Rescaling, Normalization, "
+    "input image), RandomContrast, RandomBrightness, BatchNormalization, Rescaling, Normalization, "
     "ZeroPadding2D (folded into the next Conv2D/DepthwiseConv2D/pooling), "
     "ZeroPadding1D (folded into the next Conv1D/1-D pooling), Cropping1D, Cropping2D, "
     "UpSampling1D, UpSampling2D (nearest, bilinear), "
@@ -1456,6 +1456,71 @@ private:
     return out;
   }
 
+  /// RandomContrast ((x - m) * f + m, m each image's per-channel mean, f per sample in
+  /// [1 - lower, 1 + upper]) and RandomBrightness (x + d, d per sample in [lower, upper] of
+  /// the value range), both clipped to `value_range` (0 to 255), as Keras 3 computes them;
+  /// the per-sample draws are a graph.random_uniform whose runs of C * H * W elements share
+  /// one draw, the mean an average pool over the image broadcast back by a nearest upsample.
+  Tensor randomColor(const Layer &l, const Tensor &in, Location loc) {
+    needImage(l, in);
+    noPadding(l, in);
+    std::pair<double, double> range{0.0, 255.0};
+    if (const json::Value *v = l.config->get("value_range"); v && !v->getAsNull()) {
+      const json::Array *pair = v->getAsArray();
+      auto low = pair && pair->size() == 2 ? (*pair)[0].getAsNumber() : std::nullopt;
+      auto high = pair && pair->size() == 2 ? (*pair)[1].getAsNumber() : std::nullopt;
+      if (!low || !high || !std::isfinite(*low) || !std::isfinite(*high) || *low >= *high)
+        refuseAttr(l, "value_range", "= " + show(v) + " must be a pair [low, high], low < high");
+      range = {*low, *high};
+    }
+    const bool contrast = l.cls == "RandomContrast";
+    auto factor = factorRange(l, "factor");
+    if (contrast) {
+      // A number f, or a pair (lower, upper), gives factors in [1 - lower, 1 + upper].
+      const json::Value *v = l.config->get("factor");
+      if (v->getAsArray())
+        factor.first = -factor.first;
+      if (factor.first > 0 || factor.first < -1 || factor.second < 0)
+        refuseAttr(l, "factor", "= " + show(v) + " must hold lower in [0, 1] and upper >= 0");
+    } else if (factor.first < -1 || factor.second > 1) {
+      refuseAttr(l, "factor", "= " + show(l.config->get("factor")) + " must lie in [-1, 1]");
+    }
+    auto xs = shapeOf(in.v);
+    Type type = in.v.getType();
+    const double span = range.second - range.first;
+    const double low = contrast ? 1.0 + factor.first : factor.first * span;
+    const double high = contrast ? 1.0 + factor.second : factor.second * span;
+    Value draws = b.create<RandomUniformOp>(
+        loc, type, stepInput(), b.getF32FloatAttr(float(low)), b.getF32FloatAttr(float(high)),
+        b.getI64IntegerAttr(dropoutOps++), b.getI64IntegerAttr(0),
+        b.getI64IntegerAttr(xs[1] * xs[2] * xs[3]));
+    Value out;
+    if (contrast) {
+      Value mean = b.create<AvgPool2dOp>(
+          loc, f32({xs[0], xs[1], 1, 1}), in.v, b.getDenseI64ArrayAttr({xs[2], xs[3]}),
+          b.getDenseI64ArrayAttr({xs[2], xs[3]}), b.getDenseI64ArrayAttr({0, 0, 0, 0}), UnitAttr());
+      Value spread = buildUpsample(
+          b, loc, mean,
+          upsampleAxis(UpsampleInterpolation::Nearest, SourceCoordinates::HalfPixel, xs[2]),
+          upsampleAxis(UpsampleInterpolation::Nearest, SourceCoordinates::HalfPixel, xs[3]),
+          [&](RankedTensorType, ArrayRef<float>) -> Value {
+            fail(label(l) + ": internal error: a nearest upsample asked for a filter table");
+          });
+      Value negated =
+          b.create<ScaleOp>(loc, type, spread, b.getF32FloatAttr(-1.0f), b.getF32FloatAttr(0.0f));
+      Value deviation = b.create<AddOp>(loc, type, in.v, negated);
+      Value scaled = b.create<MulOp>(loc, type, deviation, draws);
+      out = b.create<AddOp>(loc, type, scaled, spread);
+    } else {
+      out = b.create<AddOp>(loc, type, in.v, draws);
+    }
+    Tensor result = in;
+    result.v = b.create<ClipOp>(loc, type, out, b.getF32FloatAttr(float(range.first)),
+                                b.getF32FloatAttr(float(range.second)));
+    result.nonNegative = range.first >= 0;
+    return result;
+  }
+
   /// The `padding` / `cropping` of the ZeroPadding and Cropping layers: [before, after] for
   /// each of `axes` spatial axes (height then width): an int for every edge, a pair per axis,
   /// or (2-D) a pair of pairs; each edge 0 to 65536.
@@ -2644,6 +2709,8 @@ private:
                                                 "RandomRotation",
                                                 "RandomZoom",
                                                 "RandomTranslation",
+                                                "RandomContrast",
+                                                "RandomBrightness",
                                                 "BatchNormalization",
                                                 "ZeroPadding2D",
                                                 "Add",
@@ -2789,6 +2856,8 @@ private:
       return alphaDropout(l, in, loc);
     if (c == "RandomFlip" || c == "RandomRotation" || c == "RandomZoom" || c == "RandomTranslation")
       return randomAffine(l, in, loc);
+    if (c == "RandomContrast" || c == "RandomBrightness")
+      return randomColor(l, in, loc);
     if (c == "GaussianNoise" || c == "GaussianDropout")
       return gaussianNoise(l, in, loc);
     if (c == "Rescaling")

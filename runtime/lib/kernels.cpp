@@ -1190,10 +1190,11 @@ void randomNormal(float *y, int64_t n, float mean, float scale, uint64_t seed, u
 }
 
 void randomUniform(float *y, int64_t n, float low, float high, uint64_t seed, uint64_t opId,
-                   float step, int64_t indexOffset) {
+                   float step, int64_t indexOffset, int64_t repeat) {
   const uint64_t key = dropoutKey(seed, opId, static_cast<int64_t>(step));
   const float width = high - low;
-  forEachElement(n, [&](int64_t i) { y[i] = low + width * uniformDraw(key, i + indexOffset); });
+  forEachElement(
+      n, [&](int64_t i) { y[i] = low + width * uniformDraw(key, i / repeat + indexOffset); });
 }
 
 void randomAffine(const float *x, float *y, int64_t n, int64_t c, int64_t h, int64_t w,

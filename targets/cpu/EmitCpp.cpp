@@ -538,7 +538,7 @@ private:
           s << "  randomUniform(" << ptr(r.getResult()) << ", " << tensorElements(r.getResult())
             << ", " << floatLiteral(r.getLow()) << ", " << floatLiteral(r.getHigh())
             << ", graphc_program.seed, " << r.getOpId() << "ull, *" << ptr(r.getStep()) << ", "
-            << r.getIndexOffset() << ");\n";
+            << r.getIndexOffset() << ", " << r.getRepeat() << ");\n";
           return success();
         })
         .Case([&](ClipOp c) {

@@ -468,11 +468,13 @@ private:
         .Case([&](RandomUniformOp r) {
           const std::string low = floatLiteral(attrFloat(r.getLow())),
                             width = floatLiteral(attrFloat(r.getHigh()) - attrFloat(r.getLow()));
-          addEw(randomNode(op, r.getResult(), r.getStep(), r.getOpId(), r.getIndexOffset(),
-                           [=](const std::string &key, const std::string &index) {
-                             return low + " + " + width + " * ::graphc::rt::uniformDraw(" + key +
-                                    ", " + index + ")";
-                           }));
+          addEw(randomNode(
+              op, r.getResult(), r.getStep(), r.getOpId(), r.getIndexOffset(),
+              [=](const std::string &key, const std::string &index) {
+                return low + " + " + width + " * ::graphc::rt::uniformDraw(" + key + ", " + index +
+                       ")";
+              },
+              r.getRepeat()));
           return success();
         })
         .Case([&](BatchSliceOp b) { return batchSlice(b); })
@@ -2206,14 +2208,17 @@ private:
   /// Counter-based noise (graph.random_normal, graph.random_uniform): no input, so it fuses
   /// into the kernel of the op that reads it; `draw(key, index)` is its element's expression.
   EwNode randomNode(Operation *op, Value y, Value step, uint64_t opId, int64_t indexOffset,
-                    std::function<std::string(const std::string &, const std::string &)> draw) {
+                    std::function<std::string(const std::string &, const std::string &)> draw,
+                    int64_t repeat = 1) {
     EwNode n;
     n.op = op;
     n.label = label(op);
     n.n = tensorElements(y);
     n.outs.push_back(y);
     n.prologue = drawKeyPrologue(step, opId);
-    const std::string index = indexOffset ? "i + " + std::to_string(indexOffset) : "i";
+    std::string index = repeat == 1 ? "i" : "i / " + std::to_string(repeat);
+    if (indexOffset)
+      index += " + " + std::to_string(indexOffset);
     n.code = [=](ArrayRef<std::string>, ArrayRef<std::string> o, const std::string &k) {
       return "      const float " + o[0] + " = " + draw("dropKey_" + k, index) + ";\n";
     };

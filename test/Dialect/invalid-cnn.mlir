@@ -206,3 +206,12 @@ func.func @random_affine_rank(%x: tensor<4x4xf32>, %s: tensor<f32>) -> tensor<4x
   %0 = graph.random_affine %x, %s {kind = "flip_horizontal", op_id = 0} : (tensor<4x4xf32>, tensor<f32>) -> tensor<4x4xf32>
   return %0 : tensor<4x4xf32>
 }
+
+// -----
+
+// random_uniform: runs of `repeat` elements tile the tensor.
+func.func @random_uniform_repeat(%s: tensor<f32>) -> tensor<4x6xf32> {
+  // expected-error @+1 {{'graph.random_uniform' op repeat 5 must be positive and divide the 24 elements}}
+  %0 = graph.random_uniform %s {low = 0.0 : f32, high = 1.0 : f32, op_id = 0, repeat = 5} : (tensor<f32>) -> tensor<4x6xf32>
+  return %0 : tensor<4x6xf32>
+}

@@ -120,13 +120,15 @@ func.func @spatial_dropout(%x: tensor<2x4x6x6xf32>, %g: tensor<2x5x8xf32>, %step
 
 // -----
 
-// Counter-based noise reads only the step counter.
+// Counter-based noise reads only the step counter; `repeat` elements share a draw.
 // CHECK-LABEL: func.func @noise
 //  CHECK-NEXT:   graph.random_normal %{{.*}} {mean = 1.000000e+00 : f32, op_id = 5 : i64, scale = 5.000000e-01 : f32} : (tensor<f32>) -> tensor<4x8xf32>
 //  CHECK-NEXT:   graph.random_uniform %{{.*}} {high = 1.000000e+00 : f32, index_offset = 32 : i64, low = -1.000000e+00 : f32, op_id = 6 : i64} : (tensor<f32>) -> tensor<4x8xf32>
+//  CHECK-NEXT:   graph.random_uniform %{{.*}} {high = 1.000000e+00 : f32, low = 0.000000e+00 : f32, op_id = 7 : i64, repeat = 8 : i64} : (tensor<f32>) -> tensor<4x8xf32>
 func.func @noise(%step: tensor<f32>) {
   %n = graph.random_normal %step {mean = 1.0 : f32, scale = 0.5 : f32, op_id = 5} : (tensor<f32>) -> tensor<4x8xf32>
   %u = graph.random_uniform %step {low = -1.0 : f32, high = 1.0 : f32, op_id = 6, index_offset = 32} : (tensor<f32>) -> tensor<4x8xf32>
+  %r = graph.random_uniform %step {low = 0.0 : f32, high = 1.0 : f32, op_id = 7, repeat = 8} : (tensor<f32>) -> tensor<4x8xf32>
   return
 }
 

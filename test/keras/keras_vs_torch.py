@@ -942,7 +942,34 @@ def tf2_augment_forward(x, P, S, step):
     return h.mean(dim=(1, 2)) @ P["dense/kernel"] + P["dense/bias"]
 
 
+def per_sample_uniform(n, low, high, op_id, step):
+    """graph.random_uniform with one draw per sample: low + (high - low) u in float32."""
+    u = uniform_draws(n, op_id, step)
+    return torch.from_numpy(np.float32(low) + (np.float32(high) - np.float32(low)) * u).reshape(n, 1, 1, 1)
+
+
+def k3_color_forward(x, P, S, step):
+    n = x.shape[0]
+    # RandomContrast(0.3) clipped to (-1.5, 1.5): (x - m) f + m, m each image's channel means.
+    f = per_sample_uniform(n, 1 - 0.3, 1 + 0.3, 0, step)
+    m = x.mean(dim=(1, 2), keepdim=True)
+    h = torch.clamp((x - m) * f + m, -1.5, 1.5)
+    # RandomBrightness((-0.1, 0.2)) of the range (-2, 2): x + d, clipped.
+    d = per_sample_uniform(n, -0.1 * 4, 0.2 * 4, 1, step)
+    h = torch.clamp(h + d, -2, 2)
+    h = torch.relu(conv(h, P["conv2d/kernel"], P["conv2d/bias"], padding="same"))
+    return h.mean(dim=(1, 2)) @ P["dense/kernel"] + P["dense/bias"]
+
+
 CASES.update({
+    "k3_color": dict(
+        layout="keras3", input=(6, 5, 3), classes=3, loss="sparse", opt=("adam", 0.01, 0.0),
+        flags=[], forward=k3_color_forward,
+        weights=[("layers/conv2d", None, "conv2d", [("kernel", (3, 3, 3, 4)), ("bias", (4,))]),
+                 ("layers/dense", None, "dense", [("kernel", (4, 3)), ("bias", (3,))])],
+        empty=["layers/input_layer", "layers/random_contrast", "layers/random_brightness",
+               "layers/global_average_pooling2d", "optimizer"],
+        graphc={"conv2d/kernel": hwio}),
     "k3_augment": dict(
         layout="keras3", input=(8, 8, 3), classes=3, loss="sparse", opt=("adam", 0.01, 0.0),
         flags=[], forward=k3_augment_forward,

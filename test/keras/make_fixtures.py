@@ -223,7 +223,7 @@ class Style:
         """RandomFlip (mode), RandomRotation (factor), RandomZoom and RandomTranslation
         (height_factor, width_factor), with Keras's defaults for the rest."""
         c = self.base(name)
-        if cls != "RandomFlip":
+        if cls in ("RandomRotation", "RandomZoom", "RandomTranslation"):
             c.update({"fill_mode": "reflect", "interpolation": "bilinear", "fill_value": 0.0})
         c.update({"seed": None})
         if self.k3:
@@ -761,6 +761,22 @@ def noise_fixtures(k3, k2):
          s.dense("dense", 3, shape=[N, 4]),
          s.activation("activation", "softmax", [N, 3])]
     write("tf2_augment", s.sequential("sequential", L, [N, 7, 9, 3]))
+
+    # Keras 3 colour augmentation on a 6x5 image: RandomContrast(0.3, value_range (-1.5, 1.5)),
+    # RandomBrightness((-0.1, 0.2), value_range (-2, 2)), a same Conv2D (relu),
+    # GlobalAveragePooling2D, Dense softmax; compile_config: Adam.
+    s = k3
+    L = [s.input_layer("input_layer", [N, 6, 5, 3]),
+         s.augment("RandomContrast", "random_contrast", [N, 6, 5, 3], factor=0.3,
+                   value_range=[-1.5, 1.5]),
+         s.augment("RandomBrightness", "random_brightness", [N, 6, 5, 3], factor=[-0.1, 0.2],
+                   value_range=[-2, 2]),
+         s.conv2d("conv2d", 4, (3, 3), padding="same", activation="relu", shape=[N, 6, 5, 3]),
+         s.global_pool("GlobalAveragePooling2D", "global_average_pooling2d", [N, 6, 5, 4]),
+         s.dense("dense", 3, "softmax", shape=[N, 4])]
+    write("k3_color", s.sequential("sequential", L, [N, 6, 5, 3],
+                                   k3_adam(0.01, "sparse_categorical_crossentropy")))
+    s = k2
 
     # Refused: an augmentation layer after a trained one (random_affine has no input gradient),
     # and RandomRotation's fill_mode wrap.

@@ -233,9 +233,10 @@ void dropoutBackward(const float *dy, float *dx, int64_t n, float ratio, uint64_
 /// y[i] = mean + scale * normalDraw(key, i + indexOffset) (graph.random_normal).
 void randomNormal(float *y, int64_t n, float mean, float scale, uint64_t seed, uint64_t opId,
                   float step, int64_t indexOffset = 0);
-/// y[i] = low + (high - low) * uniformDraw(key, i + indexOffset) (graph.random_uniform).
+/// y[i] = low + (high - low) * uniformDraw(key, i / repeat + indexOffset)
+/// (graph.random_uniform).
 void randomUniform(float *y, int64_t n, float low, float high, uint64_t seed, uint64_t opId,
-                   float step, int64_t indexOffset = 0);
+                   float step, int64_t indexOffset = 0, int64_t repeat = 1);
 
 /// graph.random_affine on an NCHW image [n, c, h, w]: sample s's transform from the draws of
 /// sample s + sampleOffset (random_affine.h). y must not alias x.
