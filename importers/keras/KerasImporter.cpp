@@ -67,7 +67,8 @@ constexpr const char *kSupported =
     "ZeroPadding2D (folded into the next Conv2D/DepthwiseConv2D/pooling), "
     "ZeroPadding1D (folded into the next Conv1D/1-D pooling), Cropping1D, Cropping2D, "
     "UpSampling1D, UpSampling2D (nearest, bilinear), "
-    "Add, Subtract, Multiply, Average, Maximum, Minimum, Concatenate, Conv1D, MaxPooling1D, "
+    "Add, Subtract, Multiply, Average, Maximum, Minimum, Concatenate, Dot, RepeatVector, "
+    "Identity, Conv1D, MaxPooling1D, "
     "AveragePooling1D, GlobalAveragePooling1D, GlobalMaxPooling1D, Conv2DTranspose, "
     "SeparableConv2D, Permute, LayerNormalization, RMSNormalization and UnitNormalization (last "
     "axis), GroupNormalization (channels), MultiHeadAttention (causal mask, attention_mask), "
@@ -2206,23 +2207,130 @@ private:
     auto ks = kerasShape(in);
     refuseUnlessLastAxis(l, int64_t(ks.size()));
     const int64_t d = ks.back(), rows = product(ks) / d;
+    return normalizedOverLastKerasAxis(in, loc, [&](Value x) {
+      Value flat = b.create<ReshapeOp>(loc, f32({rows, d}), x);
+      return b.create<ReshapeOp>(loc, x.getType(), l2NormalizedRows(flat, loc)).getResult();
+    });
+  }
+
+  /// Each row of `flat` [rows, d] times rsqrt(max(sum of its squares, 1e-12)) (ops.normalize,
+  /// tf.math.l2_normalize), from graph ops with their gradients: the squares, their row sums (a
+  /// product with a column of ones), the clip below at 1e-12, the power -1/2, and each row's
+  /// factor copied over the features (a product with a row of ones) times the row.
+  Value l2NormalizedRows(Value flat, Location loc) {
+    auto shape = shapeOf(flat);
+    const int64_t rows = shape[0], d = shape[1];
     auto activation = [&](Value x, ActivationKind kind, float alpha) -> Value {
       return b.create<ActivationOp>(loc, x.getType(), ActivationKindAttr::get(&ctx, kind), x,
                                     b.getF32FloatAttr(alpha));
     };
-    return normalizedOverLastKerasAxis(in, loc, [&](Value x) {
-      Value flat = b.create<ReshapeOp>(loc, f32({rows, d}), x);
-      Value squares = activation(flat, ActivationKind::pow, 2.0f);
-      Value onesColumn = b.create<FillOp>(loc, f32({d, 1}), b.getF32FloatAttr(1.0f));
-      Value sums = b.create<DenseOp>(loc, f32({rows, 1}), squares, onesColumn, Value(), UnitAttr());
-      Value floored = b.create<ClipOp>(loc, sums.getType(), sums, b.getF32FloatAttr(1e-12f),
-                                       b.getF32FloatAttr(std::numeric_limits<float>::infinity()));
-      Value factors = activation(floored, ActivationKind::pow, -0.5f);
-      Value onesRow = b.create<FillOp>(loc, f32({1, d}), b.getF32FloatAttr(1.0f));
-      Value copies = b.create<DenseOp>(loc, f32({rows, d}), factors, onesRow, Value(), UnitAttr());
-      Value normalized = b.create<MulOp>(loc, flat.getType(), flat, copies);
-      return b.create<ReshapeOp>(loc, x.getType(), normalized).getResult();
-    });
+    Value squares = activation(flat, ActivationKind::pow, 2.0f);
+    Value onesColumn = b.create<FillOp>(loc, f32({d, 1}), b.getF32FloatAttr(1.0f));
+    Value sums = b.create<DenseOp>(loc, f32({rows, 1}), squares, onesColumn, Value(), UnitAttr());
+    Value floored = b.create<ClipOp>(loc, sums.getType(), sums, b.getF32FloatAttr(1e-12f),
+                                     b.getF32FloatAttr(std::numeric_limits<float>::infinity()));
+    Value factors = activation(floored, ActivationKind::pow, -0.5f);
+    Value onesRow = b.create<FillOp>(loc, f32({1, d}), b.getF32FloatAttr(1.0f));
+    Value copies = b.create<DenseOp>(loc, f32({rows, d}), factors, onesRow, Value(), UnitAttr());
+    return b.create<MulOp>(loc, flat.getType(), flat, copies);
+  }
+
+  /// RepeatVector(n): (batch, features) to (batch, n, features), each row copied n times as
+  /// the product of a column of n ones and the row (graph.batch_matmul; its backward sums the
+  /// copies' gradients).
+  Tensor repeatVector(const Layer &l, const Tensor &in, Location loc) {
+    noPadding(l, in);
+    noFlat(l, in);
+    auto xs = shapeOf(in.v);
+    if (in.image || xs.size() != 2)
+      failLayer(l, "expects a (batch, features) input, got shape " + shapeText(kerasShape(in)));
+    const int64_t n = intAttr(l, "n", -1);
+    if (n < 1 || n > 65536)
+      refuseAttr(l, "n", "= " + show(l.config->get("n")) + " must be a count from 1 to 65536");
+    Value ones = b.create<FillOp>(loc, f32({xs[0], n, 1}), b.getF32FloatAttr(1.0f));
+    Value row = b.create<ReshapeOp>(loc, f32({xs[0], 1, xs[1]}), in.v);
+    Tensor out;
+    out.v = b.create<BatchMatmulOp>(loc, f32({xs[0], n, xs[1]}), ones, row, UnitAttr(), UnitAttr());
+    out.nonNegative = in.nonNegative;
+    return out;
+  }
+
+  /// Dot(axes, normalize) of two (batch, features) or two (batch, steps, features) tensors
+  /// (Keras's batch_dot): one graph.batch_matmul contracting axis axes[0] of the first with
+  /// axis axes[1] of the second (vectors: [N, 1, F] by [N, 1, F] transposed, giving (batch, 1));
+  /// with `normalize`, each input is first L2-normalised along its contracted axis (cosine
+  /// similarity), supported where that axis is the features.
+  Tensor dot(const Layer &l, const std::vector<Tensor> &ins, Location loc) {
+    if (ins.size() != 2)
+      failLayer(l, "needs exactly two inputs, got " + std::to_string(ins.size()));
+    Tensor a = asSteps(ins[0], loc), c = asSteps(ins[1], loc);
+    for (const Tensor &t : {a, c}) {
+      noPadding(l, t);
+      noFlat(l, t);
+      if (t.image || (shapeOf(t.v).size() != 2 && shapeOf(t.v).size() != 3))
+        failLayer(l, "takes (batch, features) or (batch, steps, features) inputs, got shape " +
+                         shapeText(kerasShape(t)));
+    }
+    auto as = shapeOf(a.v), cs = shapeOf(c.v);
+    const int64_t rank = int64_t(as.size());
+    if (int64_t(cs.size()) != rank || as[0] != cs[0])
+      failLayer(l, "takes inputs of one rank and batch, got shapes " + shapeText(kerasShape(a)) +
+                       " and " + shapeText(kerasShape(c)));
+    std::array<int64_t, 2> axes{-1, -1};
+    if (const json::Value *v = l.config->get("axes"); v && !v->getAsNull()) {
+      if (auto one = integer(v)) {
+        axes = {*one, *one};
+      } else if (const json::Array *pair = v->getAsArray();
+                 pair && pair->size() == 2 && integer(&(*pair)[0]) && integer(&(*pair)[1])) {
+        axes = {*integer(&(*pair)[0]), *integer(&(*pair)[1])};
+      } else {
+        refuseAttr(l, "axes", "= " + show(v) + " must be an axis or a pair of axes");
+      }
+    }
+    for (int64_t &axis : axes) {
+      if (axis < 0)
+        axis += rank;
+      if (axis < 1 || axis >= rank)
+        refuseAttr(l, "axes",
+                   "= " + show(l.config->get("axes")) + " must name non-batch axes of the rank-" +
+                       std::to_string(rank) + " inputs");
+    }
+    if (as[size_t(axes[0])] != cs[size_t(axes[1])])
+      failLayer(l, "contracts axis " + std::to_string(axes[0]) + " of " + shapeText(kerasShape(a)) +
+                       " with axis " + std::to_string(axes[1]) + " of " + shapeText(kerasShape(c)) +
+                       ", of different sizes");
+    Value lhs = a.v, rhs = c.v;
+    if (boolAttr(l, "normalize", false)) {
+      if (axes[0] != rank - 1 || axes[1] != rank - 1)
+        refuseAttr(l, "normalize",
+                   "= true is supported only when both contracted axes are "
+                   "the features (the last)");
+      auto rows = [&](Value v, const std::vector<int64_t> &shape) -> Value {
+        const int64_t d = shape.back(), count = product(shape) / d;
+        Value flat = b.create<ReshapeOp>(loc, f32({count, d}), v);
+        return b.create<ReshapeOp>(loc, v.getType(), l2NormalizedRows(flat, loc));
+      };
+      lhs = rows(lhs, as);
+      rhs = rows(rhs, cs);
+    }
+    const int64_t n = as[0];
+    if (rank == 2) {
+      lhs = b.create<ReshapeOp>(loc, f32({n, 1, as[1]}), lhs);
+      rhs = b.create<ReshapeOp>(loc, f32({n, 1, cs[1]}), rhs);
+      Value product =
+          b.create<BatchMatmulOp>(loc, f32({n, 1, 1}), lhs, rhs, UnitAttr(), b.getUnitAttr());
+      Tensor out;
+      out.v = b.create<ReshapeOp>(loc, f32({n, 1}), product);
+      return out;
+    }
+    // [N, T, F]: contracting F (axis 2) uses it as is, contracting T (axis 1) transposed.
+    const bool transposeLhs = axes[0] == 1, transposeRhs = axes[1] == 2;
+    const int64_t rowsOut = transposeLhs ? as[2] : as[1], colsOut = transposeRhs ? cs[1] : cs[2];
+    Tensor out;
+    out.v = b.create<BatchMatmulOp>(loc, f32({n, rowsOut, colsOut}), lhs, rhs,
+                                    transposeLhs ? b.getUnitAttr() : UnitAttr(),
+                                    transposeRhs ? b.getUnitAttr() : UnitAttr());
+    return out;
   }
 
   /// LayerNormalization over the last Keras axis. graph.layer_norm normalizes the last axis of
@@ -2711,6 +2819,9 @@ private:
                                                 "RandomTranslation",
                                                 "RandomContrast",
                                                 "RandomBrightness",
+                                                "RepeatVector",
+                                                "Dot",
+                                                "Identity",
                                                 "BatchNormalization",
                                                 "ZeroPadding2D",
                                                 "Add",
@@ -2762,11 +2873,13 @@ private:
       return multiHeadAttention(l, ins, loc);
     bool elementwise = c == "Add" || c == "Subtract" || c == "Multiply" || c == "Average" ||
                        c == "Maximum" || c == "Minimum";
-    bool multi = elementwise || c == "Concatenate";
+    bool multi = elementwise || c == "Concatenate" || c == "Dot";
     if (!multi && ins.size() != 1)
       failLayer(l, "expects one input, got " + std::to_string(ins.size()));
     if (elementwise)
       return merge(l, ins, loc);
+    if (c == "Dot")
+      return dot(l, ins, loc);
     if (c == "Concatenate")
       return concatenate(l, ins, loc);
     const Tensor &in = ins[0];
@@ -2779,7 +2892,7 @@ private:
     // (Element-wise layers keep a flattened image's order for the Dense after them.)
     static const std::set<std::string> readsFlat = {
         "Dense",      "Dropout", "AlphaDropout", "GaussianNoise", "GaussianDropout",
-        "Activation", "ReLU",    "Flatten",      "Reshape"};
+        "Activation", "ReLU",    "Flatten",      "Reshape",       "Identity"};
     if (!readsFlat.count(c))
       noFlat(l, in);
     if (convFamily().count(c))
@@ -2858,6 +2971,12 @@ private:
       return randomAffine(l, in, loc);
     if (c == "RandomContrast" || c == "RandomBrightness")
       return randomColor(l, in, loc);
+    if (c == "RepeatVector")
+      return repeatVector(l, in, loc);
+    if (c == "Identity") {
+      noPadding(l, in);
+      return in;
+    }
     if (c == "GaussianNoise" || c == "GaussianDropout")
       return gaussianNoise(l, in, loc);
     if (c == "Rescaling")

@@ -961,7 +961,33 @@ def k3_color_forward(x, P, S, step):
     return h.mean(dim=(1, 2)) @ P["dense/kernel"] + P["dense/bias"]
 
 
+def k3_seq2seq_forward(x, P, S, step):
+    n = x.shape[0]
+    code = lstm(x, P, "lstm", 8)
+    decoded = lstm(code[:, None, :].expand(-1, 4, -1), P, "lstm_1", 8, return_sequences=True)
+    rows = x @ P["dense/kernel"] + P["dense/bias"]
+    scores = decoded @ rows.transpose(1, 2)  # Dot((2, 2)): (n, 4, 5)
+
+    def l2(v):  # Keras's l2_normalize: v * rsqrt(max(sum v^2, 1e-12))
+        return v * torch.rsqrt(torch.clamp((v * v).sum(1, keepdim=True), min=1e-12))
+    cosine = (l2(decoded.mean(1)) * l2(rows.mean(1))).sum(1, keepdim=True)
+    h = torch.cat([scores.reshape(n, -1), cosine], dim=1)
+    return h @ P["dense_1/kernel"] + P["dense_1/bias"]
+
+
 CASES.update({
+    "k3_seq2seq": dict(
+        layout="keras3", input=(5, 6), classes=3, loss="sparse", opt=("adam", 0.01, 0.0),
+        flags=[], forward=k3_seq2seq_forward,
+        weights=[("layers/lstm/cell", None, "lstm", [("kernel", (6, 32)), ("recurrent_kernel", (8, 32)), ("bias", (32,))]),
+                 ("layers/lstm_1/cell", None, "lstm_1", [("kernel", (8, 32)), ("recurrent_kernel", (8, 32)), ("bias", (32,))]),
+                 ("layers/dense", None, "dense", [("kernel", (6, 8)), ("bias", (8,))]),
+                 ("layers/dense_1", None, "dense_1", [("kernel", (21, 3)), ("bias", (3,))])],
+        empty=["layers/input_layer", "layers/lstm", "layers/lstm_1", "layers/repeat_vector",
+               "layers/dot", "layers/flatten", "layers/global_average_pooling1d",
+               "layers/global_average_pooling1d_1", "layers/dot_1", "layers/concatenate",
+               "layers/identity", "optimizer"],
+        graphc={}),
     "k3_color": dict(
         layout="keras3", input=(6, 5, 3), classes=3, loss="sparse", opt=("adam", 0.01, 0.0),
         flags=[], forward=k3_color_forward,

@@ -803,6 +803,49 @@ def noise_fixtures(k3, k2):
         write(case, s.sequential("sequential", L, [N, 6, 6, 3]))
 
 
+def seq2seq_fixtures(k3):
+    """RepeatVector, Dot and Identity in a Keras 3 Functional sequence model."""
+    N = None
+    s = k3
+    # An LSTM encoder's code repeated 4 times (RepeatVector) for an LSTM decoder; Dot((2, 2))
+    # of the decoder's 4 steps with a Dense(8) of the input's 5 steps (attention-like scores),
+    # flattened; Dot(1, normalize=True) of the two sequences' means (a cosine similarity);
+    # Concatenate, Identity, Dense(3) logits; Adam from logits.
+    L = model_inputs(s, ("input_layer", [N, 5, 6]))
+    x = ("input_layer", 0, 0, [N, 5, 6])
+    L.append(s.wire(s.rnn("LSTM", "lstm", 8, shape=[N, 5, 6]), [[x]]))
+    L.append(s.wire(s.merge("RepeatVector", "repeat_vector", [N, 8], n=4), [[("lstm", 0, 0, [N, 8])]]))
+    L.append(s.wire(s.rnn("LSTM", "lstm_1", 8, return_sequences=True, shape=[N, 4, 8]),
+                    [[("repeat_vector", 0, 0, [N, 4, 8])]]))
+    L.append(s.wire(s.dense("dense", 8, shape=[N, 5, 6]), [[x]]))
+    L.append(s.wire(s.merge("Dot", "dot", axes=[2, 2], normalize=False),
+                    [[("lstm_1", 0, 0, [N, 4, 8]), ("dense", 0, 0, [N, 5, 8])]]))
+    L.append(s.wire(s.flatten("flatten", [N, 4, 5]), [[("dot", 0, 0, [N, 4, 5])]]))
+    L.append(s.wire(s.global_pool("GlobalAveragePooling1D", "global_average_pooling1d", [N, 4, 8]),
+                    [[("lstm_1", 0, 0, [N, 4, 8])]]))
+    L.append(s.wire(s.global_pool("GlobalAveragePooling1D", "global_average_pooling1d_1", [N, 5, 8]),
+                    [[("dense", 0, 0, [N, 5, 8])]]))
+    L.append(s.wire(s.merge("Dot", "dot_1", axes=1, normalize=True),
+                    [[("global_average_pooling1d", 0, 0, [N, 8]),
+                      ("global_average_pooling1d_1", 0, 0, [N, 8])]]))
+    L.append(s.wire(s.merge("Concatenate", "concatenate", axis=-1),
+                    [[("flatten", 0, 0, [N, 20]), ("dot_1", 0, 0, [N, 1])]]))
+    L.append(s.wire(s.merge("Identity", "identity", [N, 21]), [[("concatenate", 0, 0, [N, 21])]]))
+    L.append(s.wire(s.dense("dense_1", 3, shape=[N, 21]), [[("identity", 0, 0, [N, 21])]]))
+    write("k3_seq2seq", s.functional("functional", L, [("input_layer", 0, 0)], [("dense_1", 0, 0)],
+                                     k3_adam(0.01, SPARSE_FROM_LOGITS)))
+
+    # Refused: Dot(1, normalize=True) of two (5 steps, 8 features) sequences (normalising
+    # along the steps).
+    L = model_inputs(s, ("input_layer", [N, 5, 8]))
+    x = ("input_layer", 0, 0, [N, 5, 8])
+    L.append(s.wire(s.merge("Dot", "dot", axes=1, normalize=True), [[x, x]]))
+    L.append(s.wire(s.flatten("flatten", [N, 8, 8]), [[("dot", 0, 0, [N, 8, 8])]]))
+    L.append(s.wire(s.dense("dense", 3, shape=[N, 64]), [[("flatten", 0, 0, [N, 64])]]))
+    write("err_dot_normalize", s.functional("functional", L, [("input_layer", 0, 0)],
+                                            [("dense", 0, 0)]))
+
+
 def main():
     k3, k2 = Style(True), Style(False)
     N = None
@@ -1160,6 +1203,7 @@ def main():
                                                    SPARSE_FROM_LOGITS)))
 
     noise_fixtures(k3, k2)
+    seq2seq_fixtures(k3)
 
     # MultiHeadAttention calls graphc refuses: a value_mask tensor, an attention mask of 3 keys
     # for 5, the attention scores as a second output.
