@@ -70,6 +70,7 @@ constexpr const char *kSupported =
     "Add, Subtract, Multiply, Average, Maximum, Minimum, Concatenate, Dot, RepeatVector, "
     "Identity, Conv1D, MaxPooling1D, "
     "AveragePooling1D, GlobalAveragePooling1D, GlobalMaxPooling1D, Conv2DTranspose, "
+    "Conv1DTranspose, "
     "SeparableConv2D, Permute, LayerNormalization, RMSNormalization and UnitNormalization (last "
     "axis), GroupNormalization (channels), MultiHeadAttention (causal mask, attention_mask), "
     "Embedding, LSTM, GRU, SimpleRNN, Bidirectional, "
@@ -2009,6 +2010,8 @@ private:
                                                 "GlobalMaxPooling1D",
                                                 "GlobalMaxPool1D",
                                                 "Conv2DTranspose",
+                                                "Conv1DTranspose",
+                                                "Convolution1DTranspose",
                                                 "Convolution2DTranspose",
                                                 "SeparableConv2D",
                                                 "SeparableConvolution2D",
@@ -2032,6 +2035,8 @@ private:
       return globalPool(l, asSequence(l, in, loc), true, loc, /*oneD=*/true);
     if (c == "Conv2DTranspose" || c == "Convolution2DTranspose")
       return convTranspose(l, in, loc);
+    if (c == "Conv1DTranspose" || c == "Convolution1DTranspose")
+      return convTranspose(l, asSequence(l, in, loc), loc, /*oneD=*/true);
     if (c == "SeparableConv2D" || c == "SeparableConvolution2D")
       return separableConv(l, in, loc);
     if (c == "Permute")
@@ -2384,8 +2389,11 @@ private:
 
   /// Conv2DTranspose as graph.conv2d_backward_data: the transpose of the convolution whose
   /// filter [C, filters, H, W] is the Keras kernel (H, W, filters, C) read as HWIO.
-  Tensor convTranspose(const Layer &l, const Tensor &in, Location loc) {
-    needImage(l, in);
+  /// With `oneD`, Conv1DTranspose on the 1-D feature map [N, C, 1, L]: the same with a
+  /// height-1 window (its kernel (K, filters, C) read as (1, K, filters, C)).
+  Tensor convTranspose(const Layer &l, const Tensor &in, Location loc, bool oneD = false) {
+    if (!oneD)
+      needImage(l, in);
     auto xs = shapeOf(in.v);
     int64_t c = xs[1];
     int64_t filters = intAttr(l, "filters", 0);
@@ -2393,16 +2401,19 @@ private:
       refuseAttr(l, "filters", "must be positive");
     if (int64_t groups = intAttr(l, "groups", 1); groups != 1)
       refuseAttr(l, "groups", "= " + std::to_string(groups) + " is not supported (1)");
-    auto kernel = intsAttr(l, "kernel_size", 2, {});
-    auto strides = intsAttr(l, "strides", 2, {1, 1});
-    auto dilations = intsAttr(l, "dilation_rate", 2, {1, 1});
+    auto kernel = windowAttr(l, "kernel_size", oneD, {});
+    auto strides = windowAttr(l, "strides", oneD, {1, 1});
+    auto dilations = windowAttr(l, "dilation_rate", oneD, {1, 1});
     noStridedDilation(l, strides, dilations);
     std::string mode = strAttr(l, "padding", "valid");
     if (mode != "valid" && mode != "same")
       refuseAttr(l, "padding", "= " + mode + " is not supported (valid or same)");
     std::optional<std::vector<int64_t>> outPad;
-    if (const json::Value *v = l.config->get("output_padding"); v && !v->getAsNull())
-      outPad = intsAttr(l, "output_padding", 2, {}, /*min=*/0);
+    if (const json::Value *v = l.config->get("output_padding"); v && !v->getAsNull()) {
+      outPad = intsAttr(l, "output_padding", oneD ? 1 : 2, {}, /*min=*/0);
+      if (oneD)
+        outPad->insert(outPad->begin(), 0);
+    }
     bool useBias = boolAttr(l, "use_bias", true);
     std::vector<int64_t> outShape = {xs[0], filters, 0, 0}, pad(4, 0);
     for (size_t a = 0; a < 2; ++a) {
@@ -2422,8 +2433,10 @@ private:
     }
     double receptive = double(kernel[0] * kernel[1]);
     // Keras's fans read (H, W, filters, C) as HWIO too: fan_in = H·W·filters.
-    std::vector<VarSpec> vars = {{"kernel", {kernel[0], kernel[1], filters, c},
-                                  "kernel_initializer", "glorot_uniform",
+    std::vector<int64_t> kernelShape = {kernel[0], kernel[1], filters, c};
+    if (oneD)
+      kernelShape.erase(kernelShape.begin());
+    std::vector<VarSpec> vars = {{"kernel", kernelShape, "kernel_initializer", "glorot_uniform",
                                   receptive * double(filters), receptive * double(c)}};
     if (useBias)
       vars.push_back({"bias", {filters}, "bias_initializer", "zeros"});
@@ -2437,6 +2450,7 @@ private:
       bias = persistent(l, "bias", {filters}, w[1].values, l.trainable, "parameter");
     Tensor out;
     out.image = true;
+    out.seq = oneD;
     out.v = b.create<Conv2dBackwardDataOp>(loc, f32(outShape), in.v, f, bias,
                                            b.getDenseI64ArrayAttr(strides),
                                            b.getDenseI64ArrayAttr(pad),

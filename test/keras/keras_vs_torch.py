@@ -975,7 +975,41 @@ def k3_seq2seq_forward(x, P, S, step):
     return h @ P["dense_1/kernel"] + P["dense_1/bias"]
 
 
+def conv1d_transpose(x, k, b, stride, padding, output_padding=None):
+    """Keras Conv1DTranspose: Conv2DTranspose over a height-1 image, kernel (K, filters, C)."""
+    y = conv_transpose(x[:, None], k[None], b, (1, stride), padding,
+                       output_padding=None if output_padding is None else (0, output_padding))
+    return y[:, 0]
+
+
+def tf2_conv1d_transpose_forward(x, P, S, step):
+    h = torch.relu(conv1d(x, P["conv1d/kernel"], P["conv1d/bias"], padding="same"))
+    h = conv1d_transpose(h, P["conv1d_transpose/kernel"], P["conv1d_transpose/bias"], 2, "same")
+    h = torch.tanh(conv1d_transpose(h, P["conv1d_transpose_1/kernel"], P["conv1d_transpose_1/bias"],
+                                    3, "valid", output_padding=1))
+    return h.reshape(h.shape[0], -1) @ P["dense/kernel"] + P["dense/bias"]
+
+
+def conv1d_transpose_kernel(a):
+    """Keras Conv1DTranspose kernel (K, filters, C) -> graphc's (C, filters, 1, K)."""
+    return a.transpose(2, 1, 0)[:, :, None, :]
+
+
 CASES.update({
+    "tf2_conv1d_transpose": dict(
+        layout="legacy", input=(6, 4), classes=3, loss="sparse", opt=("momentum", 0.05, 0.9),
+        flags=["--loss=sparse_categorical_crossentropy", "--optimizer=momentum", "--lr=0.05",
+               "--momentum=0.9"], forward=tf2_conv1d_transpose_forward,
+        layer_names=["conv1d", "conv1d_transpose", "conv1d_transpose_1", "flatten", "dense",
+                     "activation"],
+        weights=[(None, "conv1d", "conv1d", [("kernel", (3, 4, 5)), ("bias", (5,))]),
+                 (None, "conv1d_transpose", "conv1d_transpose", [("kernel", (3, 3, 5)), ("bias", (3,))]),
+                 (None, "conv1d_transpose_1", "conv1d_transpose_1", [("kernel", (2, 2, 3)), ("bias", (2,))]),
+                 (None, "dense", "dense", [("kernel", (72, 3)), ("bias", (3,))])],
+        # The Dense after Flatten of the (36 steps, 2 channels) feature map reads graphc's (C, L).
+        graphc={"conv1d/kernel": conv1d_kernel, "conv1d_transpose/kernel": conv1d_transpose_kernel,
+                "conv1d_transpose_1/kernel": conv1d_transpose_kernel,
+                "dense/kernel": flat_rows(2, 1, 36)}),
     "k3_seq2seq": dict(
         layout="keras3", input=(5, 6), classes=3, loss="sparse", opt=("adam", 0.01, 0.0),
         flags=[], forward=k3_seq2seq_forward,

@@ -104,6 +104,14 @@ class Style:
             e["config"]["output_padding"] = None if output_padding is None else list(output_padding)
         return e
 
+    def conv1d_transpose(self, name, filters, kernel, strides=1, padding="valid",
+                         output_padding=None, **kw):
+        """Conv1DTranspose: Conv2DTranspose's config with one-element tuples."""
+        e = self.conv2d_transpose(name, filters, (kernel,), (strides,), padding, (1,),
+                                  None if output_padding is None else (output_padding,), **kw)
+        e["class_name"] = "Conv1DTranspose"
+        return e
+
     def separable(self, name, filters, kernel, multiplier=1, strides=(1, 1), padding="valid",
                   activation="linear", use_bias=True, shape=None):
         c = self.base(name)
@@ -803,6 +811,24 @@ def noise_fixtures(k3, k2):
         write(case, s.sequential("sequential", L, [N, 6, 6, 3]))
 
 
+def conv1d_transpose_fixtures(k2):
+    """tf.keras 2.15 Sequential over a (6 steps, 4 features) input: Conv1D(5, 3, same, relu),
+    Conv1DTranspose(3, 3, strides 2, same) to 12 steps, Conv1DTranspose(2, 2, strides 3,
+    valid, output_padding 1, tanh) to (12 - 1) * 3 + 2 + 1 = 36 steps, Flatten, Dense(3),
+    Activation softmax."""
+    N = None
+    s = k2
+    L = [s.input_layer("input_1", [N, 6, 4]),
+         s.conv1d("conv1d", 5, 3, padding="same", activation="relu", shape=[N, 6, 4]),
+         s.conv1d_transpose("conv1d_transpose", 3, 3, strides=2, padding="same", shape=[N, 6, 5]),
+         s.conv1d_transpose("conv1d_transpose_1", 2, 2, strides=3, padding="valid",
+                            output_padding=1, activation="tanh", shape=[N, 12, 3]),
+         s.flatten("flatten", [N, 36, 2]),
+         s.dense("dense", 3, shape=[N, 72]),
+         s.activation("activation", "softmax", [N, 3])]
+    write("tf2_conv1d_transpose", s.sequential("sequential", L, [N, 6, 4]))
+
+
 def seq2seq_fixtures(k3):
     """RepeatVector, Dot and Identity in a Keras 3 Functional sequence model."""
     N = None
@@ -1204,6 +1230,7 @@ def main():
 
     noise_fixtures(k3, k2)
     seq2seq_fixtures(k3)
+    conv1d_transpose_fixtures(k2)
 
     # MultiHeadAttention calls graphc refuses: a value_mask tensor, an attention mask of 3 keys
     # for 5, the attention scores as a second output.
