@@ -73,6 +73,7 @@ constexpr const char *kSupported =
     "Conv1DTranspose, "
     "SeparableConv2D, Permute, LayerNormalization, RMSNormalization and UnitNormalization (last "
     "axis), GroupNormalization (channels), MultiHeadAttention (causal mask, attention_mask), "
+    "Attention (dot scores, use_scale, causal mask, dropout), "
     "Embedding, LSTM, GRU, SimpleRNN, Bidirectional, "
     "TimeDistributed (Dense, Dropout, activations), and nested "
     "Sequential/Functional models";
@@ -2240,6 +2241,58 @@ private:
     return b.create<MulOp>(loc, flat.getType(), flat, copies);
   }
 
+  /// Attention (Luong's dot-product attention, Keras's `Attention` layer) called on [query,
+  /// value] or [query, value, key] sequences: scores = query key^T [N, T, S], times the
+  /// trainable scalar `scale` with `use_scale` (a dense by a [1, 1] weight on the scores as one
+  /// column, so that it trains), softmax over the keys (causal with use_causal_mask: query i
+  /// sees keys 0..i), `dropout` of the probabilities (graphc's counter-based mask), times the
+  /// value. `score_mode` concat is refused.
+  Tensor dotProductAttention(const Layer &l, const std::vector<Tensor> &ins, Location loc) {
+    if (ins.size() != 2 && ins.size() != 3)
+      failLayer(l, "takes [query, value] or [query, value, key], got " +
+                       std::to_string(ins.size()) + " inputs");
+    std::vector<Tensor> seqs;
+    for (const Tensor &t : ins) {
+      noPadding(l, t);
+      noFlat(l, t);
+      seqs.push_back(asSteps(t, loc));
+      if (seqs.back().image || shapeOf(seqs.back().v).size() != 3)
+        failLayer(l,
+                  "takes (batch, steps, features) inputs, got shape " + shapeText(kerasShape(t)));
+    }
+    Value q = seqs[0].v, v = seqs[1].v, k = seqs.size() == 3 ? seqs[2].v : seqs[1].v;
+    auto qs = shapeOf(q), vs = shapeOf(v), ks = shapeOf(k);
+    if (qs[0] != vs[0] || ks[0] != qs[0] || qs[2] != ks[2] || ks[1] != vs[1])
+      failLayer(l, "needs a query (batch, T, D), a key (batch, S, D) and a value (batch, S, "
+                   "Dv), got " +
+                       shapeText(qs) + ", " + shapeText(ks) + " and " + shapeText(vs));
+    if (std::string mode = strAttr(l, "score_mode", "dot"); mode != "dot")
+      refuseAttr(l, "score_mode", "= " + mode + " is not supported (dot)");
+    double rate = numAttr(l, "dropout", 0.0);
+    if (!(rate >= 0 && rate < 1))
+      refuseAttr(l, "dropout", "must be in [0, 1)");
+    const int64_t N = qs[0], T = qs[1], S = ks[1], Dv = vs[2];
+    Value scores = b.create<BatchMatmulOp>(loc, f32({N, T, S}), q, k, UnitAttr(), b.getUnitAttr());
+    if (boolAttr(l, "use_scale", false)) {
+      auto w = layerWeights(l, {{"scale", {}, "", "ones"}});
+      Value scale = persistent(l, "scale", {1, 1}, w[0].values, l.trainable, "parameter");
+      Value column = b.create<ReshapeOp>(loc, f32({N * T * S, 1}), scores);
+      Value scaled =
+          b.create<DenseOp>(loc, f32({N * T * S, 1}), column, scale, Value(), UnitAttr());
+      scores = b.create<ReshapeOp>(loc, f32({N, T, S}), scaled);
+    }
+    const bool causal = causalAttention.count(l.scope + l.name) != 0;
+    Value probs = b.create<SoftmaxOp>(loc, scores.getType(), scores, b.getI64IntegerAttr(2),
+                                      causal ? b.getUnitAttr() : UnitAttr());
+    if (rate > 0)
+      probs = b.create<DropoutOp>(loc, probs.getType(), probs, stepInput(),
+                                  b.getF32FloatAttr(float(rate)), b.getI64IntegerAttr(dropoutOps++),
+                                  b.getI64IntegerAttr(0));
+    Tensor out;
+    out.v = b.create<BatchMatmulOp>(loc, f32({N, T, Dv}), probs, v, UnitAttr(), UnitAttr());
+    return out;
+  }
+
   /// RepeatVector(n): (batch, features) to (batch, n, features), each row copied n times as
   /// the product of a column of n ones and the row (graph.batch_matmul; its backward sums the
   /// copies' gradients).
@@ -2835,6 +2888,7 @@ private:
                                                 "RandomBrightness",
                                                 "RepeatVector",
                                                 "Dot",
+                                                "Attention",
                                                 "Identity",
                                                 "BatchNormalization",
                                                 "ZeroPadding2D",
@@ -2887,6 +2941,8 @@ private:
       return multiHeadAttention(l, ins, loc);
     bool elementwise = c == "Add" || c == "Subtract" || c == "Multiply" || c == "Average" ||
                        c == "Maximum" || c == "Minimum";
+    if (c == "Attention")
+      return dotProductAttention(l, ins, loc);
     bool multi = elementwise || c == "Concatenate" || c == "Dot";
     if (!multi && ins.size() != 1)
       failLayer(l, "expects one input, got " + std::to_string(ins.size()));
@@ -3266,11 +3322,9 @@ private:
     // `mha(query=x, value=x)`, tf.keras 2 always for value and key); they are read in that
     // order. Its masks and options that change the computation are refused.
     const bool attention = l.cls == "MultiHeadAttention";
-    auto attentionKwargs = [&](const json::Object &kwargs,
-                               const std::function<void(const json::Value &)> &read) {
-      for (const char *key : {"query", "value", "key"})
-        if (const json::Value *v = kwargs.get(key); v && !v->getAsNull())
-          read(*v);
+    const bool dotAttention = l.cls == "Attention";
+    // Both attention layers: one output, and use_causal_mask the same at every call.
+    auto causalAndScores = [&](const json::Object &kwargs) {
       if (const json::Value *v = kwargs.get("return_attention_scores");
           v && v->getAsBoolean().value_or(false))
         failLayer(l, "is called with return_attention_scores = true, which is not supported (one "
@@ -3284,6 +3338,13 @@ private:
         if (causal)
           causalAttention.insert(key);
       }
+    };
+    auto attentionKwargs = [&](const json::Object &kwargs,
+                               const std::function<void(const json::Value &)> &read) {
+      for (const char *key : {"query", "value", "key"})
+        if (const json::Value *v = kwargs.get(key); v && !v->getAsNull())
+          read(*v);
+      causalAndScores(kwargs);
       bool masked = false;
       for (const auto &kv : kwargs) {
         llvm::StringRef key = kv.first;
@@ -3332,6 +3393,8 @@ private:
           attentionKwargs(*kwargs, [&](const json::Value &v) { walk(v, 0); });
           return refs;
         }
+        if (dotAttention)
+          causalAndScores(*kwargs);
         for (const auto &kv : *kwargs) {
           size_t before = refs.size();
           walk(kv.second, 0);
@@ -3352,6 +3415,9 @@ private:
       refs.push_back(*r);
       // tf.keras 2: ["query", 0, 0, {"value": ["value", 0, 0], ...}].
       const json::Array *entry = e.getAsArray();
+      if (dotAttention && entry->size() > 3)
+        if (const json::Object *kwargs = (*entry)[3].getAsObject())
+          causalAndScores(*kwargs);
       if (attention && entry->size() > 3)
         if (const json::Object *kwargs = (*entry)[3].getAsObject())
           attentionKwargs(*kwargs, [&](const json::Value &v) {

@@ -995,7 +995,31 @@ def conv1d_transpose_kernel(a):
     return a.transpose(2, 1, 0)[:, :, None, :]
 
 
+def k3_dot_attention_forward(x, P, S, step):
+    q = x @ P["dense/kernel"] + P["dense/bias"]
+    v = conv1d(x, P["conv1d/kernel"], P["conv1d/bias"], padding="same")
+    scores = (q @ v.transpose(1, 2)) * P["attention/scale"]
+    causal = torch.tril(torch.ones(5, 5, dtype=torch.bool))
+    p = torch.softmax(scores.masked_fill(~causal, float("-inf")), dim=-1)
+    h = p @ v
+    k = x @ P["dense_1/kernel"]
+    p = dropout(torch.softmax(h @ k.transpose(1, 2), dim=-1).contiguous(), 0.25, 0, step)
+    h = p @ v
+    return h.mean(1) @ P["dense_2/kernel"] + P["dense_2/bias"]
+
+
 CASES.update({
+    "k3_dot_attention": dict(
+        layout="keras3", input=(5, 6), classes=3, loss="sparse", opt=("adam", 0.01, 0.0),
+        flags=[], forward=k3_dot_attention_forward,
+        weights=[("layers/dense", None, "dense", [("kernel", (6, 8)), ("bias", (8,))]),
+                 ("layers/conv1d", None, "conv1d", [("kernel", (3, 6, 8)), ("bias", (8,))]),
+                 ("layers/dense_1", None, "dense_1", [("kernel", (6, 8))]),
+                 ("layers/attention", None, "attention", [("scale", ())]),
+                 ("layers/dense_2", None, "dense_2", [("kernel", (8, 3)), ("bias", (3,))])],
+        empty=["layers/input_layer", "layers/attention_1", "layers/global_average_pooling1d",
+               "optimizer"],
+        graphc={"conv1d/kernel": conv1d_kernel, "attention/scale": lambda a: np.reshape(a, (1, 1))}),
     "tf2_conv1d_transpose": dict(
         layout="legacy", input=(6, 4), classes=3, loss="sparse", opt=("momentum", 0.05, 0.9),
         flags=["--loss=sparse_categorical_crossentropy", "--optimizer=momentum", "--lr=0.05",

@@ -861,6 +861,42 @@ def seq2seq_fixtures(k3):
     write("k3_seq2seq", s.functional("functional", L, [("input_layer", 0, 0)], [("dense_1", 0, 0)],
                                      k3_adam(0.01, SPARSE_FROM_LOGITS)))
 
+    # Keras's Attention layer: a Dense(8) query of the input's steps attends (use_scale, causal)
+    # over a same Conv1D(8, 3) of them as the value; a second Attention(dropout=0.25) of that
+    # as the query over the Conv1D value with a Dense(8) key (no bias); GlobalAveragePooling1D, Dense(3)
+    # logits; Adam from logits.
+    L = model_inputs(s, ("input_layer", [N, 5, 6]))
+    x = ("input_layer", 0, 0, [N, 5, 6])
+    L.append(s.wire(s.dense("dense", 8, shape=[N, 5, 6]), [[x]]))
+    L.append(s.wire(s.conv1d("conv1d", 8, 3, padding="same", shape=[N, 5, 6]), [[x]]))
+    # (The key without a bias: a bias on the key moves every score of a query alike, so its
+    # true gradient is zero, and Adam would magnify the rounding noise that stands for it.)
+    L.append(s.wire(s.dense("dense_1", 8, use_bias=False, shape=[N, 5, 6]), [[x]]))
+    L.append(s.wire(s.merge("Attention", "attention", use_scale=True, score_mode="dot",
+                            dropout=0.0, seed=None),
+                    [[("dense", 0, 0, [N, 5, 8]), ("conv1d", 0, 0, [N, 5, 8])]],
+                    kwargs={"use_causal_mask": True}))
+    L.append(s.wire(s.merge("Attention", "attention_1", use_scale=False, score_mode="dot",
+                            dropout=0.25, seed=None),
+                    [[("attention", 0, 0, [N, 5, 8]), ("conv1d", 0, 0, [N, 5, 8]),
+                      ("dense_1", 0, 0, [N, 5, 8])]]))
+    L.append(s.wire(s.global_pool("GlobalAveragePooling1D", "global_average_pooling1d", [N, 5, 8]),
+                    [[("attention_1", 0, 0, [N, 5, 8])]]))
+    L.append(s.wire(s.dense("dense_2", 3, shape=[N, 8]), [[("global_average_pooling1d", 0, 0, [N, 8])]]))
+    write("k3_dot_attention", s.functional("functional", L, [("input_layer", 0, 0)],
+                                           [("dense_2", 0, 0)], k3_adam(0.01, SPARSE_FROM_LOGITS)))
+
+    # Refused: Attention with score_mode concat (Bahdanau-style additive scores).
+    L = model_inputs(s, ("input_layer", [N, 5, 8]))
+    x = ("input_layer", 0, 0, [N, 5, 8])
+    L.append(s.wire(s.merge("Attention", "attention", use_scale=False, score_mode="concat",
+                            dropout=0.0, seed=None), [[x, x]]))
+    L.append(s.wire(s.global_pool("GlobalAveragePooling1D", "global_average_pooling1d", [N, 5, 8]),
+                    [[("attention", 0, 0, [N, 5, 8])]]))
+    L.append(s.wire(s.dense("dense", 3, shape=[N, 8]), [[("global_average_pooling1d", 0, 0, [N, 8])]]))
+    write("err_attention_concat", s.functional("functional", L, [("input_layer", 0, 0)],
+                                               [("dense", 0, 0)]))
+
     # Refused: Dot(1, normalize=True) of two (5 steps, 8 features) sequences (normalising
     # along the steps).
     L = model_inputs(s, ("input_layer", [N, 5, 8]))
