@@ -2241,6 +2241,20 @@ private:
     return b.create<MulOp>(loc, flat.getType(), flat, copies);
   }
 
+  /// The attention layers' probabilities of their [batch, queries, keys] scores: softmax over
+  /// the keys (causal when the layer is called with use_causal_mask: query i sees keys 0..i,
+  /// Keras's mask whatever the two lengths), then `rate` dropout (graphc's counter-based mask).
+  Value attentionProbabilities(const Layer &l, Value scores, double rate, Location loc) {
+    const bool causal = causalAttention.count(l.scope + l.name) != 0;
+    Value probs = b.create<SoftmaxOp>(loc, scores.getType(), scores, b.getI64IntegerAttr(2),
+                                      causal ? b.getUnitAttr() : UnitAttr());
+    if (rate > 0)
+      probs = b.create<DropoutOp>(loc, probs.getType(), probs, stepInput(),
+                                  b.getF32FloatAttr(float(rate)), b.getI64IntegerAttr(dropoutOps++),
+                                  b.getI64IntegerAttr(0));
+    return probs;
+  }
+
   /// Attention (Luong's dot-product attention, Keras's `Attention` layer) called on [query,
   /// value] or [query, value, key] sequences: scores = query key^T [N, T, S], times the
   /// trainable scalar `scale` with `use_scale` (a dense by a [1, 1] weight on the scores as one
@@ -2281,13 +2295,7 @@ private:
           b.create<DenseOp>(loc, f32({N * T * S, 1}), column, scale, Value(), UnitAttr());
       scores = b.create<ReshapeOp>(loc, f32({N, T, S}), scaled);
     }
-    const bool causal = causalAttention.count(l.scope + l.name) != 0;
-    Value probs = b.create<SoftmaxOp>(loc, scores.getType(), scores, b.getI64IntegerAttr(2),
-                                      causal ? b.getUnitAttr() : UnitAttr());
-    if (rate > 0)
-      probs = b.create<DropoutOp>(loc, probs.getType(), probs, stepInput(),
-                                  b.getF32FloatAttr(float(rate)), b.getI64IntegerAttr(dropoutOps++),
-                                  b.getI64IntegerAttr(0));
+    Value probs = attentionProbabilities(l, scores, rate, loc);
     Tensor out;
     out.v = b.create<BatchMatmulOp>(loc, f32({N, T, Dv}), probs, v, UnitAttr(), UnitAttr());
     return out;
@@ -2835,14 +2843,7 @@ private:
       scores = b.create<AddOp>(loc, scores.getType(), scores,
                                b.create<ReshapeOp>(loc, f32({B * H, T, S}), perHead));
     }
-    // use_causal_mask: query i sees keys 0..i (Keras's mask, whatever the two lengths).
-    const bool causal = causalAttention.count(l.scope + l.name) != 0;
-    Value probs = b.create<SoftmaxOp>(loc, scores.getType(), scores, b.getI64IntegerAttr(2),
-                                      causal ? b.getUnitAttr() : UnitAttr());
-    if (rate > 0)
-      probs = b.create<DropoutOp>(loc, probs.getType(), probs, stepInput(),
-                                  b.getF32FloatAttr(float(rate)), b.getI64IntegerAttr(dropoutOps++),
-                                  b.getI64IntegerAttr(0));
+    Value probs = attentionProbabilities(l, scores, rate, loc);
     Value context = b.create<BatchMatmulOp>(loc, f32({B * H, T, Dv}), probs, heads(v, S, Dv),
                                             UnitAttr(), UnitAttr());
     // [B*H, T, Dv] -> [B*T, H*Dv]: (batch, head, step, e) back to (batch, step, head, e).
