@@ -1097,6 +1097,16 @@ private:
       return t;
     }
     bool sameOrder = !in.hasFlat() && (!in.image || ks.back() == 1);
+    // (An image keeps Keras's element order only when it has one pixel: [N, C, 1, 1].)
+    const bool onePixel = in.image && product(ArrayRef<int64_t>(ks).slice(1, ks.size() - 2)) == 1;
+    if (target.size() == 3 && target[0] == 1 && target[1] == 1 && !in.hasFlat() &&
+        (!in.image || onePixel)) {
+      // A vector to a (1, 1, C) image (the squeeze-and-excitation of Keras's EfficientNet):
+      // graphc's [N, C, 1, 1] holds the same elements in the same order.
+      out.image = true;
+      out.v = b.create<ReshapeOp>(loc, f32({n, target[2], 1, 1}), in.v);
+      return out;
+    }
     if (target.size() == 3) {
       // To a channels-last image: NCHW keeps the same element order only with one channel.
       if (!sameOrder || target[2] != 1)
@@ -1705,10 +1715,37 @@ private:
   /// shape. max(a, b) = b + relu(a - b) and min(a, b) = a - relu(a - b), folded left over the
   /// inputs (at a tie the gradient goes whole to one input, where TensorFlow gives it to the
   /// first).
+  /// Multiply of an image [N, C, H, W] by a per-channel gate [N, C, 1, 1] (Keras's
+  /// squeeze-and-excitation blocks: `multiply([x, se])`, broadcast over the pixels), either
+  /// order: one graph.batch_matmul of the [N * C, H * W, 1] and [N * C, 1, 1] views, whose
+  /// backward gives both gradients without a broadcast copy of the gate. None for other shapes.
+  std::optional<Tensor> gateProduct(const Tensor &a, const Tensor &g, Location loc) {
+    if (!a.image || !g.image || a.padded() || g.padded())
+      return std::nullopt;
+    auto as = shapeOf(a.v), gs = shapeOf(g.v);
+    if (as[0] != gs[0] || as[1] != gs[1] || gs[2] != 1 || gs[3] != 1 || as[2] * as[3] == 1)
+      return std::nullopt;
+    const int64_t rows = as[0] * as[1], pixels = as[2] * as[3];
+    Value image = b.create<ReshapeOp>(loc, f32({rows, pixels, 1}), a.v);
+    Value gate = b.create<ReshapeOp>(loc, f32({rows, 1, 1}), g.v);
+    Value product =
+        b.create<BatchMatmulOp>(loc, f32({rows, pixels, 1}), image, gate, UnitAttr(), UnitAttr());
+    Tensor out = a;
+    out.v = b.create<ReshapeOp>(loc, a.v.getType(), product);
+    out.nonNegative = a.nonNegative && g.nonNegative;
+    return out;
+  }
+
   Tensor merge(const Layer &l, const std::vector<Tensor> &ins, Location loc) {
     const std::string &c = l.cls;
     if (ins.size() < 2)
       failLayer(l, "needs at least two inputs");
+    if (c == "Multiply" && ins.size() == 2) {
+      if (auto gated = gateProduct(ins[0], ins[1], loc))
+        return *gated;
+      if (auto gated = gateProduct(ins[1], ins[0], loc))
+        return *gated;
+    }
     if (c == "Subtract" && ins.size() != 2)
       failLayer(l, "needs exactly two inputs, got " + std::to_string(ins.size()));
     Tensor acc = ins[0];

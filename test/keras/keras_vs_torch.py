@@ -1008,7 +1008,32 @@ def k3_dot_attention_forward(x, P, S, step):
     return h.mean(1) @ P["dense_2/kernel"] + P["dense_2/bias"]
 
 
+def k3_se_block_forward(x, P, S, step):
+    h = F.silu(conv(x, P["conv2d/kernel"], P["conv2d/bias"], padding="same"))
+    se = h.mean(dim=(1, 2), keepdim=True)
+    se = F.silu(conv(se, P["conv2d_1/kernel"], P["conv2d_1/bias"]))
+    se = torch.sigmoid(conv(se, P["conv2d_2/kernel"], P["conv2d_2/bias"]))
+    h = h * se
+    se = h.mean(dim=(1, 2)).reshape(-1, 1, 1, 8)
+    se = hard_sigmoid_k3(conv(se, P["conv2d_3/kernel"], P["conv2d_3/bias"]))
+    h = se * h
+    return h.mean(dim=(1, 2)) @ P["dense/kernel"] + P["dense/bias"]
+
+
 CASES.update({
+    "k3_se_block": dict(
+        layout="keras3", input=(6, 6, 3), classes=3, loss="sparse", opt=("adam", 0.01, 0.0),
+        flags=[], forward=k3_se_block_forward,
+        weights=[("layers/conv2d", None, "conv2d", [("kernel", (3, 3, 3, 8)), ("bias", (8,))]),
+                 ("layers/conv2d_1", None, "conv2d_1", [("kernel", (1, 1, 8, 2)), ("bias", (2,))]),
+                 ("layers/conv2d_2", None, "conv2d_2", [("kernel", (1, 1, 2, 8)), ("bias", (8,))]),
+                 ("layers/conv2d_3", None, "conv2d_3", [("kernel", (1, 1, 8, 8)), ("bias", (8,))]),
+                 ("layers/dense", None, "dense", [("kernel", (8, 3)), ("bias", (3,))])],
+        empty=["layers/input_layer", "layers/global_average_pooling2d", "layers/multiply",
+               "layers/global_average_pooling2d_1", "layers/reshape", "layers/multiply_1",
+               "layers/global_average_pooling2d_2", "optimizer"],
+        graphc={"conv2d/kernel": hwio, "conv2d_1/kernel": hwio, "conv2d_2/kernel": hwio,
+                "conv2d_3/kernel": hwio}),
     "k3_dot_attention": dict(
         layout="keras3", input=(5, 6), classes=3, loss="sparse", opt=("adam", 0.01, 0.0),
         flags=[], forward=k3_dot_attention_forward,

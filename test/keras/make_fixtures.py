@@ -829,6 +829,42 @@ def conv1d_transpose_fixtures(k2):
     write("tf2_conv1d_transpose", s.sequential("sequential", L, [N, 6, 4]))
 
 
+def se_fixtures(k3):
+    """Squeeze-and-excitation blocks as Keras's EfficientNet and MobileNetV3 write them."""
+    N = None
+    s = k3
+    # A same Conv2D(8, swish); GlobalAveragePooling2D(keepdims) -> Conv2D(2, 1, swish) ->
+    # Conv2D(8, 1, sigmoid) -> Multiply with the image (a per-channel gate); then
+    # EfficientNet's form: GlobalAveragePooling2D -> Reshape((1, 1, 8)) -> Conv2D(8, 1,
+    # hard_sigmoid) -> Multiply (gate first); GlobalAveragePooling2D, Dense softmax; Adam.
+    L = model_inputs(s, ("input_layer", [N, 6, 6, 3]))
+    L.append(s.wire(s.conv2d("conv2d", 8, (3, 3), padding="same", activation="swish",
+                             shape=[N, 6, 6, 3]), [[("input_layer", 0, 0, [N, 6, 6, 3])]]))
+    squeeze = s.global_pool("GlobalAveragePooling2D", "global_average_pooling2d", [N, 6, 6, 8])
+    squeeze["config"]["keepdims"] = True
+    L.append(s.wire(squeeze, [[("conv2d", 0, 0, [N, 6, 6, 8])]]))
+    L.append(s.wire(s.conv2d("conv2d_1", 2, (1, 1), activation="swish", shape=[N, 1, 1, 8]),
+                    [[("global_average_pooling2d", 0, 0, [N, 1, 1, 8])]]))
+    L.append(s.wire(s.conv2d("conv2d_2", 8, (1, 1), activation="sigmoid", shape=[N, 1, 1, 2]),
+                    [[("conv2d_1", 0, 0, [N, 1, 1, 2])]]))
+    L.append(s.wire(s.merge("Multiply", "multiply"),
+                    [[("conv2d", 0, 0, [N, 6, 6, 8]), ("conv2d_2", 0, 0, [N, 1, 1, 8])]]))
+    L.append(s.wire(s.global_pool("GlobalAveragePooling2D", "global_average_pooling2d_1",
+                                  [N, 6, 6, 8]), [[("multiply", 0, 0, [N, 6, 6, 8])]]))
+    L.append(s.wire(s.reshape("reshape", (1, 1, 8), [N, 8]),
+                    [[("global_average_pooling2d_1", 0, 0, [N, 8])]]))
+    L.append(s.wire(s.conv2d("conv2d_3", 8, (1, 1), activation="hard_sigmoid", shape=[N, 1, 1, 8]),
+                    [[("reshape", 0, 0, [N, 1, 1, 8])]]))
+    L.append(s.wire(s.merge("Multiply", "multiply_1"),
+                    [[("conv2d_3", 0, 0, [N, 1, 1, 8]), ("multiply", 0, 0, [N, 6, 6, 8])]]))
+    L.append(s.wire(s.global_pool("GlobalAveragePooling2D", "global_average_pooling2d_2",
+                                  [N, 6, 6, 8]), [[("multiply_1", 0, 0, [N, 6, 6, 8])]]))
+    L.append(s.wire(s.dense("dense", 3, "softmax", shape=[N, 8]),
+                    [[("global_average_pooling2d_2", 0, 0, [N, 8])]]))
+    write("k3_se_block", s.functional("functional", L, [("input_layer", 0, 0)], [("dense", 0, 0)],
+                                      k3_adam(0.01, "sparse_categorical_crossentropy")))
+
+
 def seq2seq_fixtures(k3):
     """RepeatVector, Dot and Identity in a Keras 3 Functional sequence model."""
     N = None
@@ -1266,6 +1302,7 @@ def main():
 
     noise_fixtures(k3, k2)
     seq2seq_fixtures(k3)
+    se_fixtures(k3)
     conv1d_transpose_fixtures(k2)
 
     # MultiHeadAttention calls graphc refuses: a value_mask tensor, an attention mask of 3 keys
