@@ -1017,6 +1017,8 @@ def k3_se_block_forward(x, P, S, step):
     se = h.mean(dim=(1, 2)).reshape(-1, 1, 1, 8)
     se = hard_sigmoid_k3(conv(se, P["conv2d_3/kernel"], P["conv2d_3/bias"]))
     h = se * h
+    keep = keep_draws(h.shape[0], 0.2, 0, step).reshape(-1, 1, 1, 1)  # a draw per sample
+    h = torch.where(keep, h / 0.8, torch.zeros_like(h))
     return h.mean(dim=(1, 2)) @ P["dense/kernel"] + P["dense/bias"]
 
 
@@ -1031,7 +1033,7 @@ CASES.update({
                  ("layers/dense", None, "dense", [("kernel", (8, 3)), ("bias", (3,))])],
         empty=["layers/input_layer", "layers/global_average_pooling2d", "layers/multiply",
                "layers/global_average_pooling2d_1", "layers/reshape", "layers/multiply_1",
-               "layers/global_average_pooling2d_2", "optimizer"],
+               "layers/dropout", "layers/global_average_pooling2d_2", "optimizer"],
         graphc={"conv2d/kernel": hwio, "conv2d_1/kernel": hwio, "conv2d_2/kernel": hwio,
                 "conv2d_3/kernel": hwio}),
     "k3_dot_attention": dict(

@@ -836,7 +836,8 @@ def se_fixtures(k3):
     # A same Conv2D(8, swish); GlobalAveragePooling2D(keepdims) -> Conv2D(2, 1, swish) ->
     # Conv2D(8, 1, sigmoid) -> Multiply with the image (a per-channel gate); then
     # EfficientNet's form: GlobalAveragePooling2D -> Reshape((1, 1, 8)) -> Conv2D(8, 1,
-    # hard_sigmoid) -> Multiply (gate first); GlobalAveragePooling2D, Dense softmax; Adam.
+    # hard_sigmoid) -> Multiply (gate first); EfficientNet's drop connect; GlobalAveragePooling2D,
+    # Dense softmax; Adam.
     L = model_inputs(s, ("input_layer", [N, 6, 6, 3]))
     L.append(s.wire(s.conv2d("conv2d", 8, (3, 3), padding="same", activation="swish",
                              shape=[N, 6, 6, 3]), [[("input_layer", 0, 0, [N, 6, 6, 3])]]))
@@ -857,8 +858,12 @@ def se_fixtures(k3):
                     [[("reshape", 0, 0, [N, 1, 1, 8])]]))
     L.append(s.wire(s.merge("Multiply", "multiply_1"),
                     [[("conv2d_3", 0, 0, [N, 1, 1, 8]), ("multiply", 0, 0, [N, 6, 6, 8])]]))
+    # EfficientNet's drop connect: Dropout(0.2, noise_shape=(None, 1, 1, 1)), a draw per sample.
+    drop = s.dropout("dropout", 0.2, [N, 6, 6, 8])
+    drop["config"]["noise_shape"] = [None, 1, 1, 1]
+    L.append(s.wire(drop, [[("multiply_1", 0, 0, [N, 6, 6, 8])]]))
     L.append(s.wire(s.global_pool("GlobalAveragePooling2D", "global_average_pooling2d_2",
-                                  [N, 6, 6, 8]), [[("multiply_1", 0, 0, [N, 6, 6, 8])]]))
+                                  [N, 6, 6, 8]), [[("dropout", 0, 0, [N, 6, 6, 8])]]))
     L.append(s.wire(s.dense("dense", 3, "softmax", shape=[N, 8]),
                     [[("global_average_pooling2d_2", 0, 0, [N, 8])]]))
     write("k3_se_block", s.functional("functional", L, [("input_layer", 0, 0)], [("dense", 0, 0)],
