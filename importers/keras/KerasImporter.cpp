@@ -1591,24 +1591,52 @@ private:
   /// refused.
   Tensor rescaling(const Layer &l, const Tensor &in, Location loc) {
     noPadding(l, in);
-    auto number = [&](llvm::StringRef key, double dflt) {
+    // A number, or a list of one number or of one per channel (feature): the last Keras axis.
+    const int64_t features = kerasShape(in).back();
+    auto values = [&](llvm::StringRef key, double dflt) {
       const json::Value *v = l.config->get(key);
-      if (v && v->getAsArray()) {
-        const json::Array &list = *v->getAsArray();
-        if (list.size() != 1)
-          refuseAttr(l, key.str(), "= " + show(v) + " is not supported (one number)");
-        auto d = list[0].getAsNumber();
+      if (!v || v->getAsNull())
+        return std::vector<double>{dflt};
+      if (!v->getAsArray())
+        return std::vector<double>{numAttr(l, key, dflt)};
+      std::vector<double> list;
+      for (const json::Value &e : *v->getAsArray()) {
+        auto d = e.getAsNumber();
         if (!d || !std::isfinite(*d))
-          refuseAttr(l, key.str(), "= " + show(v) + " is not a number");
-        return *d;
+          refuseAttr(l, key.str(), "= " + show(v) + " is not a list of numbers");
+        list.push_back(*d);
       }
-      return numAttr(l, key, dflt);
+      if (list.size() != 1 && int64_t(list.size()) != features)
+        refuseAttr(l, key.str(),
+                   "= " + show(v) + " must hold one number or one per channel (" +
+                       std::to_string(features) + ")");
+      return list;
     };
-    const double scale = number("scale", 1.0), offset = number("offset", 0.0);
+    const std::vector<double> scale = values("scale", 1.0), offset = values("offset", 0.0);
     Tensor out = in;
-    out.v = b.create<ScaleOp>(loc, in.v.getType(), in.v, b.getF32FloatAttr(float(scale)),
-                              b.getF32FloatAttr(float(offset)));
-    out.nonNegative = in.nonNegative && scale >= 0 && offset >= 0;
+    out.nonNegative = in.nonNegative && llvm::all_of(scale, [](double d) { return d >= 0; }) &&
+                      llvm::all_of(offset, [](double d) { return d >= 0; });
+    if (scale.size() == 1 && offset.size() == 1) {
+      out.v = b.create<ScaleOp>(loc, in.v.getType(), in.v, b.getF32FloatAttr(float(scale[0])),
+                                b.getF32FloatAttr(float(offset[0])));
+      return out;
+    }
+    // Per channel (EfficientNet's 1 / stddev of ImageNet's RGB): frozen [C] tables as a
+    // depthwise 1x1 convolution of the image, or of the [rows, features, 1, 1] view.
+    noFlat(l, in);
+    auto table = [&](const std::string &name, const std::vector<double> &v) {
+      std::vector<float> full(static_cast<size_t>(features), static_cast<float>(v[0]));
+      if (v.size() > 1)
+        std::transform(v.begin(), v.end(), full.begin(), [](double d) { return float(d); });
+      return persistent(l, name, {features}, full, /*trainable=*/false, "parameter");
+    };
+    Value scaleArg = table("scale", scale), offsetArg = table("offset", offset);
+    auto xs = shapeOf(in.v);
+    const int64_t rows = in.image ? 0 : product(ArrayRef<int64_t>(xs).drop_back());
+    Value image =
+        in.image ? in.v : b.create<ReshapeOp>(loc, f32({rows, features, 1, 1}), in.v).getResult();
+    Value affine = buildPerChannelAffine(b, loc, image, scaleArg, offsetArg);
+    out.v = in.image ? affine : b.create<ReshapeOp>(loc, in.v.getType(), affine).getResult();
     return out;
   }
 
@@ -1711,10 +1739,6 @@ private:
     return out;
   }
 
-  /// Add, Subtract, Multiply, Average, Maximum and Minimum: elementwise over inputs of one
-  /// shape. max(a, b) = b + relu(a - b) and min(a, b) = a - relu(a - b), folded left over the
-  /// inputs (at a tie the gradient goes whole to one input, where TensorFlow gives it to the
-  /// first).
   /// Multiply of an image [N, C, H, W] by a per-channel gate [N, C, 1, 1] (Keras's
   /// squeeze-and-excitation blocks: `multiply([x, se])`, broadcast over the pixels), either
   /// order: one graph.batch_matmul of the [N * C, H * W, 1] and [N * C, 1, 1] views, whose
@@ -1736,6 +1760,10 @@ private:
     return out;
   }
 
+  /// Add, Subtract, Multiply, Average, Maximum and Minimum: elementwise over inputs of one
+  /// shape (an image times a per-channel gate aside: gateProduct). max(a, b) = b + relu(a - b) and
+  /// min(a, b) = a - relu(a - b), folded left over the inputs (at a tie the gradient goes whole to
+  /// one input, where TensorFlow gives it to the first).
   Tensor merge(const Layer &l, const std::vector<Tensor> &ins, Location loc) {
     const std::string &c = l.cls;
     if (ins.size() < 2)

@@ -1009,6 +1009,7 @@ def k3_dot_attention_forward(x, P, S, step):
 
 
 def k3_se_block_forward(x, P, S, step):
+    x = x * torch.tensor([2.0, 0.5, 1.5]) + torch.tensor([0.1, -0.2, 0.0])
     h = F.silu(conv(x, P["conv2d/kernel"], P["conv2d/bias"], padding="same"))
     se = h.mean(dim=(1, 2), keepdim=True)
     se = F.silu(conv(se, P["conv2d_1/kernel"], P["conv2d_1/bias"]))
@@ -1031,7 +1032,7 @@ CASES.update({
                  ("layers/conv2d_2", None, "conv2d_2", [("kernel", (1, 1, 2, 8)), ("bias", (8,))]),
                  ("layers/conv2d_3", None, "conv2d_3", [("kernel", (1, 1, 8, 8)), ("bias", (8,))]),
                  ("layers/dense", None, "dense", [("kernel", (8, 3)), ("bias", (3,))])],
-        empty=["layers/input_layer", "layers/global_average_pooling2d", "layers/multiply",
+        empty=["layers/input_layer", "layers/rescaling", "layers/global_average_pooling2d", "layers/multiply",
                "layers/global_average_pooling2d_1", "layers/reshape", "layers/multiply_1",
                "layers/dropout", "layers/global_average_pooling2d_2", "optimizer"],
         graphc={"conv2d/kernel": hwio, "conv2d_1/kernel": hwio, "conv2d_2/kernel": hwio,

@@ -833,14 +833,17 @@ def se_fixtures(k3):
     """Squeeze-and-excitation blocks as Keras's EfficientNet and MobileNetV3 write them."""
     N = None
     s = k3
-    # A same Conv2D(8, swish); GlobalAveragePooling2D(keepdims) -> Conv2D(2, 1, swish) ->
+    # Rescaling per channel, a same Conv2D(8, swish); GlobalAveragePooling2D(keepdims) -> Conv2D(2, 1, swish) ->
     # Conv2D(8, 1, sigmoid) -> Multiply with the image (a per-channel gate); then
     # EfficientNet's form: GlobalAveragePooling2D -> Reshape((1, 1, 8)) -> Conv2D(8, 1,
     # hard_sigmoid) -> Multiply (gate first); EfficientNet's drop connect; GlobalAveragePooling2D,
     # Dense softmax; Adam.
     L = model_inputs(s, ("input_layer", [N, 6, 6, 3]))
+    # (EfficientNet's input Rescaling per channel: a scale and an offset per RGB channel.)
+    L.append(s.wire(s.rescaling("rescaling", [2.0, 0.5, 1.5], [0.1, -0.2, 0.0], [N, 6, 6, 3]),
+                    [[("input_layer", 0, 0, [N, 6, 6, 3])]]))
     L.append(s.wire(s.conv2d("conv2d", 8, (3, 3), padding="same", activation="swish",
-                             shape=[N, 6, 6, 3]), [[("input_layer", 0, 0, [N, 6, 6, 3])]]))
+                             shape=[N, 6, 6, 3]), [[("rescaling", 0, 0, [N, 6, 6, 3])]]))
     squeeze = s.global_pool("GlobalAveragePooling2D", "global_average_pooling2d", [N, 6, 6, 8])
     squeeze["config"]["keepdims"] = True
     L.append(s.wire(squeeze, [[("conv2d", 0, 0, [N, 6, 6, 8])]]))
