@@ -1103,6 +1103,83 @@ CASES.update({
 })
 
 
+def k3_efficientnet_forward(x, P, S, step):
+    n = x.shape[0]
+
+    def deviation(v):
+        return torch.clamp(torch.sqrt(torch.as_tensor(v)), min=1e-7)
+
+    def squeeze_excite(h, prefix):
+        s = h.mean(dim=(1, 2), keepdim=True)
+        s = F.silu(conv(s, P[prefix + "se_reduce/kernel"], P[prefix + "se_reduce/bias"]))
+        s = torch.sigmoid(conv(s, P[prefix + "se_expand/kernel"], P[prefix + "se_expand/bias"]))
+        return h * s
+
+    h = (0.5 * x - S["normalization/mean"]) / deviation(S["normalization/variance"])
+    h = h * torch.tensor([1.2, 0.9, 1.1])
+    h = F.pad(h, (0, 0, 0, 1, 0, 1))  # correct_pad: ((0, 1), (0, 1)) of the NHWC image
+    h = F.silu(BN(P, S, "stem_bn")(conv(h, P["stem_conv/kernel"], None, strides=(2, 2))))
+    stem = h
+    h = depthwise(h, P["block1a_dwconv/depthwise_kernel"], None, padding="same")
+    h = squeeze_excite(F.silu(BN(P, S, "block1a_bn")(h)), "block1a_")
+    h = BN(P, S, "block1a_project_bn")(conv(h, P["block1a_project_conv/kernel"], None))
+    keep = keep_draws(n, 0.2, 0, step).reshape(n, 1, 1, 1)  # drop connect: a draw per sample
+    h = torch.where(keep, h / 0.8, torch.zeros_like(h)) + stem
+    h = F.silu(BN(P, S, "block2a_expand_bn")(conv(h, P["block2a_expand_conv/kernel"], None)))
+    h = depthwise(F.pad(h, (0, 0, 0, 1, 0, 1)), P["block2a_dwconv/depthwise_kernel"], None,
+                  strides=(2, 2))
+    h = squeeze_excite(F.silu(BN(P, S, "block2a_bn")(h)), "block2a_")
+    h = BN(P, S, "block2a_project_bn")(conv(h, P["block2a_project_conv/kernel"], None))
+    h = F.silu(BN(P, S, "top_bn")(conv(h, P["top_conv/kernel"], None)))
+    h = dropout(h.mean(dim=(1, 2)).contiguous(), 0.2, 1, step)
+    return h @ P["predictions/kernel"] + P["predictions/bias"]
+
+
+def bn_vars(c):
+    return [("gamma", (c,)), ("beta", (c,)), ("moving_mean", (c,)), ("moving_variance", (c,))]
+
+
+def layer(name, variables):
+    return ("layers/" + name, None, name, variables)
+
+
+CASES["k3_efficientnet"] = dict(
+    layout="keras3", input=(12, 12, 3), classes=3, loss="sparse", opt=("sgd", 0.05, 0.0),
+    flags=[], forward=k3_efficientnet_forward,
+    weights=[layer("normalization", [("mean", (3,)), ("variance", (3,)), ("count", ())]),
+             layer("stem_conv", [("kernel", (3, 3, 3, 8))]),
+             layer("stem_bn", bn_vars(8)),
+             layer("block1a_dwconv", [("depthwise_kernel", (3, 3, 8, 1))]),
+             layer("block1a_bn", bn_vars(8)),
+             layer("block1a_se_reduce", [("kernel", (1, 1, 8, 2)), ("bias", (2,))]),
+             layer("block1a_se_expand", [("kernel", (1, 1, 2, 8)), ("bias", (8,))]),
+             layer("block1a_project_conv", [("kernel", (1, 1, 8, 8))]),
+             layer("block1a_project_bn", bn_vars(8)),
+             layer("block2a_expand_conv", [("kernel", (1, 1, 8, 16))]),
+             layer("block2a_expand_bn", bn_vars(16)),
+             layer("block2a_dwconv", [("depthwise_kernel", (3, 3, 16, 1))]),
+             layer("block2a_bn", bn_vars(16)),
+             layer("block2a_se_reduce", [("kernel", (1, 1, 16, 2)), ("bias", (2,))]),
+             layer("block2a_se_expand", [("kernel", (1, 1, 2, 16)), ("bias", (16,))]),
+             layer("block2a_project_conv", [("kernel", (1, 1, 16, 12))]),
+             layer("block2a_project_bn", bn_vars(12)),
+             layer("top_conv", [("kernel", (1, 1, 12, 16))]),
+             layer("top_bn", bn_vars(16)),
+             layer("predictions", [("kernel", (16, 3)), ("bias", (3,))])],
+    empty=["layers/input_layer", "layers/rescaling", "layers/rescaling_1", "layers/stem_conv_pad",
+           "layers/stem_activation", "layers/block1a_activation", "layers/block1a_se_squeeze",
+           "layers/block1a_se_reshape", "layers/block1a_se_excite", "layers/block1a_drop",
+           "layers/block1a_add", "layers/block2a_expand_activation", "layers/block2a_dwconv_pad",
+           "layers/block2a_activation", "layers/block2a_se_squeeze", "layers/block2a_se_reshape",
+           "layers/block2a_se_excite", "layers/top_activation", "layers/avg_pool",
+           "layers/top_dropout", "optimizer"],
+    unsaved=["normalization/count"],
+    graphc={name + "/kernel": hwio for name in (
+        "stem_conv", "block1a_se_reduce", "block1a_se_expand", "block1a_project_conv",
+        "block2a_expand_conv", "block2a_se_reduce", "block2a_se_expand", "block2a_project_conv",
+        "top_conv")} | {name + "/depthwise_kernel": dw for name in ("block1a_dwconv", "block2a_dwconv")})
+
+
 STATS = ("moving_mean", "moving_variance", "mean", "variance", "count")
 
 

@@ -873,6 +873,105 @@ def se_fixtures(k3):
                                       k3_adam(0.01, "sparse_categorical_crossentropy")))
 
 
+def efficientnet_fixtures(k3):
+    """A miniature of keras.applications.EfficientNetB0, layer for layer as its builder writes
+    them (names included): the stem (Rescaling, an adapted Normalization, the per-channel
+    Rescaling, correct_pad's ZeroPadding2D ((0, 1), (0, 1)) before a stride-2 valid Conv2D
+    without bias, BatchNormalization, swish), block1a (DepthwiseConv2D, BN, swish, the
+    squeeze-and-excitation, a projecting Conv2D and BN, drop connect and the residual Add),
+    block2a (expand, padded stride-2 DepthwiseConv2D, SE, project), the top Conv2D, BN, swish,
+    GlobalAveragePooling2D, Dropout and the softmax Dense; SGD."""
+    N = None
+    s = k3
+    L = model_inputs(s, ("input_layer", [N, 12, 12, 3]))
+    last = ["input_layer", [N, 12, 12, 3]]
+
+    def add(entry, *inputs, kwargs=None):
+        ins = inputs or (tuple(last),)
+        L.append(s.wire(entry, [[(name, 0, 0, shape) for name, shape in ins]], kwargs))
+        last[0] = entry["config"]["name"]
+
+    def shaped(shape):
+        last[1] = shape
+        return shape
+
+    def conv(name, filters, kernel=1, strides=1, padding="same", activation="linear"):
+        return s.conv2d(name, filters, (kernel, kernel), (strides, strides), padding,
+                        activation=activation, use_bias=activation != "linear", shape=last[1])
+
+    def dwconv(name, strides, padding):
+        e = s.depthwise(name, (3, 3), 1, (strides, strides), padding, shape=last[1])
+        e["config"]["use_bias"] = False
+        return e
+
+    def pad(name):
+        e = s.zero_padding(name, 0, last[1])
+        e["config"]["padding"] = [[0, 1], [0, 1]]
+        return e
+
+    def bn_swish(prefix, bn, act):
+        add(s.batchnorm(prefix + bn, shape=last[1]))
+        add(s.activation(prefix + act, "swish", last[1]))
+
+    def squeeze_excite(prefix, filters, reduced):
+        x = (last[0], last[1])
+        add(s.global_pool("GlobalAveragePooling2D", prefix + "se_squeeze", last[1]))
+        add(s.reshape(prefix + "se_reshape", (1, 1, filters), [N, filters]))
+        shaped([N, 1, 1, filters])
+        add(conv(prefix + "se_reduce", reduced, activation="swish"))
+        shaped([N, 1, 1, reduced])
+        add(conv(prefix + "se_expand", filters, activation="sigmoid"))
+        shaped([N, 1, 1, filters])
+        add(s.merge("Multiply", prefix + "se_excite"), x, (prefix + "se_expand", [N, 1, 1, filters]))
+        shaped(x[1])
+
+    add(s.rescaling("rescaling", 0.5, 0.0, last[1]))
+    add(s.normalization("normalization", [-1], shape=last[1]))
+    add(s.rescaling("rescaling_1", [1.2, 0.9, 1.1], 0.0, last[1]))
+    add(pad("stem_conv_pad"))
+    shaped([N, 13, 13, 3])
+    add(conv("stem_conv", 8, 3, 2, "valid"))
+    shaped([N, 6, 6, 8])
+    bn_swish("", "stem_bn", "stem_activation")
+    stem = ("stem_activation", [N, 6, 6, 8])
+    add(dwconv("block1a_dwconv", 1, "same"))
+    bn_swish("block1a_", "bn", "activation")
+    squeeze_excite("block1a_", 8, 2)
+    add(conv("block1a_project_conv", 8))
+    add(s.batchnorm("block1a_project_bn", shape=last[1]))
+    drop = s.dropout("block1a_drop", 0.2, last[1])
+    drop["config"]["noise_shape"] = [None, 1, 1, 1]
+    add(drop)
+    add(s.merge("Add", "block1a_add"), tuple(last), stem)
+    add(conv("block2a_expand_conv", 16))
+    shaped([N, 6, 6, 16])
+    bn_swish("block2a_", "expand_bn", "expand_activation")
+    add(pad("block2a_dwconv_pad"))
+    shaped([N, 7, 7, 16])
+    add(dwconv("block2a_dwconv", 2, "valid"))
+    shaped([N, 3, 3, 16])
+    bn_swish("block2a_", "bn", "activation")
+    squeeze_excite("block2a_", 16, 2)
+    add(conv("block2a_project_conv", 12))
+    shaped([N, 3, 3, 12])
+    add(s.batchnorm("block2a_project_bn", shape=last[1]))
+    add(conv("top_conv", 16))
+    shaped([N, 3, 3, 16])
+    bn_swish("top_", "bn", "activation")
+    add(s.global_pool("GlobalAveragePooling2D", "avg_pool", last[1]))
+    shaped([N, 16])
+    add(s.dropout("top_dropout", 0.2, last[1]))
+    add(s.dense("predictions", 3, "softmax", shape=last[1]))
+    # (SGD: the last projecting BN's beta feeds top_conv (no bias) and top_bn, which removes any
+    # per-channel shift, so its true gradient is zero, as in EfficientNetB0's block7a; Adam
+    # would magnify the rounding noise that stands for it.)
+    write("k3_efficientnet", s.functional("efficientnet", L, [("input_layer", 0, 0)],
+                                          [("predictions", 0, 0)],
+                                          k3_compile("SGD", {"learning_rate": 0.05, "momentum": 0.0,
+                                                             "nesterov": False},
+                                                     "sparse_categorical_crossentropy")))
+
+
 def seq2seq_fixtures(k3):
     """RepeatVector, Dot and Identity in a Keras 3 Functional sequence model."""
     N = None
@@ -1311,6 +1410,7 @@ def main():
     noise_fixtures(k3, k2)
     seq2seq_fixtures(k3)
     se_fixtures(k3)
+    efficientnet_fixtures(k3)
     conv1d_transpose_fixtures(k2)
 
     # MultiHeadAttention calls graphc refuses: a value_mask tensor, an attention mask of 3 keys
