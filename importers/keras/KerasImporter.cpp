@@ -920,10 +920,24 @@ private:
   Tensor dense(const Layer &l, const Tensor &in, Location loc) {
     noPadding(l, in);
     auto xs = shapeOf(in.v);
+    if (in.image && !in.seq) {
+      // Over an image's channels (pointwise, as ConvNeXt's and MLP-Mixer's blocks use it): the
+      // NCHW image transposed to its (batch, pixels, channels) rows, the Dense on them (its
+      // kernel in Keras's (in, units) layout), and the result back to channels first.
+      Tensor rows;
+      rows.v = b.create<ReshapeOp>(loc, f32({xs[0], xs[2] * xs[3], xs[1]}),
+                                   transposed(in.v, {0, 2, 3, 1}, loc));
+      Tensor out = dense(l, rows, loc);
+      const int64_t units = shapeOf(out.v).back();
+      out.image = true;
+      out.v = transposed(b.create<ReshapeOp>(loc, f32({xs[0], xs[2], xs[3], units}), out.v),
+                         {0, 3, 1, 2}, loc);
+      return out;
+    }
     if (in.image || (xs.size() != 2 && xs.size() != 3))
-      failLayer(l, "expects a (batch, features) or (batch, steps, features) input, got shape " +
-                       shapeText(kerasShape(in)) +
-                       "; Dense over an image (its channels axis) is not supported");
+      failLayer(l, "expects a (batch, features), (batch, steps, features) or image input, got "
+                   "shape " +
+                       shapeText(kerasShape(in)));
     // Over (batch, steps, features), Keras's Dense maps the last axis: a dense on the rows.
     std::vector<int64_t> outerDims(xs.begin(), xs.end() - 1);
     Value rows = in.v;

@@ -1135,6 +1135,30 @@ def k3_efficientnet_forward(x, P, S, step):
     return h @ P["predictions/kernel"] + P["predictions/bias"]
 
 
+def k3_convnext_forward(x, P, S, step):
+    h = conv(x, P["conv2d/kernel"], P["conv2d/bias"], padding="same")
+    y = depthwise(h, P["depthwise_conv2d/depthwise_kernel"], P["depthwise_conv2d/bias"], padding="same")
+    y = F.layer_norm(y, (8,), P["layer_normalization/gamma"], P["layer_normalization/beta"], 1e-6)
+    y = F.gelu(y @ P["dense/kernel"] + P["dense/bias"])  # over the channels of the NHWC image
+    y = y @ P["dense_1/kernel"] + P["dense_1/bias"]
+    return (h + y).mean(dim=(1, 2)) @ P["dense_2/kernel"] + P["dense_2/bias"]
+
+
+CASES["k3_convnext"] = dict(
+    layout="keras3", input=(6, 6, 3), classes=3, loss="sparse", opt=("adam", 0.01, 0.0),
+    flags=[], forward=k3_convnext_forward,
+    weights=[("layers/conv2d", None, "conv2d", [("kernel", (3, 3, 3, 8)), ("bias", (8,))]),
+             ("layers/depthwise_conv2d", None, "depthwise_conv2d",
+              [("depthwise_kernel", (3, 3, 8, 1)), ("bias", (8,))]),
+             ("layers/layer_normalization", None, "layer_normalization",
+              [("gamma", (8,)), ("beta", (8,))]),
+             ("layers/dense", None, "dense", [("kernel", (8, 16)), ("bias", (16,))]),
+             ("layers/dense_1", None, "dense_1", [("kernel", (16, 8)), ("bias", (8,))]),
+             ("layers/dense_2", None, "dense_2", [("kernel", (8, 3)), ("bias", (3,))])],
+    empty=["layers/input_layer", "layers/add", "layers/global_average_pooling2d", "optimizer"],
+    graphc={"conv2d/kernel": hwio, "depthwise_conv2d/depthwise_kernel": dw})
+
+
 def bn_vars(c):
     return [("gamma", (c,)), ("beta", (c,)), ("moving_mean", (c,)), ("moving_variance", (c,))]
 

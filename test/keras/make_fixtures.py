@@ -972,6 +972,33 @@ def efficientnet_fixtures(k3):
                                                      "sparse_categorical_crossentropy")))
 
 
+def convnext_fixtures(k3):
+    """A ConvNeXt block (Keras 3): Dense layers over an image's channels."""
+    N = None
+    s = k3
+    # A same Conv2D(8, 3); the block: DepthwiseConv2D(3, same), LayerNormalization (epsilon
+    # 1e-6) over the channels, Dense(16, gelu) and Dense(8) over the channels (pointwise),
+    # Add with the block's input; GlobalAveragePooling2D, Dense softmax; Adam.
+    L = model_inputs(s, ("input_layer", [N, 6, 6, 3]))
+    L.append(s.wire(s.conv2d("conv2d", 8, (3, 3), padding="same", shape=[N, 6, 6, 3]),
+                    [[("input_layer", 0, 0, [N, 6, 6, 3])]]))
+    L.append(s.wire(s.depthwise("depthwise_conv2d", (3, 3), 1, padding="same", shape=[N, 6, 6, 8]),
+                    [[("conv2d", 0, 0, [N, 6, 6, 8])]]))
+    L.append(s.wire(s.layer_norm("layer_normalization", epsilon=1e-6, shape=[N, 6, 6, 8]),
+                    [[("depthwise_conv2d", 0, 0, [N, 6, 6, 8])]]))
+    L.append(s.wire(s.dense("dense", 16, "gelu", shape=[N, 6, 6, 8]),
+                    [[("layer_normalization", 0, 0, [N, 6, 6, 8])]]))
+    L.append(s.wire(s.dense("dense_1", 8, shape=[N, 6, 6, 16]), [[("dense", 0, 0, [N, 6, 6, 16])]]))
+    L.append(s.wire(s.merge("Add", "add"),
+                    [[("conv2d", 0, 0, [N, 6, 6, 8]), ("dense_1", 0, 0, [N, 6, 6, 8])]]))
+    L.append(s.wire(s.global_pool("GlobalAveragePooling2D", "global_average_pooling2d", [N, 6, 6, 8]),
+                    [[("add", 0, 0, [N, 6, 6, 8])]]))
+    L.append(s.wire(s.dense("dense_2", 3, "softmax", shape=[N, 8]),
+                    [[("global_average_pooling2d", 0, 0, [N, 8])]]))
+    write("k3_convnext", s.functional("functional", L, [("input_layer", 0, 0)], [("dense_2", 0, 0)],
+                                      k3_adam(0.01, "sparse_categorical_crossentropy")))
+
+
 def seq2seq_fixtures(k3):
     """RepeatVector, Dot and Identity in a Keras 3 Functional sequence model."""
     N = None
@@ -1411,6 +1438,7 @@ def main():
     seq2seq_fixtures(k3)
     se_fixtures(k3)
     efficientnet_fixtures(k3)
+    convnext_fixtures(k3)
     conv1d_transpose_fixtures(k2)
 
     # MultiHeadAttention calls graphc refuses: a value_mask tensor, an attention mask of 3 keys
