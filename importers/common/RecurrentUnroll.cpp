@@ -51,6 +51,15 @@ public:
     if (layer.cell == RecurrentCell::Lstm)
       c = b.create<FillOp>(loc("initial_c"), f32({batch, units}), b.getF32FloatAttr(0.0f));
 
+    // With a mask, each step's [batch, units] block of it: the mask's steps copied over the
+    // units once (a product of [batch, time, 1] and a row of ones), sliced per step.
+    Value maskRows;
+    if (layer.stepMask) {
+      Value column = b.create<ReshapeOp>(loc("mask"), f32({batch, steps, 1}), layer.stepMask);
+      Value ones = b.create<FillOp>(loc("mask"), f32({batch, 1, units}), b.getF32FloatAttr(1.0f));
+      maskRows = b.create<BatchMatmulOp>(loc("mask"), f32({batch, steps, units}), column, ones,
+                                         UnitAttr(), UnitAttr());
+    }
     std::vector<Value> states(static_cast<size_t>(steps));
     for (int64_t s = 0; s < steps; ++s) {
       int64_t t = layer.reverse ? steps - 1 - s : s;
@@ -58,12 +67,25 @@ public:
       Value slice = b.create<SliceOp>(loc("x"), f32({batch, 1, gates * units}), perStep,
                                       b.getI64IntegerAttr(1), b.getI64IntegerAttr(t));
       Value xt = b.create<ReshapeOp>(loc("x"), f32({batch, gates * units}), slice);
+      Value hPrev = h, cPrev = c;
       if (layer.cell == RecurrentCell::Lstm)
         std::tie(h, c) = lstmStep(xt, h, c);
       else if (layer.cell == RecurrentCell::Gru)
         h = gruStep(xt, h);
       else
         h = layer.candidate(b, loc("h"), b.create<AddOp>(loc("z"), xt.getType(), xt, recurrent(h)));
+      if (maskRows) {
+        // A skipped step keeps the states: m 1 or 0 per sample.
+        Value mt =
+            b.create<ReshapeOp>(loc("mask"), f32({batch, units}),
+                                b.create<SliceOp>(loc("mask"), f32({batch, 1, units}), maskRows,
+                                                  b.getI64IntegerAttr(1), b.getI64IntegerAttr(t)));
+        Value keep = b.create<ScaleOp>(loc("mask"), mt.getType(), mt, b.getF32FloatAttr(-1.0f),
+                                       b.getF32FloatAttr(1.0f));
+        h = carried(h, hPrev, mt, keep, "h");
+        if (c)
+          c = carried(c, cPrev, mt, keep, "c");
+      }
       states[size_t(layer.sequenceInInputOrder ? t : s)] = h;
     }
     RecurrentOutputs out{Value(), h, c};
@@ -84,6 +106,15 @@ private:
   }
   Location loc(const std::string &what) {
     return NameLoc::get(b.getStringAttr(layer.name + "/" + prefix + what));
+  }
+
+  /// next m + prev (1 - m), `keep` = 1 - m: exactly `next` where the step mask m is 1 and
+  /// `prev` where it is 0 (Keras's where, with its gradient to both).
+  Value carried(Value next, Value prev, Value m, Value keep, const std::string &what) {
+    auto type = next.getType();
+    Value taken = b.create<MulOp>(loc(what + "_masked"), type, next, m);
+    Value kept = b.create<MulOp>(loc(what + "_masked"), type, prev, keep);
+    return b.create<AddOp>(loc(what + "_masked"), type, taken, kept);
   }
 
   /// h U (+ recurrent bias): [batch, G * units].

@@ -46,6 +46,8 @@ struct RecurrentLayer {
                                      // backward half of Bidirectional, ONNX), rather than in
                                      // processing order (Keras go_backwards)
   std::string name;              // prefix of the ops' names (NameLoc)
+  mlir::Value stepMask;          // [batch, time]: 1 where the step is taken, 0 where it is
+                                 // skipped (Keras's mask: the states carry over), or null
 };
 
 struct RecurrentOutputs {

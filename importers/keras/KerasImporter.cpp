@@ -92,6 +92,8 @@ struct Tensor {
   int64_t pad[4] = {0, 0, 0, 0}; // pending ZeroPadding2D/1D [top, left, bottom, right]
   bool nonNegative = false;  // relu/relu6/sigmoid/softmax output (zero padding = -inf padding
                              // for a max pool)
+  Value mask;                // [N, steps]: 1 where a step is real, 0 where it is padding (an
+                             // Embedding's mask_zero), for the recurrent layers that read it
   bool hasFlat() const { return flat[0] != 0; }
   bool padded() const { return pad[0] || pad[1] || pad[2] || pad[3]; }
 };
@@ -1835,8 +1837,7 @@ private:
     if (in.image || xs.size() != 2)
       failLayer(l, "expects a (batch, sequence) input of token ids, got shape " +
                        shapeText(kerasShape(in)));
-    if (boolAttr(l, "mask_zero", false))
-      refuseAttr(l, "mask_zero", "= true is not supported (graphc has no masking)");
+
     if (const json::Value *sparse = l.config->get("sparse"); sparse && sparse->getAsBoolean().value_or(false))
       refuseAttr(l, "sparse", "= true is not supported");
     int64_t vocabulary = intAttr(l, "input_dim", 0), features = intAttr(l, "output_dim", 0);
@@ -1852,6 +1853,14 @@ private:
                              "parameter");
     Tensor out;
     out.v = b.create<EmbeddingOp>(loc, f32({xs[0], xs[1], features}), in.v, table);
+    if (boolAttr(l, "mask_zero", false)) {
+      // Keras's mask: step t of a sample is real unless its token id is 0 (1 - (id == 0)).
+      Value padding = b.create<ActivationOp>(loc, in.v.getType(),
+                                             ActivationKindAttr::get(&ctx, ActivationKind::equal),
+                                             in.v, b.getF32FloatAttr(0.0f));
+      out.mask = b.create<ScaleOp>(loc, in.v.getType(), padding, b.getF32FloatAttr(-1.0f),
+                                   b.getF32FloatAttr(1.0f));
+    }
     return out;
   }
 
@@ -1940,9 +1949,12 @@ private:
     spec.returnSequences = boolAttr(l, "return_sequences", false);
     spec.sequenceInInputOrder = inputOrder;
     spec.name = l.name;
+    spec.stepMask = in.mask; // padding steps carry the states over, as Keras's masked RNN
     Tensor out;
     RecurrentOutputs outputs = unrollRecurrent(b, spec, in.v);
     out.v = spec.returnSequences ? outputs.sequence : outputs.lastH;
+    if (spec.returnSequences)
+      out.mask = in.mask; // (Keras passes the mask on with the sequence)
     return out;
   }
 
@@ -2012,6 +2024,7 @@ private:
                                       " is not supported (concat, sum, mul, ave; None returns "
                                       "two outputs)");
     }
+    out.mask = fw.mask;
     return out;
   }
 
@@ -3017,6 +3030,17 @@ private:
     if (!isKnownLayer(c))
       refuseLayer(l);
     checkCommon(l);
+    // An Embedding's mask_zero mask: the recurrent layers apply it, the dropout and noise
+    // layers pass it on; any other reader would need to apply it too.
+    static const std::set<std::string> masking = {"LSTM",          "GRU",
+                                                  "SimpleRNN",     "Bidirectional",
+                                                  "Dropout",       "SpatialDropout1D",
+                                                  "GaussianNoise", "GaussianDropout"};
+    for (const Tensor &t : ins)
+      if (t.mask && !masking.count(c))
+        failLayer(l, "reads a masked sequence (an Embedding's mask_zero), which graphc applies "
+                     "only in the LSTM, GRU, SimpleRNN and Bidirectional layers that read it "
+                     "(after Dropout, SpatialDropout1D or noise layers at most)");
     if (c == "MultiHeadAttention")
       return multiHeadAttention(l, ins, loc);
     bool elementwise = c == "Add" || c == "Subtract" || c == "Multiply" || c == "Average" ||
@@ -3816,6 +3840,9 @@ private:
       fail("the model has " + std::to_string(outs.size()) +
            " outputs; graphc trains models with one output");
     Tensor out = outs[0];
+    if (out.mask)
+      fail("the model's output is a masked sequence (an Embedding's mask_zero), whose loss Keras "
+           "masks; graphc does not");
     if (out.padded())
       fail(std::string("the model's output is a ") + paddingLayer(out) +
            " output, which graphc folds away");

@@ -352,12 +352,22 @@ def hard_sigmoid_tf2(x):
     return torch.clamp(0.2 * x + 0.5, 0.0, 1.0)
 
 
-def run_steps(x, go_backwards, return_sequences, input_order, step, state):
-    """Keras's RNN loop over x (batch, steps, features); step(x_t, state) -> (h, state)."""
+def run_steps(x, go_backwards, return_sequences, input_order, step, state, mask=None):
+    """Keras's RNN loop over x (batch, steps, features); step(x_t, state) -> (h, state). With
+    `mask` (batch, steps) of booleans, a masked step keeps the previous output and states
+    (Keras's masked RNN, zero_output_for_mask false)."""
     steps = range(x.shape[1] - 1, -1, -1) if go_backwards else range(x.shape[1])
     outs = []
+    h_prev = None
     for t in steps:
-        h, state = step(x[:, t], state)
+        h, new_state = step(x[:, t], state)
+        if mask is not None:
+            m = mask[:, t:t + 1]
+            h_prev = torch.zeros_like(h) if h_prev is None else h_prev
+            h = torch.where(m, h, h_prev)
+            new_state = (tuple(torch.where(m, a, b) for a, b in zip(new_state, state))
+                         if isinstance(new_state, tuple) else torch.where(m, new_state, state))
+        state, h_prev = new_state, h
         outs.append(h)
     if not return_sequences:
         return outs[-1]
@@ -366,7 +376,8 @@ def run_steps(x, go_backwards, return_sequences, input_order, step, state):
     return torch.stack(outs, dim=1)
 
 
-def lstm(x, P, name, units, gate=None, go_backwards=False, return_sequences=False, input_order=False):
+def lstm(x, P, name, units, gate=None, go_backwards=False, return_sequences=False, input_order=False,
+         mask=None):
     k, rk, b = P[name + "/kernel"], P[name + "/recurrent_kernel"], P[name + "/bias"]
     zeros = torch.zeros(x.shape[0], units)
 
@@ -380,7 +391,7 @@ def lstm(x, P, name, units, gate=None, go_backwards=False, return_sequences=Fals
         c = gate(f) * c + gate(i) * torch.tanh(g)
         h = gate(o) * torch.tanh(c)
         return h, (h, c)
-    return run_steps(x, go_backwards, return_sequences, input_order, step, (zeros, zeros))
+    return run_steps(x, go_backwards, return_sequences, input_order, step, (zeros, zeros), mask)
 
 
 def gru_torch_order(a, units):
@@ -390,7 +401,7 @@ def gru_torch_order(a, units):
 
 
 def gru(x, P, name, units, reset_after=True, gate=None, go_backwards=False, return_sequences=False,
-        input_order=False):
+        input_order=False, mask=None):
     k, rk, b = P[name + "/kernel"], P[name + "/recurrent_kernel"], P[name + "/bias"]
 
     def step(xt, h):
@@ -409,7 +420,8 @@ def gru(x, P, name, units, reset_after=True, gate=None, go_backwards=False, retu
             n = torch.tanh(xh + (r * h) @ uh)
         h = z * h + (1 - z) * n
         return h, h
-    return run_steps(x, go_backwards, return_sequences, input_order, step, torch.zeros(x.shape[0], units))
+    return run_steps(x, go_backwards, return_sequences, input_order, step,
+                     torch.zeros(x.shape[0], units), mask)
 
 
 def simple_rnn(x, P, name, units, go_backwards=False, return_sequences=False, input_order=False):
@@ -1157,6 +1169,47 @@ CASES["k3_convnext"] = dict(
              ("layers/dense_2", None, "dense_2", [("kernel", (8, 3)), ("bias", (3,))])],
     empty=["layers/input_layer", "layers/add", "layers/global_average_pooling2d", "optimizer"],
     graphc={"conv2d/kernel": hwio, "depthwise_conv2d/depthwise_kernel": dw})
+
+
+def tf2_masked_rnn_forward(x, P, S, step):
+    mask = x != 0  # Embedding(mask_zero=True): token id 0 is padding
+    e = F.embedding(x.long(), P["embedding/embeddings"])
+    h = lstm(e, P, "lstm/lstm_cell", 6, return_sequences=True, mask=mask)
+    h = gru(h, P, "gru/gru_cell", 4, mask=mask)
+    return h @ P["dense/kernel"] + P["dense/bias"]
+
+
+def k3_masked_rnn_forward(x, P, S, step):
+    mask = x != 0
+    e = F.embedding(x.long(), P["embedding/embeddings"])
+    n = e.shape[0]
+    keep = keep_draws(n * 5, 0.2, 0, step).reshape(n, 1, 5)  # SpatialDropout1D: per feature
+    e = torch.where(keep, e / 0.8, torch.zeros_like(e))
+    h = lstm(e, P, "lstm", 4, go_backwards=True, mask=mask)
+    return h @ P["dense/kernel"] + P["dense/bias"]
+
+
+CASES.update({
+    "tf2_masked_rnn": dict(
+        layout="legacy", input=(7,), ids=6, classes=3, loss="sparse", opt=("sgd", 0.1, 0.0),
+        flags=["--loss=sparse_categorical_crossentropy", "--optimizer=sgd", "--lr=0.1"],
+        forward=tf2_masked_rnn_forward,
+        layer_names=["embedding", "lstm", "gru", "dense", "activation"],
+        weights=[(None, "embedding", "embedding", [("embeddings", (6, 5))]),
+                 (None, "lstm", "lstm/lstm_cell", [("kernel", (5, 24)), ("recurrent_kernel", (6, 24)), ("bias", (24,))]),
+                 (None, "gru", "gru/gru_cell", [("kernel", (6, 12)), ("recurrent_kernel", (4, 12)), ("bias", (2, 12))]),
+                 (None, "dense", "dense", [("kernel", (4, 3)), ("bias", (3,))])],
+        saved={"lstm/lstm_cell/": "lstm/", "gru/gru_cell/": "gru/"},
+        graphc={}),
+    "k3_masked_rnn": dict(
+        layout="keras3", input=(7,), ids=6, classes=3, loss="sparse", opt=("sgd", 0.1, 0.0),
+        flags=[], forward=k3_masked_rnn_forward,
+        weights=[("layers/embedding", None, "embedding", [("embeddings", (6, 5))]),
+                 ("layers/lstm/cell", None, "lstm", [("kernel", (5, 16)), ("recurrent_kernel", (4, 16)), ("bias", (16,))]),
+                 ("layers/dense", None, "dense", [("kernel", (4, 3)), ("bias", (3,))])],
+        empty=["layers/input_layer", "layers/spatial_dropout1d", "layers/lstm", "optimizer"],
+        graphc={}),
+})
 
 
 def bn_vars(c):

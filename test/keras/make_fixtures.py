@@ -999,6 +999,44 @@ def convnext_fixtures(k3):
                                       k3_adam(0.01, "sparse_categorical_crossentropy")))
 
 
+def masked_rnn_fixtures(k3, k2):
+    """Embedding(mask_zero=True) before recurrent layers: padding steps (token id 0) skipped."""
+    N = None
+    # tf.keras 2 Sequential: token ids (7 steps, ids 0 to 5) -> Embedding(6, 5, mask_zero) ->
+    # LSTM(6, return_sequences) -> GRU(4) -> Dense(3) -> Activation softmax.
+    s = k2
+    emb = s.embedding("embedding", 6, 5, [N, 7])
+    emb["config"]["mask_zero"] = True
+    L = [s.input_layer("input_1", [N, 7]), emb,
+         s.rnn("LSTM", "lstm", 6, return_sequences=True, shape=[N, 7, 5]),
+         s.rnn("GRU", "gru", 4, shape=[N, 7, 6]),
+         s.dense("dense", 3, shape=[N, 4]),
+         s.activation("activation", "softmax", [N, 3])]
+    L[0]["config"]["dtype"] = "int32"
+    write("tf2_masked_rnn", s.sequential("sequential", L, [N, 7]))
+    # Keras 3 Sequential: Embedding(6, 5, mask_zero) -> SpatialDropout1D(0.2) (the mask passes
+    # through) -> LSTM(4, go_backwards) -> Dense(3) logits; SGD from logits.
+    s = k3
+    emb = s.embedding("embedding", 6, 5, [N, 7])
+    emb["config"]["mask_zero"] = True
+    L = [s.input_layer("input_layer", [N, 7]), emb,
+         s.spatial_dropout("SpatialDropout1D", "spatial_dropout1d", 0.2, [N, 7, 5]),
+         s.rnn("LSTM", "lstm", 4, go_backwards=True, shape=[N, 7, 5]),
+         s.dense("dense", 3, shape=[N, 4])]
+    L[0]["config"]["dtype"] = "int32"
+    write("k3_masked_rnn", s.sequential("sequential", L, [N, 7],
+                                        k3_compile("SGD", {"learning_rate": 0.1, "momentum": 0.0,
+                                                           "nesterov": False},
+                                                   SPARSE_FROM_LOGITS)))
+    # Refused: a Dense reading the masked sequence (Keras would carry the mask to the loss).
+    s = k2
+    emb = s.embedding("embedding", 6, 5, [N, 7])
+    emb["config"]["mask_zero"] = True
+    L = [s.input_layer("input_1", [N, 7]), emb, s.flatten("flatten", [N, 7, 5]),
+         s.dense("dense", 3, "softmax", shape=[N, 35])]
+    write("err_mask_flatten", s.sequential("sequential", L, [N, 7]))
+
+
 def seq2seq_fixtures(k3):
     """RepeatVector, Dot and Identity in a Keras 3 Functional sequence model."""
     N = None
@@ -1262,7 +1300,8 @@ def main():
          s.entry("ConvLSTM1D", dict(s.base("conv_lstm1d"), filters=8, kernel_size=[3]), [N, 10, 4]),
          s.dense("dense", 2, shape=[N, 8])]
     write("err_convlstm", s.sequential("sequential", L, [N, 10, 4]))
-    # An LSTM with recurrent dropout, and an Embedding with mask_zero.
+    # An LSTM with recurrent dropout, and a masked sequence (an Embedding with mask_zero, a GRU
+    # returning its sequence) as the model's output.
     L = [s.input_layer("input_layer", [N, 10, 4]),
          s.rnn("LSTM", "lstm", 8, shape=[N, 10, 4]),
          s.dense("dense", 2, shape=[N, 8])]
@@ -1270,9 +1309,9 @@ def main():
     write("err_lstm_dropout", s.sequential("sequential", L, [N, 10, 4]))
     L = [s.input_layer("input_layer", [N, 10]),
          s.embedding("embedding", 50, 4, [N, 10]),
-         s.rnn("GRU", "gru", 8, shape=[N, 10, 4])]
+         s.rnn("GRU", "gru", 8, return_sequences=True, shape=[N, 10, 4])]
     L[1]["config"]["mask_zero"] = True
-    write("err_mask_zero", s.sequential("sequential", L, [N, 10]))
+    write("err_mask_output", s.sequential("sequential", L, [N, 10]))
     # Variable-size images (None spatial dims), as a fully convolutional model declares them.
     L = [s.input_layer("image", [N, N, N, 3]),
          s.conv2d("conv2d", 4, (3, 3), activation="relu", shape=[N, N, N, 3]),
@@ -1439,6 +1478,7 @@ def main():
     se_fixtures(k3)
     efficientnet_fixtures(k3)
     convnext_fixtures(k3)
+    masked_rnn_fixtures(k3, k2)
     conv1d_transpose_fixtures(k2)
 
     # MultiHeadAttention calls graphc refuses: a value_mask tensor, an attention mask of 3 keys
