@@ -1864,6 +1864,35 @@ private:
     return out;
   }
 
+  /// GlobalAveragePooling1D of a masked (batch, steps, features) sequence, as Keras computes it:
+  /// the sum of the real steps over their count, sum(x m) / sum(m). The masked sum is one
+  /// product, mask row [N, 1, T] times x [N, T, F]; the count's reciprocal (pow -1; a sample of
+  /// padding only gives inf and NaN, as in Keras) scales it by another product.
+  Tensor maskedMean(const Layer &l, const Tensor &in, Location loc) {
+    auto xs = shapeOf(in.v);
+    if (in.image || xs.size() != 3)
+      failLayer(l,
+                "expects a (batch, steps, features) input, got shape " + shapeText(kerasShape(in)));
+    const int64_t n = xs[0], steps = xs[1], features = xs[2];
+    Value row = b.create<ReshapeOp>(loc, f32({n, 1, steps}), in.mask);
+    Value sum =
+        b.create<BatchMatmulOp>(loc, f32({n, 1, features}), row, in.v, UnitAttr(), UnitAttr());
+    Value ones = b.create<FillOp>(loc, f32({steps, 1}), b.getF32FloatAttr(1.0f));
+    Value count = b.create<DenseOp>(loc, f32({n, 1}), in.mask, ones, Value(), UnitAttr());
+    Value reciprocal = b.create<ActivationOp>(loc, count.getType(),
+                                              ActivationKindAttr::get(&ctx, ActivationKind::pow),
+                                              count, b.getF32FloatAttr(-1.0f));
+    Value factor = b.create<ReshapeOp>(loc, f32({n, 1, 1}), reciprocal);
+    Value mean =
+        b.create<BatchMatmulOp>(loc, f32({n, 1, features}), factor, sum, UnitAttr(), UnitAttr());
+    Tensor out;
+    out.v = boolAttr(l, "keepdims", false)
+                ? mean
+                : b.create<ReshapeOp>(loc, f32({n, features}), mean).getResult();
+    out.nonNegative = in.nonNegative;
+    return out;
+  }
+
   /// The recurrent activation named by attribute `key` of l, as a cell's callback.
   RecurrentActivation cellActivation(const Layer &l, const std::string &key,
                                      const std::string &dflt) {
@@ -2122,6 +2151,8 @@ private:
       return conv(l, asSequence(l, in, loc), false, loc, /*oneD=*/true);
     if (c == "MaxPooling1D" || c == "MaxPool1D" || c == "AveragePooling1D" || c == "AvgPool1D")
       return pool(l, asSequence(l, in, loc), c.rfind("Max", 0) == 0, loc, /*oneD=*/true);
+    if ((c == "GlobalAveragePooling1D" || c == "GlobalAvgPool1D") && in.mask)
+      return maskedMean(l, in, loc);
     if (c == "GlobalAveragePooling1D" || c == "GlobalAvgPool1D")
       return globalPool(l, asSequence(l, in, loc), false, loc, /*oneD=*/true);
     if (c == "GlobalMaxPooling1D" || c == "GlobalMaxPool1D")
@@ -3032,15 +3063,22 @@ private:
     checkCommon(l);
     // An Embedding's mask_zero mask: the recurrent layers apply it, the dropout and noise
     // layers pass it on; any other reader would need to apply it too.
-    static const std::set<std::string> masking = {"LSTM",          "GRU",
-                                                  "SimpleRNN",     "Bidirectional",
-                                                  "Dropout",       "SpatialDropout1D",
-                                                  "GaussianNoise", "GaussianDropout"};
+    static const std::set<std::string> masking = {"LSTM",
+                                                  "GRU",
+                                                  "SimpleRNN",
+                                                  "Bidirectional",
+                                                  "Dropout",
+                                                  "SpatialDropout1D",
+                                                  "GaussianNoise",
+                                                  "GaussianDropout",
+                                                  "GlobalAveragePooling1D",
+                                                  "GlobalAvgPool1D"};
     for (const Tensor &t : ins)
       if (t.mask && !masking.count(c))
         failLayer(l, "reads a masked sequence (an Embedding's mask_zero), which graphc applies "
-                     "only in the LSTM, GRU, SimpleRNN and Bidirectional layers that read it "
-                     "(after Dropout, SpatialDropout1D or noise layers at most)");
+                     "only in the LSTM, GRU, SimpleRNN, Bidirectional and "
+                     "GlobalAveragePooling1D layers that read it (after Dropout, "
+                     "SpatialDropout1D or noise layers at most)");
     if (c == "MultiHeadAttention")
       return multiHeadAttention(l, ins, loc);
     bool elementwise = c == "Add" || c == "Subtract" || c == "Multiply" || c == "Average" ||

@@ -1212,6 +1212,22 @@ CASES.update({
 })
 
 
+def k3_masked_mean_forward(x, P, S, step):
+    m = (x != 0).float()  # Embedding(mask_zero=True)
+    e = F.embedding(x.long(), P["embedding/embeddings"])
+    h = (e * m[:, :, None]).sum(1) / m.sum(1, keepdim=True)  # Keras's masked mean
+    return h @ P["dense/kernel"] + P["dense/bias"]
+
+
+CASES["k3_masked_mean"] = dict(
+    layout="keras3", input=(7,), ids=10, classes=3, loss="sparse", opt=("adam", 0.01, 0.0),
+    flags=[], forward=k3_masked_mean_forward,
+    weights=[("layers/embedding", None, "embedding", [("embeddings", (10, 6))]),
+             ("layers/dense", None, "dense", [("kernel", (6, 3)), ("bias", (3,))])],
+    empty=["layers/input_layer", "layers/global_average_pooling1d", "optimizer"],
+    graphc={})
+
+
 def bn_vars(c):
     return [("gamma", (c,)), ("beta", (c,)), ("moving_mean", (c,)), ("moving_variance", (c,))]
 

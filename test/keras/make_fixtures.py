@@ -1028,6 +1028,16 @@ def masked_rnn_fixtures(k3, k2):
                                         k3_compile("SGD", {"learning_rate": 0.1, "momentum": 0.0,
                                                            "nesterov": False},
                                                    SPARSE_FROM_LOGITS)))
+    # Keras 3 Sequential: Embedding(10, 6, mask_zero) -> GlobalAveragePooling1D (the mean of
+    # the real steps) -> Dense(3) logits; Adam from logits.
+    s = k3
+    emb = s.embedding("embedding", 10, 6, [N, 7])
+    emb["config"]["mask_zero"] = True
+    L = [s.input_layer("input_layer", [N, 7]), emb,
+         s.global_pool("GlobalAveragePooling1D", "global_average_pooling1d", [N, 7, 6]),
+         s.dense("dense", 3, shape=[N, 6])]
+    L[0]["config"]["dtype"] = "int32"
+    write("k3_masked_mean", s.sequential("sequential", L, [N, 7], k3_adam(0.01, SPARSE_FROM_LOGITS)))
     # Refused: a Dense reading the masked sequence (Keras would carry the mask to the loss).
     s = k2
     emb = s.embedding("embedding", 6, 5, [N, 7])
