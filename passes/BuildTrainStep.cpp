@@ -327,12 +327,9 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
           drop.setIndexOffset(drop.getIndexOffset() +
                               micro * cast<RankedTensorType>(drop.getType()).getNumElements() /
                                   drop.getMaskRepeat());
-        auto offsetNoise = [&](auto noise) {
-          noise.setIndexOffset(noise.getIndexOffset() +
-                               micro * cast<RankedTensorType>(noise.getType()).getNumElements());
-        };
         if (auto normal = dyn_cast<RandomNormalOp>(clone); normal && micro > 0)
-          offsetNoise(normal);
+          normal.setIndexOffset(normal.getIndexOffset() +
+                                micro * normal.getType().getNumElements());
         if (auto uniform = dyn_cast<RandomUniformOp>(clone); uniform && micro > 0)
           uniform.setIndexOffset(uniform.getIndexOffset() +
                                  micro * uniform.getType().getNumElements() / uniform.getRepeat());
