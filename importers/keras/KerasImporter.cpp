@@ -66,7 +66,7 @@ constexpr const char *kSupported =
     "input image), RandomContrast, RandomBrightness, BatchNormalization, Rescaling, Normalization, "
     "ZeroPadding2D (folded into the next Conv2D/DepthwiseConv2D/pooling), "
     "ZeroPadding1D (folded into the next Conv1D/1-D pooling), Cropping1D, Cropping2D, "
-    "UpSampling1D, UpSampling2D (nearest, bilinear), "
+    "CenterCrop, UpSampling1D, UpSampling2D (nearest, bilinear), "
     "Add, Subtract, Multiply, Average, Maximum, Minimum, Concatenate, Dot, RepeatVector, "
     "Identity, Conv1D, MaxPooling1D, "
     "AveragePooling1D, GlobalAveragePooling1D, GlobalMaxPooling1D, Conv2DTranspose, "
@@ -2758,6 +2758,27 @@ private:
     return out;
   }
 
+  /// CenterCrop(height, width): the centred window, (H - height) / 2 rows from the top and
+  /// (W - width) / 2 columns from the left (rounded down), as Keras crops an image at least as
+  /// large (a smaller one, which Keras resizes, is refused); Cropping2D's slices.
+  Tensor centerCrop(const Layer &l, const Tensor &in, Location loc) {
+    needImage(l, in);
+    noPadding(l, in);
+    auto xs = shapeOf(in.v);
+    const int64_t height = intAttr(l, "height", -1), width = intAttr(l, "width", -1);
+    if (height < 1 || width < 1)
+      refuseAttr(l, "height", "and width must be positive");
+    if (height > xs[2] || width > xs[3])
+      failLayer(l, "crops a " + std::to_string(height) + "x" + std::to_string(width) +
+                       " window from a smaller " + std::to_string(xs[2]) + "x" +
+                       std::to_string(xs[3]) + " image, which Keras resizes; graphc does not");
+    const int64_t top = (xs[2] - height) / 2, left = (xs[3] - width) / 2;
+    Tensor out = in;
+    out.v = cropAxis(in.v, 2, top, xs[2] - height - top, loc);
+    out.v = cropAxis(out.v, 3, left, xs[3] - width - left, loc);
+    return out;
+  }
+
   /// UpSampling2D and UpSampling1D: every pixel (step) repeated size times along each axis
   /// (nearest), or UpSampling2D's bilinear resize with half-pixel centres (tf.image.resize,
   /// Keras 3's ops.image.resize), each a depthwise transposed convolution (buildUpsample): of
@@ -3011,6 +3032,7 @@ private:
                                                 "RandomContrast",
                                                 "RandomBrightness",
                                                 "RepeatVector",
+                                                "CenterCrop",
                                                 "Dot",
                                                 "Attention",
                                                 "Identity",
@@ -3201,6 +3223,8 @@ private:
       return zeroPadding(l, in);
     if (c == "ZeroPadding1D")
       return zeroPadding1D(l, in, loc);
+    if (c == "CenterCrop")
+      return centerCrop(l, in, loc);
     if (c == "Cropping1D" || c == "Cropping2D")
       return cropping(l, in, c == "Cropping1D", loc);
     if (c == "UpSampling1D" || c == "UpSampling2D")

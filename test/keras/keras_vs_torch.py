@@ -1228,6 +1228,22 @@ CASES["k3_masked_mean"] = dict(
     graphc={})
 
 
+def tf2_center_crop_forward(x, P, S, step):
+    h = x[:, 1:5, 1:6]  # CenterCrop(4, 5) of 7x8: (7 - 4) // 2 = 1, (8 - 5) // 2 = 1
+    h = torch.relu(conv(h, P["conv2d/kernel"], P["conv2d/bias"], padding="same"))
+    return h.mean(dim=(1, 2)) @ P["dense/kernel"] + P["dense/bias"]
+
+
+CASES["tf2_center_crop"] = dict(
+    layout="legacy", input=(7, 8, 3), classes=3, loss="sparse", opt=("sgd", 0.1, 0.0),
+    flags=["--loss=sparse_categorical_crossentropy", "--optimizer=sgd", "--lr=0.1"],
+    forward=tf2_center_crop_forward,
+    layer_names=["center_crop", "conv2d", "global_average_pooling2d", "dense", "activation"],
+    weights=[(None, "conv2d", "conv2d", [("kernel", (3, 3, 3, 4)), ("bias", (4,))]),
+             (None, "dense", "dense", [("kernel", (4, 3)), ("bias", (3,))])],
+    graphc={"conv2d/kernel": hwio})
+
+
 def bn_vars(c):
     return [("gamma", (c,)), ("beta", (c,)), ("moving_mean", (c,)), ("moving_variance", (c,))]
 

@@ -786,6 +786,17 @@ def noise_fixtures(k3, k2):
                                    k3_adam(0.01, "sparse_categorical_crossentropy")))
     s = k2
 
+    # tf.keras 2 CenterCrop(4, 5) of a 7x8 image (from row 1 and column 1), a same Conv2D
+    # (relu), GlobalAveragePooling2D, Dense, Activation softmax.
+    s = k2
+    L = [s.input_layer("input_1", [N, 7, 8, 3]),
+         s.merge("CenterCrop", "center_crop", [N, 7, 8, 3], height=4, width=5),
+         s.conv2d("conv2d", 4, (3, 3), padding="same", activation="relu", shape=[N, 4, 5, 3]),
+         s.global_pool("GlobalAveragePooling2D", "global_average_pooling2d", [N, 4, 5, 4]),
+         s.dense("dense", 3, shape=[N, 4]),
+         s.activation("activation", "softmax", [N, 3])]
+    write("tf2_center_crop", s.sequential("sequential", L, [N, 7, 8, 3]))
+
     # Refused: an augmentation layer after a trained one (random_affine has no input gradient),
     # and RandomRotation's fill_mode wrap.
     L = [s.input_layer("input_1", [N, 6, 6, 3]),
