@@ -66,7 +66,7 @@ constexpr const char *kSupported =
     "input image), RandomContrast, RandomBrightness, BatchNormalization, Rescaling, Normalization, "
     "ZeroPadding2D (folded into the next Conv2D/DepthwiseConv2D/pooling), "
     "ZeroPadding1D (folded into the next Conv1D/1-D pooling), Cropping1D, Cropping2D, "
-    "CenterCrop, UpSampling1D, UpSampling2D (nearest, bilinear), "
+    "CenterCrop, Resizing (by whole factors), UpSampling1D, UpSampling2D (nearest, bilinear), "
     "Add, Subtract, Multiply, Average, Maximum, Minimum, Concatenate, Dot, RepeatVector, "
     "Identity, Conv1D, MaxPooling1D, "
     "AveragePooling1D, GlobalAveragePooling1D, GlobalMaxPooling1D, Conv2DTranspose, "
@@ -2758,6 +2758,42 @@ private:
     return out;
   }
 
+  /// Resizing(height, width) to the same size (nothing) or by whole factors per axis: the
+  /// nearest or bilinear (half-pixel centres, tf.image.resize's without antialiasing)
+  /// upsampling of UpSampling2D. Shrinking, other factors and interpolations, and the aspect
+  /// ratio options are refused naming the layer.
+  Tensor resizing(const Layer &l, const Tensor &in, Location loc) {
+    needImage(l, in);
+    noPadding(l, in);
+    auto xs = shapeOf(in.v);
+    const int64_t height = intAttr(l, "height", -1), width = intAttr(l, "width", -1);
+    if (height < 1 || width < 1)
+      refuseAttr(l, "height", "and width must be positive");
+    for (const char *key : {"crop_to_aspect_ratio", "pad_to_aspect_ratio"})
+      if (boolAttr(l, key, false))
+        refuseAttr(l, key, "= true is not supported");
+    const std::string mode = strAttr(l, "interpolation", "bilinear");
+    if (mode != "bilinear" && mode != "nearest")
+      refuseAttr(l, "interpolation", "= " + mode + " is not supported (nearest, bilinear)");
+    if (height % xs[2] != 0 || width % xs[3] != 0)
+      failLayer(l, "resizes " + std::to_string(xs[2]) + "x" + std::to_string(xs[3]) + " to " +
+                       std::to_string(height) + "x" + std::to_string(width) +
+                       "; graphc resizes by whole factors (the same size or larger) only");
+    if (height == xs[2] && width == xs[3])
+      return in;
+    const UpsampleInterpolation interpolation =
+        mode == "bilinear" ? UpsampleInterpolation::Linear : UpsampleInterpolation::Nearest;
+    Tensor out = in;
+    out.v = buildUpsample(
+        b, loc, in.v, upsampleAxis(interpolation, SourceCoordinates::HalfPixel, height / xs[2]),
+        upsampleAxis(interpolation, SourceCoordinates::HalfPixel, width / xs[3]),
+        [&](RankedTensorType type, ArrayRef<float> taps) {
+          return persistent(l, "bilinear_filter", type.getShape(), {taps.begin(), taps.end()},
+                            /*trainable=*/false, "parameter");
+        });
+    return out;
+  }
+
   /// CenterCrop(height, width): the centred window, (H - height) / 2 rows from the top and
   /// (W - width) / 2 columns from the left (rounded down), as Keras crops an image at least as
   /// large (a smaller one, which Keras resizes, is refused); Cropping2D's slices.
@@ -3033,6 +3069,7 @@ private:
                                                 "RandomBrightness",
                                                 "RepeatVector",
                                                 "CenterCrop",
+                                                "Resizing",
                                                 "Dot",
                                                 "Attention",
                                                 "Identity",
@@ -3225,6 +3262,8 @@ private:
       return zeroPadding1D(l, in, loc);
     if (c == "CenterCrop")
       return centerCrop(l, in, loc);
+    if (c == "Resizing")
+      return resizing(l, in, loc);
     if (c == "Cropping1D" || c == "Cropping2D")
       return cropping(l, in, c == "Cropping1D", loc);
     if (c == "UpSampling1D" || c == "UpSampling2D")

@@ -1244,6 +1244,23 @@ CASES["tf2_center_crop"] = dict(
     graphc={"conv2d/kernel": hwio})
 
 
+def k3_resizing_forward(x, P, S, step):
+    h = bilinear(x, (2, 3))  # Resizing(6, 12) of 3x4; Resizing(6, 12) again is nothing
+    h = h.repeat_interleave(2, dim=1)  # Resizing(12, 12, nearest)
+    h = torch.relu(conv(h, P["conv2d/kernel"], P["conv2d/bias"], padding="same"))
+    return h.mean(dim=(1, 2)) @ P["dense/kernel"] + P["dense/bias"]
+
+
+CASES["k3_resizing"] = dict(
+    layout="keras3", input=(3, 4, 3), classes=3, loss="sparse", opt=("adam", 0.01, 0.0),
+    flags=[], forward=k3_resizing_forward,
+    weights=[("layers/conv2d", None, "conv2d", [("kernel", (3, 3, 3, 4)), ("bias", (4,))]),
+             ("layers/dense", None, "dense", [("kernel", (4, 3)), ("bias", (3,))])],
+    empty=["layers/input_layer", "layers/resizing", "layers/resizing_1", "layers/resizing_2",
+           "layers/global_average_pooling2d", "optimizer"],
+    graphc={"conv2d/kernel": hwio})
+
+
 def bn_vars(c):
     return [("gamma", (c,)), ("beta", (c,)), ("moving_mean", (c,)), ("moving_variance", (c,))]
 

@@ -797,6 +797,25 @@ def noise_fixtures(k3, k2):
          s.activation("activation", "softmax", [N, 3])]
     write("tf2_center_crop", s.sequential("sequential", L, [N, 7, 8, 3]))
 
+    # Keras 3 Resizing(6, 12) of a 3x4 image (bilinear, by 2 and 3), Resizing(6, 12) again (the
+    # same size: nothing), Resizing(12, 12, nearest) (by 2 and 1), a same Conv2D (relu),
+    # GlobalAveragePooling2D, Dense softmax; Adam.
+    s = k3
+    L = [s.input_layer("input_layer", [N, 3, 4, 3]),
+         s.merge("Resizing", "resizing", [N, 3, 4, 3], height=6, width=12,
+                 interpolation="bilinear", crop_to_aspect_ratio=False, pad_to_aspect_ratio=False,
+                 fill_mode="constant", fill_value=0.0, data_format="channels_last"),
+         s.merge("Resizing", "resizing_1", [N, 6, 12, 3], height=6, width=12,
+                 interpolation="bilinear", crop_to_aspect_ratio=False),
+         s.merge("Resizing", "resizing_2", [N, 6, 12, 3], height=12, width=12,
+                 interpolation="nearest", crop_to_aspect_ratio=False),
+         s.conv2d("conv2d", 4, (3, 3), padding="same", activation="relu", shape=[N, 12, 12, 3]),
+         s.global_pool("GlobalAveragePooling2D", "global_average_pooling2d", [N, 12, 12, 4]),
+         s.dense("dense", 3, "softmax", shape=[N, 4])]
+    write("k3_resizing", s.sequential("sequential", L, [N, 3, 4, 3],
+                                      k3_adam(0.01, "sparse_categorical_crossentropy")))
+    s = k2
+
     # Refused: an augmentation layer after a trained one (random_affine has no input gradient),
     # and RandomRotation's fill_mode wrap.
     L = [s.input_layer("input_1", [N, 6, 6, 3]),
