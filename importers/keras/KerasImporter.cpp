@@ -2758,17 +2758,23 @@ private:
     return out;
   }
 
+  /// The output `height` and `width` of Resizing and CenterCrop, on an image.
+  std::pair<int64_t, int64_t> targetSize(const Layer &l, const Tensor &in) {
+    needImage(l, in);
+    noPadding(l, in);
+    const int64_t height = intAttr(l, "height", -1), width = intAttr(l, "width", -1);
+    if (height < 1 || width < 1)
+      refuseAttr(l, "height", "and width must be positive");
+    return {height, width};
+  }
+
   /// Resizing(height, width) to the same size (nothing) or by whole factors per axis: the
   /// nearest or bilinear (half-pixel centres, tf.image.resize's without antialiasing)
   /// upsampling of UpSampling2D. Shrinking, other factors and interpolations, and the aspect
   /// ratio options are refused naming the layer.
   Tensor resizing(const Layer &l, const Tensor &in, Location loc) {
-    needImage(l, in);
-    noPadding(l, in);
     auto xs = shapeOf(in.v);
-    const int64_t height = intAttr(l, "height", -1), width = intAttr(l, "width", -1);
-    if (height < 1 || width < 1)
-      refuseAttr(l, "height", "and width must be positive");
+    const auto [height, width] = targetSize(l, in);
     for (const char *key : {"crop_to_aspect_ratio", "pad_to_aspect_ratio"})
       if (boolAttr(l, key, false))
         refuseAttr(l, key, "= true is not supported");
@@ -2798,12 +2804,8 @@ private:
   /// (W - width) / 2 columns from the left (rounded down), as Keras crops an image at least as
   /// large (a smaller one, which Keras resizes, is refused); Cropping2D's slices.
   Tensor centerCrop(const Layer &l, const Tensor &in, Location loc) {
-    needImage(l, in);
-    noPadding(l, in);
     auto xs = shapeOf(in.v);
-    const int64_t height = intAttr(l, "height", -1), width = intAttr(l, "width", -1);
-    if (height < 1 || width < 1)
-      refuseAttr(l, "height", "and width must be positive");
+    const auto [height, width] = targetSize(l, in);
     if (height > xs[2] || width > xs[3])
       failLayer(l, "crops a " + std::to_string(height) + "x" + std::to_string(width) +
                        " window from a smaller " + std::to_string(xs[2]) + "x" +
