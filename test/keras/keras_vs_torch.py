@@ -174,21 +174,6 @@ def splitmix64(z):
     return z ^ (z >> 31)
 
 
-def dropout_mask(n, ratio, op_id, step, seed=0):
-    """graphc's counter-based dropout mask (runtime/lib/kernels.cpp), element i of a tensor."""
-    key = splitmix64(splitmix64(splitmix64(seed) ^ op_id) ^ step)
-    keep = np.empty(n, dtype=bool)
-    for i in range(n):
-        h = splitmix64(key ^ i)
-        keep[i] = np.float32(h >> 40) * np.float32(1.0 / 16777216.0) >= np.float32(ratio)
-    return keep
-
-
-def dropout(x, ratio, op_id, step):
-    keep = torch.from_numpy(dropout_mask(x.numel(), ratio, op_id, step).reshape(x.shape))
-    return torch.where(keep, x / (1 - ratio), torch.zeros_like(x))
-
-
 def draw_hashes(count, op_id, step, seed=0):
     """splitmix64(key ^ i) for i < count, key graphc's (seed, op, step) key (dropout_mask.h),
     vectorised over numpy's wrapping uint64 arithmetic."""
@@ -200,11 +185,22 @@ def draw_hashes(count, op_id, step, seed=0):
     return z ^ (z >> np.uint64(31))
 
 
+def uniform_draws(count, op_id, step):
+    """graphc's counter-based uniforms in [0, 1), draw i for i < count: the hash's top 24 bits."""
+    return (draw_hashes(count, op_id, step) >> np.uint64(40)).astype(np.float32) * np.float32(2.0 ** -24)
+
+
 def keep_draws(count, ratio, op_id, step):
     """graphc's dropout mask bits, draw i for i < count (a broadcast mask has fewer draws than
     elements: one per sample and channel for a spatial dropout)."""
-    u = (draw_hashes(count, op_id, step) >> np.uint64(40)).astype(np.float32) * np.float32(2.0 ** -24)
-    return torch.from_numpy(u >= np.float32(ratio))
+    return torch.from_numpy(uniform_draws(count, op_id, step) >= np.float32(ratio))
+
+
+def dropout(x, ratio, op_id, step):
+    """graphc's dropout (runtime/include/graphc/runtime/dropout_mask.h): element i of x draws
+    mask bit i."""
+    keep = keep_draws(x.numel(), ratio, op_id, step).reshape(x.shape)
+    return torch.where(keep, x / (1 - ratio), torch.zeros_like(x))
 
 
 def normal_draws(shape, op_id, step):
@@ -215,11 +211,6 @@ def normal_draws(shape, op_id, step):
     u2 = ((h >> np.uint64(16)) & np.uint64(0xFFFFFF)).astype(np.float32) * np.float32(2.0 ** -24)
     z = np.sqrt(np.float32(-2.0) * np.log(u1)) * np.cos(np.float32(6.28318530717958647692) * u2)
     return torch.from_numpy(z.astype(np.float32).reshape(shape))
-
-
-def uniform_draws(count, op_id, step):
-    """graphc's counter-based uniforms in [0, 1), draw i for i < count."""
-    return (draw_hashes(count, op_id, step) >> np.uint64(40)).astype(np.float32) * np.float32(2.0 ** -24)
 
 
 def random_affine(x, op_id, step, kind, low0=0.0, high0=0.0, low1=0.0, high1=0.0,
