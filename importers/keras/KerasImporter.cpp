@@ -2378,12 +2378,58 @@ private:
     return probs;
   }
 
-  /// Attention (Luong's dot-product attention, Keras's `Attention` layer) called on [query,
-  /// value] or [query, value, key] sequences: scores = query key^T [N, T, S], times the
-  /// trainable scalar `scale` with `use_scale` (a dense by a [1, 1] weight on the scores as one
-  /// column, so that it trains), softmax over the keys (causal with use_causal_mask: query i
-  /// sees keys 0..i), `dropout` of the probabilities (graphc's counter-based mask), times the
-  /// value. `score_mode` concat is refused.
+  /// A trainable scalar times x, as a dense by a [1, 1] weight on x as one column (so that
+  /// the scalar trains, its gradient the sum over x of x times x's gradient).
+  Value timesScalar(Value x, Value scalar, Location loc) {
+    auto shape = shapeOf(x);
+    int64_t count = 1;
+    for (int64_t d : shape)
+      count *= d;
+    const bool column = shape.size() == 2 && shape[1] == 1;
+    Value rows = column ? x : b.create<ReshapeOp>(loc, f32({count, 1}), x).getResult();
+    Value scaled = b.create<DenseOp>(loc, f32({count, 1}), rows, scalar, Value(), UnitAttr());
+    return column ? scaled : b.create<ReshapeOp>(loc, f32(shape), scaled).getResult();
+  }
+
+  /// Bahdanau's additive scores of a query [N, T, D] and a key [N, S, D]:
+  /// scores[n, t, s] = sum_d weight[d] * tanh(inner * (query[n, t, d] + key[n, s, d])), times
+  /// `outer`. Every (t, s) pair's sum is materialised as [N*T*S, D]: the query's rows are
+  /// repeated S times and the key's T times, each as a product with a column of ones
+  /// (graph.batch_matmul, whose backward sums the copies' gradients), and the weighted sum over
+  /// d is a dense by `weight` [D, 1]. `inner` and `outer` are [1, 1] trainable scalars or null.
+  /// O(N T S D) time and memory, as in Keras, which broadcasts the same sum.
+  Value additiveScores(Value q, Value k, Value inner, Value weight, Value outer, Location loc) {
+    auto qs = shapeOf(q), ks = shapeOf(k);
+    const int64_t N = qs[0], T = qs[1], S = ks[1], D = qs[2];
+    Value onesS = b.create<FillOp>(loc, f32({N * T, S, 1}), b.getF32FloatAttr(1.0f));
+    Value qRows = b.create<ReshapeOp>(loc, f32({N * T, 1, D}), q);
+    Value qCopies =
+        b.create<BatchMatmulOp>(loc, f32({N * T, S, D}), onesS, qRows, UnitAttr(), UnitAttr());
+    Value onesT = b.create<FillOp>(loc, f32({N, T, 1}), b.getF32FloatAttr(1.0f));
+    Value kRow = b.create<ReshapeOp>(loc, f32({N, 1, S * D}), k);
+    Value kCopies =
+        b.create<BatchMatmulOp>(loc, f32({N, T, S * D}), onesT, kRow, UnitAttr(), UnitAttr());
+    Type pairs = f32({N * T * S, D});
+    Value sum = b.create<AddOp>(loc, pairs, b.create<ReshapeOp>(loc, pairs, qCopies),
+                                b.create<ReshapeOp>(loc, pairs, kCopies));
+    if (inner)
+      sum = timesScalar(sum, inner, loc);
+    Value th = b.create<TanhOp>(loc, pairs, sum);
+    Value scores = b.create<DenseOp>(loc, f32({N * T * S, 1}), th, weight, Value(), UnitAttr());
+    if (outer)
+      scores = timesScalar(scores, outer, loc);
+    return b.create<ReshapeOp>(loc, f32({N, T, S}), scores);
+  }
+
+  /// Keras's attention layers called on [query, value] or [query, value, key] sequences:
+  /// - Attention with score_mode dot (Luong): scores = query key^T [N, T, S], times the
+  ///   trainable scalar `scale` with `use_scale`;
+  /// - Attention with score_mode concat: concat_score_weight * sum_d tanh(scale * (q + k))
+  ///   (additiveScores; `scale` a scalar, present with use_scale);
+  /// - AdditiveAttention (Bahdanau): sum_d scale[d] * tanh(q + k), `scale` a trainable [D]
+  ///   with use_scale, else ones;
+  /// then softmax over the keys (causal with use_causal_mask: query i sees keys 0..i),
+  /// `dropout` of the probabilities (graphc's counter-based mask), times the value.
   Tensor dotProductAttention(const Layer &l, const std::vector<Tensor> &ins, Location loc) {
     if (ins.size() != 2 && ins.size() != 3)
       failLayer(l, "takes [query, value] or [query, value, key], got " +
@@ -2403,20 +2449,46 @@ private:
       failLayer(l, "needs a query (batch, T, D), a key (batch, S, D) and a value (batch, S, "
                    "Dv), got " +
                        shapeText(qs) + ", " + shapeText(ks) + " and " + shapeText(vs));
-    if (std::string mode = strAttr(l, "score_mode", "dot"); mode != "dot")
-      refuseAttr(l, "score_mode", "= " + mode + " is not supported (dot)");
+    const bool additive = l.cls == "AdditiveAttention";
+    const std::string mode = additive ? "concat" : strAttr(l, "score_mode", "dot");
+    if (mode != "dot" && mode != "concat")
+      refuseAttr(l, "score_mode", "= " + mode + " is not supported (dot, concat)");
     double rate = numAttr(l, "dropout", 0.0);
     if (!(rate >= 0 && rate < 1))
       refuseAttr(l, "dropout", "must be in [0, 1)");
-    const int64_t N = qs[0], T = qs[1], S = ks[1], Dv = vs[2];
-    Value scores = b.create<BatchMatmulOp>(loc, f32({N, T, S}), q, k, UnitAttr(), b.getUnitAttr());
-    if (boolAttr(l, "use_scale", false)) {
-      auto w = layerWeights(l, {{"scale", {}, "", "ones"}});
-      Value scale = persistent(l, "scale", {1, 1}, w[0].values, l.trainable, "parameter");
-      Value column = b.create<ReshapeOp>(loc, f32({N * T * S, 1}), scores);
-      Value scaled =
-          b.create<DenseOp>(loc, f32({N * T * S, 1}), column, scale, Value(), UnitAttr());
-      scores = b.create<ReshapeOp>(loc, f32({N, T, S}), scaled);
+    const int64_t N = qs[0], T = qs[1], S = ks[1], D = qs[2], Dv = vs[2];
+    const bool useScale = boolAttr(l, "use_scale", additive);
+    Value scores;
+    if (additive) {
+      Value weight;
+      if (useScale) {
+        // Keras's glorot_uniform on a [D] vector: fan in = fan out = D.
+        auto w = layerWeights(l, {{"scale", {D}, "", "glorot_uniform", double(D), double(D)}});
+        weight = persistent(l, "scale", {D, 1}, w[0].values, l.trainable, "parameter");
+      } else {
+        weight = b.create<FillOp>(loc, f32({D, 1}), b.getF32FloatAttr(1.0f));
+      }
+      scores = additiveScores(q, k, Value(), weight, Value(), loc);
+    } else if (mode == "concat") {
+      std::vector<VarSpec> vars;
+      if (useScale)
+        vars.push_back({"scale", {}, "", "ones"});
+      vars.push_back({"concat_score_weight", {}, "", "ones"});
+      auto w = layerWeights(l, vars);
+      Value inner;
+      if (useScale)
+        inner = persistent(l, "scale", {1, 1}, w[0].values, l.trainable, "parameter");
+      Value outer =
+          persistent(l, "concat_score_weight", {1, 1}, w.back().values, l.trainable, "parameter");
+      Value ones = b.create<FillOp>(loc, f32({D, 1}), b.getF32FloatAttr(1.0f));
+      scores = additiveScores(q, k, inner, ones, outer, loc);
+    } else {
+      scores = b.create<BatchMatmulOp>(loc, f32({N, T, S}), q, k, UnitAttr(), b.getUnitAttr());
+      if (useScale) {
+        auto w = layerWeights(l, {{"scale", {}, "", "ones"}});
+        Value scale = persistent(l, "scale", {1, 1}, w[0].values, l.trainable, "parameter");
+        scores = timesScalar(scores, scale, loc);
+      }
     }
     Value probs = attentionProbabilities(l, scores, rate, loc);
     Tensor out;
@@ -3074,6 +3146,7 @@ private:
                                                 "Resizing",
                                                 "Dot",
                                                 "Attention",
+                                                "AdditiveAttention",
                                                 "Identity",
                                                 "BatchNormalization",
                                                 "ZeroPadding2D",
@@ -3144,7 +3217,7 @@ private:
       return multiHeadAttention(l, ins, loc);
     bool elementwise = c == "Add" || c == "Subtract" || c == "Multiply" || c == "Average" ||
                        c == "Maximum" || c == "Minimum";
-    if (c == "Attention")
+    if (c == "Attention" || c == "AdditiveAttention")
       return dotProductAttention(l, ins, loc);
     bool multi = elementwise || c == "Concatenate" || c == "Dot";
     if (!multi && ins.size() != 1)
@@ -3529,7 +3602,7 @@ private:
     // `mha(query=x, value=x)`, tf.keras 2 always for value and key); they are read in that
     // order. Its masks and options that change the computation are refused.
     const bool attention = l.cls == "MultiHeadAttention";
-    const bool dotAttention = l.cls == "Attention";
+    const bool dotAttention = l.cls == "Attention" || l.cls == "AdditiveAttention";
     // Both attention layers: one output, and use_causal_mask the same at every call.
     auto causalAndScores = [&](const json::Object &kwargs) {
       if (const json::Value *v = kwargs.get("return_attention_scores");

@@ -1011,6 +1011,39 @@ def k3_dot_attention_forward(x, P, S, step):
     return h.mean(1) @ P["dense_2/kernel"] + P["dense_2/bias"]
 
 
+def additive_scores(q, k, weight=None, inner=None, outer=None):
+    """Bahdanau's scores[n, t, s] = outer * sum_d weight[d] tanh(inner (q[n, t, d] + k[n, s, d]))
+    (Keras's AdditiveAttention, and Attention with score_mode concat), by broadcasting."""
+    pairs = q[:, :, None, :] + k[:, None, :, :]
+    if inner is not None:
+        pairs = pairs * inner
+    th = torch.tanh(pairs)
+    if weight is not None:
+        th = th * weight
+    scores = th.sum(-1)
+    return scores * outer if outer is not None else scores
+
+
+def k3_additive_attention_forward(x, P, S, step):
+    q = x @ P["dense/kernel"] + P["dense/bias"]
+    v = conv1d(x, P["conv1d/kernel"], P["conv1d/bias"], padding="same")
+    scores = additive_scores(q, v, weight=P["additive_attention/scale"])
+    causal = torch.tril(torch.ones(5, 5, dtype=torch.bool))
+    h = torch.softmax(scores.masked_fill(~causal, float("-inf")), dim=-1) @ v
+    k = x @ P["dense_1/kernel"]
+    scores = additive_scores(h, k, inner=P["attention/scale"],
+                             outer=P["attention/concat_score_weight"])
+    p = dropout(torch.softmax(scores, dim=-1).contiguous(), 0.25, 0, step)
+    return (p @ v).mean(1) @ P["dense_2/kernel"] + P["dense_2/bias"]
+
+
+def tf2_additive_attention_forward(x, P, S, step):
+    q = torch.tanh(x @ P["dense/kernel"] + P["dense/bias"])
+    v = conv1d(x, P["conv1d/kernel"], P["conv1d/bias"], padding="same")
+    p = dropout(torch.softmax(additive_scores(q, v), dim=-1).contiguous(), 0.1, 0, step)
+    return (p @ v).mean(1) @ P["dense_1/kernel"] + P["dense_1/bias"]
+
+
 def k3_se_block_forward(x, P, S, step):
     x = x * torch.tensor([2.0, 0.5, 1.5]) + torch.tensor([0.1, -0.2, 0.0])
     h = F.silu(conv(x, P["conv2d/kernel"], P["conv2d/bias"], padding="same"))
@@ -1051,6 +1084,31 @@ CASES.update({
         empty=["layers/input_layer", "layers/attention_1", "layers/global_average_pooling1d",
                "optimizer"],
         graphc={"conv1d/kernel": conv1d_kernel, "attention/scale": lambda a: np.reshape(a, (1, 1))}),
+    "k3_additive_attention": dict(
+        layout="keras3", input=(5, 6), classes=3, loss="sparse", opt=("adam", 0.01, 0.0),
+        flags=[], forward=k3_additive_attention_forward,
+        weights=[("layers/dense", None, "dense", [("kernel", (6, 8)), ("bias", (8,))]),
+                 ("layers/conv1d", None, "conv1d", [("kernel", (3, 6, 8)), ("bias", (8,))]),
+                 ("layers/dense_1", None, "dense_1", [("kernel", (6, 8))]),
+                 ("layers/additive_attention", None, "additive_attention", [("scale", (8,))]),
+                 ("layers/attention", None, "attention",
+                  [("scale", ()), ("concat_score_weight", ())]),
+                 ("layers/dense_2", None, "dense_2", [("kernel", (8, 3)), ("bias", (3,))])],
+        empty=["layers/input_layer", "layers/global_average_pooling1d", "optimizer"],
+        graphc={"conv1d/kernel": conv1d_kernel,
+                "additive_attention/scale": lambda a: np.reshape(a, (8, 1)),
+                "attention/scale": lambda a: np.reshape(a, (1, 1)),
+                "attention/concat_score_weight": lambda a: np.reshape(a, (1, 1))}),
+    "tf2_additive_attention": dict(
+        layout="legacy", input=(5, 6), classes=3, loss="sparse", opt=("momentum", 0.05, 0.9),
+        flags=["--loss=sparse_categorical_crossentropy", "--optimizer=momentum", "--lr=0.05",
+               "--momentum=0.9"], forward=tf2_additive_attention_forward,
+        layer_names=["input_1", "dense", "conv1d", "additive_attention",
+                     "global_average_pooling1d", "dense_1", "activation"],
+        weights=[(None, "dense", "dense", [("kernel", (6, 8)), ("bias", (8,))]),
+                 (None, "conv1d", "conv1d", [("kernel", (3, 6, 8)), ("bias", (8,))]),
+                 (None, "dense_1", "dense_1", [("kernel", (8, 3)), ("bias", (3,))])],
+        graphc={"conv1d/kernel": conv1d_kernel}),
     "tf2_conv1d_transpose": dict(
         layout="legacy", input=(6, 4), classes=3, loss="sparse", opt=("momentum", 0.05, 0.9),
         flags=["--loss=sparse_categorical_crossentropy", "--optimizer=momentum", "--lr=0.05",

@@ -1077,8 +1077,8 @@ def masked_rnn_fixtures(k3, k2):
     write("err_mask_flatten", s.sequential("sequential", L, [N, 7]))
 
 
-def seq2seq_fixtures(k3):
-    """RepeatVector, Dot and Identity in a Keras 3 Functional sequence model."""
+def seq2seq_fixtures(k3, k2):
+    """RepeatVector, Dot, Identity and the attention layers in Keras 3 and tf.keras 2 sequence models."""
     N = None
     s = k3
     # An LSTM encoder's code repeated 4 times (RepeatVector) for an LSTM decoder; Dot((2, 2))
@@ -1134,15 +1134,57 @@ def seq2seq_fixtures(k3):
     write("k3_dot_attention", s.functional("functional", L, [("input_layer", 0, 0)],
                                            [("dense_2", 0, 0)], k3_adam(0.01, SPARSE_FROM_LOGITS)))
 
-    # Refused: Attention with score_mode concat (Bahdanau-style additive scores).
+    # Bahdanau's additive attention: a Dense(8) query of the input's steps attends
+    # (AdditiveAttention, its trainable per-feature scale, causal) over a Conv1D(8, 3) of them as
+    # the value; an Attention(score_mode concat, use_scale, dropout 0.25) of that over the
+    # value with a Dense(8) key (no bias); GlobalAveragePooling1D, Dense(3) logits; Adam.
+    L = model_inputs(s, ("input_layer", [N, 5, 6]))
+    x = ("input_layer", 0, 0, [N, 5, 6])
+    L.append(s.wire(s.dense("dense", 8, shape=[N, 5, 6]), [[x]]))
+    L.append(s.wire(s.conv1d("conv1d", 8, 3, padding="same", shape=[N, 5, 6]), [[x]]))
+    L.append(s.wire(s.dense("dense_1", 8, use_bias=False, shape=[N, 5, 6]), [[x]]))
+    L.append(s.wire(s.merge("AdditiveAttention", "additive_attention", use_scale=True,
+                            dropout=0.0, seed=None),
+                    [[("dense", 0, 0, [N, 5, 8]), ("conv1d", 0, 0, [N, 5, 8])]],
+                    kwargs={"use_causal_mask": True}))
+    L.append(s.wire(s.merge("Attention", "attention", use_scale=True, score_mode="concat",
+                            dropout=0.25, seed=None),
+                    [[("additive_attention", 0, 0, [N, 5, 8]), ("conv1d", 0, 0, [N, 5, 8]),
+                      ("dense_1", 0, 0, [N, 5, 8])]]))
+    L.append(s.wire(s.global_pool("GlobalAveragePooling1D", "global_average_pooling1d", [N, 5, 8]),
+                    [[("attention", 0, 0, [N, 5, 8])]]))
+    L.append(s.wire(s.dense("dense_2", 3, shape=[N, 8]), [[("global_average_pooling1d", 0, 0, [N, 8])]]))
+    write("k3_additive_attention", s.functional("functional", L, [("input_layer", 0, 0)],
+                                                [("dense_2", 0, 0)], k3_adam(0.01, SPARSE_FROM_LOGITS)))
+
+    # tf.keras 2: a Dense(8, tanh) query of the input's steps attends over a Conv1D(8, 3) value
+    # (AdditiveAttention without a scale, dropout 0.1); GlobalAveragePooling1D, Dense(3), softmax.
+    t = k2
+    L = [t.input_layer("input_1", [N, 5, 6])]
+    L[0]["name"] = "input_1"
+    L[0]["inbound_nodes"] = []
+    x = ("input_1", 0, 0, [N, 5, 6])
+    L.append(t.wire(t.dense("dense", 8, "tanh", shape=[N, 5, 6]), [[x]]))
+    L.append(t.wire(t.conv1d("conv1d", 8, 3, padding="same", shape=[N, 5, 6]), [[x]]))
+    L.append(t.wire(t.merge("AdditiveAttention", "additive_attention", use_scale=False,
+                            dropout=0.1),
+                    [[("dense", 0, 0, [N, 5, 8]), ("conv1d", 0, 0, [N, 5, 8])]]))
+    L.append(t.wire(t.global_pool("GlobalAveragePooling1D", "global_average_pooling1d", [N, 5, 8]),
+                    [[("additive_attention", 0, 0, [N, 5, 8])]]))
+    L.append(t.wire(t.dense("dense_1", 3, shape=[N, 8]), [[("global_average_pooling1d", 0, 0, [N, 8])]]))
+    L.append(t.wire(t.activation("activation", "softmax", [N, 3]), [[("dense_1", 0, 0, [N, 3])]]))
+    write("tf2_additive_attention", t.functional("model", L, [("input_1", 0, 0)],
+                                                 [("activation", 0, 0)]))
+
+    # Refused: Attention with a score_mode Keras does not have.
     L = model_inputs(s, ("input_layer", [N, 5, 8]))
     x = ("input_layer", 0, 0, [N, 5, 8])
-    L.append(s.wire(s.merge("Attention", "attention", use_scale=False, score_mode="concat",
+    L.append(s.wire(s.merge("Attention", "attention", use_scale=False, score_mode="general",
                             dropout=0.0, seed=None), [[x, x]]))
     L.append(s.wire(s.global_pool("GlobalAveragePooling1D", "global_average_pooling1d", [N, 5, 8]),
                     [[("attention", 0, 0, [N, 5, 8])]]))
     L.append(s.wire(s.dense("dense", 3, shape=[N, 8]), [[("global_average_pooling1d", 0, 0, [N, 8])]]))
-    write("err_attention_concat", s.functional("functional", L, [("input_layer", 0, 0)],
+    write("err_attention_score_mode", s.functional("functional", L, [("input_layer", 0, 0)],
                                                [("dense", 0, 0)]))
 
     # Refused: Dot(1, normalize=True) of two (5 steps, 8 features) sequences (normalising
@@ -1514,7 +1556,7 @@ def main():
                                                    SPARSE_FROM_LOGITS)))
 
     noise_fixtures(k3, k2)
-    seq2seq_fixtures(k3)
+    seq2seq_fixtures(k3, k2)
     se_fixtures(k3)
     efficientnet_fixtures(k3)
     convnext_fixtures(k3)
