@@ -8,6 +8,8 @@
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/StringSwitch.h"
 
+#include <sstream>
+
 using namespace mlir;
 using namespace graphc::graph;
 
@@ -564,6 +566,7 @@ llvm::StringRef graphc::graph::randomAffineKindEnumerator(llvm::StringRef kind) 
       .Case("zoom", "Zoom")
       .Case("zoom_uniform", "ZoomUniform")
       .Case("translate", "Translate")
+      .Case("crop_offset", "CropOffset")
       .Default("");
 }
 
@@ -575,6 +578,13 @@ llvm::StringRef graphc::graph::randomAffineFillEnumerator(llvm::StringRef fillMo
       .Default("");
 }
 
+/// A float as C++ streams write it (2.5, not 2.500000e+00).
+static std::string shortText(float value) {
+  std::ostringstream text;
+  text << value;
+  return text.str();
+}
+
 LogicalResult RandomAffineOp::verify() {
   auto x = tensorType(getInput());
   if (x.getRank() != 4)
@@ -584,7 +594,7 @@ LogicalResult RandomAffineOp::verify() {
   if (randomAffineKindEnumerator(getKind()).empty())
     return emitOpError() << "kind \"" << getKind()
                          << "\" is not one of flip_horizontal, flip_vertical, flip_both, rotate, "
-                            "zoom, zoom_uniform, translate";
+                            "zoom, zoom_uniform, translate, crop_offset";
   if (randomAffineFillEnumerator(getFillMode()).empty())
     return emitOpError() << "fill_mode \"" << getFillMode()
                          << "\" is not one of reflect, nearest, constant";
@@ -602,6 +612,18 @@ LogicalResult RandomAffineOp::verify() {
                          << "] and [" << bounds[2] << ", " << bounds[3] << "]";
   if (getKind().starts_with("zoom") && (bounds[0] <= -1.f || bounds[2] <= -1.f))
     return emitOpError() << "zooms by 1 + low > 0, got low " << bounds[0] << " and " << bounds[2];
+  if (getKind() == "crop_offset") {
+    // Whole counts of positions, at least one, within the image.
+    auto whole = [](float b, int64_t len) {
+      return b >= 1.f && b == std::floor(b) && int64_t(b) <= len;
+    };
+    if (bounds[0] != 0.f || bounds[2] != 0.f || !whole(bounds[1], x.getDimSize(2)) ||
+        !whole(bounds[3], x.getDimSize(3)))
+      return emitOpError() << "crop_offset needs low0 = low1 = 0 and high0, high1 whole counts "
+                              "of offsets from 1 to the height and width, got "
+                           << shortText(bounds[0]) << ", " << shortText(bounds[1]) << " and "
+                           << shortText(bounds[2]) << ", " << shortText(bounds[3]);
+  }
   if (getSampleOffset() < 0)
     return emitOpError() << "sample_offset must be >= 0";
   return success();

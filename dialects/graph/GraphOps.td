@@ -798,7 +798,7 @@ def Graph_RandomUniformOp : Graph_Op<"random_uniform", [Pure]> {
 }
 
 def Graph_RandomAffineOp : Graph_Op<"random_affine", [Pure]> {
-  let summary = "a random flip, rotation, zoom or translation of each image";
+  let summary = "a random flip, rotation, zoom, translation or crop offset of each image";
   let description = [{
     Keras's image augmentation layers (RandomFlip, RandomRotation, RandomZoom,
     RandomTranslation) on an NCHW image: sample s draws two uniforms (draws 2 (s +
@@ -807,7 +807,10 @@ def Graph_RandomAffineOp : Graph_Op<"random_affine", [Pure]> {
     `flip_vertical`, `flip_both`, `rotate` by 2 pi times a turn in [`low0`, `high0`),
     `zoom` by 1 + [`low0`, `high0`) vertically and 1 + [`low1`, `high1`) horizontally,
     `zoom_uniform` by the first both ways, `translate` by [`low0`, `high0`) of the height and
-    [`low1`, `high1`) of the width); every output pixel reads the input at its transformed
+    [`low1`, `high1`) of the width, `crop_offset` up by a whole number of pixels below
+    `high0` and left by one below `high1`, drawn once for the whole batch (draws 0 and 1, in
+    every micro-batch alike), so that the top-left window of the output is RandomCrop's crop
+    of every image at one place); every output pixel reads the input at its transformed
     point with TensorFlow's `fill_mode` (`reflect`, `nearest`, `constant` with `fill_value`)
     and `bilinear` or `nearest` interpolation (runtime/include/graphc/runtime/random_affine.h).
     Every channel of a sample moves alike. Recomputed, it samples the same pixels; micro-batch j

@@ -2889,6 +2889,41 @@ private:
     return out;
   }
 
+  /// RandomCrop(height, width) as it trains: every image of the batch cropped at one random
+  /// place where the image is larger both ways (Keras 3), or not smaller either way (tf.keras
+  /// 2): a graph.random_affine crop_offset (whole offsets below H - height + 1 and W - width +
+  /// 1, drawn once per batch with graphc's counter-based draws) and its top-left window (two
+  /// graph.slice). Keras 3 crops an image exactly as high or as wide as the target at the
+  /// centre of its largest window of the target's aspect ratio, which is CenterCrop's window.
+  /// A smaller image, which Keras resizes, is refused naming the layer.
+  Tensor randomCrop(const Layer &l, const Tensor &in, Location loc) {
+    auto xs = shapeOf(in.v);
+    const auto [height, width] = targetSize(l, in);
+    const int64_t H = xs[2], W = xs[3];
+    if (height > H || width > W)
+      failLayer(l, "crops a " + std::to_string(height) + "x" + std::to_string(width) +
+                       " window from a smaller " + std::to_string(H) + "x" + std::to_string(W) +
+                       " image, which Keras resizes; graphc does not (resize the data, or crop "
+                       "a smaller window)");
+    if (keras3 && (H == height || W == width))
+      return centerCrop(l, in, loc);
+    if (H == height && W == width)
+      return in;
+    if (readsTrained(in.v))
+      failLayer(l, "reads the output of a trained layer; graphc augments the model's input "
+                   "images only (the crop has no gradient): put it before every trained layer");
+    auto f = [&](double v) { return b.getF32FloatAttr(float(v)); };
+    Value shifted = b.create<RandomAffineOp>(
+        loc, in.v.getType(), in.v, stepInput(), b.getStringAttr("crop_offset"), f(0),
+        f(double(H - height + 1)), f(0), f(double(W - width + 1)), b.getStringAttr("constant"),
+        f(0), b.getStringAttr("nearest"), b.getI64IntegerAttr(dropoutOps++),
+        b.getI64IntegerAttr(0));
+    Tensor out = in;
+    out.v = cropAxis(shifted, 2, 0, H - height, loc);
+    out.v = cropAxis(out.v, 3, 0, W - width, loc);
+    return out;
+  }
+
   /// UpSampling2D and UpSampling1D: every pixel (step) repeated size times along each axis
   /// (nearest), or UpSampling2D's bilinear resize with half-pixel centres (tf.image.resize,
   /// Keras 3's ops.image.resize), each a depthwise transposed convolution (buildUpsample): of
@@ -3143,6 +3178,7 @@ private:
                                                 "RandomBrightness",
                                                 "RepeatVector",
                                                 "CenterCrop",
+                                                "RandomCrop",
                                                 "Resizing",
                                                 "Dot",
                                                 "Attention",
@@ -3337,6 +3373,8 @@ private:
       return zeroPadding1D(l, in, loc);
     if (c == "CenterCrop")
       return centerCrop(l, in, loc);
+    if (c == "RandomCrop")
+      return randomCrop(l, in, loc);
     if (c == "Resizing")
       return resizing(l, in, loc);
     if (c == "Cropping1D" || c == "Cropping2D")

@@ -200,6 +200,15 @@ func.func @random_affine_zoom(%x: tensor<1x1x4x4xf32>, %s: tensor<f32>) -> tenso
 
 // -----
 
+// random_affine: a crop's offsets are whole counts of positions within the image.
+func.func @random_affine_crop(%x: tensor<1x1x4x4xf32>, %s: tensor<f32>) -> tensor<1x1x4x4xf32> {
+  // expected-error @+1 {{'graph.random_affine' op crop_offset needs low0 = low1 = 0 and high0, high1 whole counts of offsets from 1 to the height and width, got 0, 2.5 and 0, 1}}
+  %0 = graph.random_affine %x, %s {kind = "crop_offset", high0 = 2.5 : f32, high1 = 1.0 : f32, op_id = 0} : (tensor<1x1x4x4xf32>, tensor<f32>) -> tensor<1x1x4x4xf32>
+  return %0 : tensor<1x1x4x4xf32>
+}
+
+// -----
+
 // random_affine: an image.
 func.func @random_affine_rank(%x: tensor<4x4xf32>, %s: tensor<f32>) -> tensor<4x4xf32> {
   // expected-error @+1 {{'graph.random_affine' op needs an NCHW image, got 'tensor<4x4xf32>'}}

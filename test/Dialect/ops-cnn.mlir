@@ -134,13 +134,15 @@ func.func @noise(%step: tensor<f32>) {
 
 // -----
 
-// A random image transform reads the image and the step counter; the defaults (reflect fill,
-// bilinear taps, no offset) are elided.
+// A random image transform (a zoom, a flip, a crop offset) reads the image and the step
+// counter; the defaults (reflect fill, bilinear taps, no offset) are elided.
 // CHECK-LABEL: func.func @random_affine
 //  CHECK-NEXT:   graph.random_affine %{{.*}}, %{{.*}} {high0 = 2.000000e-01 : f32, high1 = 3.000000e-01 : f32, kind = "zoom", low0 = -2.000000e-01 : f32, low1 = 1.000000e-01 : f32, op_id = 2 : i64} : (tensor<2x3x7x9xf32>, tensor<f32>) -> tensor<2x3x7x9xf32>
 //  CHECK-NEXT:   graph.random_affine %{{.*}}, %{{.*}} {fill_mode = "constant", fill_value = 5.000000e-01 : f32, interpolation = "nearest", kind = "flip_both", op_id = 3 : i64, sample_offset = 2 : i64} : (tensor<2x3x7x9xf32>, tensor<f32>) -> tensor<2x3x7x9xf32>
+//  CHECK-NEXT:   graph.random_affine %{{.*}}, %{{.*}} {fill_mode = "constant", high0 = 3.000000e+00 : f32, high1 = 9.000000e+00 : f32, interpolation = "nearest", kind = "crop_offset", op_id = 4 : i64} : (tensor<2x3x7x9xf32>, tensor<f32>) -> tensor<2x3x7x9xf32>
 func.func @random_affine(%x: tensor<2x3x7x9xf32>, %step: tensor<f32>) {
   %z = graph.random_affine %x, %step {kind = "zoom", low0 = -0.2 : f32, high0 = 0.2 : f32, low1 = 0.1 : f32, high1 = 0.3 : f32, fill_mode = "reflect", op_id = 2} : (tensor<2x3x7x9xf32>, tensor<f32>) -> tensor<2x3x7x9xf32>
   %f = graph.random_affine %x, %step {kind = "flip_both", fill_mode = "constant", fill_value = 0.5 : f32, interpolation = "nearest", op_id = 3, sample_offset = 2} : (tensor<2x3x7x9xf32>, tensor<f32>) -> tensor<2x3x7x9xf32>
+  %c = graph.random_affine %x, %step {kind = "crop_offset", high0 = 3.0 : f32, high1 = 9.0 : f32, fill_mode = "constant", interpolation = "nearest", op_id = 4} : (tensor<2x3x7x9xf32>, tensor<f32>) -> tensor<2x3x7x9xf32>
   return
 }

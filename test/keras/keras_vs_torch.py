@@ -951,6 +951,30 @@ def per_sample_uniform(n, low, high, op_id, step):
     return torch.from_numpy(np.float32(low) + (np.float32(high) - np.float32(low)) * u).reshape(n, 1, 1, 1)
 
 
+def crop_offsets(heights, widths, op_id, step):
+    """graph.random_affine crop_offset's whole offsets below `heights` and `widths`: draws 0 and
+    1 of the op's key, one pair for the whole batch (runtime/include/graphc/runtime/
+    random_affine.h), floor(u * count) in float32."""
+    u = uniform_draws(2, op_id, step)
+    return (int(min(np.floor(u[0] * np.float32(heights)), heights - 1)),
+            int(min(np.floor(u[1] * np.float32(widths)), widths - 1)))
+
+
+def k3_random_crop_forward(x, P, S, step):
+    top, left = crop_offsets(3, 4, 0, step)  # RandomCrop(7, 8) of 9x11
+    h = x[:, top:top + 7, left:left + 8]
+    h = h[:, :, 1:7]  # RandomCrop(7, 6) of 7x8: Keras 3's centre window
+    h = torch.relu(conv(h, P["conv2d/kernel"], P["conv2d/bias"], padding="same"))
+    return h.mean(dim=(1, 2)) @ P["dense/kernel"] + P["dense/bias"]
+
+
+def tf2_random_crop_forward(x, P, S, step):
+    _, left = crop_offsets(1, 4, 0, step)  # RandomCrop(6, 5) of 6x8
+    h = x[:, :, left:left + 5]
+    h = torch.relu(conv(h, P["conv2d/kernel"], P["conv2d/bias"], padding="same"))
+    return h.mean(dim=(1, 2)) @ P["dense/kernel"] + P["dense/bias"]
+
+
 def k3_color_forward(x, P, S, step):
     n = x.shape[0]
     # RandomContrast(0.3) clipped to (-1.5, 1.5): (x - m) f + m, m each image's channel means.
@@ -1142,6 +1166,22 @@ CASES.update({
                  ("layers/dense", None, "dense", [("kernel", (4, 3)), ("bias", (3,))])],
         empty=["layers/input_layer", "layers/random_contrast", "layers/random_brightness",
                "layers/global_average_pooling2d", "optimizer"],
+        graphc={"conv2d/kernel": hwio}),
+    "k3_random_crop": dict(
+        layout="keras3", input=(9, 11, 3), classes=3, loss="sparse", opt=("adam", 0.01, 0.0),
+        flags=[], forward=k3_random_crop_forward,
+        weights=[("layers/conv2d", None, "conv2d", [("kernel", (3, 3, 3, 4)), ("bias", (4,))]),
+                 ("layers/dense", None, "dense", [("kernel", (4, 3)), ("bias", (3,))])],
+        empty=["layers/input_layer", "layers/random_crop", "layers/random_crop_1",
+               "layers/global_average_pooling2d", "optimizer"],
+        graphc={"conv2d/kernel": hwio}),
+    "tf2_random_crop": dict(
+        layout="legacy", input=(6, 8, 3), classes=3, loss="sparse", opt=("sgd", 0.1, 0.0),
+        flags=["--loss=sparse_categorical_crossentropy", "--optimizer=sgd", "--lr=0.1"],
+        forward=tf2_random_crop_forward,
+        layer_names=["random_crop", "conv2d", "global_average_pooling2d", "dense", "activation"],
+        weights=[(None, "conv2d", "conv2d", [("kernel", (3, 3, 3, 4)), ("bias", (4,))]),
+                 (None, "dense", "dense", [("kernel", (4, 3)), ("bias", (3,))])],
         graphc={"conv2d/kernel": hwio}),
     "k3_augment": dict(
         layout="keras3", input=(8, 8, 3), classes=3, loss="sparse", opt=("adam", 0.01, 0.0),

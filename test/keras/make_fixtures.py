@@ -229,7 +229,8 @@ class Style:
 
     def augment(self, cls, name, shape=None, **config):
         """RandomFlip (mode), RandomRotation (factor), RandomZoom and RandomTranslation
-        (height_factor, width_factor), with Keras's defaults for the rest."""
+        (height_factor, width_factor), RandomCrop (height, width), with Keras's defaults for
+        the rest."""
         c = self.base(name)
         if cls in ("RandomRotation", "RandomZoom", "RandomTranslation"):
             c.update({"fill_mode": "reflect", "interpolation": "bilinear", "fill_value": 0.0})
@@ -815,6 +816,38 @@ def noise_fixtures(k3, k2):
     write("k3_resizing", s.sequential("sequential", L, [N, 3, 4, 3],
                                       k3_adam(0.01, "sparse_categorical_crossentropy")))
     s = k2
+
+    # Keras 3 RandomCrop(7, 8) of a 9x11 image (one random place for the batch), RandomCrop(7,
+    # 6) of that (as high as the target: Keras 3's centre window, columns 1 to 6), a same
+    # Conv2D (relu), GlobalAveragePooling2D, Dense softmax; Adam.
+    s = k3
+    L = [s.input_layer("input_layer", [N, 9, 11, 3]),
+         s.augment("RandomCrop", "random_crop", [N, 9, 11, 3], height=7, width=8),
+         s.augment("RandomCrop", "random_crop_1", [N, 7, 8, 3], height=7, width=6),
+         s.conv2d("conv2d", 4, (3, 3), padding="same", activation="relu", shape=[N, 7, 6, 3]),
+         s.global_pool("GlobalAveragePooling2D", "global_average_pooling2d", [N, 7, 6, 4]),
+         s.dense("dense", 3, "softmax", shape=[N, 4])]
+    write("k3_random_crop", s.sequential("sequential", L, [N, 9, 11, 3],
+                                         k3_adam(0.01, "sparse_categorical_crossentropy")))
+
+    # tf.keras 2 RandomCrop(6, 5) of a 6x8 image (as high as the target: tf.keras 2 still
+    # crops at a random column), a same Conv2D (relu), GlobalAveragePooling2D, Dense,
+    # Activation softmax.
+    s = k2
+    L = [s.input_layer("input_1", [N, 6, 8, 3]),
+         s.augment("RandomCrop", "random_crop", [N, 6, 8, 3], height=6, width=5),
+         s.conv2d("conv2d", 4, (3, 3), padding="same", activation="relu", shape=[N, 6, 5, 3]),
+         s.global_pool("GlobalAveragePooling2D", "global_average_pooling2d", [N, 6, 5, 4]),
+         s.dense("dense", 3, shape=[N, 4]),
+         s.activation("activation", "softmax", [N, 3])]
+    write("tf2_random_crop", s.sequential("sequential", L, [N, 6, 8, 3]))
+
+    # Refused: RandomCrop(8, 8) of a 6x8 image (Keras resizes it).
+    L = [s.input_layer("input_1", [N, 6, 8, 3]),
+         s.augment("RandomCrop", "random_crop", [N, 6, 8, 3], height=8, width=8),
+         s.global_pool("GlobalAveragePooling2D", "global_average_pooling2d", [N, 8, 8, 3]),
+         s.dense("dense", 3, "softmax", shape=[N, 3])]
+    write("err_random_crop_small", s.sequential("sequential", L, [N, 6, 8, 3]))
 
     # Refused: an augmentation layer after a trained one (random_affine has no input gradient),
     # and RandomRotation's fill_mode wrap.

@@ -1,7 +1,7 @@
 // The random image transforms of graph.random_affine (Keras's RandomFlip, RandomRotation,
-// RandomZoom, RandomTranslation), one definition for the CPU kernel (runtime/lib/kernels.cpp)
-// and the generated CUDA kernels (targets/cuda/EmitCuda.cpp, through step.h), so that both
-// targets sample the very same pixels.
+// RandomZoom, RandomTranslation, and RandomCrop's offset), one definition for the CPU kernel
+// (runtime/lib/kernels.cpp) and the generated CUDA kernels (targets/cuda/EmitCuda.cpp, through
+// step.h), so that both targets sample the very same pixels.
 //
 // Each sample s draws two uniforms, draws 2 (s + sampleOffset) and 2 (s + sampleOffset) + 1 of
 // the op's counter-based key (dropout_mask.h), and maps every output pixel (x, y) (pixel
@@ -31,6 +31,7 @@ struct RandomAffineParams {
     Zoom = 4,           // y by 1 + low0 + (high0 - low0) u0, x by 1 + low1 + (high1 - low1) u1
     ZoomUniform = 5,    // both by the first (the aspect ratio kept)
     Translate = 6,      // y by H (low0 + ...), x by W (low1 + ...), in pixels
+    CropOffset = 7,     // up by a whole oy < high0, left by ox < high1, one draw per batch
   };
   enum Fill : int32_t { Reflect = 0, Nearest = 1, Constant = 2 };
   int32_t kind;
@@ -75,6 +76,14 @@ GRAPHC_HD void randomAffineMap(const RandomAffineParams &p, uint64_t key, int64_
         p.kind == RandomAffineParams::ZoomUniform ? zy : 1.0f + p.low1 + (p.high1 - p.low1) * u1;
     m[0] = zx, m[2] = cx - zx * cx;
     m[4] = zy, m[5] = cy - zy * cy;
+    break;
+  }
+  case RandomAffineParams::CropOffset: {
+    // RandomCrop crops every image of a batch at one place: draws 0 and 1 whatever the sample
+    // (and whichever micro-batch), a whole offset uniform over the high0 (high1) positions.
+    const float uy = uniformDraw(key, 0), ux = uniformDraw(key, 1);
+    m[5] = fminf(floorf(uy * p.high0), p.high0 - 1.0f);
+    m[2] = fminf(floorf(ux * p.high1), p.high1 - 1.0f);
     break;
   }
   case RandomAffineParams::Translate:
