@@ -103,6 +103,8 @@ struct Layer {
   const json::Object *obj = nullptr;
   const json::Object *config = nullptr;
   std::string name, cls;
+  std::string module;         // Keras 3's "module" of the class ("" when the file has none)
+  std::string registeredName; // Keras 3's "registered_name" ("package>Class" for custom ones)
   std::string k3path;      // Keras 3 weights group, by class-derived names
   std::string k3namePath;  // the same with layer names (older writers)
   std::vector<std::string> legacyPath; // layer names from the top model down to this one
@@ -453,6 +455,10 @@ private:
       std::fill(out.begin(), out.end(), 1.f);
       return out;
     }
+    if (k == "init_values") { // LayerScale's: the config's init_values everywhere
+      std::fill(out.begin(), out.end(), float(numAttr(l, "init_values", 0.0)));
+      return out;
+    }
     if (k == "constant") {
       double value = 0;
       if (cfg)
@@ -608,6 +614,21 @@ private:
               }
             }
           }
+        }
+        if (!match && vars.size() == 1) {
+          // A layer of one variable takes the one weight under its name, whatever that
+          // weight's own name (tf.keras 2's LayerScale holds an unnamed tf.Variable, saved
+          // as "<layer>/Variable:0").
+          const KerasArray *only = nullptr;
+          size_t count = 0;
+          for (auto &[name, array] : group)
+            if (llvm::StringRef(name).starts_with(l.name + "/") ||
+                ("/" + name).find("/" + l.name + "/") != std::string::npos) {
+              only = &array;
+              ++count;
+            }
+          if (count == 1)
+            match = only;
         }
         if (!match)
           fail(options.weightsPath + ": no weight \"" + want + "\" for " + label(l) +
@@ -1342,6 +1363,64 @@ private:
     return out;
   }
 
+  /// keras.applications' ConvNeXt layers are Keras's own code though not keras.layers: the
+  /// class must come from there (or from a file that names no module).
+  void needConvNextModule(const Layer &l) {
+    if (!l.module.empty() &&
+        llvm::StringRef(l.module).find("applications.convnext") == llvm::StringRef::npos)
+      fail(label(l) + " is a custom layer from module \"" + l.module +
+           "\": graphc imports keras.applications' ConvNeXt LayerScale and StochasticDepth "
+           "only");
+  }
+
+  /// StochasticDepth(drop_path_rate) of keras.applications' ConvNeXt: floor(keep + u) with u
+  /// uniform per sample, x / keep times that, i.e. dropout with rate drop_path_rate and one
+  /// mask bit per sample (graphc's counter-based draws; a graph.dropout whose mask_repeat is
+  /// the sample's element count).
+  Tensor stochasticDepth(const Layer &l, const Tensor &in, Location loc) {
+    needConvNextModule(l);
+    noPadding(l, in);
+    const double rate = numAttr(l, "drop_path_rate", -1);
+    if (!(rate >= 0 && rate < 1))
+      refuseAttr(l, "drop_path_rate", "must be given, in [0, 1)");
+    if (rate == 0)
+      return in;
+    std::vector<bool> shared(kerasShape(in).size(), true);
+    shared[0] = false;
+    Tensor out = in;
+    out.v = dropoutOf(l, in, rate, shared, "its mask", in.v, loc);
+    return out;
+  }
+
+  /// LayerScale(init_values, projection_dim) of keras.applications' ConvNeXt: x times a
+  /// trainable per-feature gamma [projection_dim] (init_values everywhere when graphc
+  /// initialises it) over the last axis: a graph.broadcast_mul of (batch, ..., features)
+  /// rows, or for an image (channels first in graphc) one depthwise 1x1 graph.conv2d
+  /// (buildPerChannelAffine).
+  Tensor layerScale(const Layer &l, const Tensor &in, Location loc) {
+    needConvNextModule(l);
+    noPadding(l, in);
+    noFlat(l, in);
+    auto ks = kerasShape(in);
+    const int64_t features = ks.back(), dim = intAttr(l, "projection_dim", -1);
+    if (dim != features)
+      refuseAttr(l, "projection_dim",
+                 "= " + show(l.config->get("projection_dim")) + " must be the input's " +
+                     std::to_string(features) + " features");
+    if (!l.config->get("init_values") || !l.config->get("init_values")->getAsNumber())
+      refuseAttr(l, "init_values", "must be a number");
+    auto w = layerWeights(l, {{"gamma", {features}, "", "init_values"}});
+    Value gamma = persistent(l, "gamma", {features}, w[0].values, l.trainable, "parameter");
+    Tensor out = in;
+    out.nonNegative = false;
+    if (in.image) {
+      out.v = buildPerChannelAffine(b, loc, in.v, gamma, Value());
+    } else {
+      out.v = b.create<BroadcastMulOp>(loc, in.v.getType(), in.v, gamma);
+    }
+    return out;
+  }
+
   /// AlphaDropout (SELU networks): a * (keep ? x : alpha') + b with alpha' = -SELU's
   /// scale * alpha, a = ((1 - rate)(1 + rate alpha'^2))^-1/2 and b = -a alpha' rate, as Keras.
   /// keep ? x : alpha' is dropout(x - alpha') * (1 - rate) + alpha', so the layer is two
@@ -1997,6 +2076,8 @@ private:
     Layer in = l;
     in.obj = spec;
     in.cls = str(spec->get("class_name"));
+    in.module = str(spec->get("module"));
+    in.registeredName = str(spec->get("registered_name"));
     in.config = spec->getObject("config");
     if (in.cls.empty() || !in.config)
       refuseAttr(l, key, "is not a layer object");
@@ -3183,6 +3264,8 @@ private:
                                                 "Dot",
                                                 "Attention",
                                                 "AdditiveAttention",
+                                                "LayerScale",
+                                                "StochasticDepth",
                                                 "Identity",
                                                 "BatchNormalization",
                                                 "ZeroPadding2D",
@@ -3212,6 +3295,85 @@ private:
     return known.count(c) != 0 || convFamily().count(c) != 0;
   }
 
+  /// Keras's own classes only. A custom one (Keras 3 writes a registered class as
+  /// "package>Class", and any class's Python module) runs its own code, which graphc never
+  /// runs: refused naming the layer, before its class name could pass for a Keras layer's.
+  void checkOrigin(const Layer &l) {
+    if (l.registeredName.find('>') != std::string::npos)
+      fail(label(l) + " is a custom layer (registered as \"" + l.registeredName +
+           "\"): graphc imports Keras's own layers only and never runs code from a model file");
+    llvm::StringRef module(l.module);
+    const bool keras = module.empty() || module == "keras" || module.starts_with("keras.") ||
+                       module == "tf_keras" || module.starts_with("tf_keras.") ||
+                       module.starts_with("tensorflow.keras") ||
+                       module.starts_with("tensorflow.python.keras");
+    if (!keras)
+      fail(label(l) + " is a custom layer from module \"" + l.module +
+           "\": graphc imports Keras's own layers only and never runs code from a model file");
+  }
+
+  static bool isKerasOp(const Layer &l) {
+    return llvm::StringRef(l.module).starts_with("keras.src.ops.");
+  }
+
+  /// A Keras 3 operation in a Functional model (module keras.src.ops.*: `x + y`, `x * 0.5` on
+  /// symbolic tensors): Add, Subtract, Multiply, Maximum and Minimum of two tensors are the
+  /// merge layers of the same names; Add, Subtract, Multiply, Divide and TrueDivide of a
+  /// tensor and a number are a graph.scale (x + c, x - c, c - x, c x, x / c). The call's
+  /// numbers come from its inbound node's args. Other ops are refused naming them.
+  Tensor kerasOp(const Layer &l, const std::vector<Tensor> &ins, Location loc) {
+    const std::string &c = l.cls;
+    static const std::set<std::string> binary = {"Add", "Subtract", "Multiply", "Maximum",
+                                                 "Minimum"};
+    static const std::set<std::string> scalar = {"Add", "Subtract", "Multiply", "Divide",
+                                                 "TrueDivide"};
+    if (!binary.count(c) && !scalar.count(c))
+      fail(label(l) + " is a Keras operation (" + l.module +
+           ") that graphc does not import "
+           "(it imports Add, Subtract, Multiply, Maximum and Minimum of two tensors, and Add, "
+           "Subtract, Multiply, Divide and TrueDivide of a tensor and a number)");
+    if (ins.size() == 2 && binary.count(c))
+      return merge(l, ins, loc);
+    // A tensor and a number: the number is the call's one numeric positional argument.
+    const json::Array *nodes = l.obj->getArray("inbound_nodes");
+    const json::Object *node = nodes && nodes->size() == 1 ? (*nodes)[0].getAsObject() : nullptr;
+    const json::Array *args = node ? node->getArray("args") : nullptr;
+    std::optional<double> number;
+    bool numberFirst = false;
+    if (ins.size() == 1 && args && args->size() == 2 && scalar.count(c))
+      for (size_t i = 0; i < 2; ++i)
+        if (auto d = (*args)[i].getAsNumber()) {
+          number = *d;
+          numberFirst = i == 0;
+        }
+    if (!number || !std::isfinite(*number))
+      failLayer(l, "takes " + std::to_string(ins.size()) +
+                       " tensor(s); graphc imports this operation on two tensors" +
+                       std::string(scalar.count(c) ? " or on a tensor and a finite number" : ""));
+    noPadding(l, ins[0]);
+    double factor = 1, offset = 0;
+    if (c == "Add") {
+      offset = *number;
+    } else if (c == "Subtract") {
+      factor = numberFirst ? -1 : 1;
+      offset = numberFirst ? *number : -*number;
+    } else if (c == "Multiply") {
+      factor = *number;
+    } else {
+      if (numberFirst || *number == 0)
+        failLayer(l, "divides " +
+                         std::string(numberFirst ? "a number by a tensor" : "a tensor by zero") +
+                         ", which graphc does not import (it divides a tensor by a nonzero "
+                         "number)");
+      factor = 1 / *number;
+    }
+    Tensor out = ins[0];
+    out.v = b.create<ScaleOp>(loc, ins[0].v.getType(), ins[0].v, b.getF32FloatAttr(float(factor)),
+                              b.getF32FloatAttr(float(offset)));
+    out.nonNegative = ins[0].nonNegative && factor >= 0 && offset >= 0;
+    return out;
+  }
+
   [[noreturn]] void refuseLayer(const Layer &l) {
     static const std::set<std::string> recurrent = {
         "RNN", "ConvLSTM1D", "ConvLSTM2D", "ConvLSTM3D", "LSTMCell", "GRUCell",
@@ -3228,7 +3390,9 @@ private:
   Tensor applyLayer(const Layer &l, const std::vector<Tensor> &ins) {
     Location loc = NameLoc::get(b.getStringAttr(l.name));
     const std::string &c = l.cls;
-    if (!isKnownLayer(c))
+    checkOrigin(l);
+    const bool op = isKerasOp(l);
+    if (!op && !isKnownLayer(c))
       refuseLayer(l);
     checkCommon(l);
     // An Embedding's mask_zero mask: the recurrent layers apply it, the dropout and noise
@@ -3249,6 +3413,8 @@ private:
                      "only in the LSTM, GRU, SimpleRNN, Bidirectional and "
                      "GlobalAveragePooling1D layers that read it (after Dropout, "
                      "SpatialDropout1D or noise layers at most)");
+    if (op)
+      return kerasOp(l, ins, loc);
     if (c == "MultiHeadAttention")
       return multiHeadAttention(l, ins, loc);
     bool elementwise = c == "Add" || c == "Subtract" || c == "Multiply" || c == "Average" ||
@@ -3349,6 +3515,10 @@ private:
       return dropout(l, in, loc);
     if (c == "AlphaDropout")
       return alphaDropout(l, in, loc);
+    if (c == "StochasticDepth")
+      return stochasticDepth(l, in, loc);
+    if (c == "LayerScale")
+      return layerScale(l, in, loc);
     if (c == "RandomFlip" || c == "RandomRotation" || c == "RandomZoom" || c == "RandomTranslation")
       return randomAffine(l, in, loc);
     if (c == "RandomContrast" || c == "RandomBrightness")
@@ -3411,6 +3581,8 @@ private:
       Layer l;
       l.obj = o;
       l.cls = str(o->get("class_name"));
+      l.module = str(o->get("module"));
+      l.registeredName = str(o->get("registered_name"));
       l.config = o->getObject("config");
       if (l.cls.empty() || !l.config)
         fail("a layer entry lacks class_name or config");
@@ -3445,7 +3617,8 @@ private:
           fail(label(l) + ": Keras 1 format is not supported (attribute " + k1 +
                "); re-save the model with Keras 2 or 3");
       // Refuse an unsupported layer before anything else goes wrong around it.
-      if (!isModelClass(l.cls) && l.cls != "InputLayer" && !isKnownLayer(l.cls))
+      checkOrigin(l);
+      if (!isModelClass(l.cls) && l.cls != "InputLayer" && !isKerasOp(l) && !isKnownLayer(l.cls))
         refuseLayer(l);
       out.push_back(l);
     }

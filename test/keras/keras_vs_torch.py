@@ -1395,6 +1395,114 @@ CASES["k3_efficientnet"] = dict(
         "top_conv")} | {name + "/depthwise_kernel": dw for name in ("block1a_dwconv", "block2a_dwconv")})
 
 
+IMAGENET_MEAN = torch.tensor([0.485 * 255, 0.456 * 255, 0.406 * 255])
+IMAGENET_STD = torch.tensor([0.229 * 255, 0.224 * 255, 0.225 * 255])
+
+
+def convnext_block(h, P, prefix, c, drop, op_id, step):
+    """keras.applications' ConvNeXtBlock: grouped 3x3 conv, LayerNorm, Dense 4c, gelu, Dense
+    c, LayerScale, StochasticDepth (one keep per sample, graphc's draws), the residual."""
+    y = conv(h, P[prefix + "_depthwise_conv/kernel"], P[prefix + "_depthwise_conv/bias"],
+             padding="same", groups=c)
+    y = F.layer_norm(y, (c,), P[prefix + "_layernorm/gamma"], P[prefix + "_layernorm/beta"], 1e-6)
+    y = F.gelu(y @ P[prefix + "_pointwise_conv_1/kernel"] + P[prefix + "_pointwise_conv_1/bias"])
+    y = y @ P[prefix + "_pointwise_conv_2/kernel"] + P[prefix + "_pointwise_conv_2/bias"]
+    y = y * P[prefix + "_layer_scale/gamma"]
+    if drop:
+        keep = keep_draws(h.shape[0], drop, op_id, step).reshape(-1, 1, 1, 1)
+        y = torch.where(keep, y / (1 - drop), torch.zeros_like(y))
+    return h + y
+
+
+def k3_convnext_app_forward(x, P, S, step):
+    h = (x - IMAGENET_MEAN) / IMAGENET_STD  # PreStem's Normalization
+    h = conv(h, P["convnext_stem_conv/kernel"], P["convnext_stem_conv/bias"], strides=(4, 4))
+    h = F.layer_norm(h, (8,), P["convnext_stem_layernorm/gamma"], P["convnext_stem_layernorm/beta"], 1e-6)
+    h = convnext_block(h, P, "convnext_stage_0_block_0", 8, 0.4, 0, step)
+    h = F.layer_norm(h, (8,), P["convnext_downsampling_layernorm_0/gamma"],
+                     P["convnext_downsampling_layernorm_0/beta"], 1e-6)
+    h = conv(h, P["convnext_downsampling_conv_0/kernel"], P["convnext_downsampling_conv_0/bias"],
+             strides=(2, 2))
+    h = convnext_block(h, P, "convnext_stage_1_block_0", 16, 0.0, 1, step)
+    h = F.layer_norm(h.mean(dim=(1, 2)), (16,), P["convnext_head_layernorm/gamma"],
+                     P["convnext_head_layernorm/beta"], 1e-6)
+    return h @ P["convnext_head_dense/kernel"] + P["convnext_head_dense/bias"]
+
+
+def convnext_block_weights(prefix, c):
+    return [layer(prefix + "_depthwise_conv", [("kernel", (3, 3, 1, c)), ("bias", (c,))]),
+            layer(prefix + "_layernorm", [("gamma", (c,)), ("beta", (c,))]),
+            layer(prefix + "_pointwise_conv_1", [("kernel", (c, 4 * c)), ("bias", (4 * c,))]),
+            layer(prefix + "_pointwise_conv_2", [("kernel", (4 * c, c)), ("bias", (c,))]),
+            layer(prefix + "_layer_scale", [("gamma", (c,))])]
+
+
+def nested(model, name, variables):
+    return ("layers/%s/layers/%s" % (model, name), None, name, variables)
+
+
+CASES["k3_convnext_app"] = dict(
+    layout="keras3", input=(16, 16, 3), classes=3, loss="sparse", opt=("adam", 0.01, 0.0),
+    flags=[], forward=k3_convnext_app_forward,
+    weights=[nested("convnext_stem", "convnext_stem_conv", [("kernel", (4, 4, 3, 8)), ("bias", (8,))]),
+             nested("convnext_stem", "convnext_stem_layernorm", [("gamma", (8,)), ("beta", (8,))]),
+             nested("convnext_downsampling_block_0", "convnext_downsampling_layernorm_0",
+                    [("gamma", (8,)), ("beta", (8,))]),
+             nested("convnext_downsampling_block_0", "convnext_downsampling_conv_0",
+                    [("kernel", (2, 2, 8, 16)), ("bias", (16,))]),
+             layer("convnext_head_layernorm", [("gamma", (16,)), ("beta", (16,))]),
+             layer("convnext_head_dense", [("kernel", (16, 3)), ("bias", (3,))])]
+            + convnext_block_weights("convnext_stage_0_block_0", 8)
+            + convnext_block_weights("convnext_stage_1_block_0", 16),
+    empty=["layers/input_layer", "layers/convnext_prestem_normalization", "layers/convnext_stem",
+           "layers/convnext_downsampling_block_0", "layers/convnext_stage_0_block_0_gelu",
+           "layers/convnext_stage_0_block_0_stochastic_depth", "layers/convnext_stage_1_block_0_gelu",
+           "layers/convnext_stage_1_block_0_identity", "layers/add", "layers/add_1",
+           "layers/convnext_head_gap", "optimizer"],
+    graphc={name + "/kernel": hwio for name in (
+        "convnext_stem_conv", "convnext_downsampling_conv_0", "convnext_stage_0_block_0_depthwise_conv",
+        "convnext_stage_1_block_0_depthwise_conv")})
+
+
+def tf2_layer_scale_forward(x, P, S, step):
+    h = x @ P["dense/kernel"] + P["dense/bias"]
+    y = h * P["layer_scale/Variable"]
+    keep = keep_draws(x.shape[0], 0.3, 0, step).reshape(-1, 1, 1)  # StochasticDepth
+    y = torch.where(keep, y / 0.7, torch.zeros_like(y))
+    return (h + y).mean(1) @ P["dense_1/kernel"] + P["dense_1/bias"]
+
+
+# tf.keras 2's LayerScale holds an unnamed tf.Variable: its weight is "layer_scale/Variable:0",
+# which graphc takes as the layer's one weight.
+CASES["tf2_layer_scale"] = dict(
+    layout="legacy", input=(5, 6), classes=3, loss="sparse", opt=("momentum", 0.05, 0.9),
+    flags=["--loss=sparse_categorical_crossentropy", "--optimizer=momentum", "--lr=0.05",
+           "--momentum=0.9"], forward=tf2_layer_scale_forward,
+    layer_names=["input_1", "dense", "layer_scale", "stochastic_depth", "add",
+                 "global_average_pooling1d", "dense_1", "activation"],
+    weights=[(None, "dense", "dense", [("kernel", (6, 8)), ("bias", (8,))]),
+             (None, "layer_scale", "layer_scale", [("Variable", (8,))]),
+             (None, "dense_1", "dense_1", [("kernel", (8, 3)), ("bias", (3,))])],
+    saved={"layer_scale/Variable": "layer_scale/gamma"},
+    graphc={})
+
+
+def k3_ops_forward(x, P, S, step):
+    h = torch.tanh(x @ P["dense/kernel"] + P["dense/bias"])
+    y = (1.0 - h * 0.5) / 4 + h
+    return torch.maximum(y, h) @ P["dense_1/kernel"] + P["dense_1/bias"]
+
+
+CASES["k3_ops"] = dict(
+    layout="keras3", input=(6,), classes=3, loss="sparse", opt=("sgd", 0.1, 0.0),
+    flags=[], forward=k3_ops_forward,
+    weights=[layer("dense", [("kernel", (6, 8)), ("bias", (8,))]),
+             layer("dense_1", [("kernel", (8, 3)), ("bias", (3,))])],
+    empty=["layers/input_layer", "layers/multiply", "layers/subtract", "layers/true_divide",
+           "layers/add", "layers/maximum", "optimizer"],
+    graphc={})
+
+
 STATS = ("moving_mean", "moving_variance", "mean", "variance", "count")
 
 

@@ -1062,6 +1062,155 @@ def convnext_fixtures(k3):
                                       k3_adam(0.01, "sparse_categorical_crossentropy")))
 
 
+def convnext_app_fixtures(k3):
+    """A miniature of keras.applications.ConvNeXtTiny (Keras 3), layer for layer as its builder
+    writes them: PreStem's Normalization, the stem and a downsampling block as nested
+    Sequentials, two ConvNeXt blocks (a grouped 3x3 Conv2D with groups = channels,
+    LayerNormalization, Dense 4C, gelu, Dense C, LayerScale, StochasticDepth (0.4) or a linear
+    Activation, and `inputs + x` as a keras.src.ops.numpy Add operation), the head's
+    GlobalAveragePooling2D, LayerNormalization and softmax Dense; Adam."""
+    N = None
+    s = k3
+    name = "convnext"
+
+    def convnext_layer(cls, lname, **config):
+        c = s.base(lname)
+        c.update(config)
+        return {"module": "keras.src.applications.convnext", "class_name": cls, "config": c,
+                "registered_name": cls}
+
+    def plus(lname, a, b):
+        return {"module": "keras.src.ops.numpy", "class_name": "Add", "config": {"name": lname},
+                "registered_name": "Add", "name": lname,
+                "inbound_nodes": [{"args": [s.tensor(*a), s.tensor(*b)], "kwargs": {}}]}
+
+    L = model_inputs(s, ("input_layer", [N, 16, 16, 3]))
+    L.append(s.wire(s.normalization(name + "_prestem_normalization", -1,
+                                    mean=[0.485 * 255, 0.456 * 255, 0.406 * 255],
+                                    variance=[(0.229 * 255) ** 2, (0.224 * 255) ** 2,
+                                              (0.225 * 255) ** 2], shape=[N, 16, 16, 3]),
+                    [[("input_layer", 0, 0, [N, 16, 16, 3])]]))
+    stem = s.sequential(name + "_stem", [
+        s.input_layer(name + "_stem_input", [N, 16, 16, 3]),
+        s.conv2d(name + "_stem_conv", 8, (4, 4), (4, 4), shape=[N, 16, 16, 3]),
+        s.layer_norm(name + "_stem_layernorm", epsilon=1e-6, shape=[N, 4, 4, 8])],
+        [N, 16, 16, 3], nested=True)
+    stem["name"] = name + "_stem"
+    stem["inbound_nodes"] = [{"args": [s.tensor(name + "_prestem_normalization", 0, 0, [N, 16, 16, 3])],
+                              "kwargs": {}}]
+    L.append(stem)
+
+    def block(prefix, source, c, hw, drop):
+        shape = [N, hw, hw, c]
+        L.append(s.wire(s.conv2d(prefix + "_depthwise_conv", c, (3, 3), padding="same", groups=c,
+                                 shape=shape), [[(source, 0, 0, shape)]]))
+        L.append(s.wire(s.layer_norm(prefix + "_layernorm", epsilon=1e-6, shape=shape),
+                        [[(prefix + "_depthwise_conv", 0, 0, shape)]]))
+        L.append(s.wire(s.dense(prefix + "_pointwise_conv_1", 4 * c, shape=shape),
+                        [[(prefix + "_layernorm", 0, 0, shape)]]))
+        wide = [N, hw, hw, 4 * c]
+        L.append(s.wire(s.activation(prefix + "_gelu", "gelu", wide),
+                        [[(prefix + "_pointwise_conv_1", 0, 0, wide)]]))
+        L.append(s.wire(s.dense(prefix + "_pointwise_conv_2", c, shape=wide),
+                        [[(prefix + "_gelu", 0, 0, wide)]]))
+        L.append(s.wire(convnext_layer("LayerScale", prefix + "_layer_scale", init_values=1e-6,
+                                       projection_dim=c),
+                        [[(prefix + "_pointwise_conv_2", 0, 0, shape)]]))
+        if drop:
+            last = s.wire(convnext_layer("StochasticDepth", prefix + "_stochastic_depth",
+                                         drop_path_rate=drop),
+                          [[(prefix + "_layer_scale", 0, 0, shape)]])
+        else:
+            last = s.wire(s.activation(prefix + "_identity", "linear", shape),
+                          [[(prefix + "_layer_scale", 0, 0, shape)]])
+        L.append(last)
+        add = "add" if source.endswith("stem") else "add_1"
+        L.append(plus(add, (source, 0, 0, shape), (last["name"], 0, 0, shape)))
+        return add
+
+    x = block(name + "_stage_0_block_0", name + "_stem", 8, 4, 0.4)
+    down = s.sequential(name + "_downsampling_block_0", [
+        s.input_layer(name + "_downsampling_block_0_input", [N, 4, 4, 8]),
+        s.layer_norm(name + "_downsampling_layernorm_0", epsilon=1e-6, shape=[N, 4, 4, 8]),
+        s.conv2d(name + "_downsampling_conv_0", 16, (2, 2), (2, 2), shape=[N, 4, 4, 8])],
+        [N, 4, 4, 8], nested=True)
+    down["name"] = name + "_downsampling_block_0"
+    down["inbound_nodes"] = [{"args": [s.tensor(x, 0, 0, [N, 4, 4, 8])], "kwargs": {}}]
+    L.append(down)
+    x = block(name + "_stage_1_block_0", name + "_downsampling_block_0", 16, 2, 0.0)
+    L.append(s.wire(s.global_pool("GlobalAveragePooling2D", name + "_head_gap", [N, 2, 2, 16]),
+                    [[(x, 0, 0, [N, 2, 2, 16])]]))
+    L.append(s.wire(s.layer_norm(name + "_head_layernorm", epsilon=1e-6, shape=[N, 16]),
+                    [[(name + "_head_gap", 0, 0, [N, 16])]]))
+    L.append(s.wire(s.dense(name + "_head_dense", 3, "softmax", shape=[N, 16]),
+                    [[(name + "_head_layernorm", 0, 0, [N, 16])]]))
+    write("k3_convnext_app", s.functional(name, L, [("input_layer", 0, 0)],
+                                          [(name + "_head_dense", 0, 0)],
+                                          k3_adam(0.01, "sparse_categorical_crossentropy")))
+
+    # tf.keras 2.15 (its legacy JSON names no module): keras.applications' LayerScale and
+    # StochasticDepth on a sequence: Dense(8) of (5 steps, 6 features), LayerScale(0.1, 8),
+    # StochasticDepth(0.3), Add with the Dense, GlobalAveragePooling1D, Dense(3), softmax.
+    t = Style(False)
+    L = [t.input_layer("input_1", [N, 5, 6])]
+    L[0]["name"] = "input_1"
+    L[0]["inbound_nodes"] = []
+    L.append(t.wire(t.dense("dense", 8, shape=[N, 5, 6]), [[("input_1", 0, 0, [N, 5, 6])]]))
+    for cls, lname, config, source in (
+            ("LayerScale", "layer_scale", {"init_values": 0.1, "projection_dim": 8}, "dense"),
+            ("StochasticDepth", "stochastic_depth", {"drop_path_rate": 0.3}, "layer_scale")):
+        c = t.base(lname)
+        c.update(config)
+        L.append(t.wire({"class_name": cls, "config": c}, [[(source, 0, 0, [N, 5, 8])]]))
+    L.append(t.wire(t.merge("Add", "add"), [[("dense", 0, 0, [N, 5, 8]),
+                                             ("stochastic_depth", 0, 0, [N, 5, 8])]]))
+    L.append(t.wire(t.global_pool("GlobalAveragePooling1D", "global_average_pooling1d", [N, 5, 8]),
+                    [[("add", 0, 0, [N, 5, 8])]]))
+    L.append(t.wire(t.dense("dense_1", 3, shape=[N, 8]), [[("global_average_pooling1d", 0, 0, [N, 8])]]))
+    L.append(t.wire(t.activation("activation", "softmax", [N, 3]), [[("dense_1", 0, 0, [N, 3])]]))
+    write("tf2_layer_scale", t.functional("model", L, [("input_1", 0, 0)], [("activation", 0, 0)]))
+
+    # Keras 3 operations on symbolic tensors in a Functional MLP: Dense(8) h; h * 0.5
+    # (Multiply by a number), 1.0 - that (Subtract from a number), that / 4 (TrueDivide), plus
+    # h (Add of two tensors), Maximum with h; Dense(3) logits; SGD.
+    def op(cls, lname, *args):
+        return {"module": "keras.src.ops.numpy", "class_name": cls, "config": {"name": lname},
+                "registered_name": cls, "name": lname,
+                "inbound_nodes": [{"args": [s.tensor(*a) if isinstance(a, tuple) else a
+                                            for a in args], "kwargs": {}}]}
+
+    L = model_inputs(s, ("input_layer", [N, 6]))
+    L.append(s.wire(s.dense("dense", 8, "tanh", shape=[N, 6]), [[("input_layer", 0, 0, [N, 6])]]))
+    h = ("dense", 0, 0, [N, 8])
+    L.append(op("Multiply", "multiply", h, 0.5))
+    L.append(op("Subtract", "subtract", 1.0, ("multiply", 0, 0, [N, 8])))
+    L.append(op("TrueDivide", "true_divide", ("subtract", 0, 0, [N, 8]), 4))
+    L.append(op("Add", "add", ("true_divide", 0, 0, [N, 8]), h))
+    L.append(op("Maximum", "maximum", ("add", 0, 0, [N, 8]), h))
+    L.append(s.wire(s.dense("dense_1", 3, shape=[N, 8]), [[("maximum", 0, 0, [N, 8])]]))
+    write("k3_ops", s.functional("functional", L, [("input_layer", 0, 0)], [("dense_1", 0, 0)],
+                                 k3_compile("SGD", {"learning_rate": 0.1, "momentum": 0.0,
+                                                    "nesterov": False}, SPARSE_FROM_LOGITS)))
+
+    # Refused: a custom layer (registered "my_package>Scale"), a class from a user module, and
+    # a Keras operation graphc does not import (Matmul).
+    for case, entry in (
+            ("err_custom_registered", {"module": "my_package.layers", "class_name": "Dense",
+                                       "registered_name": "my_package>Dense"}),
+            ("err_custom_module", {"module": "my_layers", "class_name": "LayerScale",
+                                   "registered_name": "LayerScale"}),
+            ("err_keras_op", {"module": "keras.src.ops.numpy", "class_name": "Matmul",
+                              "registered_name": "Matmul"})):
+        L = model_inputs(s, ("input_layer", [N, 8]))
+        e = s.dense("dense", 8, shape=[N, 8])
+        e.update(entry)
+        if case == "err_custom_module":
+            e["config"] = dict(s.base("dense"), init_values=0.1, projection_dim=8)
+        L.append(s.wire(e, [[("input_layer", 0, 0, [N, 8])]]))
+        L.append(s.wire(s.dense("dense_1", 3, shape=[N, 8]), [[("dense", 0, 0, [N, 8])]]))
+        write(case, s.functional("functional", L, [("input_layer", 0, 0)], [("dense_1", 0, 0)]))
+
+
 def masked_rnn_fixtures(k3, k2):
     """Embedding(mask_zero=True) before recurrent layers: padding steps (token id 0) skipped."""
     N = None
@@ -1590,6 +1739,7 @@ def main():
 
     noise_fixtures(k3, k2)
     seq2seq_fixtures(k3, k2)
+    convnext_app_fixtures(k3)
     se_fixtures(k3)
     efficientnet_fixtures(k3)
     convnext_fixtures(k3)
