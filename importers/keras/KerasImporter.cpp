@@ -2921,30 +2921,38 @@ private:
     return {height, width};
   }
 
-  /// Resizing(height, width) to the same size (nothing) or by whole factors per axis: the
-  /// nearest or bilinear (half-pixel centres, tf.image.resize's without antialiasing)
-  /// upsampling of UpSampling2D. Shrinking, other factors and interpolations, and the aspect
-  /// ratio options are refused naming the layer.
+  /// Resizing(height, width): nothing at the same size; by whole factors (the same size or
+  /// larger) the nearest or bilinear upsampling of UpSampling2D; any other size resizeImage's
+  /// frozen interpolation matrices (shrinking too: tf.image.resize without antialiasing, as
+  /// Keras's default antialias = false). crop_to_aspect_ratio first crops Keras's centred
+  /// window of the target's aspect ratio (aspectWindow). pad_to_aspect_ratio, antialias on a
+  /// shrinking axis and other interpolations are refused naming the layer.
   Tensor resizing(const Layer &l, const Tensor &in, Location loc) {
-    auto xs = shapeOf(in.v);
     const auto [height, width] = targetSize(l, in);
-    for (const char *key : {"crop_to_aspect_ratio", "pad_to_aspect_ratio"})
-      if (boolAttr(l, key, false))
-        refuseAttr(l, key, "= true is not supported");
+    if (boolAttr(l, "pad_to_aspect_ratio", false))
+      refuseAttr(l, "pad_to_aspect_ratio", "= true is not supported");
     const std::string mode = strAttr(l, "interpolation", "bilinear");
     if (mode != "bilinear" && mode != "nearest")
       refuseAttr(l, "interpolation", "= " + mode + " is not supported (nearest, bilinear)");
-    if (height % xs[2] != 0 || width % xs[3] != 0)
-      failLayer(l, "resizes " + std::to_string(xs[2]) + "x" + std::to_string(xs[3]) + " to " +
-                       std::to_string(height) + "x" + std::to_string(width) +
-                       "; graphc resizes by whole factors (the same size or larger) only");
+    Tensor x = in;
+    if (boolAttr(l, "crop_to_aspect_ratio", false))
+      x = aspectWindow(in, height, width, loc);
+    auto xs = shapeOf(x.v);
+    if (boolAttr(l, "antialias", false) && (height < xs[2] || width < xs[3]))
+      refuseAttr(l, "antialias",
+                 "= true is not supported when shrinking (graphc resizes as "
+                 "tf.image.resize without antialiasing)");
     if (height == xs[2] && width == xs[3])
-      return in;
+      return x;
+    Tensor out = x;
+    if (height % xs[2] != 0 || width % xs[3] != 0) {
+      out.v = resizeImage(l, x.v, height, width, mode == "nearest", loc);
+      return out;
+    }
     const UpsampleInterpolation interpolation =
         mode == "bilinear" ? UpsampleInterpolation::Linear : UpsampleInterpolation::Nearest;
-    Tensor out = in;
     out.v = buildUpsample(
-        b, loc, in.v, upsampleAxis(interpolation, SourceCoordinates::HalfPixel, height / xs[2]),
+        b, loc, x.v, upsampleAxis(interpolation, SourceCoordinates::HalfPixel, height / xs[2]),
         upsampleAxis(interpolation, SourceCoordinates::HalfPixel, width / xs[3]),
         [&](RankedTensorType type, ArrayRef<float> taps) {
           return persistent(l, "bilinear_filter", type.getShape(), {taps.begin(), taps.end()},
@@ -2953,16 +2961,101 @@ private:
     return out;
   }
 
+  /// The [in, out] matrix whose column o holds output o's taps on the input axis, as
+  /// tf.image.resize (and PyTorch's interpolate without align_corners) computes them in
+  /// float32 with half-pixel centres: bilinear reads src = (o + 0.5) in / out - 0.5 between
+  /// max(floor(src), 0) and min(ceil(src), in - 1) with weight src - floor(src); nearest reads
+  /// min(floor((o + 0.5) in / out), in - 1). O(in * out) entries.
+  static std::vector<float> resizeTaps(int64_t in, int64_t out, bool nearest) {
+    std::vector<float> taps(size_t(in * out), 0.0f);
+    const float scale = float(in) / float(out);
+    for (int64_t o = 0; o < out; ++o) {
+      if (nearest) {
+        const int64_t i = std::min(int64_t(std::floor((float(o) + 0.5f) * scale)), in - 1);
+        taps[size_t(i * out + o)] = 1.0f;
+        continue;
+      }
+      const float src = (float(o) + 0.5f) * scale - 0.5f, floorSrc = std::floor(src);
+      const int64_t low = std::max(int64_t(floorSrc), int64_t{0});
+      const int64_t high = std::min(int64_t(std::ceil(src)), in - 1);
+      const float lerp = src - floorSrc;
+      taps[size_t(low * out + o)] += 1.0f - lerp;
+      taps[size_t(high * out + o)] += lerp;
+    }
+    return taps;
+  }
+
+  /// An NCHW image resized to height x width: each axis a graph.dense of the image's rows by
+  /// a frozen resizeTaps matrix (<layer>/resize_columns [W, width], then, transposed so that
+  /// the height is last, <layer>/resize_rows [H, height]); the dense's backward carries the
+  /// input gradient. O(N C H W width + N C width H height) time.
+  Value resizeImage(const Layer &l, Value x, int64_t height, int64_t width, bool nearest,
+                    Location loc) {
+    auto xs = shapeOf(x);
+    const int64_t N = xs[0], C = xs[1], H = xs[2], W = xs[3];
+    auto axis = [&](Value rows, int64_t in, int64_t out, const std::string &name) -> Value {
+      Value taps = persistent(l, name, {in, out}, resizeTaps(in, out, nearest),
+                              /*trainable=*/false, "parameter");
+      auto shape = shapeOf(rows);
+      const int64_t count = product(ArrayRef<int64_t>(shape).drop_back());
+      Value flat = b.create<ReshapeOp>(loc, f32({count, in}), rows);
+      return b.create<DenseOp>(loc, f32({count, out}), flat, taps, Value(), UnitAttr());
+    };
+    Value v = x;
+    if (W != width)
+      v = b.create<ReshapeOp>(loc, f32({N * C, H, width}), axis(v, W, width, "resize_columns"));
+    else
+      v = b.create<ReshapeOp>(loc, f32({N * C, H, W}), v);
+    if (H != height) {
+      Value heightLast = transposed(v, {0, 2, 1}, loc); // [N C, width, H]
+      Value resized = axis(heightLast, H, height, "resize_rows");
+      v = transposed(b.create<ReshapeOp>(loc, f32({N * C, width, height}), resized), {0, 2, 1},
+                     loc);
+    }
+    return b.create<ReshapeOp>(loc, f32({N, C, height, width}), v);
+  }
+
+  /// Keras's centred window of the target's aspect ratio (smart_resize's, and Resizing's
+  /// crop_to_aspect_ratio): int(W target_h / target_w) rows at most H (at least 1) and
+  /// int(H target_w / target_h) columns at most W, from row (H - rows) / 2 and column
+  /// (W - columns) / 2 rounded down.
+  struct Window {
+    int64_t top, left, rows, cols;
+  };
+  static Window aspectBox(int64_t H, int64_t W, int64_t height, int64_t width) {
+    const int64_t rows = std::max<int64_t>(std::min(H, int64_t(double(W * height) / width)), 1);
+    const int64_t cols = std::max<int64_t>(std::min(W, int64_t(double(H * width) / height)), 1);
+    return {(H - rows) / 2, (W - cols) / 2, rows, cols};
+  }
+  Tensor aspectWindow(const Tensor &in, int64_t height, int64_t width, Location loc) {
+    auto xs = shapeOf(in.v);
+    const int64_t H = xs[2], W = xs[3];
+    const auto [top, left, rows, cols] = aspectBox(H, W, height, width);
+    Tensor out = in;
+    out.v = cropAxis(in.v, 2, top, H - rows - top, loc);
+    out.v = cropAxis(out.v, 3, left, W - cols - left, loc);
+    return out;
+  }
+
+  /// Keras's smart_resize (CenterCrop and tf.keras 2's RandomCrop of an image smaller than
+  /// the target): aspectWindow, then a bilinear resizeImage to the target.
+  Tensor smartResize(const Layer &l, const Tensor &in, int64_t height, int64_t width,
+                     Location loc) {
+    Tensor out = aspectWindow(in, height, width, loc);
+    auto xs = shapeOf(out.v);
+    if (xs[2] != height || xs[3] != width)
+      out.v = resizeImage(l, out.v, height, width, /*nearest=*/false, loc);
+    return out;
+  }
+
   /// CenterCrop(height, width): the centred window, (H - height) / 2 rows from the top and
   /// (W - width) / 2 columns from the left (rounded down), as Keras crops an image at least as
-  /// large (a smaller one, which Keras resizes, is refused); Cropping2D's slices.
+  /// large (Cropping2D's slices); a smaller one Keras smart-resizes (smartResize).
   Tensor centerCrop(const Layer &l, const Tensor &in, Location loc) {
     auto xs = shapeOf(in.v);
     const auto [height, width] = targetSize(l, in);
     if (height > xs[2] || width > xs[3])
-      failLayer(l, "crops a " + std::to_string(height) + "x" + std::to_string(width) +
-                       " window from a smaller " + std::to_string(xs[2]) + "x" +
-                       std::to_string(xs[3]) + " image, which Keras resizes; graphc does not");
+      return smartResize(l, in, height, width, loc);
     const int64_t top = (xs[2] - height) / 2, left = (xs[3] - width) / 2;
     Tensor out = in;
     out.v = cropAxis(in.v, 2, top, xs[2] - height - top, loc);
@@ -2976,16 +3069,27 @@ private:
   /// 1, drawn once per batch with graphc's counter-based draws) and its top-left window (two
   /// graph.slice). Keras 3 crops an image exactly as high or as wide as the target at the
   /// centre of its largest window of the target's aspect ratio, which is CenterCrop's window.
-  /// A smaller image, which Keras resizes, is refused naming the layer.
+  /// A smaller image Keras resizes without a draw: tf.keras 2 smart-resizes it, Keras 3 slices
+  /// from its aspect window's corner and resizes that (resizeImage).
   Tensor randomCrop(const Layer &l, const Tensor &in, Location loc) {
     auto xs = shapeOf(in.v);
     const auto [height, width] = targetSize(l, in);
     const int64_t H = xs[2], W = xs[3];
-    if (height > H || width > W)
-      failLayer(l, "crops a " + std::to_string(height) + "x" + std::to_string(width) +
-                       " window from a smaller " + std::to_string(H) + "x" + std::to_string(W) +
-                       " image, which Keras resizes; graphc does not (resize the data, or crop "
-                       "a smaller window)");
+    if ((height > H || width > W) && !keras3)
+      return smartResize(l, in, height, width, loc);
+    if (height > H || width > W) {
+      // Keras 3 slices target-sized rows and columns from its centred aspect window's corner
+      // (fewer where the image ends), then resizes the slice to the target.
+      const Window box = aspectBox(H, W, height, width);
+      const int64_t top = box.top, left = box.left;
+      Tensor out = in;
+      out.v = cropAxis(in.v, 2, top, std::max<int64_t>(H - top - height, 0), loc);
+      out.v = cropAxis(out.v, 3, left, std::max<int64_t>(W - left - width, 0), loc);
+      auto os = shapeOf(out.v);
+      if (os[2] != height || os[3] != width)
+        out.v = resizeImage(l, out.v, height, width, /*nearest=*/false, loc);
+      return out;
+    }
     if (keras3 && (H == height || W == width))
       return centerCrop(l, in, loc);
     if (H == height && W == width)

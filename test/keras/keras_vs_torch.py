@@ -1333,6 +1333,52 @@ CASES["tf2_center_crop"] = dict(
     graphc={"conv2d/kernel": hwio})
 
 
+def resize(h, height, width, mode="bilinear"):
+    """tf.image.resize of an NHWC batch to height x width without antialiasing: PyTorch's
+    bilinear with align_corners=False, or nearest-exact (half-pixel centres, rounded down)."""
+    mode = "nearest-exact" if mode == "nearest" else mode
+    out = F.interpolate(h.permute(0, 3, 1, 2), size=(height, width), mode=mode,
+                        **({"align_corners": False} if mode == "bilinear" else {}))
+    return out.permute(0, 2, 3, 1)
+
+
+def k3_resize_forward(x, P, S, step):
+    h = resize(x, 6, 8)  # Resizing(6, 8) of 9x12
+    h = resize(h, 7, 10, "nearest")  # Resizing(7, 10, nearest)
+    h = resize(h[:, :, 1:8], 5, 5)  # Resizing(5, 5, crop_to_aspect_ratio): the centred 7x7
+    h = resize(h, 6, 6)  # CenterCrop(6, 6) of 5x5: smart_resize
+    h = resize(h[:, 0:8, 1:6], 8, 5)  # RandomCrop(8, 5) of 6x6: Keras 3's slice, resized
+    h = torch.relu(conv(h, P["conv2d/kernel"], P["conv2d/bias"], padding="same"))
+    return h.mean(dim=(1, 2)) @ P["dense/kernel"] + P["dense/bias"]
+
+
+def tf2_resize_forward(x, P, S, step):
+    h = resize(x[:, :, 1:7], 8, 8)  # RandomCrop(8, 8) of 6x8: smart_resize
+    h = resize(h, 5, 7)  # Resizing(5, 7)
+    h = torch.relu(conv(h, P["conv2d/kernel"], P["conv2d/bias"], padding="same"))
+    return h.mean(dim=(1, 2)) @ P["dense/kernel"] + P["dense/bias"]
+
+
+CASES["k3_resize"] = dict(
+    layout="keras3", input=(9, 12, 3), classes=3, loss="sparse", opt=("adam", 0.01, 0.0),
+    flags=[], forward=k3_resize_forward,
+    weights=[("layers/conv2d", None, "conv2d", [("kernel", (3, 3, 3, 4)), ("bias", (4,))]),
+             ("layers/dense", None, "dense", [("kernel", (4, 3)), ("bias", (3,))])],
+    empty=["layers/input_layer", "layers/resizing", "layers/resizing_1", "layers/resizing_2",
+           "layers/center_crop", "layers/random_crop", "layers/global_average_pooling2d",
+           "optimizer"],
+    graphc={"conv2d/kernel": hwio})
+CASES["tf2_resize"] = dict(
+    layout="legacy", input=(6, 8, 3), classes=3, loss="sparse", opt=("sgd", 0.1, 0.0),
+    flags=["--loss=sparse_categorical_crossentropy", "--optimizer=sgd", "--lr=0.1"],
+    forward=tf2_resize_forward,
+    layer_names=["random_crop", "resizing", "conv2d", "global_average_pooling2d", "dense",
+                 "activation"],
+    weights=[(None, "conv2d", "conv2d", [("kernel", (3, 3, 3, 4)), ("bias", (4,))]),
+             (None, "dense", "dense", [("kernel", (4, 3)), ("bias", (3,))])],
+    graphc={"conv2d/kernel": hwio})
+
+
 def k3_resizing_forward(x, P, S, step):
     h = bilinear(x, (2, 3))  # Resizing(6, 12) of 3x4; Resizing(6, 12) again is nothing
     h = h.repeat_interleave(2, dim=1)  # Resizing(12, 12, nearest)

@@ -444,6 +444,18 @@ class Style:
                 "backend": "tensorflow"}
 
 
+def image_head(s, h, w, c=3):
+    """The tail of the small image classifiers: a same Conv2D(4, 3, relu) of an h x w x c
+    image, GlobalAveragePooling2D and a softmax Dense(3) (Keras 3), or a Dense(3) and a softmax
+    Activation (tf.keras 2)."""
+    N = None
+    tail = [s.conv2d("conv2d", 4, (3, 3), padding="same", activation="relu", shape=[N, h, w, c]),
+            s.global_pool("GlobalAveragePooling2D", "global_average_pooling2d", [N, h, w, 4])]
+    if s.k3:
+        return tail + [s.dense("dense", 3, "softmax", shape=[N, 4])]
+    return tail + [s.dense("dense", 3, shape=[N, 4]), s.activation("activation", "softmax", [N, 3])]
+
+
 def model_inputs(s, *specs):
     """A Functional model's InputLayer entries, one per (name, batch shape)."""
     layers = []
@@ -823,10 +835,7 @@ def noise_fixtures(k3, k2):
     s = k3
     L = [s.input_layer("input_layer", [N, 9, 11, 3]),
          s.augment("RandomCrop", "random_crop", [N, 9, 11, 3], height=7, width=8),
-         s.augment("RandomCrop", "random_crop_1", [N, 7, 8, 3], height=7, width=6),
-         s.conv2d("conv2d", 4, (3, 3), padding="same", activation="relu", shape=[N, 7, 6, 3]),
-         s.global_pool("GlobalAveragePooling2D", "global_average_pooling2d", [N, 7, 6, 4]),
-         s.dense("dense", 3, "softmax", shape=[N, 4])]
+         s.augment("RandomCrop", "random_crop_1", [N, 7, 8, 3], height=7, width=6)] + image_head(s, 7, 6)
     write("k3_random_crop", s.sequential("sequential", L, [N, 9, 11, 3],
                                          k3_adam(0.01, "sparse_categorical_crossentropy")))
 
@@ -835,19 +844,47 @@ def noise_fixtures(k3, k2):
     # Activation softmax.
     s = k2
     L = [s.input_layer("input_1", [N, 6, 8, 3]),
-         s.augment("RandomCrop", "random_crop", [N, 6, 8, 3], height=6, width=5),
-         s.conv2d("conv2d", 4, (3, 3), padding="same", activation="relu", shape=[N, 6, 5, 3]),
-         s.global_pool("GlobalAveragePooling2D", "global_average_pooling2d", [N, 6, 5, 4]),
-         s.dense("dense", 3, shape=[N, 4]),
-         s.activation("activation", "softmax", [N, 3])]
+         s.augment("RandomCrop", "random_crop", [N, 6, 8, 3], height=6, width=5)] + image_head(s, 6, 5)
     write("tf2_random_crop", s.sequential("sequential", L, [N, 6, 8, 3]))
 
-    # Refused: RandomCrop(8, 8) of a 6x8 image (Keras resizes it).
+    # tf.keras 2: RandomCrop(8, 8) of a 6x8 image (smaller: smart_resize's 6x6 window from
+    # column 1, resized to 8x8), Resizing(5, 7) (shrinking, bilinear), a same Conv2D (relu),
+    # GlobalAveragePooling2D, Dense, Activation softmax.
     L = [s.input_layer("input_1", [N, 6, 8, 3]),
          s.augment("RandomCrop", "random_crop", [N, 6, 8, 3], height=8, width=8),
-         s.global_pool("GlobalAveragePooling2D", "global_average_pooling2d", [N, 8, 8, 3]),
+         s.merge("Resizing", "resizing", [N, 8, 8, 3], height=5, width=7,
+                 interpolation="bilinear", crop_to_aspect_ratio=False)] + image_head(s, 5, 7)
+    write("tf2_resize", s.sequential("sequential", L, [N, 6, 8, 3]))
+
+    # Keras 3 resizing any way: Resizing(6, 8) of 9x12 (shrinking, bilinear), Resizing(7, 10,
+    # nearest) (by 7/6 and 5/4), Resizing(5, 5, crop_to_aspect_ratio) (the centred 7x7 from
+    # column 1, shrunk), CenterCrop(6, 6) of the 5x5 (smaller: smart-resized), RandomCrop(8, 5)
+    # of the 6x6 (smaller: Keras 3 slices rows 0-5 and columns 1-5 and resizes them), a same
+    # Conv2D (relu), GlobalAveragePooling2D, Dense softmax; Adam.
+    s = k3
+    resize = dict(antialias=False, pad_to_aspect_ratio=False, fill_mode="constant",
+                  fill_value=0.0, data_format="channels_last")
+    L = [s.input_layer("input_layer", [N, 9, 12, 3]),
+         s.merge("Resizing", "resizing", [N, 9, 12, 3], height=6, width=8,
+                 interpolation="bilinear", crop_to_aspect_ratio=False, **resize),
+         s.merge("Resizing", "resizing_1", [N, 6, 8, 3], height=7, width=10,
+                 interpolation="nearest", crop_to_aspect_ratio=False, **resize),
+         s.merge("Resizing", "resizing_2", [N, 7, 10, 3], height=5, width=5,
+                 interpolation="bilinear", crop_to_aspect_ratio=True, **resize),
+         s.merge("CenterCrop", "center_crop", [N, 5, 5, 3], height=6, width=6,
+                 data_format="channels_last"),
+         s.augment("RandomCrop", "random_crop", [N, 6, 6, 3], height=8, width=5)] + image_head(s, 8, 5)
+    write("k3_resize", s.sequential("sequential", L, [N, 9, 12, 3],
+                                    k3_adam(0.01, "sparse_categorical_crossentropy")))
+    s = k2
+
+    # Refused: Resizing with bicubic interpolation.
+    L = [s.input_layer("input_1", [N, 6, 8, 3]),
+         s.merge("Resizing", "resizing", [N, 6, 8, 3], height=4, width=4,
+                 interpolation="bicubic", crop_to_aspect_ratio=False),
+         s.global_pool("GlobalAveragePooling2D", "global_average_pooling2d", [N, 4, 4, 3]),
          s.dense("dense", 3, "softmax", shape=[N, 3])]
-    write("err_random_crop_small", s.sequential("sequential", L, [N, 6, 8, 3]))
+    write("err_resize_bicubic", s.sequential("sequential", L, [N, 6, 8, 3]))
 
     # Refused: an augmentation layer after a trained one (random_affine has no input gradient),
     # and RandomRotation's fill_mode wrap.
