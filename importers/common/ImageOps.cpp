@@ -10,6 +10,7 @@
 // and PyTorch clamp it.
 #include "importers/common/ImageOps.h"
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 
@@ -154,6 +155,133 @@ Value buildUpsample(OpBuilder &b, Location loc, Value x, const UpsampleAxis &h,
       b.getDenseI64ArrayAttr({h.scale, w.scale}),
       b.getDenseI64ArrayAttr({h.cropBefore, w.cropBefore, h.cropAfter, w.cropAfter}),
       b.getDenseI64ArrayAttr({1, 1}), b.getI64IntegerAttr(channels));
+}
+
+std::vector<float> resizeMatrix(const ResizeAxis &axis) {
+  using Mode = ResizeAxis::Mode;
+  using Coordinates = ResizeAxis::Coordinates;
+  const int64_t in = axis.in, out = axis.out;
+  std::vector<float> matrix(size_t(in * out), 0.0f);
+  const float outputWidth = float(axis.scale * double(in)); // ONNX's (fractional) output width
+  for (int64_t o = 0; o < out; ++o) {
+    const float centre = float(o) + 0.5f;
+    float x = 0.0f;
+    switch (axis.coordinates) {
+    case Coordinates::HalfPixel:
+      x = centre * axis.inverseScale - 0.5f;
+      break;
+    case Coordinates::HalfPixelSymmetric: {
+      const float adjustment = float(out) / outputWidth, middle = 0.5f * float(in);
+      x = middle * (1.0f - adjustment) + centre * axis.inverseScale - 0.5f;
+      break;
+    }
+    case Coordinates::PytorchHalfPixel:
+      x = outputWidth == 1.0f ? -0.5f : centre * axis.inverseScale - 0.5f;
+      break;
+    case Coordinates::AlignCorners:
+      // (PyTorch multiplies by the step (in - 1) / (out - 1) in float32.)
+      x = outputWidth == 1.0f ? 0.0f : float(o) * (float(in - 1) / (outputWidth - 1.0f));
+      break;
+    case Coordinates::Asymmetric:
+      x = float(o) * axis.inverseScale;
+      break;
+    }
+    // The element left of x (x itself counts as right of it) and the distance to x in (0, 1].
+    const float base = std::ceil(x) - 1.0f, ratio = x - base;
+    std::vector<float> coeffs;
+    int64_t first = int64_t(base); // the index of coeffs[0]
+    switch (axis.mode) {
+    case Mode::Nearest: {
+      bool right = true; // ratio 1 (x whole) takes x itself
+      if (ratio < 1.0f) {
+        switch (axis.rounding) {
+        case ResizeAxis::Rounding::RoundPreferFloor:
+          right = ratio > 0.5f;
+          break;
+        case ResizeAxis::Rounding::RoundPreferCeil:
+          right = ratio >= 0.5f;
+          break;
+        case ResizeAxis::Rounding::Floor:
+          right = false;
+          break;
+        case ResizeAxis::Rounding::Ceil:
+          right = true;
+          break;
+        }
+      }
+      coeffs = {right ? 0.0f : 1.0f, right ? 1.0f : 0.0f};
+      break;
+    }
+    case Mode::Linear:
+      coeffs = {1.0f - ratio, ratio};
+      break;
+    case Mode::Cubic: {
+      const float a = axis.cubicA, r = ratio, s = 1.0f - ratio;
+      coeffs = {((a * (r + 1) - 5 * a) * (r + 1) + 8 * a) * (r + 1) - 4 * a,
+                ((a + 2) * r - (a + 3)) * r * r + 1, ((a + 2) * s - (a + 3)) * s * s + 1,
+                ((a * (s + 1) - 5 * a) * (s + 1) + 8 * a) * (s + 1) - 4 * a};
+      first -= 1;
+      break;
+    }
+    }
+    if (axis.excludeOutside) {
+      float kept = 0.0f;
+      for (size_t j = 0; j < coeffs.size(); ++j) {
+        const int64_t index = first + int64_t(j);
+        if (index < 0 || index >= in)
+          coeffs[j] = 0.0f;
+        kept += coeffs[j];
+      }
+      if (kept != 0.0f)
+        for (float &c : coeffs)
+          c /= kept;
+    }
+    for (size_t j = 0; j < coeffs.size(); ++j) {
+      const int64_t index = std::clamp<int64_t>(first + int64_t(j), 0, in - 1);
+      matrix[size_t(index * out + o)] += coeffs[j];
+    }
+  }
+  return matrix;
+}
+
+/// Whether the axis keeps every element where it is (its matrix is the identity).
+static bool isIdentity(const ResizeAxis &axis) {
+  if (axis.in != axis.out)
+    return false;
+  const std::vector<float> matrix = resizeMatrix(axis);
+  for (int64_t i = 0; i < axis.in; ++i)
+    for (int64_t o = 0; o < axis.out; ++o)
+      if (matrix[size_t(i * axis.out + o)] != (i == o ? 1.0f : 0.0f))
+        return false;
+  return true;
+}
+
+Value buildResize(OpBuilder &b, Location loc, Value x, const ResizeAxis &h, const ResizeAxis &w,
+                  function_ref<Value(int, ArrayRef<int64_t>, ArrayRef<float>)> matrix) {
+  const std::vector<int64_t> xs = dimsOf(x);
+  const int64_t N = xs[0], C = xs[1], H = xs[2], W = xs[3];
+  // Rows of `in` elements times the [in, out] matrix: rows of `out`.
+  auto resizeRows = [&](Value v, const ResizeAxis &axis, int index) -> Value {
+    const std::vector<int64_t> shape = dimsOf(v);
+    int64_t rows = 1;
+    for (size_t i = 0; i + 1 < shape.size(); ++i)
+      rows *= shape[i];
+    Value taps = matrix(index, {axis.in, axis.out}, resizeMatrix(axis));
+    Value flat = b.create<ReshapeOp>(loc, f32(b, {rows, axis.in}), v);
+    return b.create<DenseOp>(loc, f32(b, {rows, axis.out}), flat, taps, Value(), UnitAttr());
+  };
+  Value v = b.create<ReshapeOp>(loc, f32(b, {N * C, H, W}), x);
+  if (!isIdentity(w))
+    v = b.create<ReshapeOp>(loc, f32(b, {N * C, H, w.out}), resizeRows(v, w, 1));
+  if (!isIdentity(h)) {
+    Value heightLast =
+        b.create<TransposeOp>(loc, f32(b, {N * C, w.out, H}), v, b.getDenseI64ArrayAttr({0, 2, 1}));
+    Value resized =
+        b.create<ReshapeOp>(loc, f32(b, {N * C, w.out, h.out}), resizeRows(heightLast, h, 0));
+    v = b.create<TransposeOp>(loc, f32(b, {N * C, h.out, w.out}), resized,
+                              b.getDenseI64ArrayAttr({0, 2, 1}));
+  }
+  return b.create<ReshapeOp>(loc, f32(b, {N, C, h.out, w.out}), v);
 }
 
 Value buildGroupNorm(OpBuilder &b, Location loc, Value x, int64_t groups, float epsilon) {

@@ -64,6 +64,48 @@ mlir::Value buildUpsample(
     const UpsampleAxis &w,
     llvm::function_ref<mlir::Value(mlir::RankedTensorType, llvm::ArrayRef<float>)> constantFilter);
 
+/// How one axis is resized to any length, in ONNX Resize's terms (opset 11 to 19); Keras's
+/// tf.image.resize is half_pixel linear, or half_pixel nearest rounding halves up.
+struct ResizeAxis {
+  enum class Mode { Nearest, Linear, Cubic };
+  enum class Coordinates {
+    HalfPixel,
+    HalfPixelSymmetric,
+    PytorchHalfPixel,
+    AlignCorners,
+    Asymmetric
+  };
+  enum class Rounding { RoundPreferFloor, RoundPreferCeil, Floor, Ceil };
+  int64_t in = 1, out = 1;
+  /// out / in as the op states it (ONNX's scale, which need not be out / in exactly), and
+  /// in / out as the framework computes the source step in float32 (PyTorch and TensorFlow
+  /// multiply by it).
+  double scale = 1;
+  float inverseScale = 1;
+  Mode mode = Mode::Linear;
+  Coordinates coordinates = Coordinates::HalfPixel;
+  Rounding rounding = Rounding::RoundPreferFloor;
+  float cubicA = -0.75f;       // Keys's cubic coefficient (PyTorch's bicubic)
+  bool excludeOutside = false; // zero (and renormalise) the taps that fall outside the input
+};
+
+/// The [in, out] matrix whose column o holds output o's weights on the input elements, as
+/// ONNX's reference Resize computes them: the source position x of output o by the
+/// coordinate mode (in float32), its left element base = ceil(x) - 1 and ratio = x - base in
+/// (0, 1]; nearest takes base or base + 1 by the rounding, linear both by 1 - ratio and ratio,
+/// cubic base - 1 .. base + 2 by Keys's kernel; an element outside the input reads the edge
+/// (or, with excludeOutside, weighs nothing and the rest are renormalised). No antialiasing.
+/// O(in * out).
+std::vector<float> resizeMatrix(const ResizeAxis &axis);
+
+/// `x` [N, C, H, W] resized to [N, C, h.out, w.out]: for each axis that changes, one
+/// graph.dense of the rows by its frozen resizeMatrix (`matrix(axisIndex, [in, out], values)`,
+/// 0 for the height, 1 for the width; the height transposed to the last axis and back). The
+/// dense's backward carries the input gradient. O(N C H W w.out + N C w.out H h.out).
+mlir::Value buildResize(
+    mlir::OpBuilder &b, mlir::Location loc, mlir::Value x, const ResizeAxis &h, const ResizeAxis &w,
+    llvm::function_ref<mlir::Value(int, llvm::ArrayRef<int64_t>, llvm::ArrayRef<float>)> matrix);
+
 /// `x` [N, C, ...] with each sample's `groups` blocks of C / groups channels normalised by
 /// their own mean and biased variance (GroupNorm without its affine map; groups = C is
 /// InstanceNorm): x viewed as [N * groups, elements per group], one graph.layer_norm with a

@@ -2961,58 +2961,29 @@ private:
     return out;
   }
 
-  /// The [in, out] matrix whose column o holds output o's taps on the input axis, as
-  /// tf.image.resize (and PyTorch's interpolate without align_corners) computes them in
-  /// float32 with half-pixel centres: bilinear reads src = (o + 0.5) in / out - 0.5 between
-  /// max(floor(src), 0) and min(ceil(src), in - 1) with weight src - floor(src); nearest reads
-  /// min(floor((o + 0.5) in / out), in - 1). O(in * out) entries.
-  static std::vector<float> resizeTaps(int64_t in, int64_t out, bool nearest) {
-    std::vector<float> taps(size_t(in * out), 0.0f);
-    const float scale = float(in) / float(out);
-    for (int64_t o = 0; o < out; ++o) {
-      if (nearest) {
-        const int64_t i = std::min(int64_t(std::floor((float(o) + 0.5f) * scale)), in - 1);
-        taps[size_t(i * out + o)] = 1.0f;
-        continue;
-      }
-      const float src = (float(o) + 0.5f) * scale - 0.5f, floorSrc = std::floor(src);
-      const int64_t low = std::max(int64_t(floorSrc), int64_t{0});
-      const int64_t high = std::min(int64_t(std::ceil(src)), in - 1);
-      const float lerp = src - floorSrc;
-      taps[size_t(low * out + o)] += 1.0f - lerp;
-      taps[size_t(high * out + o)] += lerp;
-    }
-    return taps;
-  }
-
-  /// An NCHW image resized to height x width: each axis a graph.dense of the image's rows by
-  /// a frozen resizeTaps matrix (<layer>/resize_columns [W, width], then, transposed so that
-  /// the height is last, <layer>/resize_rows [H, height]); the dense's backward carries the
-  /// input gradient. O(N C H W width + N C width H height) time.
+  /// An NCHW image resized to height x width as tf.image.resize does without antialiasing
+  /// (half-pixel centres; bilinear, or nearest rounding halves up: floor((o + 0.5) in / out)),
+  /// the source step in / out in float32 as TensorFlow and PyTorch compute it: buildResize's
+  /// graph.dense per axis by a frozen matrix (<layer>/resize_rows, <layer>/resize_columns).
   Value resizeImage(const Layer &l, Value x, int64_t height, int64_t width, bool nearest,
                     Location loc) {
     auto xs = shapeOf(x);
-    const int64_t N = xs[0], C = xs[1], H = xs[2], W = xs[3];
-    auto axis = [&](Value rows, int64_t in, int64_t out, const std::string &name) -> Value {
-      Value taps = persistent(l, name, {in, out}, resizeTaps(in, out, nearest),
-                              /*trainable=*/false, "parameter");
-      auto shape = shapeOf(rows);
-      const int64_t count = product(ArrayRef<int64_t>(shape).drop_back());
-      Value flat = b.create<ReshapeOp>(loc, f32({count, in}), rows);
-      return b.create<DenseOp>(loc, f32({count, out}), flat, taps, Value(), UnitAttr());
+    auto axis = [&](int64_t in, int64_t out) {
+      ResizeAxis a;
+      a.in = in;
+      a.out = out;
+      a.scale = double(out) / double(in);
+      a.inverseScale = float(in) / float(out);
+      a.mode = nearest ? ResizeAxis::Mode::Nearest : ResizeAxis::Mode::Linear;
+      a.rounding = ResizeAxis::Rounding::RoundPreferCeil;
+      return a;
     };
-    Value v = x;
-    if (W != width)
-      v = b.create<ReshapeOp>(loc, f32({N * C, H, width}), axis(v, W, width, "resize_columns"));
-    else
-      v = b.create<ReshapeOp>(loc, f32({N * C, H, W}), v);
-    if (H != height) {
-      Value heightLast = transposed(v, {0, 2, 1}, loc); // [N C, width, H]
-      Value resized = axis(heightLast, H, height, "resize_rows");
-      v = transposed(b.create<ReshapeOp>(loc, f32({N * C, width, height}), resized), {0, 2, 1},
-                     loc);
-    }
-    return b.create<ReshapeOp>(loc, f32({N, C, height, width}), v);
+    return buildResize(b, loc, x, axis(xs[2], height), axis(xs[3], width),
+                       [&](int index, ArrayRef<int64_t> shape, ArrayRef<float> values) {
+                         return persistent(l, index == 0 ? "resize_rows" : "resize_columns", shape,
+                                           {values.begin(), values.end()},
+                                           /*trainable=*/false, "parameter");
+                       });
   }
 
   /// Keras's centred window of the target's aspect ratio (smart_resize's, and Resizing's

@@ -2760,15 +2760,15 @@ private:
     return a ? a->s() : dflt;
   }
 
-  /// Resize enlarging the spatial axes of an [N, C, H, W] image (or the last axis of
-  /// [N, C, L]) by integer factors, given as scales or as sizes that are multiples of the
-  /// input's: nearest (PyTorch's mode='nearest', Keras's UpSampling2D, any coordinate and
-  /// rounding mode that repeats each pixel) and linear with half_pixel (PyTorch's bilinear with
-  /// align_corners=False, TensorFlow 2) or asymmetric coordinates (TensorFlow 1), as
-  /// buildUpsample's depthwise transposed convolution; shrinking by whole factors is
-  /// resizeDown's. Other fractional factors, cubic and align_corners are refused naming the
-  /// node. (graphc reads opsets 11 to 28, so Upsample
-  /// and Resize-10 never occur.)
+  /// Resize of the spatial axes of an [N, C, H, W] image (or the last axis of [N, C, L]).
+  /// Whole factors with the common modes (nearest that repeats each pixel, linear with
+  /// half_pixel, pytorch_half_pixel or asymmetric coordinates) enlarge as buildUpsample's
+  /// depthwise transposed convolution and shrink as resizeDown's strided one; anything else
+  /// (fractional factors, an axis shrunk while another grows, cubic, align_corners,
+  /// half_pixel_symmetric, any nearest rounding, exclude_outside) is resizeAny's interpolation
+  /// matrices. tf_crop_and_resize, antialias when shrinking and the batch and channel axes are
+  /// refused naming the node. (graphc reads opsets 11 to 28, so Upsample and Resize-10 never
+  /// occur.)
   Value resize(const onnx::NodeProto &node, Location loc) {
     Value x = valueOf(node, 0);
     const auto xs = shapeOf(x);
@@ -2779,9 +2779,13 @@ private:
            "the input is " +
            typeString(x.getType()));
     const std::string mode = strAttr(node, "mode", "nearest");
-    if (mode != "nearest" && mode != "linear")
-      refuseAttr(node, "mode", "= " + mode + " is not supported (nearest and linear are)");
+    if (mode != "nearest" && mode != "linear" && mode != "cubic")
+      refuseAttr(node, "mode", "= " + mode + " is not one of nearest, linear and cubic");
     std::string coordinates = strAttr(node, "coordinate_transformation_mode", "half_pixel");
+    const std::string statedCoordinates = coordinates;
+    if (coordinates == "tf_crop_and_resize")
+      refuseAttr(node, "coordinate_transformation_mode",
+                 "= tf_crop_and_resize is not supported (it reads a region of interest)");
     // Opset 19's half_pixel_symmetric shifts half_pixel's source positions by
     // center * (1 - output_width_int / output_width), which is 0 at the whole factors graphc
     // supports (every output width is exact).
@@ -2806,6 +2810,7 @@ private:
              !constantOf(node, index).dims.empty() && constantOf(node, index).dims[0] > 0;
     };
     std::vector<double> factors(rank, 1.0);
+    std::vector<int64_t> outs(xs.begin(), xs.end()); // each axis's output length
     auto refuseCount = [&](size_t given, const char *what) {
       fail(nodeLabel(node) + ": " + std::to_string(given) + " " + what + " for " +
            (findAttr(node, "axes") ? std::to_string(axes.size()) + " axes"
@@ -2817,8 +2822,12 @@ private:
         fail(nodeLabel(node) + ": scales must be float32");
       if (scales.floats.size() != axes.size())
         refuseCount(scales.floats.size(), "scales");
-      for (size_t i = 0; i < axes.size(); ++i)
+      for (size_t i = 0; i < axes.size(); ++i) {
         factors[axes[i]] = scales.floats[i];
+        // ONNX: floor(input x scale) elements.
+        const double length = std::floor(double(xs[axes[i]]) * double(scales.floats[i]));
+        outs[axes[i]] = length >= 1 && length < 0x1p40 ? int64_t(length) : 0;
+      }
     } else if (present(3)) {
       const HostTensor &sizes = constantOf(node, 3);
       if (sizes.ints.size() != axes.size())
@@ -2850,54 +2859,55 @@ private:
         const int64_t in = xs[axes[i]];
         factors[axes[i]] =
             to[i] > 0 && to[i] % in == 0 ? double(to[i] / in) : double(to[i]) / double(in);
+        outs[axes[i]] = to[i];
       }
     } else {
       fail(nodeLabel(node) + " has neither scales nor sizes");
     }
+    for (size_t a = 0; a < rank; ++a)
+      if (outs[a] < 1 || outs[a] > (int64_t{1} << 24))
+        fail(nodeLabel(node) + ": axis " + std::to_string(a) + " of " + std::to_string(xs[a]) +
+             " elements would have " + std::to_string(outs[a]) +
+             " (ONNX's floor of input x scale, or sizes); an axis needs 1 to 2^24");
+    if (outs[0] != xs[0] || outs[1] != xs[1])
+      fail(nodeLabel(node) + ": resizing the batch or channel axis is not supported");
+    const bool anyShrinks = llvm::any_of(factors, [](double f) { return f < 1; });
+    if (intAttr(node, "antialias", 0) != 0 && anyShrinks)
+      refuseAttr(node, "antialias", "= 1 is not supported when shrinking");
+    // The strided convolutions below cover whole factors with the common modes; anything else
+    // (fractional factors, cubic, align_corners, a nearest rounding that does not repeat each
+    // element, an axis shrunk while another grows) is resizeAny's interpolation matrices.
+    const std::string rounding = strAttr(node, "nearest_mode", "round_prefer_floor");
+    const bool commonCoordinates = coordinates == "half_pixel" ||
+                                   coordinates == "pytorch_half_pixel" ||
+                                   coordinates == "asymmetric";
+    const bool commonRounding = rounding == "round_prefer_floor" ||
+                                rounding == "round_prefer_ceil" || rounding == "floor" ||
+                                rounding == "ceil";
     // Shrinking by whole factors (every factor 1 / k): a strided depthwise convolution.
     const bool shrinks =
-        llvm::any_of(factors, [](double f) { return f > 0 && f < 1; }) &&
-        llvm::all_of(factors, [](double f) {
+        anyShrinks && llvm::all_of(factors, [](double f) {
           const double k = 1.0 / f;
           return f > 0 && f <= 1 && k <= 65536.0 && std::fabs(k - std::round(k)) < 1e-4;
         });
+    const bool whole = llvm::all_of(
+        factors, [](double f) { return f >= 1.0 && f <= 65536.0 && f == std::floor(f); });
+    bool common = mode != "cubic" && commonCoordinates && commonRounding && (shrinks || whole);
+    if (common && whole && mode == "nearest")
+      for (size_t a = 2; a < rank; ++a)
+        common =
+            common && nearestRepeatsEachElement(coordinates, rounding, xs[a], int64_t(factors[a]));
+    if (!common)
+      return resizeAny(node, loc, x, factors, outs, mode, statedCoordinates, rounding);
     if (shrinks)
       return resizeDown(node, loc, x, factors, mode, coordinates);
-    std::vector<int64_t> scale(rank, 1);
-    for (size_t a = 0; a < rank; ++a) {
-      const double f = factors[a];
-      char text[32];
-      std::snprintf(text, sizeof(text), "%g", f);
-      if (!(f >= 1.0 && f <= 65536.0 && f == std::floor(f)))
-        fail(nodeLabel(node) + ": a factor of " + text + " on axis " + std::to_string(a) +
-             " is not supported; graphc enlarges by whole factors and shrinks by their "
-             "inverses only (an integer scale_factor or its inverse for every axis, or a size "
-             "that is a multiple of the input's)");
-      scale[a] = int64_t(f);
-    }
-    if (scale[0] != 1 || scale[1] != 1)
-      fail(nodeLabel(node) + ": resizing the batch or channel axis is not supported");
-    const int64_t sh = rank == 4 ? scale[2] : 1, sw = scale[rank - 1];
-    UpsampleInterpolation interpolation = UpsampleInterpolation::Nearest;
-    SourceCoordinates source = SourceCoordinates::Asymmetric;
-    if (mode == "nearest") {
-      const std::string rounding = strAttr(node, "nearest_mode", "round_prefer_floor");
-      for (size_t a = 2; a < rank; ++a)
-        if (!nearestRepeatsEachElement(coordinates, rounding, xs[a], scale[a]))
-          fail(nodeLabel(node) + ": nearest with coordinate_transformation_mode = " + coordinates +
-               " and nearest_mode = " + rounding + " at scale " + std::to_string(scale[a]) +
-               " does not repeat each pixel, which is what graphc supports (PyTorch's "
-               "mode='nearest', Keras's UpSampling2D)");
-    } else {
-      interpolation = UpsampleInterpolation::Linear;
-      if (coordinates == "half_pixel" || coordinates == "pytorch_half_pixel")
-        source = SourceCoordinates::HalfPixel;
-      else if (coordinates != "asymmetric")
-        refuseAttr(node, "coordinate_transformation_mode",
-                   "= " + coordinates +
-                       " is not supported for linear resizing (half_pixel, pytorch_half_pixel "
-                       "and asymmetric are: in PyTorch, align_corners=False)");
-    }
+    // Enlarging by whole factors with the common modes (checked above).
+    const int64_t sh = rank == 4 ? int64_t(factors[2]) : 1, sw = int64_t(factors[rank - 1]);
+    const UpsampleInterpolation interpolation =
+        mode == "nearest" ? UpsampleInterpolation::Nearest : UpsampleInterpolation::Linear;
+    const SourceCoordinates source = mode == "linear" && coordinates != "asymmetric"
+                                         ? SourceCoordinates::HalfPixel
+                                         : SourceCoordinates::Asymmetric;
     const UpsampleAxis h = upsampleAxis(interpolation, source, sh),
                        w = upsampleAxis(interpolation, source, sw);
     Value image = rank == 4 ? x : b.create<ReshapeOp>(loc, f32({xs[0], xs[1], 1, xs[2]}), x);
@@ -2907,6 +2917,70 @@ private:
                          {taps.begin(), taps.end()});
     });
     return rank == 4 ? up : b.create<ReshapeOp>(loc, f32({xs[0], xs[1], xs[2] * sw}), up);
+  }
+
+  /// Resize to any length per spatial axis, with any of ONNX's modes (nearest with its four
+  /// roundings, linear, cubic with cubic_coeff_a and exclude_outside) and coordinate modes but
+  /// tf_crop_and_resize: buildResize's graph.dense per axis by a frozen resizeMatrix
+  /// (<output>@resize_rows, <output>@resize_columns), whose backward carries the gradient.
+  /// The source step is 1 / scale in float32, as PyTorch computes it. No antialiasing.
+  Value resizeAny(const onnx::NodeProto &node, Location loc, Value x,
+                  const std::vector<double> &factors, const std::vector<int64_t> &outs,
+                  const std::string &mode, const std::string &coordinates,
+                  const std::string &rounding) {
+    const auto xs = shapeOf(x);
+    const size_t rank = xs.size();
+    ResizeAxis base;
+    base.mode = mode == "nearest"  ? ResizeAxis::Mode::Nearest
+                : mode == "linear" ? ResizeAxis::Mode::Linear
+                                   : ResizeAxis::Mode::Cubic;
+    if (coordinates == "half_pixel")
+      base.coordinates = ResizeAxis::Coordinates::HalfPixel;
+    else if (coordinates == "half_pixel_symmetric")
+      base.coordinates = ResizeAxis::Coordinates::HalfPixelSymmetric;
+    else if (coordinates == "pytorch_half_pixel")
+      base.coordinates = ResizeAxis::Coordinates::PytorchHalfPixel;
+    else if (coordinates == "align_corners")
+      base.coordinates = ResizeAxis::Coordinates::AlignCorners;
+    else if (coordinates == "asymmetric")
+      base.coordinates = ResizeAxis::Coordinates::Asymmetric;
+    else
+      refuseAttr(node, "coordinate_transformation_mode",
+                 "= " + coordinates + " is not a coordinate mode ONNX defines");
+    if (rounding == "round_prefer_floor")
+      base.rounding = ResizeAxis::Rounding::RoundPreferFloor;
+    else if (rounding == "round_prefer_ceil")
+      base.rounding = ResizeAxis::Rounding::RoundPreferCeil;
+    else if (rounding == "floor")
+      base.rounding = ResizeAxis::Rounding::Floor;
+    else if (rounding == "ceil")
+      base.rounding = ResizeAxis::Rounding::Ceil;
+    else
+      refuseAttr(node, "nearest_mode", "= " + rounding + " is not a rounding ONNX defines");
+    base.cubicA = float(floatAttr(node, "cubic_coeff_a", -0.75f));
+    base.excludeOutside = intAttr(node, "exclude_outside", 0) != 0;
+    auto axis = [&](size_t a) {
+      ResizeAxis r = base;
+      r.in = xs[a];
+      r.out = outs[a];
+      r.scale = factors[a];
+      r.inverseScale = float(1.0 / factors[a]);
+      return r;
+    };
+    ResizeAxis h = base;
+    h.in = h.out = 1; // a sequence's missing height
+    if (rank == 4)
+      h = axis(2);
+    const ResizeAxis w = axis(rank - 1);
+    Value image = rank == 4 ? x : b.create<ReshapeOp>(loc, f32({xs[0], xs[1], 1, xs[2]}), x);
+    Value resized = buildResize(
+        b, loc, image, h, w, [&](int index, ArrayRef<int64_t> shape, ArrayRef<float> values) {
+          return frozenTable(node,
+                             node.output(0) + (index == 0 ? "@resize_rows" : "@resize_columns"),
+                             {shape.begin(), shape.end()}, {values.begin(), values.end()});
+        });
+    return rank == 4 ? resized
+                     : b.create<ReshapeOp>(loc, f32({xs[0], xs[1], w.out}), resized).getResult();
   }
 
   /// Resize shrinking each spatial axis by a whole factor k (scales 1 / k, sizes in / k).

@@ -2,7 +2,8 @@
 // transposed convolution, spelled out for the factors models use, and checked against a
 // direct evaluation of the interpolation (ONNX Resize's formula, the source position clamped
 // to the input) for every factor 1..6, input length 1..9, both coordinate modes; and which
-// nearest rounding modes repeat each element.
+// nearest rounding modes repeat each element. And resizeMatrix (any length, ONNX's modes) on
+// cases spelled out, and against the upsampling at whole factors.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -144,6 +145,102 @@ TEST(NearestRepeats, WhichRoundingRepeats) {
   EXPECT_TRUE(nearestRepeatsEachElement("align_corners", "round_prefer_floor", 5, 2));
   EXPECT_FALSE(nearestRepeatsEachElement("align_corners", "round_prefer_floor", 5, 3));
   EXPECT_FALSE(nearestRepeatsEachElement("tf_crop_and_resize", "floor", 5, 2));
+}
+
+using graphc::ResizeAxis;
+using graphc::resizeMatrix;
+
+/// resizeMatrix's [in, out] matrix as columns: column o's weights on inputs 0 .. in - 1.
+void expectColumns(const ResizeAxis &axis, const std::vector<std::vector<float>> &columns) {
+  const std::vector<float> m = resizeMatrix(axis);
+  ASSERT_EQ(m.size(), size_t(axis.in * axis.out));
+  ASSERT_EQ(columns.size(), size_t(axis.out));
+  for (int64_t o = 0; o < axis.out; ++o)
+    for (int64_t i = 0; i < axis.in; ++i)
+      EXPECT_NEAR(m[size_t(i * axis.out + o)], columns[size_t(o)][size_t(i)], 1e-6)
+          << "output " << o << " input " << i;
+}
+
+ResizeAxis resizeAxis(int64_t in, int64_t out, ResizeAxis::Mode mode,
+                      ResizeAxis::Coordinates coordinates) {
+  ResizeAxis axis;
+  axis.in = in;
+  axis.out = out;
+  axis.scale = double(out) / double(in);
+  axis.inverseScale = float(in) / float(out);
+  axis.mode = mode;
+  axis.coordinates = coordinates;
+  return axis;
+}
+
+TEST(ResizeMatrix, BilinearShrinkByThreeQuarters) {
+  // 4 -> 3, source (o + .5) 4/3 - .5: 1/6, 3/2, 17/6.
+  expectColumns(resizeAxis(4, 3, ResizeAxis::Mode::Linear, ResizeAxis::Coordinates::HalfPixel),
+                {{5.f / 6, 1.f / 6, 0, 0},   // between 0 and 1
+                 {0, 0.5f, 0.5f, 0},         // halfway between 1 and 2
+                 {0, 0, 1.f / 6, 5.f / 6}}); // between 2 and 3
+}
+
+TEST(ResizeMatrix, NearestAsymmetricFloorNineToFour) {
+  // PyTorch's mode='nearest' to size 4 of 9: floor(o 9/4) = 0, 2, 4, 6 (not a repeat).
+  ResizeAxis axis =
+      resizeAxis(9, 4, ResizeAxis::Mode::Nearest, ResizeAxis::Coordinates::Asymmetric);
+  axis.rounding = ResizeAxis::Rounding::Floor;
+  std::vector<std::vector<float>> columns(4, std::vector<float>(9, 0.0f));
+  for (int o = 0; o < 4; ++o)
+    columns[size_t(o)][size_t(2 * o)] = 1.0f;
+  expectColumns(axis, columns);
+}
+
+TEST(ResizeMatrix, NearestHalfPixelRoundsHalvesByItsMode) {
+  // 2 -> 4 by half_pixel: sources -.25, .25, .75, 1.25; no halves, so both roundings agree;
+  // 4 -> 2: sources .5 and 2.5, halves: round_prefer_floor takes 0 and 2, _ceil 1 and 3.
+  ResizeAxis down = resizeAxis(4, 2, ResizeAxis::Mode::Nearest, ResizeAxis::Coordinates::HalfPixel);
+  down.rounding = ResizeAxis::Rounding::RoundPreferFloor;
+  expectColumns(down, {{1, 0, 0, 0}, {0, 0, 1, 0}});
+  down.rounding = ResizeAxis::Rounding::RoundPreferCeil;
+  expectColumns(down, {{0, 1, 0, 0}, {0, 0, 0, 1}});
+}
+
+TEST(ResizeMatrix, AlignCornersKeepsTheEnds) {
+  // 2 -> 3 with align_corners: sources 0, .5, 1.
+  expectColumns(resizeAxis(2, 3, ResizeAxis::Mode::Linear, ResizeAxis::Coordinates::AlignCorners),
+                {{1, 0}, {0.5f, 0.5f}, {0, 1}});
+}
+
+TEST(ResizeMatrix, CubicClampsOrExcludesTheOutside) {
+  // 4 -> 2, source .5: Keys's taps (a = -.75) at -1, 0, 1, 2 are -.09375, .59375, .59375,
+  // -.09375; the one at -1 reads the edge (0) ...
+  ResizeAxis axis = resizeAxis(4, 2, ResizeAxis::Mode::Cubic, ResizeAxis::Coordinates::HalfPixel);
+  expectColumns(axis, {{0.5f, 0.59375f, -0.09375f, 0},   // -.09375 + .59375 at 0
+                       {0, -0.09375f, 0.59375f, 0.5f}}); // source 2.5, mirrored
+  // ... or, with exclude_outside, weighs nothing and the rest are divided by 1.09375.
+  axis.excludeOutside = true;
+  const float k = 1.0f / 1.09375f;
+  expectColumns(axis, {{0.59375f * k, 0.59375f * k, -0.09375f * k, 0},
+                       {0, -0.09375f * k, 0.59375f * k, 0.59375f * k}});
+}
+
+TEST(ResizeMatrix, WholeFactorsAgreeWithTheUpsampling) {
+  // The general matrix and buildUpsample's transposed convolution interpolate alike.
+  std::mt19937 gen(11);
+  std::uniform_real_distribution<double> value(-1.0, 1.0);
+  for (int64_t s = 1; s <= 4; ++s)
+    for (int64_t n = 1; n <= 6; ++n) {
+      std::vector<double> x(static_cast<size_t>(n));
+      for (double &v : x)
+        v = value(gen);
+      const std::vector<double> want = transposedConvolution(
+          upsampleAxis(UpsampleInterpolation::Linear, SourceCoordinates::HalfPixel, s), x);
+      const std::vector<float> m = resizeMatrix(
+          resizeAxis(n, n * s, ResizeAxis::Mode::Linear, ResizeAxis::Coordinates::HalfPixel));
+      for (int64_t o = 0; o < n * s; ++o) {
+        double got = 0;
+        for (int64_t i = 0; i < n; ++i)
+          got += double(m[size_t(i * n * s + o)]) * x[size_t(i)];
+        EXPECT_NEAR(got, want[size_t(o)], 1e-6) << "scale " << s << " length " << n;
+      }
+    }
 }
 
 } // namespace

@@ -40,7 +40,7 @@ SEEDS = {"mlp": 1, "cnn": 2, "cnn_bce": 3, "resmlp": 4,
          "causal_cls": 30, "causal_lm": 31, "nano_gpt": 32, "nano_gpt_tied": 32,
          "nano_gpt_trilu": 32, "llama": 33, "llama_gqa": 34, "row_mlp": 35,
          "llama_hf": 36, "math_mlp": 37, "pad_cls": 38, "mask_cls": 39, "mask_cls_hf": 39,
-         "kpm_cls": 40, "norm_unet": 41, "shuffle_sr": 42, "ops20": 43, "ops24": 44, "attn23": 45, "attn23_pad": 46, "rope23": 47, "ops28": 48, "local_fn": 49, "sdpa18": 50, "pad_modes": 51, "einsum_attn": 52, "space_depth": 53, "prelu_cnn": 54, "merge_ops": 55, "shrink": 56, "noise_mlp": 57}
+         "kpm_cls": 40, "norm_unet": 41, "shuffle_sr": 42, "ops20": 43, "ops24": 44, "attn23": 45, "attn23_pad": 46, "rope23": 47, "ops28": 48, "local_fn": 49, "sdpa18": 50, "pad_modes": 51, "einsum_attn": 52, "space_depth": 53, "prelu_cnn": 54, "merge_ops": 55, "shrink": 56, "noise_mlp": 57, "resample": 58}
 
 # torchvision models (issue #6), small so that a test takes seconds: 10 classes, 32x32 images,
 # batch 4, exported in training mode (BatchNormalization with batch statistics and running-stat
@@ -162,6 +162,7 @@ LOSSES = {
     "einsum_attn": "sparse_categorical_crossentropy",
     "prelu_cnn": "sparse_categorical_crossentropy",
     "shrink": "sparse_categorical_crossentropy",
+    "resample": "sparse_categorical_crossentropy",
     "arith_mlp": "sparse_categorical_crossentropy",
     "bcast_mlp": "sparse_categorical_crossentropy",
     "row_mlp": "sparse_categorical_crossentropy",
@@ -1507,6 +1508,28 @@ class ShrinkNet(nn.Module):
         return torch.softmax(x, dim=1) if self.head else x
 
 
+class ResampleNet(ShrinkNet):
+    """F.interpolate beyond whole factors, as torch 1.13 exports it (ONNX Resize imported as
+    interpolation matrices): Conv(3, 6, 3, pad 1) on 10x10 -> bilinear by 1.5 with
+    align_corners=True (15x15) -> bicubic to 9x11 -> Conv(6, 6, 3, pad 1) -> nearest to 4x5
+    (asymmetric, floor: not a repeat of each pixel) -> bilinear by 0.75 (3x3: fractional
+    shrinking) -> Linear(54, 10)."""
+
+    def __init__(self):
+        super().__init__()  # ShrinkNet's convolutions, then a Linear for the 3x3 map
+        self.fc = nn.Linear(6 * 3 * 3, 10)
+
+    def forward(self, x):
+        x = torch.tanh(self.conv1(x))                                                   # 10x10
+        x = F.interpolate(x, scale_factor=1.5, mode="bilinear", align_corners=True)      # 15x15
+        x = F.interpolate(x, size=(9, 11), mode="bicubic", align_corners=False)          # 9x11
+        x = torch.tanh(self.conv2(x))
+        x = F.interpolate(x, size=(4, 5), mode="nearest")                                # 4x5
+        x = F.interpolate(x, scale_factor=0.75, mode="bilinear", align_corners=False)   # 3x3
+        x = self.fc(x.flatten(1))
+        return torch.softmax(x, dim=1) if self.head else x
+
+
 class NormUNet(nn.Module):
     """A small U-Net of the normalizations and resamplings that segmentation and diffusion
     models use: the input normalised by constant per-channel mean and std tables, Conv ->
@@ -1669,6 +1692,8 @@ def input_shape(name, batch=None):
         return (batch, 12)
     if name == "shrink":
         return (batch, 3, 24, 24)
+    if name == "resample":
+        return (batch, 3, 10, 10)
     if name in ("ops20", "space_depth"):
         return (batch, 4, 6, 6)
     if name == "ops24":
@@ -1794,6 +1819,8 @@ def build(name):
         return NoiseMLP()
     if name == "shrink":
         return ShrinkNet()
+    if name == "resample":
+        return ResampleNet()
     if name == "cnn_bn":
         return CNNBN()
     if name in DROPOUT_TRANSFORMERS:

@@ -1,12 +1,11 @@
-# Writes small ONNX models, each with one Resize or InstanceNormalization node that
-# graphc refuses: make_bad_resample_onnx.py KIND OUT.onnx with KIND one of
-#   align-corners  Resize linear with coordinate_transformation_mode = align_corners
-#   shrink         Resize by scales [1, 1, 0.4, 0.4] (not the inverse of a whole factor)
-#   fraction       Resize by scales [1, 1, 1.5, 1.5]
-#   odd-sizes      Resize to sizes [2, 4, 9, 9] from 6 x 6 (a factor of 1.5)
-#   cubic          Resize with mode = cubic
-#   nearest-round  Resize nearest, asymmetric, round_prefer_floor at scale 3 (output 2 of each
-#                  3 reads the next pixel: not a repeat)
+# Writes small ONNX models, each with one Resize, InstanceNormalization or DepthToSpace node
+# that graphc refuses: make_bad_resample_onnx.py KIND OUT.onnx with KIND one of
+#   crop-resize    Resize with coordinate_transformation_mode = tf_crop_and_resize (a region
+#                  of interest)
+#   antialias      Resize shrinking by 1/2 with antialias = 1 (opset 18)
+#   area           Resize with a mode ONNX does not define (area)
+#   vanish         Resize by scales [1, 1, 0.1, 0.1] (floor(0.6) = no element)
+#   bad-rounding   Resize nearest by 1.5 with a nearest_mode ONNX does not define
 #   channels       Resize by scales [1, 2, 2, 2] (the channel axis)
 #   rank2          Resize of a [2, 144] tensor
 #   no-scales      Resize with neither scales nor sizes
@@ -38,19 +37,18 @@ def resize(scales=None, sizes=None, name="up", source="r", **attrs):
 x = helper.make_tensor_value_info("input", TensorProto.FLOAT, [2, 4, 6, 6])
 opset = 13
 nodes = [helper.make_node("Relu", ["input"], ["r"], name="relu")]
-if kind == "align-corners":
-    nodes.append(resize([1, 1, 2, 2], mode="linear", coordinate_transformation_mode="align_corners"))
-elif kind == "shrink":
-    nodes.append(resize([1, 1, 0.4, 0.4]))
-elif kind == "fraction":
-    nodes.append(resize([1, 1, 1.5, 1.5], mode="linear"))
-elif kind == "odd-sizes":
-    nodes.append(resize(sizes=[2, 4, 9, 9]))
-elif kind == "cubic":
-    nodes.append(resize([1, 1, 2, 2], mode="cubic"))
-elif kind == "nearest-round":
-    nodes.append(resize([1, 1, 3, 3], mode="nearest", coordinate_transformation_mode="asymmetric",
-                        nearest_mode="round_prefer_floor"))
+if kind == "crop-resize":
+    nodes.append(resize([1, 1, 2, 2], mode="linear",
+                        coordinate_transformation_mode="tf_crop_and_resize"))
+elif kind == "antialias":
+    opset = 18
+    nodes.append(resize([1, 1, 0.5, 0.5], mode="linear", antialias=1))
+elif kind == "area":
+    nodes.append(resize([1, 1, 2, 2], mode="area"))
+elif kind == "vanish":
+    nodes.append(resize([1, 1, 0.1, 0.1]))
+elif kind == "bad-rounding":
+    nodes.append(resize([1, 1, 1.5, 1.5], mode="nearest", nearest_mode="round_half_even"))
 elif kind == "channels":
     nodes.append(resize([1, 2, 2, 2]))
 elif kind == "rank2":
