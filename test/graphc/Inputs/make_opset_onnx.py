@@ -4,7 +4,7 @@
 #   opset10        a Relu at opset 10 (older)
 #   not-larger     Resize-18 to sizes [12, 13] for axes [2, 3], keep_aspect_ratio_policy
 #                  not_larger, antialias 1: one scale, min(12/6, 13/6) = 2, so 12 x 12
-#   not-smaller    the same with not_smaller: 13/6, a fraction, refused
+#   not-smaller    the same with not_smaller: 13/6, a fraction (interpolation matrices)
 #   resize-axes    Resize-18 whose axes repeat an axis, [2, -2]
 #   pool-dilated   AveragePool-19 with dilations [2, 2]
 #   groups         GroupNormalization-21 with num_groups 3 for 4 channels
