@@ -1363,6 +1363,48 @@ private:
     return out;
   }
 
+  /// Masking(mask_value): step t of a sample is padding when every feature equals mask_value;
+  /// Keras zeroes those steps and passes the mask on (to the recurrent layers and the masked
+  /// mean, as an Embedding's mask_zero). The mask [N, T] from graph ops without a gradient: a
+  /// graph.activation equal per element, their count per step (a dense by a column of ones)
+  /// equal to the feature count marks padding, 1 - that is real. The output is x times the
+  /// mask repeated over the features, or x itself when mask_value is 0 (a padding step is
+  /// zeros already).
+  Tensor masking(const Layer &l, const Tensor &in, Location loc) {
+    noPadding(l, in);
+    noFlat(l, in);
+    Tensor x = asSteps(in, loc);
+    auto xs = shapeOf(x.v);
+    if (x.image || xs.size() != 3)
+      failLayer(l,
+                "expects a (batch, steps, features) input, got shape " + shapeText(kerasShape(in)));
+    const double value = numAttr(l, "mask_value", 0.0);
+    if (!std::isfinite(value))
+      refuseAttr(l, "mask_value", "must be a finite number");
+    const int64_t N = xs[0], T = xs[1], F = xs[2];
+    auto equal = [&](Value v, double to) -> Value {
+      return b.create<ActivationOp>(loc, v.getType(),
+                                    ActivationKindAttr::get(&ctx, ActivationKind::equal), v,
+                                    b.getF32FloatAttr(float(to)));
+    };
+    Value rows = b.create<ReshapeOp>(loc, f32({N * T, F}), equal(x.v, value));
+    Value ones = b.create<FillOp>(loc, f32({F, 1}), b.getF32FloatAttr(1.0f));
+    Value count = b.create<DenseOp>(loc, f32({N * T, 1}), rows, ones, Value(), UnitAttr());
+    Value real = b.create<ScaleOp>(loc, count.getType(), equal(count, double(F)),
+                                   b.getF32FloatAttr(-1.0f), b.getF32FloatAttr(1.0f));
+    Tensor out = x;
+    out.mask = b.create<ReshapeOp>(loc, f32({N, T}), real);
+    if (value != 0) {
+      Value onesRow = b.create<FillOp>(loc, f32({1, F}), b.getF32FloatAttr(1.0f));
+      Value repeated = b.create<DenseOp>(loc, f32({N * T, F}), real, onesRow, Value(), UnitAttr());
+      Value kept = b.create<MulOp>(loc, f32({N * T, F}),
+                                   b.create<ReshapeOp>(loc, f32({N * T, F}), x.v), repeated);
+      out.v = b.create<ReshapeOp>(loc, x.v.getType(), kept);
+      out.nonNegative = false;
+    }
+    return out;
+  }
+
   /// keras.applications' ConvNeXt layers are Keras's own code though not keras.layers: the
   /// class must come from there (or from a file that names no module).
   void needConvNextModule(const Layer &l) {
@@ -3171,8 +3213,56 @@ private:
   /// the scores, softmax, dropout and product (unless an attention_mask, a fourth input, adds
   /// Keras's -1e9 bias to the scores). Other masks, attention_axes and output_shape are
   /// refused by name.
-  Tensor multiHeadAttention(const Layer &l, const std::vector<Tensor> &ins, Location loc) {
-    const bool masked = maskedAttention.count(l.scope + l.name) != 0;
+  /// MultiHeadAttention whose inputs carry masks (an Embedding's mask_zero or a Masking layer):
+  /// Keras's automatic attention mask, query t may attend to key s when both are real
+  /// (query_mask[t] and value_mask[s] and key_mask[s]; a [B, T, S] product of the [B, T, 1]
+  /// and [B, 1, S] masks, ones where an input has none), given to multiHeadAttention as its
+  /// attention_mask; the output carries the query's mask on, as Keras does. Together with an
+  /// explicit attention_mask it is refused naming the layer.
+  Tensor maskedMultiHeadAttention(const Layer &l, const std::vector<Tensor> &ins, Location loc) {
+    const bool explicitMask = maskedAttention.count(l.scope + l.name) != 0;
+    const size_t sequences = explicitMask ? ins.size() - 1 : ins.size();
+    bool anyMask = false;
+    for (size_t i = 0; i < sequences && i < ins.size(); ++i)
+      anyMask = anyMask || ins[i].mask;
+    if (!anyMask)
+      return multiHeadAttention(l, ins, loc);
+    if (explicitMask)
+      failLayer(l, "is given an attention_mask and inputs that carry masks (an Embedding's "
+                   "mask_zero or a Masking layer), which Keras combines; graphc does not");
+    if (ins.size() < 2 || ins.size() > 3)
+      failLayer(l, "expects query, value and optionally key inputs, got " +
+                       std::to_string(ins.size()));
+    const Tensor &query = ins[0], &value = ins[1];
+    const int64_t B = shapeOf(query.v)[0];
+    const int64_t T = kerasShape(query)[1], S = kerasShape(value)[1];
+    // The keys' mask: value's and key's, multiplied.
+    Value keys = value.mask;
+    if (ins.size() == 3 && ins[2].mask)
+      keys =
+          keys ? b.create<MulOp>(loc, keys.getType(), keys, ins[2].mask).getResult() : ins[2].mask;
+    // A mask viewed as `shape`, or ones where the input has none.
+    auto view = [&](Value mask, ArrayRef<int64_t> shape) -> Value {
+      if (!mask)
+        return b.create<FillOp>(loc, f32(shape), b.getF32FloatAttr(1.0f));
+      return b.create<ReshapeOp>(loc, f32(shape), mask);
+    };
+    Value queries = view(query.mask, {B, T, 1});
+    Value keyRow = view(keys, {B, 1, S});
+    std::vector<Tensor> withMask(ins.begin(), ins.end());
+    Tensor mask;
+    mask.v = b.create<BatchMatmulOp>(loc, f32({B, T, S}), queries, keyRow, UnitAttr(), UnitAttr());
+    if (withMask.size() == 2)
+      withMask.push_back(withMask[1]); // the key is the value
+    withMask.push_back(mask);
+    Tensor out = multiHeadAttention(l, withMask, loc, /*autoMask=*/true);
+    out.mask = query.mask;
+    return out;
+  }
+
+  Tensor multiHeadAttention(const Layer &l, const std::vector<Tensor> &ins, Location loc,
+                            bool autoMask = false) {
+    const bool masked = autoMask || maskedAttention.count(l.scope + l.name) != 0;
     if (masked ? ins.size() != 4 : ins.size() < 2 || ins.size() > 3)
       failLayer(l, "expects query, value and optionally key inputs" +
                        std::string(masked ? " and an attention_mask" : "") + ", got " +
@@ -3340,6 +3430,7 @@ private:
                                                 "Attention",
                                                 "AdditiveAttention",
                                                 "LayerScale",
+                                                "Masking",
                                                 "StochasticDepth",
                                                 "Identity",
                                                 "BatchNormalization",
@@ -3470,28 +3561,46 @@ private:
     if (!op && !isKnownLayer(c))
       refuseLayer(l);
     checkCommon(l);
-    // An Embedding's mask_zero mask: the recurrent layers apply it, the dropout and noise
-    // layers pass it on; any other reader would need to apply it too.
-    static const std::set<std::string> masking = {"LSTM",
-                                                  "GRU",
-                                                  "SimpleRNN",
-                                                  "Bidirectional",
-                                                  "Dropout",
-                                                  "SpatialDropout1D",
-                                                  "GaussianNoise",
-                                                  "GaussianDropout",
-                                                  "GlobalAveragePooling1D",
-                                                  "GlobalAvgPool1D"};
+    // An Embedding's mask_zero or a Masking layer's mask: the recurrent layers and the
+    // masked mean apply it; the dropout, noise and per-step layers pass it on (Keras's
+    // supports_masking), a Masking layer replaces it; any other reader would need to apply it.
+    static const std::set<std::string> passesMask = {"Dense", "Activation", "LayerNormalization"};
+    if (ins.size() == 1 && ins[0].mask && passesMask.count(c)) {
+      Tensor unmasked = ins[0];
+      unmasked.mask = Value();
+      Tensor out = applyLayer(l, {unmasked});
+      out.mask = ins[0].mask;
+      return out;
+    }
+    static const std::set<std::string> readsMask = {"Masking",
+                                                    "MultiHeadAttention",
+                                                    "Add",
+                                                    "Subtract",
+                                                    "Multiply",
+                                                    "Average",
+                                                    "Maximum",
+                                                    "Minimum",
+                                                    "LSTM",
+                                                    "GRU",
+                                                    "SimpleRNN",
+                                                    "Bidirectional",
+                                                    "Dropout",
+                                                    "SpatialDropout1D",
+                                                    "GaussianNoise",
+                                                    "GaussianDropout",
+                                                    "GlobalAveragePooling1D",
+                                                    "GlobalAvgPool1D"};
     for (const Tensor &t : ins)
-      if (t.mask && !masking.count(c))
-        failLayer(l, "reads a masked sequence (an Embedding's mask_zero), which graphc applies "
-                     "only in the LSTM, GRU, SimpleRNN, Bidirectional and "
-                     "GlobalAveragePooling1D layers that read it (after Dropout, "
-                     "SpatialDropout1D or noise layers at most)");
+      if (t.mask && !readsMask.count(c))
+        failLayer(l, "reads a masked sequence (an Embedding's mask_zero or a Masking layer), "
+                     "which graphc applies only in the LSTM, GRU, SimpleRNN, Bidirectional, "
+                     "MultiHeadAttention and GlobalAveragePooling1D layers that read it (after "
+                     "Dropout, SpatialDropout1D, noise, Dense, Activation, LayerNormalization "
+                     "or merge layers, which pass it on)");
     if (op)
       return kerasOp(l, ins, loc);
     if (c == "MultiHeadAttention")
-      return multiHeadAttention(l, ins, loc);
+      return maskedMultiHeadAttention(l, ins, loc);
     bool elementwise = c == "Add" || c == "Subtract" || c == "Multiply" || c == "Average" ||
                        c == "Maximum" || c == "Minimum";
     if (c == "Attention" || c == "AdditiveAttention")
@@ -3499,8 +3608,15 @@ private:
     bool multi = elementwise || c == "Concatenate" || c == "Dot";
     if (!multi && ins.size() != 1)
       failLayer(l, "expects one input, got " + std::to_string(ins.size()));
-    if (elementwise)
-      return merge(l, ins, loc);
+    if (elementwise) {
+      // Keras's merge layers AND their inputs' masks.
+      Tensor out = merge(l, ins, loc);
+      for (const Tensor &t : ins)
+        if (t.mask && t.mask != out.mask)
+          out.mask = out.mask ? b.create<MulOp>(loc, t.mask.getType(), out.mask, t.mask).getResult()
+                              : t.mask;
+      return out;
+    }
     if (c == "Dot")
       return dot(l, ins, loc);
     if (c == "Concatenate")
@@ -3592,6 +3708,8 @@ private:
       return alphaDropout(l, in, loc);
     if (c == "StochasticDepth")
       return stochasticDepth(l, in, loc);
+    if (c == "Masking")
+      return masking(l, in, loc);
     if (c == "LayerScale")
       return layerScale(l, in, loc);
     if (c == "RandomFlip" || c == "RandomRotation" || c == "RandomZoom" || c == "RandomTranslation")
@@ -4303,8 +4421,8 @@ private:
            " outputs; graphc trains models with one output");
     Tensor out = outs[0];
     if (out.mask)
-      fail("the model's output is a masked sequence (an Embedding's mask_zero), whose loss Keras "
-           "masks; graphc does not");
+      fail("the model's output is a masked sequence (an Embedding's mask_zero or a Masking "
+           "layer), whose loss Keras masks; graphc does not");
     if (out.padded())
       fail(std::string("the model's output is a ") + paddingLayer(out) +
            " output, which graphc folds away");

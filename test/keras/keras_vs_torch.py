@@ -1301,6 +1301,56 @@ CASES.update({
 })
 
 
+def masking_steps(xs, value):
+    """Padding steps for the Masking cases: each sample keeps its first 2..6 of 6 steps and
+    sets the rest to the mask value (a fixed pattern, so that every length occurs)."""
+    x = xs[0]
+    for i in range(x.shape[0]):
+        x[i, 2 + i % 5:, :] = value
+
+
+def tf2_masking_forward(x, P, S, step):
+    mask = (x != 0).any(-1)  # Masking(0.0)
+    h = torch.tanh(x @ P["dense/kernel"] + P["dense/bias"])  # per step; the mask passes on
+    h = lstm(h, P, "lstm/lstm_cell", 6, mask=mask)
+    return h @ P["dense_1/kernel"] + P["dense_1/bias"]
+
+
+def k3_masking_forward(x, P, S, step):
+    mask = (x != -1).any(-1)  # Masking(-1.0): padding steps zeroed
+    h = x * mask[:, :, None]
+    h = gru(h, P, "gru", 5, return_sequences=True, mask=mask)
+    h = F.layer_norm(h, (5,), P["layer_normalization/gamma"], P["layer_normalization/beta"], 1e-3)
+    m = mask.float()[:, :, None]
+    h = (h * m).sum(1) / m.sum(1)  # GlobalAveragePooling1D's masked mean
+    return h @ P["dense/kernel"] + P["dense/bias"]
+
+
+CASES.update({
+    "tf2_masking": dict(
+        layout="legacy", input=(6, 4), classes=3, loss="sparse", opt=("momentum", 0.05, 0.9),
+        prepare=lambda xs: masking_steps(xs, 0.0),
+        flags=["--loss=sparse_categorical_crossentropy", "--optimizer=momentum", "--lr=0.05",
+               "--momentum=0.9"], forward=tf2_masking_forward,
+        layer_names=["masking", "dense", "lstm", "dense_1", "activation"],
+        weights=[(None, "dense", "dense", [("kernel", (4, 5)), ("bias", (5,))]),
+                 (None, "lstm", "lstm/lstm_cell", [("kernel", (5, 24)), ("recurrent_kernel", (6, 24)), ("bias", (24,))]),
+                 (None, "dense_1", "dense_1", [("kernel", (6, 3)), ("bias", (3,))])],
+        saved={"lstm/lstm_cell/": "lstm/"},
+        graphc={}),
+    "k3_masking": dict(
+        layout="keras3", input=(6, 4), classes=3, loss="sparse", opt=("adam", 0.01, 0.0),
+        prepare=lambda xs: masking_steps(xs, -1.0),
+        flags=[], forward=k3_masking_forward,
+        weights=[("layers/gru/cell", None, "gru", [("kernel", (4, 15)), ("recurrent_kernel", (5, 15)), ("bias", (2, 15))]),
+                 ("layers/layer_normalization", None, "layer_normalization", [("gamma", (5,)), ("beta", (5,))]),
+                 ("layers/dense", None, "dense", [("kernel", (5, 3)), ("bias", (3,))])],
+        empty=["layers/input_layer", "layers/masking", "layers/gru",
+               "layers/global_average_pooling1d", "optimizer"],
+        graphc={}),
+})
+
+
 def k3_masked_mean_forward(x, P, S, step):
     m = (x != 0).float()  # Embedding(mask_zero=True)
     e = F.embedding(x.long(), P["embedding/embeddings"])
@@ -1675,6 +1725,43 @@ CASES["k3_mha_mask"] = dict(
             for part, rows in [("query", 8), ("key", 8), ("value", 8), ("attention_output", 8)]
             for var, fn in [("kernel", (lambda r: lambda a: a.reshape(r, -1))(rows)),
                             ("bias", lambda a: a.reshape(-1))]})
+
+
+def padded_ids(xs):
+    """Token ids with padding: sample i keeps its first 2 + i % 5 of 7 ids, the rest 0 (ids of
+    0 may also occur inside, masked as Keras masks them)."""
+    for i in range(xs[0].shape[0]):
+        xs[0][i, 2 + i % 5:] = 0
+
+
+def k3_mha_padding_forward(x, P, S, step):
+    real = x != 0  # Embedding(mask_zero=True)
+    e = F.embedding(x.long(), P["embedding/embeddings"])
+    both = real[:, :, None] & real[:, None, :]  # Keras's automatic attention mask
+    h = e + self_attention(e, P, "multi_head_attention", 4, 0.0, 0, step, mask=both)
+    h = F.layer_norm(h, (8,), P["layer_normalization/gamma"], P["layer_normalization/beta"], 1e-3)
+    h = torch.relu(h @ P["dense/kernel"] + P["dense/bias"])
+    m = real.float()[:, :, None]
+    h = (h * m).sum(1) / m.sum(1)  # GlobalAveragePooling1D's masked mean
+    return h @ P["dense_1/kernel"] + P["dense_1/bias"]
+
+
+CASES["k3_mha_padding"] = dict(
+    layout="keras3", input=(7,), ids=12, prepare=padded_ids, classes=3, loss="sparse",
+    opt=("sgd", 0.1, 0.0), flags=[], forward=k3_mha_padding_forward,
+    weights=[("layers/embedding", None, "embedding", [("embeddings", (12, 8))])]
+    + [("layers/multi_head_attention/" + sub, None, "multi_head_attention/" + part,
+        [("kernel", kernel), ("bias", bias)])
+       for part, sub, kernel, bias in [("query", "query_dense", (8, 2, 4), (2, 4)),
+                                       ("key", "key_dense", (8, 2, 4), (2, 4)),
+                                       ("value", "value_dense", (8, 2, 4), (2, 4)),
+                                       ("attention_output", "output_dense", (2, 4, 8), (8,))]]
+    + [("layers/layer_normalization", None, "layer_normalization", [("gamma", (8,)), ("beta", (8,))]),
+       ("layers/dense", None, "dense", [("kernel", (8, 8)), ("bias", (8,))]),
+       ("layers/dense_1", None, "dense_1", [("kernel", (8, 3)), ("bias", (3,))])],
+    empty=["layers/input_layer", "layers/multi_head_attention", "layers/add",
+           "layers/global_average_pooling1d", "optimizer"],
+    graphc=CASES["k3_mha_mask"]["graphc"])
 
 
 # The tf.keras 2 form with one mask row per sequence ([batch, 1, keys], a key-padding mask):

@@ -1287,7 +1287,77 @@ def masked_rnn_fixtures(k3, k2):
          s.dense("dense", 3, shape=[N, 6])]
     L[0]["config"]["dtype"] = "int32"
     write("k3_masked_mean", s.sequential("sequential", L, [N, 7], k3_adam(0.01, SPARSE_FROM_LOGITS)))
-    # Refused: a Dense reading the masked sequence (Keras would carry the mask to the loss).
+    # tf.keras 2 Sequential: float sequences (6 steps, 4 features) whose padding steps are
+    # zeros -> Masking(0.0) -> Dense(5, tanh) (per step: the mask passes on) -> LSTM(6) ->
+    # Dense(3) -> Activation softmax.
+    s = k2
+    masking = s.merge("Masking", "masking", [N, 6, 4], mask_value=0.0)
+    L = [s.input_layer("input_1", [N, 6, 4]), masking,
+         s.dense("dense", 5, "tanh", shape=[N, 6, 4]),
+         s.rnn("LSTM", "lstm", 6, shape=[N, 6, 5]),
+         s.dense("dense_1", 3, shape=[N, 6]),
+         s.activation("activation", "softmax", [N, 3])]
+    write("tf2_masking", s.sequential("sequential", L, [N, 6, 4]))
+    # Keras 3 Functional: padding steps of -1 -> Masking(-1.0) (zeroes them) -> GRU(5,
+    # return_sequences) -> LayerNormalization (the mask passes on) -> GlobalAveragePooling1D
+    # (the mean of the real steps) -> Dense(3) logits; Adam from logits.
+    s = k3
+    L = model_inputs(s, ("input_layer", [N, 6, 4]))
+    L.append(s.wire(s.merge("Masking", "masking", [N, 6, 4], mask_value=-1.0),
+                    [[("input_layer", 0, 0, [N, 6, 4])]]))
+    L.append(s.wire(s.rnn("GRU", "gru", 5, return_sequences=True, shape=[N, 6, 4]),
+                    [[("masking", 0, 0, [N, 6, 4])]]))
+    L.append(s.wire(s.layer_norm("layer_normalization", shape=[N, 6, 5]),
+                    [[("gru", 0, 0, [N, 6, 5])]]))
+    L.append(s.wire(s.global_pool("GlobalAveragePooling1D", "global_average_pooling1d", [N, 6, 5]),
+                    [[("layer_normalization", 0, 0, [N, 6, 5])]]))
+    L.append(s.wire(s.dense("dense", 3, shape=[N, 5]),
+                    [[("global_average_pooling1d", 0, 0, [N, 5])]]))
+    write("k3_masking", s.functional("functional", L, [("input_layer", 0, 0)], [("dense", 0, 0)],
+                                     k3_adam(0.01, SPARSE_FROM_LOGITS)))
+    # Keras 3 Functional: token ids (7 steps, ids 0 to 11) -> Embedding(12, 8, mask_zero) ->
+    # MultiHeadAttention(2 heads, key_dim 4)(x, x) (Keras's automatic mask from the padding)
+    # -> Add with x -> LayerNormalization -> Dense(8, relu) (the mask passes on through each)
+    # -> GlobalAveragePooling1D (the mean of the real steps) -> Dense(3) logits; SGD.
+    s = k3
+    L = model_inputs(s, ("input_layer", [N, 7]))
+    L[0]["config"]["dtype"] = "int32"
+    emb = s.embedding("embedding", 12, 8, [N, 7])
+    emb["config"]["mask_zero"] = True
+    L.append(s.wire(emb, [[("input_layer", 0, 0, [N, 7])]]))
+    x = ("embedding", 0, 0, [N, 7, 8])
+    m = s.mha("multi_head_attention", 2, 4, shape=[N, 7, 8])
+    m["name"] = "multi_head_attention"
+    m["inbound_nodes"] = [{"args": [s.tensor(*x), s.tensor(*x)], "kwargs": {}}]
+    L.append(m)
+    L.append(s.wire(s.merge("Add", "add"), [[x, ("multi_head_attention", 0, 0, [N, 7, 8])]]))
+    L.append(s.wire(s.layer_norm("layer_normalization", shape=[N, 7, 8]), [[("add", 0, 0, [N, 7, 8])]]))
+    L.append(s.wire(s.dense("dense", 8, "relu", shape=[N, 7, 8]),
+                    [[("layer_normalization", 0, 0, [N, 7, 8])]]))
+    L.append(s.wire(s.global_pool("GlobalAveragePooling1D", "global_average_pooling1d", [N, 7, 8]),
+                    [[("dense", 0, 0, [N, 7, 8])]]))
+    L.append(s.wire(s.dense("dense_1", 3, shape=[N, 8]),
+                    [[("global_average_pooling1d", 0, 0, [N, 8])]]))
+    write("k3_mha_padding", s.functional("functional", L, [("input_layer", 0, 0)],
+                                         [("dense_1", 0, 0)],
+                                         k3_compile("SGD", {"learning_rate": 0.1, "momentum": 0.0,
+                                                            "nesterov": False}, SPARSE_FROM_LOGITS)))
+    # Refused: that attention also given an explicit attention_mask (a second input).
+    L = model_inputs(s, ("input_layer", [N, 7]), ("input_layer_1", [N, 7, 7]))
+    L[0]["config"]["dtype"] = "int32"
+    L.append(s.wire(emb, [[("input_layer", 0, 0, [N, 7])]]))
+    m = dict(m)
+    m["inbound_nodes"] = [{"args": [s.tensor(*x), s.tensor(*x)],
+                           "kwargs": {"attention_mask": s.tensor("input_layer_1", 0, 0, [N, 7, 7])}}]
+    L.append(m)
+    L.append(s.wire(s.global_pool("GlobalAveragePooling1D", "global_average_pooling1d", [N, 7, 8]),
+                    [[("multi_head_attention", 0, 0, [N, 7, 8])]]))
+    L.append(s.wire(s.dense("dense", 3, shape=[N, 8]),
+                    [[("global_average_pooling1d", 0, 0, [N, 8])]]))
+    write("err_mha_two_masks", s.functional("functional", L,
+                                            [("input_layer", 0, 0), ("input_layer_1", 0, 0)],
+                                            [("dense", 0, 0)]))
+    # Refused: a Flatten reading the masked sequence (Keras would carry the mask to the loss).
     s = k2
     emb = s.embedding("embedding", 6, 5, [N, 7])
     emb["config"]["mask_zero"] = True
