@@ -2613,9 +2613,29 @@ private:
         scores = timesScalar(scores, scale, loc);
       }
     }
+    // Keras's masks (an Embedding's mask_zero or a Masking layer): a padding value step's
+    // score loses 1e9 for every query ([N, 1, S] copied over the queries by a product with
+    // ones), a padding query's output is zeroed, and the output carries the query's mask.
+    if (Value valueMask = ins[1].mask) {
+      Value adder = b.create<ScaleOp>(loc, valueMask.getType(), valueMask, b.getF32FloatAttr(1e9f),
+                                      b.getF32FloatAttr(-1e9f));
+      Value ones = b.create<FillOp>(loc, f32({N, T, 1}), b.getF32FloatAttr(1.0f));
+      Value row = b.create<ReshapeOp>(loc, f32({N, 1, S}), adder);
+      Value perQuery =
+          b.create<BatchMatmulOp>(loc, f32({N, T, S}), ones, row, UnitAttr(), UnitAttr());
+      scores = b.create<AddOp>(loc, scores.getType(), scores, perQuery);
+    }
     Value probs = attentionProbabilities(l, scores, rate, loc);
     Tensor out;
     out.v = b.create<BatchMatmulOp>(loc, f32({N, T, Dv}), probs, v, UnitAttr(), UnitAttr());
+    if (Value queryMask = ins[0].mask) {
+      Value column = b.create<ReshapeOp>(loc, f32({N, T, 1}), queryMask);
+      Value ones = b.create<FillOp>(loc, f32({N, 1, Dv}), b.getF32FloatAttr(1.0f));
+      Value perFeature =
+          b.create<BatchMatmulOp>(loc, f32({N, T, Dv}), column, ones, UnitAttr(), UnitAttr());
+      out.v = b.create<MulOp>(loc, out.v.getType(), out.v, perFeature);
+      out.mask = queryMask;
+    }
     return out;
   }
 
@@ -3574,6 +3594,8 @@ private:
     }
     static const std::set<std::string> readsMask = {"Masking",
                                                     "MultiHeadAttention",
+                                                    "Attention",
+                                                    "AdditiveAttention",
                                                     "Add",
                                                     "Subtract",
                                                     "Multiply",
@@ -3594,7 +3616,7 @@ private:
       if (t.mask && !readsMask.count(c))
         failLayer(l, "reads a masked sequence (an Embedding's mask_zero or a Masking layer), "
                      "which graphc applies only in the LSTM, GRU, SimpleRNN, Bidirectional, "
-                     "MultiHeadAttention and GlobalAveragePooling1D layers that read it (after "
+                     "attention and GlobalAveragePooling1D layers that read it (after "
                      "Dropout, SpatialDropout1D, noise, Dense, Activation, LayerNormalization "
                      "or merge layers, which pass it on)");
     if (op)

@@ -1301,6 +1301,13 @@ CASES.update({
 })
 
 
+def masked_mean(h, real):
+    """GlobalAveragePooling1D of a masked (batch, steps, features) h: the mean of the real
+    steps, sum(h m) / sum(m)."""
+    m = real.float()[:, :, None]
+    return (h * m).sum(1) / m.sum(1)
+
+
 def masking_steps(xs, value):
     """Padding steps for the Masking cases: each sample keeps its first 2..6 of 6 steps and
     sets the rest to the mask value (a fixed pattern, so that every length occurs)."""
@@ -1321,9 +1328,7 @@ def k3_masking_forward(x, P, S, step):
     h = x * mask[:, :, None]
     h = gru(h, P, "gru", 5, return_sequences=True, mask=mask)
     h = F.layer_norm(h, (5,), P["layer_normalization/gamma"], P["layer_normalization/beta"], 1e-3)
-    m = mask.float()[:, :, None]
-    h = (h * m).sum(1) / m.sum(1)  # GlobalAveragePooling1D's masked mean
-    return h @ P["dense/kernel"] + P["dense/bias"]
+    return masked_mean(h, mask) @ P["dense/kernel"] + P["dense/bias"]
 
 
 CASES.update({
@@ -1741,9 +1746,7 @@ def k3_mha_padding_forward(x, P, S, step):
     h = e + self_attention(e, P, "multi_head_attention", 4, 0.0, 0, step, mask=both)
     h = F.layer_norm(h, (8,), P["layer_normalization/gamma"], P["layer_normalization/beta"], 1e-3)
     h = torch.relu(h @ P["dense/kernel"] + P["dense/bias"])
-    m = real.float()[:, :, None]
-    h = (h * m).sum(1) / m.sum(1)  # GlobalAveragePooling1D's masked mean
-    return h @ P["dense_1/kernel"] + P["dense_1/bias"]
+    return masked_mean(h, real) @ P["dense_1/kernel"] + P["dense_1/bias"]
 
 
 CASES["k3_mha_padding"] = dict(
@@ -1762,6 +1765,31 @@ CASES["k3_mha_padding"] = dict(
     empty=["layers/input_layer", "layers/multi_head_attention", "layers/add",
            "layers/global_average_pooling1d", "optimizer"],
     graphc=CASES["k3_mha_mask"]["graphc"])
+
+
+def k3_attention_padding_forward(x, P, S, step):
+    real = x != 0  # Embedding(mask_zero=True)
+    e = F.embedding(x.long(), P["embedding/embeddings"])
+    q = e @ P["dense/kernel"] + P["dense/bias"]
+    pad = (~real).float()[:, None, :] * 1e9  # Keras subtracts 1e9 from padding keys' scores
+    scores = (q @ e.transpose(1, 2)) * P["attention/scale"] - pad
+    h = (torch.softmax(scores, dim=-1) @ e) * real.float()[:, :, None]
+    scores = additive_scores(h, e, weight=P["additive_attention/scale"]) - pad
+    h = (torch.softmax(scores, dim=-1) @ e) * real.float()[:, :, None]
+    return masked_mean(h, real) @ P["dense_1/kernel"] + P["dense_1/bias"]
+
+
+CASES["k3_attention_padding"] = dict(
+    layout="keras3", input=(7,), ids=12, prepare=padded_ids, classes=3, loss="sparse",
+    opt=("adam", 0.01, 0.0), flags=[], forward=k3_attention_padding_forward,
+    weights=[("layers/embedding", None, "embedding", [("embeddings", (12, 8))]),
+             ("layers/dense", None, "dense", [("kernel", (8, 8)), ("bias", (8,))]),
+             ("layers/attention", None, "attention", [("scale", ())]),
+             ("layers/additive_attention", None, "additive_attention", [("scale", (8,))]),
+             ("layers/dense_1", None, "dense_1", [("kernel", (8, 3)), ("bias", (3,))])],
+    empty=["layers/input_layer", "layers/global_average_pooling1d", "optimizer"],
+    graphc={"attention/scale": lambda a: np.reshape(a, (1, 1)),
+            "additive_attention/scale": lambda a: np.reshape(a, (8, 1))})
 
 
 # The tf.keras 2 form with one mask row per sequence ([batch, 1, keys], a key-padding mask):

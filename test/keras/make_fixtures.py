@@ -1342,6 +1342,27 @@ def masked_rnn_fixtures(k3, k2):
                                          [("dense_1", 0, 0)],
                                          k3_compile("SGD", {"learning_rate": 0.1, "momentum": 0.0,
                                                             "nesterov": False}, SPARSE_FROM_LOGITS)))
+    # Keras 3 Functional: token ids -> Embedding(12, 8, mask_zero) -> Dense(8) (the mask
+    # passes on) -> Attention(use_scale)([dense, embedding]) (padding keys masked, padding
+    # queries zeroed) -> AdditiveAttention([attention, embedding]) -> GlobalAveragePooling1D
+    # (the mean of the real steps) -> Dense(3) logits; Adam.
+    A = model_inputs(s, ("input_layer", [N, 7]))
+    A[0]["config"]["dtype"] = "int32"
+    A.append(s.wire(emb, [[("input_layer", 0, 0, [N, 7])]]))
+    A.append(s.wire(s.dense("dense", 8, shape=[N, 7, 8]), [[x]]))
+    A.append(s.wire(s.merge("Attention", "attention", use_scale=True, score_mode="dot",
+                            dropout=0.0, seed=None),
+                    [[("dense", 0, 0, [N, 7, 8]), x]]))
+    A.append(s.wire(s.merge("AdditiveAttention", "additive_attention", use_scale=True,
+                            dropout=0.0, seed=None),
+                    [[("attention", 0, 0, [N, 7, 8]), x]]))
+    A.append(s.wire(s.global_pool("GlobalAveragePooling1D", "global_average_pooling1d", [N, 7, 8]),
+                    [[("additive_attention", 0, 0, [N, 7, 8])]]))
+    A.append(s.wire(s.dense("dense_1", 3, shape=[N, 8]),
+                    [[("global_average_pooling1d", 0, 0, [N, 8])]]))
+    write("k3_attention_padding", s.functional("functional", A, [("input_layer", 0, 0)],
+                                               [("dense_1", 0, 0)],
+                                               k3_adam(0.01, SPARSE_FROM_LOGITS)))
     # Refused: that attention also given an explicit attention_mask (a second input).
     L = model_inputs(s, ("input_layer", [N, 7]), ("input_layer_1", [N, 7, 7]))
     L[0]["config"]["dtype"] = "int32"
