@@ -1010,6 +1010,160 @@ private:
     return layerActivation(l, out, loc);
   }
 
+  /// EinsumDense(equation, output_shape, bias_axes, activation) on a (batch, features) or
+  /// (batch, steps, features) input (a 1-D feature map read as its steps), for the equations
+  /// that are a dense: the input's subscripts are its free axes then the contracted ones, the
+  /// kernel's the contracted ones (in the same order) then its free ones, the output's the
+  /// input's free axes then the kernel's free ones ("ab,bc->ac", "abc,cd->abd",
+  /// "ab,bcd->acd", "...b,bc->...c"). Then it is one graph.dense of the input's rows
+  /// [rows, contracted] by the kernel viewed as [contracted, kernel's free] (Keras's layout,
+  /// row-major), with `bias_axes` naming all the kernel's free axes as its bias, reshaped to
+  /// the output's rank-2 or rank-3 shape. Other equations, bias axes and ranks are refused
+  /// naming the layer.
+  Tensor einsumDense(const Layer &l, const Tensor &in, Location loc) {
+    noPadding(l, in);
+    noFlat(l, in);
+    Tensor x = asSteps(in, loc);
+    const std::vector<int64_t> xs = shapeOf(x.v);
+    if (x.image || (xs.size() != 2 && xs.size() != 3))
+      failLayer(l, "expects a (batch, features) or (batch, steps, features) input, got shape " +
+                       shapeText(kerasShape(in)));
+    std::string equation = strAttr(l, "equation", "");
+    equation.erase(std::remove(equation.begin(), equation.end(), ' '), equation.end());
+    const size_t comma = equation.find(','), arrow = equation.find("->");
+    if (comma == std::string::npos || arrow == std::string::npos || arrow < comma)
+      refuseAttr(l, "equation", "= \"" + equation + "\" is not \"input,kernel->output\"");
+    std::string xSub = equation.substr(0, comma),
+                kSub = equation.substr(comma + 1, arrow - comma - 1),
+                oSub = equation.substr(arrow + 2);
+    // An ellipsis stands for the input's leading axes: fresh capital letters.
+    const bool ellipsis = xSub.rfind("...", 0) == 0;
+    if (ellipsis != (oSub.rfind("...", 0) == 0) || kSub.find("...") != std::string::npos)
+      refuseAttr(l, "equation",
+                 "= \"" + equation +
+                     "\" is not supported (an ellipsis leads the input and the "
+                     "output only)");
+    if (ellipsis) {
+      const int64_t named = int64_t(xSub.size()) - 3, lead = int64_t(xs.size()) - named;
+      if (lead < 1)
+        refuseAttr(l, "equation", "= \"" + equation + "\" names more axes than the input has");
+      std::string leading;
+      for (int64_t i = 0; i < lead; ++i)
+        leading += char('A' + i);
+      xSub = leading + xSub.substr(3);
+      oSub = leading + oSub.substr(3);
+    }
+    auto refuse = [&](const std::string &why) {
+      refuseAttr(l, "equation", "= \"" + strAttr(l, "equation", "") + "\" " + why);
+    };
+    if (xSub.size() != xs.size())
+      refuse("names " + std::to_string(xSub.size()) + " input axes; the input has " +
+             std::to_string(xs.size()));
+    std::string contracted, xFree, kFree;
+    for (char c : xSub)
+      (kSub.find(c) != std::string::npos && oSub.find(c) == std::string::npos ? contracted
+                                                                              : xFree) += c;
+    for (char c : kSub)
+      if (oSub.find(c) != std::string::npos)
+        kFree += c;
+    if (contracted.empty() || xSub != xFree + contracted || kSub != contracted + kFree ||
+        oSub != xFree + kFree)
+      refuse("is not supported: graphc imports an EinsumDense that contracts the input's last "
+             "axes with the kernel's first ones, in order, and keeps the rest in order "
+             "(\"abc,cd->abd\")");
+    if (oSub.size() != 2 && oSub.size() != 3)
+      refuse("gives a rank-" + std::to_string(oSub.size()) +
+             " output; graphc imports rank 2 and 3 (batch, features) or (batch, steps, "
+             "features)");
+    // The kernel's free sizes from output_shape: its entries follow the output's axes after
+    // the batch (after the ellipsis's axes with one).
+    std::vector<int64_t> outputShape;
+    if (const json::Value *v = l.config->get("output_shape")) {
+      if (auto one = integer(v)) {
+        outputShape = {*one};
+      } else if (const json::Array *a = v->getAsArray()) {
+        for (const json::Value &e : *a)
+          outputShape.push_back(integer(&e).value_or(-1));
+      }
+    }
+    std::map<char, int64_t> size;
+    for (size_t i = 0; i < xSub.size(); ++i)
+      size[xSub[i]] = xs[i];
+    // output_shape leaves out the batch, or the ellipsis's axes (capitals here).
+    const size_t leading = ellipsis
+                               ? size_t(std::count_if(oSub.begin(), oSub.end(),
+                                                      [](char c) { return c >= 'A' && c <= 'Z'; }))
+                               : 1;
+    if (outputShape.size() != oSub.size() - leading)
+      refuseAttr(l, "output_shape",
+                 "= " + show(l.config->get("output_shape")) + " must give " +
+                     std::to_string(oSub.size() - leading) + " sizes (the output's axes after " +
+                     (ellipsis ? "the ellipsis" : "the batch") + ")");
+    for (size_t i = leading; i < oSub.size(); ++i) {
+      const int64_t given = outputShape[i - leading];
+      const char c = oSub[i];
+      if (size.count(c)) {
+        if (given != -1 && given != size[c])
+          refuseAttr(l, "output_shape",
+                     "= " + show(l.config->get("output_shape")) +
+                         " does not match the input's size " + std::to_string(size[c]) +
+                         " of axis " + c);
+      } else if (given < 1 || given > (int64_t{1} << 24)) {
+        refuseAttr(l, "output_shape",
+                   "= " + show(l.config->get("output_shape")) +
+                       " must give a positive size for axis " + c);
+      } else {
+        size[c] = given;
+      }
+    }
+    std::vector<int64_t> kernelShape, outShape;
+    int64_t inner = 1, units = 1, rows = 1;
+    for (char c : kSub)
+      kernelShape.push_back(size[c]);
+    for (char c : contracted)
+      inner *= size[c];
+    for (char c : kFree)
+      units *= size[c];
+    for (char c : xFree)
+      rows *= size[c];
+    for (char c : oSub)
+      outShape.push_back(size[c]);
+    if (const json::Value *lora = l.config->get("lora_rank"); lora && !lora->getAsNull())
+      refuseAttr(l, "lora_rank", "is not supported");
+    std::string biasAxes = strAttr(l, "bias_axes", "");
+    if (!biasAxes.empty() && biasAxes != kFree)
+      refuseAttr(l, "bias_axes",
+                 "= \"" + biasAxes +
+                     "\" is not supported (none, or all the "
+                     "kernel's output axes, \"" +
+                     kFree + "\")");
+    // Keras's fans of an N-D kernel: receptive field = all but the last two axes.
+    double receptive = 1;
+    for (size_t i = 0; i + 2 < kernelShape.size(); ++i)
+      receptive *= double(kernelShape[i]);
+    const double fanIn = double(kernelShape[kernelShape.size() - 2]) * receptive,
+                 fanOut = double(kernelShape.back()) * receptive;
+    std::vector<VarSpec> vars = {
+        {"kernel", kernelShape, "kernel_initializer", "glorot_uniform", fanIn, fanOut}};
+    std::vector<int64_t> biasShape;
+    for (char c : kFree)
+      biasShape.push_back(size[c]);
+    if (!biasAxes.empty())
+      vars.push_back({"bias", biasShape, "bias_initializer", "zeros"});
+    checkSize(l, {inner, units});
+    auto w = layerWeights(l, vars);
+    Value kernel = persistent(l, "kernel", {inner, units}, w[0].values, l.trainable, "parameter");
+    Value bias = biasAxes.empty()
+                     ? Value()
+                     : persistent(l, "bias", {units}, w[1].values, l.trainable, "parameter");
+    Value flat = b.create<ReshapeOp>(loc, f32({rows, inner}), x.v);
+    Tensor out;
+    out.v = b.create<ReshapeOp>(
+        loc, f32(outShape),
+        b.create<DenseOp>(loc, f32({rows, units}), flat, kernel, bias, UnitAttr()).getResult());
+    return layerActivation(l, out, loc);
+  }
+
   /// MaxPooling2D/AveragePooling2D, and with `oneD` their 1-D forms (on asSequence's view).
   Tensor pool(const Layer &l, const Tensor &in, bool max, Location loc, bool oneD = false) {
     if (!oneD)
@@ -3451,6 +3605,7 @@ private:
                                                 "AdditiveAttention",
                                                 "LayerScale",
                                                 "Masking",
+                                                "EinsumDense",
                                                 "StochasticDepth",
                                                 "Identity",
                                                 "BatchNormalization",
@@ -3660,6 +3815,8 @@ private:
       return applyConvFamily(l, in, loc);
     if (c == "Dense")
       return dense(l, asSteps(in, loc), loc);
+    if (c == "EinsumDense")
+      return einsumDense(l, in, loc);
     if (c == "Conv2D" || c == "Convolution2D")
       return conv(l, in, false, loc);
     if (c == "DepthwiseConv2D")

@@ -1588,6 +1588,25 @@ CASES["tf2_layer_scale"] = dict(
     graphc={})
 
 
+def k3_einsum_forward(x, P, S, step):
+    h = torch.relu(torch.einsum("abc,cd->abd", x, P["einsum_dense/kernel"]) + P["einsum_dense/bias"])
+    h = torch.einsum("...c,cd->...d", h, P["einsum_dense_1/kernel"]).mean(1)
+    h = torch.einsum("ab,bcd->acd", h, P["einsum_dense_2/kernel"]) + P["einsum_dense_2/bias"]
+    return h.mean(1)
+
+
+CASES["k3_einsum"] = dict(
+    layout="keras3", input=(5, 6), classes=3, loss="sparse", opt=("adam", 0.01, 0.0),
+    flags=[], forward=k3_einsum_forward,
+    weights=[layer("einsum_dense", [("kernel", (6, 8)), ("bias", (8,))]),
+             layer("einsum_dense_1", [("kernel", (8, 4))]),
+             layer("einsum_dense_2", [("kernel", (4, 2, 3)), ("bias", (2, 3))])],
+    empty=["layers/input_layer", "layers/global_average_pooling1d",
+           "layers/global_average_pooling1d_1", "optimizer"],
+    graphc={"einsum_dense_2/kernel": lambda a: a.reshape(4, 6),
+            "einsum_dense_2/bias": lambda a: a.reshape(6)})
+
+
 def k3_ops_forward(x, P, S, step):
     h = torch.tanh(x @ P["dense/kernel"] + P["dense/bias"])
     y = (1.0 - h * 0.5) / 4 + h

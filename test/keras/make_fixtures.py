@@ -1229,6 +1229,39 @@ def convnext_app_fixtures(k3):
                                  k3_compile("SGD", {"learning_rate": 0.1, "momentum": 0.0,
                                                     "nesterov": False}, SPARSE_FROM_LOGITS)))
 
+    # Keras 3 EinsumDense: (5 steps, 6 features) -> "abc,cd->abd" (8, relu, bias "d") ->
+    # "...c,cd->...d" (4, no bias) -> GlobalAveragePooling1D -> "ab,bcd->acd" ((2, 3), bias
+    # "cd") -> GlobalAveragePooling1D -> logits; Adam.
+    def einsum(name, equation, output_shape, bias_axes=None, activation="linear", shape=None):
+        c = s.base(name)
+        c.update({"equation": equation, "output_shape": output_shape, "activation": activation,
+                  "bias_axes": bias_axes, "kernel_initializer": GLOROT(),
+                  "bias_initializer": ZEROS(), "kernel_regularizer": None,
+                  "bias_regularizer": None, "activity_regularizer": None,
+                  "kernel_constraint": None, "bias_constraint": None, "lora_rank": None})
+        return s.entry("EinsumDense", c, shape)
+
+    L = model_inputs(s, ("input_layer", [N, 5, 6]))
+    L.append(s.wire(einsum("einsum_dense", "abc,cd->abd", [None, 8], "d", "relu", [N, 5, 6]),
+                    [[("input_layer", 0, 0, [N, 5, 6])]]))
+    L.append(s.wire(einsum("einsum_dense_1", "...c,cd->...d", 4, shape=[N, 5, 8]),
+                    [[("einsum_dense", 0, 0, [N, 5, 8])]]))
+    L.append(s.wire(s.global_pool("GlobalAveragePooling1D", "global_average_pooling1d", [N, 5, 4]),
+                    [[("einsum_dense_1", 0, 0, [N, 5, 4])]]))
+    L.append(s.wire(einsum("einsum_dense_2", "ab,bcd->acd", [2, 3], "cd", shape=[N, 4]),
+                    [[("global_average_pooling1d", 0, 0, [N, 4])]]))
+    L.append(s.wire(s.global_pool("GlobalAveragePooling1D", "global_average_pooling1d_1", [N, 2, 3]),
+                    [[("einsum_dense_2", 0, 0, [N, 2, 3])]]))
+    write("k3_einsum", s.functional("functional", L, [("input_layer", 0, 0)],
+                                    [("global_average_pooling1d_1", 0, 0)],
+                                    k3_adam(0.01, SPARSE_FROM_LOGITS)))
+    # Refused: an EinsumDense that is not a dense (a batched product over the steps).
+    L = model_inputs(s, ("input_layer", [N, 5, 6]))
+    L.append(s.wire(einsum("einsum_dense", "abc,bd->acd", [6, 8], shape=[N, 5, 6]),
+                    [[("input_layer", 0, 0, [N, 5, 6])]]))
+    write("err_einsum", s.functional("functional", L, [("input_layer", 0, 0)],
+                                     [("einsum_dense", 0, 0)]))
+
     # Refused: a custom layer (registered "my_package>Scale"), a class from a user module, and
     # a Keras operation graphc does not import (Matmul).
     for case, entry in (
