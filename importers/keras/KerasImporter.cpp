@@ -1559,6 +1559,82 @@ private:
     return out;
   }
 
+  /// PReLU: relu(x) - alpha relu(-x), alpha trainable with the input's shape but the batch,
+  /// each of `shared_axes` (Keras's, from 1) of size 1: one alpha for all (a dense by a [1, 1]
+  /// weight), one per image channel (shared over the height and width: a depthwise 1x1
+  /// graph.conv2d), or alpha over the trailing axes (an image's whole [H, W, C], saved as
+  /// graphc's [C, H, W]; a sequence's [T, F] or [1, F]; a vector's [F]: graph.broadcast_mul).
+  /// Other sharings are refused naming the layer.
+  Tensor prelu(const Layer &l, const Tensor &in, Location loc) {
+    noPadding(l, in);
+    noFlat(l, in);
+    Tensor x = in.image && in.seq ? asSteps(in, loc) : in;
+    std::vector<int64_t> ks = kerasShape(x);
+    std::vector<int64_t> alphaShape(ks.begin() + 1, ks.end());
+    if (const json::Value *v = l.config->get("shared_axes"); v && !v->getAsNull()) {
+      std::vector<int64_t> axes;
+      if (auto one = integer(v))
+        axes = {*one};
+      else if (const json::Array *a = v->getAsArray())
+        for (const json::Value &e : *a)
+          axes.push_back(integer(&e).value_or(0));
+      for (int64_t axis : axes) {
+        if (axis < 1 || axis >= int64_t(ks.size()))
+          refuseAttr(l, "shared_axes",
+                     "= " + show(v) + " must name non-batch axes of the rank-" +
+                         std::to_string(ks.size()) + " input");
+        alphaShape[size_t(axis - 1)] = 1;
+      }
+    }
+    const int64_t count = product(alphaShape);
+    auto w = layerWeights(l, {{"alpha", alphaShape, "alpha_initializer", "zeros"}});
+    Type type = x.v.getType();
+    Value negative =
+        b.create<ReluOp>(loc, type, b.create<ScaleOp>(loc, type, x.v, b.getF32FloatAttr(-1.0f)));
+    Value scaled;
+    const bool perChannel =
+        x.image && alphaShape.size() == 3 && alphaShape[0] == 1 && alphaShape[1] == 1;
+    if (count == 1) {
+      Value alpha = persistent(l, "alpha", {1, 1}, w[0].values, l.trainable, "parameter");
+      scaled = timesScalar(negative, alpha, loc);
+    } else if (perChannel) {
+      Value alpha = persistent(l, "alpha", {alphaShape[2]}, w[0].values, l.trainable, "parameter");
+      scaled = buildPerChannelAffine(b, loc, negative, alpha, Value());
+    } else if (x.image && count == product(ArrayRef<int64_t>(ks).drop_front())) {
+      // Keras's (H, W, C) alpha as graphc's (C, H, W).
+      const int64_t H = alphaShape[0], W = alphaShape[1], C = alphaShape[2];
+      std::vector<float> chw(static_cast<size_t>(count));
+      for (int64_t h = 0; h < H; ++h)
+        for (int64_t wi = 0; wi < W; ++wi)
+          for (int64_t c = 0; c < C; ++c)
+            chw[size_t((c * H + h) * W + wi)] = w[0].values[size_t((h * W + wi) * C + c)];
+      Value alpha = persistent(l, "alpha", {C, H, W}, chw, l.trainable, "parameter");
+      scaled = b.create<BroadcastMulOp>(loc, type, negative, alpha);
+    } else if (!x.image) {
+      // Trailing axes of a sequence or vector: drop the leading shared (size-1) ones.
+      std::vector<int64_t> trailing = alphaShape;
+      while (trailing.size() > 1 && trailing.front() == 1)
+        trailing.erase(trailing.begin());
+      const std::vector<int64_t> xs = shapeOf(x.v);
+      if (!std::equal(trailing.begin(), trailing.end(), xs.end() - int64_t(trailing.size())) ||
+          llvm::is_contained(trailing, 1))
+        refuseAttr(l, "shared_axes",
+                   "= " + show(l.config->get("shared_axes")) +
+                       " is not supported (none, all, or the leading axes)");
+      Value alpha = persistent(l, "alpha", trailing, w[0].values, l.trainable, "parameter");
+      scaled = b.create<BroadcastMulOp>(loc, type, negative, alpha);
+    } else {
+      refuseAttr(l, "shared_axes",
+                 "= " + show(l.config->get("shared_axes")) +
+                     " is not supported on an image (none, [1, 2] or all)");
+    }
+    Tensor out = x;
+    out.nonNegative = false;
+    out.v = b.create<AddOp>(loc, type, b.create<ReluOp>(loc, type, x.v),
+                            b.create<ScaleOp>(loc, type, scaled, b.getF32FloatAttr(-1.0f)));
+    return out;
+  }
+
   /// keras.applications' ConvNeXt layers are Keras's own code though not keras.layers: the
   /// class must come from there (or from a file that names no module).
   void needConvNextModule(const Layer &l) {
@@ -3605,6 +3681,7 @@ private:
                                                 "AdditiveAttention",
                                                 "LayerScale",
                                                 "Masking",
+                                                "PReLU",
                                                 "EinsumDense",
                                                 "StochasticDepth",
                                                 "Identity",
@@ -3856,6 +3933,8 @@ private:
       out.nonNegative = true;
       return out;
     }
+    if (c == "PReLU")
+      return prelu(l, in, loc);
     if (c == "LeakyReLU") // tf.keras 2 calls the slope alpha, Keras 3 negative_slope
       return leakyRelu(in, numAttr(l, keras3 ? "negative_slope" : "alpha",
                                    numAttr(l, "negative_slope", numAttr(l, "alpha", 0.3))),

@@ -975,6 +975,25 @@ def tf2_random_crop_forward(x, P, S, step):
     return h.mean(dim=(1, 2)) @ P["dense/kernel"] + P["dense/bias"]
 
 
+def prelu(h, alpha):
+    """Keras's PReLU: relu(h) - alpha relu(-h), alpha broadcast over the batch (and the shared
+    axes, of size 1)."""
+    return torch.relu(h) - alpha * torch.relu(-h)
+
+
+def k3_prelu_forward(x, P, S, step):
+    h = prelu(conv(x, P["conv2d/kernel"], P["conv2d/bias"], padding="same"), P["p_re_lu/alpha"])
+    h = prelu(conv(h, P["conv2d_1/kernel"], P["conv2d_1/bias"], padding="same"), P["p_re_lu_1/alpha"])
+    h = prelu(h.mean(dim=(1, 2)) @ P["dense/kernel"] + P["dense/bias"], P["p_re_lu_2/alpha"])
+    return h @ P["dense_1/kernel"] + P["dense_1/bias"]
+
+
+def tf2_prelu_forward(x, P, S, step):
+    h = prelu(conv1d(x, P["conv1d/kernel"], P["conv1d/bias"], padding="same"), P["p_re_lu/alpha"])
+    h = prelu(h @ P["dense/kernel"] + P["dense/bias"], P["p_re_lu_1/alpha"])
+    return h.mean(1) @ P["dense_1/kernel"] + P["dense_1/bias"]
+
+
 def k3_color_forward(x, P, S, step):
     n = x.shape[0]
     # RandomContrast(0.3) clipped to (-1.5, 1.5): (x - m) f + m, m each image's channel means.
@@ -1183,6 +1202,32 @@ CASES.update({
         weights=[(None, "conv2d", "conv2d", [("kernel", (3, 3, 3, 4)), ("bias", (4,))]),
                  (None, "dense", "dense", [("kernel", (4, 3)), ("bias", (3,))])],
         graphc={"conv2d/kernel": hwio}),
+    "k3_prelu": dict(
+        layout="keras3", input=(6, 6, 3), classes=3, loss="sparse", opt=("adam", 0.01, 0.0),
+        flags=[], forward=k3_prelu_forward,
+        weights=[("layers/conv2d", None, "conv2d", [("kernel", (3, 3, 3, 4)), ("bias", (4,))]),
+                 ("layers/p_re_lu", None, "p_re_lu", [("alpha", (1, 1, 4))]),
+                 ("layers/conv2d_1", None, "conv2d_1", [("kernel", (3, 3, 4, 4)), ("bias", (4,))]),
+                 ("layers/p_re_lu_1", None, "p_re_lu_1", [("alpha", (6, 6, 4))]),
+                 ("layers/dense", None, "dense", [("kernel", (4, 6)), ("bias", (6,))]),
+                 ("layers/p_re_lu_2", None, "p_re_lu_2", [("alpha", (6,))]),
+                 ("layers/dense_1", None, "dense_1", [("kernel", (6, 3)), ("bias", (3,))])],
+        empty=["layers/input_layer", "layers/global_average_pooling2d", "optimizer"],
+        graphc={"conv2d/kernel": hwio, "conv2d_1/kernel": hwio,
+                "p_re_lu/alpha": lambda a: a.reshape(4),
+                "p_re_lu_1/alpha": lambda a: a.transpose(2, 0, 1)}),
+    "tf2_prelu": dict(
+        layout="legacy", input=(5, 4), classes=3, loss="sparse", opt=("momentum", 0.05, 0.9),
+        flags=["--loss=sparse_categorical_crossentropy", "--optimizer=momentum", "--lr=0.05",
+               "--momentum=0.9"], forward=tf2_prelu_forward,
+        layer_names=["conv1d", "p_re_lu", "dense", "p_re_lu_1", "global_average_pooling1d",
+                     "dense_1", "activation"],
+        weights=[(None, "conv1d", "conv1d", [("kernel", (3, 4, 6)), ("bias", (6,))]),
+                 (None, "p_re_lu", "p_re_lu", [("alpha", (1, 6))]),
+                 (None, "dense", "dense", [("kernel", (6, 5)), ("bias", (5,))]),
+                 (None, "p_re_lu_1", "p_re_lu_1", [("alpha", (1, 1))]),
+                 (None, "dense_1", "dense_1", [("kernel", (5, 3)), ("bias", (3,))])],
+        graphc={"conv1d/kernel": conv1d_kernel, "p_re_lu/alpha": lambda a: a.reshape(6)}),
     "k3_augment": dict(
         layout="keras3", input=(8, 8, 3), classes=3, loss="sparse", opt=("adam", 0.01, 0.0),
         flags=[], forward=k3_augment_forward,

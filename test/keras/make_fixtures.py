@@ -886,6 +886,41 @@ def noise_fixtures(k3, k2):
          s.dense("dense", 3, "softmax", shape=[N, 3])]
     write("err_resize_bicubic", s.sequential("sequential", L, [N, 6, 8, 3]))
 
+    # PReLU's sharings. Keras 3 Sequential on a 6x6 image: Conv2D(4, 3, same) -> PReLU
+    # (shared_axes [1, 2]: one alpha per channel) -> Conv2D(4, 3, same) -> PReLU (an alpha per
+    # element, (6, 6, 4)) -> GlobalAveragePooling2D -> Dense(6) -> PReLU (per feature) ->
+    # Dense(3) softmax; Adam. tf.keras 2 Sequential on (5 steps, 4 features): Conv1D(6, 3,
+    # same) -> PReLU (shared_axes [1]: per feature) -> Dense(5) -> PReLU (shared_axes [1, 2]:
+    # one alpha) -> GlobalAveragePooling1D -> Dense(3) -> Activation softmax.
+    def prelu(st, name, shared_axes, shape):
+        c = st.base(name)
+        c.update({"alpha_initializer": ZEROS(), "alpha_regularizer": None,
+                  "alpha_constraint": None, "shared_axes": shared_axes})
+        return st.entry("PReLU", c, shape)
+
+    s = k3
+    L = [s.input_layer("input_layer", [N, 6, 6, 3]),
+         s.conv2d("conv2d", 4, (3, 3), padding="same", shape=[N, 6, 6, 3]),
+         prelu(s, "p_re_lu", [1, 2], [N, 6, 6, 4]),
+         s.conv2d("conv2d_1", 4, (3, 3), padding="same", shape=[N, 6, 6, 4]),
+         prelu(s, "p_re_lu_1", None, [N, 6, 6, 4]),
+         s.global_pool("GlobalAveragePooling2D", "global_average_pooling2d", [N, 6, 6, 4]),
+         s.dense("dense", 6, shape=[N, 4]),
+         prelu(s, "p_re_lu_2", None, [N, 6]),
+         s.dense("dense_1", 3, "softmax", shape=[N, 6])]
+    write("k3_prelu", s.sequential("sequential", L, [N, 6, 6, 3],
+                                   k3_adam(0.01, "sparse_categorical_crossentropy")))
+    s = k2
+    L = [s.input_layer("input_1", [N, 5, 4]),
+         s.conv1d("conv1d", 6, 3, padding="same", shape=[N, 5, 4]),
+         prelu(s, "p_re_lu", [1], [N, 5, 6]),
+         s.dense("dense", 5, shape=[N, 5, 6]),
+         prelu(s, "p_re_lu_1", [1, 2], [N, 5, 5]),
+         s.global_pool("GlobalAveragePooling1D", "global_average_pooling1d", [N, 5, 5]),
+         s.dense("dense_1", 3, shape=[N, 5]),
+         s.activation("activation", "softmax", [N, 3])]
+    write("tf2_prelu", s.sequential("sequential", L, [N, 5, 4]))
+
     # Refused: an augmentation layer after a trained one (random_affine has no input gradient),
     # and RandomRotation's fill_mode wrap.
     L = [s.input_layer("input_1", [N, 6, 6, 3]),
