@@ -3552,14 +3552,22 @@ private:
                        "features)");
     }
     const int64_t B = qs[0], T = qs[1], D = qs[2], S = vs[1];
-    const int64_t H = intAttr(l, "num_heads", 0), Dk = intAttr(l, "key_dim", 0);
+    // GroupedQueryAttention (Keras 3): num_query_heads query heads share num_key_value_heads
+    // key and value heads, each repeated for num_query_heads / num_key_value_heads consecutive
+    // query heads (ops.repeat); head_dim for keys and values alike.
+    const bool grouped = l.cls == "GroupedQueryAttention";
+    const int64_t H = intAttr(l, grouped ? "num_query_heads" : "num_heads", 0),
+                  Dk = intAttr(l, grouped ? "head_dim" : "key_dim", 0);
+    const int64_t Hkv = grouped ? intAttr(l, "num_key_value_heads", 0) : H;
     int64_t Dv = Dk;
-    if (const json::Value *v = l.config->get("value_dim"); v && !v->getAsNull())
+    if (const json::Value *v = l.config->get("value_dim"); !grouped && v && !v->getAsNull())
       Dv = intAttr(l, "value_dim", Dk);
     if (H < 1 || H > 4096)
-      refuseAttr(l, "num_heads", "must be 1 to 4096");
+      refuseAttr(l, grouped ? "num_query_heads" : "num_heads", "must be 1 to 4096");
+    if (Hkv < 1 || H % Hkv != 0)
+      refuseAttr(l, "num_key_value_heads", "must divide num_query_heads = " + std::to_string(H));
     if (Dk < 1 || Dk > 65536 || Dv < 1 || Dv > 65536)
-      refuseAttr(l, "key_dim", "and value_dim must be 1 to 65536");
+      refuseAttr(l, grouped ? "head_dim" : "key_dim", "and value_dim must be 1 to 65536");
     const double rate = numAttr(l, "dropout", 0.0);
     if (!(rate >= 0 && rate < 1))
       refuseAttr(l, "dropout", "must be in [0, 1)");
@@ -3588,11 +3596,24 @@ private:
     auto rowsOf = [&](const Tensor &t, const std::vector<int64_t> &shape) {
       return b.create<ReshapeOp>(loc, f32({shape[0] * shape[1], shape[2]}), t.v).getResult();
     };
-    // [B*L, H*E] -> [B*H, L, E]: (batch, step, head, e) to (batch, head, step, e).
-    auto heads = [&](Value v, int64_t L, int64_t E) {
-      Value split = b.create<ReshapeOp>(loc, f32({B, L, H, E}), v);
+    // [B*L, n*E] -> [B*n, L, E]: (batch, step, head, e) to (batch, head, step, e).
+    auto heads = [&](Value v, int64_t L, int64_t E, int64_t n) {
+      Value split = b.create<ReshapeOp>(loc, f32({B, L, n, E}), v);
       Value moved = transposed(split, {0, 2, 1, 3}, loc);
-      return b.create<ReshapeOp>(loc, f32({B * H, L, E}), moved).getResult();
+      return b.create<ReshapeOp>(loc, f32({B * n, L, E}), moved).getResult();
+    };
+    // The key/value heads [B*Hkv, L, E], each repeated for H / Hkv consecutive query heads: a
+    // product with a column of ones (its backward sums the copies' gradients).
+    auto sharedHeads = [&](Value v, int64_t L, int64_t E) -> Value {
+      Value perHead = heads(v, L, E, Hkv);
+      if (Hkv == H)
+        return perHead;
+      const int64_t copies = H / Hkv;
+      Value ones = b.create<FillOp>(loc, f32({B * Hkv, copies, 1}), b.getF32FloatAttr(1.0f));
+      Value row = b.create<ReshapeOp>(loc, f32({B * Hkv, 1, L * E}), perHead);
+      Value repeated = b.create<BatchMatmulOp>(loc, f32({B * Hkv, copies, L * E}), ones, row,
+                                               UnitAttr(), UnitAttr());
+      return b.create<ReshapeOp>(loc, f32({B * H, L, E}), repeated);
     };
     Value queryRows = rowsOf(query, qs);
     Value valueRows = value.v == query.v ? queryRows : rowsOf(value, vs);
@@ -3601,12 +3622,12 @@ private:
     q = b.create<ScaleOp>(loc, q.getType(), q,
                           b.getF32FloatAttr(float(1.0 / std::sqrt(double(Dk)))),
                           b.getF32FloatAttr(0.f));
-    Value k =
-        projection("key", "key_dense", keyRows, B * S, ks[2], H * Dk, {ks[2], H, Dk}, {H, Dk});
-    Value v = projection("value", "value_dense", valueRows, B * S, vs[2], H * Dv, {vs[2], H, Dv},
-                         {H, Dv});
-    Value scores = b.create<BatchMatmulOp>(loc, f32({B * H, T, S}), heads(q, T, Dk),
-                                           heads(k, S, Dk), UnitAttr(), b.getUnitAttr());
+    Value k = projection("key", "key_dense", keyRows, B * S, ks[2], Hkv * Dk, {ks[2], Hkv, Dk},
+                         {Hkv, Dk});
+    Value v = projection("value", "value_dense", valueRows, B * S, vs[2], Hkv * Dv,
+                         {vs[2], Hkv, Dv}, {Hkv, Dv});
+    Value scores = b.create<BatchMatmulOp>(loc, f32({B * H, T, S}), heads(q, T, Dk, H),
+                                           sharedHeads(k, S, Dk), UnitAttr(), b.getUnitAttr());
     // attention_mask [B, T or 1, S]: Keras's Softmax adds (1 - bool(mask)) * -1e9 to the scores
     // of every head (nonzero is true): the mask's zeros scaled by -1e9, copied to the heads
     // (and the queries) by a product with ones, exact.
@@ -3629,7 +3650,7 @@ private:
                                b.create<ReshapeOp>(loc, f32({B * H, T, S}), perHead));
     }
     Value probs = attentionProbabilities(l, scores, rate, loc);
-    Value context = b.create<BatchMatmulOp>(loc, f32({B * H, T, Dv}), probs, heads(v, S, Dv),
+    Value context = b.create<BatchMatmulOp>(loc, f32({B * H, T, Dv}), probs, sharedHeads(v, S, Dv),
                                             UnitAttr(), UnitAttr());
     // [B*H, T, Dv] -> [B*T, H*Dv]: (batch, head, step, e) back to (batch, step, head, e).
     Value merged =
@@ -3709,7 +3730,8 @@ private:
                                                 "Cropping2D",
                                                 "UpSampling1D",
                                                 "UpSampling2D",
-                                                "MultiHeadAttention"};
+                                                "MultiHeadAttention",
+                                                "GroupedQueryAttention"};
     return known.count(c) != 0 || convFamily().count(c) != 0;
   }
 
@@ -3826,6 +3848,7 @@ private:
     }
     static const std::set<std::string> readsMask = {"Masking",
                                                     "MultiHeadAttention",
+                                                    "GroupedQueryAttention",
                                                     "Attention",
                                                     "AdditiveAttention",
                                                     "Add",
@@ -3853,7 +3876,7 @@ private:
                      "or merge layers, which pass it on)");
     if (op)
       return kerasOp(l, ins, loc);
-    if (c == "MultiHeadAttention")
+    if (c == "MultiHeadAttention" || c == "GroupedQueryAttention")
       return maskedMultiHeadAttention(l, ins, loc);
     bool elementwise = c == "Add" || c == "Subtract" || c == "Multiply" || c == "Average" ||
                        c == "Maximum" || c == "Minimum";
@@ -4263,7 +4286,7 @@ private:
     // MultiHeadAttention's call: query, value and key may come as keyword arguments (Keras 3
     // `mha(query=x, value=x)`, tf.keras 2 always for value and key); they are read in that
     // order. Its masks and options that change the computation are refused.
-    const bool attention = l.cls == "MultiHeadAttention";
+    const bool attention = l.cls == "MultiHeadAttention" || l.cls == "GroupedQueryAttention";
     const bool dotAttention = l.cls == "Attention" || l.cls == "AdditiveAttention";
     // Both attention layers: one output, and use_causal_mask the same at every call.
     auto causalAndScores = [&](const json::Object &kwargs) {

@@ -1856,6 +1856,45 @@ CASES["k3_attention_padding"] = dict(
             "additive_attention/scale": lambda a: np.reshape(a, (8, 1))})
 
 
+def k3_gqa_forward(x, P, S, step):
+    """GroupedQueryAttention(head_dim 3, 4 query heads, 2 key/value heads): each key/value head
+    repeated for 2 consecutive query heads (ops.repeat), causal, dropout 0.1 of the
+    probabilities over their (batch, head, query, key) order."""
+    name = "grouped_query_attention"
+
+    def proj(part, t):
+        return torch.einsum("bsd,dhe->bshe", t, P[name + "/" + part + "/kernel"]) + P[name + "/" + part + "/bias"]
+    q = proj("query", x) * (1.0 / np.sqrt(3))
+    k = proj("key", x).repeat_interleave(2, dim=2)
+    v = proj("value", x).repeat_interleave(2, dim=2)
+    scores = torch.einsum("bshe,bthe->bhst", q, k)
+    scores = scores.masked_fill(torch.arange(5)[None, :] > torch.arange(5)[:, None], float("-inf"))
+    p = dropout(torch.softmax(scores, dim=-1).contiguous(), 0.1, 0, step)
+    context = torch.einsum("bhst,bthv->bshv", p, v)
+    h = x + torch.einsum("bshv,hvd->bsd", context, P[name + "/attention_output/kernel"]) + P[name + "/attention_output/bias"]
+    h = F.layer_norm(h, (8,), P["layer_normalization/gamma"], P["layer_normalization/beta"], 1e-3)
+    return h.mean(1) @ P["dense/kernel"] + P["dense/bias"]
+
+
+CASES["k3_gqa"] = dict(
+    layout="keras3", input=(5, 8), classes=3, loss="sparse", opt=("sgd", 0.05, 0.0), flags=[],
+    forward=k3_gqa_forward,
+    weights=[("layers/grouped_query_attention/" + sub, None, "grouped_query_attention/" + part,
+              [("kernel", kernel), ("bias", bias)])
+             for part, sub, kernel, bias in [("query", "query_dense", (8, 4, 3), (4, 3)),
+                                             ("key", "key_dense", (8, 2, 3), (2, 3)),
+                                             ("value", "value_dense", (8, 2, 3), (2, 3)),
+                                             ("attention_output", "output_dense", (4, 3, 8), (8,))]]
+    + [("layers/layer_normalization", None, "layer_normalization", [("gamma", (8,)), ("beta", (8,))]),
+       ("layers/dense", None, "dense", [("kernel", (8, 3)), ("bias", (3,))])],
+    empty=["layers/input_layer", "layers/grouped_query_attention", "layers/add",
+           "layers/global_average_pooling1d", "optimizer"],
+    graphc={"grouped_query_attention/%s/%s" % (part, var): fn
+            for part, rows in [("query", 8), ("key", 8), ("value", 8), ("attention_output", 12)]
+            for var, fn in [("kernel", (lambda r: lambda a: a.reshape(r, -1))(rows)),
+                            ("bias", lambda a: a.reshape(-1))]})
+
+
 # The tf.keras 2 form with one mask row per sequence ([batch, 1, keys], a key-padding mask):
 # graphc fuses it into graph.attention's bias. Legacy weights: the attention layer's group
 # holds multi_head_attention/{query,key,value,attention_output}/{kernel,bias}:0.

@@ -1431,6 +1431,31 @@ def masked_rnn_fixtures(k3, k2):
     write("k3_attention_padding", s.functional("functional", A, [("input_layer", 0, 0)],
                                                [("dense_1", 0, 0)],
                                                k3_adam(0.01, SPARSE_FROM_LOGITS)))
+    # Keras 3 GroupedQueryAttention(head_dim 3, 4 query heads, 2 key/value heads, dropout
+    # 0.1)(x, x, use_causal_mask) of (5 steps, 8 features) -> Add with x ->
+    # LayerNormalization -> GlobalAveragePooling1D -> Dense(3) logits; SGD.
+    c = s.base("grouped_query_attention")
+    c.update({"head_dim": 3, "num_query_heads": 4, "num_key_value_heads": 2, "dropout": 0.1,
+              "use_bias": True, "flash_attention": None, "kernel_initializer": GLOROT(),
+              "bias_initializer": ZEROS(), "kernel_regularizer": None, "bias_regularizer": None,
+              "activity_regularizer": None, "kernel_constraint": None, "bias_constraint": None,
+              "seed": None})
+    g = s.entry("GroupedQueryAttention", c)
+    g["build_config"] = {"shapes_dict": {"query_shape": [N, 5, 8], "value_shape": [N, 5, 8]}}
+    g["name"] = "grouped_query_attention"
+    q = ("input_layer", 0, 0, [N, 5, 8])
+    g["inbound_nodes"] = [{"args": [s.tensor(*q), s.tensor(*q)],
+                           "kwargs": {"use_causal_mask": True}}]
+    G = model_inputs(s, ("input_layer", [N, 5, 8]))
+    G.append(g)
+    G.append(s.wire(s.merge("Add", "add"), [[q, ("grouped_query_attention", 0, 0, [N, 5, 8])]]))
+    G.append(s.wire(s.layer_norm("layer_normalization", shape=[N, 5, 8]), [[("add", 0, 0, [N, 5, 8])]]))
+    G.append(s.wire(s.global_pool("GlobalAveragePooling1D", "global_average_pooling1d", [N, 5, 8]),
+                    [[("layer_normalization", 0, 0, [N, 5, 8])]]))
+    G.append(s.wire(s.dense("dense", 3, shape=[N, 8]), [[("global_average_pooling1d", 0, 0, [N, 8])]]))
+    write("k3_gqa", s.functional("functional", G, [("input_layer", 0, 0)], [("dense", 0, 0)],
+                                 k3_compile("SGD", {"learning_rate": 0.05, "momentum": 0.0,
+                                                    "nesterov": False}, SPARSE_FROM_LOGITS)))
     # Refused: that attention also given an explicit attention_mask (a second input).
     L = model_inputs(s, ("input_layer", [N, 7]), ("input_layer_1", [N, 7, 7]))
     L[0]["config"]["dtype"] = "int32"
