@@ -2,7 +2,9 @@
 // function.
 //
 // Layout. Keras is channels-last (NHWC activations, HWIO kernels); graphc is NCHW/OIHW. An
-// image-shaped (rank 4) model input is declared NCHW, so the training binary reads NCHW data;
+// image-shaped (rank 4) model input is declared NCHW, so the training binary reads NCHW data
+// (and a rank-5 input of frames (batch, time, C, H, W), held as N * T images for the
+// TimeDistributed layers);
 // every Conv2D/DepthwiseConv2D kernel is transposed to OIHW at import. Values carry their
 // Keras meaning alongside (struct Tensor): `image` says the value is NCHW where Keras sees
 // NHWC; a Flatten of an image is a plain reshape in graphc's (C, H, W) order, so it remembers
@@ -94,6 +96,8 @@ struct Tensor {
                              // for a max pool)
   Value mask;                // [N, steps]: 1 where a step is real, 0 where it is padding (an
                              // Embedding's mask_zero), for the recurrent layers that read it
+  int64_t timeSteps = 0;     // nonzero: v holds N * timeSteps rows (frames of a (batch, time,
+                             // ...) tensor, sample-major) for TimeDistributed layers
   bool hasFlat() const { return flat[0] != 0; }
   bool padded() const { return pad[0] || pad[1] || pad[2] || pad[3]; }
 };
@@ -325,11 +329,16 @@ private:
   /// The shape as Keras sees it.
   static std::vector<int64_t> kerasShape(const Tensor &t) {
     auto s = shapeOf(t.v);
+    std::vector<int64_t> k = s;
     if (t.image && t.seq)
-      return {s[0], s[3], s[1]};
-    if (t.image)
-      return {s[0], s[2], s[3], s[1]};
-    return s;
+      k = {s[0], s[3], s[1]};
+    else if (t.image)
+      k = {s[0], s[2], s[3], s[1]};
+    if (t.timeSteps) { // (batch * time, ...) seen as (batch, time, ...)
+      k[0] /= t.timeSteps;
+      k.insert(k.begin() + 1, t.timeSteps);
+    }
+    return k;
   }
   static std::string shapeText(const std::vector<int64_t> &s) {
     std::string text = "(";
@@ -2411,8 +2420,54 @@ private:
   }
 
   /// TimeDistributed: the wrapped layer applied to (batch * steps, ...) rows.
+  /// TimeDistributed over frames (a (batch, time, H, W, C) input, or what TimeDistributed
+  /// layers made of it): the wrapped layer on the N * T frames as one batch of NCHW images (a
+  /// Conv2D, pooling, BatchNormalization over every frame's pixels as Keras's, Dropout, ...),
+  /// the result still frames. Flatten takes each frame in Keras's (H, W, C) order (a transpose
+  /// first), so that a recurrent layer after it reads Keras's features.
+  Tensor timeDistributedFrames(const Layer &l, const Layer &inner, const Tensor &in, Location loc) {
+    Tensor frames = in;
+    frames.timeSteps = 0;
+    Tensor mapped;
+    if (inner.cls == "Flatten" && frames.image && !frames.seq) {
+      noPadding(inner, frames);
+      auto xs = shapeOf(frames.v);
+      Value hwc = transposed(frames.v, {0, 2, 3, 1}, loc);
+      mapped.v = b.create<ReshapeOp>(loc, f32({xs[0], xs[2] * xs[3] * xs[1]}), hwc);
+      mapped.nonNegative = frames.nonNegative;
+    } else {
+      if (inner.cls == "TimeDistributed" || isModelClass(inner.cls))
+        failLayer(l, "wraps a " + inner.cls + ", which graphc does not apply per frame");
+      mapped = applyLayer(inner, {frames});
+    }
+    if (shapeOf(mapped.v)[0] != shapeOf(in.v)[0])
+      failLayer(l, "wraps a " + inner.cls + " that changes the number of frames");
+    mapped.timeSteps = in.timeSteps;
+    return mapped;
+  }
+
+  /// A tensor of frames as a non-TimeDistributed layer sees it: (batch * time, features) rows
+  /// as a (batch, time, features) sequence; frames that are still images are refused (graphc
+  /// applies only TimeDistributed layers to them).
+  Tensor fromFrames(const Layer &l, const Tensor &t, Location loc) {
+    if (!t.timeSteps)
+      return t;
+    auto s = shapeOf(t.v);
+    if (t.image || s.size() != 2 || t.hasFlat())
+      failLayer(l, "reads frames of shape " + shapeText(kerasShape(t)) +
+                       "; graphc applies TimeDistributed layers to frames, and other layers to "
+                       "the (batch, time, features) sequence a TimeDistributed Flatten or "
+                       "GlobalAveragePooling2D makes of them");
+    Tensor seq;
+    seq.v = b.create<ReshapeOp>(loc, f32({s[0] / t.timeSteps, t.timeSteps, s[1]}), t.v);
+    seq.nonNegative = t.nonNegative;
+    return seq;
+  }
+
   Tensor timeDistributed(const Layer &l, const Tensor &in, Location loc) {
     Layer inner = wrappedLayer(l, "layer", "", "layer");
+    if (in.timeSteps)
+      return timeDistributedFrames(l, inner, in, loc);
     static const std::set<std::string> rowwise = {"Dense", "Dropout", "Activation", "ReLU",
                                                   "LeakyReLU", "ELU", "Softmax"};
     if (!rowwise.count(inner.cls))
@@ -3835,6 +3890,14 @@ private:
     if (!op && !isKnownLayer(c))
       refuseLayer(l);
     checkCommon(l);
+    if (c != "TimeDistributed")
+      for (const Tensor &t : ins)
+        if (t.timeSteps) {
+          std::vector<Tensor> sequences;
+          for (const Tensor &u : ins)
+            sequences.push_back(fromFrames(l, u, loc));
+          return applyLayer(l, sequences);
+        }
     // An Embedding's mask_zero or a Masking layer's mask: the recurrent layers and the
     // masked mean apply it; the dropout, noise and per-step layers pass it on (Keras's
     // supports_masking), a Masking layer replaces it; any other reader would need to apply it.
@@ -4191,9 +4254,10 @@ private:
   Tensor dataInput(const std::string &name, const json::Value *shapeValue, size_t index = 0,
                    size_t inputCount = 1) {
     const json::Array *a = shapeValue->getAsArray();
-    if (!a || a->size() < 2 || a->size() > 4)
+    if (!a || a->size() < 2 || a->size() > 5)
       fail("input \"" + name + "\" has shape " + show(shapeValue) +
-           "; graphc supports inputs of rank 2 to 4 (batch first)");
+           "; graphc supports inputs of rank 2 to 5 (batch first; rank 5: frames (batch, "
+           "time, height, width, channels) for TimeDistributed layers)");
     std::vector<int64_t> dims;
     for (const json::Value &d : *a) {
       if (d.getAsNull()) {
@@ -4245,12 +4309,20 @@ private:
       shape = {dims[0], dims[3], dims[1], dims[2]}; // declared NCHW
       t.image = true;
     }
+    if (dims.size() == 5) // frames (batch, time, H, W, C): declared (batch, time, C, H, W)
+      shape = {dims[0], dims[1], dims[4], dims[2], dims[3]};
     int64_t count = 1;
     for (int64_t d : shape)
       if (__builtin_mul_overflow(count, d, &count) || count > (int64_t{1} << 34))
         fail("input \"" + name + "\" is too large");
     t.v = argument(f32(shape), {b.getNamedAttr(kKindAttr, b.getStringAttr("input")),
                                 b.getNamedAttr(kNameAttr, b.getStringAttr(name))});
+    if (dims.size() == 5) { // the frames as one batch of N * T NCHW images
+      t.v = b.create<ReshapeOp>(b.getUnknownLoc(),
+                                f32({shape[0] * shape[1], shape[2], shape[3], shape[4]}), t.v);
+      t.image = true;
+      t.timeSteps = shape[1];
+    }
     return t;
   }
 
@@ -4701,6 +4773,15 @@ private:
       fail("the model has " + std::to_string(outs.size()) +
            " outputs; graphc trains models with one output");
     Tensor out = outs[0];
+    if (out.timeSteps) { // per-frame outputs: (batch, time, features)
+      auto os = shapeOf(out.v);
+      if (out.image || os.size() != 2)
+        fail("the model's output is frames of shape " + shapeText(kerasShape(out)) +
+             "; graphc trains per-frame outputs of (batch, time, features) only");
+      out.v = b.create<ReshapeOp>(b.getUnknownLoc(),
+                                  f32({os[0] / out.timeSteps, out.timeSteps, os[1]}), out.v);
+      out.timeSteps = 0;
+    }
     if (out.mask)
       fail("the model's output is a masked sequence (an Embedding's mask_zero or a Masking "
            "layer), whose loss Keras masks; graphc does not");

@@ -994,6 +994,24 @@ def tf2_prelu_forward(x, P, S, step):
     return h.mean(1) @ P["dense_1/kernel"] + P["dense_1/bias"]
 
 
+def k3_video_forward(x, P, S, step):
+    n, t = x.shape[:2]
+    f = x.reshape(n * t, 8, 8, 3)  # TimeDistributed: every frame alike
+    h = torch.relu(conv(f, P["time_distributed/conv2d/kernel"], P["time_distributed/conv2d/bias"],
+                        padding="same"))
+    h = F.max_pool2d(h.permute(0, 3, 1, 2), 2).permute(0, 2, 3, 1)
+    h = lstm(h.reshape(n, t, 64), P, "lstm", 6)  # each frame flattened in (H, W, C) order
+    return h @ P["dense/kernel"] + P["dense/bias"]
+
+
+def tf2_video_forward(x, P, S, step):
+    n, t = x.shape[:2]
+    f = x.reshape(n * t, 6, 6, 2)
+    h = BN(P, S, "time_distributed_1")(conv(f, P["time_distributed/kernel"], P["time_distributed/bias"]))
+    h = gru(h.mean(dim=(1, 2)).reshape(n, t, 4), P, "gru/gru_cell", 5)
+    return h @ P["dense/kernel"] + P["dense/bias"]
+
+
 def k3_color_forward(x, P, S, step):
     n = x.shape[0]
     # RandomContrast(0.3) clipped to (-1.5, 1.5): (x - m) f + m, m each image's channel means.
@@ -1228,6 +1246,32 @@ CASES.update({
                  (None, "p_re_lu_1", "p_re_lu_1", [("alpha", (1, 1))]),
                  (None, "dense_1", "dense_1", [("kernel", (5, 3)), ("bias", (3,))])],
         graphc={"conv1d/kernel": conv1d_kernel, "p_re_lu/alpha": lambda a: a.reshape(6)}),
+    "k3_video": dict(
+        layout="keras3", input=(4, 8, 8, 3), classes=3, loss="sparse", opt=("adam", 0.01, 0.0),
+        flags=[], forward=k3_video_forward,
+        weights=[("layers/time_distributed/layer", None, "time_distributed/conv2d",
+                  [("kernel", (3, 3, 3, 4)), ("bias", (4,))]),
+                 ("layers/lstm/cell", None, "lstm", [("kernel", (64, 24)), ("recurrent_kernel", (6, 24)), ("bias", (24,))]),
+                 ("layers/dense", None, "dense", [("kernel", (6, 3)), ("bias", (3,))])],
+        empty=["layers/input_layer", "layers/time_distributed", "layers/time_distributed_1",
+               "layers/time_distributed_1/layer", "layers/time_distributed_2",
+               "layers/time_distributed_2/layer", "layers/lstm", "optimizer"],
+        graphc={"time_distributed/conv2d/kernel": hwio}),
+    "tf2_video": dict(
+        layout="legacy", input=(3, 6, 6, 2), classes=3, loss="sparse", opt=("momentum", 0.05, 0.9),
+        flags=["--loss=sparse_categorical_crossentropy", "--optimizer=momentum", "--lr=0.05",
+               "--momentum=0.9"], forward=tf2_video_forward,
+        layer_names=["time_distributed", "time_distributed_1", "time_distributed_2", "gru",
+                     "dense", "activation"],
+        weights=[(None, "time_distributed", "time_distributed", [("kernel", (3, 3, 2, 4)), ("bias", (4,))]),
+                 (None, "time_distributed_1", "time_distributed_1",
+                  [("gamma", (4,)), ("beta", (4,)), ("moving_mean", (4,)), ("moving_variance", (4,))]),
+                 (None, "gru", "gru/gru_cell", [("kernel", (4, 15)), ("recurrent_kernel", (5, 15)), ("bias", (2, 15))]),
+                 (None, "dense", "dense", [("kernel", (5, 3)), ("bias", (3,))])],
+        saved={"time_distributed/": "time_distributed/conv2d/",
+               "time_distributed_1/": "time_distributed_1/batch_normalization/",
+               "gru/gru_cell/": "gru/"},
+        graphc={"time_distributed/kernel": hwio}),
     "k3_augment": dict(
         layout="keras3", input=(8, 8, 3), classes=3, loss="sparse", opt=("adam", 0.01, 0.0),
         flags=[], forward=k3_augment_forward,
@@ -2082,7 +2126,9 @@ def main():
     data_args = []  # one --data per input, in the model's input order
     for i, x in enumerate(xs):
         path = os.path.join(wd, "x%s.npy" % (i or ""))
-        np.save(path, x.transpose(0, 3, 1, 2).copy() if x.ndim == 4 else x)
+        # graphc declares images NCHW, and frames (batch, time, C, H, W).
+        layouts = {4: (0, 3, 1, 2), 5: (0, 1, 4, 2, 3)}
+        np.save(path, x.transpose(layouts[x.ndim]).copy() if x.ndim in layouts else x)
         data_args += ["--data", path]
     np.save(os.path.join(wd, "y.npy"), y)
 

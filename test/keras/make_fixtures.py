@@ -921,6 +921,45 @@ def noise_fixtures(k3, k2):
          s.activation("activation", "softmax", [N, 3])]
     write("tf2_prelu", s.sequential("sequential", L, [N, 5, 4]))
 
+    # Video (a CNN per frame, then a recurrent layer over the frames). Keras 3 Sequential on
+    # (4 frames, 8x8, 3): TimeDistributed(Conv2D(4, 3, same, relu)) ->
+    # TimeDistributed(MaxPooling2D(2)) -> TimeDistributed(Flatten) -> LSTM(6) -> Dense(3)
+    # softmax; Adam. tf.keras 2 Sequential on (3 frames, 6x6, 2): TimeDistributed(Conv2D(4, 3))
+    # -> TimeDistributed(BatchNormalization) -> TimeDistributed(GlobalAveragePooling2D) ->
+    # GRU(5) -> Dense(3) -> Activation softmax.
+    s = k3
+    L = [s.input_layer("input_layer", [N, 4, 8, 8, 3]),
+         s.wrapper("TimeDistributed", "time_distributed",
+                   s.conv2d("conv2d", 4, (3, 3), padding="same", activation="relu"),
+                   [N, 4, 8, 8, 3]),
+         s.wrapper("TimeDistributed", "time_distributed_1",
+                   s.pool("MaxPooling2D", "max_pooling2d", (2, 2)), [N, 4, 8, 8, 4]),
+         s.wrapper("TimeDistributed", "time_distributed_2", s.flatten("flatten"), [N, 4, 4, 4, 4]),
+         s.rnn("LSTM", "lstm", 6, shape=[N, 4, 64]),
+         s.dense("dense", 3, "softmax", shape=[N, 6])]
+    write("k3_video", s.sequential("sequential", L, [N, 4, 8, 8, 3],
+                                   k3_adam(0.01, "sparse_categorical_crossentropy")))
+    s = k2
+    L = [s.input_layer("input_1", [N, 3, 6, 6, 2]),
+         s.wrapper("TimeDistributed", "time_distributed", s.conv2d("conv2d", 4, (3, 3)),
+                   [N, 3, 6, 6, 2]),
+         s.wrapper("TimeDistributed", "time_distributed_1",
+                   s.batchnorm("batch_normalization", shape=[N, 4, 4, 4]), [N, 3, 4, 4, 4]),
+         s.wrapper("TimeDistributed", "time_distributed_2",
+                   s.global_pool("GlobalAveragePooling2D", "global_average_pooling2d"),
+                   [N, 3, 4, 4, 4]),
+         s.rnn("GRU", "gru", 5, shape=[N, 3, 4]),
+         s.dense("dense", 3, shape=[N, 5]),
+         s.activation("activation", "softmax", [N, 3])]
+    write("tf2_video", s.sequential("sequential", L, [N, 3, 6, 6, 2]))
+    # Refused: a Dense reading the frames themselves (not per frame).
+    L = [s.input_layer("input_1", [N, 3, 6, 6, 2]),
+         s.wrapper("TimeDistributed", "time_distributed", s.conv2d("conv2d", 4, (3, 3)),
+                   [N, 3, 6, 6, 2]),
+         s.flatten("flatten", [N, 3, 4, 4, 4]),
+         s.dense("dense", 3, "softmax", shape=[N, 192])]
+    write("err_frames", s.sequential("sequential", L, [N, 3, 6, 6, 2]))
+
     # Refused: an augmentation layer after a trained one (random_affine has no input gradient),
     # and RandomRotation's fill_mode wrap.
     L = [s.input_layer("input_1", [N, 6, 6, 3]),
