@@ -899,8 +899,11 @@ private:
       int64_t mult = depthMultiplier(l);
       groups = c;
       outC = c * mult;
-      vars.push_back({"depthwise_kernel", {kernel[0], kernel[1], c, mult}, "depthwise_initializer",
-                      "glorot_uniform", receptive * c, receptive * mult});
+      std::vector<int64_t> shape = {kernel[0], kernel[1], c, mult};
+      if (oneD) // DepthwiseConv1D's (K, C, M)
+        shape.erase(shape.begin());
+      vars.push_back({"depthwise_kernel", shape, "depthwise_initializer", "glorot_uniform",
+                      receptive * c, receptive * mult});
     } else {
       int64_t filters = intAttr(l, "filters", 0);
       groups = intAttr(l, "groups", 1);
@@ -2545,6 +2548,9 @@ private:
                                                 "Convolution2DTranspose",
                                                 "SeparableConv2D",
                                                 "SeparableConvolution2D",
+                                                "SeparableConv1D",
+                                                "SeparableConvolution1D",
+                                                "DepthwiseConv1D",
                                                 "Permute",
                                                 "LayerNormalization",
                                                 "RMSNormalization",
@@ -2569,6 +2575,10 @@ private:
       return convTranspose(l, in, loc);
     if (c == "Conv1DTranspose" || c == "Convolution1DTranspose")
       return convTranspose(l, asSequence(l, in, loc), loc, /*oneD=*/true);
+    if (c == "SeparableConv1D" || c == "SeparableConvolution1D")
+      return separableConv(l, asSequence(l, in, loc), loc, /*oneD=*/true);
+    if (c == "DepthwiseConv1D")
+      return conv(l, asSequence(l, in, loc), true, loc, /*oneD=*/true);
     if (c == "SeparableConv2D" || c == "SeparableConvolution2D")
       return separableConv(l, in, loc);
     if (c == "Permute")
@@ -3144,14 +3154,16 @@ private:
   }
 
   /// SeparableConv2D, as Keras's separable_conv2d: a depthwise conv2d (strides, padding,
-  /// dilation; channel c·M + m) then a 1x1 conv2d with the bias.
-  Tensor separableConv(const Layer &l, const Tensor &in, Location loc) {
-    needImage(l, in);
+  /// dilation; channel c·M + m) then a 1x1 conv2d with the bias; with `oneD` SeparableConv1D
+  /// on the 1-D feature map (kernels (K, C, M) and (1, C·M, filters)).
+  Tensor separableConv(const Layer &l, const Tensor &in, Location loc, bool oneD = false) {
+    if (!oneD)
+      needImage(l, in);
     auto xs = shapeOf(in.v);
     int64_t c = xs[1];
-    auto kernel = intsAttr(l, "kernel_size", 2, {});
-    auto strides = intsAttr(l, "strides", 2, {1, 1});
-    auto dilations = intsAttr(l, "dilation_rate", 2, {1, 1});
+    auto kernel = windowAttr(l, "kernel_size", oneD, {});
+    auto strides = windowAttr(l, "strides", oneD, {1, 1});
+    auto dilations = windowAttr(l, "dilation_rate", oneD, {1, 1});
     noStridedDilation(l, strides, dilations);
     std::string mode = strAttr(l, "padding", "valid");
     int64_t mult = depthMultiplier(l), filters = intAttr(l, "filters", 0);
@@ -3166,6 +3178,10 @@ private:
          "glorot_uniform", receptive * double(c), receptive * double(mult)},
         {"pointwise_kernel", {1, 1, c * mult, filters}, "pointwise_initializer", "glorot_uniform",
          double(c * mult), double(filters)}};
+    if (oneD) // SeparableConv1D's (K, C, M) and (1, C·M, filters)
+      for (VarSpec &v : vars)
+        if (v.name != "bias")
+          v.shape.erase(v.shape.begin());
     if (useBias)
       vars.push_back({"bias", {filters}, "bias_initializer", "zeros"});
     checkSize(l, vars[0].shape);
@@ -3190,6 +3206,7 @@ private:
                                    b.getDenseI64ArrayAttr(dilations), b.getI64IntegerAttr(c));
     Tensor out;
     out.image = true;
+    out.seq = oneD;
     out.v = b.create<Conv2dOp>(NameLoc::get(b.getStringAttr(l.name + ".pointwise")),
                                f32({xs[0], filters, oh, ow}), mid, pointwise, bias,
                                b.getDenseI64ArrayAttr({1, 1}),

@@ -1012,6 +1012,25 @@ def tf2_video_forward(x, P, S, step):
     return h @ P["dense/kernel"] + P["dense/bias"]
 
 
+def depthwise1d(x, k, b, padding="valid"):
+    """Keras's DepthwiseConv1D of (batch, steps, C) x by k (K, C, M): output channel c M + m."""
+    kk, c, m = k.shape
+    return conv1d(x, k.reshape(kk, 1, c * m), b, padding=padding, groups=c)
+
+
+def k3_conv1d_sep_forward(x, P, S, step):
+    h = depthwise1d(x, P["separable_conv1d/depthwise_kernel"], None, padding="same")
+    h = torch.relu(conv1d(h, P["separable_conv1d/pointwise_kernel"], P["separable_conv1d/bias"]))
+    h = depthwise1d(h, P["depthwise_conv1d/depthwise_kernel"], P["depthwise_conv1d/bias"])
+    return h.mean(1) @ P["dense/kernel"] + P["dense/bias"]
+
+
+def dw1d(a):
+    """A (K, C, M) depthwise kernel as graphc's (C M, 1, 1, K)."""
+    k, c, m = a.shape
+    return a.transpose(1, 2, 0).reshape(c * m, 1, 1, k)
+
+
 def k3_color_forward(x, P, S, step):
     n = x.shape[0]
     # RandomContrast(0.3) clipped to (-1.5, 1.5): (x - m) f + m, m each image's channel means.
@@ -1272,6 +1291,18 @@ CASES.update({
                "time_distributed_1/": "time_distributed_1/batch_normalization/",
                "gru/gru_cell/": "gru/"},
         graphc={"time_distributed/kernel": hwio}),
+    "k3_conv1d_sep": dict(
+        layout="keras3", input=(8, 4), classes=3, loss="sparse", opt=("adam", 0.01, 0.0),
+        flags=[], forward=k3_conv1d_sep_forward,
+        weights=[("layers/separable_conv1d", None, "separable_conv1d",
+                  [("depthwise_kernel", (3, 4, 2)), ("pointwise_kernel", (1, 8, 6)), ("bias", (6,))]),
+                 ("layers/depthwise_conv1d", None, "depthwise_conv1d",
+                  [("depthwise_kernel", (3, 6, 2)), ("bias", (12,))]),
+                 ("layers/dense", None, "dense", [("kernel", (12, 3)), ("bias", (3,))])],
+        empty=["layers/input_layer", "layers/global_average_pooling1d", "optimizer"],
+        graphc={"separable_conv1d/depthwise_kernel": dw1d,
+                "separable_conv1d/pointwise_kernel": lambda a: a[0].T.reshape(6, 8, 1, 1),
+                "depthwise_conv1d/depthwise_kernel": dw1d}),
     "k3_augment": dict(
         layout="keras3", input=(8, 8, 3), classes=3, loss="sparse", opt=("adam", 0.01, 0.0),
         flags=[], forward=k3_augment_forward,

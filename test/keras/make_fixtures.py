@@ -886,6 +886,23 @@ def noise_fixtures(k3, k2):
          s.dense("dense", 3, "softmax", shape=[N, 3])]
     write("err_resize_bicubic", s.sequential("sequential", L, [N, 6, 8, 3]))
 
+    # Keras 3 1-D separable and depthwise convolutions: (8 steps, 4 features) ->
+    # SeparableConv1D(6, 3, same, depth_multiplier 2, relu) -> DepthwiseConv1D(3, valid,
+    # depth_multiplier 2) -> GlobalAveragePooling1D -> Dense(3) softmax; Adam.
+    s = k3
+    sep = s.separable("separable_conv1d", 6, (3,), 2, strides=(1,), padding="same",
+                      activation="relu", shape=[N, 8, 4])
+    sep["class_name"] = "SeparableConv1D"
+    sep["config"]["dilation_rate"] = [1]
+    dw1 = s.depthwise("depthwise_conv1d", (3,), 2, strides=(1,), shape=[N, 8, 6])
+    dw1["class_name"] = "DepthwiseConv1D"
+    dw1["config"]["dilation_rate"] = [1]
+    L = [s.input_layer("input_layer", [N, 8, 4]), sep, dw1,
+         s.global_pool("GlobalAveragePooling1D", "global_average_pooling1d", [N, 6, 12]),
+         s.dense("dense", 3, "softmax", shape=[N, 12])]
+    write("k3_conv1d_sep", s.sequential("sequential", L, [N, 8, 4],
+                                        k3_adam(0.01, "sparse_categorical_crossentropy")))
+
     # PReLU's sharings. Keras 3 Sequential on a 6x6 image: Conv2D(4, 3, same) -> PReLU
     # (shared_axes [1, 2]: one alpha per channel) -> Conv2D(4, 3, same) -> PReLU (an alpha per
     # element, (6, 6, 4)) -> GlobalAveragePooling2D -> Dense(6) -> PReLU (per feature) ->
