@@ -180,6 +180,30 @@ CORRECTNESS = [
     ("augment-adam", "test/keras/Inputs/k3_augment.json",
      ["--batch", "4", "--classes", "3", "--loss", "sparse_categorical_crossentropy",
       "--optimizer", "adam", "--lr", "0.01", "--steps", "8"]),
+    # Session 42: resizing to any size as a dense per axis by a frozen interpolation matrix
+    # (ONNX Resize with align_corners, cubic, fractional factors; Keras Resizing shrinking),
+    # RandomCrop's one offset per batch (graph.random_affine crop_offset), Bahdanau's additive
+    # attention, grouped-query attention, ConvNeXt's LayerScale and StochasticDepth, and a
+    # video model (TimeDistributed convolutions over N * T frames, an LSTM over them).
+    ("resample-adam", "e2e:resample", ["--optimizer", "adam", "--lr", "0.01", "--steps", "8"]),
+    ("resize-adam", "test/keras/Inputs/k3_resize.json",
+     ["--batch", "4", "--classes", "3", "--loss", "sparse_categorical_crossentropy",
+      "--optimizer", "adam", "--lr", "0.01", "--steps", "8"]),
+    ("random_crop-micro", "test/keras/Inputs/k3_random_crop.json",
+     ["--batch", "4", "--classes", "3", "--loss", "sparse_categorical_crossentropy",
+      "--optimizer", "adam", "--lr", "0.01", "--steps", "8", "--graphc-flag=--micro-batches=2"]),
+    ("additive_attention-adam", "test/keras/Inputs/k3_additive_attention.json",
+     ["--batch", "4", "--classes", "3", "--loss", "sparse_categorical_crossentropy",
+      "--optimizer", "adam", "--lr", "0.01", "--steps", "8"]),
+    ("gqa-sgd", "test/keras/Inputs/k3_gqa.json",
+     ["--batch", "4", "--classes", "3", "--loss", "sparse_categorical_crossentropy",
+      "--optimizer", "sgd", "--lr", "0.05", "--steps", "8"]),
+    ("convnext_app-adam", "test/keras/Inputs/k3_convnext_app.json",
+     ["--batch", "4", "--classes", "3", "--loss", "sparse_categorical_crossentropy",
+      "--optimizer", "adam", "--lr", "0.01", "--steps", "8"]),
+    ("video-adam", "test/keras/Inputs/k3_video.json",
+     ["--batch", "4", "--classes", "3", "--loss", "sparse_categorical_crossentropy",
+      "--optimizer", "adam", "--lr", "0.01", "--steps", "8"]),
 ]
 # The cases also trained by PyTorch on the GPU (test/e2e/models.py's name): the models of #2 and
 # three of #6, from the same initial weights on the same batches, TF32 off; issue #3 asks for
