@@ -117,8 +117,11 @@ private:
     return b.create<AddOp>(loc(what + "_masked"), type, taken, kept);
   }
 
-  /// h U (+ recurrent bias): [batch, G * units].
+  /// h U (+ recurrent bias): [batch, G * units]; h times the state dropout mask first when
+  /// the layer has one.
   Value recurrent(Value h) {
+    if (layer.stateDropMask)
+      h = b.create<MulOp>(loc("h_dropped"), h.getType(), h, layer.stateDropMask);
     return b.create<DenseOp>(loc("recurrent"), f32({batch, gates * units}), h,
                              layer.recurrentKernel, layer.recurrentBias,
                              layer.transposedKernels ? b.getUnitAttr() : UnitAttr());

@@ -48,6 +48,9 @@ struct RecurrentLayer {
   std::string name;              // prefix of the ops' names (NameLoc)
   mlir::Value stepMask;          // [batch, time]: 1 where the step is taken, 0 where it is
                                  // skipped (Keras's mask: the states carry over), or null
+  mlir::Value stateDropMask;     // [batch, units]: the state times it before the recurrent
+                                 // kernel at every step (Keras's recurrent_dropout of LSTM and
+                                 // SimpleRNN: one mask for all steps), or null
 };
 
 struct RecurrentOutputs {

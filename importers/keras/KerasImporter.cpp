@@ -2280,10 +2280,25 @@ private:
     if (in.image || xs.size() != 3)
       failLayer(l, "expects a (batch, steps, features) input, got shape " +
                        shapeText(kerasShape(in)));
-    for (const char *key : {"dropout", "recurrent_dropout"})
-      if (numAttr(l, key, 0.0) != 0.0)
-        refuseAttr(l, key, "!= 0 is not supported (graphc's recurrent layers have no dropout "
-                           "inside the cell; put a Dropout layer before or after)");
+    // Keras's cell dropout (implementation 2, the default): one mask per sample and input
+    // feature for every step (`dropout`), and one per sample and unit on the state before the
+    // recurrent kernel (`recurrent_dropout`, LSTM and SimpleRNN); graphc's counter-based draws.
+    const double inputRate = numAttr(l, "dropout", 0.0),
+                 stateRate = numAttr(l, "recurrent_dropout", 0.0);
+    for (const auto &[key, rate] :
+         {std::pair{"dropout", inputRate}, {"recurrent_dropout", stateRate}})
+      if (!(rate >= 0 && rate < 1))
+        refuseAttr(l, key, "= " + show(l.config->get(key)) + " must be in [0, 1)");
+    if (stateRate != 0 && c == "GRU")
+      refuseAttr(l, "recurrent_dropout",
+                 "!= 0 is not supported on a GRU (Keras 3's default GRU cell ignores it, "
+                 "tf.keras 2's also drops the carried state; put a Dropout layer before or "
+                 "after)");
+    if ((inputRate != 0 || stateRate != 0) && c != "SimpleRNN" &&
+        intAttr(l, "implementation", 2) != 2)
+      refuseAttr(l, "implementation",
+                 "= 1 with dropout is not supported (a mask per gate); "
+                 "implementation 2, the default, is");
     for (const char *key : {"return_state", "stateful", "time_major"})
       if (boolAttr(l, key, false))
         refuseAttr(l, key, "= true is not supported");
@@ -2342,8 +2357,18 @@ private:
     spec.sequenceInInputOrder = inputOrder;
     spec.name = l.name;
     spec.stepMask = in.mask; // padding steps carry the states over, as Keras's masked RNN
+    Value x = in.v;
+    if (inputRate > 0)
+      x = dropoutOf(l, in, inputRate, {false, true, false}, "its input mask", in.v, loc);
+    if (stateRate > 0) {
+      Type rows = f32({xs[0], units});
+      Value ones = b.create<FillOp>(loc, rows, b.getF32FloatAttr(1.0f));
+      spec.stateDropMask =
+          b.create<DropoutOp>(loc, rows, ones, stepInput(), b.getF32FloatAttr(float(stateRate)),
+                              b.getI64IntegerAttr(dropoutOps++), b.getI64IntegerAttr(0));
+    }
     Tensor out;
-    RecurrentOutputs outputs = unrollRecurrent(b, spec, in.v);
+    RecurrentOutputs outputs = unrollRecurrent(b, spec, x);
     out.v = spec.returnSequences ? outputs.sequence : outputs.lastH;
     if (spec.returnSequences)
       out.mask = in.mask; // (Keras passes the mask on with the sequence)

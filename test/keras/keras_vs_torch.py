@@ -368,12 +368,16 @@ def run_steps(x, go_backwards, return_sequences, input_order, step, state, mask=
 
 
 def lstm(x, P, name, units, gate=None, go_backwards=False, return_sequences=False, input_order=False,
-         mask=None):
+         mask=None, state_keep=None):
+    """Keras's LSTM; `state_keep` (batch, units): recurrent_dropout's mask (0 or 1 / (1 -
+    rate)) on the state before the recurrent kernel, the same at every step."""
     k, rk, b = P[name + "/kernel"], P[name + "/recurrent_kernel"], P[name + "/bias"]
     zeros = torch.zeros(x.shape[0], units)
 
     def step(xt, state):
         h, c = state
+        if state_keep is not None:
+            h = h * state_keep
         if gate is None:  # Keras's LSTM is PyTorch's (gates i, f, c, o = i, f, g, o)
             h, c = torch.lstm_cell(xt, (h, c), k.t(), rk.t(), b, torch.zeros_like(b))
             return h, (h, c)
@@ -415,13 +419,45 @@ def gru(x, P, name, units, reset_after=True, gate=None, go_backwards=False, retu
                      torch.zeros(x.shape[0], units), mask)
 
 
-def simple_rnn(x, P, name, units, go_backwards=False, return_sequences=False, input_order=False):
+def simple_rnn(x, P, name, units, go_backwards=False, return_sequences=False, input_order=False,
+               state_keep=None):
     k, rk, b = P[name + "/kernel"], P[name + "/recurrent_kernel"], P[name + "/bias"]
 
     def step(xt, h):
-        h = torch.rnn_tanh_cell(xt, h, k.t(), rk.t(), b, torch.zeros_like(b))
+        h = torch.rnn_tanh_cell(xt, h if state_keep is None else h * state_keep, k.t(), rk.t(), b,
+                                torch.zeros_like(b))
         return h, h
     return run_steps(x, go_backwards, return_sequences, input_order, step, torch.zeros(x.shape[0], units))
+
+
+def step_dropout(x, rate, op_id, step):
+    """A recurrent layer's `dropout`: one keep per sample and feature for every step."""
+    n, _, f = x.shape
+    keep = keep_draws(n * f, rate, op_id, step).reshape(n, 1, f)
+    return torch.where(keep, x / (1 - rate), torch.zeros_like(x))
+
+
+def state_mask(n, units, rate, op_id, step):
+    """A recurrent layer's `recurrent_dropout` mask: 0 or 1 / (1 - rate) per sample and unit."""
+    keep = keep_draws(n * units, rate, op_id, step).reshape(n, units)
+    return torch.where(keep, torch.full((n, units), 1 / (1 - rate)), torch.zeros(n, units))
+
+
+def tf2_rnn_dropout_forward(x, P, S, step):
+    n = x.shape[0]
+    h = lstm(step_dropout(x, 0.2, 0, step), P, "lstm/lstm_cell", 5, return_sequences=True,
+             state_keep=state_mask(n, 5, 0.3, 1, step))
+    h = simple_rnn(step_dropout(h, 0.1, 2, step), P, "simple_rnn/simple_rnn_cell", 4,
+                   state_keep=state_mask(n, 4, 0.2, 3, step))
+    return h @ P["dense/kernel"] + P["dense/bias"]
+
+
+def k3_rnn_dropout_forward(x, P, S, step):
+    mask = x != 0
+    e = F.embedding(x.long(), P["embedding/embeddings"])
+    fw = gru(step_dropout(e, 0.25, 0, step), P, "fw", 4, mask=mask)
+    bw = gru(step_dropout(e, 0.25, 1, step), P, "bw", 4, go_backwards=True, mask=mask)
+    return torch.cat([fw, bw], dim=1) @ P["dense/kernel"] + P["dense/bias"]
 
 
 def k3_lstm_forward(x, P, S, step):
@@ -1409,6 +1445,28 @@ CASES.update({
                  (None, "gru", "gru/gru_cell", [("kernel", (6, 12)), ("recurrent_kernel", (4, 12)), ("bias", (2, 12))]),
                  (None, "dense", "dense", [("kernel", (4, 3)), ("bias", (3,))])],
         saved={"lstm/lstm_cell/": "lstm/", "gru/gru_cell/": "gru/"},
+        graphc={}),
+    "tf2_rnn_dropout": dict(
+        layout="legacy", input=(6, 4), classes=3, loss="sparse", opt=("momentum", 0.05, 0.9),
+        flags=["--loss=sparse_categorical_crossentropy", "--optimizer=momentum", "--lr=0.05",
+               "--momentum=0.9"], forward=tf2_rnn_dropout_forward,
+        layer_names=["lstm", "simple_rnn", "dense", "activation"],
+        weights=[(None, "lstm", "lstm/lstm_cell", [("kernel", (4, 20)), ("recurrent_kernel", (5, 20)), ("bias", (20,))]),
+                 (None, "simple_rnn", "simple_rnn/simple_rnn_cell", [("kernel", (5, 4)), ("recurrent_kernel", (4, 4)), ("bias", (4,))]),
+                 (None, "dense", "dense", [("kernel", (4, 3)), ("bias", (3,))])],
+        saved={"lstm/lstm_cell/": "lstm/", "simple_rnn/simple_rnn_cell/": "simple_rnn/"},
+        graphc={}),
+    "k3_rnn_dropout": dict(
+        layout="keras3", input=(7,), ids=6, classes=3, loss="sparse", opt=("sgd", 0.1, 0.0),
+        flags=[], forward=k3_rnn_dropout_forward,
+        weights=[("layers/embedding", None, "embedding", [("embeddings", (6, 5))]),
+                 ("layers/bidirectional/forward_layer/cell", None, "fw",
+                  [("kernel", (5, 12)), ("recurrent_kernel", (4, 12)), ("bias", (2, 12))]),
+                 ("layers/bidirectional/backward_layer/cell", None, "bw",
+                  [("kernel", (5, 12)), ("recurrent_kernel", (4, 12)), ("bias", (2, 12))]),
+                 ("layers/dense", None, "dense", [("kernel", (8, 3)), ("bias", (3,))])],
+        empty=["layers/input_layer", "layers/bidirectional", "optimizer"],
+        saved={"fw/": "bidirectional/forward_gru/", "bw/": "bidirectional/backward_gru/"},
         graphc={}),
     "k3_masked_rnn": dict(
         layout="keras3", input=(7,), ids=6, classes=3, loss="sparse", opt=("sgd", 0.1, 0.0),

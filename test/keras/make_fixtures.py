@@ -485,6 +485,10 @@ def k3_adam(lr, loss):
                                "epsilon": 1e-07, "amsgrad": False}, loss)
 
 
+def k3_sgd(lr, loss):
+    return k3_compile("SGD", {"learning_rate": lr, "momentum": 0.0, "nesterov": False}, loss)
+
+
 # SparseCategoricalCrossentropy(from_logits=True), as an object.
 SPARSE_FROM_LOGITS = {"module": "keras.losses", "class_name": "SparseCategoricalCrossentropy",
                       "config": {"name": "sparse_categorical_crossentropy",
@@ -519,8 +523,7 @@ def crop_pad_upsample_fixtures(k3, k2):
     add(s.flatten("flatten", [N, 6, 3, 4]), ["add"])
     add(s.dense("dense", 3, "softmax", shape=[N, 72]), ["flatten"])
     write("k3_crop2d", s.functional("functional", L, [("input_layer", 0, 0)], [("dense", 0, 0)],
-                                    k3_compile("SGD", {"learning_rate": 0.05, "momentum": 0.0, "nesterov": False},
-                                               "sparse_categorical_crossentropy")))
+                                    k3_sgd(0.05, "sparse_categorical_crossentropy")))
 
     # J2. Keras 3 Functional: Rescaling(scale 0.5, offset -0.25) of the input, a same Conv2D
     # (relu) whose output a same Conv2D (tanh) reads, a 1x1 Conv2D of the rescaled input,
@@ -697,8 +700,7 @@ def conv_family_fixtures(k3, k2):
     add(s.global_pool("GlobalAveragePooling2D", "global_average_pooling2d", [N, 5, 5, 4]), "conv2d_transpose_2")
     add(s.dense("dense", 4, "softmax", shape=[N, 4]), "global_average_pooling2d")
     write("k3_transpose", s.functional("functional", L, [("image", 0, 0)], [("dense", 0, 0)],
-                                       k3_compile("SGD", {"learning_rate": 0.05, "momentum": 0.0, "nesterov": False},
-                                                  "sparse_categorical_crossentropy")))
+                                       k3_sgd(0.05, "sparse_categorical_crossentropy")))
 
     # I. tf.keras 2.15 Sequential: a valid strided Conv2DTranspose with output_padding, a strided
     # SeparableConv2D, a same Conv2DTranspose whose output_padding the even kernel needs, no
@@ -1158,9 +1160,7 @@ def efficientnet_fixtures(k3):
     # would magnify the rounding noise that stands for it.)
     write("k3_efficientnet", s.functional("efficientnet", L, [("input_layer", 0, 0)],
                                           [("predictions", 0, 0)],
-                                          k3_compile("SGD", {"learning_rate": 0.05, "momentum": 0.0,
-                                                             "nesterov": False},
-                                                     "sparse_categorical_crossentropy")))
+                                          k3_sgd(0.05, "sparse_categorical_crossentropy")))
 
 
 def convnext_fixtures(k3):
@@ -1317,8 +1317,7 @@ def convnext_app_fixtures(k3):
     L.append(op("Maximum", "maximum", ("add", 0, 0, [N, 8]), h))
     L.append(s.wire(s.dense("dense_1", 3, shape=[N, 8]), [[("maximum", 0, 0, [N, 8])]]))
     write("k3_ops", s.functional("functional", L, [("input_layer", 0, 0)], [("dense_1", 0, 0)],
-                                 k3_compile("SGD", {"learning_rate": 0.1, "momentum": 0.0,
-                                                    "nesterov": False}, SPARSE_FROM_LOGITS)))
+                                 k3_sgd(0.1, SPARSE_FROM_LOGITS)))
 
     # Keras 3 EinsumDense: (5 steps, 6 features) -> "abc,cd->abd" (8, relu, bias "d") ->
     # "...c,cd->...d" (4, no bias) -> GlobalAveragePooling1D -> "ab,bcd->acd" ((2, 3), bias
@@ -1387,6 +1386,30 @@ def masked_rnn_fixtures(k3, k2):
          s.activation("activation", "softmax", [N, 3])]
     L[0]["config"]["dtype"] = "int32"
     write("tf2_masked_rnn", s.sequential("sequential", L, [N, 7]))
+    # The recurrent layers' own dropout. tf.keras 2 Sequential: (6 steps, 4 features) ->
+    # LSTM(5, dropout 0.2, recurrent_dropout 0.3, return_sequences) -> SimpleRNN(4, dropout
+    # 0.1, recurrent_dropout 0.2) -> Dense(3) -> Activation softmax. Keras 3 Sequential:
+    # Embedding(6, 5, mask_zero) -> Bidirectional(GRU(4, dropout 0.25)) -> Dense(3) logits.
+    s = k2
+    lstm_d = s.rnn("LSTM", "lstm", 5, return_sequences=True, shape=[N, 6, 4])
+    lstm_d["config"].update(dropout=0.2, recurrent_dropout=0.3)
+    rnn_d = s.rnn("SimpleRNN", "simple_rnn", 4, shape=[N, 6, 5])
+    rnn_d["config"].update(dropout=0.1, recurrent_dropout=0.2)
+    L = [s.input_layer("input_1", [N, 6, 4]), lstm_d, rnn_d,
+         s.dense("dense", 3, shape=[N, 4]),
+         s.activation("activation", "softmax", [N, 3])]
+    write("tf2_rnn_dropout", s.sequential("sequential", L, [N, 6, 4]))
+    s = k3
+    emb = s.embedding("embedding", 6, 5, [N, 7])
+    emb["config"]["mask_zero"] = True
+    gru_d = s.rnn("GRU", "gru", 4)
+    gru_d["config"]["dropout"] = 0.25
+    L = [s.input_layer("input_layer", [N, 7]), emb,
+         s.wrapper("Bidirectional", "bidirectional", gru_d, [N, 7, 5], merge_mode="concat"),
+         s.dense("dense", 3, shape=[N, 8])]
+    L[0]["config"]["dtype"] = "int32"
+    write("k3_rnn_dropout", s.sequential("sequential", L, [N, 7],
+                                         k3_sgd(0.1, SPARSE_FROM_LOGITS)))
     # Keras 3 Sequential: Embedding(6, 5, mask_zero) -> SpatialDropout1D(0.2) (the mask passes
     # through) -> LSTM(4, go_backwards) -> Dense(3) logits; SGD from logits.
     s = k3
@@ -1398,9 +1421,7 @@ def masked_rnn_fixtures(k3, k2):
          s.dense("dense", 3, shape=[N, 4])]
     L[0]["config"]["dtype"] = "int32"
     write("k3_masked_rnn", s.sequential("sequential", L, [N, 7],
-                                        k3_compile("SGD", {"learning_rate": 0.1, "momentum": 0.0,
-                                                           "nesterov": False},
-                                                   SPARSE_FROM_LOGITS)))
+                                        k3_sgd(0.1, SPARSE_FROM_LOGITS)))
     # Keras 3 Sequential: Embedding(10, 6, mask_zero) -> GlobalAveragePooling1D (the mean of
     # the real steps) -> Dense(3) logits; Adam from logits.
     s = k3
@@ -1464,8 +1485,7 @@ def masked_rnn_fixtures(k3, k2):
                     [[("global_average_pooling1d", 0, 0, [N, 8])]]))
     write("k3_mha_padding", s.functional("functional", L, [("input_layer", 0, 0)],
                                          [("dense_1", 0, 0)],
-                                         k3_compile("SGD", {"learning_rate": 0.1, "momentum": 0.0,
-                                                            "nesterov": False}, SPARSE_FROM_LOGITS)))
+                                         k3_sgd(0.1, SPARSE_FROM_LOGITS)))
     # Keras 3 Functional: token ids -> Embedding(12, 8, mask_zero) -> Dense(8) (the mask
     # passes on) -> Attention(use_scale)([dense, embedding]) (padding keys masked, padding
     # queries zeroed) -> AdditiveAttention([attention, embedding]) -> GlobalAveragePooling1D
@@ -1510,8 +1530,7 @@ def masked_rnn_fixtures(k3, k2):
                     [[("layer_normalization", 0, 0, [N, 5, 8])]]))
     G.append(s.wire(s.dense("dense", 3, shape=[N, 8]), [[("global_average_pooling1d", 0, 0, [N, 8])]]))
     write("k3_gqa", s.functional("functional", G, [("input_layer", 0, 0)], [("dense", 0, 0)],
-                                 k3_compile("SGD", {"learning_rate": 0.05, "momentum": 0.0,
-                                                    "nesterov": False}, SPARSE_FROM_LOGITS)))
+                                 k3_sgd(0.05, SPARSE_FROM_LOGITS)))
     # Refused: that attention also given an explicit attention_mask (a second input).
     L = model_inputs(s, ("input_layer", [N, 7]), ("input_layer_1", [N, 7, 7]))
     L[0]["config"]["dtype"] = "int32"
@@ -1678,8 +1697,7 @@ def main():
     L.append(s.wire(s.dropout("dropout", 0.25, [N, 24]), [[("flatten", 0, 0, [N, 24])]]))
     L.append(s.wire(s.dense("dense", 5, "softmax", shape=[N, 24]), [[("dropout", 0, 0, [N, 24])]]))
     write("k3_cnn", s.functional("functional", L, [("input_layer", 0, 0)], [("dense", 0, 0)],
-                                 k3_compile("SGD", {"learning_rate": 0.05, "momentum": 0.0, "nesterov": False},
-                                            "sparse_categorical_crossentropy")))
+                                 k3_sgd(0.05, "sparse_categorical_crossentropy")))
 
     # B. tf.keras 2.15 Sequential: dilated same conv, same average pool, depthwise conv with
     # depth multiplier, global average pool, dense, softmax activation layer.
@@ -1754,8 +1772,7 @@ def main():
          s.dense("dense_1", 6, "exponential", shape=[N, 8]),
          s.dense("dense_2", 3, "softmax", shape=[N, 6])]
     write("k3_seq_mish_exp", s.sequential("sequential", L, [N, 5],
-                                          k3_compile("SGD", {"learning_rate": 0.05, "momentum": 0.0, "nesterov": False},
-                                                     "sparse_categorical_crossentropy")))
+                                          k3_sgd(0.05, "sparse_categorical_crossentropy")))
 
     # F. Keras 3 Sequential LSTM stack: LSTM returning sequences, then a go_backwards LSTM
     # with hard_sigmoid gates (Keras 3's: relu6(x + 3) / 6), a Dense over the last state;
@@ -1815,8 +1832,7 @@ def main():
     add(s.activation("leaky", "leaky_relu"), ["e"])
     add(s.dense("logits", 3, "softmax", shape=[N, 6]), ["leaky"])
     write("k3_embedding_mix", s.functional("functional", L, [("ids", 0, 0)], [("logits", 0, 0)],
-                                           k3_compile("SGD", {"learning_rate": 0.1, "momentum": 0.0, "nesterov": False},
-                                                      "sparse_categorical_crossentropy")))
+                                           k3_sgd(0.1, "sparse_categorical_crossentropy")))
 
     conv_family_fixtures(k3, k2)
     crop_pad_upsample_fixtures(k3, k2)
@@ -1830,8 +1846,7 @@ def main():
          s.rnn("LSTM", "lstm", 5, shape=[N, 5, 4]),
          s.dense("dense", 3, "softmax", shape=[N, 5])]
     write("k3_conv1d_lstm", s.sequential("sequential", L, [N, 10, 3],
-                                         k3_compile("SGD", {"learning_rate": 0.1, "momentum": 0.0, "nesterov": False},
-                                                    "sparse_categorical_crossentropy")))
+                                         k3_sgd(0.1, "sparse_categorical_crossentropy")))
 
     # Error cases.
     s = k3
@@ -1844,10 +1859,10 @@ def main():
     # An LSTM with recurrent dropout, and a masked sequence (an Embedding with mask_zero, a GRU
     # returning its sequence) as the model's output.
     L = [s.input_layer("input_layer", [N, 10, 4]),
-         s.rnn("LSTM", "lstm", 8, shape=[N, 10, 4]),
+         s.rnn("GRU", "gru", 8, shape=[N, 10, 4]),
          s.dense("dense", 2, shape=[N, 8])]
     L[1]["config"]["recurrent_dropout"] = 0.25
-    write("err_lstm_dropout", s.sequential("sequential", L, [N, 10, 4]))
+    write("err_gru_dropout", s.sequential("sequential", L, [N, 10, 4]))
     L = [s.input_layer("input_layer", [N, 10]),
          s.embedding("embedding", 50, 4, [N, 10]),
          s.rnn("GRU", "gru", 8, return_sequences=True, shape=[N, 10, 4])]
@@ -1956,8 +1971,7 @@ def main():
     normalized_rows("k3_unit_norm", "unit_normalization",
                     lambda name, shape, second: s.unit_norm(name, axis=[1] if second else -1,
                                                             shape=shape),
-                    k3_compile("SGD", {"learning_rate": 0.1, "momentum": 0.0, "nesterov": False},
-                               SPARSE_FROM_LOGITS))
+                    k3_sgd(0.1, SPARSE_FROM_LOGITS))
 
     # An attention mask from a second input (Keras 3): x [N, 5, 8] and mask [N, 5, 5] (1 where
     # query t may attend to key s) -> MultiHeadAttention(2 heads, key_dim 4)(x, x,
@@ -1974,9 +1988,7 @@ def main():
     L.append(s.wire(s.dense("dense", 3, shape=[N, 8]), [[("global_average_pooling1d", 0, 0, [N, 8])]]))
     write("k3_mha_mask", s.functional("functional", L, [("input_layer", 0, 0), ("mask", 0, 0)],
                                       [("dense", 0, 0)],
-                                      k3_compile("SGD", {"learning_rate": 0.1, "momentum": 0.0,
-                                                         "nesterov": False},
-                                                 SPARSE_FROM_LOGITS)))
+                                      k3_sgd(0.1, SPARSE_FROM_LOGITS)))
 
     # The same attention in a tf.keras 2 file with one mask row per sequence: input_2 [N, 1, 5]
     # (a key-padding mask, broadcast over the queries), passed as the query entry's
@@ -2010,9 +2022,7 @@ def main():
     L.append(s.wire(s.dense("dense_1", 3, shape=[N, 16]), [[("concatenate", 0, 0, [N, 16])]]))
     write("k3_two_inputs", s.functional("functional", L, [("text", 0, 0), ("meta", 0, 0)],
                                         [("dense_1", 0, 0)],
-                                        k3_compile("SGD", {"learning_rate": 0.1, "momentum": 0.0,
-                                                           "nesterov": False},
-                                                   SPARSE_FROM_LOGITS)))
+                                        k3_sgd(0.1, SPARSE_FROM_LOGITS)))
 
     noise_fixtures(k3, k2)
     seq2seq_fixtures(k3, k2)
