@@ -102,7 +102,8 @@ constexpr const char *kSupportedOps =
     "ReduceSumSquare, Relu, Reshape, Resize, RMSNormalization, RotaryEmbedding, Selu, Shape, "
     "RandomNormal, RandomNormalLike, RandomUniform, RandomUniformLike, "
     "Sigmoid, Slice, Softmax, Softplus, Softsign, SpaceToDepth, Split, Sqrt, Squeeze, Sub, Sum, "
-    "Swish, SwiGLU, Tanh, Transpose, Trilu (of constants), Unsqueeze, Where (of constants; of "
+    "Swish, SwiGLU, Tanh, Tile, Transpose, Trilu (of constants), Unsqueeze, Where (of constants; "
+    "of "
     "attention scores as a masked_fill; of a computed condition), Abs, Max and Min (of two "
     "tensors), Not, Equal (of a computed tensor and a scalar) (Erf within a GELU)";
 
@@ -2919,6 +2920,80 @@ private:
     return rank == 4 ? up : b.create<ReshapeOp>(loc, f32({xs[0], xs[1], xs[2] * sw}), up);
   }
 
+  /// Tile (torch's x.repeat) of a computed tensor or a trained initializer by constant
+  /// repeats: per axis repeated r times, the graph.concat of r copies along it (its backward
+  /// sums the copies' gradients into the one value). A constant is tiled at import. The batch
+  /// axis of a computed tensor is not tiled (that would change the batch).
+  Value tile(const onnx::NodeProto &node, Location loc) {
+    if (node.input_size() != 2)
+      fail(nodeLabel(node) + " needs two inputs");
+    const HostTensor &repeats = constantOf(node, 1);
+    if (repeats.dataType != onnx::TensorProto::INT64 || repeats.dims.size() != 1)
+      fail(nodeLabel(node) + ": repeats must be a 1-D int64 constant");
+    auto checkRepeats = [&](size_t rank) {
+      if (repeats.ints.size() != rank)
+        fail(nodeLabel(node) + ": " + std::to_string(repeats.ints.size()) +
+             " repeats for an input of rank " + std::to_string(rank));
+      for (int64_t r : repeats.ints)
+        if (r < 1 || r > 65536)
+          fail(nodeLabel(node) + ": repeats " + listText(repeats.ints) +
+               " must be 1 to 65536 each");
+    };
+    if (!values.count(node.input(0)) && !initializerViews.count(node.input(0)) &&
+        isConstant(node.input(0)) &&
+        !(initializers.count(node.input(0)) &&
+          constantOf(node, 0).dataType == onnx::TensorProto::FLOAT)) {
+      // A constant (an int64 index table, say): numpy's tile, at import.
+      const HostTensor &in = constantOf(node, 0);
+      checkRepeats(in.dims.size());
+      HostTensor out;
+      out.dataType = in.dataType;
+      out.dims = in.dims;
+      int64_t count = 1;
+      for (size_t a = 0; a < in.dims.size(); ++a) {
+        out.dims[a] *= repeats.ints[a];
+        count *= out.dims[a];
+      }
+      if (count > (int64_t{1} << 24))
+        fail(nodeLabel(node) + ": the tiled constant would have " + std::to_string(count) +
+             " elements");
+      std::vector<int64_t> index(out.dims.size(), 0);
+      for (int64_t i = 0; i < count; ++i) {
+        // Output element i reads input element (each index modulo the input's size).
+        int64_t rest = i, source = 0;
+        for (size_t a = out.dims.size(); a-- > 0;) {
+          index[a] = rest % out.dims[a];
+          rest /= out.dims[a];
+        }
+        for (size_t a = 0; a < in.dims.size(); ++a)
+          source = source * in.dims[a] + index[a] % in.dims[a];
+        if (!in.floats.empty())
+          out.floats.push_back(in.floats[size_t(source)]);
+        else if (!in.ints.empty())
+          out.ints.push_back(in.ints[size_t(source)]);
+        else if (!in.bools.empty())
+          out.bools.push_back(in.bools[size_t(source)]);
+      }
+      constants[node.output(0)] = out;
+      return Value();
+    }
+    Value x = computedOrParameter(node, 0);
+    const std::vector<int64_t> xs = shapeOf(x);
+    checkRepeats(xs.size());
+    if (repeats.ints[0] != 1 && values.count(node.input(0)))
+      fail(nodeLabel(node) + ": tiling the batch axis " + std::to_string(repeats.ints[0]) +
+           " times is not supported (it would change the batch)");
+    std::vector<int64_t> dims = xs;
+    for (size_t a = 0; a < xs.size(); ++a) {
+      if (repeats.ints[a] == 1)
+        continue;
+      SmallVector<Value> copies(size_t(repeats.ints[a]), x);
+      dims[a] *= repeats.ints[a];
+      x = b.create<ConcatOp>(loc, f32(dims), copies, b.getI64IntegerAttr(int64_t(a)));
+    }
+    return x;
+  }
+
   /// Resize to any length per spatial axis, with any of ONNX's modes (nearest with its four
   /// roundings, linear, cubic with cubic_coeff_a and exclude_outside) and coordinate modes but
   /// tf_crop_and_resize: buildResize's graph.dense per axis by a frozen resizeMatrix
@@ -3827,6 +3902,7 @@ private:
                                                           {"Div", 2},
                                                           {"Dropout", 3},
                                                           {"Expand", 2},
+                                                          {"Tile", 2},
                                                           {"Flatten", 1},
                                                           {"GRU", 6},
                                                           {"Gather", 2},
@@ -4853,6 +4929,11 @@ private:
     }
     if (op == "Trilu") {
       foldTrilu(node);
+      return;
+    }
+    if (op == "Tile") {
+      if (Value tiled = tile(node, loc)) // (a constant is tiled into `constants`)
+        define(node, tiled);
       return;
     }
     if (op == "Expand") {

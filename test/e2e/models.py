@@ -40,7 +40,7 @@ SEEDS = {"mlp": 1, "cnn": 2, "cnn_bce": 3, "resmlp": 4,
          "causal_cls": 30, "causal_lm": 31, "nano_gpt": 32, "nano_gpt_tied": 32,
          "nano_gpt_trilu": 32, "llama": 33, "llama_gqa": 34, "row_mlp": 35,
          "llama_hf": 36, "math_mlp": 37, "pad_cls": 38, "mask_cls": 39, "mask_cls_hf": 39,
-         "kpm_cls": 40, "norm_unet": 41, "shuffle_sr": 42, "ops20": 43, "ops24": 44, "attn23": 45, "attn23_pad": 46, "rope23": 47, "ops28": 48, "local_fn": 49, "sdpa18": 50, "pad_modes": 51, "einsum_attn": 52, "space_depth": 53, "prelu_cnn": 54, "merge_ops": 55, "shrink": 56, "noise_mlp": 57, "resample": 58}
+         "kpm_cls": 40, "norm_unet": 41, "shuffle_sr": 42, "ops20": 43, "ops24": 44, "attn23": 45, "attn23_pad": 46, "rope23": 47, "ops28": 48, "local_fn": 49, "sdpa18": 50, "pad_modes": 51, "einsum_attn": 52, "space_depth": 53, "prelu_cnn": 54, "merge_ops": 55, "shrink": 56, "noise_mlp": 57, "resample": 58, "tile": 59}
 
 # torchvision models (issue #6), small so that a test takes seconds: 10 classes, 32x32 images,
 # batch 4, exported in training mode (BatchNormalization with batch statistics and running-stat
@@ -163,6 +163,7 @@ LOSSES = {
     "prelu_cnn": "sparse_categorical_crossentropy",
     "shrink": "sparse_categorical_crossentropy",
     "resample": "sparse_categorical_crossentropy",
+    "tile": "sparse_categorical_crossentropy",
     "arith_mlp": "sparse_categorical_crossentropy",
     "bcast_mlp": "sparse_categorical_crossentropy",
     "row_mlp": "sparse_categorical_crossentropy",
@@ -1530,6 +1531,26 @@ class ResampleNet(ShrinkNet):
         return torch.softmax(x, dim=1) if self.head else x
 
 
+class TileNet(nn.Module):
+    """x.repeat, as torch exports it (ONNX Tile of a computed tensor by constant repeats):
+    Conv(3, 4, 3, pad 1) on 6x6 -> repeat(1, 2, 1, 2) (the channels and the width twice: 8 x 6
+    x 12) -> Conv(8, 4, 3, stride 2, pad 1) (4 x 3 x 6) -> flatten -> repeat(1, 2) ->
+    Linear(144, 10)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 4, 3, padding=1)
+        self.conv2 = nn.Conv2d(8, 4, 3, stride=2, padding=1)
+        self.fc = nn.Linear(144, 10)
+        self.head = True
+
+    def forward(self, x):
+        x = torch.tanh(self.conv1(x)).repeat(1, 2, 1, 2)
+        x = torch.tanh(self.conv2(x)).flatten(1).repeat(1, 2)
+        x = self.fc(x)
+        return torch.softmax(x, dim=1) if self.head else x
+
+
 class NormUNet(nn.Module):
     """A small U-Net of the normalizations and resamplings that segmentation and diffusion
     models use: the input normalised by constant per-channel mean and std tables, Conv ->
@@ -1694,6 +1715,8 @@ def input_shape(name, batch=None):
         return (batch, 3, 24, 24)
     if name == "resample":
         return (batch, 3, 10, 10)
+    if name == "tile":
+        return (batch, 3, 6, 6)
     if name in ("ops20", "space_depth"):
         return (batch, 4, 6, 6)
     if name == "ops24":
@@ -1821,6 +1844,8 @@ def build(name):
         return ShrinkNet()
     if name == "resample":
         return ResampleNet()
+    if name == "tile":
+        return TileNet()
     if name == "cnn_bn":
         return CNNBN()
     if name in DROPOUT_TRANSFORMERS:
