@@ -1847,6 +1847,86 @@ private:
     out.nonNegative = in.nonNegative && (fill != "constant" || numAttr(l, "fill_value", 0.0) >= 0);
     return out;
   }
+  /// RandomGrayscale (with probability `factor` an image becomes its luma 0.2989 R + 0.5870 G
+  /// + 0.1140 B in every channel, as Keras's rgb_to_grayscale) and RandomInvert (with
+  /// probability E[U(factor)] = (low + high) / 2, Keras's draw of a threshold below a
+  /// probability drawn from `factor`, an image becomes value_range[1] - x): per sample, x (1 -
+  /// a) + y a with a exactly 0 or 1 from graphc's counter-based draws (a graph.dropout of ones
+  /// with one draw per sample, compared to 0). Of the model's input only (no gradient).
+  Tensor randomSwap(const Layer &l, const Tensor &in, Location loc) {
+    needImage(l, in);
+    noPadding(l, in);
+    if (readsTrained(in.v))
+      failLayer(l, "reads the output of a trained layer; graphc augments the model's input "
+                   "images only: put it before every trained layer");
+    auto xs = shapeOf(in.v);
+    const int64_t N = xs[0], C = xs[1], H = xs[2], W = xs[3];
+    Type type = in.v.getType();
+    double probability = 0;
+    Value swapped;
+    if (l.cls == "RandomGrayscale") {
+      probability = numAttr(l, "factor", 0.5);
+      if (!(probability >= 0 && probability <= 1))
+        refuseAttr(l, "factor", "must be in [0, 1]");
+      if (C != 3)
+        failLayer(l, "expects RGB images (3 channels), got shape " + shapeText(kerasShape(in)));
+      Value weights = persistent(l, "luma", {1, 3, 1, 1}, {0.2989f, 0.5870f, 0.1140f},
+                                 /*trainable=*/false, "parameter");
+      Value gray =
+          b.create<Conv2dOp>(loc, f32({N, 1, H, W}), in.v, weights, Value(),
+                             b.getDenseI64ArrayAttr({1, 1}), b.getDenseI64ArrayAttr({0, 0, 0, 0}),
+                             b.getDenseI64ArrayAttr({1, 1}), b.getI64IntegerAttr(1));
+      swapped = b.create<ConcatOp>(loc, type, ValueRange{gray, gray, gray}, b.getI64IntegerAttr(1));
+    } else {
+      std::pair<double, double> factor{0.0, 1.0};
+      if (const json::Value *v = l.config->get("factor"); v && !v->getAsNull()) {
+        if (auto f = v->getAsNumber())
+          factor = {0.0, *f};
+        else
+          factor = factorRange(l, "factor");
+      }
+      if (!(factor.first >= 0 && factor.second <= 1 && factor.first <= factor.second))
+        refuseAttr(l, "factor",
+                   "= " + show(l.config->get("factor")) +
+                       " must be a probability or a range of them in [0, 1]");
+      probability = 0.5 * (factor.first + factor.second);
+      double top = 255.0;
+      if (const json::Value *v = l.config->get("value_range"); v && !v->getAsNull()) {
+        const json::Array *pair = v->getAsArray();
+        auto high = pair && pair->size() == 2 ? (*pair)[1].getAsNumber() : std::nullopt;
+        if (!high || !std::isfinite(*high))
+          refuseAttr(l, "value_range", "= " + show(v) + " must be a pair [low, high]");
+        top = *high;
+      }
+      swapped = b.create<ScaleOp>(loc, type, in.v, b.getF32FloatAttr(-1.0f),
+                                  b.getF32FloatAttr(float(top)));
+    }
+    Tensor out = in;
+    out.nonNegative = false;
+    if (probability == 0)
+      return in;
+    Value apply;
+    if (probability >= 1) {
+      apply = b.create<FillOp>(loc, type, b.getF32FloatAttr(1.0f));
+    } else {
+      // One draw per sample: a dropout of ones keeping with the probability, 0 where dropped.
+      Value ones = b.create<FillOp>(loc, type, b.getF32FloatAttr(1.0f));
+      Value kept = b.create<DropoutOp>(loc, type, ones, stepInput(),
+                                       b.getF32FloatAttr(float(1.0 - probability)),
+                                       b.getI64IntegerAttr(dropoutOps++), b.getI64IntegerAttr(0),
+                                       b.getI64IntegerAttr(C * H * W), b.getI64IntegerAttr(1));
+      Value dropped =
+          b.create<ActivationOp>(loc, type, ActivationKindAttr::get(&ctx, ActivationKind::equal),
+                                 kept, b.getF32FloatAttr(0.0f));
+      apply =
+          b.create<ScaleOp>(loc, type, dropped, b.getF32FloatAttr(-1.0f), b.getF32FloatAttr(1.0f));
+    }
+    Value keep =
+        b.create<ScaleOp>(loc, type, apply, b.getF32FloatAttr(-1.0f), b.getF32FloatAttr(1.0f));
+    out.v = b.create<AddOp>(loc, type, b.create<MulOp>(loc, type, in.v, keep),
+                            b.create<MulOp>(loc, type, swapped, apply));
+    return out;
+  }
 
   /// RandomContrast ((x - m) * f + m, m each image's per-channel mean, f per sample in
   /// [1 - lower, 1 + upper]) and RandomBrightness (x + d, d per sample in [lower, upper] of
@@ -3790,6 +3870,8 @@ private:
                                                 "RandomTranslation",
                                                 "RandomContrast",
                                                 "RandomBrightness",
+                                                "RandomGrayscale",
+                                                "RandomInvert",
                                                 "RepeatVector",
                                                 "CenterCrop",
                                                 "RandomCrop",
@@ -4100,6 +4182,8 @@ private:
       return layerScale(l, in, loc);
     if (c == "RandomFlip" || c == "RandomRotation" || c == "RandomZoom" || c == "RandomTranslation")
       return randomAffine(l, in, loc);
+    if (c == "RandomGrayscale" || c == "RandomInvert")
+      return randomSwap(l, in, loc);
     if (c == "RandomContrast" || c == "RandomBrightness")
       return randomColor(l, in, loc);
     if (c == "RepeatVector")

@@ -1067,6 +1067,15 @@ def dw1d(a):
     return a.transpose(1, 2, 0).reshape(c * m, 1, 1, k)
 
 
+def k3_gray_invert_forward(x, P, S, step):
+    n = x.shape[0]
+    gray = (x * torch.tensor([0.2989, 0.5870, 0.1140])).sum(-1, keepdim=True).expand(-1, -1, -1, 3)
+    h = torch.where(keep_draws(n, 0.5, 0, step).reshape(n, 1, 1, 1), gray, x)  # RandomGrayscale
+    h = torch.where(keep_draws(n, 0.5, 1, step).reshape(n, 1, 1, 1), 2 - h, h)  # RandomInvert
+    h = torch.relu(conv(h, P["conv2d/kernel"], P["conv2d/bias"], padding="same"))
+    return h.mean(dim=(1, 2)) @ P["dense/kernel"] + P["dense/bias"]
+
+
 def k3_color_forward(x, P, S, step):
     n = x.shape[0]
     # RandomContrast(0.3) clipped to (-1.5, 1.5): (x - m) f + m, m each image's channel means.
@@ -1339,6 +1348,14 @@ CASES.update({
         graphc={"separable_conv1d/depthwise_kernel": dw1d,
                 "separable_conv1d/pointwise_kernel": lambda a: a[0].T.reshape(6, 8, 1, 1),
                 "depthwise_conv1d/depthwise_kernel": dw1d}),
+    "k3_gray_invert": dict(
+        layout="keras3", input=(6, 5, 3), classes=3, loss="sparse", opt=("adam", 0.01, 0.0),
+        flags=[], forward=k3_gray_invert_forward,
+        weights=[("layers/conv2d", None, "conv2d", [("kernel", (3, 3, 3, 4)), ("bias", (4,))]),
+                 ("layers/dense", None, "dense", [("kernel", (4, 3)), ("bias", (3,))])],
+        empty=["layers/input_layer", "layers/random_grayscale", "layers/random_invert",
+               "layers/global_average_pooling2d", "optimizer"],
+        graphc={"conv2d/kernel": hwio}),
     "k3_augment": dict(
         layout="keras3", input=(8, 8, 3), classes=3, loss="sparse", opt=("adam", 0.01, 0.0),
         flags=[], forward=k3_augment_forward,

@@ -801,6 +801,16 @@ def noise_fixtures(k3, k2):
                                    k3_adam(0.01, "sparse_categorical_crossentropy")))
     s = k2
 
+    # Keras 3 RandomGrayscale(0.5) and RandomInvert((0.2, 0.8), value_range (-2, 2)) on a 6x5
+    # RGB image, a same Conv2D (relu), GlobalAveragePooling2D, Dense softmax; Adam.
+    s = k3
+    L = [s.input_layer("input_layer", [N, 6, 5, 3]),
+         s.augment("RandomGrayscale", "random_grayscale", [N, 6, 5, 3], factor=0.5),
+         s.augment("RandomInvert", "random_invert", [N, 6, 5, 3], factor=[0.2, 0.8],
+                   value_range=[-2, 2])] + image_head(s, 6, 5)
+    write("k3_gray_invert", s.sequential("sequential", L, [N, 6, 5, 3],
+                                         k3_adam(0.01, "sparse_categorical_crossentropy")))
+
     # tf.keras 2 CenterCrop(4, 5) of a 7x8 image (from row 1 and column 1), a same Conv2D
     # (relu), GlobalAveragePooling2D, Dense, Activation softmax.
     s = k2
