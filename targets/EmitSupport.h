@@ -145,6 +145,8 @@ inline const char *runtimeActivationName(graph::ActivationKind kind) {
     return "graphc::rt::Activation::Abs";
   case graph::ActivationKind::equal:
     return "graphc::rt::Activation::Equal";
+  case graph::ActivationKind::greater:
+    return "graphc::rt::Activation::Greater";
   }
   return "";
 }

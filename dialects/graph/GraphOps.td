@@ -68,6 +68,7 @@ def Graph_ActivationKind : I32EnumAttr<"ActivationKind", "elementwise activation
     I32EnumAttrCase<"pow", 10>,       // x^alpha (square, sqrt, reciprocal, rsqrt as their own)
     I32EnumAttrCase<"abs", 11>,       // |x|
     I32EnumAttrCase<"equal", 12>,     // x == alpha ? 1 : 0 (a mask; no gradient)
+    I32EnumAttrCase<"greater", 13>,   // x > alpha ? 1 : 0 (a mask; no gradient)
   ]> {
   let cppNamespace = "::graphc::graph";
 }

@@ -105,7 +105,8 @@ constexpr const char *kSupportedOps =
     "Swish, SwiGLU, Tanh, Tile, Transpose, Trilu (of constants), Unsqueeze, Where (of constants; "
     "of "
     "attention scores as a masked_fill; of a computed condition), Abs, Max and Min (of two "
-    "tensors), Not, Equal (of a computed tensor and a scalar) (Erf within a GELU)";
+    "tensors), Not, Equal, Greater, Less, GreaterOrEqual and LessOrEqual (of a computed tensor "
+    "and a scalar) (Erf within a GELU)";
 
 struct ImportError {
   std::string message;
@@ -2920,6 +2921,34 @@ private:
     return rank == 4 ? up : b.create<ReshapeOp>(loc, f32({xs[0], xs[1], xs[2] * sw}), up);
   }
 
+  /// Greater, Less, GreaterOrEqual and LessOrEqual of a computed tensor and a scalar constant
+  /// (either side): a 0/1 mask, as graphc holds bools, from graph.activation greater (x >
+  /// alpha; no gradient, as PyTorch's comparisons have none): x > c, x < c as -x > -c, and
+  /// the non-strict forms as 1 minus the opposite strict one.
+  Value compareWithScalar(const onnx::NodeProto &node, Location loc) {
+    const std::string &op = node.op_type();
+    const int computed = values.count(node.input(0)) ? 0 : 1;
+    if (!isConstant(node.input(1 - computed)))
+      fail(nodeLabel(node) + ": " + op +
+           " of a computed tensor is supported with a scalar "
+           "constant");
+    const float c = scalarInput(node, 1 - computed, 0.f);
+    Value x = valueOf(node, computed);
+    // With the constant first, the comparison reads the other way round.
+    bool greater = op == "Greater" || op == "GreaterOrEqual";
+    if (computed == 1)
+      greater = !greater;
+    const bool strict = op == "Greater" || op == "Less";
+    // x > c, or x < c as -x > -c; a non-strict comparison is 1 minus the opposite strict one.
+    const bool strictGreater = strict ? greater : !greater;
+    Value compared =
+        strictGreater
+            ? elementwise(loc, ActivationKind::greater, x, c)
+            : elementwise(loc, ActivationKind::greater,
+                          b.create<ScaleOp>(loc, x.getType(), x, b.getF32FloatAttr(-1.0f)), -c);
+    return strict ? compared : oneMinus(loc, compared);
+  }
+
   /// Tile (torch's x.repeat) of a computed tensor or a trained initializer by constant
   /// repeats: per axis repeated r times, the graph.concat of r copies along it (its backward
   /// sums the copies' gradients into the one value). A constant is tiled at import. The batch
@@ -4917,6 +4946,11 @@ private:
       Value x = valueOf(node, computed);
       define(node,
              elementwise(loc, ActivationKind::equal, x, scalarInput(node, 1 - computed, 0.f)));
+      return;
+    }
+    if ((op == "Greater" || op == "Less" || op == "GreaterOrEqual" || op == "LessOrEqual") &&
+        node.input_size() == 2 && (values.count(node.input(0)) || values.count(node.input(1)))) {
+      define(node, compareWithScalar(node, loc));
       return;
     }
     if (op == "Not") { // of a mask: 1 - x

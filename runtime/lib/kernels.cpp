@@ -1302,6 +1302,8 @@ template <typename Fn> void withActivationKind(Activation kind, Fn &&fn) {
     return fn(std::integral_constant<K, K::Abs>{});
   case K::Equal:
     return fn(std::integral_constant<K, K::Equal>{});
+  case K::Greater:
+    return fn(std::integral_constant<K, K::Greater>{});
   }
   fn(kind); // (an unknown kind: the switch per element, as activationValue has it)
 }

@@ -606,6 +606,8 @@ double activationRef(Activation kind, double alpha, double x) {
     return std::fabs(x);
   case Activation::Equal:
     return x == alpha ? 1.0 : 0.0;
+  case Activation::Greater:
+    return x > alpha ? 1.0 : 0.0;
   }
   return 0.0;
 }
@@ -710,20 +712,29 @@ TEST(Activation, ExpLogAndPowMatchTheirDefinitionsAndFiniteDifferences) {
   }
 }
 
-TEST(Activation, EqualIsAMaskWithoutGradient) {
-  const float x[5] = {0.0f, 3.0f, -0.0f, 2.0f, 3.0f};
+/// activation(kind, alpha) of the 5 elements x is `expected` (a 0/1 mask), and its gradient
+/// is 0 everywhere.
+void expectMask(Activation kind, float alpha, const float (&x)[5], const float (&expected)[5]) {
   const float g[5] = {1.0f, 1.0f, 1.0f, 1.0f, 1.0f};
   float y[5], dx[5];
-  activation(Activation::Equal, 3.0f, x, y, 5);
-  activationBackward(Activation::Equal, 3.0f, g, x, dx, 5);
-  const float expected[5] = {0.0f, 1.0f, 0.0f, 0.0f, 1.0f};
+  activation(kind, alpha, x, y, 5);
+  activationBackward(kind, alpha, g, x, dx, 5);
   for (int i = 0; i < 5; ++i) {
     EXPECT_EQ(y[i], expected[i]) << "element " << i;
     EXPECT_EQ(dx[i], 0.0f) << "element " << i;
   }
-  activation(Activation::Equal, 0.0f, x, y, 5); // -0 equals 0, as in PyTorch
-  EXPECT_EQ(y[0], 1.0f);
-  EXPECT_EQ(y[2], 1.0f);
+}
+
+TEST(Activation, EqualIsAMaskWithoutGradient) {
+  const float x[5] = {0.0f, 3.0f, -0.0f, 2.0f, 3.0f};
+  expectMask(Activation::Equal, 3.0f, x, {0.0f, 1.0f, 0.0f, 0.0f, 1.0f});
+  expectMask(Activation::Equal, 0.0f, x, {1.0f, 0.0f, 1.0f, 0.0f, 0.0f}); // -0 equals 0
+}
+
+TEST(Activation, GreaterIsAMaskWithoutGradient) {
+  // Strictly greater: 3 > 3 is false; NaN compares false.
+  const float x[5] = {0.0f, 3.0f, 3.5f, -4.0f, std::numeric_limits<float>::quiet_NaN()};
+  expectMask(Activation::Greater, 3.0f, x, {0.0f, 0.0f, 1.0f, 0.0f, 0.0f});
 }
 
 TEST(Activation, SoftplusIsLinearAboveTwentyAndNaNPropagates) {

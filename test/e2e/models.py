@@ -40,7 +40,7 @@ SEEDS = {"mlp": 1, "cnn": 2, "cnn_bce": 3, "resmlp": 4,
          "causal_cls": 30, "causal_lm": 31, "nano_gpt": 32, "nano_gpt_tied": 32,
          "nano_gpt_trilu": 32, "llama": 33, "llama_gqa": 34, "row_mlp": 35,
          "llama_hf": 36, "math_mlp": 37, "pad_cls": 38, "mask_cls": 39, "mask_cls_hf": 39,
-         "kpm_cls": 40, "norm_unet": 41, "shuffle_sr": 42, "ops20": 43, "ops24": 44, "attn23": 45, "attn23_pad": 46, "rope23": 47, "ops28": 48, "local_fn": 49, "sdpa18": 50, "pad_modes": 51, "einsum_attn": 52, "space_depth": 53, "prelu_cnn": 54, "merge_ops": 55, "shrink": 56, "noise_mlp": 57, "resample": 58, "tile": 59}
+         "kpm_cls": 40, "norm_unet": 41, "shuffle_sr": 42, "ops20": 43, "ops24": 44, "attn23": 45, "attn23_pad": 46, "rope23": 47, "ops28": 48, "local_fn": 49, "sdpa18": 50, "pad_modes": 51, "einsum_attn": 52, "space_depth": 53, "prelu_cnn": 54, "merge_ops": 55, "shrink": 56, "noise_mlp": 57, "resample": 58, "tile": 59, "compare": 60}
 
 # torchvision models (issue #6), small so that a test takes seconds: 10 classes, 32x32 images,
 # batch 4, exported in training mode (BatchNormalization with batch statistics and running-stat
@@ -164,6 +164,7 @@ LOSSES = {
     "shrink": "sparse_categorical_crossentropy",
     "resample": "sparse_categorical_crossentropy",
     "tile": "sparse_categorical_crossentropy",
+    "compare": "sparse_categorical_crossentropy",
     "arith_mlp": "sparse_categorical_crossentropy",
     "bcast_mlp": "sparse_categorical_crossentropy",
     "row_mlp": "sparse_categorical_crossentropy",
@@ -1551,6 +1552,27 @@ class TileNet(nn.Module):
         return torch.softmax(x, dim=1) if self.head else x
 
 
+class CompareNet(nn.Module):
+    """Comparisons with a scalar as torch exports them (ONNX Greater, Less, LessOrEqual,
+    GreaterOrEqual of a computed tensor, then Cast or Where): masks without gradients. Linear(8,
+    16) h -> (h > 0.1) h + (h <= -0.2) 0.5 h -> where(h < 0.5, that, 2 h) -> (0.3 >= h) mask
+    times that -> Linear(16, 10)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(8, 16)
+        self.fc2 = nn.Linear(16, 10)
+        self.head = True
+
+    def forward(self, x):
+        h = self.fc1(x)
+        y = (h > 0.1).float() * h + (h <= -0.2).float() * 0.5 * h
+        y = torch.where(h < 0.5, y, 2 * h)
+        y = y * (0.3 >= h).float() + y
+        x = self.fc2(y)
+        return torch.softmax(x, dim=1) if self.head else x
+
+
 class NormUNet(nn.Module):
     """A small U-Net of the normalizations and resamplings that segmentation and diffusion
     models use: the input normalised by constant per-channel mean and std tables, Conv ->
@@ -1717,6 +1739,8 @@ def input_shape(name, batch=None):
         return (batch, 3, 10, 10)
     if name == "tile":
         return (batch, 3, 6, 6)
+    if name == "compare":
+        return (batch, 8)
     if name in ("ops20", "space_depth"):
         return (batch, 4, 6, 6)
     if name == "ops24":
@@ -1846,6 +1870,8 @@ def build(name):
         return ResampleNet()
     if name == "tile":
         return TileNet()
+    if name == "compare":
+        return CompareNet()
     if name == "cnn_bn":
         return CNNBN()
     if name in DROPOUT_TRANSFORMERS:

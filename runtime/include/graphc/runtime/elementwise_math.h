@@ -31,6 +31,7 @@ enum class Activation : int32_t {
   Pow = 10,      // x^alpha (powerOf)
   Abs = 11,      // |x|
   Equal = 12,    // x == alpha ? 1 : 0
+  Greater = 13,  // x > alpha ? 1 : 0
 };
 
 constexpr float kSeluAlpha = 1.6732632423543772848170429916717f;
@@ -93,6 +94,8 @@ GRAPHC_HD float activationValue(Activation kind, float alpha, float x) {
     return fabsf(x);
   case Activation::Equal:
     return x == alpha ? 1.0f : 0.0f;
+  case Activation::Greater:
+    return x > alpha ? 1.0f : 0.0f;
   }
   return x;
 }
@@ -145,6 +148,7 @@ GRAPHC_HD float activationDerivative(Activation kind, float alpha, float x) {
   case Activation::Abs: // PyTorch's sign(x): 0 at 0
     return x > 0.0f ? 1.0f : x < 0.0f ? -1.0f : 0.0f;
   case Activation::Equal: // a comparison: no gradient
+  case Activation::Greater:
     return 0.0f;
   }
   return 1.0f;
