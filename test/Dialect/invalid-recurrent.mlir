@@ -14,7 +14,7 @@ func.func @mul_broadcast(%a: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf
 
 // An unknown activation kind is a parse error naming it.
 func.func @unknown_activation(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
-  // expected-error @+1 {{expected string or keyword containing one of the following enum values for attribute 'kind' [gelu, gelu_tanh, elu, selu, silu, softplus, softsign, leaky_relu, exp, log, pow, abs, equal]}}
+  // expected-error @+1 {{expected string or keyword containing one of the following enum values for attribute 'kind' [gelu, gelu_tanh, elu, selu, silu, softplus, softsign, leaky_relu, exp, log, pow, abs, equal, greater]}}
   %y = graph.activation mish %x : tensor<4x8xf32>
   return %y : tensor<4x8xf32>
 }

@@ -46,7 +46,8 @@ func.func @affine(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 //  CHECK-NEXT:   %[[R:.*]] = graph.activation pow %[[O]] {alpha = -5.000000e-01 : f32} : tensor<4x8xf32>
 //  CHECK-NEXT:   %[[A:.*]] = graph.activation abs %[[R]] : tensor<4x8xf32>
 //  CHECK-NEXT:   %[[Q:.*]] = graph.activation equal %[[A]] {alpha = 2.000000e+00 : f32} : tensor<4x8xf32>
-//  CHECK-NEXT:   graph.activation_backward pow %[[Q]], %[[O]] {alpha = -5.000000e-01 : f32} : tensor<4x8xf32>
+//  CHECK-NEXT:   %[[G:.*]] = graph.activation greater %[[Q]] {alpha = 5.000000e-01 : f32} : tensor<4x8xf32>
+//  CHECK-NEXT:   graph.activation_backward pow %[[G]], %[[O]] {alpha = -5.000000e-01 : f32} : tensor<4x8xf32>
 func.func @activations(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %g = graph.activation gelu %x : tensor<4x8xf32>
   %t = graph.activation gelu_tanh %g : tensor<4x8xf32>
@@ -61,7 +62,8 @@ func.func @activations(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %r = graph.activation pow %o {alpha = -0.5 : f32} : tensor<4x8xf32>
   %a = graph.activation abs %r : tensor<4x8xf32>
   %q = graph.activation equal %a {alpha = 2.0 : f32} : tensor<4x8xf32>
-  %d = graph.activation_backward pow %q, %o {alpha = -0.5 : f32} : tensor<4x8xf32>
+  %c = graph.activation greater %q {alpha = 0.5 : f32} : tensor<4x8xf32>
+  %d = graph.activation_backward pow %c, %o {alpha = -0.5 : f32} : tensor<4x8xf32>
   return %d : tensor<4x8xf32>
 }
 
