@@ -94,7 +94,8 @@ constexpr int kMaxInlinedNodes = 1 << 20;
 constexpr const char *kSupportedOps =
     "Add, Attention, AveragePool, BatchNormalization, Cast, Celu, Clip, Concat, Constant, "
     "ConstantOfShape (of constant shapes), Conv, ConvTranspose, Cos, Sin, Range (of constants), "
-    "Einsum, DepthToSpace, Div, Dropout, Elu, Equal (of constants), Exp, Expand, Flatten, Gather, "
+    "CumSum, Einsum, DepthToSpace, Div, Dropout, Elu, Equal (of constants), Exp, Expand, Flatten, "
+    "Gather, "
     "Gelu, Gemm, GlobalAveragePool, GlobalMaxPool, GroupNormalization, GRU, HardSigmoid, "
     "HardSwish, Identity, InstanceNormalization, LayerNormalization, LeakyRelu, Log, LogSoftmax, "
     "LSTM, MatMul, MaxPool, Mean, Mish, Mul, Neg, Pad, Pow (to a constant exponent), PRelu, "
@@ -217,6 +218,24 @@ private:
         h.ints.assign(t.int64_data().begin(), t.int64_data().end());
       }
       break;
+    case onnx::TensorProto::INT32: // (torch exports CumSum's axis as int32): widened to int64
+      h.dataType = onnx::TensorProto::INT64;
+      if (!raw.empty()) {
+        if (raw.size() != size_t(count) * 4)
+          fail("tensor \"" + t.name() + "\" holds " + std::to_string(raw.size()) +
+               " bytes but its shape needs " + std::to_string(count * 4));
+        for (size_t i = 0; i < raw.size(); i += 4) {
+          int32_t v;
+          std::memcpy(&v, raw.data() + i, 4);
+          h.ints.push_back(v);
+        }
+      } else {
+        if (t.int32_data_size() != count)
+          fail("tensor \"" + t.name() + "\" has " + std::to_string(t.int32_data_size()) +
+               " values but its shape needs " + std::to_string(count));
+        h.ints.assign(t.int32_data().begin(), t.int32_data().end());
+      }
+      break;
     case onnx::TensorProto::DOUBLE:
       if (!narrowDouble)
         fail("tensor \"" + t.name() +
@@ -257,7 +276,7 @@ private:
       break;
     default:
       fail("tensor \"" + t.name() + "\" has ONNX data type " + std::to_string(t.data_type()) +
-           "; only float32 weights and int64 shapes are supported");
+           "; only float32 weights and int64 (or int32) shapes are supported");
     }
     return h;
   }
@@ -2921,6 +2940,63 @@ private:
     return rank == 4 ? up : b.create<ReshapeOp>(loc, f32({xs[0], xs[1], xs[2] * sw}), up);
   }
 
+  /// CumSum of a computed tensor along a constant axis (position ids from a padding mask,
+  /// mask.cumsum(-1)): a graph.dense of the rows, the axis moved last by transposes when it is
+  /// not, by a frozen [L, L] triangle of ones: output o sums inputs i <= o (`exclusive`: i <
+  /// o; `reverse`: i >= o, or i > o). Exact for the integers graphc holds as float32; its
+  /// backward is the transposed triangle. O(rows L^2). The batch axis is refused.
+  Value cumSum(const onnx::NodeProto &node, Location loc) {
+    if (node.input_size() != 2)
+      fail(nodeLabel(node) + " needs two inputs");
+    if (!values.count(node.input(0)))
+      fail(nodeLabel(node) + ": CumSum of a computed tensor is supported, not of a constant");
+    Value x = valueOf(node, 0);
+    std::vector<int64_t> xs = shapeOf(x);
+    const int64_t rank = int64_t(xs.size());
+    const HostTensor &axisTensor = constantOf(node, 1);
+    if (axisTensor.ints.size() != 1)
+      fail(nodeLabel(node) + ": the axis must be one int constant");
+    int64_t axis = axisTensor.ints[0];
+    if (axis < 0)
+      axis += rank;
+    if (axis < 1 || axis >= rank)
+      fail(nodeLabel(node) + ": axis " + std::to_string(axisTensor.ints[0]) +
+           " is not supported (a non-batch axis of the rank-" + std::to_string(rank) + " input)");
+    const int64_t length = xs[size_t(axis)];
+    if (length > 65536)
+      fail(nodeLabel(node) + ": an axis of " + std::to_string(length) +
+           " elements is too long for graphc's triangle (65536 at most)");
+    const bool exclusive = intAttr(node, "exclusive", 0) != 0,
+               reverse = intAttr(node, "reverse", 0) != 0;
+    std::vector<float> triangle(size_t(length * length), 0.0f);
+    for (int64_t i = 0; i < length; ++i)
+      for (int64_t o = 0; o < length; ++o) {
+        const bool summed = reverse ? (exclusive ? i > o : i >= o) : (exclusive ? i < o : i <= o);
+        triangle[size_t(i * length + o)] = summed ? 1.0f : 0.0f;
+      }
+    Value table = frozenTable(node, node.output(0) + "@cumsum", {length, length}, triangle);
+    // The axis last: a transpose swapping it with the last one (its own inverse).
+    std::vector<int64_t> perm(static_cast<size_t>(rank));
+    std::iota(perm.begin(), perm.end(), int64_t{0});
+    std::swap(perm[size_t(axis)], perm.back());
+    std::vector<int64_t> moved = xs;
+    std::swap(moved[size_t(axis)], moved.back());
+    Value last =
+        axis == rank - 1
+            ? x
+            : b.create<TransposeOp>(loc, f32(moved), x, b.getDenseI64ArrayAttr(perm)).getResult();
+    const int64_t rows =
+        std::accumulate(moved.begin(), moved.end() - 1, int64_t{1}, std::multiplies<int64_t>());
+    Value summed = b.create<DenseOp>(loc, f32({rows, length}),
+                                     b.create<ReshapeOp>(loc, f32({rows, length}), last), table,
+                                     Value(), UnitAttr());
+    Value back = b.create<ReshapeOp>(loc, f32(moved), summed);
+    return axis == rank - 1
+               ? back
+               : b.create<TransposeOp>(loc, f32(xs), back, b.getDenseI64ArrayAttr(perm))
+                     .getResult();
+  }
+
   /// Greater, Less, GreaterOrEqual and LessOrEqual of a computed tensor and a scalar constant
   /// (either side): a 0/1 mask, as graphc holds bools, from graph.activation greater (x >
   /// alpha; no gradient, as PyTorch's comparisons have none): x > c, x < c as -x > -c, and
@@ -3932,6 +4008,7 @@ private:
                                                           {"Dropout", 3},
                                                           {"Expand", 2},
                                                           {"Tile", 2},
+                                                          {"CumSum", 2},
                                                           {"Flatten", 1},
                                                           {"GRU", 6},
                                                           {"Gather", 2},
@@ -4963,6 +5040,10 @@ private:
     }
     if (op == "Trilu") {
       foldTrilu(node);
+      return;
+    }
+    if (op == "CumSum") {
+      define(node, cumSum(node, loc));
       return;
     }
     if (op == "Tile") {

@@ -40,7 +40,7 @@ SEEDS = {"mlp": 1, "cnn": 2, "cnn_bce": 3, "resmlp": 4,
          "causal_cls": 30, "causal_lm": 31, "nano_gpt": 32, "nano_gpt_tied": 32,
          "nano_gpt_trilu": 32, "llama": 33, "llama_gqa": 34, "row_mlp": 35,
          "llama_hf": 36, "math_mlp": 37, "pad_cls": 38, "mask_cls": 39, "mask_cls_hf": 39,
-         "kpm_cls": 40, "norm_unet": 41, "shuffle_sr": 42, "ops20": 43, "ops24": 44, "attn23": 45, "attn23_pad": 46, "rope23": 47, "ops28": 48, "local_fn": 49, "sdpa18": 50, "pad_modes": 51, "einsum_attn": 52, "space_depth": 53, "prelu_cnn": 54, "merge_ops": 55, "shrink": 56, "noise_mlp": 57, "resample": 58, "tile": 59, "compare": 60}
+         "kpm_cls": 40, "norm_unet": 41, "shuffle_sr": 42, "ops20": 43, "ops24": 44, "attn23": 45, "attn23_pad": 46, "rope23": 47, "ops28": 48, "local_fn": 49, "sdpa18": 50, "pad_modes": 51, "einsum_attn": 52, "space_depth": 53, "prelu_cnn": 54, "merge_ops": 55, "shrink": 56, "noise_mlp": 57, "resample": 58, "tile": 59, "compare": 60, "cumsum": 61}
 
 # torchvision models (issue #6), small so that a test takes seconds: 10 classes, 32x32 images,
 # batch 4, exported in training mode (BatchNormalization with batch statistics and running-stat
@@ -165,6 +165,7 @@ LOSSES = {
     "resample": "sparse_categorical_crossentropy",
     "tile": "sparse_categorical_crossentropy",
     "compare": "sparse_categorical_crossentropy",
+    "cumsum": "sparse_categorical_crossentropy",
     "arith_mlp": "sparse_categorical_crossentropy",
     "bcast_mlp": "sparse_categorical_crossentropy",
     "row_mlp": "sparse_categorical_crossentropy",
@@ -1573,6 +1574,18 @@ class CompareNet(nn.Module):
         return torch.softmax(x, dim=1) if self.head else x
 
 
+class CumSumNet(CompareNet):
+    """torch.cumsum as torch exports it (ONNX CumSum of a computed tensor along a constant axis):
+    CompareNet's layers, Linear(8, 16) h -> cumsum over the last axis, and over the middle axis
+    of its (4, 4) view (transposed last and back) -> their sum, scaled -> Linear(16, 10)."""
+
+    def forward(self, x):
+        h = torch.tanh(self.fc1(x))
+        y = torch.cumsum(h, dim=-1) + torch.cumsum(h.view(-1, 4, 4), dim=1).flatten(1)
+        x = self.fc2(0.25 * y)
+        return torch.softmax(x, dim=1) if self.head else x
+
+
 class NormUNet(nn.Module):
     """A small U-Net of the normalizations and resamplings that segmentation and diffusion
     models use: the input normalised by constant per-channel mean and std tables, Conv ->
@@ -1741,6 +1754,8 @@ def input_shape(name, batch=None):
         return (batch, 3, 6, 6)
     if name == "compare":
         return (batch, 8)
+    if name == "cumsum":
+        return (batch, 8)
     if name in ("ops20", "space_depth"):
         return (batch, 4, 6, 6)
     if name == "ops24":
@@ -1872,6 +1887,8 @@ def build(name):
         return TileNet()
     if name == "compare":
         return CompareNet()
+    if name == "cumsum":
+        return CumSumNet()
     if name == "cnn_bn":
         return CNNBN()
     if name in DROPOUT_TRANSFORMERS:
