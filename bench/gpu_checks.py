@@ -60,6 +60,14 @@ SCE, BCE = "sparse_categorical_crossentropy", "binary_crossentropy"
 # (a bias feeding a batch norm; attention's key bias): Adam turns the rounding noise there into
 # whole lr-sized updates of either sign, so any two correct implementations drift apart by
 # about lr per step (measured on the H100: 2.7e-2 and 1.4e-2 relative after 8 steps).
+def keras_case(name, fixture, optimizer, lr, *extra):
+    """A correctness case of a Keras fixture (test/keras/Inputs/<fixture>.json): batch 4, 3
+    sparse classes, 8 steps of `optimizer` at `lr`."""
+    return (name, "test/keras/Inputs/%s.json" % fixture,
+            ["--batch", "4", "--classes", "3", "--loss", "sparse_categorical_crossentropy",
+             "--optimizer", optimizer, "--lr", lr, "--steps", "8", *extra])
+
+
 CORRECTNESS = [
     ("mlp-adam", "examples/mlp.onnx", ["--optimizer", "adam", "--lr", "0.001", "--steps", "8"]),
     ("cnn-sgd", "examples/cnn.onnx", ["--optimizer", "sgd", "--steps", "8"]),
@@ -168,42 +176,25 @@ CORRECTNESS = [
     ("einsum_attn-sgd", "e2e:einsum_attn", ["--optimizer", "sgd", "--lr", "0.1", "--steps", "8"]),
     # Session 41: noise in the step (counter-based graph.random_normal / random_uniform fused
     # into their readers; dropout masks broadcast over pixels or steps), also micro-batched.
-    ("noise_cnn-adam", "test/keras/Inputs/k3_noise_cnn.json",
-     ["--batch", "4", "--classes", "3", "--loss", "sparse_categorical_crossentropy",
-      "--optimizer", "adam", "--lr", "0.01", "--steps", "8"]),
-    ("noise_seq-micro", "test/keras/Inputs/tf2_noise_seq.json",
-     ["--batch", "4", "--classes", "3", "--loss", "sparse_categorical_crossentropy",
-      "--optimizer", "momentum", "--lr", "0.05", "--steps", "8",
-      "--graphc-flag=--micro-batches=2"]),
+    keras_case("noise_cnn-adam", "k3_noise_cnn", "adam", "0.01"),
+    keras_case("noise_seq-micro", "tf2_noise_seq", "momentum", "0.05",
+               "--graphc-flag=--micro-batches=2"),
     ("noise_mlp-adam", "e2e:noise_mlp", ["--optimizer", "adam", "--lr", "0.01", "--steps", "8"]),
     # ... and image augmentation (graph.random_affine: a thread per pixel).
-    ("augment-adam", "test/keras/Inputs/k3_augment.json",
-     ["--batch", "4", "--classes", "3", "--loss", "sparse_categorical_crossentropy",
-      "--optimizer", "adam", "--lr", "0.01", "--steps", "8"]),
+    keras_case("augment-adam", "k3_augment", "adam", "0.01"),
     # Session 42: resizing to any size as a dense per axis by a frozen interpolation matrix
     # (ONNX Resize with align_corners, cubic, fractional factors; Keras Resizing shrinking),
     # RandomCrop's one offset per batch (graph.random_affine crop_offset), Bahdanau's additive
     # attention, grouped-query attention, ConvNeXt's LayerScale and StochasticDepth, and a
     # video model (TimeDistributed convolutions over N * T frames, an LSTM over them).
     ("resample-adam", "e2e:resample", ["--optimizer", "adam", "--lr", "0.01", "--steps", "8"]),
-    ("resize-adam", "test/keras/Inputs/k3_resize.json",
-     ["--batch", "4", "--classes", "3", "--loss", "sparse_categorical_crossentropy",
-      "--optimizer", "adam", "--lr", "0.01", "--steps", "8"]),
-    ("random_crop-micro", "test/keras/Inputs/k3_random_crop.json",
-     ["--batch", "4", "--classes", "3", "--loss", "sparse_categorical_crossentropy",
-      "--optimizer", "adam", "--lr", "0.01", "--steps", "8", "--graphc-flag=--micro-batches=2"]),
-    ("additive_attention-adam", "test/keras/Inputs/k3_additive_attention.json",
-     ["--batch", "4", "--classes", "3", "--loss", "sparse_categorical_crossentropy",
-      "--optimizer", "adam", "--lr", "0.01", "--steps", "8"]),
-    ("gqa-sgd", "test/keras/Inputs/k3_gqa.json",
-     ["--batch", "4", "--classes", "3", "--loss", "sparse_categorical_crossentropy",
-      "--optimizer", "sgd", "--lr", "0.05", "--steps", "8"]),
-    ("convnext_app-adam", "test/keras/Inputs/k3_convnext_app.json",
-     ["--batch", "4", "--classes", "3", "--loss", "sparse_categorical_crossentropy",
-      "--optimizer", "adam", "--lr", "0.01", "--steps", "8"]),
-    ("video-adam", "test/keras/Inputs/k3_video.json",
-     ["--batch", "4", "--classes", "3", "--loss", "sparse_categorical_crossentropy",
-      "--optimizer", "adam", "--lr", "0.01", "--steps", "8"]),
+    keras_case("resize-adam", "k3_resize", "adam", "0.01"),
+    keras_case("random_crop-micro", "k3_random_crop", "adam", "0.01",
+               "--graphc-flag=--micro-batches=2"),
+    keras_case("additive_attention-adam", "k3_additive_attention", "adam", "0.01"),
+    keras_case("gqa-sgd", "k3_gqa", "sgd", "0.05"),
+    keras_case("convnext_app-adam", "k3_convnext_app", "adam", "0.01"),
+    keras_case("video-adam", "k3_video", "adam", "0.01"),
 ]
 # The cases also trained by PyTorch on the GPU (test/e2e/models.py's name): the models of #2 and
 # three of #6, from the same initial weights on the same batches, TF32 off; issue #3 asks for

@@ -244,11 +244,10 @@ std::vector<float> resizeMatrix(const ResizeAxis &axis) {
   return matrix;
 }
 
-/// Whether the axis keeps every element where it is (its matrix is the identity).
-static bool isIdentity(const ResizeAxis &axis) {
+/// Whether `matrix`, an axis's [in, out] resizeMatrix, keeps every element where it is.
+static bool isIdentity(const ResizeAxis &axis, const std::vector<float> &matrix) {
   if (axis.in != axis.out)
     return false;
-  const std::vector<float> matrix = resizeMatrix(axis);
   for (int64_t i = 0; i < axis.in; ++i)
     for (int64_t o = 0; o < axis.out; ++o)
       if (matrix[size_t(i * axis.out + o)] != (i == o ? 1.0f : 0.0f))
@@ -261,23 +260,25 @@ Value buildResize(OpBuilder &b, Location loc, Value x, const ResizeAxis &h, cons
   const std::vector<int64_t> xs = dimsOf(x);
   const int64_t N = xs[0], C = xs[1], H = xs[2], W = xs[3];
   // Rows of `in` elements times the [in, out] matrix: rows of `out`.
-  auto resizeRows = [&](Value v, const ResizeAxis &axis, int index) -> Value {
+  auto resizeRows = [&](Value v, const ResizeAxis &axis, ArrayRef<float> values,
+                        int index) -> Value {
     const std::vector<int64_t> shape = dimsOf(v);
     int64_t rows = 1;
     for (size_t i = 0; i + 1 < shape.size(); ++i)
       rows *= shape[i];
-    Value taps = matrix(index, {axis.in, axis.out}, resizeMatrix(axis));
+    Value taps = matrix(index, {axis.in, axis.out}, values);
     Value flat = b.create<ReshapeOp>(loc, f32(b, {rows, axis.in}), v);
     return b.create<DenseOp>(loc, f32(b, {rows, axis.out}), flat, taps, Value(), UnitAttr());
   };
+  const std::vector<float> rowTaps = resizeMatrix(h), columnTaps = resizeMatrix(w);
   Value v = b.create<ReshapeOp>(loc, f32(b, {N * C, H, W}), x);
-  if (!isIdentity(w))
-    v = b.create<ReshapeOp>(loc, f32(b, {N * C, H, w.out}), resizeRows(v, w, 1));
-  if (!isIdentity(h)) {
+  if (!isIdentity(w, columnTaps))
+    v = b.create<ReshapeOp>(loc, f32(b, {N * C, H, w.out}), resizeRows(v, w, columnTaps, 1));
+  if (!isIdentity(h, rowTaps)) {
     Value heightLast =
         b.create<TransposeOp>(loc, f32(b, {N * C, w.out, H}), v, b.getDenseI64ArrayAttr({0, 2, 1}));
-    Value resized =
-        b.create<ReshapeOp>(loc, f32(b, {N * C, w.out, h.out}), resizeRows(heightLast, h, 0));
+    Value resized = b.create<ReshapeOp>(loc, f32(b, {N * C, w.out, h.out}),
+                                        resizeRows(heightLast, h, rowTaps, 0));
     v = b.create<TransposeOp>(loc, f32(b, {N * C, h.out, w.out}), resized,
                               b.getDenseI64ArrayAttr({0, 2, 1}));
   }

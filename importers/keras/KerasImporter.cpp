@@ -1767,6 +1767,15 @@ private:
     return out;
   }
 
+  /// The random augmentation layers have no input gradient: they must read the model's input
+  /// (through untrained layers at most), never a trained layer's output.
+  void augmentsInputOnly(const Layer &l, const Tensor &in) {
+    if (readsTrained(in.v))
+      failLayer(l, "reads the output of a trained layer; graphc augments the model's input "
+                   "images only (the transform has no gradient): put it before every trained "
+                   "layer");
+  }
+
   /// A Keras augmentation factor: a number f is the range [-f, f], a pair [low, high] itself.
   std::pair<double, double> factorRange(const Layer &l, llvm::StringRef key) {
     const json::Value *v = l.config->get(key);
@@ -1790,10 +1799,7 @@ private:
   /// must be the data (the op has no input gradient).
   Tensor randomAffine(const Layer &l, const Tensor &in, Location loc) {
     needImage(l, in);
-    if (readsTrained(in.v))
-      failLayer(l, "reads the output of a trained layer; graphc augments the model's input "
-                   "images only (the transform has no gradient): put it before every trained "
-                   "layer");
+    augmentsInputOnly(l, in);
     std::string kind;
     std::pair<double, double> first{0, 0}, second{0, 0};
     if (l.cls == "RandomFlip") {
@@ -1864,9 +1870,7 @@ private:
   Tensor randomSwap(const Layer &l, const Tensor &in, Location loc) {
     needImage(l, in);
     noPadding(l, in);
-    if (readsTrained(in.v))
-      failLayer(l, "reads the output of a trained layer; graphc augments the model's input "
-                   "images only: put it before every trained layer");
+    augmentsInputOnly(l, in);
     auto xs = shapeOf(in.v);
     const int64_t N = xs[0], C = xs[1], H = xs[2], W = xs[3];
     Type type = in.v.getType();
@@ -3542,9 +3546,7 @@ private:
       return centerCrop(l, in, loc);
     if (H == height && W == width)
       return in;
-    if (readsTrained(in.v))
-      failLayer(l, "reads the output of a trained layer; graphc augments the model's input "
-                   "images only (the crop has no gradient): put it before every trained layer");
+    augmentsInputOnly(l, in);
     auto f = [&](double v) { return b.getF32FloatAttr(float(v)); };
     Value shifted = b.create<RandomAffineOp>(
         loc, in.v.getType(), in.v, stepInput(), b.getStringAttr("crop_offset"), f(0),

@@ -3114,29 +3114,28 @@ private:
     base.mode = mode == "nearest"  ? ResizeAxis::Mode::Nearest
                 : mode == "linear" ? ResizeAxis::Mode::Linear
                                    : ResizeAxis::Mode::Cubic;
-    if (coordinates == "half_pixel")
-      base.coordinates = ResizeAxis::Coordinates::HalfPixel;
-    else if (coordinates == "half_pixel_symmetric")
-      base.coordinates = ResizeAxis::Coordinates::HalfPixelSymmetric;
-    else if (coordinates == "pytorch_half_pixel")
-      base.coordinates = ResizeAxis::Coordinates::PytorchHalfPixel;
-    else if (coordinates == "align_corners")
-      base.coordinates = ResizeAxis::Coordinates::AlignCorners;
-    else if (coordinates == "asymmetric")
-      base.coordinates = ResizeAxis::Coordinates::Asymmetric;
-    else
+    using Coordinates = ResizeAxis::Coordinates;
+    using Rounding = ResizeAxis::Rounding;
+    const auto coordinateMode = llvm::StringSwitch<std::optional<Coordinates>>(coordinates)
+                                    .Case("half_pixel", Coordinates::HalfPixel)
+                                    .Case("half_pixel_symmetric", Coordinates::HalfPixelSymmetric)
+                                    .Case("pytorch_half_pixel", Coordinates::PytorchHalfPixel)
+                                    .Case("align_corners", Coordinates::AlignCorners)
+                                    .Case("asymmetric", Coordinates::Asymmetric)
+                                    .Default(std::nullopt);
+    if (!coordinateMode)
       refuseAttr(node, "coordinate_transformation_mode",
                  "= " + coordinates + " is not a coordinate mode ONNX defines");
-    if (rounding == "round_prefer_floor")
-      base.rounding = ResizeAxis::Rounding::RoundPreferFloor;
-    else if (rounding == "round_prefer_ceil")
-      base.rounding = ResizeAxis::Rounding::RoundPreferCeil;
-    else if (rounding == "floor")
-      base.rounding = ResizeAxis::Rounding::Floor;
-    else if (rounding == "ceil")
-      base.rounding = ResizeAxis::Rounding::Ceil;
-    else
+    const auto roundingMode = llvm::StringSwitch<std::optional<Rounding>>(rounding)
+                                  .Case("round_prefer_floor", Rounding::RoundPreferFloor)
+                                  .Case("round_prefer_ceil", Rounding::RoundPreferCeil)
+                                  .Case("floor", Rounding::Floor)
+                                  .Case("ceil", Rounding::Ceil)
+                                  .Default(std::nullopt);
+    if (!roundingMode)
       refuseAttr(node, "nearest_mode", "= " + rounding + " is not a rounding ONNX defines");
+    base.coordinates = *coordinateMode;
+    base.rounding = *roundingMode;
     base.cubicA = float(floatAttr(node, "cubic_coeff_a", -0.75f));
     base.excludeOutside = intAttr(node, "exclude_outside", 0) != 0;
     auto axis = [&](size_t a) {
