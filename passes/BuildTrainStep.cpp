@@ -8,6 +8,7 @@
 #include "passes/Liveness.h"
 #include "passes/Passes.h"
 
+#include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -51,6 +52,10 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
       return module.emitError() << "unknown loss '" << this->loss
                                 << "'; expected sparse_categorical_crossentropy, "
                                    "categorical_crossentropy, binary_crossentropy or mse";
+    if (ignoreLabels && *loss != LossKind::sparse_categorical_crossentropy)
+      return module.emitError() << "an ignored label (ignore-index " << int64_t(ignoreIndex)
+                                << ") applies to sparse_categorical_crossentropy, not "
+                                << this->loss;
     Optimizer opt;
     if (optimizer == "sgd")
       opt = Optimizer::Sgd;
@@ -67,9 +72,24 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
       return module.emitError() << "expected exactly one forward function, found "
                                 << funcs.size();
     func::FuncOp forward = funcs.front();
-    if (forward.getNumResults() != 1)
-      return forward.emitError() << "the forward function must return one prediction, it returns "
+    // The prediction, and optionally the loss's row weights (a Keras output's mask): f32, one
+    // per row of the prediction (without its last axis), its result marked
+    // graph.kind = "loss_weights".
+    auto weightsResult = [&] {
+      auto kind = forward.getNumResults() == 2
+                      ? forward.getResultAttrOfType<StringAttr>(1, kKindAttr)
+                      : StringAttr();
+      return kind && kind.getValue() == "loss_weights";
+    };
+    if (forward.getNumResults() != 1 && !weightsResult())
+      return forward.emitError() << "the forward function must return one prediction (and "
+                                    "optionally its loss weights), it returns "
                                  << forward.getNumResults() << " values";
+    const bool weighted = forward.getNumResults() == 2;
+    if (weighted && ignoreLabels)
+      return forward.emitError() << "an ignored label (ignore-index " << int64_t(ignoreIndex)
+                                 << ") and the model's loss weights (a masked output) together "
+                                    "are not supported";
 
     // Classify the forward arguments: trained parameters, frozen parameters
     // (graph.trainable = false: read like constants, so no gradient, update or optimizer
@@ -285,6 +305,48 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
     SmallVector<Operation *> allForwardOps;
     int64_t k = microBatches;
     FloatAttr inverseK = b.getF32FloatAttr(float(1.0 / double(k)));
+    // Selective losses (an ignored label, loss weights) divide each micro-batch's sum by the
+    // whole step's count, so that the micro-batches add up to the step's mean: no 1/k.
+    const bool selective = ignoreLabels || weighted;
+    // Loss weights with micro-batches: every micro-batch's weights are needed before the first
+    // loss, so the ops they depend on (data inputs only: a mask from the token ids) run for
+    // each micro-batch first; each micro-batch then reuses its own.
+    SmallVector<IRMapping> weightMaps(static_cast<size_t>(k));
+    Value countWeights;
+    if (weighted && k > 1) {
+      auto ret = cast<func::ReturnOp>(forward.getBody().front().getTerminator());
+      SetVector<Operation *> slice;
+      BackwardSliceOptions sliceOptions;
+      sliceOptions.inclusive = true;
+      if (Operation *def = ret.getOperand(1).getDefiningOp())
+        getBackwardSlice(def, &slice, sliceOptions);
+      for (Operation *op : slice) {
+        if (isa<DropoutOp, RandomNormalOp, RandomUniformOp, RandomAffineOp>(op) ||
+            llvm::any_of(op->getOperands(), [&](Value v) {
+              auto arg = dyn_cast<BlockArgument>(v);
+              return arg && !llvm::is_contained(inputs, arg);
+            }))
+          return op->emitError() << "the loss weights depend on parameters, state or random "
+                                    "draws; with micro-batches they may depend on the data only";
+      }
+      SmallVector<Value> parts;
+      for (int64_t micro = 0; micro < k; ++micro) {
+        IRMapping &m = weightMaps[size_t(micro)];
+        for (auto [i, input] : llvm::enumerate(inputs))
+          m.map(input, b.create<BatchSliceOp>(
+                            NameLoc::get(
+                                b.getStringAttr(nameOf(input) + ".micro" + std::to_string(micro))),
+                            input.getType(), entry->getArgument(dataIndex + unsigned(i)), micro, k)
+                           .getResult());
+        for (Operation *op : slice)
+          b.clone(*op, m);
+        parts.push_back(m.lookup(ret.getOperand(1)));
+      }
+      auto partType = cast<RankedTensorType>(parts.front().getType());
+      countWeights = b.create<ConcatOp>(NameLoc::get(b.getStringAttr("loss.weights")),
+                                        cast<RankedTensorType>(wholeBatch(partType)), parts,
+                                        b.getI64IntegerAttr(0));
+    }
     for (int64_t micro = 0; micro < k; ++micro) {
       IRMapping map;
       for (auto [i, p] : llvm::enumerate(params))
@@ -306,18 +368,28 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
               RankedTensorType::get(shape, type.getElementType()), v, micro, k);
         };
         for (auto [i, input] : llvm::enumerate(inputs))
-          map.map(input, slice(entry->getArgument(dataIndex + i), nameOf(input)));
+          map.map(input, countWeights ? weightMaps[size_t(micro)].lookup(input)
+                                      : slice(entry->getArgument(dataIndex + i), nameOf(input)));
         labels = slice(labels, "labels");
+        // This micro-batch's loss weights (and what they depend on) are computed already.
+        if (countWeights)
+          for (auto [from, to] : weightMaps[size_t(micro)].getValueMap())
+            map.map(from, to);
       }
       if (forwardStep)
         map.map(forwardStep, entry->getArgument(stepIndex));
       SmallVector<Operation *> forwardOps;
-      Value prediction;
+      Value prediction, lossWeights;
       for (auto [forwardIndex, op] : llvm::enumerate(forward.getBody().front())) {
         if (auto ret = dyn_cast<func::ReturnOp>(op)) {
           prediction = map.lookup(ret.getOperand(0));
+          if (weighted)
+            lossWeights = map.lookup(ret.getOperand(1));
           continue;
         }
+        if (op.getNumResults() > 0 &&
+            llvm::all_of(op.getResults(), [&](Value r) { return map.contains(r); }))
+          continue; // computed before the micro-batches (its loss weights)
         Operation *clone = b.clone(op, map);
         if (k > 1)
           clone->setAttr(kMicroBatchOpAttr, b.getI64IntegerAttr(int64_t(forwardIndex)));
@@ -377,13 +449,20 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
         }
         fromLogits = true;
       }
-      Value microLoss = b.create<LossOp>(lossLoc, scalar, *loss, lossInput, labels, fromLogits);
+      // With an ignored label, each micro-batch divides by the whole step's count of the
+      // other labels, so that the micro-batches' losses add up to the step's mean.
+      IntegerAttr ignored = ignoreLabels ? b.getI64IntegerAttr(ignoreIndex) : IntegerAttr();
+      Value count = k == 1         ? Value()
+                    : ignoreLabels ? Value(entry->getArgument(labelsIndex))
+                                   : countWeights;
+      Value microLoss = b.create<LossOp>(lossLoc, scalar, *loss, lossInput, labels, lossWeights,
+                                         count, fromLogits, ignored);
       lossSum = lossSum ? b.create<AddOp>(lossLoc, scalar, lossSum, microLoss).getResult()
                         : microLoss;
       Location gradLossLoc = NameLoc::get(b.getStringAttr("loss.grad"), lossLoc);
-      Value lossGrad = b.create<LossBackwardOp>(gradLossLoc, lossInput.getType(), *loss,
-                                                lossInput, labels, fromLogits);
-      if (k > 1)
+      Value lossGrad = b.create<LossBackwardOp>(gradLossLoc, lossInput.getType(), *loss, lossInput,
+                                                labels, lossWeights, count, fromLogits, ignored);
+      if (k > 1 && !selective)
         lossGrad = b.create<ScaleOp>(gradLossLoc, lossInput.getType(), lossGrad, inverseK);
       if (lossScaling)
         lossGrad = b.create<LossScaleOp>(gradLossLoc, lossInput.getType(), lossGrad, halvings,
@@ -899,7 +978,7 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
       newLossScale = {next.getNewHalvings(), next.getNewCleanSteps(), next.getNewSkippedSteps()};
     }
     Value lossValue = lossSum;
-    if (k > 1)
+    if (k > 1 && !selective)
       lossValue = b.create<ScaleOp>(lossLoc, scalar, lossSum, inverseK);
 
     for (auto [i, p] : llvm::enumerate(newParams))

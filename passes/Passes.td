@@ -172,6 +172,12 @@ def BuildTrainStep : Pass<"graphc-build-train-step", "mlir::ModuleOp"> {
            "the model's output is logits (PyTorch's CrossEntropyLoss / BCEWithLogitsLoss): a "
            "crossentropy applies the softmax (sigmoid) itself, in log space; refused when the "
            "output already is a Softmax (Sigmoid) or the loss is mse">,
+    Option<"ignoreLabels", "ignore-labels", "bool", "false",
+           "sparse_categorical_crossentropy: labels equal to ignore-index add nothing to the "
+           "loss, which is the mean over the others (PyTorch's CrossEntropyLoss(ignore_index), "
+           "Keras's ignore_class); micro-batches divide by the whole step's count">,
+    Option<"ignoreIndex", "ignore-index", "int64_t", "-100",
+           "the ignored label (with ignore-labels)">,
   ];
   let dependentDialects = ["::graphc::graph::GraphDialect", "::mlir::func::FuncDialect"];
 }

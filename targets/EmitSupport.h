@@ -2,6 +2,7 @@
 // strings and runtime enums in generated source.
 #pragma once
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -41,11 +42,22 @@ inline std::string randomAffineParamsLiteral(graph::RandomAffineOp op,
 /// take the class axis last and average over every other position ([B, S, V] predictions are
 /// B*S rows: a language model's mean loss over its tokens, as F.cross_entropy of the
 /// flattened logits); binary crossentropy and mse average over every element of [B, ...].
-inline std::pair<int64_t, int64_t> lossRowsAndClasses(graph::LossKind kind,
-                                                      mlir::Value prediction) {
+/// A C++ literal of `value` (INT64_MIN has none: its minus would apply to an out-of-range
+/// literal).
+inline std::string int64Literal(int64_t value) {
+  if (value == std::numeric_limits<int64_t>::min())
+    return "(-9223372036854775807ll - 1)";
+  return std::to_string(value) + "ll";
+}
+
+/// The runtime loss kernels' [rows, classes] view of a prediction: the categorical losses' (and
+/// every weighted loss's: one weight per row) rows are the prediction without its last axis,
+/// binary crossentropy's and mse's the samples.
+inline std::pair<int64_t, int64_t> lossRowsAndClasses(graph::LossKind kind, mlir::Value prediction,
+                                                      bool weighted = false) {
   std::vector<int64_t> dims = tensorDims(prediction);
   const int64_t elements = tensorElements(prediction);
-  if ((kind == graph::LossKind::sparse_categorical_crossentropy ||
+  if ((weighted || kind == graph::LossKind::sparse_categorical_crossentropy ||
        kind == graph::LossKind::categorical_crossentropy) &&
       dims.size() >= 2 && dims.back() > 0)
     return {elements / dims.back(), dims.back()};

@@ -880,12 +880,49 @@ static LogicalResult verifyLossOperands(Operation *op, LossKind kind, Value pred
   return success();
 }
 
+/// The rows that count less: ignore_index (sparse crossentropy only) or weights (one f32 per
+/// row, a row the prediction without its last axis), not both; `count` holds the whole step's
+/// labels (ignore_index) or weights: the same shape after the batch, at least as many samples.
+static LogicalResult verifyLossRows(Operation *op, LossKind kind, Value prediction, Value labels,
+                                    Value weights, Value count,
+                                    std::optional<int64_t> ignoreIndex) {
+  if (ignoreIndex && kind != LossKind::sparse_categorical_crossentropy)
+    return op->emitOpError() << "ignore_index applies to sparse_categorical_crossentropy only";
+  if (ignoreIndex && weights)
+    return op->emitOpError() << "takes ignore_index or weights, not both";
+  Value counted = ignoreIndex ? labels : weights;
+  if (count && !counted)
+    return op->emitOpError() << "count needs ignore_index or weights";
+  if (weights) {
+    auto pred = tensorType(prediction), w = tensorType(weights);
+    if (pred.getRank() < 2 || w.getShape() != pred.getShape().drop_back() ||
+        !w.getElementType().isF32())
+      return op->emitOpError() << "weights " << w
+                               << " must be f32 with one weight per row of the prediction " << pred;
+  }
+  if (!count)
+    return success();
+  auto own = tensorType(counted), all = tensorType(count);
+  if (all.getElementType() != own.getElementType() || all.getRank() != own.getRank() ||
+      !all.hasStaticShape() || all.getShape().drop_front() != own.getShape().drop_front() ||
+      all.getDimSize(0) < own.getDimSize(0))
+    return op->emitOpError() << "count " << all << " must be "
+                             << (ignoreIndex ? "labels" : "weights") << " like " << own
+                             << " for at least as many samples";
+  return success();
+}
+
 LogicalResult LossOp::verify() {
-  return verifyLossOperands(*this, getKind(), getPrediction(), getLabels());
+  if (failed(verifyLossOperands(*this, getKind(), getPrediction(), getLabels())))
+    return failure();
+  return verifyLossRows(*this, getKind(), getPrediction(), getLabels(), getWeights(), getCount(),
+                        getIgnoreIndex());
 }
 
 LogicalResult LossBackwardOp::verify() {
-  if (failed(verifyLossOperands(*this, getKind(), getPrediction(), getLabels())))
+  if (failed(verifyLossOperands(*this, getKind(), getPrediction(), getLabels())) ||
+      failed(verifyLossRows(*this, getKind(), getPrediction(), getLabels(), getWeights(),
+                            getCount(), getIgnoreIndex())))
     return failure();
   if (getType() != getPrediction().getType())
     return emitOpError() << "result " << getType() << " must match the prediction "

@@ -984,7 +984,7 @@ def Graph_CastOp : Graph_Op<"cast", [Pure]> {
 // Losses
 //===----------------------------------------------------------------------===//
 
-def Graph_LossOp : Graph_Op<"loss", [Pure]> {
+def Graph_LossOp : Graph_Op<"loss", [Pure, AttrSizedOperandSegments]> {
   let summary = "mean training loss of a batch";
   let description = [{
     `prediction` is [N, ...]. `labels` are int64 class indices [N] for
@@ -994,25 +994,72 @@ def Graph_LossOp : Graph_Op<"loss", [Pure]> {
     as Keras does. Canonicalization folds a preceding softmax or sigmoid into `from_logits`.
     Categorical losses average over N; binary crossentropy and mse over all elements.
 
+    Some rows may count less (a row: the prediction without its last axis):
+    - `ignore_index` (sparse_categorical_crossentropy only; PyTorch's
+      `CrossEntropyLoss(ignore_index=...)`, Keras's `ignore_class`): labels equal to it add
+      nothing, and the mean is over the other labels;
+    - `weights` (f32, one per row: a Keras output's mask): row r's loss (for binary
+      crossentropy and mse the mean over its last axis) is scaled by weights[r], and the sum
+      divided by the sum of the weights, as Keras's masked sum_over_batch_size reduction.
+    The count (sum) is that of `count` when given (the whole step's labels or weights, when
+    `labels` and `weights` are one micro-batch's slice of them: the micro-batches' losses then
+    add up to the step's mean), else of `labels` (`weights`). When it is 0 the loss is 0
+    (Keras's divide-no-nan; PyTorch's mean is NaN).
+
     ```mlir
     %l = graph.loss sparse_categorical_crossentropy %logits, %labels {from_logits}
         : (tensor<32x10xf32>, tensor<32xi64>) -> tensor<f32>
+    %m = graph.loss sparse_categorical_crossentropy %logits, %labels
+        {from_logits, ignore_index = -100 : i64} : (tensor<4x16x50xf32>, tensor<4x16xi64>) -> tensor<f32>
+    %k = graph.loss sparse_categorical_crossentropy %logits1, %labels1 count %labels
+        {from_logits, ignore_index = -100 : i64}
+        : (tensor<2x16x50xf32>, tensor<2x16xi64>, tensor<4x16xi64>) -> tensor<f32>
+    %w = graph.loss mse %out, %target weights %mask
+        : (tensor<4x16x8xf32>, tensor<4x16x8xf32>, tensor<4x16xf32>) -> tensor<f32>
     ```
   }];
   let arguments = (ins Graph_LossKind:$kind, GraphF32Tensor:$prediction, GraphLabelTensor:$labels,
-                       UnitAttr:$from_logits);
+                       Optional<GraphF32Tensor>:$weights, Optional<GraphLabelTensor>:$count,
+                       UnitAttr:$from_logits, OptionalAttr<I64Attr>:$ignore_index);
   let results = (outs GraphF32Scalar:$result);
-  let assemblyFormat = "$kind $prediction `,` $labels attr-dict `:` functional-type(operands, results)";
+  let assemblyFormat = [{
+    $kind $prediction `,` $labels (`weights` $weights^)? (`count` $count^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let builders = [
+    // A mean over every label.
+    OpBuilder<(ins "::mlir::Type":$type, "LossKind":$kind, "::mlir::Value":$prediction,
+                   "::mlir::Value":$labels, "bool":$from_logits), [{
+      build($_builder, $_state, type, kind, prediction, labels, ::mlir::Value(), ::mlir::Value(),
+            from_logits, ::mlir::IntegerAttr());
+    }]>
+  ];
   let hasVerifier = 1;
   let hasCanonicalizer = 1;
 }
 
-def Graph_LossBackwardOp : Graph_Op<"loss_backward", [Pure]> {
+def Graph_LossBackwardOp : Graph_Op<"loss_backward", [Pure, AttrSizedOperandSegments]> {
   let summary = "gradient of the mean loss with respect to the prediction";
+  let description = [{
+    The gradient of `graph.loss` with the same operands and attributes: an ignored label's
+    row of the gradient is zero, a weighted row's is scaled by its weight, and every row is
+    divided by the count (sum) of `graph.loss`.
+  }];
   let arguments = (ins Graph_LossKind:$kind, GraphF32Tensor:$prediction, GraphLabelTensor:$labels,
-                       UnitAttr:$from_logits);
+                       Optional<GraphF32Tensor>:$weights, Optional<GraphLabelTensor>:$count,
+                       UnitAttr:$from_logits, OptionalAttr<I64Attr>:$ignore_index);
   let results = (outs GraphF32Tensor:$result);
-  let assemblyFormat = "$kind $prediction `,` $labels attr-dict `:` functional-type(operands, results)";
+  let assemblyFormat = [{
+    $kind $prediction `,` $labels (`weights` $weights^)? (`count` $count^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Type":$type, "LossKind":$kind, "::mlir::Value":$prediction,
+                   "::mlir::Value":$labels, "bool":$from_logits), [{
+      build($_builder, $_state, type, kind, prediction, labels, ::mlir::Value(), ::mlir::Value(),
+            from_logits, ::mlir::IntegerAttr());
+    }]>
+  ];
   let hasVerifier = 1;
 }
 

@@ -4783,6 +4783,15 @@ private:
       name = str(o->get("class_name"));
       if (const json::Object *c = o->getObject("config")) {
         fromLogits = c->getBoolean("from_logits").value_or(false);
+        // ignore_class (Keras 2.11+): those labels add nothing, the mean is over the others.
+        if (const json::Value *ignore = c->get("ignore_class"); ignore && !ignore->getAsNull()) {
+          if (!ignore->getAsInteger()) {
+            defaults.lossProblem =
+                "compile_config's loss has ignore_class " + show(ignore) + ", not an integer";
+            return;
+          }
+          defaults.ignoreClass = *ignore->getAsInteger();
+        }
         if (c->getNumber("label_smoothing").value_or(0) != 0) {
           defaults.lossProblem = "compile_config's loss uses label_smoothing, which graphc "
                                  "does not support";
@@ -4918,9 +4927,10 @@ private:
                                   f32({os[0] / out.timeSteps, out.timeSteps, os[1]}), out.v);
       out.timeSteps = 0;
     }
-    if (out.mask)
-      fail("the model's output is a masked sequence (an Embedding's mask_zero or a Masking "
-           "layer), whose loss Keras masks; graphc does not");
+    // A masked output (an Embedding's mask_zero or a Masking layer, carried through the
+    // sequence layers): Keras weighs each position's loss by the mask and divides by the mask's
+    // sum. The forward function returns the mask as its loss weights, one per row.
+    Value lossWeights = out.mask;
     if (out.padded())
       fail(std::string("the model's output is a ") + paddingLayer(out) +
            " output, which graphc folds away");
@@ -4943,8 +4953,21 @@ private:
             loc, result.getType(), result,
             b.getI64IntegerAttr(out.image ? 1 : shapeOf(result).size() - 1), UnitAttr());
     }
-    b.create<func::ReturnOp>(b.getUnknownLoc(), result);
-    func.setType(b.getFunctionType(func.getArgumentTypes(), {result.getType()}));
+    if (lossWeights) {
+      auto rows = shapeOf(result);
+      rows.pop_back();
+      if (shapeOf(lossWeights) != rows)
+        fail("the model's output " + shapeText(kerasShape(out)) +
+             " is masked per step, but graphc weighs the loss's rows (the output without its "
+             "last axis) only; remove the mask (mask_zero, Masking) or pool the sequence");
+      b.create<func::ReturnOp>(b.getUnknownLoc(), ValueRange{result, lossWeights});
+      func.setType(
+          b.getFunctionType(func.getArgumentTypes(), {result.getType(), lossWeights.getType()}));
+      func.setResultAttr(1, kKindAttr, b.getStringAttr("loss_weights"));
+    } else {
+      b.create<func::ReturnOp>(b.getUnknownLoc(), result);
+      func.setType(b.getFunctionType(func.getArgumentTypes(), {result.getType()}));
+    }
     // The data input first, as the ONNX importer has it (parameters were appended in order).
     if (failed(mlir::verify(*module)))
       fail("the imported graph does not verify (see the diagnostic above)");

@@ -38,6 +38,7 @@ struct KerasImportOptions {
 struct KerasTrainingDefaults {
   std::optional<std::string> loss, optimizer;
   std::optional<double> lr, momentum;
+  std::optional<int64_t> ignoreClass; // SparseCategoricalCrossentropy's ignore_class
   std::string lossProblem, optimizerProblem;
 };
 

@@ -227,6 +227,15 @@ bool decodeProgramDescriptor(const uint8_t *data, size_t size, const unsigned ch
   prog.worldSize = p->world_size();
   prog.allReduceBuckets = p->all_reduce_buckets();
   prog.shardedOptimizerState = p->sharded_optimizer_state();
+  if (auto ignored = p->ignore_index()) {
+    if (prog.loss != LossKind::SparseCategoricalCrossentropy) {
+      error = "ignore_index is set, but the loss is not sparse_categorical_crossentropy";
+      return false;
+    }
+    prog.hasIgnoreIndex = true;
+    prog.ignoreIndex = *ignored;
+  }
+  prog.maskedLoss = p->masked_loss();
   if (prog.worldSize < 0 || prog.allReduceBuckets < 0) {
     error = "world_size (" + std::to_string(prog.worldSize) + ") or all_reduce_buckets (" +
             std::to_string(prog.allReduceBuckets) + ") is negative";

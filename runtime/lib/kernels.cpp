@@ -1518,17 +1518,157 @@ void softmaxBackward(const float *dy, const float *y, float *dx, int64_t outer, 
   });
 }
 
-void lossForward(LossKind kind, bool fromLogits, const float *pred, const void *labels,
-                 float *loss, int64_t batch, int64_t classes) {
+/// What a selective mean divides by (LossRows): the labels of its counted tensor that are not
+/// ignored, or the sum of its counted weights.
+static double countedRows(const LossRows &rows) {
+  double counted = 0.0;
+  if (rows.ignore) {
+    const int64_t *labels = static_cast<const int64_t *>(rows.counted);
+    for (int64_t i = 0; i < rows.countedRows; ++i)
+      counted += labels[i] != rows.ignoreIndex ? 1.0 : 0.0;
+  } else {
+    const float *weights = static_cast<const float *>(rows.counted);
+    for (int64_t i = 0; i < rows.countedRows; ++i)
+      counted += weights[i];
+  }
+  return counted;
+}
+
+/// Row r's own loss for the weighted mean: the crossentropies' sum over the row's classes,
+/// binary crossentropy's and mse's mean over its elements. NaN for a class index outside the
+/// row.
+static double rowLoss(LossKind kind, bool fromLogits, const float *row, const void *labels,
+                      int64_t r, int64_t classes) {
+  const float *t = static_cast<const float *>(labels) + r * classes;
+  double total = 0.0;
+  switch (kind) {
+  case LossKind::SparseCategoricalCrossentropy: {
+    const int64_t y = static_cast<const int64_t *>(labels)[r];
+    if (y < 0 || y >= classes)
+      return std::numeric_limits<double>::quiet_NaN();
+    return fromLogits ? logSumExp(row, classes) - row[y]
+                      : -std::log(static_cast<double>(clipProb(row[y])));
+  }
+  case LossKind::CategoricalCrossentropy: {
+    const double lse = fromLogits ? logSumExp(row, classes) : 0.0;
+    for (int64_t j = 0; j < classes; ++j)
+      total += fromLogits
+                   ? static_cast<double>(t[j]) * (lse - row[j])
+                   : -static_cast<double>(t[j]) * std::log(static_cast<double>(clipProb(row[j])));
+    return total;
+  }
+  case LossKind::BinaryCrossentropy:
+    for (int64_t j = 0; j < classes; ++j) {
+      const double x = row[j], y = t[j];
+      if (fromLogits) {
+        total += std::max(x, 0.0) - x * y + std::log1p(std::exp(-std::fabs(x)));
+      } else {
+        const double p = clipProb(row[j]);
+        total -= y * std::log(p) + (1.0 - y) * std::log(1.0 - p);
+      }
+    }
+    return total / static_cast<double>(classes);
+  case LossKind::MeanSquaredError:
+    for (int64_t j = 0; j < classes; ++j) {
+      const double d = static_cast<double>(row[j]) - t[j];
+      total += d * d;
+    }
+    return total / static_cast<double>(classes);
+  }
+  return total;
+}
+
+/// d(scale * rowLoss)/d(row), written to drow.
+static void rowLossBackward(LossKind kind, bool fromLogits, const float *row, const void *labels,
+                            int64_t r, int64_t classes, double scale, float *drow) {
+  const float *t = static_cast<const float *>(labels) + r * classes;
+  switch (kind) {
+  case LossKind::SparseCategoricalCrossentropy: {
+    const int64_t y = static_cast<const int64_t *>(labels)[r];
+    if (y < 0 || y >= classes) {
+      for (int64_t j = 0; j < classes; ++j)
+        drow[j] = std::numeric_limits<float>::quiet_NaN();
+      return;
+    }
+    if (fromLogits) {
+      const double lse = logSumExp(row, classes);
+      for (int64_t j = 0; j < classes; ++j)
+        drow[j] = static_cast<float>((std::exp(row[j] - lse) - (j == y ? 1.0 : 0.0)) * scale);
+    } else {
+      fillZero(drow, classes);
+      if (probInRange(row[y]))
+        drow[y] = static_cast<float>(-scale / row[y]);
+    }
+    return;
+  }
+  case LossKind::CategoricalCrossentropy: {
+    if (fromLogits) {
+      const double lse = logSumExp(row, classes);
+      double tsum = 0.0;
+      for (int64_t j = 0; j < classes; ++j)
+        tsum += t[j];
+      for (int64_t j = 0; j < classes; ++j)
+        drow[j] = static_cast<float>((std::exp(row[j] - lse) * tsum - t[j]) * scale);
+    } else {
+      for (int64_t j = 0; j < classes; ++j)
+        drow[j] = probInRange(row[j]) ? static_cast<float>(-t[j] * scale / row[j]) : 0.0f;
+    }
+    return;
+  }
+  case LossKind::BinaryCrossentropy: {
+    const double perElement = scale / static_cast<double>(classes);
+    for (int64_t j = 0; j < classes; ++j) {
+      const double y = t[j];
+      if (fromLogits) {
+        const double x = row[j];
+        const double s = x >= 0 ? 1.0 / (1.0 + std::exp(-x)) : std::exp(x) / (1.0 + std::exp(x));
+        drow[j] = static_cast<float>((s - y) * perElement);
+      } else {
+        const double p = row[j];
+        drow[j] = probInRange(row[j])
+                      ? static_cast<float>((-y / p + (1.0 - y) / (1.0 - p)) * perElement)
+                      : 0.0f;
+      }
+    }
+    return;
+  }
+  case LossKind::MeanSquaredError: {
+    const double perElement = 2.0 * scale / static_cast<double>(classes);
+    for (int64_t j = 0; j < classes; ++j)
+      drow[j] = static_cast<float>((static_cast<double>(row[j]) - t[j]) * perElement);
+    return;
+  }
+  }
+}
+
+void lossForward(LossKind kind, bool fromLogits, const float *pred, const void *labels, float *loss,
+                 int64_t batch, int64_t classes, const LossRows *rows) {
+  if (rows && rows->weights) {
+    // Weighted rows (a Keras output's mask): sum_r w_r loss_r / sum of the counted weights.
+    // A row of weight 0 is skipped, so that what it holds (padding) cannot turn the sum NaN.
+    const double counted = countedRows(*rows);
+    double total = 0.0;
+    for (int64_t r = 0; r < batch; ++r)
+      if (rows->weights[r] != 0.0f)
+        total += static_cast<double>(rows->weights[r]) *
+                 rowLoss(kind, fromLogits, pred + r * classes, labels, r, classes);
+    loss[0] = counted > 0 ? static_cast<float>(total / counted) : 0.0f;
+    return;
+  }
   const float *target = static_cast<const float *>(labels);
   double total = 0.0;
   double count = static_cast<double>(batch);
   switch (kind) {
   case LossKind::SparseCategoricalCrossentropy: {
     const int64_t *idx = static_cast<const int64_t *>(labels);
+    const bool ignore = rows && rows->ignore;
+    if (ignore)
+      count = countedRows(*rows);
     for (int64_t b = 0; b < batch; ++b) {
       const float *row = pred + b * classes;
       const int64_t y = idx[b];
+      if (ignore && y == rows->ignoreIndex)
+        continue;
       if (y < 0 || y >= classes) {
         // An out-of-range label has no defined loss; NaN makes the driver stop with an error
         // instead of reading outside the row.
@@ -1582,52 +1722,41 @@ void lossForward(LossKind kind, bool fromLogits, const float *pred, const void *
 }
 
 void lossBackward(LossKind kind, bool fromLogits, const float *pred, const void *labels,
-                  float *dpred, int64_t batch, int64_t classes) {
+                  float *dpred, int64_t batch, int64_t classes, const LossRows *rows) {
+  if (rows && rows->weights) {
+    const double counted = countedRows(*rows);
+    for (int64_t r = 0; r < batch; ++r) {
+      if (rows->weights[r] == 0.0f || counted <= 0) {
+        fillZero(dpred + r * classes, classes);
+        continue;
+      }
+      rowLossBackward(kind, fromLogits, pred + r * classes, labels, r, classes,
+                      static_cast<double>(rows->weights[r]) / counted, dpred + r * classes);
+    }
+    return;
+  }
   const float *target = static_cast<const float *>(labels);
   const int64_t n = batch * classes;
   switch (kind) {
   case LossKind::SparseCategoricalCrossentropy: {
     const int64_t *idx = static_cast<const int64_t *>(labels);
-    const double scale = 1.0 / static_cast<double>(batch);
+    const bool ignore = rows && rows->ignore;
+    const double counted = ignore ? countedRows(*rows) : static_cast<double>(batch);
+    const double scale = counted > 0 ? 1.0 / counted : 0.0;
     for (int64_t b = 0; b < batch; ++b) {
-      const float *row = pred + b * classes;
-      float *drow = dpred + b * classes;
-      const int64_t y = idx[b];
-      if (y < 0 || y >= classes) {
-        for (int64_t j = 0; j < classes; ++j)
-          drow[j] = std::numeric_limits<float>::quiet_NaN();
-        continue;
-      }
-      if (fromLogits) {
-        const double lse = logSumExp(row, classes);
-        for (int64_t j = 0; j < classes; ++j)
-          drow[j] = static_cast<float>((std::exp(row[j] - lse) - (j == y ? 1.0 : 0.0)) * scale);
-      } else {
-        fillZero(drow, classes);
-        if (probInRange(row[y]))
-          drow[y] = static_cast<float>(-scale / row[y]);
-      }
+      if (ignore && idx[b] == rows->ignoreIndex)
+        fillZero(dpred + b * classes, classes);
+      else
+        rowLossBackward(kind, fromLogits, pred + b * classes, labels, b, classes, scale,
+                        dpred + b * classes);
     }
     break;
   }
   case LossKind::CategoricalCrossentropy: {
     const double scale = 1.0 / static_cast<double>(batch);
-    for (int64_t b = 0; b < batch; ++b) {
-      const float *row = pred + b * classes;
-      const float *t = target + b * classes;
-      float *drow = dpred + b * classes;
-      if (fromLogits) {
-        const double lse = logSumExp(row, classes);
-        double tsum = 0.0;
-        for (int64_t j = 0; j < classes; ++j)
-          tsum += t[j];
-        for (int64_t j = 0; j < classes; ++j)
-          drow[j] = static_cast<float>((std::exp(row[j] - lse) * tsum - t[j]) * scale);
-      } else {
-        for (int64_t j = 0; j < classes; ++j)
-          drow[j] = probInRange(row[j]) ? static_cast<float>(-t[j] * scale / row[j]) : 0.0f;
-      }
-    }
+    for (int64_t b = 0; b < batch; ++b)
+      rowLossBackward(kind, fromLogits, pred + b * classes, labels, b, classes, scale,
+                      dpred + b * classes);
     break;
   }
   case LossKind::BinaryCrossentropy: {

@@ -42,6 +42,7 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -599,8 +600,10 @@ bool convertRow(Source &src, int64_t row, unsigned char *dst, std::string &error
   return ok;
 }
 
-/// Every class index must lie in [0, classes) (classes <= 0: only the lower bound is known).
-bool checkLabelRange(Source &src, int64_t classes, std::string &error) {
+/// Every class index must lie in [0, classes) (classes <= 0: only the lower bound is known)
+/// or be the ignored label.
+bool checkLabelRange(Source &src, int64_t classes, std::optional<int64_t> ignored,
+                     std::string &error) {
   const int64_t rows = src.file.rows(), perRow = std::max<int64_t>(src.rowElems, 1);
   const int64_t kChunk = std::max<int64_t>((int64_t{1} << 16) / perRow, 1); // rows at a time
   std::vector<int64_t> values(static_cast<size_t>(std::min(rows, kChunk) * perRow));
@@ -618,9 +621,15 @@ bool checkLabelRange(Source &src, int64_t classes, std::string &error) {
     convertToI64(src.file.dtype(), p, static_cast<size_t>(count * perRow), values.data());
     for (int64_t i = 0; i < count * perRow; ++i) {
       const int64_t v = values[static_cast<size_t>(i)];
+      if (ignored && v == *ignored)
+        continue;
       if (v < 0) {
         error = src.display() + ": label " + std::to_string(v) + " at " +
-                where(first * perRow + i) + " is negative";
+                where(first * perRow + i) + " is negative" +
+                (ignored ? std::string()
+                         : " (a label to ignore, as PyTorch's ignore_index? compile with graphc "
+                           "--ignore-index=" +
+                               std::to_string(v) + ")");
         return false;
       }
       if (classes > 0 && v >= classes) {
@@ -925,6 +934,8 @@ struct AccuracyCounter {
   // Class indices per sample (sparse crossentropy): 1, or a language model's positions, each
   // scored on its own row of predElems / labelsPerSample classes.
   int64_t labelsPerSample = 1;
+  // Sparse crossentropy's ignored label (Program::ignoreIndex): neither correct nor counted.
+  std::optional<int64_t> ignoredLabel;
   /// Adds the correct and counted predictions of one batch.
   void add(const float *pred, const unsigned char *labels, double &correct, double &seen) const {
     auto argmax = [](const float *v, int64_t n) {
@@ -942,9 +953,11 @@ struct AccuracyCounter {
         for (int64_t k = 0; k < labelsPerSample; ++k) {
           int64_t label;
           std::memcpy(&label, labels + (j * labelsPerSample + k) * sizeof(int64_t), sizeof(label));
+          if (ignoredLabel && label == *ignoredLabel)
+            continue;
           correct += argmax(p + k * classes, classes) == label;
+          seen += 1;
         }
-        seen += static_cast<double>(labelsPerSample);
         break;
       }
       case LossKind::CategoricalCrossentropy: {
@@ -1368,13 +1381,15 @@ int trainMain(int argc, char **argv) {
   // Accuracy needs the predictions; class counts come from them too.
   AccuracyCounter accuracy{prog.loss, localBatch, predT ? product(dimsOf(*predT), 1) : 0,
                            indexLabels ? product(dimsOf(*labelsT), 1) : 1};
+  if (prog.hasIgnoreIndex)
+    accuracy.ignoredLabel = prog.ignoreIndex;
   // Class indices: one per sample, or one per position of [batch, positions..., classes]
   // predictions (labels [batch, positions...]), the classes on the last axis.
   const bool indexRowsMatch =
       predT && indexLabels && predT->rank >= 2 &&
       product(dimsOf(*predT), 1) == accuracy.labelsPerSample * predT->dims[predT->rank - 1];
   const bool hasAccuracy =
-      predT && prog.loss != LossKind::MeanSquaredError &&
+      predT && prog.loss != LossKind::MeanSquaredError && !prog.maskedLoss &&
       (indexLabels ? indexRowsMatch : product(dimsOf(*labelsT), 1) == accuracy.predElems);
   const int64_t numClasses = predT && prog.loss == LossKind::SparseCategoricalCrossentropy
                                  ? accuracy.predElems / accuracy.labelsPerSample
@@ -1439,7 +1454,11 @@ int trainMain(int argc, char **argv) {
       if (dataTs[i]->indexLimit > 0 && !checkIndexRange(ds[i], dataTs[i]->indexLimit, error))
         return false;
     }
-    return !indexLabels || checkLabelRange(l, numClasses, error);
+    return !indexLabels ||
+           checkLabelRange(l, numClasses,
+                           prog.hasIgnoreIndex ? std::optional<int64_t>(prog.ignoreIndex)
+                                               : std::nullopt,
+                           error);
   };
   const bool separateVal = !opt.valData.empty();
   if (!openSet("--data", opt.data, "--labels", opt.labels, data, labels) ||

@@ -98,11 +98,27 @@ public:
        << ", // sharded optimizer state (ZeRO)\n"
        << "    0, // gradient buckets (the CPU backend sizes them as they start)\n"
        << "    " << hostArenaBytes(func) << "ull, // host arena bytes (offloaded optimizer state)\n"
-       << "    nullptr, // no next-batch staging: the step reads the host arena itself\n};\n";
+       << "    nullptr, // no next-batch staging: the step reads the host arena itself\n"
+       << "    " << (ignoreIndex ? "true" : "false") << ", // an ignored label (--ignore-index)\n"
+       << "    " << int64Literal(ignoreIndex.value_or(0)) << ",\n"
+       << "    " << (maskedLoss ? "true" : "false")
+       << ", // the loss weighs its rows (a mask)\n};\n";
     return success();
   }
 
 private:
+  /// Opens a block declaring the loss's LossRows `rows` (kernels.h), when some rows count less:
+  /// an ignored label, or weights; "" when every row counts.
+  std::string lossRows(std::optional<int64_t> index, Value labels, Value weights, Value count) {
+    if (!index && !weights)
+      return "";
+    Value counted = count ? count : index ? labels : weights;
+    return "  {\n  const LossRows rows{" + std::string(index ? "true" : "false") + ", " +
+           int64Literal(index.value_or(0)) + ", " + (weights ? ptr(weights) : "nullptr") +
+           ", ANY(" + std::to_string(plannedOffset(counted)) + "), " +
+           std::to_string(tensorElements(counted)) + "};\n";
+  }
+
   std::string ptr(Value v) {
     if (auto it = f32Copies.find(v); it != f32Copies.end())
       return it->second;
@@ -676,20 +692,28 @@ private:
         })
         .Case([&](LossOp l) {
           lossKind = l.getKind();
+          ignoreIndex = l.getIgnoreIndex();
+          maskedLoss = bool(l.getWeights());
           batch = tensorDims(l.getPrediction())[0];
-          auto [rows, classes] = lossRowsAndClasses(l.getKind(), l.getPrediction());
-          s << "  lossForward(" << runtimeLossKindName(l.getKind()) << ", "
+          auto [rows, classes] =
+              lossRowsAndClasses(l.getKind(), l.getPrediction(), bool(l.getWeights()));
+          std::string selected =
+              lossRows(l.getIgnoreIndex(), l.getLabels(), l.getWeights(), l.getCount());
+          s << selected << "  lossForward(" << runtimeLossKindName(l.getKind()) << ", "
             << (l.getFromLogits() ? "true" : "false") << ", " << ptr(l.getPrediction()) << ", ANY("
             << plannedOffset(l.getLabels()) << "), " << ptr(l.getResult()) << ", " << rows << ", "
-            << classes << ");\n";
+            << classes << (selected.empty() ? ");\n" : ", &rows);\n  }\n");
           return success();
         })
         .Case([&](LossBackwardOp l) {
-          auto [rows, classes] = lossRowsAndClasses(l.getKind(), l.getPrediction());
-          s << "  lossBackward(" << runtimeLossKindName(l.getKind()) << ", "
+          auto [rows, classes] =
+              lossRowsAndClasses(l.getKind(), l.getPrediction(), bool(l.getWeights()));
+          std::string selected =
+              lossRows(l.getIgnoreIndex(), l.getLabels(), l.getWeights(), l.getCount());
+          s << selected << "  lossBackward(" << runtimeLossKindName(l.getKind()) << ", "
             << (l.getFromLogits() ? "true" : "false") << ", " << ptr(l.getPrediction()) << ", ANY("
             << plannedOffset(l.getLabels()) << "), " << ptr(l.getResult()) << ", " << rows << ", "
-            << classes << ");\n";
+            << classes << (selected.empty() ? ");\n" : ", &rows);\n  }\n");
           return success();
         })
         .Case([&](LossScaleOp l) {
@@ -842,6 +866,8 @@ private:
   int numTensors = 0;
   int64_t batch = 0;
   LossKind lossKind = LossKind::sparse_categorical_crossentropy;
+  std::optional<int64_t> ignoreIndex; // the loss's ignored label (Program::ignoreIndex)
+  bool maskedLoss = false;            // the loss weighs its rows (Program::maskedLoss)
 };
 
 } // namespace

@@ -2530,29 +2530,36 @@ private:
   LogicalResult lossForward(LossOp l) {
     Operation *op = l;
     lossKind = l.getKind();
+    ignoreIndex = l.getIgnoreIndex();
+    maskedLoss = bool(l.getWeights());
     batch = tensorDims(l.getPrediction())[0];
+    if (l.getWeights())
+      return weightedLossForward(l);
     auto [rows, classes] = lossRowsAndClasses(l.getKind(), l.getPrediction());
     bool logits = l.getFromLogits();
+    std::optional<int64_t> ignored = l.getIgnoreIndex();
     auto S = [](int64_t v) { return std::to_string(v); };
     std::string k = kernelName("loss");
     std::string b =
         "// " + label(op) + ": " + stringifyLossKind(l.getKind()).str() +
         (logits ? " from logits" : "") + ", one block (a fixed summation order)\n__global__ void " +
-        k +
-        "(unsigned char *arena) {\n  GRAPHC_BLOCK_SHARED double part[GRAPHC_BLOCK_SIZE];\n"
-        "  const float *pred = " +
-        ptr(l.getPrediction()) + ";\n  GRAPHC_BLOCK_THREADS(t) {\n  double total = 0.0;\n";
+        k + "(unsigned char *arena) {\n  GRAPHC_BLOCK_SHARED double part[GRAPHC_BLOCK_SIZE];\n" +
+        (ignored ? "  GRAPHC_BLOCK_SHARED double counted[GRAPHC_BLOCK_SIZE];\n" : "") +
+        "  const float *pred = " + ptr(l.getPrediction()) +
+        ";\n  GRAPHC_BLOCK_THREADS(t) {\n  double total = 0.0;\n";
     int64_t count = rows;
     const std::string C = S(classes), B = S(rows);
     switch (l.getKind()) {
     case LossKind::sparse_categorical_crossentropy:
+      if (ignored)
+        b += countRows(l.getIgnoreIndex(), l.getLabels(), l.getWeights(), l.getCount());
       b +=
           "  const int64_t *idx = " + labelsPtr(l.getLabels(), true) +
           ";\n  for (int64_t b = t; b < " + B +
           "; b += GRAPHC_BLOCK_SIZE) {\n    const float *row = pred + b * " + C +
-          ";\n    const int64_t y = idx[b];\n"
-          "    if (y < 0 || y >= " +
-          C + ") {\n      total = NAN;\n      continue;\n    }\n" +
+          ";\n    const int64_t y = idx[b];\n" +
+          (ignored ? "    if (y == " + int64Literal(*ignored) + ")\n      continue;\n" : "") +
+          "    if (y < 0 || y >= " + C + ") {\n      total = NAN;\n      continue;\n    }\n" +
           (logits
                ? "    total += ::graphc::rt::cuda::logSumExpRow(row, " + C + ") - row[y];\n"
                : "    total -= log(static_cast<double>(::graphc::rt::cuda::clipProb(row[y])));\n") +
@@ -2590,11 +2597,14 @@ private:
            "d * d;\n  }\n";
       break;
     }
-    b += "  part[t] = total;\n  }\n  GRAPHC_BLOCK_SUM(part)\n  GRAPHC_BLOCK_THREADS(t) {\n"
-         "    if (t == 0)\n      " +
-         ptr(l.getResult()) + "[0] = " +
-         (count > 0 ? "static_cast<float>(part[0] / " + S(count) + ".0)" : std::string("0.0f")) +
-         ";\n  }\n}\n\n";
+    std::string mean = ignored
+                           ? "counted[0] > 0.0 ? static_cast<float>(part[0] / counted[0]) : 0.0f"
+                       : count > 0 ? "static_cast<float>(part[0] / " + S(count) + ".0)"
+                                   : std::string("0.0f");
+    b += "  part[t] = total;\n  }\n  GRAPHC_BLOCK_SUM(part)\n" +
+         std::string(ignored ? "  GRAPHC_BLOCK_SUM(counted)\n" : "") +
+         "  GRAPHC_BLOCK_THREADS(t) {\n    if (t == 0)\n      " + ptr(l.getResult()) +
+         "[0] = " + mean + ";\n  }\n}\n\n";
     kernels += b;
     addCode(launchBlocks(k, 1, op));
     return success();
@@ -2603,33 +2613,68 @@ private:
   /// d(mean loss)/d(pred): one thread per sample row (runtime/kernels.cpp lossBackward).
   LogicalResult lossBackward(LossBackwardOp l) {
     Operation *op = l;
-    auto [n, classes] = lossRowsAndClasses(l.getKind(), l.getPrediction());
+    const bool weighted = bool(l.getWeights());
+    auto [n, classes] = lossRowsAndClasses(l.getKind(), l.getPrediction(), weighted);
     bool logits = l.getFromLogits();
+    std::optional<int64_t> ignored = l.getIgnoreIndex();
+    const bool selective = ignored || weighted;
     auto S = [](int64_t v) { return std::to_string(v); };
     const std::string C = S(classes);
     std::string k = kernelName("loss_backward");
     std::string b = "// " + label(op) + ": gradient of " + stringifyLossKind(l.getKind()).str() +
-                    (logits ? " from logits" : "") + ", one thread per sample\n__global__ void " +
-                    k + "(unsigned char *arena) {\n" + gridLoop("b", S(n)) +
-                    "    const float *row = " + ptr(l.getPrediction()) + " + b * " + C +
-                    ";\n    float *drow = " + ptr(l.getResult()) + " + b * " + C + ";\n";
+                    (logits ? " from logits" : "") + ", one thread per sample";
+    if (selective) {
+      // A block kernel: each block first counts the labels that are not ignored (sums the
+      // weights; every block the same count, by the same fixed tree as the loss), then takes
+      // its rows.
+      b += std::string(ignored ? " (every block counts the labels not ignored first)"
+                               : " (every block sums the weights first)") +
+           "\n__global__ void " + k +
+           "(unsigned char *arena) {\n  GRAPHC_BLOCK_SHARED double counted[GRAPHC_BLOCK_SIZE];\n"
+           "  GRAPHC_BLOCK_THREADS(t) {\n" +
+           countRows(l.getIgnoreIndex(), l.getLabels(), l.getWeights(), l.getCount()) +
+           "  }\n  GRAPHC_BLOCK_SUM(counted)\n  GRAPHC_BLOCK_THREADS(t) {\n  for (int64_t b = "
+           "int64_t(blockIdx.x) * GRAPHC_BLOCK_SIZE + t; b < " +
+           S(n) + "; b += int64_t(gridDim.x) * GRAPHC_BLOCK_SIZE) {\n";
+    } else {
+      b += "\n__global__ void " + k + "(unsigned char *arena) {\n" + gridLoop("b", S(n));
+    }
+    b += "    const float *row = " + ptr(l.getPrediction()) + " + b * " + C +
+         ";\n    float *drow = " + ptr(l.getResult()) + " + b * " + C + ";\n";
+    // A weighted row: its weight over the weights' sum (of weight 0, or nothing counted: 0).
+    if (weighted)
+      b += "    const double weight = " + ptr(l.getWeights()) +
+           "[b];\n    if (weight == 0.0 || counted[0] <= 0.0) {\n      for (int64_t j = 0; j < " +
+           C + "; ++j)\n        drow[j] = 0.0f;\n      continue;\n    }\n";
+    auto scale = [&](const std::string &unweighted, const std::string &factor) {
+      return weighted ? "    const double scale = " + factor + "weight / counted[0];\n"
+                      : "    const double scale = " + unweighted + ";\n";
+    };
     switch (l.getKind()) {
     case LossKind::sparse_categorical_crossentropy:
-      b += "    const double scale = 1.0 / " + S(n) + ".0;\n    const int64_t y = " +
-           labelsPtr(l.getLabels(), true) + "[b];\n    if (y < 0 || y >= " + C +
-           ") {\n      for (int64_t j = 0; j < " + C + "; ++j)\n        drow[j] = NAN;\n"
-           "      continue;\n    }\n" +
-           (logits ? "    const double lse = ::graphc::rt::cuda::logSumExpRow(row, " + C +
-                         ");\n    for (int64_t j = 0; j < " + C +
-                         "; ++j)\n      drow[j] = static_cast<float>((exp(row[j] - lse) - (j == y ? "
-                         "1.0 : 0.0)) * scale);\n"
-                   : "    for (int64_t j = 0; j < " + C + "; ++j)\n      drow[j] = 0.0f;\n    if "
-                     "(::graphc::rt::cuda::probInRange(row[y]))\n      drow[y] = "
-                     "static_cast<float>(-scale / row[y]);\n");
+      b +=
+          (ignored ? "    const double scale = counted[0] > 0.0 ? 1.0 / counted[0] : 0.0;\n"
+                   : scale("1.0 / " + S(n) + ".0", "")) +
+          "    const int64_t y = " + labelsPtr(l.getLabels(), true) + "[b];\n" +
+          (ignored
+               ? "    if (y == " + int64Literal(*ignored) + ") {\n      for (int64_t j = 0; j < " +
+                     C + "; ++j)\n        drow[j] = 0.0f;\n      continue;\n    }\n"
+               : "") +
+          "    if (y < 0 || y >= " + C + ") {\n      for (int64_t j = 0; j < " + C +
+          "; ++j)\n        drow[j] = NAN;\n"
+          "      continue;\n    }\n" +
+          (logits ? "    const double lse = ::graphc::rt::cuda::logSumExpRow(row, " + C +
+                        ");\n    for (int64_t j = 0; j < " + C +
+                        "; ++j)\n      drow[j] = static_cast<float>((exp(row[j] - lse) - (j == y ? "
+                        "1.0 : 0.0)) * scale);\n"
+                  : "    for (int64_t j = 0; j < " + C +
+                        "; ++j)\n      drow[j] = 0.0f;\n    if "
+                        "(::graphc::rt::cuda::probInRange(row[y]))\n      drow[y] = "
+                        "static_cast<float>(-scale / row[y]);\n");
       break;
     case LossKind::categorical_crossentropy:
-      b += "    const double scale = 1.0 / " + S(n) + ".0;\n    const float *t = " +
-           ptr(l.getLabels()) + " + b * " + C + ";\n" +
+      b += scale("1.0 / " + S(n) + ".0", "") + "    const float *t = " + ptr(l.getLabels()) +
+           " + b * " + C + ";\n" +
            (logits ? "    const double lse = ::graphc::rt::cuda::logSumExpRow(row, " + C +
                          ");\n    double tsum = 0.0;\n    for (int64_t j = 0; j < " + C +
                          "; ++j)\n      tsum += t[j];\n    for (int64_t j = 0; j < " + C +
@@ -2640,27 +2685,112 @@ private:
                          "static_cast<float>(-t[j] * scale / row[j]) : 0.0f;\n");
       break;
     case LossKind::binary_crossentropy:
-      b += "    const double scale = 1.0 / " + S(n * classes) + ".0;\n    const float *t = " +
-           ptr(l.getLabels()) + " + b * " + C + ";\n    for (int64_t j = 0; j < " + C +
-           "; ++j) {\n      const double y = t[j];\n" +
-           (logits ? "      const double x = row[j];\n      const double s = x >= 0 ? 1.0 / (1.0 + "
-                     "exp(-x)) : exp(x) / (1.0 + exp(x));\n      drow[j] = static_cast<float>((s - "
-                     "y) * scale);\n"
-                   : "      const double p = row[j];\n      drow[j] = "
-                     "::graphc::rt::cuda::probInRange(row[j]) ? static_cast<float>((-y / p + (1.0 - "
-                     "y) / (1.0 - p)) * scale) : 0.0f;\n") +
-           "    }\n";
+      b +=
+          scale("1.0 / " + S(n * classes) + ".0", "1.0 / " + C + ".0 * ") +
+          "    const float *t = " + ptr(l.getLabels()) + " + b * " + C +
+          ";\n    for (int64_t j = 0; j < " + C + "; ++j) {\n      const double y = t[j];\n" +
+          (logits ? "      const double x = row[j];\n      const double s = x >= 0 ? 1.0 / (1.0 + "
+                    "exp(-x)) : exp(x) / (1.0 + exp(x));\n      drow[j] = static_cast<float>((s - "
+                    "y) * scale);\n"
+                  : "      const double p = row[j];\n      drow[j] = "
+                    "::graphc::rt::cuda::probInRange(row[j]) ? static_cast<float>((-y / p + (1.0 - "
+                    "y) / (1.0 - p)) * scale) : 0.0f;\n") +
+          "    }\n";
       break;
     case LossKind::mse:
-      b += "    const double scale = 2.0 / " + S(n * classes) + ".0;\n    const float *t = " +
-           ptr(l.getLabels()) + " + b * " + C + ";\n    for (int64_t j = 0; j < " + C +
+      b += scale("2.0 / " + S(n * classes) + ".0", "2.0 / " + C + ".0 * ") +
+           "    const float *t = " + ptr(l.getLabels()) + " + b * " + C +
+           ";\n    for (int64_t j = 0; j < " + C +
            "; ++j)\n      drow[j] = static_cast<float>((static_cast<double>(row[j]) - t[j]) * "
            "scale);\n";
       break;
     }
-    b += "  }\n}\n\n";
+    b += selective ? "  }\n  }\n}\n\n" : "  }\n}\n\n";
     kernels += b;
-    addCode(launch(k, n, op));
+    addCode(selective ? launchBlocks(k, blocksFor(n), op) : launch(k, n, op));
+    return success();
+  }
+
+  /// A block phase's code that sets counted[t] to thread t's share of what a selective loss
+  /// divides by: the count of labels not equal to `index`, or the sum of the weights, among
+  /// `count` (the loss's own labels or weights when null).
+  std::string countRows(std::optional<int64_t> index, Value labels, Value weights, Value count) {
+    Value counted = count ? count : index ? labels : weights;
+    const std::string n = std::to_string(tensorElements(counted));
+    if (index)
+      return "  {\n    const int64_t *all = " + labelsPtr(counted, true) +
+             ";\n    double n = 0.0;\n    for (int64_t i = t; i < " + n +
+             "; i += GRAPHC_BLOCK_SIZE)\n      n += all[i] != " + int64Literal(*index) +
+             " ? 1.0 : 0.0;\n    counted[t] = n;\n  }\n";
+    return "  {\n    const float *all = " + ptr(counted) +
+           ";\n    double n = 0.0;\n    for (int64_t i = t; i < " + n +
+           "; i += GRAPHC_BLOCK_SIZE)\n      n += all[i];\n    counted[t] = n;\n  }\n";
+  }
+
+  /// A weighted mean loss (runtime/kernels.cpp lossForward with weights) by one block: each
+  /// thread adds w_r times the loss of its rows r of weight w_r != 0 (the crossentropies' sum
+  /// over the row's classes, binary crossentropy's and mse's mean) and its share of the counted
+  /// weights, in double; fixed trees add the threads' totals; thread 0 divides.
+  LogicalResult weightedLossForward(LossOp l) {
+    Operation *op = l;
+    auto [rows, classes] = lossRowsAndClasses(l.getKind(), l.getPrediction(), true);
+    const bool logits = l.getFromLogits();
+    const std::string C = std::to_string(classes), R = std::to_string(rows);
+    std::string k = kernelName("loss");
+    std::string b =
+        "// " + label(op) + ": " + stringifyLossKind(l.getKind()).str() +
+        (logits ? " from logits" : "") +
+        ", weighted rows, one block (a fixed summation order)\n__global__ void " + k +
+        "(unsigned char *arena) {\n  GRAPHC_BLOCK_SHARED double part[GRAPHC_BLOCK_SIZE];\n"
+        "  GRAPHC_BLOCK_SHARED double counted[GRAPHC_BLOCK_SIZE];\n  const float *pred = " +
+        ptr(l.getPrediction()) + ";\n  const float *weights = " + ptr(l.getWeights()) +
+        ";\n  GRAPHC_BLOCK_THREADS(t) {\n  double total = 0.0;\n" +
+        countRows(std::nullopt, l.getLabels(), l.getWeights(), l.getCount()) +
+        "  for (int64_t r = t; r < " + R +
+        "; r += GRAPHC_BLOCK_SIZE) {\n    if (weights[r] == 0.0f)\n      continue;\n"
+        "    const float *row = pred + r * " +
+        C + ";\n    double loss = 0.0;\n";
+    const std::string lse = "::graphc::rt::cuda::logSumExpRow(row, " + C + ")";
+    const std::string clip = "::graphc::rt::cuda::clipProb";
+    switch (l.getKind()) {
+    case LossKind::sparse_categorical_crossentropy:
+      b += "    const int64_t y = " + labelsPtr(l.getLabels(), true) +
+           "[r];\n    if (y < 0 || y >= " + C + ")\n      loss = NAN;\n    else\n      loss = " +
+           (logits ? lse + " - row[y];\n" : "-log(static_cast<double>(" + clip + "(row[y])));\n");
+      break;
+    case LossKind::categorical_crossentropy:
+      b += "    const float *t = " + ptr(l.getLabels()) + " + r * " + C + ";\n" +
+           (logits ? "    const double lse = " + lse + ";\n    for (int64_t j = 0; j < " + C +
+                         "; ++j)\n      loss += static_cast<double>(t[j]) * (lse - row[j]);\n"
+                   : "    for (int64_t j = 0; j < " + C +
+                         "; ++j)\n      loss += -static_cast<double>(t[j]) * "
+                         "log(static_cast<double>(" +
+                         clip + "(row[j])));\n");
+      break;
+    case LossKind::binary_crossentropy:
+      b += "    const float *t = " + ptr(l.getLabels()) + " + r * " + C +
+           ";\n    for (int64_t j = 0; j < " + C +
+           "; ++j) {\n      const double x = row[j], y = t[j];\n" +
+           (logits ? "      loss += (x < 0.0 ? 0.0 : x) - x * y + log1p(exp(-fabs(x)));\n"
+                   : "      const double p = " + clip +
+                         "(row[j]);\n      loss -= y * log(p) + (1.0 - y) * log(1.0 - p);\n") +
+           "    }\n    loss /= " + C + ".0;\n";
+      break;
+    case LossKind::mse:
+      b += "    const float *t = " + ptr(l.getLabels()) + " + r * " + C +
+           ";\n    for (int64_t j = 0; j < " + C +
+           "; ++j) {\n      const double d = static_cast<double>(row[j]) - t[j];\n      loss "
+           "+= d * d;\n    }\n    loss /= " +
+           C + ".0;\n";
+      break;
+    }
+    b += "    total += static_cast<double>(weights[r]) * loss;\n  }\n  part[t] = total;\n  }\n"
+         "  GRAPHC_BLOCK_SUM(part)\n  GRAPHC_BLOCK_SUM(counted)\n  GRAPHC_BLOCK_THREADS(t) {\n"
+         "    if (t == 0)\n      " +
+         ptr(l.getResult()) +
+         "[0] = counted[0] > 0.0 ? static_cast<float>(part[0] / counted[0]) : 0.0f;\n  }\n}\n\n";
+    kernels += b;
+    addCode(launchBlocks(k, 1, op));
     return success();
   }
 
@@ -2943,7 +3073,9 @@ private:
         uint64_t(func->getAttrOfType<IntegerAttr>(kArenaBytesAttr).getInt()),
         uint64_t(func->getAttrOfType<IntegerAttr>(kAlignmentAttr).getInt()), batch, loss, &tensors,
         &parameters, &inputs, out.initBlob.size(), worldSize(), int32_t(allReduceBuckets),
-        uint64_t(hostArenaBytes(func)), func->hasAttr("graph.sharded_buckets"));
+        uint64_t(hostArenaBytes(func)), func->hasAttr("graph.sharded_buckets"),
+        ignoreIndex ? flatbuffers::Optional<int64_t>(*ignoreIndex) : flatbuffers::nullopt,
+        maskedLoss);
     desc::FinishProgramBuffer(fbb, root);
     return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
   }
@@ -3055,6 +3187,8 @@ private:
   int64_t allReduceBuckets = 0; // highest bucket id + 1
   int64_t batch = 0;
   LossKind lossKind = LossKind::sparse_categorical_crossentropy;
+  std::optional<int64_t> ignoreIndex; // the loss's ignored label (program.fbs ignore_index)
+  bool maskedLoss = false;            // the loss weighs its rows (program.fbs masked_loss)
 };
 
 } // namespace

@@ -374,6 +374,61 @@ func.func @sparse_positions_label_shape(%p: tensor<4x3x2xf32>, %l: tensor<4xi64>
 
 // -----
 
+// An ignored label belongs to class indices: mse has none.
+func.func @ignore_index_mse(%p: tensor<4x3xf32>, %l: tensor<4x3xf32>) -> tensor<f32> {
+  // expected-error @+1 {{'graph.loss' op ignore_index applies to sparse_categorical_crossentropy only}}
+  %0 = graph.loss mse %p, %l {ignore_index = 0 : i64} : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+// count only says what an ignored label's or the weights' mean divides by.
+func.func @count_without_ignore_index(%p: tensor<2x3xf32>, %l: tensor<2xi64>, %a: tensor<4xi64>) -> tensor<f32> {
+  // expected-error @+1 {{'graph.loss' op count needs ignore_index or weights}}
+  %0 = graph.loss sparse_categorical_crossentropy %p, %l count %a : (tensor<2x3xf32>, tensor<2xi64>, tensor<4xi64>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+// count holds the whole step's labels: the same positions per sample, at least as many
+// samples.
+func.func @count_labels_shape(%p: tensor<4x5x3xf32>, %l: tensor<4x5xi64>, %a: tensor<4x6xi64>) -> tensor<4x5x3xf32> {
+  // expected-error @+1 {{'graph.loss_backward' op count 'tensor<4x6xi64>' must be labels like 'tensor<4x5xi64>' for at least as many samples}}
+  %0 = graph.loss_backward sparse_categorical_crossentropy %p, %l count %a {ignore_index = -100 : i64} : (tensor<4x5x3xf32>, tensor<4x5xi64>, tensor<4x6xi64>) -> tensor<4x5x3xf32>
+  return %0 : tensor<4x5x3xf32>
+}
+
+// -----
+
+// Loss weights: one f32 per row, the prediction without its last axis.
+func.func @weights_shape(%p: tensor<4x5x3xf32>, %l: tensor<4x5x3xf32>, %w: tensor<4x3xf32>) -> tensor<f32> {
+  // expected-error @+1 {{'graph.loss' op weights 'tensor<4x3xf32>' must be f32 with one weight per row of the prediction 'tensor<4x5x3xf32>'}}
+  %0 = graph.loss mse %p, %l weights %w : (tensor<4x5x3xf32>, tensor<4x5x3xf32>, tensor<4x3xf32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+// An ignored label and weights are two ways of choosing rows; one at a time.
+func.func @weights_and_ignore_index(%p: tensor<4x5x3xf32>, %l: tensor<4x5xi64>, %w: tensor<4x5xf32>) -> tensor<f32> {
+  // expected-error @+1 {{'graph.loss' op takes ignore_index or weights, not both}}
+  %0 = graph.loss sparse_categorical_crossentropy %p, %l weights %w {ignore_index = 0 : i64} : (tensor<4x5x3xf32>, tensor<4x5xi64>, tensor<4x5xf32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+// With weights, count holds the whole step's weights, not labels.
+func.func @weights_count_type(%p: tensor<2x5x3xf32>, %l: tensor<2x5xi64>, %w: tensor<2x5xf32>, %a: tensor<4x5xi64>) -> tensor<f32> {
+  // expected-error @+1 {{'graph.loss' op count 'tensor<4x5xi64>' must be weights like 'tensor<2x5xf32>' for at least as many samples}}
+  %0 = graph.loss sparse_categorical_crossentropy %p, %l weights %w count %a : (tensor<2x5x3xf32>, tensor<2x5xi64>, tensor<2x5xf32>, tensor<4x5xi64>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
 // Categorical crossentropy: int64 labels are refused (one-hot f32 labels expected).
 func.func @categorical_label_dtype(%p: tensor<4x3xf32>, %l: tensor<4x3xi64>) -> tensor<f32> {
   // expected-error @+1 {{'graph.loss' op categorical_crossentropy expects f32 labels shaped like the prediction 'tensor<4x3xf32>', got 'tensor<4x3xi64>'}}

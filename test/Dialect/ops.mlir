@@ -157,6 +157,36 @@ func.func @loss(%p: tensor<4x3xf32>, %i: tensor<4xi64>, %l: tensor<4x3xf32>) {
 
 // -----
 
+// An ignored label: ignore_index, and the labels that count (a micro-batch's step labels)
+// after `count`.
+// CHECK-LABEL: func.func @loss_ignore_index
+//  CHECK-SAME:   (%[[P:.*]]: tensor<2x3xf32>, %[[I:.*]]: tensor<2xi64>, %[[A:.*]]: tensor<4xi64>)
+//  CHECK-NEXT:   graph.loss sparse_categorical_crossentropy %[[P]], %[[I]] {from_logits, ignore_index = -100 : i64} : (tensor<2x3xf32>, tensor<2xi64>) -> tensor<f32>
+//  CHECK-NEXT:   graph.loss sparse_categorical_crossentropy %[[P]], %[[I]] count %[[A]] {ignore_index = 0 : i64} : (tensor<2x3xf32>, tensor<2xi64>, tensor<4xi64>) -> tensor<f32>
+//  CHECK-NEXT:   graph.loss_backward sparse_categorical_crossentropy %[[P]], %[[I]] count %[[A]] {from_logits, ignore_index = -1 : i64} : (tensor<2x3xf32>, tensor<2xi64>, tensor<4xi64>) -> tensor<2x3xf32>
+func.func @loss_ignore_index(%p: tensor<2x3xf32>, %i: tensor<2xi64>, %a: tensor<4xi64>) {
+  %0 = graph.loss sparse_categorical_crossentropy %p, %i {from_logits, ignore_index = -100 : i64} : (tensor<2x3xf32>, tensor<2xi64>) -> tensor<f32>
+  %1 = graph.loss sparse_categorical_crossentropy %p, %i count %a {ignore_index = 0 : i64} : (tensor<2x3xf32>, tensor<2xi64>, tensor<4xi64>) -> tensor<f32>
+  %2 = graph.loss_backward sparse_categorical_crossentropy %p, %i count %a {from_logits, ignore_index = -1 : i64} : (tensor<2x3xf32>, tensor<2xi64>, tensor<4xi64>) -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+// Loss weights (one per row: a Keras output's mask), and the whole step's weights after
+// `count`.
+// CHECK-LABEL: func.func @loss_weights
+//  CHECK-SAME:   (%[[P:.*]]: tensor<2x5x3xf32>, %[[L:.*]]: tensor<2x5x3xf32>, %[[W:.*]]: tensor<2x5xf32>, %[[A:.*]]: tensor<4x5xf32>)
+//  CHECK-NEXT:   graph.loss mse %[[P]], %[[L]] weights %[[W]] : (tensor<2x5x3xf32>, tensor<2x5x3xf32>, tensor<2x5xf32>) -> tensor<f32>
+//  CHECK-NEXT:   graph.loss_backward binary_crossentropy %[[P]], %[[L]] weights %[[W]] count %[[A]] {from_logits} : (tensor<2x5x3xf32>, tensor<2x5x3xf32>, tensor<2x5xf32>, tensor<4x5xf32>) -> tensor<2x5x3xf32>
+func.func @loss_weights(%p: tensor<2x5x3xf32>, %l: tensor<2x5x3xf32>, %w: tensor<2x5xf32>, %a: tensor<4x5xf32>) {
+  %0 = graph.loss mse %p, %l weights %w : (tensor<2x5x3xf32>, tensor<2x5x3xf32>, tensor<2x5xf32>) -> tensor<f32>
+  %1 = graph.loss_backward binary_crossentropy %p, %l weights %w count %a {from_logits} : (tensor<2x5x3xf32>, tensor<2x5x3xf32>, tensor<2x5xf32>, tensor<4x5xf32>) -> tensor<2x5x3xf32>
+  return
+}
+
+// -----
+
 // graph.loss_backward with each LossKind; its result has the prediction's type.
 // CHECK-LABEL: func.func @loss_backward
 //  CHECK-SAME:   (%[[P:.*]]: tensor<4x3xf32>, %[[I:.*]]: tensor<4xi64>, %[[L:.*]]: tensor<4x3xf32>)

@@ -52,8 +52,9 @@ func.func @no_gradient_rule(%x: tensor<4x3xf32> {graph.kind = "input", graph.nam
 
 // -----
 
-// The forward function returns exactly one prediction.
-// expected-error @+1 {{the forward function must return one prediction, it returns 2 values}}
+// The forward function returns one prediction, and a second result only as its loss weights
+// (graph.kind = "loss_weights").
+// expected-error @+1 {{the forward function must return one prediction (and optionally its loss weights), it returns 2 values}}
 func.func @two_results(%x: tensor<4x3xf32> {graph.kind = "input", graph.name = "x"},
                        %w: tensor<3x2xf32> {graph.kind = "parameter", graph.name = "w"}) -> (tensor<4x2xf32>, tensor<4x2xf32>) {
   %y = graph.dense %x, %w : (tensor<4x3xf32>, tensor<3x2xf32>) -> tensor<4x2xf32>

@@ -27,6 +27,8 @@ struct Options {
   uint64_t stagingBytes = 0;
   bool labels = true;
   bool secondData = false; // a second data tensor "mask" [2, 3] at 1536 (set `arena` to fit)
+  desc::LossKind loss = desc::LossKind_MeanSquaredError;
+  flatbuffers::Optional<int64_t> ignoreIndex = flatbuffers::nullopt; // appended field
 };
 
 std::vector<uint8_t> build(const Options &o) {
@@ -56,8 +58,8 @@ std::vector<uint8_t> build(const Options &o) {
                                                &stagingShape, 1024, o.stagingBytes, -1));
   }
   auto root = desc::CreateProgramDirect(fbb, o.version, "model.onnx", "cuda", o.arena, 256, 2,
-                                        desc::LossKind_MeanSquaredError, &tensors, &o.parameters,
-                                        &o.inputs, o.initBlob, o.worldSize, o.buckets);
+                                        o.loss, &tensors, &o.parameters, &o.inputs, o.initBlob,
+                                        o.worldSize, o.buckets, 0, false, o.ignoreIndex);
   desc::FinishProgramBuffer(fbb, root);
   return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
 }
@@ -104,6 +106,23 @@ TEST(CudaDescriptor, DataParallelFields) {
   ASSERT_TRUE(decodeProgramDescriptor(buf.data(), buf.size(), kBlob, 40, d, error)) << error;
   EXPECT_EQ(d.program.worldSize, 4);
   EXPECT_EQ(d.program.allReduceBuckets, 3);
+}
+
+// The loss's ignored label reaches Program (the runtime lets it through the label check and
+// leaves it out of the accuracy); absent, there is none.
+TEST(CudaDescriptor, IgnoreIndex) {
+  Options o;
+  o.loss = desc::LossKind_SparseCategoricalCrossentropy;
+  o.ignoreIndex = -100;
+  std::vector<uint8_t> buf = build(o);
+  DecodedProgram d;
+  std::string error;
+  ASSERT_TRUE(decodeProgramDescriptor(buf.data(), buf.size(), kBlob, 40, d, error)) << error;
+  EXPECT_TRUE(d.program.hasIgnoreIndex);
+  EXPECT_EQ(d.program.ignoreIndex, -100);
+  buf = build({});
+  ASSERT_TRUE(decodeProgramDescriptor(buf.data(), buf.size(), kBlob, 40, d, error)) << error;
+  EXPECT_FALSE(d.program.hasIgnoreIndex);
 }
 
 namespace {
@@ -174,6 +193,10 @@ TEST(CudaDescriptor, SemanticRefusals) {
   o.buckets = 2;
   EXPECT_EQ(refusal(build(o)), "all_reduce_buckets is 2 but world_size is 0: gradient buckets "
                                "need a data-parallel program");
+  o = {};
+  o.ignoreIndex = 0;
+  EXPECT_EQ(refusal(build(o)),
+            "ignore_index is set, but the loss is not sparse_categorical_crossentropy");
   o = {};
   o.dataIndexLimit = -1;
   EXPECT_EQ(refusal(build(o)), "tensor 'input' has an index limit of -1; only data tensors have "

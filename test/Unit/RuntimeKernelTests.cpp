@@ -620,6 +620,72 @@ TEST(RuntimeKernels, SparseLabelOutOfRangeGivesNaNNotACrash) {
   EXPECT_TRUE(std::isnan(runLoss(LossKind::SparseCategoricalCrossentropy, true, logits, labels, 2, 3)));
 }
 
+// An ignored label adds nothing and is not counted: rows {1000, -1000} with label 1 (loss
+// 2000) and a -100 row give 2000 / 1; counted over the step's labels {1, -100, 0, -100} (this
+// is its first micro-batch), 2000 / 2. The ignored row's gradient is zero, the other's is divided
+// by the count. With every label ignored, loss and gradient are 0.
+TEST(RuntimeKernels, IgnoredLabelsAddNothingAndAreNotCounted) {
+  const int64_t labels[] = {1, -100, 0, -100};
+  const std::vector<float> logits = {1000.0f, -1000.0f, 3.0f, 5.0f};
+  float loss = kNaN;
+  const LossRows own{true, -100, nullptr, labels, 2}, step{true, -100, nullptr, labels, 4},
+      all{true, -100, nullptr, labels + 1, 1};
+  lossForward(LossKind::SparseCategoricalCrossentropy, true, logits.data(), labels, &loss, 2, 2,
+              &own);
+  EXPECT_NEAR(loss, 2000.0, 1e-3);
+  lossForward(LossKind::SparseCategoricalCrossentropy, true, logits.data(), labels, &loss, 2, 2,
+              &step);
+  EXPECT_NEAR(loss, 1000.0, 1e-3);
+  std::vector<float> grad(4, kNaN);
+  lossBackward(LossKind::SparseCategoricalCrossentropy, true, logits.data(), labels, grad.data(), 2,
+               2, &step);
+  EXPECT_EQ(grad, (std::vector<float>{0.5f, -0.5f, 0.0f, 0.0f}));
+  lossForward(LossKind::SparseCategoricalCrossentropy, true, logits.data() + 2, labels + 1, &loss,
+              1, 2, &all);
+  EXPECT_EQ(loss, 0.0f);
+  lossBackward(LossKind::SparseCategoricalCrossentropy, true, logits.data() + 2, labels + 1,
+               grad.data(), 1, 2, &all);
+  EXPECT_EQ(grad[0], 0.0f);
+  EXPECT_EQ(grad[1], 0.0f);
+}
+
+// Weighted rows (a Keras output mask): sum_r w_r loss_r / sum of the counted weights, with a
+// row's mse and binary crossentropy the mean over its elements. Rows [1, 3] -> [0, 0] (mse 5)
+// and [2, 2] -> [0, 0] (mse 4) of weights {1, 0}: 5 / 1; counted over the step's weights
+// {1, 0, 1, 1}: 5 / 3. The weight-0 row's gradient is zero even where it holds NaN (padding),
+// the other's is 2 (p - t) / 2 (elements) / 3.
+TEST(RuntimeKernels, WeightedRowsAverageOverTheWeights) {
+  const std::vector<float> pred = {1.0f, 3.0f, kNaN, 2.0f};
+  const float targets[] = {0.0f, 0.0f, 0.0f, 0.0f};
+  const float weights[] = {1.0f, 0.0f, 1.0f, 1.0f};
+  const LossRows own{false, 0, weights, weights, 2}, step{false, 0, weights, weights, 4};
+  float loss = kNaN;
+  lossForward(LossKind::MeanSquaredError, false, pred.data(), targets, &loss, 2, 2, &own);
+  EXPECT_FLOAT_EQ(loss, 5.0f);
+  lossForward(LossKind::MeanSquaredError, false, pred.data(), targets, &loss, 2, 2, &step);
+  EXPECT_FLOAT_EQ(loss, 5.0f / 3.0f);
+  std::vector<float> grad(4, kNaN);
+  lossBackward(LossKind::MeanSquaredError, false, pred.data(), targets, grad.data(), 2, 2, &step);
+  EXPECT_FLOAT_EQ(grad[0], 1.0f / 3.0f);
+  EXPECT_FLOAT_EQ(grad[1], 1.0f);
+  EXPECT_EQ(grad[2], 0.0f);
+  EXPECT_EQ(grad[3], 0.0f);
+  // Sparse crossentropy from logits: row 0's loss lse(0, ln 3) - ln 3 = ln(4/3), weighted 2,
+  // over weights 2 + 0.
+  const std::vector<float> logits = {0.0f, std::log(3.0f), 5.0f, kNaN};
+  const int64_t labels[] = {1, 0};
+  const float twice[] = {2.0f, 0.0f};
+  const LossRows sparse{false, 0, twice, twice, 2};
+  lossForward(LossKind::SparseCategoricalCrossentropy, true, logits.data(), labels, &loss, 2, 2,
+              &sparse);
+  EXPECT_NEAR(loss, std::log(4.0 / 3.0), 1e-6);
+  lossBackward(LossKind::SparseCategoricalCrossentropy, true, logits.data(), labels, grad.data(), 2,
+               2, &sparse);
+  EXPECT_NEAR(grad[0], 0.25, 1e-6);  // softmax 1/4 - 0
+  EXPECT_NEAR(grad[1], -0.25, 1e-6); // 3/4 - 1
+  EXPECT_EQ(grad[2], 0.0f);
+}
+
 // Every loss's backward against finite differences of refLoss, in both modes.
 TEST(RuntimeKernels, LossBackwardMatchesFiniteDifferences) {
   const int64_t batch = 3, classes = 4, n = batch * classes;

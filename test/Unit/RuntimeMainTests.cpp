@@ -199,22 +199,43 @@ TEST_F(RuntimeMain, InputMismatchesAreReportedBeforeStep1) {
   writeF32("x3.npy", {3, 4}, std::vector<float>(12, 0.0f));
   writeI64("y3.npy", {3}, std::vector<int64_t>(3, 0));
   writeI64("yneg.npy", {10}, {0, 1, 2, 0, -1, 0, 0, 0, 0, 0});
-  struct Case { std::string args, message; } cases[] = {
-      {"--data x5.npy --labels y.npy", "error: --data x5.npy: expected shape [*,4] float32, got [10,5] float32\n"},
-      {"--data x3d.npy --labels y.npy", "error: --data x3d.npy: expected shape [*,4] float32, got [10,4,1] float32\n"},
-      {"--data x_i16.npy --labels y.npy", "error: --data x_i16.npy: expected shape [*,4] float32, got [10,4] int16\n"},
-      {"--data x.npy --labels y_f32.npy", "error: --labels y_f32.npy: expected shape [*] or [*,1] int64 (or int32/uint8), got [10] float32\n"},
-      {"--data x.npy --labels y9.npy", "error: --labels y9.npy: 9 samples, but --data x.npy has 10\n"},
-      {"--data x3.npy --labels y3.npy", "error: --data x3.npy: 3 samples, fewer than the batch size 4\n"},
-      {"--data x.npy --labels yneg.npy", "error: --labels yneg.npy: label -1 at index 4 is negative\n"},
+  struct Case {
+    std::string args, message;
+  } cases[] = {
+      {"--data x5.npy --labels y.npy",
+       "error: --data x5.npy: expected shape [*,4] float32, got [10,5] float32\n"},
+      {"--data x3d.npy --labels y.npy",
+       "error: --data x3d.npy: expected shape [*,4] float32, got [10,4,1] float32\n"},
+      {"--data x_i16.npy --labels y.npy",
+       "error: --data x_i16.npy: expected shape [*,4] float32, got [10,4] int16\n"},
+      {"--data x.npy --labels y_f32.npy", "error: --labels y_f32.npy: expected shape [*] or [*,1] "
+                                          "int64 (or int32/uint8), got [10] float32\n"},
+      {"--data x.npy --labels y9.npy",
+       "error: --labels y9.npy: 9 samples, but --data x.npy has 10\n"},
+      {"--data x3.npy --labels y3.npy",
+       "error: --data x3.npy: 3 samples, fewer than the batch size 4\n"},
+      {"--data x.npy --labels yneg.npy",
+       "error: --labels yneg.npy: label -1 at index 4 is negative (a label to ignore, as PyTorch's "
+       "ignore_index? compile with graphc --ignore-index=-1)\n"},
       // The program's Prediction has 3 classes per sample.
-      {"--data x.npy --labels y_class3.npy", "error: --labels y_class3.npy: label 3 at index 6 is out of range: expected 0 <= label < 3 (the model predicts 3 classes)\n"},
-      {"--data x.npy --labels y.npy --validation-data x.npy --validation-labels y_class3.npy", "error: --validation-labels y_class3.npy: label 3 at index 6 is out of range: expected 0 <= label < 3 (the model predicts 3 classes)\n"},
-      {"--data x.npy --labels y.npy --validation-data x5.npy --validation-labels y.npy", "error: --validation-data x5.npy: expected shape [*,4] float32, got [10,5] float32\n"},
-      {"--data x.npy --labels y.npy --validation-data x.npy --validation-labels y9.npy", "error: --validation-labels y9.npy: 9 samples, but --validation-data x.npy has 10\n"},
-      {"--data x.npy --labels y.npy --validation-split 0.7", "error: --data x.npy: 3 training samples after --validation-split, fewer than the batch size 4 (or use --last-batch=pad)\n"},
-      {"--data x.npy --labels y.npy --validation-split 0.15", "error: --validation-split: 1 validation samples, fewer than the batch size 4 (or use --last-batch=pad)\n"},
-      {"--data x.npy --labels y.npy --validation-split 0.05", "error: --validation-split 0.05 of 10 samples leaves no validation sample\n"},
+      {"--data x.npy --labels y_class3.npy",
+       "error: --labels y_class3.npy: label 3 at index 6 is out of range: expected 0 <= label < 3 "
+       "(the model predicts 3 classes)\n"},
+      {"--data x.npy --labels y.npy --validation-data x.npy --validation-labels y_class3.npy",
+       "error: --validation-labels y_class3.npy: label 3 at index 6 is out of range: expected 0 <= "
+       "label < 3 (the model predicts 3 classes)\n"},
+      {"--data x.npy --labels y.npy --validation-data x5.npy --validation-labels y.npy",
+       "error: --validation-data x5.npy: expected shape [*,4] float32, got [10,5] float32\n"},
+      {"--data x.npy --labels y.npy --validation-data x.npy --validation-labels y9.npy",
+       "error: --validation-labels y9.npy: 9 samples, but --validation-data x.npy has 10\n"},
+      {"--data x.npy --labels y.npy --validation-split 0.7",
+       "error: --data x.npy: 3 training samples after --validation-split, fewer than the batch "
+       "size 4 (or use --last-batch=pad)\n"},
+      {"--data x.npy --labels y.npy --validation-split 0.15",
+       "error: --validation-split: 1 validation samples, fewer than the batch size 4 (or use "
+       "--last-batch=pad)\n"},
+      {"--data x.npy --labels y.npy --validation-split 0.05",
+       "error: --validation-split 0.05 of 10 samples leaves no validation sample\n"},
   };
   for (const Case &c : cases) {
     const Result r = run(c.args + " --steps 1");

@@ -3,7 +3,7 @@
 
   host_vs_cpu.py --model M.onnx|M.mlir --graphc PATH --src SRC --lib LIBDIR --workdir DIR
                  [--loss L] [--optimizer O] [--lr F] [--steps N] [--tol 1e-5] [--cxx c++]
-                 [--build=host|gpu] [--batch N] [--classes 10] [--ids V]
+                 [--build=host|gpu] [--batch N] [--classes 10] [--ignore-label N] [--ids V]
                  [--ranks N --mpirun PATH [--mpi-libs 'a;b'] [--ref-ranks M] [--ref-target cpu|cuda]]
                  [--graphc-flag F]... [--tested-flag F]...
 
@@ -111,6 +111,8 @@ def main():
                     "tested binary against the saved reference (--build=gpu)")
     ap.add_argument("--batch", type=int, help="graphc --batch (models with a None batch, e.g. Keras)")
     ap.add_argument("--classes", type=int, default=10, help="classes of sparse labels")
+    ap.add_argument("--ignore-label", type=int, metavar="N",
+                    help="every third sparse label is N (pass --graphc-flag=--ignore-index=N)")
     ap.add_argument("--label-scale", type=float, default=1.0,
                     help="regression labels are uniform in [0, LABEL_SCALE)")
     ap.add_argument("--repeat-batch", action="store_true",
@@ -231,8 +233,10 @@ def main():
     ycount = numel([drawn] + yshape[1:])
     if ltype == "int64":
         classes = args.classes
-        write_npy(os.path.join(work, "y.npy"), yshape, "i8",
-                  [rng.randrange(classes) for _ in range(ycount)] * repeats)
+        labels = [rng.randrange(classes) for _ in range(ycount)]
+        if args.ignore_label is not None:  # every third: a batch of 2 or more keeps some
+            labels = [args.ignore_label if i % 3 == 2 else v for i, v in enumerate(labels)]
+        write_npy(os.path.join(work, "y.npy"), yshape, "i8", labels * repeats)
     elif args.loss == "binary_crossentropy":
         write_npy(os.path.join(work, "y.npy"), yshape, "f4",
                   [float(rng.randrange(2)) for _ in range(ycount)] * repeats)

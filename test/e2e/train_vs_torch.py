@@ -197,7 +197,7 @@ def parse_losses(out, steps):
 
 
 def torch_reference(name, optimizer, steps, x, y, init, dtype, autocast=None, make_model=None,
-                    freeze=None):
+                    freeze=None, ignore_index=-100):
     """Per-step losses and final state_dict of the PyTorch reference training. With
     `autocast` (torch.bfloat16), the forward pass and the loss run under torch.autocast on the
     CPU: linear and convolution in bf16, parameters and optimizer in float32. `make_model`
@@ -235,7 +235,8 @@ def torch_reference(name, optimizer, steps, x, y, init, dtype, autocast=None, ma
             if models.LOSSES[name] == "binary_crossentropy":
                 loss = F.binary_cross_entropy_with_logits(logits, yb.to(dtype))
             else:  # (per token for a language model: the mean over every position)
-                loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), yb.reshape(-1))
+                loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), yb.reshape(-1),
+                                       ignore_index=ignore_index)
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -432,6 +433,12 @@ def main():
                     help="graphc --freeze=REGEX; PyTorch trains the other parameters only "
                          "(Python's re.search on the state_dict key)")
     ap.add_argument("--tol", type=float, default=1e-4)
+    ap.add_argument("--ignore-index", type=int, metavar="N",
+                    help="set about a third of the class labels to N (at least one real label "
+                    "per batch), train graphc with --ignore-index=N and PyTorch with "
+                    "CrossEntropyLoss(ignore_index=N)")
+    ap.add_argument("--micro-batches", type=int, metavar="K",
+                    help="graphc --micro-batches=K (PyTorch trains the whole batch)")
     ap.add_argument("--precision", choices=["fp32", "bf16", "fp16"], default="fp32",
                     help="bf16: graphc --precision=bf16 against PyTorch under torch.autocast(bf16); "
                     "fp16: graphc --precision=fp16 (dynamic loss scaling) against PyTorch fp32")
@@ -500,6 +507,13 @@ def main():
     if not args.eval_export:
         init = {mapping[k]: v for k, v in inits.items()}
     x, y = make_data(name, steps * B)
+    if args.ignore_index is not None:
+        # PyTorch's padding targets: a third of the labels, but never all of a batch's.
+        drop = np.random.RandomState(DATA_SEED[name] + 1).rand(*y.shape) < 1 / 3
+        for first in range(0, y.shape[0], B):
+            drop[first] = False
+        y = np.where(drop, args.ignore_index, y).astype(np.int64)
+        print("ignore index %d: %d of %d labels" % (args.ignore_index, drop.sum(), drop.size))
     data_args, yp = save_data(wd, x, y)
     print("model %s, optimizer %s, lr %g, %d steps of batch %d; initializers: %s"
           % (name, args.optimizer, LR[args.optimizer], steps, B,
@@ -523,6 +537,10 @@ def main():
     precision_flags = ["--precision=" + args.precision] if args.precision != "fp32" else []
     if args.freeze:
         precision_flags.append("--freeze=" + args.freeze)
+    if args.ignore_index is not None:
+        precision_flags.append("--ignore-index=%d" % args.ignore_index)
+    if args.micro_batches:
+        precision_flags.append("--micro-batches=%d" % args.micro_batches)
     lines, losses, wdir = build_and_run(
         "", precision_flags + (["--plan-out=" + plan] if args.check_no_reuse else []))
     weights = load_weights(wdir, mapping)
@@ -530,10 +548,11 @@ def main():
     # 3. PyTorch reference (float32).  A float64 run is only informational: how far graphc and torch
     # float32 each are from the (nearly exact) float64 trajectory, i.e. the inherent float32 noise.
     autocast = torch.bfloat16 if args.precision == "bf16" else None
+    ignore = {} if args.ignore_index is None else {"ignore_index": args.ignore_index}
     ref_losses, ref_sd = torch_reference(name, args.optimizer, steps, x, y, init, torch.float32,
-                                         autocast, make_model, freeze=args.freeze)
+                                         autocast, make_model, freeze=args.freeze, **ignore)
     r64_losses, r64_sd = torch_reference(name, args.optimizer, steps, x, y, init, torch.float64,
-                                         make_model=make_model, freeze=args.freeze)
+                                         make_model=make_model, freeze=args.freeze, **ignore)
 
     # 4. Compare losses and weights.  In bf16 the two runs round differently (oneDNN's bf16
     # kernels against graphc's f32 kernels on bf16-rounded tensors), so graphc is judged by its

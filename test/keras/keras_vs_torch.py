@@ -1248,6 +1248,14 @@ CASES.update({
         graphc={"conv1d/kernel": conv1d_kernel, "conv1d_transpose/kernel": conv1d_transpose_kernel,
                 "conv1d_transpose_1/kernel": conv1d_transpose_kernel,
                 "dense/kernel": flat_rows(2, 1, 36)}),
+    "k3_ignore_class": dict(
+        layout="keras3", input=(12,), classes=3, loss="sparse", opt=("sgd", 0.1, 0.0),
+        ignore_class=0, flags=[],
+        forward=lambda x, P, S, step: (torch.relu(x @ P["dense/kernel"] + P["dense/bias"])
+                                       @ P["dense_1/kernel"] + P["dense_1/bias"]),
+        weights=[("layers/dense", None, "dense", [("kernel", (12, 8)), ("bias", (8,))]),
+                 ("layers/dense_1", None, "dense_1", [("kernel", (8, 3)), ("bias", (3,))])],
+        empty=["layers/input_layer", "optimizer"], graphc={}),
     "k3_seq2seq": dict(
         layout="keras3", input=(5, 6), classes=3, loss="sparse", opt=("adam", 0.01, 0.0),
         flags=[], forward=k3_seq2seq_forward,
@@ -1547,6 +1555,44 @@ CASES.update({
                  ("layers/dense", None, "dense", [("kernel", (5, 3)), ("bias", (3,))])],
         empty=["layers/input_layer", "layers/masking", "layers/gru",
                "layers/global_average_pooling1d", "optimizer"],
+        graphc={}),
+})
+
+
+def k3_masked_tagger_forward(x, P, S, step):
+    mask = x != 0
+    e = F.embedding(x.long(), P["embedding/embeddings"])
+    h = lstm(e, P, "lstm", 5, return_sequences=True, mask=mask)
+    return h @ P["dense/kernel"] + P["dense/bias"]
+
+
+def tf2_masked_seq_mse_forward(x, P, S, step):
+    mask = (x != 0).any(-1)  # Masking(0.0)
+    h = lstm(x * mask[:, :, None], P, "lstm/lstm_cell", 4, return_sequences=True, mask=mask)
+    return h @ P["dense/kernel"] + P["dense/bias"]
+
+
+CASES.update({
+    # A class per step, the loss over the steps whose token id is not 0.
+    "k3_masked_tagger": dict(
+        layout="keras3", input=(7,), ids=12, classes=4, labels=(7,), loss="sparse",
+        opt=("adam", 0.01, 0.0), flags=[], forward=k3_masked_tagger_forward,
+        loss_mask=lambda x: x != 0,
+        weights=[("layers/embedding", None, "embedding", [("embeddings", (12, 6))]),
+                 ("layers/lstm/cell", None, "lstm", [("kernel", (6, 20)), ("recurrent_kernel", (5, 20)), ("bias", (20,))]),
+                 ("layers/dense", None, "dense", [("kernel", (5, 4)), ("bias", (4,))])],
+        empty=["layers/input_layer", "layers/lstm", "optimizer"],
+        graphc={}),
+    # mse per step, over the real (not all-zero) steps.
+    "tf2_masked_seq_mse": dict(
+        layout="legacy", input=(6, 3), labels=(6, 3), loss="mse", opt=("sgd", 0.1, 0.0),
+        prepare=lambda xs: masking_steps(xs, 0.0),
+        flags=["--loss=mse", "--optimizer=sgd", "--lr=0.1"], forward=tf2_masked_seq_mse_forward,
+        loss_mask=lambda x: (x != 0).any(-1),
+        layer_names=["masking", "lstm", "dense"],
+        weights=[(None, "lstm", "lstm/lstm_cell", [("kernel", (3, 16)), ("recurrent_kernel", (4, 16)), ("bias", (16,))]),
+                 (None, "dense", "dense", [("kernel", (4, 3)), ("bias", (3,))])],
+        saved={"lstm/lstm_cell/": "lstm/"},
         graphc={}),
 })
 
@@ -2224,7 +2270,12 @@ def main():
         else:
             xs.append(rng.standard_normal((B * T,) + shape).astype(np.float32))
     if case["loss"] == "sparse":
-        y = rng.integers(0, case["classes"], size=(B * T,)).astype(np.int64)
+        # A class per sample, or per step ("labels": the per-sample label shape).
+        y = rng.integers(0, case["classes"], size=(B * T,) + case.get("labels", ())).astype(np.int64)
+        if "ignore_class" in case:  # each batch keeps a label that counts: its first
+            y[::B] = np.where(y[::B] == case["ignore_class"], case["classes"] - 1, y[::B])
+    elif case["loss"] == "mse":
+        y = rng.standard_normal((B * T,) + case["labels"]).astype(np.float32)
     else:
         y = rng.integers(0, 2, size=(B * T, 1)).astype(np.float32)
     if "prepare" in case:
@@ -2266,8 +2317,21 @@ def main():
         xb = xb[0] if len(xb) == 1 else tuple(xb)
         yb = torch.from_numpy(y[(t - 1) * B:t * B])
         logits = case["forward"](xb, P, S, t)
-        loss = (F.cross_entropy(logits, yb) if case["loss"] == "sparse"
-                else F.binary_cross_entropy_with_logits(logits, yb))
+        if "loss_mask" in case:
+            # A masked output: each step's loss weighted by the mask, over the mask's sum
+            # (Keras's masked sum_over_batch_size), the steps' losses per step: the
+            # crossentropy of its logits, or mse's mean over its features.
+            w = case["loss_mask"](xb).to(torch.float32)
+            if case["loss"] == "sparse":
+                per = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), yb.reshape(-1),
+                                      reduction="none").reshape(w.shape)
+            else:
+                per = ((logits - yb) ** 2).mean(-1)
+            loss = (per * w).sum() / w.sum()
+        elif case["loss"] == "sparse":
+            loss = F.cross_entropy(logits, yb, ignore_index=case.get("ignore_class", -100))
+        else:
+            loss = F.binary_cross_entropy_with_logits(logits, yb)
         opt.zero_grad()
         loss.backward()
         opt.step()

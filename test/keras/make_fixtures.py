@@ -1381,6 +1381,32 @@ def convnext_app_fixtures(k3):
         write(case, s.functional("functional", L, [("input_layer", 0, 0)], [("dense_1", 0, 0)]))
 
 
+def masked_output_fixtures(k3, k2):
+    """Masked sequences as the model's output: Keras weighs each step's loss by the mask."""
+    N = None
+    # Keras 3 Sequential tagger: token ids (7 steps, ids 0 to 11) -> Embedding(12, 6,
+    # mask_zero) -> LSTM(5, return_sequences) -> Dense(4) logits per step; a class per step,
+    # Adam from logits: the loss is the mean over the steps whose id is not 0.
+    s = k3
+    emb = s.embedding("embedding", 12, 6, [N, 7])
+    emb["config"]["mask_zero"] = True
+    L = [s.input_layer("input_layer", [N, 7]), emb,
+         s.rnn("LSTM", "lstm", 5, return_sequences=True, shape=[N, 7, 6]),
+         s.dense("dense", 4, shape=[N, 7, 5])]
+    L[0]["config"]["dtype"] = "int32"
+    write("k3_masked_tagger", s.sequential("sequential", L, [N, 7],
+                                           k3_adam(0.01, SPARSE_FROM_LOGITS)))
+    # tf.keras 2 Sequential: float sequences (6 steps, 3 features) whose padding steps are
+    # zeros -> Masking(0.0) -> LSTM(4, return_sequences) -> Dense(3) per step, trained with
+    # --loss=mse: each real step's mean squared error, averaged over the real steps.
+    s = k2
+    L = [s.input_layer("input_1", [N, 6, 3]),
+         s.merge("Masking", "masking", [N, 6, 3], mask_value=0.0),
+         s.rnn("LSTM", "lstm", 4, return_sequences=True, shape=[N, 6, 3]),
+         s.dense("dense", 3, shape=[N, 6, 4])]
+    write("tf2_masked_seq_mse", s.sequential("sequential", L, [N, 6, 3]))
+
+
 def masked_rnn_fixtures(k3, k2):
     """Embedding(mask_zero=True) before recurrent layers: padding steps (token id 0) skipped."""
     N = None
@@ -1866,18 +1892,12 @@ def main():
          s.entry("ConvLSTM1D", dict(s.base("conv_lstm1d"), filters=8, kernel_size=[3]), [N, 10, 4]),
          s.dense("dense", 2, shape=[N, 8])]
     write("err_convlstm", s.sequential("sequential", L, [N, 10, 4]))
-    # An LSTM with recurrent dropout, and a masked sequence (an Embedding with mask_zero, a GRU
-    # returning its sequence) as the model's output.
+    # A GRU with recurrent dropout.
     L = [s.input_layer("input_layer", [N, 10, 4]),
          s.rnn("GRU", "gru", 8, shape=[N, 10, 4]),
          s.dense("dense", 2, shape=[N, 8])]
     L[1]["config"]["recurrent_dropout"] = 0.25
     write("err_gru_dropout", s.sequential("sequential", L, [N, 10, 4]))
-    L = [s.input_layer("input_layer", [N, 10]),
-         s.embedding("embedding", 50, 4, [N, 10]),
-         s.rnn("GRU", "gru", 8, return_sequences=True, shape=[N, 10, 4])]
-    L[1]["config"]["mask_zero"] = True
-    write("err_mask_output", s.sequential("sequential", L, [N, 10]))
     # Variable-size images (None spatial dims), as a fully convolutional model declares them.
     L = [s.input_layer("image", [N, N, N, 3]),
          s.conv2d("conv2d", 4, (3, 3), activation="relu", shape=[N, N, N, 3]),
@@ -2034,6 +2054,14 @@ def main():
                                         [("dense_1", 0, 0)],
                                         k3_sgd(0.1, SPARSE_FROM_LOGITS)))
 
+    # Keras 3 Sequential MLP compiled with SparseCategoricalCrossentropy(from_logits=True,
+    # ignore_class=0): samples of class 0 add nothing to the loss, which averages over the
+    # others.
+    ignore0 = json.loads(json.dumps(SPARSE_FROM_LOGITS))
+    ignore0["config"]["ignore_class"] = 0
+    L = [s.dense("dense", 8, "relu", shape=[N, 12]), s.dense("dense_1", 3, shape=[N, 8])]
+    write("k3_ignore_class", s.sequential("sequential", L, [N, 12], k3_sgd(0.1, ignore0)))
+
     noise_fixtures(k3, k2)
     seq2seq_fixtures(k3, k2)
     convnext_app_fixtures(k3)
@@ -2041,6 +2069,7 @@ def main():
     efficientnet_fixtures(k3)
     convnext_fixtures(k3)
     masked_rnn_fixtures(k3, k2)
+    masked_output_fixtures(k3, k2)
     conv1d_transpose_fixtures(k2)
 
     # MultiHeadAttention calls graphc refuses: a value_mask tensor, an attention mask of 3 keys

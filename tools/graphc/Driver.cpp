@@ -125,6 +125,9 @@ struct Options {
   std::string trainOutput; // ONNX with several outputs: the one to train (--train-output)
   std::string freeze;      // parameters whose names match this regex stay fixed (--freeze)
   bool fromLogits = false; // the model outputs logits: the crossentropy applies the softmax
+  // Sparse crossentropy's ignored label (--ignore-index, or a Keras compile_config's
+  // ignore_class): labels equal to it add nothing, and the mean is over the others.
+  std::optional<int64_t> ignoreIndex;
   uint64_t seed = 0;
   bool verbose = false, lossSet = false, optimizerSet = false, lrSet = false, momentumSet = false;
 };
@@ -687,6 +690,11 @@ private:
     out.module = importModel(context, importBatch, trial);
     if (!out.module)
       return std::nullopt;
+    if (opts.ignoreIndex && opts.loss != "sparse_categorical_crossentropy")
+      fail(kBadInput, "--ignore-index=" + std::to_string(*opts.ignoreIndex) +
+                          " applies to --loss=sparse_categorical_crossentropy (class indices), "
+                          "not " +
+                          opts.loss);
     freezeParameters(*out.module);
     if (std::optional<std::string> huge = oversizedTensor(*out.module)) {
       if (trial)
@@ -722,6 +730,8 @@ private:
     trainOptions.lossScaling = precision == "fp16";
     trainOptions.lossScaleGrowthInterval = opts.lossScaleGrowthInterval;
     trainOptions.fromLogits = opts.fromLogits;
+    trainOptions.ignoreLabels = opts.ignoreIndex.has_value();
+    trainOptions.ignoreIndex = opts.ignoreIndex.value_or(-100);
     pm.addPass(createBuildTrainStep(trainOptions));
     if (!opts.noSplitDataGradients)
       pm.addNestedPass<func::FuncOp>(createSplitDataGradients());
@@ -1554,6 +1564,10 @@ private:
     if (!opts.lossSet && defaults.loss) {
       opts.loss = *defaults.loss;
       applied += " loss " + opts.loss;
+      if (defaults.ignoreClass && !opts.ignoreIndex) {
+        opts.ignoreIndex = defaults.ignoreClass;
+        applied += " ignore_class " + std::to_string(*defaults.ignoreClass);
+      }
     } else if (!opts.lossSet && !defaults.lossProblem.empty()) {
       fail(kBadInput, opts.model + ": " + defaults.lossProblem + "; pass --loss");
     }
@@ -2550,6 +2564,12 @@ int runGraphcDriver(int argc, char **argv) {
   cl::opt<bool> fromLogits("from-logits", cl::cat(category),
                            cl::desc("the model outputs logits (PyTorch's CrossEntropyLoss "
                                     "convention): the crossentropy applies the softmax itself"));
+  cl::opt<int64_t> ignoreIndex(
+      "ignore-index",
+      cl::desc("--loss=sparse_categorical_crossentropy: labels equal to N add nothing to the "
+               "loss, which is the mean over the other labels (PyTorch's "
+               "CrossEntropyLoss(ignore_index=N), e.g. -100 for padding; Keras's ignore_class)"),
+      cl::value_desc("N"), cl::cat(category));
   cl::opt<std::string> trainOutput(
       "train-output",
       cl::desc("ONNX with several graph outputs (GoogLeNet's auxiliary heads in training mode): "
@@ -2656,6 +2676,8 @@ int runGraphcDriver(int argc, char **argv) {
   opts.trainOutput = trainOutput;
   opts.freeze = freeze;
   opts.fromLogits = fromLogits;
+  if (ignoreIndex.getNumOccurrences() > 0)
+    opts.ignoreIndex = ignoreIndex;
   opts.offload = offload;
   opts.seed = seed;
   opts.verbose = verbose;

@@ -328,11 +328,29 @@ void softmaxBackward(const float *dy, const float *y, float *dx, int64_t outer, 
 /// Keras does. MeanSquaredError ignores fromLogits.
 /// Reductions: categorical losses average over the batch; binary crossentropy and MSE average
 /// over all batch * classes elements (PyTorch's BCELoss/MSELoss with reduction='mean').
-void lossForward(LossKind kind, bool fromLogits, const float *pred, const void *labels,
-                 float *loss, int64_t batch, int64_t classes);
+/// Rows that count less than the others (null: every row counts, as above):
+/// - ignore (SparseCategoricalCrossentropy): labels equal to ignoreIndex add nothing (their
+///   gradient rows are zero), and the sum is divided by the number of the other labels among
+///   the int64 labels `counted`;
+/// - weights (one per row; the caller passes [rows, classes] = the prediction without and with
+///   its last axis for every kind): row r's loss (the crossentropies' sum over its classes,
+///   binary crossentropy's and MSE's mean over its elements) is scaled by weights[r], and the
+///   sum divided by the sum of the float weights `counted`.
+/// `counted` holds countedRows values: the whole step's labels or weights when `labels` and
+/// `weights` are one micro-batch's slice of them, else the same as those. Nothing counted: the
+/// loss and gradient are 0.
+struct LossRows {
+  bool ignore;
+  int64_t ignoreIndex;
+  const float *weights;
+  const void *counted;
+  int64_t countedRows;
+};
+void lossForward(LossKind kind, bool fromLogits, const float *pred, const void *labels, float *loss,
+                 int64_t batch, int64_t classes, const LossRows *rows = nullptr);
 /// d(mean loss)/d(pred), same shape as pred, overwritten.
 void lossBackward(LossKind kind, bool fromLogits, const float *pred, const void *labels,
-                  float *dpred, int64_t batch, int64_t classes);
+                  float *dpred, int64_t batch, int64_t classes, const LossRows *rows = nullptr);
 
 /// p -= lr * g
 void sgdUpdate(float *param, const float *grad, int64_t n, float lr);

@@ -114,6 +114,14 @@ struct Program {
   // the planned "next_batch_staging" buffer while the step before runs): the main hands over a
   // source of upcoming batches once, before step 1. Null where the step needs none.
   void (*setNextBatchSource)(NextBatchSource source, void *context);
+  // The loss's ignored label (graphc --ignore-index; SparseCategoricalCrossentropy): labels
+  // equal to it are allowed outside [0, classes), add nothing to the loss and are not counted
+  // in the accuracy.
+  bool hasIgnoreIndex;
+  int64_t ignoreIndex;
+  // The loss weighs its rows by a mask the step computes (a Keras output's mask_zero or
+  // Masking mask): the runtime cannot tell which positions count, so it reports no accuracy.
+  bool maskedLoss;
 };
 
 } // namespace graphc::rt
