@@ -195,6 +195,17 @@ CORRECTNESS = [
     keras_case("gqa-sgd", "k3_gqa", "sgd", "0.05"),
     keras_case("convnext_app-adam", "k3_convnext_app", "adam", "0.01"),
     keras_case("video-adam", "k3_video", "adam", "0.01"),
+    # Session 43: selective losses: an ignored label (PyTorch's ignore_index=-100 on a third of
+    # the next tokens; the loss kernels count the other labels) and a Keras output's mask as
+    # the loss's row weights, each also micro-batched (divided by the whole step's count).
+    ("causal_lm-ignore-micro", "e2e:causal_lm",
+     ["--ids", "50", "--classes", "50", "--ignore-label", "-100",
+      "--graphc-flag=--ignore-index=-100", "--graphc-flag=--micro-batches=2", "--optimizer",
+      "adam", "--lr", "0.01", "--steps", "8"]),
+    keras_case("masked_tagger-adam", "k3_masked_tagger", "adam", "0.01", "--classes", "4",
+               "--ids", "12"),
+    keras_case("masked_tagger-micro", "k3_masked_tagger", "adam", "0.01", "--classes", "4",
+               "--ids", "12", "--graphc-flag=--micro-batches=2"),
 ]
 # The cases also trained by PyTorch on the GPU (test/e2e/models.py's name): the models of #2 and
 # three of #6, from the same initial weights on the same batches, TF32 off; issue #3 asks for
