@@ -52,6 +52,14 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
       return module.emitError() << "unknown loss '" << this->loss
                                 << "'; expected sparse_categorical_crossentropy, "
                                    "categorical_crossentropy, binary_crossentropy or mse";
+    if (labelSmoothing != 0.0 && *loss == LossKind::mse)
+      return module.emitError() << "label smoothing applies to the crossentropies, not mse";
+    if (!(labelSmoothing >= 0.0 && labelSmoothing < 1.0))
+      return module.emitError() << "label smoothing " << double(labelSmoothing)
+                                << " must lie in [0, 1)";
+    if (!classWeights.empty() && *loss != LossKind::sparse_categorical_crossentropy)
+      return module.emitError() << "class weights apply to sparse_categorical_crossentropy, not "
+                                << this->loss;
     if (ignoreLabels && *loss != LossKind::sparse_categorical_crossentropy)
       return module.emitError() << "an ignored label (ignore-index " << int64_t(ignoreIndex)
                                 << ") applies to sparse_categorical_crossentropy, not "
@@ -86,6 +94,9 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
                                     "optionally its loss weights), it returns "
                                  << forward.getNumResults() << " values";
     const bool weighted = forward.getNumResults() == 2;
+    if (weighted && !classWeights.empty())
+      return forward.emitError() << "class weights and the model's loss weights (a masked "
+                                    "output) together are not supported";
     if (weighted && ignoreLabels)
       return forward.emitError() << "an ignored label (ignore-index " << int64_t(ignoreIndex)
                                  << ") and the model's loss weights (a masked output) together "
@@ -307,7 +318,12 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
     FloatAttr inverseK = b.getF32FloatAttr(float(1.0 / double(k)));
     // Selective losses (an ignored label, loss weights) divide each micro-batch's sum by the
     // whole step's count, so that the micro-batches add up to the step's mean: no 1/k.
-    const bool selective = ignoreLabels || weighted;
+    const bool classWeighted = !classWeights.empty();
+    if (classWeighted && int64_t(classWeights.size()) != pred.getShape().back())
+      return forward.emitError() << "--class-weights gives " << classWeights.size()
+                                 << " weights, but the model predicts " << pred.getShape().back()
+                                 << " classes";
+    const bool selective = ignoreLabels || weighted || classWeighted;
     // Loss weights with micro-batches: every micro-batch's weights are needed before the first
     // loss, so the ops they depend on (data inputs only: a mask from the token ids) run for
     // each micro-batch first; each micro-batch then reuses its own.
@@ -452,16 +468,26 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
       // With an ignored label, each micro-batch divides by the whole step's count of the
       // other labels, so that the micro-batches' losses add up to the step's mean.
       IntegerAttr ignored = ignoreLabels ? b.getI64IntegerAttr(ignoreIndex) : IntegerAttr();
-      Value count = k == 1         ? Value()
-                    : ignoreLabels ? Value(entry->getArgument(labelsIndex))
-                                   : countWeights;
+      Value count = k == 1                          ? Value()
+                    : ignoreLabels || classWeighted ? Value(entry->getArgument(labelsIndex))
+                                                    : countWeights;
+      FloatAttr smoothing =
+          labelSmoothing != 0.0 ? b.getF32FloatAttr(float(labelSmoothing)) : FloatAttr();
+      DenseF32ArrayAttr perClass;
+      if (classWeighted) {
+        SmallVector<float> values;
+        for (double w : classWeights)
+          values.push_back(float(w));
+        perClass = b.getDenseF32ArrayAttr(values);
+      }
       Value microLoss = b.create<LossOp>(lossLoc, scalar, *loss, lossInput, labels, lossWeights,
-                                         count, fromLogits, ignored);
+                                         count, fromLogits, ignored, smoothing, perClass);
       lossSum = lossSum ? b.create<AddOp>(lossLoc, scalar, lossSum, microLoss).getResult()
                         : microLoss;
       Location gradLossLoc = NameLoc::get(b.getStringAttr("loss.grad"), lossLoc);
-      Value lossGrad = b.create<LossBackwardOp>(gradLossLoc, lossInput.getType(), *loss, lossInput,
-                                                labels, lossWeights, count, fromLogits, ignored);
+      Value lossGrad =
+          b.create<LossBackwardOp>(gradLossLoc, lossInput.getType(), *loss, lossInput, labels,
+                                   lossWeights, count, fromLogits, ignored, smoothing, perClass);
       if (k > 1 && !selective)
         lossGrad = b.create<ScaleOp>(gradLossLoc, lossInput.getType(), lossGrad, inverseK);
       if (lossScaling)

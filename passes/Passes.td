@@ -178,6 +178,14 @@ def BuildTrainStep : Pass<"graphc-build-train-step", "mlir::ModuleOp"> {
            "Keras's ignore_class); micro-batches divide by the whole step's count">,
     Option<"ignoreIndex", "ignore-index", "int64_t", "-100",
            "the ignored label (with ignore-labels)">,
+    ListOption<"classWeights", "class-weights", "double",
+               "sparse_categorical_crossentropy's per-class weights, one per class (PyTorch's "
+               "CrossEntropyLoss(weight)): a row's loss is weighted by its class's, the mean "
+               "divided by the weights of the counted labels">,
+    Option<"labelSmoothing", "label-smoothing", "double", "0.0",
+           "the crossentropies' label smoothing: categorical targets (1 - e) t + e / classes, "
+           "binary targets (1 - e) t + e / 2 (PyTorch's CrossEntropyLoss(label_smoothing), "
+           "Keras's label_smoothing)">,
   ];
   let dependentDialects = ["::graphc::graph::GraphDialect", "::mlir::func::FuncDialect"];
 }

@@ -884,15 +884,35 @@ static LogicalResult verifyLossOperands(Operation *op, LossKind kind, Value pred
 /// row, a row the prediction without its last axis), not both; `count` holds the whole step's
 /// labels (ignore_index) or weights: the same shape after the batch, at least as many samples.
 static LogicalResult verifyLossRows(Operation *op, LossKind kind, Value prediction, Value labels,
-                                    Value weights, Value count,
-                                    std::optional<int64_t> ignoreIndex) {
+                                    Value weights, Value count, std::optional<int64_t> ignoreIndex,
+                                    std::optional<APFloat> labelSmoothing,
+                                    std::optional<ArrayRef<float>> classWeights) {
+  if (classWeights) {
+    if (kind != LossKind::sparse_categorical_crossentropy)
+      return op->emitOpError() << "class_weights apply to sparse_categorical_crossentropy only";
+    if (weights)
+      return op->emitOpError() << "takes class_weights or weights, not both";
+    const int64_t classes = tensorType(prediction).getShape().back();
+    if (int64_t(classWeights->size()) != classes)
+      return op->emitOpError() << "has " << classWeights->size() << " class_weights for " << classes
+                               << " classes";
+    if (llvm::any_of(*classWeights, [](float w) { return !(w >= 0.0f) || std::isinf(w); }))
+      return op->emitOpError() << "class_weights must be finite and not negative";
+  }
+  if (labelSmoothing) {
+    const double eps = labelSmoothing->convertToDouble();
+    if (kind == LossKind::mse)
+      return op->emitOpError() << "label_smoothing applies to the crossentropies, not mse";
+    if (!(eps >= 0.0 && eps < 1.0))
+      return op->emitOpError() << "label_smoothing " << eps << " must lie in [0, 1)";
+  }
   if (ignoreIndex && kind != LossKind::sparse_categorical_crossentropy)
     return op->emitOpError() << "ignore_index applies to sparse_categorical_crossentropy only";
   if (ignoreIndex && weights)
     return op->emitOpError() << "takes ignore_index or weights, not both";
-  Value counted = ignoreIndex ? labels : weights;
+  Value counted = ignoreIndex || classWeights ? labels : weights;
   if (count && !counted)
-    return op->emitOpError() << "count needs ignore_index or weights";
+    return op->emitOpError() << "count needs ignore_index, class_weights or weights";
   if (weights) {
     auto pred = tensorType(prediction), w = tensorType(weights);
     if (pred.getRank() < 2 || w.getShape() != pred.getShape().drop_back() ||
@@ -907,7 +927,7 @@ static LogicalResult verifyLossRows(Operation *op, LossKind kind, Value predicti
       !all.hasStaticShape() || all.getShape().drop_front() != own.getShape().drop_front() ||
       all.getDimSize(0) < own.getDimSize(0))
     return op->emitOpError() << "count " << all << " must be "
-                             << (ignoreIndex ? "labels" : "weights") << " like " << own
+                             << (counted == labels ? "labels" : "weights") << " like " << own
                              << " for at least as many samples";
   return success();
 }
@@ -916,13 +936,13 @@ LogicalResult LossOp::verify() {
   if (failed(verifyLossOperands(*this, getKind(), getPrediction(), getLabels())))
     return failure();
   return verifyLossRows(*this, getKind(), getPrediction(), getLabels(), getWeights(), getCount(),
-                        getIgnoreIndex());
+                        getIgnoreIndex(), getLabelSmoothing(), getClassWeights());
 }
 
 LogicalResult LossBackwardOp::verify() {
   if (failed(verifyLossOperands(*this, getKind(), getPrediction(), getLabels())) ||
       failed(verifyLossRows(*this, getKind(), getPrediction(), getLabels(), getWeights(),
-                            getCount(), getIgnoreIndex())))
+                            getCount(), getIgnoreIndex(), getLabelSmoothing(), getClassWeights())))
     return failure();
   if (getType() != getPrediction().getType())
     return emitOpError() << "result " << getType() << " must match the prediction "

@@ -1006,6 +1006,15 @@ def Graph_LossOp : Graph_Op<"loss", [Pure, AttrSizedOperandSegments]> {
     add up to the step's mean), else of `labels` (`weights`). When it is 0 the loss is 0
     (Keras's divide-no-nan; PyTorch's mean is NaN).
 
+    `label_smoothing` ε (the crossentropies; PyTorch's `CrossEntropyLoss(label_smoothing=ε)`,
+    Keras's `label_smoothing`): the categorical targets become (1 - ε) t + ε / C over the C
+    classes (a class index: (1 - ε) on its class), binary targets (1 - ε) t + ε / 2.
+
+    `class_weights` w (sparse_categorical_crossentropy; PyTorch's `CrossEntropyLoss(weight=w)`):
+    a row's loss is sum_j w_j t_j (lse - x_j) over its (smoothed) target t, w_y (lse - x_y)
+    unsmoothed, and the mean divides by the sum of w over the counted labels (not ignored), as
+    PyTorch's weighted mean does.
+
     ```mlir
     %l = graph.loss sparse_categorical_crossentropy %logits, %labels {from_logits}
         : (tensor<32x10xf32>, tensor<32xi64>) -> tensor<f32>
@@ -1020,7 +1029,9 @@ def Graph_LossOp : Graph_Op<"loss", [Pure, AttrSizedOperandSegments]> {
   }];
   let arguments = (ins Graph_LossKind:$kind, GraphF32Tensor:$prediction, GraphLabelTensor:$labels,
                        Optional<GraphF32Tensor>:$weights, Optional<GraphLabelTensor>:$count,
-                       UnitAttr:$from_logits, OptionalAttr<I64Attr>:$ignore_index);
+                       UnitAttr:$from_logits, OptionalAttr<I64Attr>:$ignore_index,
+                       OptionalAttr<F32Attr>:$label_smoothing,
+                       OptionalAttr<DenseF32ArrayAttr>:$class_weights);
   let results = (outs GraphF32Scalar:$result);
   let assemblyFormat = [{
     $kind $prediction `,` $labels (`weights` $weights^)? (`count` $count^)? attr-dict `:`
@@ -1031,7 +1042,8 @@ def Graph_LossOp : Graph_Op<"loss", [Pure, AttrSizedOperandSegments]> {
     OpBuilder<(ins "::mlir::Type":$type, "LossKind":$kind, "::mlir::Value":$prediction,
                    "::mlir::Value":$labels, "bool":$from_logits), [{
       build($_builder, $_state, type, kind, prediction, labels, ::mlir::Value(), ::mlir::Value(),
-            from_logits, ::mlir::IntegerAttr());
+            from_logits, ::mlir::IntegerAttr(), ::mlir::FloatAttr(),
+            ::mlir::DenseF32ArrayAttr());
     }]>
   ];
   let hasVerifier = 1;
@@ -1047,7 +1059,9 @@ def Graph_LossBackwardOp : Graph_Op<"loss_backward", [Pure, AttrSizedOperandSegm
   }];
   let arguments = (ins Graph_LossKind:$kind, GraphF32Tensor:$prediction, GraphLabelTensor:$labels,
                        Optional<GraphF32Tensor>:$weights, Optional<GraphLabelTensor>:$count,
-                       UnitAttr:$from_logits, OptionalAttr<I64Attr>:$ignore_index);
+                       UnitAttr:$from_logits, OptionalAttr<I64Attr>:$ignore_index,
+                       OptionalAttr<F32Attr>:$label_smoothing,
+                       OptionalAttr<DenseF32ArrayAttr>:$class_weights);
   let results = (outs GraphF32Tensor:$result);
   let assemblyFormat = [{
     $kind $prediction `,` $labels (`weights` $weights^)? (`count` $count^)? attr-dict `:`
@@ -1057,7 +1071,8 @@ def Graph_LossBackwardOp : Graph_Op<"loss_backward", [Pure, AttrSizedOperandSegm
     OpBuilder<(ins "::mlir::Type":$type, "LossKind":$kind, "::mlir::Value":$prediction,
                    "::mlir::Value":$labels, "bool":$from_logits), [{
       build($_builder, $_state, type, kind, prediction, labels, ::mlir::Value(), ::mlir::Value(),
-            from_logits, ::mlir::IntegerAttr());
+            from_logits, ::mlir::IntegerAttr(), ::mlir::FloatAttr(),
+            ::mlir::DenseF32ArrayAttr());
     }]>
   ];
   let hasVerifier = 1;

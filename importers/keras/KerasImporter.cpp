@@ -4792,10 +4792,14 @@ private:
           }
           defaults.ignoreClass = *ignore->getAsInteger();
         }
-        if (c->getNumber("label_smoothing").value_or(0) != 0) {
-          defaults.lossProblem = "compile_config's loss uses label_smoothing, which graphc "
-                                 "does not support";
-          return;
+        // label_smoothing (CategoricalCrossentropy, BinaryCrossentropy): smoothed targets.
+        if (double eps = c->getNumber("label_smoothing").value_or(0); eps != 0) {
+          if (!(eps > 0 && eps < 1)) {
+            defaults.lossProblem = "compile_config's loss has label_smoothing " +
+                                   show(c->get("label_smoothing")) + ", outside [0, 1)";
+            return;
+          }
+          defaults.labelSmoothing = eps;
         }
         if (name == "function")
           name = str(o->get("config"));

@@ -39,6 +39,7 @@ struct KerasTrainingDefaults {
   std::optional<std::string> loss, optimizer;
   std::optional<double> lr, momentum;
   std::optional<int64_t> ignoreClass; // SparseCategoricalCrossentropy's ignore_class
+  std::optional<double> labelSmoothing; // the crossentropies' label_smoothing (nonzero)
   std::string lossProblem, optimizerProblem;
 };
 

@@ -1520,12 +1520,19 @@ void softmaxBackward(const float *dy, const float *y, float *dx, int64_t outer, 
 
 /// What a selective mean divides by (LossRows): the labels of its counted tensor that are not
 /// ignored, or the sum of its counted weights.
-static double countedRows(const LossRows &rows) {
+static double countedRows(const LossRows &rows, int64_t classes) {
   double counted = 0.0;
-  if (rows.ignore) {
+  if (!rows.weights) {
+    // Labels: each one not ignored adds 1, or its class's weight (NaN outside the classes).
     const int64_t *labels = static_cast<const int64_t *>(rows.counted);
-    for (int64_t i = 0; i < rows.countedRows; ++i)
-      counted += labels[i] != rows.ignoreIndex ? 1.0 : 0.0;
+    for (int64_t i = 0; i < rows.countedRows; ++i) {
+      const int64_t label = labels[i];
+      if (rows.ignore && label == rows.ignoreIndex)
+        continue;
+      counted += !rows.classWeights              ? 1.0
+                 : label >= 0 && label < classes ? static_cast<double>(rows.classWeights[label])
+                                                 : std::numeric_limits<double>::quiet_NaN();
+    }
   } else {
     const float *weights = static_cast<const float *>(rows.counted);
     for (int64_t i = 0; i < rows.countedRows; ++i)
@@ -1534,32 +1541,58 @@ static double countedRows(const LossRows &rows) {
   return counted;
 }
 
-/// Row r's own loss for the weighted mean: the crossentropies' sum over the row's classes,
-/// binary crossentropy's and mse's mean over its elements. NaN for a class index outside the
-/// row.
+/// Label smoothing ε as the smoothed target t * keep + add: a categorical target's
+/// (1 - ε) t + ε / C over C classes, a binary target's (1 - ε) t + ε / 2. With ε = 0 the
+/// target is t exactly.
+struct Smoothing {
+  double keep, add;
+  Smoothing(LossKind kind, double eps, int64_t classes)
+      : keep(1.0 - eps), add(kind == LossKind::BinaryCrossentropy ? eps / 2.0
+                             : classes > 0 ? eps / static_cast<double>(classes)
+                                           : 0.0) {}
+  double operator()(double t) const { return t * keep + add; }
+};
+
+/// Row r's own loss for the weighted mean (and sparse crossentropy with label smoothing): the
+/// crossentropies' sum over the row's classes, binary crossentropy's and mse's mean over its
+/// elements. NaN for a class index outside the row.
 static double rowLoss(LossKind kind, bool fromLogits, const float *row, const void *labels,
-                      int64_t r, int64_t classes) {
+                      int64_t r, int64_t classes, double labelSmoothing,
+                      const float *classWeights = nullptr) {
   const float *t = static_cast<const float *>(labels) + r * classes;
+  const Smoothing smooth(kind, labelSmoothing, classes);
   double total = 0.0;
   switch (kind) {
   case LossKind::SparseCategoricalCrossentropy: {
     const int64_t y = static_cast<const int64_t *>(labels)[r];
     if (y < 0 || y >= classes)
       return std::numeric_limits<double>::quiet_NaN();
-    return fromLogits ? logSumExp(row, classes) - row[y]
-                      : -std::log(static_cast<double>(clipProb(row[y])));
+    if (labelSmoothing == 0.0) {
+      const double own = fromLogits ? logSumExp(row, classes) - row[y]
+                                    : -std::log(static_cast<double>(clipProb(row[y])));
+      return classWeights ? static_cast<double>(classWeights[y]) * own : own;
+    }
+    // sum_j (w_j) t'_j (lse - x_j) (or -t'_j log p_j), t' the smoothed one-hot target.
+    const double lse = fromLogits ? logSumExp(row, classes) : 0.0;
+    for (int64_t j = 0; j < classes; ++j) {
+      const double target = classWeights
+                                ? static_cast<double>(classWeights[j]) * smooth(j == y ? 1.0 : 0.0)
+                                : smooth(j == y ? 1.0 : 0.0);
+      total +=
+          target * (fromLogits ? lse - row[j] : -std::log(static_cast<double>(clipProb(row[j]))));
+    }
+    return total;
   }
   case LossKind::CategoricalCrossentropy: {
     const double lse = fromLogits ? logSumExp(row, classes) : 0.0;
     for (int64_t j = 0; j < classes; ++j)
-      total += fromLogits
-                   ? static_cast<double>(t[j]) * (lse - row[j])
-                   : -static_cast<double>(t[j]) * std::log(static_cast<double>(clipProb(row[j])));
+      total += fromLogits ? smooth(t[j]) * (lse - row[j])
+                          : -smooth(t[j]) * std::log(static_cast<double>(clipProb(row[j])));
     return total;
   }
   case LossKind::BinaryCrossentropy:
     for (int64_t j = 0; j < classes; ++j) {
-      const double x = row[j], y = t[j];
+      const double x = row[j], y = smooth(t[j]);
       if (fromLogits) {
         total += std::max(x, 0.0) - x * y + std::log1p(std::exp(-std::fabs(x)));
       } else {
@@ -1580,8 +1613,10 @@ static double rowLoss(LossKind kind, bool fromLogits, const float *row, const vo
 
 /// d(scale * rowLoss)/d(row), written to drow.
 static void rowLossBackward(LossKind kind, bool fromLogits, const float *row, const void *labels,
-                            int64_t r, int64_t classes, double scale, float *drow) {
+                            int64_t r, int64_t classes, double scale, double labelSmoothing,
+                            float *drow, const float *classWeights = nullptr) {
   const float *t = static_cast<const float *>(labels) + r * classes;
+  const Smoothing smooth(kind, labelSmoothing, classes);
   switch (kind) {
   case LossKind::SparseCategoricalCrossentropy: {
     const int64_t y = static_cast<const int64_t *>(labels)[r];
@@ -1590,14 +1625,37 @@ static void rowLossBackward(LossKind kind, bool fromLogits, const float *row, co
         drow[j] = std::numeric_limits<float>::quiet_NaN();
       return;
     }
-    if (fromLogits) {
+    if (classWeights) {
+      // From logits mass * softmax_j - w_j t'_j, mass = sum_j w_j t'_j; from probabilities
+      // -w_j t'_j / p_j.
+      auto target = [&](int64_t j) {
+        return static_cast<double>(classWeights[j]) * smooth(j == y ? 1.0 : 0.0);
+      };
+      if (fromLogits) {
+        const double lse = logSumExp(row, classes);
+        double mass = 0.0;
+        for (int64_t j = 0; j < classes; ++j)
+          mass += target(j);
+        for (int64_t j = 0; j < classes; ++j)
+          drow[j] = static_cast<float>((std::exp(row[j] - lse) * mass - target(j)) * scale);
+      } else {
+        for (int64_t j = 0; j < classes; ++j)
+          drow[j] = probInRange(row[j]) ? static_cast<float>(-(target(j)) * scale / row[j]) : 0.0f;
+      }
+    } else if (fromLogits) {
+      // softmax_j - t'_j (t' sums to one).
       const double lse = logSumExp(row, classes);
       for (int64_t j = 0; j < classes; ++j)
-        drow[j] = static_cast<float>((std::exp(row[j] - lse) - (j == y ? 1.0 : 0.0)) * scale);
-    } else {
+        drow[j] = static_cast<float>((std::exp(row[j] - lse) - smooth(j == y ? 1.0 : 0.0)) * scale);
+    } else if (labelSmoothing == 0.0) {
       fillZero(drow, classes);
       if (probInRange(row[y]))
         drow[y] = static_cast<float>(-scale / row[y]);
+    } else {
+      for (int64_t j = 0; j < classes; ++j)
+        drow[j] = probInRange(row[j])
+                      ? static_cast<float>(-smooth(j == y ? 1.0 : 0.0) * scale / row[j])
+                      : 0.0f;
     }
     return;
   }
@@ -1606,19 +1664,19 @@ static void rowLossBackward(LossKind kind, bool fromLogits, const float *row, co
       const double lse = logSumExp(row, classes);
       double tsum = 0.0;
       for (int64_t j = 0; j < classes; ++j)
-        tsum += t[j];
+        tsum += smooth(t[j]);
       for (int64_t j = 0; j < classes; ++j)
-        drow[j] = static_cast<float>((std::exp(row[j] - lse) * tsum - t[j]) * scale);
+        drow[j] = static_cast<float>((std::exp(row[j] - lse) * tsum - smooth(t[j])) * scale);
     } else {
       for (int64_t j = 0; j < classes; ++j)
-        drow[j] = probInRange(row[j]) ? static_cast<float>(-t[j] * scale / row[j]) : 0.0f;
+        drow[j] = probInRange(row[j]) ? static_cast<float>(-smooth(t[j]) * scale / row[j]) : 0.0f;
     }
     return;
   }
   case LossKind::BinaryCrossentropy: {
     const double perElement = scale / static_cast<double>(classes);
     for (int64_t j = 0; j < classes; ++j) {
-      const double y = t[j];
+      const double y = smooth(t[j]);
       if (fromLogits) {
         const double x = row[j];
         const double s = x >= 0 ? 1.0 / (1.0 + std::exp(-x)) : std::exp(x) / (1.0 + std::exp(x));
@@ -1642,16 +1700,17 @@ static void rowLossBackward(LossKind kind, bool fromLogits, const float *row, co
 }
 
 void lossForward(LossKind kind, bool fromLogits, const float *pred, const void *labels, float *loss,
-                 int64_t batch, int64_t classes, const LossRows *rows) {
+                 int64_t batch, int64_t classes, const LossRows *rows, double labelSmoothing) {
+  const Smoothing smooth(kind, labelSmoothing, classes);
   if (rows && rows->weights) {
     // Weighted rows (a Keras output's mask): sum_r w_r loss_r / sum of the counted weights.
     // A row of weight 0 is skipped, so that what it holds (padding) cannot turn the sum NaN.
-    const double counted = countedRows(*rows);
+    const double counted = countedRows(*rows, classes);
     double total = 0.0;
     for (int64_t r = 0; r < batch; ++r)
       if (rows->weights[r] != 0.0f)
         total += static_cast<double>(rows->weights[r]) *
-                 rowLoss(kind, fromLogits, pred + r * classes, labels, r, classes);
+                 rowLoss(kind, fromLogits, pred + r * classes, labels, r, classes, labelSmoothing);
     loss[0] = counted > 0 ? static_cast<float>(total / counted) : 0.0f;
     return;
   }
@@ -1662,8 +1721,9 @@ void lossForward(LossKind kind, bool fromLogits, const float *pred, const void *
   case LossKind::SparseCategoricalCrossentropy: {
     const int64_t *idx = static_cast<const int64_t *>(labels);
     const bool ignore = rows && rows->ignore;
-    if (ignore)
-      count = countedRows(*rows);
+    const float *classWeights = rows ? rows->classWeights : nullptr;
+    if (rows)
+      count = countedRows(*rows, classes);
     for (int64_t b = 0; b < batch; ++b) {
       const float *row = pred + b * classes;
       const int64_t y = idx[b];
@@ -1675,7 +1735,9 @@ void lossForward(LossKind kind, bool fromLogits, const float *pred, const void *
         total = std::numeric_limits<double>::quiet_NaN();
         continue;
       }
-      if (fromLogits)
+      if (labelSmoothing != 0.0 || classWeights)
+        total += rowLoss(kind, fromLogits, row, labels, b, classes, labelSmoothing, classWeights);
+      else if (fromLogits)
         total += logSumExp(row, classes) - row[y];
       else
         total -= std::log(static_cast<double>(clipProb(row[y])));
@@ -1690,17 +1752,17 @@ void lossForward(LossKind kind, bool fromLogits, const float *pred, const void *
         // -sum_j t_j * (x_j - lse), written so that labels need not sum to one.
         const double lse = logSumExp(row, classes);
         for (int64_t j = 0; j < classes; ++j)
-          total += static_cast<double>(t[j]) * (lse - row[j]);
+          total += smooth(t[j]) * (lse - row[j]);
       } else {
         for (int64_t j = 0; j < classes; ++j)
-          total -= static_cast<double>(t[j]) * std::log(static_cast<double>(clipProb(row[j])));
+          total -= smooth(t[j]) * std::log(static_cast<double>(clipProb(row[j])));
       }
     }
     break;
   case LossKind::BinaryCrossentropy:
     count = static_cast<double>(batch) * static_cast<double>(classes);
     for (int64_t i = 0; i < batch * classes; ++i) {
-      const double x = pred[i], y = target[i];
+      const double x = pred[i], y = smooth(target[i]);
       if (fromLogits) {
         // log(1 + exp(-|x|)) never overflows; max(x, 0) - x*y supplies the rest.
         total += std::max(x, 0.0) - x * y + std::log1p(std::exp(-std::fabs(x)));
@@ -1722,16 +1784,19 @@ void lossForward(LossKind kind, bool fromLogits, const float *pred, const void *
 }
 
 void lossBackward(LossKind kind, bool fromLogits, const float *pred, const void *labels,
-                  float *dpred, int64_t batch, int64_t classes, const LossRows *rows) {
+                  float *dpred, int64_t batch, int64_t classes, const LossRows *rows,
+                  double labelSmoothing) {
+  const Smoothing smooth(kind, labelSmoothing, classes);
   if (rows && rows->weights) {
-    const double counted = countedRows(*rows);
+    const double counted = countedRows(*rows, classes);
     for (int64_t r = 0; r < batch; ++r) {
       if (rows->weights[r] == 0.0f || counted <= 0) {
         fillZero(dpred + r * classes, classes);
         continue;
       }
       rowLossBackward(kind, fromLogits, pred + r * classes, labels, r, classes,
-                      static_cast<double>(rows->weights[r]) / counted, dpred + r * classes);
+                      static_cast<double>(rows->weights[r]) / counted, labelSmoothing,
+                      dpred + r * classes);
     }
     return;
   }
@@ -1741,14 +1806,14 @@ void lossBackward(LossKind kind, bool fromLogits, const float *pred, const void 
   case LossKind::SparseCategoricalCrossentropy: {
     const int64_t *idx = static_cast<const int64_t *>(labels);
     const bool ignore = rows && rows->ignore;
-    const double counted = ignore ? countedRows(*rows) : static_cast<double>(batch);
+    const double counted = rows ? countedRows(*rows, classes) : static_cast<double>(batch);
     const double scale = counted > 0 ? 1.0 / counted : 0.0;
     for (int64_t b = 0; b < batch; ++b) {
       if (ignore && idx[b] == rows->ignoreIndex)
         fillZero(dpred + b * classes, classes);
       else
         rowLossBackward(kind, fromLogits, pred + b * classes, labels, b, classes, scale,
-                        dpred + b * classes);
+                        labelSmoothing, dpred + b * classes, rows ? rows->classWeights : nullptr);
     }
     break;
   }
@@ -1756,13 +1821,13 @@ void lossBackward(LossKind kind, bool fromLogits, const float *pred, const void 
     const double scale = 1.0 / static_cast<double>(batch);
     for (int64_t b = 0; b < batch; ++b)
       rowLossBackward(kind, fromLogits, pred + b * classes, labels, b, classes, scale,
-                      dpred + b * classes);
+                      labelSmoothing, dpred + b * classes);
     break;
   }
   case LossKind::BinaryCrossentropy: {
     const double scale = n > 0 ? 1.0 / static_cast<double>(n) : 0.0;
     for (int64_t i = 0; i < n; ++i) {
-      const double y = target[i];
+      const double y = smooth(target[i]);
       if (fromLogits) {
         const double x = pred[i];
         const double s = x >= 0 ? 1.0 / (1.0 + std::exp(-x)) : std::exp(x) / (1.0 + std::exp(x));

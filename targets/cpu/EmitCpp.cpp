@@ -108,15 +108,33 @@ public:
 
 private:
   /// Opens a block declaring the loss's LossRows `rows` (kernels.h), when some rows count less:
-  /// an ignored label, or weights; "" when every row counts.
-  std::string lossRows(std::optional<int64_t> index, Value labels, Value weights, Value count) {
-    if (!index && !weights)
+  /// an ignored label, weights or class weights; "" when every row counts alike.
+  std::string lossRows(std::optional<int64_t> index, Value labels, Value weights, Value count,
+                       std::optional<ArrayRef<float>> classWeights) {
+    if (!index && !weights && !classWeights)
       return "";
-    Value counted = count ? count : index ? labels : weights;
-    return "  {\n  const LossRows rows{" + std::string(index ? "true" : "false") + ", " +
-           int64Literal(index.value_or(0)) + ", " + (weights ? ptr(weights) : "nullptr") +
+    Value counted = count ? count : weights ? weights : labels;
+    std::string perClass = "nullptr", table;
+    if (classWeights) {
+      table = "  static const float kClassWeights[] = {";
+      for (auto [i, w] : llvm::enumerate(*classWeights))
+        table += (i ? ", " : "") + floatLiteral(APFloat(w));
+      table += "};\n";
+      perClass = "kClassWeights";
+    }
+    return "  {\n" + table + "  const LossRows rows{" + std::string(index ? "true" : "false") +
+           ", " + int64Literal(index.value_or(0)) + ", " + (weights ? ptr(weights) : "nullptr") +
            ", ANY(" + std::to_string(plannedOffset(counted)) + "), " +
-           std::to_string(tensorElements(counted)) + "};\n";
+           std::to_string(tensorElements(counted)) + ", " + perClass + "};\n";
+  }
+
+  /// The loss call's optional arguments (LossRows, label smoothing) and end; closes the block
+  /// lossRows opened.
+  static std::string lossTail(const std::string &selected, std::optional<APFloat> smoothing) {
+    std::string tail = selected.empty() ? "" : ", &rows";
+    if (smoothing && !smoothing->isZero())
+      tail += (selected.empty() ? ", nullptr, " : ", ") + floatLiteral(*smoothing);
+    return tail + (selected.empty() ? ");\n" : ");\n  }\n");
   }
 
   std::string ptr(Value v) {
@@ -697,23 +715,23 @@ private:
           batch = tensorDims(l.getPrediction())[0];
           auto [rows, classes] =
               lossRowsAndClasses(l.getKind(), l.getPrediction(), bool(l.getWeights()));
-          std::string selected =
-              lossRows(l.getIgnoreIndex(), l.getLabels(), l.getWeights(), l.getCount());
+          std::string selected = lossRows(l.getIgnoreIndex(), l.getLabels(), l.getWeights(),
+                                          l.getCount(), l.getClassWeights());
           s << selected << "  lossForward(" << runtimeLossKindName(l.getKind()) << ", "
             << (l.getFromLogits() ? "true" : "false") << ", " << ptr(l.getPrediction()) << ", ANY("
             << plannedOffset(l.getLabels()) << "), " << ptr(l.getResult()) << ", " << rows << ", "
-            << classes << (selected.empty() ? ");\n" : ", &rows);\n  }\n");
+            << classes << lossTail(selected, l.getLabelSmoothing());
           return success();
         })
         .Case([&](LossBackwardOp l) {
           auto [rows, classes] =
               lossRowsAndClasses(l.getKind(), l.getPrediction(), bool(l.getWeights()));
-          std::string selected =
-              lossRows(l.getIgnoreIndex(), l.getLabels(), l.getWeights(), l.getCount());
+          std::string selected = lossRows(l.getIgnoreIndex(), l.getLabels(), l.getWeights(),
+                                          l.getCount(), l.getClassWeights());
           s << selected << "  lossBackward(" << runtimeLossKindName(l.getKind()) << ", "
             << (l.getFromLogits() ? "true" : "false") << ", " << ptr(l.getPrediction()) << ", ANY("
             << plannedOffset(l.getLabels()) << "), " << ptr(l.getResult()) << ", " << rows << ", "
-            << classes << (selected.empty() ? ");\n" : ", &rows);\n  }\n");
+            << classes << lossTail(selected, l.getLabelSmoothing());
           return success();
         })
         .Case([&](LossScaleOp l) {

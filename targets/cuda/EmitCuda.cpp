@@ -2524,6 +2524,38 @@ private:
                    : ptr(labels);
   }
 
+  /// `target` label-smoothed by `smoothing` ε, as runtime/kernels.cpp's Smoothing: target *
+  /// (1 - ε) + ε / classes (binary: ε / 2), in double; `target` itself when there is none.
+  static std::string smoothed(const std::string &target, std::optional<APFloat> smoothing,
+                              LossKind kind, int64_t classes) {
+    if (!smoothing || smoothing->isZero())
+      return "static_cast<double>(" + target + ")";
+    const double eps = smoothing->convertToDouble();
+    const double add = kind == LossKind::binary_crossentropy ? eps / 2.0
+                       : classes > 0                         ? eps / double(classes)
+                                                             : 0.0;
+    char buffer[96];
+    std::snprintf(buffer, sizeof(buffer), " * %.17g + %.17g)", 1.0 - eps, add);
+    return "(static_cast<double>(" + target + ")" + buffer;
+  }
+
+  /// The code of a sparse crossentropy row's label-smoothed loss into `loss` (runtime/kernels.cpp
+  /// rowLoss): sum_j t'_j (lse - x_j), or -t'_j log p_j from probabilities, t' the smoothed
+  /// one-hot target of class y.
+  /// With class weights (`classTable`) each term is also weighted by its class's weight.
+  static std::string smoothedSparseRowLoss(bool logits, const std::string &C, APFloat smoothing,
+                                           int64_t classes, const std::string &classTable = "") {
+    const std::string target =
+        (classTable.empty() ? "" : "static_cast<double>(" + classTable + "[j]) * ") +
+        smoothed("(j == y ? 1.0 : 0.0)", smoothing, LossKind::sparse_categorical_crossentropy,
+                 classes);
+    return (logits ? "    const double lse = ::graphc::rt::cuda::logSumExpRow(row, " + C + ");\n"
+                   : std::string()) +
+           "    for (int64_t j = 0; j < " + C + "; ++j)\n      loss += " + target + " * " +
+           (logits ? "(lse - row[j]);\n"
+                   : "-log(static_cast<double>(::graphc::rt::cuda::clipProb(row[j])));\n");
+  }
+
   /// The mean loss (runtime/kernels.cpp lossForward) by one block: each thread adds the losses
   /// of its rows (every row's own terms in the CPU kernel's order) in double, then a fixed tree
   /// adds the threads' totals (deterministic; equal to the CPU's to double rounding).
@@ -2538,51 +2570,62 @@ private:
     auto [rows, classes] = lossRowsAndClasses(l.getKind(), l.getPrediction());
     bool logits = l.getFromLogits();
     std::optional<int64_t> ignored = l.getIgnoreIndex();
+    std::optional<APFloat> smoothing = l.getLabelSmoothing();
+    if (smoothing && smoothing->isZero())
+      smoothing.reset();
+    // An ignored label or class weights: the mean divides by the counted labels' weight.
+    const bool counting = ignored || l.getClassWeights();
     auto S = [](int64_t v) { return std::to_string(v); };
     std::string k = kernelName("loss");
     std::string b =
         "// " + label(op) + ": " + stringifyLossKind(l.getKind()).str() +
         (logits ? " from logits" : "") + ", one block (a fixed summation order)\n__global__ void " +
         k + "(unsigned char *arena) {\n  GRAPHC_BLOCK_SHARED double part[GRAPHC_BLOCK_SIZE];\n" +
-        (ignored ? "  GRAPHC_BLOCK_SHARED double counted[GRAPHC_BLOCK_SIZE];\n" : "") +
+        (counting ? "  GRAPHC_BLOCK_SHARED double counted[GRAPHC_BLOCK_SIZE];\n" : "") +
         "  const float *pred = " + ptr(l.getPrediction()) +
         ";\n  GRAPHC_BLOCK_THREADS(t) {\n  double total = 0.0;\n";
     int64_t count = rows;
     const std::string C = S(classes), B = S(rows);
+    const std::string table = classWeightTable(l.getClassWeights(), k, b);
+    const std::string classWeight = table.empty() ? "" : "static_cast<double>(" + table + "[y]) * ";
     switch (l.getKind()) {
     case LossKind::sparse_categorical_crossentropy:
-      if (ignored)
-        b += countRows(l.getIgnoreIndex(), l.getLabels(), l.getWeights(), l.getCount());
-      b +=
-          "  const int64_t *idx = " + labelsPtr(l.getLabels(), true) +
-          ";\n  for (int64_t b = t; b < " + B +
-          "; b += GRAPHC_BLOCK_SIZE) {\n    const float *row = pred + b * " + C +
-          ";\n    const int64_t y = idx[b];\n" +
-          (ignored ? "    if (y == " + int64Literal(*ignored) + ")\n      continue;\n" : "") +
-          "    if (y < 0 || y >= " + C + ") {\n      total = NAN;\n      continue;\n    }\n" +
-          (logits
-               ? "    total += ::graphc::rt::cuda::logSumExpRow(row, " + C + ") - row[y];\n"
-               : "    total -= log(static_cast<double>(::graphc::rt::cuda::clipProb(row[y])));\n") +
-          "  }\n";
+      if (counting)
+        b += countRows(l.getIgnoreIndex(), l.getLabels(), l.getWeights(), l.getCount(), table,
+                       classes);
+      b += "  const int64_t *idx = " + labelsPtr(l.getLabels(), true) +
+           ";\n  for (int64_t b = t; b < " + B +
+           "; b += GRAPHC_BLOCK_SIZE) {\n    const float *row = pred + b * " + C +
+           ";\n    const int64_t y = idx[b];\n" +
+           (ignored ? "    if (y == " + int64Literal(*ignored) + ")\n      continue;\n" : "") +
+           "    if (y < 0 || y >= " + C + ") {\n      total = NAN;\n      continue;\n    }\n" +
+           (smoothing ? "    double loss = 0.0;\n" +
+                            smoothedSparseRowLoss(logits, C, *smoothing, classes, table) +
+                            "    total += loss;\n"
+            : logits ? "    total += " + classWeight + "(::graphc::rt::cuda::logSumExpRow(row, " +
+                           C + ") - row[y]);\n"
+                     : "    total -= " + classWeight +
+                           "log(static_cast<double>(::graphc::rt::cuda::clipProb(row[y])));\n") +
+           "  }\n";
       break;
     case LossKind::categorical_crossentropy:
       b += "  const float *target = " + ptr(l.getLabels()) + ";\n  for (int64_t b = t; b < " + B +
            "; b += GRAPHC_BLOCK_SIZE) {\n    const float *row = pred + b * " + C +
            ", *t = target + b * " + C + ";\n" +
            (logits ? "    const double lse = ::graphc::rt::cuda::logSumExpRow(row, " + C +
-                         ");\n    for (int64_t j = 0; j < " + C +
-                         "; ++j)\n      total += static_cast<double>(t[j]) * (lse - row[j]);\n"
-                   : "    for (int64_t j = 0; j < " + C +
-                         "; ++j)\n      total -= static_cast<double>(t[j]) * "
-                         "log(static_cast<double>(::graphc::rt::cuda::clipProb(row[j])));\n") +
+                         ");\n    for (int64_t j = 0; j < " + C + "; ++j)\n      total += " +
+                         smoothed("t[j]", smoothing, l.getKind(), classes) + " * (lse - row[j]);\n"
+                   : "    for (int64_t j = 0; j < " + C + "; ++j)\n      total -= " +
+                         smoothed("t[j]", smoothing, l.getKind(), classes) +
+                         " * log(static_cast<double>(::graphc::rt::cuda::clipProb(row[j])));\n") +
            "  }\n";
       break;
     case LossKind::binary_crossentropy:
       count = rows * classes;
       b +=
           "  const float *target = " + ptr(l.getLabels()) + ";\n  for (int64_t i = t; i < " +
-          S(rows * classes) +
-          "; i += GRAPHC_BLOCK_SIZE) {\n    const double x = pred[i], y = target[i];\n" +
+          S(rows * classes) + "; i += GRAPHC_BLOCK_SIZE) {\n    const double x = pred[i], y = " +
+          smoothed("target[i]", smoothing, l.getKind(), classes) + ";\n" +
           (logits ? "    total += (x < 0.0 ? 0.0 : x) - x * y + log1p(exp(-fabs(x)));\n"
                   : "    const double p = ::graphc::rt::cuda::clipProb(pred[i]);\n    total -= y * "
                     "log(p) + (1.0 - y) * log(1.0 - p);\n") +
@@ -2597,12 +2640,12 @@ private:
            "d * d;\n  }\n";
       break;
     }
-    std::string mean = ignored
+    std::string mean = counting
                            ? "counted[0] > 0.0 ? static_cast<float>(part[0] / counted[0]) : 0.0f"
                        : count > 0 ? "static_cast<float>(part[0] / " + S(count) + ".0)"
                                    : std::string("0.0f");
     b += "  part[t] = total;\n  }\n  GRAPHC_BLOCK_SUM(part)\n" +
-         std::string(ignored ? "  GRAPHC_BLOCK_SUM(counted)\n" : "") +
+         std::string(counting ? "  GRAPHC_BLOCK_SUM(counted)\n" : "") +
          "  GRAPHC_BLOCK_THREADS(t) {\n    if (t == 0)\n      " + ptr(l.getResult()) +
          "[0] = " + mean + ";\n  }\n}\n\n";
     kernels += b;
@@ -2617,22 +2660,30 @@ private:
     auto [n, classes] = lossRowsAndClasses(l.getKind(), l.getPrediction(), weighted);
     bool logits = l.getFromLogits();
     std::optional<int64_t> ignored = l.getIgnoreIndex();
-    const bool selective = ignored || weighted;
+    // An ignored label or class weights: divided by the counted labels' weight.
+    const bool counting = ignored || l.getClassWeights();
+    const bool selective = counting || weighted;
+    std::optional<APFloat> smoothing = l.getLabelSmoothing();
+    auto smooth = [&, numClasses = classes](const std::string &target) {
+      return smoothed(target, smoothing, l.getKind(), numClasses);
+    };
     auto S = [](int64_t v) { return std::to_string(v); };
     const std::string C = S(classes);
     std::string k = kernelName("loss_backward");
     std::string b = "// " + label(op) + ": gradient of " + stringifyLossKind(l.getKind()).str() +
                     (logits ? " from logits" : "") + ", one thread per sample";
+    const std::string table = classWeightTable(l.getClassWeights(), k, b);
     if (selective) {
-      // A block kernel: each block first counts the labels that are not ignored (sums the
-      // weights; every block the same count, by the same fixed tree as the loss), then takes
-      // its rows.
-      b += std::string(ignored ? " (every block counts the labels not ignored first)"
-                               : " (every block sums the weights first)") +
+      // A block kernel: each block first counts the labels that are not ignored (sums their
+      // class weights, or the weights; every block the same count, by the same fixed tree as
+      // the loss), then takes its rows.
+      b += std::string(counting ? " (every block counts the labels first)"
+                                : " (every block sums the weights first)") +
            "\n__global__ void " + k +
            "(unsigned char *arena) {\n  GRAPHC_BLOCK_SHARED double counted[GRAPHC_BLOCK_SIZE];\n"
            "  GRAPHC_BLOCK_THREADS(t) {\n" +
-           countRows(l.getIgnoreIndex(), l.getLabels(), l.getWeights(), l.getCount()) +
+           countRows(l.getIgnoreIndex(), l.getLabels(), l.getWeights(), l.getCount(), table,
+                     classes) +
            "  }\n  GRAPHC_BLOCK_SUM(counted)\n  GRAPHC_BLOCK_THREADS(t) {\n  for (int64_t b = "
            "int64_t(blockIdx.x) * GRAPHC_BLOCK_SIZE + t; b < " +
            S(n) + "; b += int64_t(gridDim.x) * GRAPHC_BLOCK_SIZE) {\n";
@@ -2652,43 +2703,51 @@ private:
     };
     switch (l.getKind()) {
     case LossKind::sparse_categorical_crossentropy:
-      b +=
-          (ignored ? "    const double scale = counted[0] > 0.0 ? 1.0 / counted[0] : 0.0;\n"
-                   : scale("1.0 / " + S(n) + ".0", "")) +
-          "    const int64_t y = " + labelsPtr(l.getLabels(), true) + "[b];\n" +
-          (ignored
-               ? "    if (y == " + int64Literal(*ignored) + ") {\n      for (int64_t j = 0; j < " +
-                     C + "; ++j)\n        drow[j] = 0.0f;\n      continue;\n    }\n"
-               : "") +
-          "    if (y < 0 || y >= " + C + ") {\n      for (int64_t j = 0; j < " + C +
-          "; ++j)\n        drow[j] = NAN;\n"
-          "      continue;\n    }\n" +
-          (logits ? "    const double lse = ::graphc::rt::cuda::logSumExpRow(row, " + C +
-                        ");\n    for (int64_t j = 0; j < " + C +
-                        "; ++j)\n      drow[j] = static_cast<float>((exp(row[j] - lse) - (j == y ? "
-                        "1.0 : 0.0)) * scale);\n"
-                  : "    for (int64_t j = 0; j < " + C +
-                        "; ++j)\n      drow[j] = 0.0f;\n    if "
-                        "(::graphc::rt::cuda::probInRange(row[y]))\n      drow[y] = "
-                        "static_cast<float>(-scale / row[y]);\n");
+      b += (counting ? "    const double scale = counted[0] > 0.0 ? 1.0 / counted[0] : 0.0;\n"
+                     : scale("1.0 / " + S(n) + ".0", "")) +
+           "    const int64_t y = " + labelsPtr(l.getLabels(), true) + "[b];\n" +
+           (ignored
+                ? "    if (y == " + int64Literal(*ignored) + ") {\n      for (int64_t j = 0; j < " +
+                      C + "; ++j)\n        drow[j] = 0.0f;\n      continue;\n    }\n"
+                : "") +
+           "    if (y < 0 || y >= " + C + ") {\n      for (int64_t j = 0; j < " + C +
+           "; ++j)\n        drow[j] = NAN;\n"
+           "      continue;\n    }\n" +
+           (!table.empty() ? weightedClassGradient(logits, C, table, smooth("(j == y ? 1.0 : 0.0)"))
+            : logits       ? "    const double lse = ::graphc::rt::cuda::logSumExpRow(row, " + C +
+                           ");\n    for (int64_t j = 0; j < " + C +
+                           "; ++j)\n      drow[j] = static_cast<float>((exp(row[j] - lse) - " +
+                           (smoothing ? smooth("(j == y ? 1.0 : 0.0)") : "(j == y ? 1.0 : 0.0)") +
+                           ") * scale);\n"
+            : smoothing ? "    for (int64_t j = 0; j < " + C +
+                              "; ++j)\n      drow[j] = ::graphc::rt::cuda::probInRange(row[j]) ? "
+                              "static_cast<float>(-" +
+                              smooth("(j == y ? 1.0 : 0.0)") + " * scale / row[j]) : 0.0f;\n"
+                        : "    for (int64_t j = 0; j < " + C +
+                              "; ++j)\n      drow[j] = 0.0f;\n    if "
+                              "(::graphc::rt::cuda::probInRange(row[y]))\n      drow[y] = "
+                              "static_cast<float>(-scale / row[y]);\n");
       break;
     case LossKind::categorical_crossentropy:
       b += scale("1.0 / " + S(n) + ".0", "") + "    const float *t = " + ptr(l.getLabels()) +
            " + b * " + C + ";\n" +
            (logits ? "    const double lse = ::graphc::rt::cuda::logSumExpRow(row, " + C +
                          ");\n    double tsum = 0.0;\n    for (int64_t j = 0; j < " + C +
-                         "; ++j)\n      tsum += t[j];\n    for (int64_t j = 0; j < " + C +
-                         "; ++j)\n      drow[j] = static_cast<float>((exp(row[j] - lse) * tsum - "
-                         "t[j]) * scale);\n"
+                         "; ++j)\n      tsum += " + smooth("t[j]") +
+                         ";\n    for (int64_t j = 0; j < " + C +
+                         "; ++j)\n      drow[j] = static_cast<float>((exp(row[j] - lse) * tsum - " +
+                         smooth("t[j]") + ") * scale);\n"
                    : "    for (int64_t j = 0; j < " + C +
                          "; ++j)\n      drow[j] = ::graphc::rt::cuda::probInRange(row[j]) ? "
-                         "static_cast<float>(-t[j] * scale / row[j]) : 0.0f;\n");
+                         "static_cast<float>(-" +
+                         smooth("t[j]") + " * scale / row[j]) : 0.0f;\n");
       break;
     case LossKind::binary_crossentropy:
       b +=
           scale("1.0 / " + S(n * classes) + ".0", "1.0 / " + C + ".0 * ") +
           "    const float *t = " + ptr(l.getLabels()) + " + b * " + C +
-          ";\n    for (int64_t j = 0; j < " + C + "; ++j) {\n      const double y = t[j];\n" +
+          ";\n    for (int64_t j = 0; j < " + C +
+          "; ++j) {\n      const double y = " + smooth("t[j]") + ";\n" +
           (logits ? "      const double x = row[j];\n      const double s = x >= 0 ? 1.0 / (1.0 + "
                     "exp(-x)) : exp(x) / (1.0 + exp(x));\n      drow[j] = static_cast<float>((s - "
                     "y) * scale);\n"
@@ -2714,17 +2773,59 @@ private:
   /// A block phase's code that sets counted[t] to thread t's share of what a selective loss
   /// divides by: the count of labels not equal to `index`, or the sum of the weights, among
   /// `count` (the loss's own labels or weights when null).
-  std::string countRows(std::optional<int64_t> index, Value labels, Value weights, Value count) {
-    Value counted = count ? count : index ? labels : weights;
+  /// With class weights (the table `classTable` of `classes` weights) a counted label adds its
+  /// class's weight (NaN outside the classes).
+  std::string countRows(std::optional<int64_t> index, Value labels, Value weights, Value count,
+                        const std::string &classTable = "", int64_t classes = 0) {
+    Value counted = count ? count : weights ? weights : labels;
     const std::string n = std::to_string(tensorElements(counted));
-    if (index)
+    if (!weights) {
+      const std::string C = std::to_string(classes);
+      const std::string weight = classTable.empty()
+                                     ? "1.0"
+                                     : "(all[i] >= 0 && all[i] < " + C + " ? static_cast<double>(" +
+                                           classTable + "[all[i]]) : NAN)";
       return "  {\n    const int64_t *all = " + labelsPtr(counted, true) +
              ";\n    double n = 0.0;\n    for (int64_t i = t; i < " + n +
-             "; i += GRAPHC_BLOCK_SIZE)\n      n += all[i] != " + int64Literal(*index) +
-             " ? 1.0 : 0.0;\n    counted[t] = n;\n  }\n";
+             "; i += GRAPHC_BLOCK_SIZE)\n      n += " +
+             (index ? "all[i] != " + int64Literal(*index) + " ? " + weight + " : 0.0" : weight) +
+             ";\n    counted[t] = n;\n  }\n";
+    }
     return "  {\n    const float *all = " + ptr(counted) +
            ";\n    double n = 0.0;\n    for (int64_t i = t; i < " + n +
            "; i += GRAPHC_BLOCK_SIZE)\n      n += all[i];\n    counted[t] = n;\n  }\n";
+  }
+
+  /// The gradient rows of a class-weighted sparse crossentropy (runtime/kernels.cpp
+  /// rowLossBackward): from logits (mass p_j - w_j t_j) scale with mass = sum_j w_j t_j, from
+  /// probabilities -w_j t_j scale / p_j; t the (smoothed) target `target` of class y.
+  static std::string weightedClassGradient(bool logits, const std::string &C,
+                                           const std::string &table, const std::string &target) {
+    const std::string term = "static_cast<double>(" + table + "[j]) * " + target;
+    if (logits)
+      return "    const double lse = ::graphc::rt::cuda::logSumExpRow(row, " + C +
+             ");\n    double mass = 0.0;\n    for (int64_t j = 0; j < " + C +
+             "; ++j)\n      mass += " + term + ";\n    for (int64_t j = 0; j < " + C +
+             "; ++j)\n      drow[j] = static_cast<float>((exp(row[j] - lse) * mass - " + term +
+             ") * scale);\n";
+    return "    for (int64_t j = 0; j < " + C +
+           "; ++j)\n      drow[j] = ::graphc::rt::cuda::probInRange(row[j]) ? "
+           "static_cast<float>(-(" +
+           term + ") * scale / row[j]) : 0.0f;\n";
+  }
+
+  /// A file-scope table of the loss's class weights, named after its kernel `k`, prepended to
+  /// the kernel's code `b`; its name ("" without class weights).
+  std::string classWeightTable(std::optional<ArrayRef<float>> classWeights, const std::string &k,
+                               std::string &b) {
+    if (!classWeights)
+      return "";
+    std::string name = k + "_class_weights";
+    std::string table = "__device__ const float " + name + "[] = {";
+    for (auto [i, w] : llvm::enumerate(*classWeights))
+      table += (i ? ", " : "") + floatLiteral(w);
+    b = table + "};\n" + b;
+    return name;
   }
 
   /// A weighted mean loss (runtime/kernels.cpp lossForward with weights) by one block: each
@@ -2735,6 +2836,12 @@ private:
     Operation *op = l;
     auto [rows, classes] = lossRowsAndClasses(l.getKind(), l.getPrediction(), true);
     const bool logits = l.getFromLogits();
+    std::optional<APFloat> smoothing = l.getLabelSmoothing();
+    if (smoothing && smoothing->isZero())
+      smoothing.reset();
+    auto smooth = [&, numClasses = classes](const std::string &target) {
+      return smoothed(target, smoothing, l.getKind(), numClasses);
+    };
     const std::string C = std::to_string(classes), R = std::to_string(rows);
     std::string k = kernelName("loss");
     std::string b =
@@ -2755,22 +2862,23 @@ private:
     switch (l.getKind()) {
     case LossKind::sparse_categorical_crossentropy:
       b += "    const int64_t y = " + labelsPtr(l.getLabels(), true) +
-           "[r];\n    if (y < 0 || y >= " + C + ")\n      loss = NAN;\n    else\n      loss = " +
-           (logits ? lse + " - row[y];\n" : "-log(static_cast<double>(" + clip + "(row[y])));\n");
+           "[r];\n    if (y < 0 || y >= " + C + ")\n      loss = NAN;\n    else" +
+           (smoothing ? " {\n" + smoothedSparseRowLoss(logits, C, *smoothing, classes) + "    }\n"
+                      : "\n      loss = " +
+                            (logits ? lse + " - row[y];\n"
+                                    : "-log(static_cast<double>(" + clip + "(row[y])));\n"));
       break;
     case LossKind::categorical_crossentropy:
       b += "    const float *t = " + ptr(l.getLabels()) + " + r * " + C + ";\n" +
            (logits ? "    const double lse = " + lse + ";\n    for (int64_t j = 0; j < " + C +
-                         "; ++j)\n      loss += static_cast<double>(t[j]) * (lse - row[j]);\n"
-                   : "    for (int64_t j = 0; j < " + C +
-                         "; ++j)\n      loss += -static_cast<double>(t[j]) * "
-                         "log(static_cast<double>(" +
-                         clip + "(row[j])));\n");
+                         "; ++j)\n      loss += " + smooth("t[j]") + " * (lse - row[j]);\n"
+                   : "    for (int64_t j = 0; j < " + C + "; ++j)\n      loss += -" +
+                         smooth("t[j]") + " * log(static_cast<double>(" + clip + "(row[j])));\n");
       break;
     case LossKind::binary_crossentropy:
       b += "    const float *t = " + ptr(l.getLabels()) + " + r * " + C +
            ";\n    for (int64_t j = 0; j < " + C +
-           "; ++j) {\n      const double x = row[j], y = t[j];\n" +
+           "; ++j) {\n      const double x = row[j], y = " + smooth("t[j]") + ";\n" +
            (logits ? "      loss += (x < 0.0 ? 0.0 : x) - x * y + log1p(exp(-fabs(x)));\n"
                    : "      const double p = " + clip +
                          "(row[j]);\n      loss -= y * log(p) + (1.0 - y) * log(1.0 - p);\n") +

@@ -385,7 +385,7 @@ func.func @ignore_index_mse(%p: tensor<4x3xf32>, %l: tensor<4x3xf32>) -> tensor<
 
 // count only says what an ignored label's or the weights' mean divides by.
 func.func @count_without_ignore_index(%p: tensor<2x3xf32>, %l: tensor<2xi64>, %a: tensor<4xi64>) -> tensor<f32> {
-  // expected-error @+1 {{'graph.loss' op count needs ignore_index or weights}}
+  // expected-error @+1 {{'graph.loss' op count needs ignore_index, class_weights or weights}}
   %0 = graph.loss sparse_categorical_crossentropy %p, %l count %a : (tensor<2x3xf32>, tensor<2xi64>, tensor<4xi64>) -> tensor<f32>
   return %0 : tensor<f32>
 }
@@ -424,6 +424,51 @@ func.func @weights_and_ignore_index(%p: tensor<4x5x3xf32>, %l: tensor<4x5xi64>, 
 func.func @weights_count_type(%p: tensor<2x5x3xf32>, %l: tensor<2x5xi64>, %w: tensor<2x5xf32>, %a: tensor<4x5xi64>) -> tensor<f32> {
   // expected-error @+1 {{'graph.loss' op count 'tensor<4x5xi64>' must be weights like 'tensor<2x5xf32>' for at least as many samples}}
   %0 = graph.loss sparse_categorical_crossentropy %p, %l weights %w count %a : (tensor<2x5x3xf32>, tensor<2x5xi64>, tensor<2x5xf32>, tensor<4x5xi64>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+// Label smoothing smooths crossentropy targets; mse has none.
+func.func @label_smoothing_mse(%p: tensor<4x3xf32>, %l: tensor<4x3xf32>) -> tensor<f32> {
+  // expected-error @+1 {{'graph.loss' op label_smoothing applies to the crossentropies, not mse}}
+  %0 = graph.loss mse %p, %l {label_smoothing = 0.1 : f32} : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+// Label smoothing lies in [0, 1): at 1 the targets would be uniform whatever the labels.
+func.func @label_smoothing_range(%p: tensor<4x3xf32>, %l: tensor<4xi64>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{'graph.loss_backward' op label_smoothing 1.000000e+00 must lie in [0, 1)}}
+  %0 = graph.loss_backward sparse_categorical_crossentropy %p, %l {label_smoothing = 1.0 : f32} : (tensor<4x3xf32>, tensor<4xi64>) -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+
+// -----
+
+// Class weights: one per class, for class indices.
+func.func @class_weights_count(%p: tensor<4x3xf32>, %l: tensor<4xi64>) -> tensor<f32> {
+  // expected-error @+1 {{'graph.loss' op has 2 class_weights for 3 classes}}
+  %0 = graph.loss sparse_categorical_crossentropy %p, %l {class_weights = array<f32: 1.0, 2.0>} : (tensor<4x3xf32>, tensor<4xi64>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+// Class weights are finite and not negative.
+func.func @class_weights_negative(%p: tensor<4x3xf32>, %l: tensor<4xi64>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{'graph.loss_backward' op class_weights must be finite and not negative}}
+  %0 = graph.loss_backward sparse_categorical_crossentropy %p, %l {class_weights = array<f32: 1.0, -2.0, 1.0>} : (tensor<4x3xf32>, tensor<4xi64>) -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+
+// -----
+
+// Class weights belong to class indices; one-hot targets have none.
+func.func @class_weights_categorical(%p: tensor<4x3xf32>, %l: tensor<4x3xf32>) -> tensor<f32> {
+  // expected-error @+1 {{'graph.loss' op class_weights apply to sparse_categorical_crossentropy only}}
+  %0 = graph.loss categorical_crossentropy %p, %l {class_weights = array<f32: 1.0, 2.0, 3.0>} : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<f32>
   return %0 : tensor<f32>
 }
 

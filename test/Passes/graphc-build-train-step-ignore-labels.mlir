@@ -1,6 +1,10 @@
 // RUN: graphc-opt %s --graphc-build-train-step='ignore-labels=true ignore-index=-100' | FileCheck %s --check-prefix=ONE
 // RUN: graphc-opt %s --graphc-build-train-step='ignore-labels=true ignore-index=-100 micro-batches=2' | FileCheck %s --check-prefix=TWO
 // RUN: not graphc-opt %s --graphc-build-train-step='ignore-labels=true loss=mse' 2>&1 | FileCheck %s --check-prefix=MSE
+// RUN: graphc-opt %s --graphc-build-train-step='ignore-labels=true label-smoothing=0.25' | FileCheck %s --check-prefix=SMOOTH
+// RUN: not graphc-opt %s --graphc-build-train-step='label-smoothing=0.25 loss=mse' 2>&1 | FileCheck %s --check-prefix=SMOOTHMSE
+// RUN: graphc-opt %s --graphc-build-train-step='class-weights=1,2,3,4,5 micro-batches=2' | FileCheck %s --check-prefix=CLASSES
+// RUN: not graphc-opt %s --graphc-build-train-step='class-weights=1,2' 2>&1 | FileCheck %s --check-prefix=CLASSCOUNT
 
 // An ignored label (PyTorch's CrossEntropyLoss(ignore_index=-100)): the loss and its gradient
 // carry ignore_index and average over the labels that are not -100.
@@ -27,6 +31,22 @@
 // TWO: %[[SUM:.*]] = graph.add %[[L0]], %[[L1]] : tensor<f32>
 // TWO-NOT: graph.scale
 // TWO: return %[[SUM]]
+
+// Label smoothing rides on the loss and its gradient, with the ignored label or without; mse
+// has no targets to smooth.
+// SMOOTH: graph.loss sparse_categorical_crossentropy {{.*}} {from_logits, ignore_index = -100 : i64, label_smoothing = 2.500000e-01 : f32}
+// SMOOTH: graph.loss_backward sparse_categorical_crossentropy {{.*}} {from_logits, ignore_index = -100 : i64, label_smoothing = 2.500000e-01 : f32}
+// SMOOTHMSE: error: label smoothing applies to the crossentropies, not mse
+
+// Class weights ride on the loss and its gradient; with micro-batches each divides by the
+// whole step's label weights (`count` of the step's labels), and nothing scales by 1/2. One
+// weight per class.
+// CLASSES-LABEL: func.func @train_step(
+// CLASSES-SAME: %[[Y:[a-z0-9]*]]: tensor<8xi64>
+// CLASSES: graph.loss sparse_categorical_crossentropy %{{.*}}, %{{.*}} count %[[Y]] {class_weights = array<f32: 1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00, 5.000000e+00>, from_logits}
+// CLASSES-NOT: graph.scale
+// CLASSES: graph.loss_backward sparse_categorical_crossentropy %{{.*}}, %{{.*}} count %[[Y]] {class_weights
+// CLASSCOUNT: error: --class-weights gives 2 weights, but the model predicts 5 classes
 
 // Only sparse crossentropy has class indices to ignore.
 // MSE: error: an ignored label (ignore-index -100) applies to sparse_categorical_crossentropy, not mse

@@ -686,6 +686,90 @@ TEST(RuntimeKernels, WeightedRowsAverageOverTheWeights) {
   EXPECT_EQ(grad[2], 0.0f);
 }
 
+// Label smoothing ε: sparse crossentropy with class y equals categorical crossentropy with the
+// one-hot target of y (both smoothed to (1 - ε) onehot + ε / C), from logits and from
+// probabilities, forward and backward; and each row's loss is the smoothed target's
+// crossentropy: for logits {0, ln 3} (softmax {1/4, 3/4}), class 1, ε = 0.2 over 2 classes the
+// target is {0.1, 0.9}: -0.1 ln(1/4) - 0.9 ln(3/4), the gradient softmax - target.
+TEST(RuntimeKernels, LabelSmoothingSmoothsTheTargets) {
+  const std::vector<float> logits = {0.0f, std::log(3.0f)};
+  const int64_t label[] = {1};
+  float loss = kNaN;
+  lossForward(LossKind::SparseCategoricalCrossentropy, true, logits.data(), label, &loss, 1, 2,
+              nullptr, 0.2);
+  EXPECT_NEAR(loss, -0.1 * std::log(0.25) - 0.9 * std::log(0.75), 1e-6);
+  std::vector<float> grad(2, kNaN);
+  lossBackward(LossKind::SparseCategoricalCrossentropy, true, logits.data(), label, grad.data(), 1,
+               2, nullptr, 0.2);
+  EXPECT_NEAR(grad[0], 0.25 - 0.1, 1e-6);
+  EXPECT_NEAR(grad[1], 0.75 - 0.9, 1e-6);
+
+  const int64_t batch = 3, classes = 4;
+  const int64_t sparse[] = {3, 0, 2};
+  std::vector<float> onehot(batch * classes, 0.0f);
+  for (int64_t b = 0; b < batch; ++b)
+    onehot[size_t(b * classes + sparse[b])] = 1.0f;
+  for (bool fromLogits : {true, false}) {
+    std::vector<float> pred =
+        randomVec(batch * classes, 17, fromLogits ? -2.0 : 0.05, fromLogits ? 2.0 : 0.9);
+    float a = kNaN, b = kNaN;
+    lossForward(LossKind::SparseCategoricalCrossentropy, fromLogits, pred.data(), sparse, &a, batch,
+                classes, nullptr, 0.1);
+    lossForward(LossKind::CategoricalCrossentropy, fromLogits, pred.data(), onehot.data(), &b,
+                batch, classes, nullptr, 0.1);
+    EXPECT_NEAR(a, b, 1e-6 * std::fabs(b)) << fromLogits;
+    float plain = kNaN;
+    lossForward(LossKind::SparseCategoricalCrossentropy, fromLogits, pred.data(), sparse, &plain,
+                batch, classes);
+    EXPECT_GT(std::fabs(a - plain), 1e-3) << fromLogits; // the smoothing changes the loss
+    std::vector<float> ga(batch * classes, kNaN), gb(batch * classes, kNaN);
+    lossBackward(LossKind::SparseCategoricalCrossentropy, fromLogits, pred.data(), sparse,
+                 ga.data(), batch, classes, nullptr, 0.1);
+    lossBackward(LossKind::CategoricalCrossentropy, fromLogits, pred.data(), onehot.data(),
+                 gb.data(), batch, classes, nullptr, 0.1);
+    for (size_t i = 0; i < ga.size(); ++i)
+      EXPECT_NEAR(ga[i], gb[i], 1e-7) << fromLogits << " " << i;
+    // Weights of one on every row average like the plain mean.
+    const std::vector<float> ones(batch, 1.0f);
+    const LossRows all{false, 0, ones.data(), ones.data(), batch};
+    float weighted = kNaN;
+    lossForward(LossKind::SparseCategoricalCrossentropy, fromLogits, pred.data(), sparse, &weighted,
+                batch, classes, &all, 0.1);
+    EXPECT_NEAR(weighted, a, 1e-6 * std::fabs(a)) << fromLogits;
+  }
+}
+
+// Class weights (PyTorch's CrossEntropyLoss(weight)): rows {0, ln 3} of class 1 (loss ln 4/3,
+// softmax {1/4, 3/4}) and {5, 5} of class 0 (loss ln 2), class weights {3, 1}: (1 ln 4/3 + 3
+// ln 2) / (1 + 3); gradient rows w_y (softmax - onehot) / 4. With label smoothing 0.2 a row's
+// terms are each weighted by its class: row 0's target {0.1, 0.9} gives 3 * 0.1 (lse - 0) +
+// 1 * 0.9 (lse - ln 3), divided by the labels' weights as before.
+TEST(RuntimeKernels, ClassWeightsWeighTheLabelsAndTheMean) {
+  const std::vector<float> logits = {0.0f, std::log(3.0f), 5.0f, 5.0f};
+  const int64_t labels[] = {1, 0};
+  const float perClass[] = {3.0f, 1.0f};
+  const LossRows rows{false, 0, nullptr, labels, 2, perClass};
+  float loss = kNaN;
+  lossForward(LossKind::SparseCategoricalCrossentropy, true, logits.data(), labels, &loss, 2, 2,
+              &rows);
+  EXPECT_NEAR(loss, (std::log(4.0 / 3.0) + 3.0 * std::log(2.0)) / 4.0, 1e-6);
+  std::vector<float> grad(4, kNaN);
+  lossBackward(LossKind::SparseCategoricalCrossentropy, true, logits.data(), labels, grad.data(), 2,
+               2, &rows);
+  EXPECT_NEAR(grad[0], 1.0 * 0.25 / 4.0, 1e-7);
+  EXPECT_NEAR(grad[1], 1.0 * -0.25 / 4.0, 1e-7);
+  EXPECT_NEAR(grad[2], 3.0 * -0.5 / 4.0, 1e-7);
+  EXPECT_NEAR(grad[3], 3.0 * 0.5 / 4.0, 1e-7);
+  const double lse0 = std::log(4.0), lse1 = 5.0 + std::log(2.0);
+  lossForward(LossKind::SparseCategoricalCrossentropy, true, logits.data(), labels, &loss, 2, 2,
+              &rows, 0.2);
+  EXPECT_NEAR(loss,
+              (3.0 * 0.1 * lse0 + 1.0 * 0.9 * (lse0 - std::log(3.0)) + 3.0 * 0.9 * (lse1 - 5.0) +
+               1.0 * 0.1 * (lse1 - 5.0)) /
+                  4.0,
+              1e-6);
+}
+
 // Every loss's backward against finite differences of refLoss, in both modes.
 TEST(RuntimeKernels, LossBackwardMatchesFiniteDifferences) {
   const int64_t batch = 3, classes = 4, n = batch * classes;

@@ -197,7 +197,7 @@ def parse_losses(out, steps):
 
 
 def torch_reference(name, optimizer, steps, x, y, init, dtype, autocast=None, make_model=None,
-                    freeze=None, ignore_index=-100):
+                    freeze=None, ignore_index=-100, label_smoothing=0.0, class_weights=None):
     """Per-step losses and final state_dict of the PyTorch reference training. With
     `autocast` (torch.bfloat16), the forward pass and the loss run under torch.autocast on the
     CPU: linear and convolution in bf16, parameters and optimizer in float32. `make_model`
@@ -233,10 +233,14 @@ def torch_reference(name, optimizer, steps, x, y, init, dtype, autocast=None, ma
         with torch.autocast("cpu", dtype=autocast or torch.bfloat16, enabled=autocast is not None):
             logits = model(*xb).float()
             if models.LOSSES[name] == "binary_crossentropy":
-                loss = F.binary_cross_entropy_with_logits(logits, yb.to(dtype))
+                # (Keras's label smoothing of binary targets: (1 - e) y + e / 2.)
+                target = yb.to(dtype) * (1 - label_smoothing) + label_smoothing / 2
+                loss = F.binary_cross_entropy_with_logits(logits, target)
             else:  # (per token for a language model: the mean over every position)
                 loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), yb.reshape(-1),
-                                       ignore_index=ignore_index)
+                                       ignore_index=ignore_index, label_smoothing=label_smoothing,
+                                       weight=None if class_weights is None else
+                                       torch.tensor(class_weights, dtype=logits.dtype))
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -437,6 +441,12 @@ def main():
                     help="set about a third of the class labels to N (at least one real label "
                     "per batch), train graphc with --ignore-index=N and PyTorch with "
                     "CrossEntropyLoss(ignore_index=N)")
+    ap.add_argument("--label-smoothing", type=float, metavar="F",
+                    help="graphc --label-smoothing=F against PyTorch's "
+                    "CrossEntropyLoss(label_smoothing=F) (binary: targets (1 - F) y + F / 2)")
+    ap.add_argument("--class-weights", action="store_true",
+                    help="graphc --class-weights=W0,... against PyTorch's "
+                    "CrossEntropyLoss(weight=W), W_c = 0.5 + 0.25 (c mod 4)")
     ap.add_argument("--micro-batches", type=int, metavar="K",
                     help="graphc --micro-batches=K (PyTorch trains the whole batch)")
     ap.add_argument("--precision", choices=["fp32", "bf16", "fp16"], default="fp32",
@@ -541,6 +551,14 @@ def main():
         precision_flags.append("--ignore-index=%d" % args.ignore_index)
     if args.micro_batches:
         precision_flags.append("--micro-batches=%d" % args.micro_batches)
+    if args.label_smoothing:
+        precision_flags.append("--label-smoothing=%g" % args.label_smoothing)
+    class_weights = None
+    if args.class_weights:
+        classes = (models.TOKEN_MODELS[name]["vocabulary"] if name in models.LANGUAGE_MODELS
+                   else 10)
+        class_weights = [0.5 + 0.25 * (c % 4) for c in range(classes)]
+        precision_flags.append("--class-weights=" + ",".join("%g" % w for w in class_weights))
     lines, losses, wdir = build_and_run(
         "", precision_flags + (["--plan-out=" + plan] if args.check_no_reuse else []))
     weights = load_weights(wdir, mapping)
@@ -549,6 +567,10 @@ def main():
     # float32 each are from the (nearly exact) float64 trajectory, i.e. the inherent float32 noise.
     autocast = torch.bfloat16 if args.precision == "bf16" else None
     ignore = {} if args.ignore_index is None else {"ignore_index": args.ignore_index}
+    if args.label_smoothing:
+        ignore["label_smoothing"] = args.label_smoothing
+    if class_weights:
+        ignore["class_weights"] = class_weights
     ref_losses, ref_sd = torch_reference(name, args.optimizer, steps, x, y, init, torch.float32,
                                          autocast, make_model, freeze=args.freeze, **ignore)
     r64_losses, r64_sd = torch_reference(name, args.optimizer, steps, x, y, init, torch.float64,

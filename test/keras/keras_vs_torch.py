@@ -1256,6 +1256,14 @@ CASES.update({
         weights=[("layers/dense", None, "dense", [("kernel", (12, 8)), ("bias", (8,))]),
                  ("layers/dense_1", None, "dense_1", [("kernel", (8, 3)), ("bias", (3,))])],
         empty=["layers/input_layer", "optimizer"], graphc={}),
+    "k3_label_smoothing": dict(
+        layout="keras3", input=(12,), classes=1, loss="binary", opt=("sgd", 0.1, 0.0),
+        label_smoothing=0.2, flags=[],
+        forward=lambda x, P, S, step: (torch.relu(x @ P["dense/kernel"] + P["dense/bias"])
+                                       @ P["dense_1/kernel"] + P["dense_1/bias"]),
+        weights=[("layers/dense", None, "dense", [("kernel", (12, 8)), ("bias", (8,))]),
+                 ("layers/dense_1", None, "dense_1", [("kernel", (8, 1)), ("bias", (1,))])],
+        empty=["layers/input_layer", "optimizer"], graphc={}),
     "k3_seq2seq": dict(
         layout="keras3", input=(5, 6), classes=3, loss="sparse", opt=("adam", 0.01, 0.0),
         flags=[], forward=k3_seq2seq_forward,
@@ -2330,8 +2338,9 @@ def main():
             loss = (per * w).sum() / w.sum()
         elif case["loss"] == "sparse":
             loss = F.cross_entropy(logits, yb, ignore_index=case.get("ignore_class", -100))
-        else:
-            loss = F.binary_cross_entropy_with_logits(logits, yb)
+        else:  # (Keras's binary label smoothing: targets (1 - e) y + e / 2)
+            e = case.get("label_smoothing", 0.0)
+            loss = F.binary_cross_entropy_with_logits(logits, yb * (1 - e) + e / 2)
         opt.zero_grad()
         loss.backward()
         opt.step()

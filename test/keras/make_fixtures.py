@@ -2062,6 +2062,15 @@ def main():
     L = [s.dense("dense", 8, "relu", shape=[N, 12]), s.dense("dense_1", 3, shape=[N, 8])]
     write("k3_ignore_class", s.sequential("sequential", L, [N, 12], k3_sgd(0.1, ignore0)))
 
+    # The same MLP with one logit, compiled with BinaryCrossentropy(from_logits=True,
+    # label_smoothing=0.2): targets 0.8 y + 0.1.
+    smoothed = {"module": "keras.losses", "class_name": "BinaryCrossentropy",
+                "config": {"name": "binary_crossentropy", "reduction": "sum_over_batch_size",
+                           "from_logits": True, "label_smoothing": 0.2, "axis": -1},
+                "registered_name": None}
+    L = [s.dense("dense", 8, "relu", shape=[N, 12]), s.dense("dense_1", 1, shape=[N, 8])]
+    write("k3_label_smoothing", s.sequential("sequential", L, [N, 12], k3_sgd(0.1, smoothed)))
+
     noise_fixtures(k3, k2)
     seq2seq_fixtures(k3, k2)
     convnext_app_fixtures(k3)

@@ -128,9 +128,28 @@ struct Options {
   // Sparse crossentropy's ignored label (--ignore-index, or a Keras compile_config's
   // ignore_class): labels equal to it add nothing, and the mean is over the others.
   std::optional<int64_t> ignoreIndex;
+  // The crossentropies' label smoothing (--label-smoothing, or a Keras compile_config's).
+  std::optional<double> labelSmoothing;
+  // Sparse crossentropy's per-class weights (--class-weights).
+  std::vector<double> classWeights;
   uint64_t seed = 0;
   bool verbose = false, lossSet = false, optimizerSet = false, lrSet = false, momentumSet = false;
 };
+
+/// The forward function's prediction type (its first result), or null.
+static RankedTensorType forwardPrediction(ModuleOp module) {
+  auto forward = module.lookupSymbol<func::FuncOp>("forward");
+  if (!forward || forward.getNumResults() < 1)
+    return {};
+  return dyn_cast<RankedTensorType>(forward.getResultTypes()[0]);
+}
+
+/// `value` as the user would write it (%g: 0.1, 1.5, 1e-05).
+static std::string shortest(double value) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%g", value);
+  return buffer;
+}
 
 /// A failure already explained to the user in one line.
 struct Failure {
@@ -308,6 +327,13 @@ public:
 
   int run() {
     Phase phase = parsePhase();
+    if (llvm::any_of(opts.classWeights, [](double w) { return !(w >= 0.0) || std::isinf(w); }) ||
+        (!opts.classWeights.empty() &&
+         llvm::all_of(opts.classWeights, [](double w) { return w == 0.0; })))
+      fail(kBadInput, "--class-weights must be finite, not negative, and not all 0");
+    if (opts.labelSmoothing && !(*opts.labelSmoothing >= 0.0 && *opts.labelSmoothing < 1.0))
+      fail(kBadInput, "--label-smoothing=" + shortest(*opts.labelSmoothing) +
+                          " must lie in [0, 1), e.g. --label-smoothing=0.1");
     std::optional<uint64_t> budget;
     if (!opts.budget.empty() || opts.budgetSet) {
       budget = parseSize(opts.budget);
@@ -690,6 +716,20 @@ private:
     out.module = importModel(context, importBatch, trial);
     if (!out.module)
       return std::nullopt;
+    if (!opts.classWeights.empty() && opts.loss != "sparse_categorical_crossentropy")
+      fail(kBadInput, "--class-weights applies to --loss=sparse_categorical_crossentropy (class "
+                      "indices), not " +
+                          opts.loss);
+    if (!opts.classWeights.empty()) {
+      auto pred = forwardPrediction(*out.module);
+      if (pred && int64_t(opts.classWeights.size()) != pred.getShape().back())
+        fail(kBadInput, "--class-weights gives " + std::to_string(opts.classWeights.size()) +
+                            " weights, but " + llvm::sys::path::filename(opts.model).str() +
+                            " predicts " + std::to_string(pred.getShape().back()) +
+                            " classes; give one weight per class");
+    }
+    if (opts.labelSmoothing && opts.loss == "mse")
+      fail(kBadInput, "--label-smoothing applies to the crossentropy losses, not --loss=mse");
     if (opts.ignoreIndex && opts.loss != "sparse_categorical_crossentropy")
       fail(kBadInput, "--ignore-index=" + std::to_string(*opts.ignoreIndex) +
                           " applies to --loss=sparse_categorical_crossentropy (class indices), "
@@ -732,6 +772,8 @@ private:
     trainOptions.fromLogits = opts.fromLogits;
     trainOptions.ignoreLabels = opts.ignoreIndex.has_value();
     trainOptions.ignoreIndex = opts.ignoreIndex.value_or(-100);
+    trainOptions.labelSmoothing = opts.labelSmoothing.value_or(0.0);
+    trainOptions.classWeights = opts.classWeights;
     pm.addPass(createBuildTrainStep(trainOptions));
     if (!opts.noSplitDataGradients)
       pm.addNestedPass<func::FuncOp>(createSplitDataGradients());
@@ -1567,6 +1609,10 @@ private:
       if (defaults.ignoreClass && !opts.ignoreIndex) {
         opts.ignoreIndex = defaults.ignoreClass;
         applied += " ignore_class " + std::to_string(*defaults.ignoreClass);
+      }
+      if (defaults.labelSmoothing && !opts.labelSmoothing) {
+        opts.labelSmoothing = defaults.labelSmoothing;
+        applied += " label_smoothing " + shortest(*defaults.labelSmoothing);
       }
     } else if (!opts.lossSet && !defaults.lossProblem.empty()) {
       fail(kBadInput, opts.model + ": " + defaults.lossProblem + "; pass --loss");
@@ -2570,6 +2616,18 @@ int runGraphcDriver(int argc, char **argv) {
                "loss, which is the mean over the other labels (PyTorch's "
                "CrossEntropyLoss(ignore_index=N), e.g. -100 for padding; Keras's ignore_class)"),
       cl::value_desc("N"), cl::cat(category));
+  cl::list<double> classWeights(
+      "class-weights", cl::CommaSeparated,
+      cl::desc("--loss=sparse_categorical_crossentropy: one weight per class, W0,W1,...: each "
+               "label's loss is weighted by its class's, and the mean divided by the weights of "
+               "the batch's labels (PyTorch's CrossEntropyLoss(weight=...))"),
+      cl::value_desc("W0,W1,..."), cl::cat(category));
+  cl::opt<double> labelSmoothing(
+      "label-smoothing",
+      cl::desc("the crossentropy losses' label smoothing F in [0, 1): class targets become "
+               "(1 - F) t + F / classes, binary targets (1 - F) t + F / 2 (PyTorch's "
+               "CrossEntropyLoss(label_smoothing=F), Keras's label_smoothing)"),
+      cl::value_desc("F"), cl::cat(category));
   cl::opt<std::string> trainOutput(
       "train-output",
       cl::desc("ONNX with several graph outputs (GoogLeNet's auxiliary heads in training mode): "
@@ -2678,6 +2736,9 @@ int runGraphcDriver(int argc, char **argv) {
   opts.fromLogits = fromLogits;
   if (ignoreIndex.getNumOccurrences() > 0)
     opts.ignoreIndex = ignoreIndex;
+  if (labelSmoothing.getNumOccurrences() > 0)
+    opts.labelSmoothing = labelSmoothing;
+  opts.classWeights.assign(classWeights.begin(), classWeights.end());
   opts.offload = offload;
   opts.seed = seed;
   opts.verbose = verbose;

@@ -336,21 +336,31 @@ void softmaxBackward(const float *dy, const float *y, float *dx, int64_t outer, 
 ///   its last axis for every kind): row r's loss (the crossentropies' sum over its classes,
 ///   binary crossentropy's and MSE's mean over its elements) is scaled by weights[r], and the
 ///   sum divided by the sum of the float weights `counted`.
+/// - classWeights (SparseCategoricalCrossentropy, one per class: PyTorch's
+///   CrossEntropyLoss(weight)): a row's loss is sum_j w_j t_j (lse - x_j) over its target t
+///   (w_y (lse - x_y) unsmoothed), and the sum is divided by the class weights of the labels
+///   `counted` (those not ignored).
 /// `counted` holds countedRows values: the whole step's labels or weights when `labels` and
-/// `weights` are one micro-batch's slice of them, else the same as those. Nothing counted: the
-/// loss and gradient are 0.
+/// `weights` are one micro-batch's slice of them, else the same as those; labels unless there
+/// are weights. Nothing counted: the loss and gradient are 0.
 struct LossRows {
   bool ignore;
   int64_t ignoreIndex;
   const float *weights;
   const void *counted;
   int64_t countedRows;
+  const float *classWeights;
 };
+/// labelSmoothing ε (the crossentropies): categorical targets become (1 - ε) t + ε / classes
+/// (a class index: (1 - ε) on its class), binary targets (1 - ε) t + ε / 2, as PyTorch's
+/// CrossEntropyLoss(label_smoothing) and Keras's label_smoothing have it.
 void lossForward(LossKind kind, bool fromLogits, const float *pred, const void *labels, float *loss,
-                 int64_t batch, int64_t classes, const LossRows *rows = nullptr);
+                 int64_t batch, int64_t classes, const LossRows *rows = nullptr,
+                 double labelSmoothing = 0.0);
 /// d(mean loss)/d(pred), same shape as pred, overwritten.
 void lossBackward(LossKind kind, bool fromLogits, const float *pred, const void *labels,
-                  float *dpred, int64_t batch, int64_t classes, const LossRows *rows = nullptr);
+                  float *dpred, int64_t batch, int64_t classes, const LossRows *rows = nullptr,
+                  double labelSmoothing = 0.0);
 
 /// p -= lr * g
 void sgdUpdate(float *param, const float *grad, int64_t n, float lr);
