@@ -316,8 +316,9 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
     SmallVector<Operation *> allForwardOps;
     int64_t k = microBatches;
     FloatAttr inverseK = b.getF32FloatAttr(float(1.0 / double(k)));
-    // Selective losses (an ignored label, loss weights) divide each micro-batch's sum by the
-    // whole step's count, so that the micro-batches add up to the step's mean: no 1/k.
+    // Selective losses (an ignored label, class weights, loss weights) divide each micro-batch's
+    // sum by the whole step's count, so that the micro-batches add up to the step's mean: no
+    // 1/k.
     const bool classWeighted = !classWeights.empty();
     if (classWeighted && int64_t(classWeights.size()) != pred.getShape().back())
       return forward.emitError() << "--class-weights gives " << classWeights.size()
