@@ -57,6 +57,9 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
     if (!(labelSmoothing >= 0.0 && labelSmoothing < 1.0))
       return module.emitError() << "label smoothing " << double(labelSmoothing)
                                 << " must lie in [0, 1)";
+    if (!posWeight.empty() && *loss != LossKind::binary_crossentropy)
+      return module.emitError() << "a positive weight applies to binary_crossentropy, not "
+                                << this->loss;
     if (!classWeights.empty() && *loss != LossKind::sparse_categorical_crossentropy)
       return module.emitError() << "class weights apply to sparse_categorical_crossentropy, not "
                                 << this->loss;
@@ -94,6 +97,9 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
                                     "optionally its loss weights), it returns "
                                  << forward.getNumResults() << " values";
     const bool weighted = forward.getNumResults() == 2;
+    if (weighted && !posWeight.empty())
+      return forward.emitError() << "a positive weight and the model's loss weights (a masked "
+                                    "output) together are not supported";
     if (weighted && !classWeights.empty())
       return forward.emitError() << "class weights and the model's loss weights (a masked "
                                     "output) together are not supported";
@@ -325,6 +331,11 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
                                  << " weights, but the model predicts " << pred.getShape().back()
                                  << " classes";
     const bool selective = ignoreLabels || weighted || classWeighted;
+    if (!posWeight.empty() && posWeight.size() != 1 &&
+        int64_t(posWeight.size()) != pred.getShape().back())
+      return forward.emitError() << "--pos-weight gives " << posWeight.size()
+                                 << " values, but the prediction's last axis has "
+                                 << pred.getShape().back() << " (give 1 or that many)";
     // Loss weights with micro-batches: every micro-batch's weights are needed before the first
     // loss, so the ops they depend on (data inputs only: a mask from the token ids) run for
     // each micro-batch first; each micro-batch then reuses its own.
@@ -481,14 +492,21 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
           values.push_back(float(w));
         perClass = b.getDenseF32ArrayAttr(values);
       }
+      DenseF32ArrayAttr positive;
+      if (!posWeight.empty()) {
+        SmallVector<float> values;
+        for (double w : posWeight)
+          values.push_back(float(w));
+        positive = b.getDenseF32ArrayAttr(values);
+      }
       Value microLoss = b.create<LossOp>(lossLoc, scalar, *loss, lossInput, labels, lossWeights,
-                                         count, fromLogits, ignored, smoothing, perClass);
+                                         count, fromLogits, ignored, smoothing, perClass, positive);
       lossSum = lossSum ? b.create<AddOp>(lossLoc, scalar, lossSum, microLoss).getResult()
                         : microLoss;
       Location gradLossLoc = NameLoc::get(b.getStringAttr("loss.grad"), lossLoc);
-      Value lossGrad =
-          b.create<LossBackwardOp>(gradLossLoc, lossInput.getType(), *loss, lossInput, labels,
-                                   lossWeights, count, fromLogits, ignored, smoothing, perClass);
+      Value lossGrad = b.create<LossBackwardOp>(gradLossLoc, lossInput.getType(), *loss, lossInput,
+                                                labels, lossWeights, count, fromLogits, ignored,
+                                                smoothing, perClass, positive);
       if (k > 1 && !selective)
         lossGrad = b.create<ScaleOp>(gradLossLoc, lossInput.getType(), lossGrad, inverseK);
       if (lossScaling)

@@ -182,6 +182,9 @@ def BuildTrainStep : Pass<"graphc-build-train-step", "mlir::ModuleOp"> {
                "sparse_categorical_crossentropy's per-class weights, one per class (PyTorch's "
                "CrossEntropyLoss(weight)): a row's loss is weighted by its class's, the mean "
                "divided by the weights of the counted labels">,
+    ListOption<"posWeight", "pos-weight", "double",
+               "binary_crossentropy's weight of the positive targets, one value or one per "
+               "index of the prediction's last axis (PyTorch's BCEWithLogitsLoss(pos_weight))">,
     Option<"labelSmoothing", "label-smoothing", "double", "0.0",
            "the crossentropies' label smoothing: categorical targets (1 - e) t + e / classes, "
            "binary targets (1 - e) t + e / 2 (PyTorch's CrossEntropyLoss(label_smoothing), "

@@ -886,7 +886,19 @@ static LogicalResult verifyLossOperands(Operation *op, LossKind kind, Value pred
 static LogicalResult verifyLossRows(Operation *op, LossKind kind, Value prediction, Value labels,
                                     Value weights, Value count, std::optional<int64_t> ignoreIndex,
                                     std::optional<APFloat> labelSmoothing,
-                                    std::optional<ArrayRef<float>> classWeights) {
+                                    std::optional<ArrayRef<float>> classWeights,
+                                    std::optional<ArrayRef<float>> posWeight) {
+  if (posWeight) {
+    if (kind != LossKind::binary_crossentropy)
+      return op->emitOpError() << "pos_weight applies to binary_crossentropy only";
+    const int64_t last = tensorType(prediction).getShape().back();
+    if (posWeight->size() != 1 && int64_t(posWeight->size()) != last)
+      return op->emitOpError() << "has " << posWeight->size()
+                               << " pos_weight values; expected 1 or " << last
+                               << " (the prediction's last axis)";
+    if (llvm::any_of(*posWeight, [](float w) { return !(w >= 0.0f) || std::isinf(w); }))
+      return op->emitOpError() << "pos_weight must be finite and not negative";
+  }
   if (classWeights) {
     if (kind != LossKind::sparse_categorical_crossentropy)
       return op->emitOpError() << "class_weights apply to sparse_categorical_crossentropy only";
@@ -936,13 +948,14 @@ LogicalResult LossOp::verify() {
   if (failed(verifyLossOperands(*this, getKind(), getPrediction(), getLabels())))
     return failure();
   return verifyLossRows(*this, getKind(), getPrediction(), getLabels(), getWeights(), getCount(),
-                        getIgnoreIndex(), getLabelSmoothing(), getClassWeights());
+                        getIgnoreIndex(), getLabelSmoothing(), getClassWeights(), getPosWeight());
 }
 
 LogicalResult LossBackwardOp::verify() {
   if (failed(verifyLossOperands(*this, getKind(), getPrediction(), getLabels())) ||
       failed(verifyLossRows(*this, getKind(), getPrediction(), getLabels(), getWeights(),
-                            getCount(), getIgnoreIndex(), getLabelSmoothing(), getClassWeights())))
+                            getCount(), getIgnoreIndex(), getLabelSmoothing(), getClassWeights(),
+                            getPosWeight())))
     return failure();
   if (getType() != getPrediction().getType())
     return emitOpError() << "result " << getType() << " must match the prediction "

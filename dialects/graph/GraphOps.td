@@ -1015,6 +1015,10 @@ def Graph_LossOp : Graph_Op<"loss", [Pure, AttrSizedOperandSegments]> {
     unsmoothed, and the mean divides by the sum of w over the counted labels (not ignored), as
     PyTorch's weighted mean does.
 
+    `pos_weight` p (binary_crossentropy; PyTorch's `BCEWithLogitsLoss(pos_weight=p)`): an
+    element's loss is -(p y log σ(x) + (1 - y) log(1 - σ(x))), p one value or one per index of
+    the prediction's last axis (broadcast over the others).
+
     ```mlir
     %l = graph.loss sparse_categorical_crossentropy %logits, %labels {from_logits}
         : (tensor<32x10xf32>, tensor<32xi64>) -> tensor<f32>
@@ -1031,7 +1035,8 @@ def Graph_LossOp : Graph_Op<"loss", [Pure, AttrSizedOperandSegments]> {
                        Optional<GraphF32Tensor>:$weights, Optional<GraphLabelTensor>:$count,
                        UnitAttr:$from_logits, OptionalAttr<I64Attr>:$ignore_index,
                        OptionalAttr<F32Attr>:$label_smoothing,
-                       OptionalAttr<DenseF32ArrayAttr>:$class_weights);
+                       OptionalAttr<DenseF32ArrayAttr>:$class_weights,
+                       OptionalAttr<DenseF32ArrayAttr>:$pos_weight);
   let results = (outs GraphF32Scalar:$result);
   let assemblyFormat = [{
     $kind $prediction `,` $labels (`weights` $weights^)? (`count` $count^)? attr-dict `:`
@@ -1043,7 +1048,7 @@ def Graph_LossOp : Graph_Op<"loss", [Pure, AttrSizedOperandSegments]> {
                    "::mlir::Value":$labels, "bool":$from_logits), [{
       build($_builder, $_state, type, kind, prediction, labels, ::mlir::Value(), ::mlir::Value(),
             from_logits, ::mlir::IntegerAttr(), ::mlir::FloatAttr(),
-            ::mlir::DenseF32ArrayAttr());
+            ::mlir::DenseF32ArrayAttr(), ::mlir::DenseF32ArrayAttr());
     }]>
   ];
   let hasVerifier = 1;
@@ -1061,7 +1066,8 @@ def Graph_LossBackwardOp : Graph_Op<"loss_backward", [Pure, AttrSizedOperandSegm
                        Optional<GraphF32Tensor>:$weights, Optional<GraphLabelTensor>:$count,
                        UnitAttr:$from_logits, OptionalAttr<I64Attr>:$ignore_index,
                        OptionalAttr<F32Attr>:$label_smoothing,
-                       OptionalAttr<DenseF32ArrayAttr>:$class_weights);
+                       OptionalAttr<DenseF32ArrayAttr>:$class_weights,
+                       OptionalAttr<DenseF32ArrayAttr>:$pos_weight);
   let results = (outs GraphF32Tensor:$result);
   let assemblyFormat = [{
     $kind $prediction `,` $labels (`weights` $weights^)? (`count` $count^)? attr-dict `:`
@@ -1072,7 +1078,7 @@ def Graph_LossBackwardOp : Graph_Op<"loss_backward", [Pure, AttrSizedOperandSegm
                    "::mlir::Value":$labels, "bool":$from_logits), [{
       build($_builder, $_state, type, kind, prediction, labels, ::mlir::Value(), ::mlir::Value(),
             from_logits, ::mlir::IntegerAttr(), ::mlir::FloatAttr(),
-            ::mlir::DenseF32ArrayAttr());
+            ::mlir::DenseF32ArrayAttr(), ::mlir::DenseF32ArrayAttr());
     }]>
   ];
   let hasVerifier = 1;

@@ -1700,7 +1700,8 @@ static void rowLossBackward(LossKind kind, bool fromLogits, const float *row, co
 }
 
 void lossForward(LossKind kind, bool fromLogits, const float *pred, const void *labels, float *loss,
-                 int64_t batch, int64_t classes, const LossRows *rows, double labelSmoothing) {
+                 int64_t batch, int64_t classes, const LossRows *rows, double labelSmoothing,
+                 const float *posWeight, int64_t posWeightCount) {
   const Smoothing smooth(kind, labelSmoothing, classes);
   if (rows && rows->weights) {
     // Weighted rows (a Keras output's mask): sum_r w_r loss_r / sum of the counted weights.
@@ -1763,7 +1764,18 @@ void lossForward(LossKind kind, bool fromLogits, const float *pred, const void *
     count = static_cast<double>(batch) * static_cast<double>(classes);
     for (int64_t i = 0; i < batch * classes; ++i) {
       const double x = pred[i], y = smooth(target[i]);
-      if (fromLogits) {
+      if (posWeight) {
+        // PyTorch's form: (1 - y) x + (1 + (P - 1) y) softplus(-x); from probabilities
+        // -(P y log p + (1 - y) log(1 - p)).
+        const double positive = posWeight[i % posWeightCount];
+        if (fromLogits) {
+          total += (1.0 - y) * x + (1.0 + (positive - 1.0) * y) *
+                                       (std::log1p(std::exp(-std::fabs(x))) + std::max(-x, 0.0));
+        } else {
+          const double p = clipProb(pred[i]);
+          total -= positive * y * std::log(p) + (1.0 - y) * std::log(1.0 - p);
+        }
+      } else if (fromLogits) {
         // log(1 + exp(-|x|)) never overflows; max(x, 0) - x*y supplies the rest.
         total += std::max(x, 0.0) - x * y + std::log1p(std::exp(-std::fabs(x)));
       } else {
@@ -1785,7 +1797,7 @@ void lossForward(LossKind kind, bool fromLogits, const float *pred, const void *
 
 void lossBackward(LossKind kind, bool fromLogits, const float *pred, const void *labels,
                   float *dpred, int64_t batch, int64_t classes, const LossRows *rows,
-                  double labelSmoothing) {
+                  double labelSmoothing, const float *posWeight, int64_t posWeightCount) {
   const Smoothing smooth(kind, labelSmoothing, classes);
   if (rows && rows->weights) {
     const double counted = countedRows(*rows, classes);
@@ -1828,7 +1840,21 @@ void lossBackward(LossKind kind, bool fromLogits, const float *pred, const void 
     const double scale = n > 0 ? 1.0 / static_cast<double>(n) : 0.0;
     for (int64_t i = 0; i < n; ++i) {
       const double y = smooth(target[i]);
-      if (fromLogits) {
+      if (posWeight) {
+        // From logits (1 + (P - 1) y) sigmoid(x) - P y; from probabilities -P y / p + (1 - y) /
+        // (1 - p).
+        const double positive = posWeight[i % posWeightCount];
+        if (fromLogits) {
+          const double x = pred[i];
+          const double s = x >= 0 ? 1.0 / (1.0 + std::exp(-x)) : std::exp(x) / (1.0 + std::exp(x));
+          dpred[i] = static_cast<float>(((1.0 + (positive - 1.0) * y) * s - positive * y) * scale);
+        } else {
+          const double p = pred[i];
+          dpred[i] = probInRange(pred[i])
+                         ? static_cast<float>((-positive * y / p + (1.0 - y) / (1.0 - p)) * scale)
+                         : 0.0f;
+        }
+      } else if (fromLogits) {
         const double x = pred[i];
         const double s = x >= 0 ? 1.0 / (1.0 + std::exp(-x)) : std::exp(x) / (1.0 + std::exp(x));
         dpred[i] = static_cast<float>((s - y) * scale);

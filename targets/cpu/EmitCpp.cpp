@@ -130,11 +130,29 @@ private:
 
   /// The loss call's optional arguments (LossRows, label smoothing) and end; closes the block
   /// lossRows opened.
-  static std::string lossTail(const std::string &selected, std::optional<APFloat> smoothing) {
+  /// A positive weight (`positive`: the name of its table, declared by positiveTable) adds
+  /// the table and its size.
+  static std::string lossTail(const std::string &selected, std::optional<APFloat> smoothing,
+                              const std::string &positive = "", size_t positiveCount = 0) {
     std::string tail = selected.empty() ? "" : ", &rows";
-    if (smoothing && !smoothing->isZero())
-      tail += (selected.empty() ? ", nullptr, " : ", ") + floatLiteral(*smoothing);
-    return tail + (selected.empty() ? ");\n" : ");\n  }\n");
+    const bool smoothed = smoothing && !smoothing->isZero();
+    if (smoothed || !positive.empty())
+      tail += (selected.empty() ? ", nullptr, " : ", ") +
+              (smoothed ? floatLiteral(*smoothing) : std::string("0.0"));
+    if (!positive.empty())
+      tail += ", " + positive + ", " + std::to_string(positiveCount);
+    return tail + (selected.empty() && positive.empty() ? ");\n" : ");\n  }\n");
+  }
+
+  /// Opens a block declaring the positive weights' table kPositiveWeight, when there are any
+  /// (and no LossRows block is open).
+  static std::string positiveTable(std::optional<ArrayRef<float>> posWeight) {
+    if (!posWeight)
+      return "";
+    std::string table = "  {\n  static const float kPositiveWeight[] = {";
+    for (auto [i, w] : llvm::enumerate(*posWeight))
+      table += (i ? ", " : "") + floatLiteral(APFloat(w));
+    return table + "};\n";
   }
 
   std::string ptr(Value v) {
@@ -717,10 +735,13 @@ private:
               lossRowsAndClasses(l.getKind(), l.getPrediction(), bool(l.getWeights()));
           std::string selected = lossRows(l.getIgnoreIndex(), l.getLabels(), l.getWeights(),
                                           l.getCount(), l.getClassWeights());
-          s << selected << "  lossForward(" << runtimeLossKindName(l.getKind()) << ", "
-            << (l.getFromLogits() ? "true" : "false") << ", " << ptr(l.getPrediction()) << ", ANY("
-            << plannedOffset(l.getLabels()) << "), " << ptr(l.getResult()) << ", " << rows << ", "
-            << classes << lossTail(selected, l.getLabelSmoothing());
+          auto positive = l.getPosWeight();
+          s << selected << positiveTable(positive) << "  lossForward("
+            << runtimeLossKindName(l.getKind()) << ", " << (l.getFromLogits() ? "true" : "false")
+            << ", " << ptr(l.getPrediction()) << ", ANY(" << plannedOffset(l.getLabels()) << "), "
+            << ptr(l.getResult()) << ", " << rows << ", " << classes
+            << lossTail(selected, l.getLabelSmoothing(), positive ? "kPositiveWeight" : "",
+                        positive ? positive->size() : 0);
           return success();
         })
         .Case([&](LossBackwardOp l) {
@@ -728,10 +749,13 @@ private:
               lossRowsAndClasses(l.getKind(), l.getPrediction(), bool(l.getWeights()));
           std::string selected = lossRows(l.getIgnoreIndex(), l.getLabels(), l.getWeights(),
                                           l.getCount(), l.getClassWeights());
-          s << selected << "  lossBackward(" << runtimeLossKindName(l.getKind()) << ", "
-            << (l.getFromLogits() ? "true" : "false") << ", " << ptr(l.getPrediction()) << ", ANY("
-            << plannedOffset(l.getLabels()) << "), " << ptr(l.getResult()) << ", " << rows << ", "
-            << classes << lossTail(selected, l.getLabelSmoothing());
+          auto positive = l.getPosWeight();
+          s << selected << positiveTable(positive) << "  lossBackward("
+            << runtimeLossKindName(l.getKind()) << ", " << (l.getFromLogits() ? "true" : "false")
+            << ", " << ptr(l.getPrediction()) << ", ANY(" << plannedOffset(l.getLabels()) << "), "
+            << ptr(l.getResult()) << ", " << rows << ", " << classes
+            << lossTail(selected, l.getLabelSmoothing(), positive ? "kPositiveWeight" : "",
+                        positive ? positive->size() : 0);
           return success();
         })
         .Case([&](LossScaleOp l) {

@@ -2587,6 +2587,9 @@ private:
     int64_t count = rows;
     const std::string C = S(classes), B = S(rows);
     const std::string table = classWeightTable(l.getClassWeights(), k, b);
+    const std::string positive = weightTable(l.getPosWeight(), k + "_pos_weight", b);
+    const std::string positiveCount =
+        std::to_string(l.getPosWeight() ? l.getPosWeight()->size() : 1);
     const std::string classWeight = table.empty() ? "" : "static_cast<double>(" + table + "[y]) * ";
     switch (l.getKind()) {
     case LossKind::sparse_categorical_crossentropy:
@@ -2622,14 +2625,20 @@ private:
       break;
     case LossKind::binary_crossentropy:
       count = rows * classes;
-      b +=
-          "  const float *target = " + ptr(l.getLabels()) + ";\n  for (int64_t i = t; i < " +
-          S(rows * classes) + "; i += GRAPHC_BLOCK_SIZE) {\n    const double x = pred[i], y = " +
-          smoothed("target[i]", smoothing, l.getKind(), classes) + ";\n" +
-          (logits ? "    total += (x < 0.0 ? 0.0 : x) - x * y + log1p(exp(-fabs(x)));\n"
-                  : "    const double p = ::graphc::rt::cuda::clipProb(pred[i]);\n    total -= y * "
-                    "log(p) + (1.0 - y) * log(1.0 - p);\n") +
-          "  }\n";
+      b += "  const float *target = " + ptr(l.getLabels()) + ";\n  for (int64_t i = t; i < " +
+           S(rows * classes) + "; i += GRAPHC_BLOCK_SIZE) {\n    const double x = pred[i], y = " +
+           smoothed("target[i]", smoothing, l.getKind(), classes) + ";\n" +
+           (!positive.empty()
+                ? "    const double positive = " + positive + "[i % " + positiveCount + "];\n" +
+                      (logits ? std::string("    total += (1.0 - y) * x + (1.0 + (positive - 1.0) "
+                                            "* y) * (log1p(exp(-fabs(x))) + fmax(-x, 0.0));\n")
+                              : "    const double p = ::graphc::rt::cuda::clipProb(pred[i]);\n    "
+                                "total -= positive * y * log(p) + (1.0 - y) * log(1.0 - p);\n")
+            : logits
+                ? "    total += (x < 0.0 ? 0.0 : x) - x * y + log1p(exp(-fabs(x)));\n"
+                : "    const double p = ::graphc::rt::cuda::clipProb(pred[i]);\n    total -= y * "
+                  "log(p) + (1.0 - y) * log(1.0 - p);\n") +
+           "  }\n";
       break;
     case LossKind::mse:
       count = rows * classes;
@@ -2673,6 +2682,9 @@ private:
     std::string b = "// " + label(op) + ": gradient of " + stringifyLossKind(l.getKind()).str() +
                     (logits ? " from logits" : "") + ", one thread per sample";
     const std::string table = classWeightTable(l.getClassWeights(), k, b);
+    const std::string positive = weightTable(l.getPosWeight(), k + "_pos_weight", b);
+    const std::string positiveCount =
+        std::to_string(l.getPosWeight() ? l.getPosWeight()->size() : 1);
     if (selective) {
       // A block kernel: each block first counts the labels that are not ignored (sums their
       // class weights, or the weights; every block the same count, by the same fixed tree as
@@ -2743,18 +2755,24 @@ private:
                          smooth("t[j]") + " * scale / row[j]) : 0.0f;\n");
       break;
     case LossKind::binary_crossentropy:
-      b +=
-          scale("1.0 / " + S(n * classes) + ".0", "1.0 / " + C + ".0 * ") +
-          "    const float *t = " + ptr(l.getLabels()) + " + b * " + C +
-          ";\n    for (int64_t j = 0; j < " + C +
-          "; ++j) {\n      const double y = " + smooth("t[j]") + ";\n" +
-          (logits ? "      const double x = row[j];\n      const double s = x >= 0 ? 1.0 / (1.0 + "
-                    "exp(-x)) : exp(x) / (1.0 + exp(x));\n      drow[j] = static_cast<float>((s - "
-                    "y) * scale);\n"
-                  : "      const double p = row[j];\n      drow[j] = "
-                    "::graphc::rt::cuda::probInRange(row[j]) ? static_cast<float>((-y / p + (1.0 - "
-                    "y) / (1.0 - p)) * scale) : 0.0f;\n") +
-          "    }\n";
+      b += scale("1.0 / " + S(n * classes) + ".0", "1.0 / " + C + ".0 * ") +
+           "    const float *t = " + ptr(l.getLabels()) + " + b * " + C +
+           ";\n    for (int64_t j = 0; j < " + C +
+           "; ++j) {\n      const double y = " + smooth("t[j]") + ";\n" +
+           (positive.empty() ? std::string()
+                             : "      const double positive = " + positive + "[(b * " + C +
+                                   " + j) % " + positiveCount + "];\n") +
+           (logits ? "      const double x = row[j];\n      const double s = x >= 0 ? 1.0 / (1.0 + "
+                     "exp(-x)) : exp(x) / (1.0 + exp(x));\n      drow[j] = static_cast<float>(" +
+                         std::string(positive.empty()
+                                         ? "(s - y)"
+                                         : "((1.0 + (positive - 1.0) * y) * s - positive * y)") +
+                         " * scale);\n"
+                   : "      const double p = row[j];\n      drow[j] = "
+                     "::graphc::rt::cuda::probInRange(row[j]) ? static_cast<float>((" +
+                         std::string(positive.empty() ? "-y" : "-positive * y") +
+                         " / p + (1.0 - y) / (1.0 - p)) * scale) : 0.0f;\n") +
+           "    }\n";
       break;
     case LossKind::mse:
       b += scale("2.0 / " + S(n * classes) + ".0", "2.0 / " + C + ".0 * ") +
@@ -2818,11 +2836,15 @@ private:
   /// the kernel's code `b`; its name ("" without class weights).
   std::string classWeightTable(std::optional<ArrayRef<float>> classWeights, const std::string &k,
                                std::string &b) {
-    if (!classWeights)
+    return weightTable(classWeights, k + "_class_weights", b);
+  }
+  /// A file-scope table `name` of `values` prepended to `b`; its name ("" without values).
+  static std::string weightTable(std::optional<ArrayRef<float>> values, const std::string &name,
+                                 std::string &b) {
+    if (!values)
       return "";
-    std::string name = k + "_class_weights";
     std::string table = "__device__ const float " + name + "[] = {";
-    for (auto [i, w] : llvm::enumerate(*classWeights))
+    for (auto [i, w] : llvm::enumerate(*values))
       table += (i ? ", " : "") + floatLiteral(w);
     b = table + "};\n" + b;
     return name;

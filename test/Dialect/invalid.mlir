@@ -474,6 +474,24 @@ func.func @class_weights_categorical(%p: tensor<4x3xf32>, %l: tensor<4x3xf32>) -
 
 // -----
 
+// A positive weight: one value, or one per index of the prediction's last axis.
+func.func @pos_weight_count(%p: tensor<4x3xf32>, %l: tensor<4x3xf32>) -> tensor<f32> {
+  // expected-error @+1 {{'graph.loss' op has 2 pos_weight values; expected 1 or 3 (the prediction's last axis)}}
+  %0 = graph.loss binary_crossentropy %p, %l {pos_weight = array<f32: 1.0, 2.0>} : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+// A positive weight belongs to binary targets.
+func.func @pos_weight_sparse(%p: tensor<4x3xf32>, %l: tensor<4xi64>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{'graph.loss_backward' op pos_weight applies to binary_crossentropy only}}
+  %0 = graph.loss_backward sparse_categorical_crossentropy %p, %l {pos_weight = array<f32: 2.0>} : (tensor<4x3xf32>, tensor<4xi64>) -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+
+// -----
+
 // Categorical crossentropy: int64 labels are refused (one-hot f32 labels expected).
 func.func @categorical_label_dtype(%p: tensor<4x3xf32>, %l: tensor<4x3xi64>) -> tensor<f32> {
   // expected-error @+1 {{'graph.loss' op categorical_crossentropy expects f32 labels shaped like the prediction 'tensor<4x3xf32>', got 'tensor<4x3xi64>'}}

@@ -770,6 +770,30 @@ TEST(RuntimeKernels, ClassWeightsWeighTheLabelsAndTheMean) {
               1e-6);
 }
 
+// A positive weight P (PyTorch's BCEWithLogitsLoss(pos_weight)): logit 0 (σ = 1/2) with
+// target 1 and P = 3 costs 3 ln 2, with target 0 ln 2 (P only weighs positives); gradients
+// (1 + (P - 1) y) σ - P y: -1 and 1/2, each over the 2 elements. One weight per column of
+// [1, 2] elements: {3, 1}.
+TEST(RuntimeKernels, PositiveWeightWeighsThePositiveTargets) {
+  const std::vector<float> logits = {0.0f, 0.0f};
+  const float targets[] = {1.0f, 0.0f};
+  const float positive[] = {3.0f, 1.0f};
+  float loss = kNaN;
+  lossForward(LossKind::BinaryCrossentropy, true, logits.data(), targets, &loss, 1, 2, nullptr, 0.0,
+              positive, 2);
+  EXPECT_NEAR(loss, (3.0 * std::log(2.0) + std::log(2.0)) / 2.0, 1e-6);
+  std::vector<float> grad(2, kNaN);
+  lossBackward(LossKind::BinaryCrossentropy, true, logits.data(), targets, grad.data(), 1, 2,
+               nullptr, 0.0, positive, 2);
+  EXPECT_NEAR(grad[0], (3.0 * 0.5 - 3.0) / 2.0, 1e-7);
+  EXPECT_NEAR(grad[1], 0.5 / 2.0, 1e-7);
+  // A single value applies to every element; from probabilities P weighs -y log p.
+  const std::vector<float> probs = {0.25f, 0.5f};
+  lossForward(LossKind::BinaryCrossentropy, false, probs.data(), targets, &loss, 1, 2, nullptr, 0.0,
+              positive, 1);
+  EXPECT_NEAR(loss, (-3.0 * std::log(0.25) - std::log(0.5)) / 2.0, 1e-6);
+}
+
 // Every loss's backward against finite differences of refLoss, in both modes.
 TEST(RuntimeKernels, LossBackwardMatchesFiniteDifferences) {
   const int64_t batch = 3, classes = 4, n = batch * classes;

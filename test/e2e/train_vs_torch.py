@@ -197,7 +197,8 @@ def parse_losses(out, steps):
 
 
 def torch_reference(name, optimizer, steps, x, y, init, dtype, autocast=None, make_model=None,
-                    freeze=None, ignore_index=-100, label_smoothing=0.0, class_weights=None):
+                    freeze=None, ignore_index=-100, label_smoothing=0.0, class_weights=None,
+                    pos_weight=None):
     """Per-step losses and final state_dict of the PyTorch reference training. With
     `autocast` (torch.bfloat16), the forward pass and the loss run under torch.autocast on the
     CPU: linear and convolution in bf16, parameters and optimizer in float32. `make_model`
@@ -235,7 +236,9 @@ def torch_reference(name, optimizer, steps, x, y, init, dtype, autocast=None, ma
             if models.LOSSES[name] == "binary_crossentropy":
                 # (Keras's label smoothing of binary targets: (1 - e) y + e / 2.)
                 target = yb.to(dtype) * (1 - label_smoothing) + label_smoothing / 2
-                loss = F.binary_cross_entropy_with_logits(logits, target)
+                loss = F.binary_cross_entropy_with_logits(
+                    logits, target, pos_weight=None if pos_weight is None else
+                    torch.tensor(pos_weight, dtype=logits.dtype))
             else:  # (per token for a language model: the mean over every position)
                 loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), yb.reshape(-1),
                                        ignore_index=ignore_index, label_smoothing=label_smoothing,
@@ -447,6 +450,8 @@ def main():
     ap.add_argument("--class-weights", action="store_true",
                     help="graphc --class-weights=W0,... against PyTorch's "
                     "CrossEntropyLoss(weight=W), W_c = 0.5 + 0.25 (c mod 4)")
+    ap.add_argument("--pos-weight", metavar="P[,P...]",
+                    help="graphc --pos-weight against PyTorch's BCEWithLogitsLoss(pos_weight)")
     ap.add_argument("--micro-batches", type=int, metavar="K",
                     help="graphc --micro-batches=K (PyTorch trains the whole batch)")
     ap.add_argument("--precision", choices=["fp32", "bf16", "fp16"], default="fp32",
@@ -559,6 +564,8 @@ def main():
                    else 10)
         class_weights = [0.5 + 0.25 * (c % 4) for c in range(classes)]
         precision_flags.append("--class-weights=" + ",".join("%g" % w for w in class_weights))
+    if args.pos_weight:
+        precision_flags.append("--pos-weight=" + args.pos_weight)
     lines, losses, wdir = build_and_run(
         "", precision_flags + (["--plan-out=" + plan] if args.check_no_reuse else []))
     weights = load_weights(wdir, mapping)
@@ -571,6 +578,8 @@ def main():
         ignore["label_smoothing"] = args.label_smoothing
     if class_weights:
         ignore["class_weights"] = class_weights
+    if args.pos_weight:
+        ignore["pos_weight"] = [float(v) for v in args.pos_weight.split(",")]
     ref_losses, ref_sd = torch_reference(name, args.optimizer, steps, x, y, init, torch.float32,
                                          autocast, make_model, freeze=args.freeze, **ignore)
     r64_losses, r64_sd = torch_reference(name, args.optimizer, steps, x, y, init, torch.float64,

@@ -132,6 +132,8 @@ struct Options {
   std::optional<double> labelSmoothing;
   // Sparse crossentropy's per-class weights (--class-weights).
   std::vector<double> classWeights;
+  // Binary crossentropy's positive weight(s) (--pos-weight).
+  std::vector<double> posWeight;
   uint64_t seed = 0;
   bool verbose = false, lossSet = false, optimizerSet = false, lrSet = false, momentumSet = false;
 };
@@ -331,6 +333,8 @@ public:
         (!opts.classWeights.empty() &&
          llvm::all_of(opts.classWeights, [](double w) { return w == 0.0; })))
       fail(kBadInput, "--class-weights must be finite, not negative, and not all 0");
+    if (llvm::any_of(opts.posWeight, [](double w) { return !(w >= 0.0) || std::isinf(w); }))
+      fail(kBadInput, "--pos-weight must be finite and not negative");
     if (opts.labelSmoothing && !(*opts.labelSmoothing >= 0.0 && *opts.labelSmoothing < 1.0))
       fail(kBadInput, "--label-smoothing=" + shortest(*opts.labelSmoothing) +
                           " must lie in [0, 1), e.g. --label-smoothing=0.1");
@@ -716,25 +720,7 @@ private:
     out.module = importModel(context, importBatch, trial);
     if (!out.module)
       return std::nullopt;
-    if (!opts.classWeights.empty() && opts.loss != "sparse_categorical_crossentropy")
-      fail(kBadInput, "--class-weights applies to --loss=sparse_categorical_crossentropy (class "
-                      "indices), not " +
-                          opts.loss);
-    if (!opts.classWeights.empty()) {
-      auto pred = forwardPrediction(*out.module);
-      if (pred && int64_t(opts.classWeights.size()) != pred.getShape().back())
-        fail(kBadInput, "--class-weights gives " + std::to_string(opts.classWeights.size()) +
-                            " weights, but " + llvm::sys::path::filename(opts.model).str() +
-                            " predicts " + std::to_string(pred.getShape().back()) +
-                            " classes; give one weight per class");
-    }
-    if (opts.labelSmoothing && opts.loss == "mse")
-      fail(kBadInput, "--label-smoothing applies to the crossentropy losses, not --loss=mse");
-    if (opts.ignoreIndex && opts.loss != "sparse_categorical_crossentropy")
-      fail(kBadInput, "--ignore-index=" + std::to_string(*opts.ignoreIndex) +
-                          " applies to --loss=sparse_categorical_crossentropy (class indices), "
-                          "not " +
-                          opts.loss);
+    checkLossFlags(*out.module);
     freezeParameters(*out.module);
     if (std::optional<std::string> huge = oversizedTensor(*out.module)) {
       if (trial)
@@ -774,6 +760,7 @@ private:
     trainOptions.ignoreIndex = opts.ignoreIndex.value_or(-100);
     trainOptions.labelSmoothing = opts.labelSmoothing.value_or(0.0);
     trainOptions.classWeights = opts.classWeights;
+    trainOptions.posWeight = opts.posWeight;
     pm.addPass(createBuildTrainStep(trainOptions));
     if (!opts.noSplitDataGradients)
       pm.addNestedPass<func::FuncOp>(createSplitDataGradients());
@@ -1640,6 +1627,37 @@ private:
     return module;
   }
   bool kerasNoted = false, onnxNoted = false, logitsNoted = false;
+
+  /// The loss flags against the loss and the imported model's prediction (its last axis: the
+  /// classes), before anything is built.
+  void checkLossFlags(ModuleOp module) {
+    auto pred = forwardPrediction(module);
+    const int64_t lastAxis = pred ? pred.getShape().back() : -1;
+    const std::string model = llvm::sys::path::filename(opts.model).str();
+    if (!opts.posWeight.empty() && opts.loss != "binary_crossentropy")
+      fail(kBadInput, "--pos-weight applies to --loss=binary_crossentropy, not " + opts.loss);
+    if (opts.posWeight.size() > 1 && lastAxis >= 0 && int64_t(opts.posWeight.size()) != lastAxis)
+      fail(kBadInput, "--pos-weight gives " + std::to_string(opts.posWeight.size()) +
+                          " values, but " + model + "'s prediction has " +
+                          std::to_string(lastAxis) +
+                          " on its last axis; give one value or that many");
+    if (!opts.classWeights.empty() && opts.loss != "sparse_categorical_crossentropy")
+      fail(kBadInput, "--class-weights applies to --loss=sparse_categorical_crossentropy (class "
+                      "indices), not " +
+                          opts.loss);
+    if (!opts.classWeights.empty() && lastAxis >= 0 &&
+        int64_t(opts.classWeights.size()) != lastAxis)
+      fail(kBadInput, "--class-weights gives " + std::to_string(opts.classWeights.size()) +
+                          " weights, but " + model + " predicts " + std::to_string(lastAxis) +
+                          " classes; give one weight per class");
+    if (opts.labelSmoothing && opts.loss == "mse")
+      fail(kBadInput, "--label-smoothing applies to the crossentropy losses, not --loss=mse");
+    if (opts.ignoreIndex && opts.loss != "sparse_categorical_crossentropy")
+      fail(kBadInput, "--ignore-index=" + std::to_string(*opts.ignoreIndex) +
+                          " applies to --loss=sparse_categorical_crossentropy (class indices), "
+                          "not " +
+                          opts.loss);
+  }
 
   /// A crossentropy over an ONNX model whose output is no Softmax (Sigmoid for binary) reads it
   /// as probabilities, as Keras's losses do; PyTorch models mostly output logits (their
@@ -2622,6 +2640,12 @@ int runGraphcDriver(int argc, char **argv) {
                "label's loss is weighted by its class's, and the mean divided by the weights of "
                "the batch's labels (PyTorch's CrossEntropyLoss(weight=...))"),
       cl::value_desc("W0,W1,..."), cl::cat(category));
+  cl::list<double> posWeight(
+      "pos-weight", cl::CommaSeparated,
+      cl::desc("--loss=binary_crossentropy: the weight of the positive targets, one value or one "
+               "per index of the prediction's last axis: -(P y log p + (1 - y) log(1 - p)) "
+               "(PyTorch's BCEWithLogitsLoss(pos_weight=P))"),
+      cl::value_desc("P[,P...]"), cl::cat(category));
   cl::opt<double> labelSmoothing(
       "label-smoothing",
       cl::desc("the crossentropy losses' label smoothing F in [0, 1): class targets become "
@@ -2739,6 +2763,7 @@ int runGraphcDriver(int argc, char **argv) {
   if (labelSmoothing.getNumOccurrences() > 0)
     opts.labelSmoothing = labelSmoothing;
   opts.classWeights.assign(classWeights.begin(), classWeights.end());
+  opts.posWeight.assign(posWeight.begin(), posWeight.end());
   opts.offload = offload;
   opts.seed = seed;
   opts.verbose = verbose;

@@ -354,13 +354,18 @@ struct LossRows {
 /// labelSmoothing ε (the crossentropies): categorical targets become (1 - ε) t + ε / classes
 /// (a class index: (1 - ε) on its class), binary targets (1 - ε) t + ε / 2, as PyTorch's
 /// CrossEntropyLoss(label_smoothing) and Keras's label_smoothing have it.
+/// posWeight (BinaryCrossentropy, unweighted rows): element i's loss is -(P y log p + (1 - y)
+/// log(1 - p)), P = posWeight[i % posWeightCount] (one value, or one per index of the
+/// prediction's last axis), as PyTorch's BCEWithLogitsLoss(pos_weight).
 void lossForward(LossKind kind, bool fromLogits, const float *pred, const void *labels, float *loss,
                  int64_t batch, int64_t classes, const LossRows *rows = nullptr,
-                 double labelSmoothing = 0.0);
+                 double labelSmoothing = 0.0, const float *posWeight = nullptr,
+                 int64_t posWeightCount = 0);
 /// d(mean loss)/d(pred), same shape as pred, overwritten.
 void lossBackward(LossKind kind, bool fromLogits, const float *pred, const void *labels,
                   float *dpred, int64_t batch, int64_t classes, const LossRows *rows = nullptr,
-                  double labelSmoothing = 0.0);
+                  double labelSmoothing = 0.0, const float *posWeight = nullptr,
+                  int64_t posWeightCount = 0);
 
 /// p -= lr * g
 void sgdUpdate(float *param, const float *grad, int64_t n, float lr);
