@@ -571,11 +571,15 @@ public:
     emit.dropoutSeed = opts.seed;
     emit.cudaThreadRows = opts.cudaRowKernels == "thread";
     if (phase == Phase::Source) {
-      std::string blobPath = opts.output.empty() ? "" : absolute(opts.output + ".weights.bin");
+      // The weights go to OUT.weights.bin beside the source; written to stdout ("-" or no
+      // -o), a source with weights has no place for them.
+      const bool toStdout = opts.output.empty() || opts.output == "-";
+      std::string blobPath = toStdout ? "" : absolute(opts.output + ".weights.bin");
       emit.initBlobPath = blobPath;
       EmittedProgram program = emitProgram(step, emit);
       if (!program.initBlob.empty() && blobPath.empty())
-        fail(kBadInput, "the source embeds weights from a side file: pass -o OUT.cpp");
+        fail(kBadInput, "the source embeds its initial weights from a side file, OUT.weights.bin: "
+                        "pass -o OUT.cpp (not stdout)");
       if (!program.initBlob.empty())
         writeFileAtomically(blobPath, llvm::StringRef(program.initBlob.data(), program.initBlob.size()));
       return emitText([&](llvm::raw_ostream &os) { os << program.source; });
