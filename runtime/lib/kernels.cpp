@@ -1553,6 +1553,41 @@ struct Smoothing {
   double operator()(double t) const { return t * keep + add; }
 };
 
+/// Binary crossentropy of one element x (a logit, or a probability clipped as Keras does)
+/// against target y; with a positive weight P (positive non-null), PyTorch's
+/// BCEWithLogitsLoss(pos_weight) form (1 - y) x + (1 + (P - 1) y) softplus(-x), or
+/// -(P y log p + (1 - y) log(1 - p)).
+static double binaryLoss(bool fromLogits, double x, double y, const double *positive) {
+  if (positive) {
+    if (fromLogits)
+      return (1.0 - y) * x + (1.0 + (*positive - 1.0) * y) *
+                                 (std::log1p(std::exp(-std::fabs(x))) + std::max(-x, 0.0));
+    const double p = clipProb(static_cast<float>(x));
+    return -(*positive * y * std::log(p) + (1.0 - y) * std::log(1.0 - p));
+  }
+  if (fromLogits) // log(1 + exp(-|x|)) never overflows; max(x, 0) - x*y supplies the rest.
+    return std::max(x, 0.0) - x * y + std::log1p(std::exp(-std::fabs(x)));
+  const double p = clipProb(static_cast<float>(x));
+  return -(y * std::log(p) + (1.0 - y) * std::log(1.0 - p));
+}
+
+/// scale * d(binaryLoss)/dx: from logits (1 + (P - 1) y) sigmoid(x) - P y (P = 1 without a
+/// positive weight), from probabilities -P y / p + (1 - y) / (1 - p), 0 where p was clipped.
+static float binaryGradient(bool fromLogits, float x, double y, const double *positive,
+                            double scale) {
+  if (fromLogits) {
+    const double v = x;
+    const double s = v >= 0 ? 1.0 / (1.0 + std::exp(-v)) : std::exp(v) / (1.0 + std::exp(v));
+    return positive
+               ? static_cast<float>(((1.0 + (*positive - 1.0) * y) * s - *positive * y) * scale)
+               : static_cast<float>((s - y) * scale);
+  }
+  if (!probInRange(x))
+    return 0.0f;
+  const double p = x;
+  return static_cast<float>(((positive ? -*positive * y : -y) / p + (1.0 - y) / (1.0 - p)) * scale);
+}
+
 /// Row r's own loss for the weighted mean (and sparse crossentropy with label smoothing): the
 /// crossentropies' sum over the row's classes, binary crossentropy's and mse's mean over its
 /// elements. NaN for a class index outside the row.
@@ -1591,15 +1626,8 @@ static double rowLoss(LossKind kind, bool fromLogits, const float *row, const vo
     return total;
   }
   case LossKind::BinaryCrossentropy:
-    for (int64_t j = 0; j < classes; ++j) {
-      const double x = row[j], y = smooth(t[j]);
-      if (fromLogits) {
-        total += std::max(x, 0.0) - x * y + std::log1p(std::exp(-std::fabs(x)));
-      } else {
-        const double p = clipProb(row[j]);
-        total -= y * std::log(p) + (1.0 - y) * std::log(1.0 - p);
-      }
-    }
+    for (int64_t j = 0; j < classes; ++j)
+      total += binaryLoss(fromLogits, row[j], smooth(t[j]), nullptr);
     return total / static_cast<double>(classes);
   case LossKind::MeanSquaredError:
     for (int64_t j = 0; j < classes; ++j) {
@@ -1675,19 +1703,8 @@ static void rowLossBackward(LossKind kind, bool fromLogits, const float *row, co
   }
   case LossKind::BinaryCrossentropy: {
     const double perElement = scale / static_cast<double>(classes);
-    for (int64_t j = 0; j < classes; ++j) {
-      const double y = smooth(t[j]);
-      if (fromLogits) {
-        const double x = row[j];
-        const double s = x >= 0 ? 1.0 / (1.0 + std::exp(-x)) : std::exp(x) / (1.0 + std::exp(x));
-        drow[j] = static_cast<float>((s - y) * perElement);
-      } else {
-        const double p = row[j];
-        drow[j] = probInRange(row[j])
-                      ? static_cast<float>((-y / p + (1.0 - y) / (1.0 - p)) * perElement)
-                      : 0.0f;
-      }
-    }
+    for (int64_t j = 0; j < classes; ++j)
+      drow[j] = binaryGradient(fromLogits, row[j], smooth(t[j]), nullptr, perElement);
     return;
   }
   case LossKind::MeanSquaredError: {
@@ -1763,25 +1780,8 @@ void lossForward(LossKind kind, bool fromLogits, const float *pred, const void *
   case LossKind::BinaryCrossentropy:
     count = static_cast<double>(batch) * static_cast<double>(classes);
     for (int64_t i = 0; i < batch * classes; ++i) {
-      const double x = pred[i], y = smooth(target[i]);
-      if (posWeight) {
-        // PyTorch's form: (1 - y) x + (1 + (P - 1) y) softplus(-x); from probabilities
-        // -(P y log p + (1 - y) log(1 - p)).
-        const double positive = posWeight[i % posWeightCount];
-        if (fromLogits) {
-          total += (1.0 - y) * x + (1.0 + (positive - 1.0) * y) *
-                                       (std::log1p(std::exp(-std::fabs(x))) + std::max(-x, 0.0));
-        } else {
-          const double p = clipProb(pred[i]);
-          total -= positive * y * std::log(p) + (1.0 - y) * std::log(1.0 - p);
-        }
-      } else if (fromLogits) {
-        // log(1 + exp(-|x|)) never overflows; max(x, 0) - x*y supplies the rest.
-        total += std::max(x, 0.0) - x * y + std::log1p(std::exp(-std::fabs(x)));
-      } else {
-        const double p = clipProb(pred[i]);
-        total -= y * std::log(p) + (1.0 - y) * std::log(1.0 - p);
-      }
+      const double positive = posWeight ? posWeight[i % posWeightCount] : 1.0;
+      total += binaryLoss(fromLogits, pred[i], smooth(target[i]), posWeight ? &positive : nullptr);
     }
     break;
   case LossKind::MeanSquaredError:
@@ -1839,30 +1839,9 @@ void lossBackward(LossKind kind, bool fromLogits, const float *pred, const void 
   case LossKind::BinaryCrossentropy: {
     const double scale = n > 0 ? 1.0 / static_cast<double>(n) : 0.0;
     for (int64_t i = 0; i < n; ++i) {
-      const double y = smooth(target[i]);
-      if (posWeight) {
-        // From logits (1 + (P - 1) y) sigmoid(x) - P y; from probabilities -P y / p + (1 - y) /
-        // (1 - p).
-        const double positive = posWeight[i % posWeightCount];
-        if (fromLogits) {
-          const double x = pred[i];
-          const double s = x >= 0 ? 1.0 / (1.0 + std::exp(-x)) : std::exp(x) / (1.0 + std::exp(x));
-          dpred[i] = static_cast<float>(((1.0 + (positive - 1.0) * y) * s - positive * y) * scale);
-        } else {
-          const double p = pred[i];
-          dpred[i] = probInRange(pred[i])
-                         ? static_cast<float>((-positive * y / p + (1.0 - y) / (1.0 - p)) * scale)
-                         : 0.0f;
-        }
-      } else if (fromLogits) {
-        const double x = pred[i];
-        const double s = x >= 0 ? 1.0 / (1.0 + std::exp(-x)) : std::exp(x) / (1.0 + std::exp(x));
-        dpred[i] = static_cast<float>((s - y) * scale);
-      } else {
-        const double p = pred[i];
-        dpred[i] = probInRange(pred[i]) ? static_cast<float>((-y / p + (1.0 - y) / (1.0 - p)) * scale)
-                                        : 0.0f;
-      }
+      const double positive = posWeight ? posWeight[i % posWeightCount] : 1.0;
+      dpred[i] = binaryGradient(fromLogits, pred[i], smooth(target[i]),
+                                posWeight ? &positive : nullptr, scale);
     }
     break;
   }

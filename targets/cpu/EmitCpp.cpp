@@ -128,31 +128,37 @@ private:
            std::to_string(tensorElements(counted)) + ", " + perClass + "};\n";
   }
 
-  /// The loss call's optional arguments (LossRows, label smoothing) and end; closes the block
-  /// lossRows opened.
-  /// A positive weight (`positive`: the name of its table, declared by positiveTable) adds
-  /// the table and its size.
-  static std::string lossTail(const std::string &selected, std::optional<APFloat> smoothing,
-                              const std::string &positive = "", size_t positiveCount = 0) {
-    std::string tail = selected.empty() ? "" : ", &rows";
+  /// The call of the runtime loss kernel `kernel` (lossForward or lossBackward) for `l`, a
+  /// graph.loss or its backward: inside a block declaring its LossRows and positive-weight
+  /// table when it has them, with its optional arguments (rows, label smoothing, positive
+  /// weights).
+  template <typename LossLike> std::string lossCall(const char *kernel, LossLike l) {
+    auto [rows, classes] = lossRowsAndClasses(l.getKind(), l.getPrediction(), bool(l.getWeights()));
+    std::string selected = lossRows(l.getIgnoreIndex(), l.getLabels(), l.getWeights(), l.getCount(),
+                                    l.getClassWeights());
+    std::optional<ArrayRef<float>> positive = l.getPosWeight();
+    std::string call = selected;
+    if (positive) {
+      call += (selected.empty() ? "  {\n" : "") +
+              std::string("  static const float kPositiveWeight[] = {");
+      for (auto [i, w] : llvm::enumerate(*positive))
+        call += (i ? ", " : "") + floatLiteral(APFloat(w));
+      call += "};\n";
+    }
+    call += "  " + std::string(kernel) + "(" + runtimeLossKindName(l.getKind()) + ", " +
+            (l.getFromLogits() ? "true" : "false") + ", " + ptr(l.getPrediction()) + ", ANY(" +
+            std::to_string(plannedOffset(l.getLabels())) + "), " + ptr(l.getResult()) + ", " +
+            std::to_string(rows) + ", " + std::to_string(classes);
+    std::optional<APFloat> smoothing = l.getLabelSmoothing();
     const bool smoothed = smoothing && !smoothing->isZero();
-    if (smoothed || !positive.empty())
-      tail += (selected.empty() ? ", nullptr, " : ", ") +
-              (smoothed ? floatLiteral(*smoothing) : std::string("0.0"));
-    if (!positive.empty())
-      tail += ", " + positive + ", " + std::to_string(positiveCount);
-    return tail + (selected.empty() && positive.empty() ? ");\n" : ");\n  }\n");
-  }
-
-  /// Opens a block declaring the positive weights' table kPositiveWeight, when there are any
-  /// (and no LossRows block is open).
-  static std::string positiveTable(std::optional<ArrayRef<float>> posWeight) {
-    if (!posWeight)
-      return "";
-    std::string table = "  {\n  static const float kPositiveWeight[] = {";
-    for (auto [i, w] : llvm::enumerate(*posWeight))
-      table += (i ? ", " : "") + floatLiteral(APFloat(w));
-    return table + "};\n";
+    const bool open = !selected.empty() || positive;
+    if (!selected.empty() || smoothed || positive)
+      call += selected.empty() ? ", nullptr" : ", &rows";
+    if (smoothed || positive)
+      call += ", " + (smoothed ? floatLiteral(*smoothing) : std::string("0.0"));
+    if (positive)
+      call += ", kPositiveWeight, " + std::to_string(positive->size());
+    return call + (open ? ");\n  }\n" : ");\n");
   }
 
   std::string ptr(Value v) {
@@ -731,31 +737,11 @@ private:
           ignoreIndex = l.getIgnoreIndex();
           maskedLoss = bool(l.getWeights());
           batch = tensorDims(l.getPrediction())[0];
-          auto [rows, classes] =
-              lossRowsAndClasses(l.getKind(), l.getPrediction(), bool(l.getWeights()));
-          std::string selected = lossRows(l.getIgnoreIndex(), l.getLabels(), l.getWeights(),
-                                          l.getCount(), l.getClassWeights());
-          auto positive = l.getPosWeight();
-          s << selected << positiveTable(positive) << "  lossForward("
-            << runtimeLossKindName(l.getKind()) << ", " << (l.getFromLogits() ? "true" : "false")
-            << ", " << ptr(l.getPrediction()) << ", ANY(" << plannedOffset(l.getLabels()) << "), "
-            << ptr(l.getResult()) << ", " << rows << ", " << classes
-            << lossTail(selected, l.getLabelSmoothing(), positive ? "kPositiveWeight" : "",
-                        positive ? positive->size() : 0);
+          s << lossCall("lossForward", l);
           return success();
         })
         .Case([&](LossBackwardOp l) {
-          auto [rows, classes] =
-              lossRowsAndClasses(l.getKind(), l.getPrediction(), bool(l.getWeights()));
-          std::string selected = lossRows(l.getIgnoreIndex(), l.getLabels(), l.getWeights(),
-                                          l.getCount(), l.getClassWeights());
-          auto positive = l.getPosWeight();
-          s << selected << positiveTable(positive) << "  lossBackward("
-            << runtimeLossKindName(l.getKind()) << ", " << (l.getFromLogits() ? "true" : "false")
-            << ", " << ptr(l.getPrediction()) << ", ANY(" << plannedOffset(l.getLabels()) << "), "
-            << ptr(l.getResult()) << ", " << rows << ", " << classes
-            << lossTail(selected, l.getLabelSmoothing(), positive ? "kPositiveWeight" : "",
-                        positive ? positive->size() : 0);
+          s << lossCall("lossBackward", l);
           return success();
         })
         .Case([&](LossScaleOp l) {

@@ -2586,7 +2586,7 @@ private:
         ";\n  GRAPHC_BLOCK_THREADS(t) {\n  double total = 0.0;\n";
     int64_t count = rows;
     const std::string C = S(classes), B = S(rows);
-    const std::string table = classWeightTable(l.getClassWeights(), k, b);
+    const std::string table = weightTable(l.getClassWeights(), k + "_class_weights", b);
     const std::string positive = weightTable(l.getPosWeight(), k + "_pos_weight", b);
     const std::string positiveCount =
         std::to_string(l.getPosWeight() ? l.getPosWeight()->size() : 1);
@@ -2681,7 +2681,7 @@ private:
     std::string k = kernelName("loss_backward");
     std::string b = "// " + label(op) + ": gradient of " + stringifyLossKind(l.getKind()).str() +
                     (logits ? " from logits" : "") + ", one thread per sample";
-    const std::string table = classWeightTable(l.getClassWeights(), k, b);
+    const std::string table = weightTable(l.getClassWeights(), k + "_class_weights", b);
     const std::string positive = weightTable(l.getPosWeight(), k + "_pos_weight", b);
     const std::string positiveCount =
         std::to_string(l.getPosWeight() ? l.getPosWeight()->size() : 1);
@@ -2832,12 +2832,6 @@ private:
            term + ") * scale / row[j]) : 0.0f;\n";
   }
 
-  /// A file-scope table of the loss's class weights, named after its kernel `k`, prepended to
-  /// the kernel's code `b`; its name ("" without class weights).
-  std::string classWeightTable(std::optional<ArrayRef<float>> classWeights, const std::string &k,
-                               std::string &b) {
-    return weightTable(classWeights, k + "_class_weights", b);
-  }
   /// A file-scope table `name` of `values` prepended to `b`; its name ("" without values).
   static std::string weightTable(std::optional<ArrayRef<float>> values, const std::string &name,
                                  std::string &b) {
