@@ -186,6 +186,9 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
     for (BlockArgument input : inputs)
       argTypes.push_back(wholeBatch(input.getType()));
     argTypes.push_back(labelType);
+    if (sampleWeights)
+      argTypes.push_back(
+          RankedTensorType::get({pred.getDimSize(0) * int64_t(microBatches)}, b.getF32Type()));
     if (hasStep)
       argTypes.push_back(scalar);
     unsigned numPersistent =
@@ -237,10 +240,14 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
         step.setArgAttr(frozenIndex + i, kInitAttr, init);
     }
     unsigned dataIndex = numPersistent + frozen.size();
-    unsigned labelsIndex = dataIndex + inputs.size(), stepIndex = labelsIndex + 1;
+    unsigned labelsIndex = dataIndex + inputs.size();
+    unsigned sampleWeightsIndex = labelsIndex + 1;
+    unsigned stepIndex = sampleWeightsIndex + (sampleWeights ? 1 : 0);
     for (auto [i, input] : llvm::enumerate(inputs))
       setArg(dataIndex + i, "input", nameOf(input), "data");
     setArg(labelsIndex, "input", "labels", "labels");
+    if (sampleWeights)
+      setArg(sampleWeightsIndex, "input", "sample_weight", "sample_weights");
     if (hasStep)
       setArg(stepIndex, "input", "step", "step");
     for (unsigned i = 0; i < numPersistent; ++i) {
@@ -384,6 +391,7 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
       for (auto [i, st] : llvm::enumerate(stats))
         map.map(st, currentStats[i]);
       Value labels = entry->getArgument(labelsIndex);
+      Value perSample = sampleWeights ? entry->getArgument(sampleWeightsIndex) : Value();
       for (auto [i, input] : llvm::enumerate(inputs))
         map.map(input, entry->getArgument(dataIndex + i));
       if (k > 1) {
@@ -399,6 +407,8 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
           map.map(input, countWeights ? weightMaps[size_t(micro)].lookup(input)
                                       : slice(entry->getArgument(dataIndex + i), nameOf(input)));
         labels = slice(labels, "labels");
+        if (perSample)
+          perSample = slice(perSample, "sample_weight");
         // This micro-batch's loss weights (and what they depend on) are computed already.
         if (countWeights)
           for (auto [from, to] : weightMaps[size_t(micro)].getValueMap())
@@ -499,14 +509,15 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
           values.push_back(float(w));
         positive = b.getDenseF32ArrayAttr(values);
       }
-      Value microLoss = b.create<LossOp>(lossLoc, scalar, *loss, lossInput, labels, lossWeights,
-                                         count, fromLogits, ignored, smoothing, perClass, positive);
+      Value microLoss =
+          b.create<LossOp>(lossLoc, scalar, *loss, lossInput, labels, lossWeights, count, perSample,
+                           fromLogits, ignored, smoothing, perClass, positive);
       lossSum = lossSum ? b.create<AddOp>(lossLoc, scalar, lossSum, microLoss).getResult()
                         : microLoss;
       Location gradLossLoc = NameLoc::get(b.getStringAttr("loss.grad"), lossLoc);
       Value lossGrad = b.create<LossBackwardOp>(gradLossLoc, lossInput.getType(), *loss, lossInput,
-                                                labels, lossWeights, count, fromLogits, ignored,
-                                                smoothing, perClass, positive);
+                                                labels, lossWeights, count, perSample, fromLogits,
+                                                ignored, smoothing, perClass, positive);
       if (k > 1 && !selective)
         lossGrad = b.create<ScaleOp>(gradLossLoc, lossInput.getType(), lossGrad, inverseK);
       if (lossScaling)

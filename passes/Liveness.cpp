@@ -291,7 +291,9 @@ uint64_t graphc::nextBatchStagingBytes(func::FuncOp func) {
   uint64_t data = 0, labels = 0;
   for (BlockArgument arg : func.getArguments()) {
     auto role = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kRoleAttr);
-    if (role && role.getValue() == "data") // (staging.h's layout: each input aligned)
+    // (staging.h's layout: each input aligned, the sample weights after the data inputs, as
+    // they follow them among the step's arguments)
+    if (role && (role.getValue() == "data" || role.getValue() == "sample_weights"))
       data = rt::stagedDataOffset(data) + tensorBytes(arg.getType());
     else if (role && role.getValue() == "labels")
       labels += tensorBytes(arg.getType());

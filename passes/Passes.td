@@ -185,6 +185,11 @@ def BuildTrainStep : Pass<"graphc-build-train-step", "mlir::ModuleOp"> {
     ListOption<"posWeight", "pos-weight", "double",
                "binary_crossentropy's weight of the positive targets, one value or one per "
                "index of the prediction's last axis (PyTorch's BCEWithLogitsLoss(pos_weight))">,
+    Option<"sampleWeights", "sample-weights", "bool", "false",
+           "the step takes one f32 weight per sample (argument `sample_weight`, role "
+           "sample_weights, fed by the binary's --sample-weights): each sample's loss terms are "
+           "scaled by its weight, the divisor unchanged (Keras's fit(sample_weight), PyTorch's "
+           "(loss(reduction='none') * w).mean())">,
     Option<"labelSmoothing", "label-smoothing", "double", "0.0",
            "the crossentropies' label smoothing: categorical targets (1 - e) t + e / classes, "
            "binary targets (1 - e) t + e / 2 (PyTorch's CrossEntropyLoss(label_smoothing), "

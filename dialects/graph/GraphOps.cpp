@@ -884,7 +884,8 @@ static LogicalResult verifyLossOperands(Operation *op, LossKind kind, Value pred
 /// row, a row the prediction without its last axis), not both; `count` holds the whole step's
 /// labels (ignore_index) or weights: the same shape after the batch, at least as many samples.
 static LogicalResult verifyLossRows(Operation *op, LossKind kind, Value prediction, Value labels,
-                                    Value weights, Value count, std::optional<int64_t> ignoreIndex,
+                                    Value weights, Value count, Value sampleWeights,
+                                    std::optional<int64_t> ignoreIndex,
                                     std::optional<APFloat> labelSmoothing,
                                     std::optional<ArrayRef<float>> classWeights,
                                     std::optional<ArrayRef<float>> posWeight) {
@@ -932,6 +933,13 @@ static LogicalResult verifyLossRows(Operation *op, LossKind kind, Value predicti
       return op->emitOpError() << "weights " << w
                                << " must be f32 with one weight per row of the prediction " << pred;
   }
+  if (sampleWeights) {
+    auto pred = tensorType(prediction), s = tensorType(sampleWeights);
+    if (s.getRank() != 1 || s.getDimSize(0) != pred.getDimSize(0) || !s.getElementType().isF32())
+      return op->emitOpError() << "sample_weights " << s
+                               << " must be f32 with one weight per sample of the prediction "
+                               << pred;
+  }
   if (!count)
     return success();
   auto own = tensorType(counted), all = tensorType(count);
@@ -948,14 +956,15 @@ LogicalResult LossOp::verify() {
   if (failed(verifyLossOperands(*this, getKind(), getPrediction(), getLabels())))
     return failure();
   return verifyLossRows(*this, getKind(), getPrediction(), getLabels(), getWeights(), getCount(),
-                        getIgnoreIndex(), getLabelSmoothing(), getClassWeights(), getPosWeight());
+                        getSampleWeights(), getIgnoreIndex(), getLabelSmoothing(),
+                        getClassWeights(), getPosWeight());
 }
 
 LogicalResult LossBackwardOp::verify() {
   if (failed(verifyLossOperands(*this, getKind(), getPrediction(), getLabels())) ||
       failed(verifyLossRows(*this, getKind(), getPrediction(), getLabels(), getWeights(),
-                            getCount(), getIgnoreIndex(), getLabelSmoothing(), getClassWeights(),
-                            getPosWeight())))
+                            getCount(), getSampleWeights(), getIgnoreIndex(), getLabelSmoothing(),
+                            getClassWeights(), getPosWeight())))
     return failure();
   if (getType() != getPrediction().getType())
     return emitOpError() << "result " << getType() << " must match the prediction "

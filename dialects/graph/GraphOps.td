@@ -1019,6 +1019,12 @@ def Graph_LossOp : Graph_Op<"loss", [Pure, AttrSizedOperandSegments]> {
     element's loss is -(p y log σ(x) + (1 - y) log(1 - σ(x))), p one value or one per index of
     the prediction's last axis (broadcast over the others).
 
+    `sample_weights` s (f32 [N], one per sample of the prediction [N, ...]; graphc
+    --sample-weights, Keras's `fit(sample_weight=s)`): every loss term of sample i (each of its
+    rows, or elements) is scaled by s[i], and the divisor stays what it is without them (the
+    rows, elements, counted labels or weights): Keras's sum_over_batch_size reduction,
+    PyTorch's `(loss(reduction='none') * s).mean()`.
+
     ```mlir
     %l = graph.loss sparse_categorical_crossentropy %logits, %labels {from_logits}
         : (tensor<32x10xf32>, tensor<32xi64>) -> tensor<f32>
@@ -1029,17 +1035,20 @@ def Graph_LossOp : Graph_Op<"loss", [Pure, AttrSizedOperandSegments]> {
         : (tensor<2x16x50xf32>, tensor<2x16xi64>, tensor<4x16xi64>) -> tensor<f32>
     %w = graph.loss mse %out, %target weights %mask
         : (tensor<4x16x8xf32>, tensor<4x16x8xf32>, tensor<4x16xf32>) -> tensor<f32>
+    %s = graph.loss sparse_categorical_crossentropy %logits, %labels sample_weights %sw
+        {from_logits} : (tensor<32x10xf32>, tensor<32xi64>, tensor<32xf32>) -> tensor<f32>
     ```
   }];
   let arguments = (ins Graph_LossKind:$kind, GraphF32Tensor:$prediction, GraphLabelTensor:$labels,
                        Optional<GraphF32Tensor>:$weights, Optional<GraphLabelTensor>:$count,
-                       UnitAttr:$from_logits, OptionalAttr<I64Attr>:$ignore_index,
+                       Optional<GraphF32Tensor>:$sample_weights, UnitAttr:$from_logits, OptionalAttr<I64Attr>:$ignore_index,
                        OptionalAttr<F32Attr>:$label_smoothing,
                        OptionalAttr<DenseF32ArrayAttr>:$class_weights,
                        OptionalAttr<DenseF32ArrayAttr>:$pos_weight);
   let results = (outs GraphF32Scalar:$result);
   let assemblyFormat = [{
-    $kind $prediction `,` $labels (`weights` $weights^)? (`count` $count^)? attr-dict `:`
+    $kind $prediction `,` $labels (`weights` $weights^)? (`count` $count^)?
+    (`sample_weights` $sample_weights^)? attr-dict `:`
     functional-type(operands, results)
   }];
   let builders = [
@@ -1047,7 +1056,7 @@ def Graph_LossOp : Graph_Op<"loss", [Pure, AttrSizedOperandSegments]> {
     OpBuilder<(ins "::mlir::Type":$type, "LossKind":$kind, "::mlir::Value":$prediction,
                    "::mlir::Value":$labels, "bool":$from_logits), [{
       build($_builder, $_state, type, kind, prediction, labels, ::mlir::Value(), ::mlir::Value(),
-            from_logits, ::mlir::IntegerAttr(), ::mlir::FloatAttr(),
+            ::mlir::Value(), from_logits, ::mlir::IntegerAttr(), ::mlir::FloatAttr(),
             ::mlir::DenseF32ArrayAttr(), ::mlir::DenseF32ArrayAttr());
     }]>
   ];
@@ -1059,25 +1068,26 @@ def Graph_LossBackwardOp : Graph_Op<"loss_backward", [Pure, AttrSizedOperandSegm
   let summary = "gradient of the mean loss with respect to the prediction";
   let description = [{
     The gradient of `graph.loss` with the same operands and attributes: an ignored label's
-    row of the gradient is zero, a weighted row's is scaled by its weight, and every row is
-    divided by the count (sum) of `graph.loss`.
+    row of the gradient is zero, a weighted row's is scaled by its weight (and by its sample's
+    weight), and every row is divided by the count (sum) of `graph.loss`.
   }];
   let arguments = (ins Graph_LossKind:$kind, GraphF32Tensor:$prediction, GraphLabelTensor:$labels,
                        Optional<GraphF32Tensor>:$weights, Optional<GraphLabelTensor>:$count,
-                       UnitAttr:$from_logits, OptionalAttr<I64Attr>:$ignore_index,
+                       Optional<GraphF32Tensor>:$sample_weights, UnitAttr:$from_logits, OptionalAttr<I64Attr>:$ignore_index,
                        OptionalAttr<F32Attr>:$label_smoothing,
                        OptionalAttr<DenseF32ArrayAttr>:$class_weights,
                        OptionalAttr<DenseF32ArrayAttr>:$pos_weight);
   let results = (outs GraphF32Tensor:$result);
   let assemblyFormat = [{
-    $kind $prediction `,` $labels (`weights` $weights^)? (`count` $count^)? attr-dict `:`
+    $kind $prediction `,` $labels (`weights` $weights^)? (`count` $count^)?
+    (`sample_weights` $sample_weights^)? attr-dict `:`
     functional-type(operands, results)
   }];
   let builders = [
     OpBuilder<(ins "::mlir::Type":$type, "LossKind":$kind, "::mlir::Value":$prediction,
                    "::mlir::Value":$labels, "bool":$from_logits), [{
       build($_builder, $_state, type, kind, prediction, labels, ::mlir::Value(), ::mlir::Value(),
-            from_logits, ::mlir::IntegerAttr(), ::mlir::FloatAttr(),
+            ::mlir::Value(), from_logits, ::mlir::IntegerAttr(), ::mlir::FloatAttr(),
             ::mlir::DenseF32ArrayAttr(), ::mlir::DenseF32ArrayAttr());
     }]>
   ];

@@ -575,7 +575,8 @@ int startDevice(const Program &prog) {
   S.persistent.clear();
   for (int32_t i = 0; i < prog.numTensors; ++i) {
     const TensorInfo &t = prog.tensors[i];
-    if (t.role == TensorRole::Data || t.role == TensorRole::Labels || t.role == TensorRole::Step) {
+    if (t.role == TensorRole::Data || t.role == TensorRole::Labels ||
+        t.role == TensorRole::SampleWeights || t.role == TensorRole::Step) {
       S.inputs.push_back({t.offset, t.bytes});
       S.inputBytes += t.bytes;
     } else if (t.role == TensorRole::Loss || t.role == TensorRole::Prediction) {

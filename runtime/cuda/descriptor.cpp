@@ -168,22 +168,34 @@ bool decodeProgramDescriptor(const uint8_t *data, size_t size, const unsigned ch
   if (!readIndices(p->parameters(), "parameters", out.parameters,
                    [](TensorRole r) { return r == TensorRole::Parameter; }) ||
       !readIndices(p->data_inputs(), "data_inputs", out.dataInputs, [](TensorRole r) {
-        return r == TensorRole::Data || r == TensorRole::Labels || r == TensorRole::Step;
+        return r == TensorRole::Data || r == TensorRole::Labels || r == TensorRole::SampleWeights ||
+               r == TensorRole::Step;
       }))
     return false;
 
   out.staging = StagingLayout{};
   const TensorInfo *labelsT = nullptr, *staging = nullptr;
-  std::vector<const TensorInfo *> dataTs; // in the program's order: staging.h's layout
-  int labelsCount = 0, stagingCount = 0;
+  // In the program's order, then the sample weights as one more data input: staging.h's layout.
+  std::vector<const TensorInfo *> dataTs;
+  const TensorInfo *sampleWeights = nullptr;
+  int labelsCount = 0, stagingCount = 0, sampleWeightsCount = 0;
   for (const TensorInfo &t : out.tensors) {
     if (t.role == TensorRole::Data)
       dataTs.push_back(&t);
+    else if (t.role == TensorRole::SampleWeights)
+      sampleWeights = &t, ++sampleWeightsCount;
     else if (t.role == TensorRole::Labels)
       labelsT = &t, ++labelsCount;
     else if (t.role == TensorRole::Staging)
       staging = &t, ++stagingCount;
   }
+  if (sampleWeightsCount > 1 ||
+      (sampleWeights && (sampleWeights->dtype != DType::F32 || sampleWeights->rank != 1))) {
+    error = "a program takes at most one float32 [batch] sample-weights tensor";
+    return false;
+  }
+  if (sampleWeights)
+    dataTs.push_back(sampleWeights);
   if (staging) {
     if (stagingCount != 1 || dataTs.empty() || labelsCount != 1) {
       error = "a next-batch staging region needs exactly one staging tensor, data tensors and "

@@ -1541,6 +1541,27 @@ static double countedRows(const LossRows &rows, int64_t classes) {
   return counted;
 }
 
+/// Whether a loss takes the per-row path: rows scaled by (mask) weights or sample weights.
+static bool perRowWeights(const LossRows *rows) {
+  return rows && (rows->weights || rows->sampleWeights);
+}
+
+/// Row r's factor on the per-row path: its weight times its sample's weight; 0 for an ignored
+/// label.
+static double rowWeight(const LossRows &rows, const void *labels, int64_t r) {
+  if (rows.ignore && static_cast<const int64_t *>(labels)[r] == rows.ignoreIndex)
+    return 0.0;
+  double weight = rows.weights ? static_cast<double>(rows.weights[r]) : 1.0;
+  if (rows.sampleWeights)
+    weight *= static_cast<double>(rows.sampleWeights[r / rows.rowsPerSample]);
+  return weight;
+}
+
+/// What the per-row path divides by: the counted labels or weights, or all `batch` rows.
+static double rowDivisor(const LossRows &rows, int64_t batch, int64_t classes) {
+  return rows.counted ? countedRows(rows, classes) : static_cast<double>(batch);
+}
+
 /// Label smoothing ε as the smoothed target t * keep + add: a categorical target's
 /// (1 - ε) t + ε / C over C classes, a binary target's (1 - ε) t + ε / 2. With ε = 0 the
 /// target is t exactly.
@@ -1593,7 +1614,8 @@ static float binaryGradient(bool fromLogits, float x, double y, const double *po
 /// elements. NaN for a class index outside the row.
 static double rowLoss(LossKind kind, bool fromLogits, const float *row, const void *labels,
                       int64_t r, int64_t classes, double labelSmoothing,
-                      const float *classWeights = nullptr) {
+                      const float *classWeights = nullptr, const float *posWeight = nullptr,
+                      int64_t posWeightCount = 1) {
   const float *t = static_cast<const float *>(labels) + r * classes;
   const Smoothing smooth(kind, labelSmoothing, classes);
   double total = 0.0;
@@ -1626,8 +1648,10 @@ static double rowLoss(LossKind kind, bool fromLogits, const float *row, const vo
     return total;
   }
   case LossKind::BinaryCrossentropy:
-    for (int64_t j = 0; j < classes; ++j)
-      total += binaryLoss(fromLogits, row[j], smooth(t[j]), nullptr);
+    for (int64_t j = 0; j < classes; ++j) {
+      const double positive = posWeight ? posWeight[j % posWeightCount] : 1.0;
+      total += binaryLoss(fromLogits, row[j], smooth(t[j]), posWeight ? &positive : nullptr);
+    }
     return total / static_cast<double>(classes);
   case LossKind::MeanSquaredError:
     for (int64_t j = 0; j < classes; ++j) {
@@ -1642,7 +1666,8 @@ static double rowLoss(LossKind kind, bool fromLogits, const float *row, const vo
 /// d(scale * rowLoss)/d(row), written to drow.
 static void rowLossBackward(LossKind kind, bool fromLogits, const float *row, const void *labels,
                             int64_t r, int64_t classes, double scale, double labelSmoothing,
-                            float *drow, const float *classWeights = nullptr) {
+                            float *drow, const float *classWeights = nullptr,
+                            const float *posWeight = nullptr, int64_t posWeightCount = 1) {
   const float *t = static_cast<const float *>(labels) + r * classes;
   const Smoothing smooth(kind, labelSmoothing, classes);
   switch (kind) {
@@ -1703,8 +1728,11 @@ static void rowLossBackward(LossKind kind, bool fromLogits, const float *row, co
   }
   case LossKind::BinaryCrossentropy: {
     const double perElement = scale / static_cast<double>(classes);
-    for (int64_t j = 0; j < classes; ++j)
-      drow[j] = binaryGradient(fromLogits, row[j], smooth(t[j]), nullptr, perElement);
+    for (int64_t j = 0; j < classes; ++j) {
+      const double positive = posWeight ? posWeight[j % posWeightCount] : 1.0;
+      drow[j] = binaryGradient(fromLogits, row[j], smooth(t[j]), posWeight ? &positive : nullptr,
+                               perElement);
+    }
     return;
   }
   case LossKind::MeanSquaredError: {
@@ -1720,16 +1748,16 @@ void lossForward(LossKind kind, bool fromLogits, const float *pred, const void *
                  int64_t batch, int64_t classes, const LossRows *rows, double labelSmoothing,
                  const float *posWeight, int64_t posWeightCount) {
   const Smoothing smooth(kind, labelSmoothing, classes);
-  if (rows && rows->weights) {
-    // Weighted rows (a Keras output's mask): sum_r w_r loss_r / sum of the counted weights.
+  if (perRowWeights(rows)) {
+    // Weighted rows (a Keras output's mask, sample weights): sum_r w_r loss_r / the divisor.
     // A row of weight 0 is skipped, so that what it holds (padding) cannot turn the sum NaN.
-    const double counted = countedRows(*rows, classes);
+    const double divisor = rowDivisor(*rows, batch, classes);
     double total = 0.0;
     for (int64_t r = 0; r < batch; ++r)
-      if (rows->weights[r] != 0.0f)
-        total += static_cast<double>(rows->weights[r]) *
-                 rowLoss(kind, fromLogits, pred + r * classes, labels, r, classes, labelSmoothing);
-    loss[0] = counted > 0 ? static_cast<float>(total / counted) : 0.0f;
+      if (const double weight = rowWeight(*rows, labels, r); weight != 0.0)
+        total += weight * rowLoss(kind, fromLogits, pred + r * classes, labels, r, classes,
+                                  labelSmoothing, rows->classWeights, posWeight, posWeightCount);
+    loss[0] = divisor > 0 ? static_cast<float>(total / divisor) : 0.0f;
     return;
   }
   const float *target = static_cast<const float *>(labels);
@@ -1799,16 +1827,17 @@ void lossBackward(LossKind kind, bool fromLogits, const float *pred, const void 
                   float *dpred, int64_t batch, int64_t classes, const LossRows *rows,
                   double labelSmoothing, const float *posWeight, int64_t posWeightCount) {
   const Smoothing smooth(kind, labelSmoothing, classes);
-  if (rows && rows->weights) {
-    const double counted = countedRows(*rows, classes);
+  if (perRowWeights(rows)) {
+    const double divisor = rowDivisor(*rows, batch, classes);
     for (int64_t r = 0; r < batch; ++r) {
-      if (rows->weights[r] == 0.0f || counted <= 0) {
+      const double weight = rowWeight(*rows, labels, r);
+      if (weight == 0.0 || divisor <= 0) {
         fillZero(dpred + r * classes, classes);
         continue;
       }
-      rowLossBackward(kind, fromLogits, pred + r * classes, labels, r, classes,
-                      static_cast<double>(rows->weights[r]) / counted, labelSmoothing,
-                      dpred + r * classes);
+      rowLossBackward(kind, fromLogits, pred + r * classes, labels, r, classes, weight / divisor,
+                      labelSmoothing, dpred + r * classes, rows->classWeights, posWeight,
+                      posWeightCount);
     }
     return;
   }

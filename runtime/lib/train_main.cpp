@@ -62,6 +62,7 @@ const char *kUsage =
     "          [--last-batch=drop|pad] [--validation-split F | --validation-data X.npy\n"
     "          --validation-labels Y.npy] [--checkpoint DIR [--checkpoint-every N] [--keep K]\n"
     "          [--resume]] [--log-json FILE] [--save-weights DIR] [--init-weights DIR]\n"
+    "          [--sample-weights W.npy [--validation-sample-weights W.npy]]\n"
     "          [--collective-timeout S] [--describe] [--help]\n"
     "\n"
     "Trains model '%s' (batch %" PRId64 ") with its compiled training step.\n"
@@ -81,6 +82,11 @@ const char *kUsage =
     "                       from the start of the epoch (they count in the loss)\n"
     "  --validation-split F hold out the last fraction F of the samples; evaluated per epoch\n"
     "  --validation-data X.npy, --validation-labels Y.npy   a separate held-out set instead\n"
+    "  --sample-weights W.npy   binaries compiled with graphc --sample-weights: one weight per\n"
+    "                       sample [N] (Keras's fit(sample_weight)); each sample's loss is\n"
+    "                       scaled by it, the mean's divisor unchanged. Without it every\n"
+    "                       weight is 1. --validation-split holds out its last rows too\n"
+    "  --validation-sample-weights W.npy   the weights of --validation-data (else 1)\n"
     "  --checkpoint DIR     write checkpoints to DIR (after every epoch, and at the end)\n"
     "  --checkpoint-every N ...every N steps instead\n"
     "  --keep K             keep the newest K checkpoints (default 3)\n"
@@ -97,6 +103,7 @@ struct Options {
   std::vector<std::string> data, valData; // one file per data input, in the program's order
   std::string labels, saveDir, initDir;
   std::string valLabels, checkpointDir, logJson;
+  std::string sampleWeights, valSampleWeights; // --sample-weights, --validation-sample-weights
   int64_t epochs = 1, steps = 0, checkpointEvery = 0, keep = 3;
   double valSplit = 0.0;
   double collectiveTimeout = 300.0;
@@ -200,6 +207,12 @@ bool parseArgs(int argc, char **argv, Options &opt, std::string &error) {
     } else if (arg == "--validation-labels") {
       if (!needValue(opt.valLabels))
         return false;
+    } else if (arg == "--sample-weights") {
+      if (!needValue(opt.sampleWeights))
+        return false;
+    } else if (arg == "--validation-sample-weights") {
+      if (!needValue(opt.valSampleWeights))
+        return false;
     } else if (arg == "--collective-timeout") {
       if (!needValue(v))
         return false;
@@ -290,6 +303,11 @@ bool parseArgs(int argc, char **argv, Options &opt, std::string &error) {
     error = "--validation-split and --validation-data/--validation-labels are mutually exclusive";
     return false;
   }
+  if (!opt.valSampleWeights.empty() && opt.valData.empty()) {
+    error = "--validation-sample-weights needs --validation-data (with --validation-split the "
+            "held-out samples keep their --sample-weights)";
+    return false;
+  }
   if (opt.valData.empty() != opt.valLabels.empty()) {
     error = opt.valData.empty() ? "--validation-labels needs --validation-data"
                                 : "--validation-data needs --validation-labels";
@@ -328,6 +346,8 @@ const char *roleName(TensorRole r) {
   case TensorRole::Prediction: return "prediction";
   case TensorRole::Staging:
     return "staging";
+  case TensorRole::SampleWeights:
+    return "sample_weights";
   }
   return "?";
 }
@@ -423,6 +443,10 @@ int describe(const Program &prog) {
   std::printf("arena %" PRIu64 " bytes (alignment %" PRIu64 ")\n", prog.arenaBytes,
               prog.alignment);
   std::printf("data inputs (one --data each, in this order): %s\n", dataInputsText(prog).c_str());
+  for (int i = 0; i < prog.numTensors; ++i)
+    if (prog.tensors[i].role == TensorRole::SampleWeights)
+      std::printf("sample weights (--sample-weights, 1 each without it): %s %s float32\n",
+                  prog.tensors[i].name, expectedShape(dimsOf(prog.tensors[i])).c_str());
   if (prog.hostArenaBytes)
     std::printf("host arena %" PRIu64 " bytes after it (offloaded optimizer state)\n",
                 prog.hostArenaBytes);
@@ -520,6 +544,8 @@ void glorotUniform(const TensorInfo &t, float *dst, std::mt19937_64 &gen) {
 struct Source {
   NpyFile file;
   std::string flag;       // "--data", "--labels", "--validation-data", "--validation-labels"
+  // Sample weights without a file: every sample's weight is 1 (no file is open).
+  bool ones = false;
   bool toI64 = false;     // class-index labels; otherwise float32
   int64_t rowElems = 0;   // elements per sample in the tensor
   size_t dstRowBytes = 0; // bytes per sample in the tensor
@@ -589,6 +615,10 @@ bool openIndexSource(const std::string &flag, const std::string &path, const Ten
 
 /// Converts one sample of src into dst (dstRowBytes bytes).
 bool convertRow(Source &src, int64_t row, unsigned char *dst, std::string &error) {
+  if (src.ones) {
+    std::fill_n(reinterpret_cast<float *>(dst), static_cast<size_t>(src.rowElems), 1.0f);
+    return true;
+  }
   const unsigned char *p = src.file.rowsAt(row, 1, error);
   if (!p)
     return false;
@@ -1332,6 +1362,25 @@ int trainMain(int argc, char **argv) {
   const TensorInfo *lossT = findRole(prog, TensorRole::Loss, nLoss);
   const TensorInfo *stepT = findRole(prog, TensorRole::Step, nStep);
   const TensorInfo *predT = findRole(prog, TensorRole::Prediction, nPred);
+  int nSampleWeights;
+  const TensorInfo *sampleWeightsT = findRole(prog, TensorRole::SampleWeights, nSampleWeights);
+  if (nSampleWeights > 1 ||
+      (sampleWeightsT && (sampleWeightsT->dtype != DType::F32 || sampleWeightsT->rank != 1 ||
+                          dataTs.empty() || sampleWeightsT->dims[0] != dataTs[0]->dims[0]))) {
+    std::fprintf(stderr,
+                 "error: program '%s' is inconsistent: it may take one float32 [batch] tensor of "
+                 "sample weights\n",
+                 prog.modelName);
+    return kExitInternal;
+  }
+  if (!sampleWeightsT && (!opt.sampleWeights.empty() || !opt.valSampleWeights.empty())) {
+    std::fprintf(stderr,
+                 "error: %s: model '%s' was compiled without sample weights; compile it with "
+                 "graphc --sample-weights\n",
+                 opt.sampleWeights.empty() ? "--validation-sample-weights" : "--sample-weights",
+                 prog.modelName);
+    return kExitUsage;
+  }
   if (dataTs.empty() || !dataConsistent || nLabels != 1 || nLoss != 1 || nStep > 1 || nPred > 1 ||
       labelsT->rank < 1 || lossT->dtype != DType::F32 || lossT->bytes < sizeof(float) ||
       dataT->dims[0] != labelsT->dims[0] || dataT->dims[0] < 1 ||
@@ -1433,7 +1482,9 @@ int trainMain(int argc, char **argv) {
 
   // Open and check every input before touching the arena or running anything: shapes, dtypes,
   // sample counts and class indices, each with the expected and the actual value.
-  std::vector<Source> data(dataTs.size()), valData(dataTs.size());
+  // (one more of each for the sample weights: a Source cannot move)
+  const size_t sources = dataTs.size() + (sampleWeightsT ? 1 : 0);
+  std::vector<Source> data(sources), valData(sources);
   Source labels, valLabels;
   auto openSet = [&](const std::string &dflag, const std::vector<std::string> &dpaths,
                      const std::string &lflag, const std::string &lpath, std::vector<Source> &ds,
@@ -1466,6 +1517,35 @@ int trainMain(int argc, char **argv) {
                                opt.valLabels, valData, valLabels))) {
     std::fprintf(stderr, "error: %s\n", error.c_str());
     return kExitUsage;
+  }
+  // The sample weights travel as one more data input (after the others: staging.h's layout),
+  // gathered from the same rows: a file's, or 1 for every sample without one.
+  if (sampleWeightsT) {
+    auto openWeights = [&](const std::string &flag, const std::string &path, const Source &rows,
+                           Source &out) {
+      if (path.empty()) {
+        out.flag = flag;
+        out.ones = true;
+        out.rowElems = 1;
+        out.dstRowBytes = sizeof(float);
+        return true;
+      }
+      if (!openFloatSource(flag, path, *sampleWeightsT, out, error))
+        return false;
+      if (out.file.rows() != rows.file.rows()) {
+        error = flag + " " + path + ": " + std::to_string(out.file.rows()) + " samples, but " +
+                rows.display() + " has " + std::to_string(rows.file.rows());
+        return false;
+      }
+      return true;
+    };
+    if (!openWeights("--sample-weights", opt.sampleWeights, labels, data.back()) ||
+        (separateVal && !openWeights("--validation-sample-weights", opt.valSampleWeights, valLabels,
+                                     valData.back()))) {
+      std::fprintf(stderr, "error: %s\n", error.c_str());
+      return kExitUsage;
+    }
+    dataTs.push_back(sampleWeightsT);
   }
   const int64_t samples = labels.file.rows();
   Split train{&data, &labels, 0, samples}, val;

@@ -108,12 +108,15 @@ public:
 
 private:
   /// Opens a block declaring the loss's LossRows `rows` (kernels.h), when some rows count less:
-  /// an ignored label, weights or class weights; "" when every row counts alike.
+  /// an ignored label, weights, class weights or sample weights (`rowsPerSample` rows each); ""
+  /// when every row counts alike.
   std::string lossRows(std::optional<int64_t> index, Value labels, Value weights, Value count,
-                       std::optional<ArrayRef<float>> classWeights) {
-    if (!index && !weights && !classWeights)
+                       std::optional<ArrayRef<float>> classWeights, Value sampleWeights,
+                       int64_t rowsPerSample) {
+    if (!index && !weights && !classWeights && !sampleWeights)
       return "";
-    Value counted = count ? count : weights ? weights : labels;
+    // Only sample weights: the mean divides by the rows, nothing is counted.
+    Value counted = count ? count : weights ? weights : index || classWeights ? labels : Value();
     std::string perClass = "nullptr", table;
     if (classWeights) {
       table = "  static const float kClassWeights[] = {";
@@ -124,8 +127,11 @@ private:
     }
     return "  {\n" + table + "  const LossRows rows{" + std::string(index ? "true" : "false") +
            ", " + int64Literal(index.value_or(0)) + ", " + (weights ? ptr(weights) : "nullptr") +
-           ", ANY(" + std::to_string(plannedOffset(counted)) + "), " +
-           std::to_string(tensorElements(counted)) + ", " + perClass + "};\n";
+           ", " + (counted ? "ANY(" + std::to_string(plannedOffset(counted)) + ")" : "nullptr") +
+           ", " + std::to_string(counted ? tensorElements(counted) : 0) + ", " + perClass +
+           (sampleWeights ? ", " + ptr(sampleWeights) + ", " + std::to_string(rowsPerSample)
+                          : std::string()) +
+           "};\n";
   }
 
   /// The call of the runtime loss kernel `kernel` (lossForward or lossBackward) for `l`, a
@@ -133,9 +139,14 @@ private:
   /// table when it has them, with its optional arguments (rows, label smoothing, positive
   /// weights).
   template <typename LossLike> std::string lossCall(const char *kernel, LossLike l) {
-    auto [rows, classes] = lossRowsAndClasses(l.getKind(), l.getPrediction(), bool(l.getWeights()));
-    std::string selected = lossRows(l.getIgnoreIndex(), l.getLabels(), l.getWeights(), l.getCount(),
-                                    l.getClassWeights());
+    // Weights and sample weights scale rows: [rows, classes] is the prediction without and with
+    // its last axis.
+    auto [rows, classes] =
+        lossRowsAndClasses(l.getKind(), l.getPrediction(), l.getWeights() || l.getSampleWeights());
+    const int64_t samples = tensorDims(l.getPrediction())[0];
+    std::string selected =
+        lossRows(l.getIgnoreIndex(), l.getLabels(), l.getWeights(), l.getCount(),
+                 l.getClassWeights(), l.getSampleWeights(), samples > 0 ? rows / samples : 1);
     std::optional<ArrayRef<float>> positive = l.getPosWeight();
     std::string call = selected;
     if (positive) {
@@ -868,6 +879,8 @@ private:
         addTensor(name.getValue(), "Input", "Data", arg, -1, embeddingIndexLimit(func, arg));
       } else if (role && role.getValue() == "labels") {
         addTensor(name.getValue(), "Input", "Labels", arg, -1);
+      } else if (role && role.getValue() == "sample_weights") {
+        addTensor(name.getValue(), "Input", "SampleWeights", arg, -1);
       } else if (role && role.getValue() == "step") {
         addTensor(name.getValue(), "Input", "Step", arg, -1);
       } else {

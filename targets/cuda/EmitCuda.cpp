@@ -3121,6 +3121,8 @@ private:
         rows.push_back({name.str(), rt::TensorKind::Input, rt::TensorRole::Data, arg, -1});
       } else if (role && role.getValue() == "labels") {
         rows.push_back({name.str(), rt::TensorKind::Input, rt::TensorRole::Labels, arg, -1});
+      } else if (role && role.getValue() == "sample_weights") {
+        rows.push_back({name.str(), rt::TensorKind::Input, rt::TensorRole::SampleWeights, arg, -1});
       } else if (role && role.getValue() == "step") {
         rows.push_back({name.str(), rt::TensorKind::Input, rt::TensorRole::Step, arg, -1});
       } else {
@@ -3174,7 +3176,7 @@ private:
       if (r.role == rt::TensorRole::Parameter)
         parameters.push_back(uint32_t(i));
       if (r.role == rt::TensorRole::Data || r.role == rt::TensorRole::Labels ||
-          r.role == rt::TensorRole::Step)
+          r.role == rt::TensorRole::SampleWeights || r.role == rt::TensorRole::Step)
         inputs.push_back(uint32_t(i));
     }
     desc::LossKind loss = desc::LossKind_SparseCategoricalCrossentropy;

@@ -198,11 +198,13 @@ def parse_losses(out, steps):
 
 def torch_reference(name, optimizer, steps, x, y, init, dtype, autocast=None, make_model=None,
                     freeze=None, ignore_index=-100, label_smoothing=0.0, class_weights=None,
-                    pos_weight=None):
+                    pos_weight=None, sample_weights=None):
     """Per-step losses and final state_dict of the PyTorch reference training. With
     `autocast` (torch.bfloat16), the forward pass and the loss run under torch.autocast on the
     CPU: linear and convolution in bf16, parameters and optimizer in float32. `make_model`
-    builds the model (default: models.build(name))."""
+    builds the model (default: models.build(name)). `sample_weights` (one per sample): each
+    sample's loss terms are scaled by its weight and the mean's divisor is the unweighted one
+    (Keras's sample_weight; (loss(reduction='none') * w).sum() / divisor)."""
     model = make_model() if make_model else models.build(name)
     state = model.state_dict()
     state.update({k: torch.from_numpy(v.copy()) for k, v in init.items()})
@@ -231,6 +233,7 @@ def torch_reference(name, optimizer, steps, x, y, init, dtype, autocast=None, ma
         xb = [torch.from_numpy(a[idx]) for a in xs]
         xb = [t.to(dtype) if t.is_floating_point() else t for t in xb]
         yb = torch.from_numpy(y[idx])
+        wb = None if sample_weights is None else torch.from_numpy(sample_weights[idx]).to(dtype)
         with torch.autocast("cpu", dtype=autocast or torch.bfloat16, enabled=autocast is not None):
             logits = model(*xb).float()
             if models.LOSSES[name] == "binary_crossentropy":
@@ -238,12 +241,24 @@ def torch_reference(name, optimizer, steps, x, y, init, dtype, autocast=None, ma
                 target = yb.to(dtype) * (1 - label_smoothing) + label_smoothing / 2
                 loss = F.binary_cross_entropy_with_logits(
                     logits, target, pos_weight=None if pos_weight is None else
-                    torch.tensor(pos_weight, dtype=logits.dtype))
+                    torch.tensor(pos_weight, dtype=logits.dtype),
+                    reduction="mean" if wb is None else "none")
+                if wb is not None:
+                    loss = (loss * wb.reshape((-1,) + (1,) * (loss.dim() - 1))).mean()
             else:  # (per token for a language model: the mean over every position)
-                loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), yb.reshape(-1),
+                flat_y = yb.reshape(-1)
+                cw = (None if class_weights is None else
+                      torch.tensor(class_weights, dtype=logits.dtype))
+                loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), flat_y,
                                        ignore_index=ignore_index, label_smoothing=label_smoothing,
-                                       weight=None if class_weights is None else
-                                       torch.tensor(class_weights, dtype=logits.dtype))
+                                       weight=cw, reduction="mean" if wb is None else "none")
+                if wb is not None:
+                    # PyTorch's mean divides by the counted labels (their class weights).
+                    kept = flat_y != ignore_index
+                    divisor = (kept.sum().to(logits.dtype) if cw is None
+                               else cw[flat_y[kept]].sum())
+                    per_row = wb.repeat_interleave(flat_y.numel() // wb.numel())
+                    loss = (loss * per_row).sum() / divisor
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -452,6 +467,10 @@ def main():
                     "CrossEntropyLoss(weight=W), W_c = 0.5 + 0.25 (c mod 4)")
     ap.add_argument("--pos-weight", metavar="P[,P...]",
                     help="graphc --pos-weight against PyTorch's BCEWithLogitsLoss(pos_weight)")
+    ap.add_argument("--sample-weights", action="store_true",
+                    help="graphc --sample-weights, the binary's --sample-weights W.npy (W in "
+                    "[0, 2), a fifth 0) against PyTorch's per-sample losses times W over the "
+                    "unweighted divisor")
     ap.add_argument("--micro-batches", type=int, metavar="K",
                     help="graphc --micro-batches=K (PyTorch trains the whole batch)")
     ap.add_argument("--precision", choices=["fp32", "bf16", "fp16"], default="fp32",
@@ -530,6 +549,16 @@ def main():
         y = np.where(drop, args.ignore_index, y).astype(np.int64)
         print("ignore index %d: %d of %d labels" % (args.ignore_index, drop.sum(), drop.size))
     data_args, yp = save_data(wd, x, y)
+    run_args, sample_weights = [], None
+    if args.sample_weights:
+        # Weights in [0, 2), a fifth of them 0 (samples that count for nothing).
+        rs = np.random.RandomState(DATA_SEED[name] + 2)
+        sample_weights = (2 * rs.rand(y.shape[0]) * (rs.rand(y.shape[0]) >= 0.2)).astype(np.float32)
+        wp = os.path.join(wd, "sample_weights.npy")
+        np.save(wp, sample_weights)
+        run_args = ["--sample-weights", wp]
+        print("sample weights: %d of %d are 0, mean %.3f"
+              % ((sample_weights == 0).sum(), sample_weights.size, sample_weights.mean()))
     print("model %s, optimizer %s, lr %g, %d steps of batch %d; initializers: %s"
           % (name, args.optimizer, LR[args.optimizer], steps, B,
              ", ".join("%s%s" % (k, list(v.shape)) for k, v in inits.items())))
@@ -542,7 +571,7 @@ def main():
         _, tb = run(cmd, "graphc" + tag)
         wdir = os.path.join(wd, "w" + tag)
         out, tr = run([exe] + data_args + ["--labels", yp, "--steps", str(steps),
-                       "--save-weights", wdir], "training binary" + tag)
+                       "--save-weights", wdir] + run_args, "training binary" + tag)
         print("graphc%s build %.1fs, %d steps %.2fs" % (tag, tb, steps, tr))
         lines, losses = parse_losses(out, steps)
         return lines, losses, wdir
@@ -566,6 +595,8 @@ def main():
         precision_flags.append("--class-weights=" + ",".join("%g" % w for w in class_weights))
     if args.pos_weight:
         precision_flags.append("--pos-weight=" + args.pos_weight)
+    if args.sample_weights:
+        precision_flags.append("--sample-weights")
     lines, losses, wdir = build_and_run(
         "", precision_flags + (["--plan-out=" + plan] if args.check_no_reuse else []))
     weights = load_weights(wdir, mapping)
@@ -580,6 +611,8 @@ def main():
         ignore["class_weights"] = class_weights
     if args.pos_weight:
         ignore["pos_weight"] = [float(v) for v in args.pos_weight.split(",")]
+    if args.sample_weights:
+        ignore["sample_weights"] = sample_weights
     ref_losses, ref_sd = torch_reference(name, args.optimizer, steps, x, y, init, torch.float32,
                                          autocast, make_model, freeze=args.freeze, **ignore)
     r64_losses, r64_sd = torch_reference(name, args.optimizer, steps, x, y, init, torch.float64,

@@ -134,6 +134,9 @@ struct Options {
   std::vector<double> classWeights;
   // Binary crossentropy's positive weight(s) (--pos-weight).
   std::vector<double> posWeight;
+  // The step takes one weight per sample (--sample-weights), fed by the binary's
+  // --sample-weights.
+  bool sampleWeights = false;
   uint64_t seed = 0;
   bool verbose = false, lossSet = false, optimizerSet = false, lrSet = false, momentumSet = false;
 };
@@ -765,6 +768,7 @@ private:
     trainOptions.labelSmoothing = opts.labelSmoothing.value_or(0.0);
     trainOptions.classWeights = opts.classWeights;
     trainOptions.posWeight = opts.posWeight;
+    trainOptions.sampleWeights = opts.sampleWeights;
     pm.addPass(createBuildTrainStep(trainOptions));
     if (!opts.noSplitDataGradients)
       pm.addNestedPass<func::FuncOp>(createSplitDataGradients());
@@ -2650,6 +2654,12 @@ int runGraphcDriver(int argc, char **argv) {
                "per index of the prediction's last axis: -(P y log p + (1 - y) log(1 - p)) "
                "(PyTorch's BCEWithLogitsLoss(pos_weight=P))"),
       cl::value_desc("P[,P...]"), cl::cat(category));
+  cl::opt<bool> sampleWeights(
+      "sample-weights", cl::cat(category),
+      cl::desc("the training binary takes one weight per sample (its --sample-weights W.npy, "
+               "1 for every sample without it): each sample's loss is scaled by its weight and "
+               "the mean's divisor stays the same (Keras's fit(sample_weight=W), PyTorch's "
+               "(loss(reduction='none') * W).mean())"));
   cl::opt<double> labelSmoothing(
       "label-smoothing",
       cl::desc("the crossentropy losses' label smoothing F in [0, 1): class targets become "
@@ -2768,6 +2778,7 @@ int runGraphcDriver(int argc, char **argv) {
     opts.labelSmoothing = labelSmoothing;
   opts.classWeights.assign(classWeights.begin(), classWeights.end());
   opts.posWeight.assign(posWeight.begin(), posWeight.end());
+  opts.sampleWeights = sampleWeights;
   opts.offload = offload;
   opts.seed = seed;
   opts.verbose = verbose;

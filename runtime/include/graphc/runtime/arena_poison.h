@@ -46,6 +46,7 @@ inline std::vector<std::pair<uint64_t, uint64_t>> arenaScratchRanges(const Progr
     case TensorRole::State:
     case TensorRole::Data:
     case TensorRole::Labels:
+    case TensorRole::SampleWeights:
     case TensorRole::Step:
     case TensorRole::Staging:
       return true;

@@ -332,24 +332,31 @@ void softmaxBackward(const float *dy, const float *y, float *dx, int64_t outer, 
 /// - ignore (SparseCategoricalCrossentropy): labels equal to ignoreIndex add nothing (their
 ///   gradient rows are zero), and the sum is divided by the number of the other labels among
 ///   the int64 labels `counted`;
-/// - weights (one per row; the caller passes [rows, classes] = the prediction without and with
-///   its last axis for every kind): row r's loss (the crossentropies' sum over its classes,
+/// - weights (one per row): row r's loss (the crossentropies' sum over its classes,
 ///   binary crossentropy's and MSE's mean over its elements) is scaled by weights[r], and the
 ///   sum divided by the sum of the float weights `counted`.
 /// - classWeights (SparseCategoricalCrossentropy, one per class: PyTorch's
 ///   CrossEntropyLoss(weight)): a row's loss is sum_j w_j t_j (lse - x_j) over its target t
 ///   (w_y (lse - x_y) unsmoothed), and the sum is divided by the class weights of the labels
 ///   `counted` (those not ignored).
+/// - sampleWeights (one per sample, rowsPerSample rows each: graphc --sample-weights, Keras's
+///   fit(sample_weight)): row r's loss is also scaled by sampleWeights[r / rowsPerSample], and
+///   the divisor stays what it is without them (`counted`, or the rows when it is null).
 /// `counted` holds countedRows values: the whole step's labels or weights when `labels` and
 /// `weights` are one micro-batch's slice of them, else the same as those; labels unless there
-/// are weights. Nothing counted: the loss and gradient are 0.
+/// are weights; null when only sample weights are given. Nothing counted: the loss and
+/// gradient are 0.
+/// With weights or sample weights, the caller passes [rows, classes] = the prediction without
+/// and with its last axis for every kind.
 struct LossRows {
   bool ignore;
   int64_t ignoreIndex;
   const float *weights;
   const void *counted;
   int64_t countedRows;
-  const float *classWeights;
+  const float *classWeights = nullptr;
+  const float *sampleWeights = nullptr;
+  int64_t rowsPerSample = 1;
 };
 /// labelSmoothing ε (the crossentropies): categorical targets become (1 - ε) t + ε / classes
 /// (a class index: (1 - ε) on its class), binary targets (1 - ε) t + ε / 2, as PyTorch's

@@ -42,6 +42,11 @@ enum class TensorRole : uint8_t {
   // --target=cuda: room in the device arena for the next batch's data and labels, uploaded
   // while the step before runs (graphc/runtime/staging.h). The CPU main ignores it.
   Staging = 8,
+  // f32 [batch]: one weight per sample (graphc --sample-weights), the batch of the binary's
+  // --sample-weights (1 for every sample without it) copied here before each step, gathered
+  // from the same rows as the data and labels. In the staging region it follows the data
+  // inputs as one more of them (staging.h).
+  SampleWeights = 9,
 };
 
 constexpr int kMaxRank = 8;

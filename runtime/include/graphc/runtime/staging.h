@@ -4,7 +4,8 @@
 // device-to-device copy from there into the data and labels tensors. The compiler sizes the
 // buffer and the runtime fills it with this one layout: the data inputs from 0, one after the
 // other in the program's order (each 64-byte aligned: the host main's staging slots hold them
-// so), then the labels, aligned.
+// so), the sample weights (graphc --sample-weights) after them as one more, then the labels,
+// aligned.
 #pragma once
 
 #include <cstdint>
