@@ -2565,7 +2565,7 @@ private:
     ignoreIndex = l.getIgnoreIndex();
     maskedLoss = bool(l.getWeights());
     batch = tensorDims(l.getPrediction())[0];
-    if (l.getWeights())
+    if (l.getWeights() || l.getSampleWeights())
       return weightedLossForward(l);
     auto [rows, classes] = lossRowsAndClasses(l.getKind(), l.getPrediction());
     bool logits = l.getFromLogits();
@@ -2666,7 +2666,9 @@ private:
   LogicalResult lossBackward(LossBackwardOp l) {
     Operation *op = l;
     const bool weighted = bool(l.getWeights());
-    auto [n, classes] = lossRowsAndClasses(l.getKind(), l.getPrediction(), weighted);
+    // Sample weights: each row's gradient also scales by its sample's weight (0: zero rows).
+    const bool sampled = bool(l.getSampleWeights());
+    auto [n, classes] = lossRowsAndClasses(l.getKind(), l.getPrediction(), weighted || sampled);
     bool logits = l.getFromLogits();
     std::optional<int64_t> ignored = l.getIgnoreIndex();
     // An ignored label or class weights: divided by the counted labels' weight.
@@ -2709,13 +2711,24 @@ private:
       b += "    const double weight = " + ptr(l.getWeights()) +
            "[b];\n    if (weight == 0.0 || counted[0] <= 0.0) {\n      for (int64_t j = 0; j < " +
            C + "; ++j)\n        drow[j] = 0.0f;\n      continue;\n    }\n";
+    // A row of a sample of weight 0 is zero too (whatever it holds: the CPU kernel skips it).
+    if (sampled) {
+      const int64_t samples = tensorElements(l.getSampleWeights());
+      b += "    const double sample = " + ptr(l.getSampleWeights()) + "[b / " +
+           S(samples > 0 ? n / samples : 1) +
+           "];\n    if (sample == 0.0) {\n      for (int64_t j = 0; j < " + C +
+           "; ++j)\n        drow[j] = 0.0f;\n      continue;\n    }\n";
+    }
+    const std::string sampleFactor = sampled ? "sample * " : "";
     auto scale = [&](const std::string &unweighted, const std::string &factor) {
-      return weighted ? "    const double scale = " + factor + "weight / counted[0];\n"
-                      : "    const double scale = " + unweighted + ";\n";
+      return weighted
+                 ? "    const double scale = " + sampleFactor + factor + "weight / counted[0];\n"
+                 : "    const double scale = " + sampleFactor + "(" + unweighted + ");\n";
     };
     switch (l.getKind()) {
     case LossKind::sparse_categorical_crossentropy:
-      b += (counting ? "    const double scale = counted[0] > 0.0 ? 1.0 / counted[0] : 0.0;\n"
+      b += (counting ? "    const double scale = " + sampleFactor +
+                           "(counted[0] > 0.0 ? 1.0 / counted[0] : 0.0);\n"
                      : scale("1.0 / " + S(n) + ".0", "")) +
            "    const int64_t y = " + labelsPtr(l.getLabels(), true) + "[b];\n" +
            (ignored
@@ -2844,10 +2857,12 @@ private:
     return name;
   }
 
-  /// A weighted mean loss (runtime/kernels.cpp lossForward with weights) by one block: each
-  /// thread adds w_r times the loss of its rows r of weight w_r != 0 (the crossentropies' sum
-  /// over the row's classes, binary crossentropy's and mse's mean) and its share of the counted
-  /// weights, in double; fixed trees add the threads' totals; thread 0 divides.
+  /// A mean over weighted rows (runtime/kernels.cpp lossForward's per-row path) by one block:
+  /// each thread adds w_r times the loss of its rows r of weight w_r != 0 (the crossentropies'
+  /// sum over the row's classes, binary crossentropy's and mse's mean), w_r the row's weight
+  /// times its sample's (0 for an ignored label), and its share of the divisor (the counted
+  /// weights or labels) in double; fixed trees add the threads' totals; thread 0 divides by the
+  /// divisor, or by the rows when nothing is counted (sample weights alone).
   LogicalResult weightedLossForward(LossOp l) {
     Operation *op = l;
     auto [rows, classes] = lossRowsAndClasses(l.getKind(), l.getPrediction(), true);
@@ -2858,31 +2873,40 @@ private:
     auto smooth = [&, numClasses = classes](const std::string &target) {
       return smoothed(target, smoothing, l.getKind(), numClasses);
     };
+    std::optional<int64_t> ignored = l.getIgnoreIndex();
+    const bool counting = l.getWeights() || ignored || l.getClassWeights();
     const std::string C = std::to_string(classes), R = std::to_string(rows);
     std::string k = kernelName("loss");
-    std::string b =
-        "// " + label(op) + ": " + stringifyLossKind(l.getKind()).str() +
-        (logits ? " from logits" : "") +
-        ", weighted rows, one block (a fixed summation order)\n__global__ void " + k +
-        "(unsigned char *arena) {\n  GRAPHC_BLOCK_SHARED double part[GRAPHC_BLOCK_SIZE];\n"
-        "  GRAPHC_BLOCK_SHARED double counted[GRAPHC_BLOCK_SIZE];\n  const float *pred = " +
-        ptr(l.getPrediction()) + ";\n  const float *weights = " + ptr(l.getWeights()) +
-        ";\n  GRAPHC_BLOCK_THREADS(t) {\n  double total = 0.0;\n" +
-        countRows(std::nullopt, l.getLabels(), l.getWeights(), l.getCount()) +
-        "  for (int64_t r = t; r < " + R +
-        "; r += GRAPHC_BLOCK_SIZE) {\n    if (weights[r] == 0.0f)\n      continue;\n"
-        "    const float *row = pred + r * " +
-        C + ";\n    double loss = 0.0;\n";
+    std::string b = "// " + label(op) + ": " + stringifyLossKind(l.getKind()).str() +
+                    (logits ? " from logits" : "") +
+                    ", weighted rows, one block (a fixed summation order)\n";
+    const std::string table = weightTable(l.getClassWeights(), k + "_class_weights", b);
+    const std::string positive = weightTable(l.getPosWeight(), k + "_pos_weight", b);
+    const std::string positiveCount =
+        std::to_string(l.getPosWeight() ? l.getPosWeight()->size() : 1);
+    b += "__global__ void " + k +
+         "(unsigned char *arena) {\n  GRAPHC_BLOCK_SHARED double part[GRAPHC_BLOCK_SIZE];\n" +
+         (counting ? "  GRAPHC_BLOCK_SHARED double counted[GRAPHC_BLOCK_SIZE];\n" : "") +
+         "  const float *pred = " + ptr(l.getPrediction()) +
+         ";\n  GRAPHC_BLOCK_THREADS(t) {\n  double total = 0.0;\n" +
+         (counting ? countRows(ignored, l.getLabels(), l.getWeights(), l.getCount(), table, classes)
+                   : std::string()) +
+         "  for (int64_t r = t; r < " + R + "; r += GRAPHC_BLOCK_SIZE) {\n" +
+         rowWeight(l.getWeights(), l.getSampleWeights(), rows, ignored, l.getLabels()) +
+         "    if (weight == 0.0)\n      continue;\n    const float *row = pred + r * " + C +
+         ";\n    double loss = 0.0;\n";
     const std::string lse = "::graphc::rt::cuda::logSumExpRow(row, " + C + ")";
     const std::string clip = "::graphc::rt::cuda::clipProb";
+    const std::string classWeight = table.empty() ? "" : "static_cast<double>(" + table + "[y]) * ";
     switch (l.getKind()) {
     case LossKind::sparse_categorical_crossentropy:
       b += "    const int64_t y = " + labelsPtr(l.getLabels(), true) +
            "[r];\n    if (y < 0 || y >= " + C + ")\n      loss = NAN;\n    else" +
-           (smoothing ? " {\n" + smoothedSparseRowLoss(logits, C, *smoothing, classes) + "    }\n"
-                      : "\n      loss = " +
-                            (logits ? lse + " - row[y];\n"
-                                    : "-log(static_cast<double>(" + clip + "(row[y])));\n"));
+           (smoothing
+                ? " {\n" + smoothedSparseRowLoss(logits, C, *smoothing, classes, table) + "    }\n"
+                : "\n      loss = " + classWeight +
+                      (logits ? "(" + lse + " - row[y]);\n"
+                              : "-log(static_cast<double>(" + clip + "(row[y])));\n"));
       break;
     case LossKind::categorical_crossentropy:
       b += "    const float *t = " + ptr(l.getLabels()) + " + r * " + C + ";\n" +
@@ -2895,9 +2919,16 @@ private:
       b += "    const float *t = " + ptr(l.getLabels()) + " + r * " + C +
            ";\n    for (int64_t j = 0; j < " + C +
            "; ++j) {\n      const double x = row[j], y = " + smooth("t[j]") + ";\n" +
-           (logits ? "      loss += (x < 0.0 ? 0.0 : x) - x * y + log1p(exp(-fabs(x)));\n"
-                   : "      const double p = " + clip +
-                         "(row[j]);\n      loss -= y * log(p) + (1.0 - y) * log(1.0 - p);\n") +
+           (!positive.empty()
+                ? "      const double positive = " + positive + "[j % " + positiveCount + "];\n" +
+                      (logits ? std::string("      loss += (1.0 - y) * x + (1.0 + (positive - "
+                                            "1.0) * y) * (log1p(exp(-fabs(x))) + fmax(-x, 0.0));\n")
+                              : "      const double p = " + clip +
+                                    "(row[j]);\n      loss -= positive * y * log(p) + (1.0 - y) "
+                                    "* log(1.0 - p);\n")
+            : logits ? "      loss += (x < 0.0 ? 0.0 : x) - x * y + log1p(exp(-fabs(x)));\n"
+                     : "      const double p = " + clip +
+                           "(row[j]);\n      loss -= y * log(p) + (1.0 - y) * log(1.0 - p);\n") +
            "    }\n    loss /= " + C + ".0;\n";
       break;
     case LossKind::mse:
@@ -2908,14 +2939,36 @@ private:
            C + ".0;\n";
       break;
     }
-    b += "    total += static_cast<double>(weights[r]) * loss;\n  }\n  part[t] = total;\n  }\n"
-         "  GRAPHC_BLOCK_SUM(part)\n  GRAPHC_BLOCK_SUM(counted)\n  GRAPHC_BLOCK_THREADS(t) {\n"
-         "    if (t == 0)\n      " +
-         ptr(l.getResult()) +
-         "[0] = counted[0] > 0.0 ? static_cast<float>(part[0] / counted[0]) : 0.0f;\n  }\n}\n\n";
+    const std::string mean =
+        counting ? "counted[0] > 0.0 ? static_cast<float>(part[0] / counted[0]) : 0.0f"
+                 : "static_cast<float>(part[0] / " + R + ".0)";
+    b += "    total += weight * loss;\n  }\n  part[t] = total;\n  }\n  GRAPHC_BLOCK_SUM(part)\n" +
+         std::string(counting ? "  GRAPHC_BLOCK_SUM(counted)\n" : "") +
+         "  GRAPHC_BLOCK_THREADS(t) {\n    if (t == 0)\n      " + ptr(l.getResult()) +
+         "[0] = " + mean + ";\n  }\n}\n\n";
     kernels += b;
     addCode(launchBlocks(k, 1, op));
     return success();
+  }
+
+  /// The code declaring `weight`, row r's factor on the per-row path (runtime/kernels.cpp
+  /// rowWeight): its weight in `weights` times its sample's in `sampleWeights` (rows / samples
+  /// rows each), 0 for a label equal to `ignored`; `r` names the row.
+  std::string rowWeight(Value weights, Value sampleWeights, int64_t rows,
+                        std::optional<int64_t> ignored, Value labels, const std::string &r = "r") {
+    std::string weight = weights ? "static_cast<double>(" + ptr(weights) + "[" + r + "])" : "";
+    if (sampleWeights) {
+      const int64_t samples = tensorElements(sampleWeights);
+      const std::string perSample = std::to_string(samples > 0 ? rows / samples : 1);
+      weight += (weight.empty() ? "" : " * ") + std::string("static_cast<double>(") +
+                ptr(sampleWeights) + "[" + r + " / " + perSample + "])";
+    }
+    if (weight.empty())
+      weight = "1.0";
+    if (ignored)
+      weight = labelsPtr(labels, true) + "[" + r + "] == " + int64Literal(*ignored) +
+               " ? 0.0 : " + weight;
+    return "    const double weight = " + weight + ";\n";
   }
 
   // ---------------------------------------------------------------- fusion

@@ -411,6 +411,15 @@ func.func @weights_shape(%p: tensor<4x5x3xf32>, %l: tensor<4x5x3xf32>, %w: tenso
 
 // -----
 
+// Sample weights: one f32 per sample, the prediction's first dimension.
+func.func @sample_weights_shape(%p: tensor<4x5x3xf32>, %l: tensor<4x5x3xf32>, %s: tensor<4x5xf32>) -> tensor<f32> {
+  // expected-error @+1 {{'graph.loss' op sample_weights 'tensor<4x5xf32>' must be f32 with one weight per sample of the prediction 'tensor<4x5x3xf32>'}}
+  %0 = graph.loss mse %p, %l sample_weights %s : (tensor<4x5x3xf32>, tensor<4x5x3xf32>, tensor<4x5xf32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
 // An ignored label and weights are two ways of choosing rows; one at a time.
 func.func @weights_and_ignore_index(%p: tensor<4x5x3xf32>, %l: tensor<4x5xi64>, %w: tensor<4x5xf32>) -> tensor<f32> {
   // expected-error @+1 {{'graph.loss' op takes ignore_index or weights, not both}}

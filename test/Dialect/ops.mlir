@@ -187,6 +187,19 @@ func.func @loss_weights(%p: tensor<2x5x3xf32>, %l: tensor<2x5x3xf32>, %w: tensor
 
 // -----
 
+// Sample weights (one per sample), with loss weights and a count or alone.
+// CHECK-LABEL: func.func @sample_weights
+//  CHECK-SAME:   (%[[P:.*]]: tensor<2x5x3xf32>, %[[L:.*]]: tensor<2x5x3xf32>, %[[W:.*]]: tensor<2x5xf32>, %[[A:.*]]: tensor<4x5xf32>, %[[S:.*]]: tensor<2xf32>)
+//  CHECK-NEXT:   graph.loss mse %[[P]], %[[L]] sample_weights %[[S]] : (tensor<2x5x3xf32>, tensor<2x5x3xf32>, tensor<2xf32>) -> tensor<f32>
+//  CHECK-NEXT:   graph.loss_backward binary_crossentropy %[[P]], %[[L]] weights %[[W]] count %[[A]] sample_weights %[[S]] {from_logits} : (tensor<2x5x3xf32>, tensor<2x5x3xf32>, tensor<2x5xf32>, tensor<4x5xf32>, tensor<2xf32>) -> tensor<2x5x3xf32>
+func.func @sample_weights(%p: tensor<2x5x3xf32>, %l: tensor<2x5x3xf32>, %w: tensor<2x5xf32>, %a: tensor<4x5xf32>, %s: tensor<2xf32>) {
+  %0 = graph.loss mse %p, %l sample_weights %s : (tensor<2x5x3xf32>, tensor<2x5x3xf32>, tensor<2xf32>) -> tensor<f32>
+  %1 = graph.loss_backward binary_crossentropy %p, %l weights %w count %a sample_weights %s {from_logits} : (tensor<2x5x3xf32>, tensor<2x5x3xf32>, tensor<2x5xf32>, tensor<4x5xf32>, tensor<2xf32>) -> tensor<2x5x3xf32>
+  return
+}
+
+// -----
+
 // graph.loss_backward with each LossKind; its result has the prediction's type.
 // CHECK-LABEL: func.func @loss_backward
 //  CHECK-SAME:   (%[[P:.*]]: tensor<4x3xf32>, %[[I:.*]]: tensor<4xi64>, %[[L:.*]]: tensor<4x3xf32>)

@@ -27,6 +27,8 @@ struct Options {
   uint64_t stagingBytes = 0;
   bool labels = true;
   bool secondData = false; // a second data tensor "mask" [2, 3] at 1536 (set `arena` to fit)
+  // Sample weights "sample_weight" [2] (or [2, 1] when rank 2) at 1792, listed before "mask".
+  int sampleWeightsRank = 0;
   desc::LossKind loss = desc::LossKind_MeanSquaredError;
   flatbuffers::Optional<int64_t> ignoreIndex = flatbuffers::nullopt; // appended field
 };
@@ -44,6 +46,13 @@ std::vector<uint8_t> build(const Options &o) {
                                desc::DType_F32, &lossShape, 512, 4, -1),
   };
   std::vector<int64_t> labelsShape = {2}, stagingShape = {int64_t(o.stagingBytes / 4)};
+  std::vector<int64_t> sampleShape = {2};
+  if (o.sampleWeightsRank == 2)
+    sampleShape.push_back(1);
+  if (o.sampleWeightsRank)
+    tensors.push_back(desc::CreateTensorDirect(fbb, "sample_weight", desc::TensorKind_Input,
+                                               desc::TensorRole_SampleWeights, desc::DType_F32,
+                                               &sampleShape, 1792, 8, -1));
   if (o.secondData)
     tensors.push_back(desc::CreateTensorDirect(fbb, "mask", desc::TensorKind_Input,
                                                desc::TensorRole_Data, desc::DType_F32, &xShape,
@@ -259,6 +268,20 @@ TEST(CudaDescriptor, StagingRegion) {
   EXPECT_EQ(d.staging.dataBytes, 88u);
   EXPECT_TRUE(d.staging.stagesData(1536) && d.staging.stagesData(256));
   EXPECT_FALSE(d.staging.stagesData(768));
+  // The sample weights follow every data input (wherever the descriptor lists them): at 128,
+  // 8 bytes; the labels stay at 256.
+  o.sampleWeightsRank = 1;
+  buf = build(o);
+  ASSERT_TRUE(decodeProgramDescriptor(buf.data(), buf.size(), kBlob, 40, d, error)) << error;
+  ASSERT_EQ(d.staging.data.size(), 3u);
+  EXPECT_EQ(d.staging.data[1].arenaOffset, 1536u);
+  EXPECT_EQ(d.staging.data[2].arenaOffset, 1792u);
+  EXPECT_EQ(d.staging.data[2].stagedOffset, 128u);
+  EXPECT_EQ(d.staging.data[2].bytes, 8u);
+  EXPECT_EQ(d.staging.dataBytes, 136u);
+  o.sampleWeightsRank = 2;
+  EXPECT_EQ(refusal(build(o)), "a program takes at most one float32 [batch] sample-weights tensor");
+  o.sampleWeightsRank = 0;
   o.secondData = false;
 
   o.stagingBytes = 272;

@@ -686,6 +686,54 @@ TEST(RuntimeKernels, WeightedRowsAverageOverTheWeights) {
   EXPECT_EQ(grad[2], 0.0f);
 }
 
+// Sample weights (Keras's sample_weight): each sample's rows scale by its weight and the
+// divisor stays the unweighted one. MSE rows [1, 3] -> [0, 0] (mean 5) and [2, 2] -> [0, 0]
+// (mean 4), one row per sample, weights {3, 0.5}: (3 * 5 + 0.5 * 4) / 2 rows = 8.5; the
+// gradient 2 (p - t) / 2 (elements) / 2 (rows) times the weight. Two rows per sample of weight
+// 0 and 2 (rowsPerSample 2): only the second sample counts, (2 * 4) / 2 = 4, and the first
+// sample's rows are zero even where they hold NaN.
+TEST(RuntimeKernels, SampleWeightsScaleRowsNotTheDivisor) {
+  const std::vector<float> pred = {1.0f, 3.0f, 2.0f, 2.0f};
+  const float targets[] = {0.0f, 0.0f, 0.0f, 0.0f};
+  const float perSample[] = {3.0f, 0.5f};
+  LossRows rows{false, 0, nullptr, nullptr, 0, nullptr, perSample, 1};
+  float loss = kNaN;
+  lossForward(LossKind::MeanSquaredError, false, pred.data(), targets, &loss, 2, 2, &rows);
+  EXPECT_FLOAT_EQ(loss, 8.5f);
+  std::vector<float> grad(4, kNaN);
+  lossBackward(LossKind::MeanSquaredError, false, pred.data(), targets, grad.data(), 2, 2, &rows);
+  EXPECT_FLOAT_EQ(grad[0], 3.0f * 1.0f / 2.0f); // 2 * 1 / 2 / 2 * 3
+  EXPECT_FLOAT_EQ(grad[1], 3.0f * 3.0f / 2.0f);
+  EXPECT_FLOAT_EQ(grad[2], 0.5f * 2.0f / 2.0f);
+  EXPECT_FLOAT_EQ(grad[3], 0.5f * 2.0f / 2.0f);
+  const std::vector<float> padded = {kNaN, kNaN, 1.0f, 3.0f}; // one element per row
+  const float twoSamples[] = {0.0f, 2.0f};
+  rows.sampleWeights = twoSamples;
+  rows.rowsPerSample = 2;
+  lossForward(LossKind::MeanSquaredError, false, padded.data(), targets, &loss, 4, 1, &rows);
+  EXPECT_FLOAT_EQ(loss, 2.0f * (1.0f + 9.0f) / 4.0f);
+  lossBackward(LossKind::MeanSquaredError, false, padded.data(), targets, grad.data(), 4, 1, &rows);
+  EXPECT_EQ(grad[0], 0.0f);
+  EXPECT_EQ(grad[1], 0.0f);
+  EXPECT_FLOAT_EQ(grad[2], 2.0f * 2.0f * 1.0f / 4.0f);
+  EXPECT_FLOAT_EQ(grad[3], 2.0f * 2.0f * 3.0f / 4.0f);
+  // With an ignored label the divisor is the counted labels: rows of labels {1, -100} from
+  // logits {0, ln 3}, sample weights {2, 7}: 2 ln(4/3) / 1.
+  const std::vector<float> logits = {0.0f, std::log(3.0f), 5.0f, kNaN};
+  const int64_t labels[] = {1, -100};
+  const float sparseWeights[] = {2.0f, 7.0f};
+  const LossRows ignoring{true, -100, nullptr, labels, 2, nullptr, sparseWeights, 1};
+  lossForward(LossKind::SparseCategoricalCrossentropy, true, logits.data(), labels, &loss, 2, 2,
+              &ignoring);
+  EXPECT_NEAR(loss, 2.0 * std::log(4.0 / 3.0), 1e-6);
+  lossBackward(LossKind::SparseCategoricalCrossentropy, true, logits.data(), labels, grad.data(), 2,
+               2, &ignoring);
+  EXPECT_NEAR(grad[0], 2.0 * 0.25, 1e-6);
+  EXPECT_NEAR(grad[1], -2.0 * 0.25, 1e-6);
+  EXPECT_EQ(grad[2], 0.0f);
+  EXPECT_EQ(grad[3], 0.0f);
+}
+
 // Label smoothing ε: sparse crossentropy with class y equals categorical crossentropy with the
 // one-hot target of y (both smoothed to (1 - ε) onehot + ε / C), from logits and from
 // probabilities, forward and backward; and each row's loss is the smoothed target's

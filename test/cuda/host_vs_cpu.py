@@ -201,7 +201,8 @@ def main():
     shapes, data_inputs = {}, []
     described = cpu if args.stage == "prepare" else host
     for line in run([described, "--describe"]).splitlines():
-        m = re.match(r"(\S+)\s+\S+\s+(data|labels)\s+(\S+)\s+\[([0-9,]*)\]", line)
+        m = re.match(r"(\S+)\s+\S+\s+(data|labels|sample_weights)\s+(\S+)\s+\[([0-9,]*)\]",
+                     line)
         if m:
             shapes[m.group(2)] = (m.group(3), [int(d) for d in m.group(4).split(",") if d])
             if m.group(2) == "data":
@@ -244,6 +245,12 @@ def main():
         write_npy(os.path.join(work, "y.npy"), yshape, "f4",
                   [rng.random() * args.label_scale for _ in range(ycount)] * repeats)
 
+    if "sample_weights" in shapes:
+        # graphc --sample-weights: weights in [0, 2), every fifth 0 (a sample that counts for
+        # nothing), fed to both binaries by train().
+        write_npy(os.path.join(work, "sample_weights.npy"), [samples], "f4",
+                  [0.0 if i % 5 == 4 else 2.0 * rng.random() for i in range(drawn)] * repeats)
+
     outs = {}
     tested_env = dict(os.environ, GRAPHC_HOST_SHIM_LAUNCH_ORDER=args.launch_order,
                       GRAPHC_POISON_ARENA="1" if args.poison_arena else "0")
@@ -271,13 +278,17 @@ def main():
 
 
 def train(args, work, name, command, env=None):
-    """Runs a binary on DIR/x.npy (DIR/x1.npy ... for more data inputs), DIR/y.npy; returns
+    """Runs a binary on DIR/x.npy (DIR/x1.npy ... for more data inputs), DIR/y.npy (and
+    DIR/sample_weights.npy when there is one); returns
     (per-step losses, {file: weights})."""
     wdir = os.path.join(work, "w-" + name)
     data, i = ["--data", os.path.join(work, "x.npy")], 1
     while os.path.exists(os.path.join(work, "x%d.npy" % i)):
         data += ["--data", os.path.join(work, "x%d.npy" % i)]
         i += 1
+    weighted = os.path.join(work, "sample_weights.npy")
+    if os.path.exists(weighted):
+        data += ["--sample-weights", weighted]
     text = run(command + data + ["--labels", os.path.join(work, "y.npy"), "--steps", str(args.steps),
                           "--save-weights", wdir], env=env)
     losses = [float(m.group(1)) for m in re.finditer(r"loss (\S+)", text)]
