@@ -206,6 +206,16 @@ CORRECTNESS = [
                "--ids", "12"),
     keras_case("masked_tagger-micro", "k3_masked_tagger", "adam", "0.01", "--classes", "4",
                "--ids", "12", "--graphc-flag=--micro-batches=2"),
+    # Session 44: sample weights (--sample-weights, every fifth 0): the per-row loss kernels
+    # with an ignored label and micro-batches, and with binary crossentropy's positive weight;
+    # the weights staged after the data inputs.
+    ("causal_lm-sample-weights", "e2e:causal_lm",
+     ["--ids", "50", "--classes", "50", "--ignore-label", "-100",
+      "--graphc-flag=--ignore-index=-100", "--graphc-flag=--sample-weights",
+      "--graphc-flag=--micro-batches=2", "--optimizer", "adam", "--lr", "0.01", "--steps", "8"]),
+    ("cnn_bce-sample-weights", "e2e:cnn_bce",
+     ["--loss", BCE, "--graphc-flag=--sample-weights", "--graphc-flag=--pos-weight=2.5",
+      "--optimizer", "adam", "--lr", "0.01", "--steps", "8"]),
 ]
 # The cases also trained by PyTorch on the GPU (test/e2e/models.py's name): the models of #2 and
 # three of #6, from the same initial weights on the same batches, TF32 off; issue #3 asks for

@@ -58,6 +58,9 @@ def main():
                     help="one more graphc flag for both compiles, e.g. --micro-batches=2")
     ap.add_argument("--parallel-flag", action="append", default=[],
                     help="one more graphc flag for the data-parallel compile only, e.g. --zero=1")
+    ap.add_argument("--sample-weights", action="store_true",
+                    help="graphc --sample-weights and the binaries' --sample-weights W.npy (W in "
+                    "[0, 2), shuffled and held out with the samples)")
     ap.add_argument("--tol", type=float, default=1e-5)
     ap.add_argument("--graphc", required=True)
     ap.add_argument("--mpirun", required=True)
@@ -89,6 +92,11 @@ def main():
     train += ["--labels", labels, "--steps", str(a.steps), "--shuffle",
               "--seed", "5", "--validation-split", "0.25"]
     common = [model, "--optimizer=" + a.optimizer, "--batch=%d" % a.batch, "--quiet"] + a.graphc_flag
+    if a.sample_weights:
+        weights = os.path.join(a.workdir, "w.npy")
+        np.save(weights, (2 * rng.random(n)).astype(np.float32))
+        train += ["--sample-weights", weights]
+        common.append("--sample-weights")
 
     single = os.path.join(a.workdir, "single")
     run([a.graphc] + common + ["-o", single])
