@@ -3980,7 +3980,71 @@ private:
       values[node.output(2)] = join(cs, 0);
   }
 
+  /// A 1-D convolution, transposed convolution or pooling (PyTorch's nn.Conv1d,
+  /// ConvTranspose1d, MaxPool1d, AvgPool1d, AdaptiveAvgPool1d(1) and AdaptiveMaxPool1d(1): an
+  /// [N, C, L] input) as the 2-D node on the height-1 view [N, C, 1, L]: kernel, stride and
+  /// dilation 1 and no padding on the new axis, whose output [N, C', 1, L'] is viewed back as
+  /// [N, C', L']. The views are reshapes (free), and a weight keeps its ONNX shape [O, I, K]
+  /// (its .npy file too), read through an [O, I, 1, K] view, so the 2-D kernels and their
+  /// gradients do the work. Returns false for anything else.
+  bool importOneD(const onnx::NodeProto &node, int index) {
+    static const std::set<std::string> kSpatial = {
+        "Conv", "ConvTranspose", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"};
+    const std::string &op = node.op_type();
+    if (!kSpatial.count(op) || node.input_size() < 1 || !values.count(node.input(0)) ||
+        shapeOf(values.at(node.input(0))).size() != 3 || node.output_size() < 1 ||
+        node.output(0).empty())
+      return false;
+    Location loc = NameLoc::get(b.getStringAttr(node.name().empty() ? op : node.name()));
+    auto heightOne = [&](const std::string &name, Value v) {
+      std::vector<int64_t> dims = shapeOf(v);
+      dims.insert(dims.begin() + 2, 1);
+      const std::string viewed = name + "@2d";
+      values[viewed] = b.create<ReshapeOp>(loc, f32(dims), v);
+      return viewed;
+    };
+    onnx::NodeProto twoD = node;
+    twoD.set_input(0, heightOne(node.input(0), valueOf(node, 0)));
+    if ((op == "Conv" || op == "ConvTranspose") && node.input_size() > 1) {
+      Value w = parameterOf(node, 1);
+      if (shapeOf(w).size() != 3)
+        fail(nodeLabel(node) + ": a 1-D input needs an [O, I, K] weight, got " +
+             typeString(w.getType()));
+      twoD.set_input(1, heightOne(node.input(1), w));
+    }
+    twoD.set_output(0, node.output(0) + "@2d");
+    // Each per-axis attribute gains the new axis first (pads: begin and end of each axis).
+    for (onnx::AttributeProto &a : *twoD.mutable_attribute()) {
+      const std::string &attr = a.name();
+      const bool perAxis = attr == "kernel_shape" || attr == "strides" || attr == "dilations" ||
+                           attr == "output_padding" || attr == "output_shape";
+      if (!perAxis && attr != "pads")
+        continue;
+      std::vector<int64_t> old(a.ints().begin(), a.ints().end()), widened;
+      if (perAxis) {
+        widened = {attr == "output_padding" ? 0 : 1};
+        widened.insert(widened.end(), old.begin(), old.end());
+      } else if (old.size() == 2) {
+        widened = {0, old[0], 0, old[1]};
+      } else {
+        refuseAttr(node, "pads",
+                   "has " + std::to_string(old.size()) + " values; a 1-D input takes 2");
+      }
+      a.clear_ints();
+      for (int64_t v : widened)
+        a.add_ints(v);
+    }
+    importNode(twoD, index);
+    Value out = values.at(twoD.output(0));
+    std::vector<int64_t> dims = shapeOf(out);
+    dims.erase(dims.begin() + 2);
+    define(node, b.create<ReshapeOp>(loc, f32(dims), out));
+    return true;
+  }
+
   void importNode(const onnx::NodeProto &node, int index) {
+    if (importOneD(node, index))
+      return;
     std::string name = node.name().empty() ? node.op_type() + "_" + std::to_string(index)
                                            : node.name();
     Location loc = NameLoc::get(b.getStringAttr(name));

@@ -40,7 +40,7 @@ SEEDS = {"mlp": 1, "cnn": 2, "cnn_bce": 3, "resmlp": 4,
          "causal_cls": 30, "causal_lm": 31, "nano_gpt": 32, "nano_gpt_tied": 32,
          "nano_gpt_trilu": 32, "llama": 33, "llama_gqa": 34, "row_mlp": 35,
          "llama_hf": 36, "math_mlp": 37, "pad_cls": 38, "mask_cls": 39, "mask_cls_hf": 39,
-         "kpm_cls": 40, "norm_unet": 41, "shuffle_sr": 42, "ops20": 43, "ops24": 44, "attn23": 45, "attn23_pad": 46, "rope23": 47, "ops28": 48, "local_fn": 49, "sdpa18": 50, "pad_modes": 51, "einsum_attn": 52, "space_depth": 53, "prelu_cnn": 54, "merge_ops": 55, "shrink": 56, "noise_mlp": 57, "resample": 58, "tile": 59, "compare": 60, "cumsum": 61}
+         "kpm_cls": 40, "norm_unet": 41, "shuffle_sr": 42, "ops20": 43, "ops24": 44, "attn23": 45, "attn23_pad": 46, "rope23": 47, "ops28": 48, "local_fn": 49, "sdpa18": 50, "pad_modes": 51, "einsum_attn": 52, "space_depth": 53, "prelu_cnn": 54, "merge_ops": 55, "shrink": 56, "noise_mlp": 57, "resample": 58, "tile": 59, "compare": 60, "cumsum": 61, "conv1d": 62}
 
 # torchvision models (issue #6), small so that a test takes seconds: 10 classes, 32x32 images,
 # batch 4, exported in training mode (BatchNormalization with batch statistics and running-stat
@@ -146,7 +146,7 @@ DROPOUT_TRANSFORMERS = {
 BATCHES.update({name: 4 for name in DROPOUT})
 TRAINING_EXPORT = (TORCHVISION + TRANSFORMERS + ("unet", "causal_cls", "causal_lm", "nano_gpt",
                                                  "nano_gpt_tied", "nano_gpt_trilu", "llama",
-                   "llama_gqa", "llama_hf", "kpm_cls")
+                   "llama_gqa", "llama_hf", "kpm_cls", "conv1d")
                    + RECURRENT + DROPOUT)
 
 # Which loss graphc is asked to use for each model.
@@ -166,6 +166,7 @@ LOSSES = {
     "tile": "sparse_categorical_crossentropy",
     "compare": "sparse_categorical_crossentropy",
     "cumsum": "sparse_categorical_crossentropy",
+    "conv1d": "sparse_categorical_crossentropy",
     "arith_mlp": "sparse_categorical_crossentropy",
     "bcast_mlp": "sparse_categorical_crossentropy",
     "row_mlp": "sparse_categorical_crossentropy",
@@ -1586,6 +1587,33 @@ class CumSumNet(CompareNet):
         return torch.softmax(x, dim=1) if self.head else x
 
 
+class Conv1dNet(nn.Module):
+    """The 1-D layers of audio and time-series models (a TCN's blocks) on [N, 4, 32]:
+    Conv1d(4, 8, 3, padding 1) -> BatchNorm1d -> ReLU -> MaxPool1d(2) (16 steps)
+    -> Conv1d(8, 8, 3, padding 2, dilation 2, groups 2) -> ReLU -> AvgPool1d(2) (8)
+    -> ConvTranspose1d(8, 6, 4, stride 2, padding 1) (16) -> ReLU
+    -> Conv1d(6, 12, 5, stride 2, padding 2, no bias) (8)
+    -> AdaptiveAvgPool1d(1) + AdaptiveMaxPool1d(1) -> Linear(12, 10)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv1d(4, 8, 3, padding=1)
+        self.bn1 = nn.BatchNorm1d(8)
+        self.conv2 = nn.Conv1d(8, 8, 3, padding=2, dilation=2, groups=2)
+        self.up = nn.ConvTranspose1d(8, 6, 4, stride=2, padding=1)
+        self.conv3 = nn.Conv1d(6, 12, 5, stride=2, padding=2, bias=False)
+        self.fc = nn.Linear(12, 10)
+        self.head = True
+
+    def forward(self, x):
+        x = F.max_pool1d(F.relu(self.bn1(self.conv1(x))), 2)
+        x = F.avg_pool1d(F.relu(self.conv2(x)), 2)
+        x = self.conv3(F.relu(self.up(x)))
+        x = F.adaptive_avg_pool1d(x, 1) + F.adaptive_max_pool1d(x, 1)
+        x = self.fc(torch.flatten(x, 1))
+        return torch.softmax(x, dim=1) if self.head else x
+
+
 class NormUNet(nn.Module):
     """A small U-Net of the normalizations and resamplings that segmentation and diffusion
     models use: the input normalised by constant per-channel mean and std tables, Conv ->
@@ -1756,6 +1784,8 @@ def input_shape(name, batch=None):
         return (batch, 8)
     if name == "cumsum":
         return (batch, 8)
+    if name == "conv1d":
+        return (batch, 4, 32)
     if name in ("ops20", "space_depth"):
         return (batch, 4, 6, 6)
     if name == "ops24":
@@ -1889,6 +1919,8 @@ def build(name):
         return CompareNet()
     if name == "cumsum":
         return CumSumNet()
+    if name == "conv1d":
+        return Conv1dNet()
     if name == "cnn_bn":
         return CNNBN()
     if name in DROPOUT_TRANSFORMERS:
