@@ -607,7 +607,10 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
       // (the whole of it when only slices read the input), emitted at
       // the first slice in program order, when every slice's gradient is complete (the
       // reverse walk has passed all their readers); the rows no slice covers get zeros.
-      // Overlapping slices are refused.
+      // Overlapping slices (the depth taps of a 3-D convolution, ONNX Slices of shared rows)
+      // are dealt into layers of disjoint ones, first fit in offset order (O(s log s + s l)
+      // for s slices in l layers); each layer's concat is a full-size gradient, and the layers
+      // are added before the input's gradient is set once.
       auto sliceGradient = [&](SliceOp slice, Operation *op) -> LogicalResult {
         Value x = slice.getInput();
         if (!needsGrad.contains(x))
@@ -642,31 +645,46 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
           return b.create<FillOp>(gradLoc(op, "grad_zeros"), xType.clone(shape),
                                   b.getF32FloatAttr(0.0f));
         };
-        int64_t covered = 0;
-        SmallVector<Value> grads;
+        SmallVector<SmallVector<SliceOp>> layers;
+        SmallVector<int64_t> layerEnds;
         for (SliceOp p : parts) {
-          int64_t offset = int64_t(p.getOffset());
-          int64_t size = cast<RankedTensorType>(p.getType()).getDimSize(axis);
-          if (offset < covered)
-            return slice.emitError()
-                   << "graphc-build-train-step: the slices of " << x.getType()
-                   << " along axis " << axis << " overlap; graphc gives a gradient only to "
-                   << "slices that do not";
-          if (offset > covered)
-            grads.push_back(zeros(offset - covered));
-          Value g = grad.lookup(p.getResult());
-          grads.push_back(g ? g : zeros(size));
-          covered = offset + size;
+          const int64_t offset = int64_t(p.getOffset());
+          const int64_t size = cast<RankedTensorType>(p.getType()).getDimSize(axis);
+          auto fits = llvm::find_if(layerEnds, [&](int64_t end) { return end <= offset; });
+          if (fits == layerEnds.end()) {
+            layers.emplace_back();
+            layerEnds.push_back(0);
+            fits = layerEnds.end() - 1;
+          }
+          layers[size_t(fits - layerEnds.begin())].push_back(p);
+          *fits = offset + size;
         }
-        if (covered < xType.getDimSize(axis))
-          grads.push_back(zeros(xType.getDimSize(axis) - covered));
-        setGrad(x,
-                grads.size() == 1
-                    ? grads[0]
-                    : b.create<ConcatOp>(gradLoc(op, "grad_input"), x.getType(), grads,
-                                         slice.getAxisAttr())
-                          .getResult(),
-                op);
+        Value total;
+        for (ArrayRef<SliceOp> layer : layers) {
+          int64_t covered = 0;
+          SmallVector<Value> grads;
+          for (SliceOp p : layer) {
+            const int64_t offset = int64_t(p.getOffset());
+            const int64_t size = cast<RankedTensorType>(p.getType()).getDimSize(axis);
+            if (offset > covered)
+              grads.push_back(zeros(offset - covered));
+            Value g = grad.lookup(p.getResult());
+            grads.push_back(g ? g : zeros(size));
+            covered = offset + size;
+          }
+          if (covered < xType.getDimSize(axis))
+            grads.push_back(zeros(xType.getDimSize(axis) - covered));
+          Value part = grads.size() == 1
+                           ? grads[0]
+                           : b.create<ConcatOp>(gradLoc(op, "grad_input"), x.getType(), grads,
+                                                slice.getAxisAttr())
+                                 .getResult();
+          total =
+              total
+                  ? b.create<AddOp>(gradLoc(op, "grad_input"), x.getType(), total, part).getResult()
+                  : part;
+        }
+        setGrad(x, total, op);
         return success();
       };
 

@@ -3980,6 +3980,17 @@ private:
       values[node.output(2)] = join(cs, 0);
   }
 
+  /// The rank of a convolution's, transposed convolution's or pooling's computed input (one
+  /// with an output); 0 for any other node.
+  size_t spatialInputRank(const onnx::NodeProto &node) {
+    static const std::set<std::string> kSpatial = {
+        "Conv", "ConvTranspose", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"};
+    if (!kSpatial.count(node.op_type()) || node.input_size() < 1 || !values.count(node.input(0)) ||
+        node.output_size() < 1 || node.output(0).empty())
+      return 0;
+    return shapeOf(values.at(node.input(0))).size();
+  }
+
   /// A 1-D convolution, transposed convolution or pooling (PyTorch's nn.Conv1d,
   /// ConvTranspose1d, MaxPool1d, AvgPool1d, AdaptiveAvgPool1d(1) and AdaptiveMaxPool1d(1): an
   /// [N, C, L] input) as the 2-D node on the height-1 view [N, C, 1, L]: kernel, stride and
@@ -3988,13 +3999,9 @@ private:
   /// (its .npy file too), read through an [O, I, 1, K] view, so the 2-D kernels and their
   /// gradients do the work. Returns false for anything else.
   bool importOneD(const onnx::NodeProto &node, int index) {
-    static const std::set<std::string> kSpatial = {
-        "Conv", "ConvTranspose", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"};
-    const std::string &op = node.op_type();
-    if (!kSpatial.count(op) || node.input_size() < 1 || !values.count(node.input(0)) ||
-        shapeOf(values.at(node.input(0))).size() != 3 || node.output_size() < 1 ||
-        node.output(0).empty())
+    if (spatialInputRank(node) != 3)
       return false;
+    const std::string &op = node.op_type();
     Location loc = NameLoc::get(b.getStringAttr(node.name().empty() ? op : node.name()));
     auto heightOne = [&](const std::string &name, Value v) {
       std::vector<int64_t> dims = shapeOf(v);
@@ -4042,8 +4049,207 @@ private:
     return true;
   }
 
+  /// A node derived from `origin` (its name, so errors name it): op `op` reading `inputs`,
+  /// writing `output`, with the integer-list attributes `lists` and the integer attributes
+  /// `ints`.
+  static onnx::NodeProto
+  derivedSpatialNode(const onnx::NodeProto &origin, const std::string &op,
+                     std::vector<std::string> inputs, const std::string &output,
+                     const std::map<std::string, std::vector<int64_t>> &lists,
+                     const std::map<std::string, int64_t> &ints = {}) {
+    onnx::NodeProto node;
+    node.set_op_type(op);
+    node.set_name(origin.name());
+    for (const std::string &in : inputs)
+      node.add_input(in);
+    node.add_output(output);
+    for (const auto &[name, values] : lists) {
+      onnx::AttributeProto *a = node.add_attribute();
+      a->set_name(name);
+      a->set_type(onnx::AttributeProto::INTS);
+      for (int64_t v : values)
+        a->add_ints(v);
+    }
+    for (const auto &[name, value] : ints) {
+      onnx::AttributeProto *a = node.add_attribute();
+      a->set_name(name);
+      a->set_type(onnx::AttributeProto::INT);
+      a->set_i(value);
+    }
+    return node;
+  }
+
+  /// 3-D convolutions and pooling (PyTorch's nn.Conv3d, MaxPool3d, AvgPool3d and
+  /// AdaptiveAvg/MaxPool3d(1): an [N, C, D, H, W] input) from the 2-D ops, so that their
+  /// kernels, gradients and plans serve volumes too:
+  /// - pooling is separable: the 2-D pool over (H, W) on the [N, C * D, H, W] view, then over
+  ///   D by a (kd, 1) window on the [N, C, D, H' * W'] view. A box's maximum is the maximum over
+  ///   its depth of the (H, W) windows' maxima; its average the average of their averages, the
+  ///   divisor without padding (count_include_pad = 0) being the product of the per-axis valid
+  ///   counts, which is the box's.
+  /// - a convolution stacks, for each of the kd depth taps, the input's depth slice that tap
+  ///   reads for every output depth (zero-padded, strided, dilated), with the channels grouped
+  ///   as (group, tap, channel), into [N * D', kd * C, H, W], and runs one 2-D convolution with
+  ///   the filter viewed as [O, kd * C / g, kh, kw] (a transpose of the [O, C / g, kd, kh, kw]
+  ///   weight, which keeps its ONNX shape); its output [N * D', O, H', W'] is transposed to
+  ///   [N, O, D', H', W']. The stack holds kd copies of the (depth-strided) input: im2col
+  ///   along depth only, the 2-D convolution doing the rest.
+  /// Returns false for anything else; ConvTranspose on a volume is refused.
+  bool importThreeD(const onnx::NodeProto &node, int index) {
+    if (spatialInputRank(node) != 5)
+      return false;
+    const std::string &op = node.op_type();
+    Location loc = NameLoc::get(b.getStringAttr(node.name().empty() ? op : node.name()));
+    if (op == "ConvTranspose")
+      fail(nodeLabel(node) + ": 3-D transposed convolution (an [N, C, D, H, W] input) is not "
+                             "supported; 1-D and 2-D are");
+    if (node.output_size() > 1 && !node.output(1).empty())
+      fail(nodeLabel(node) + ": the Indices output is not supported");
+    Value x = valueOf(node, 0);
+    const std::vector<int64_t> xs = shapeOf(x);
+    const int64_t n = xs[0], c = xs[1], d = xs[2], h = xs[3], w = xs[4];
+    auto view = [&](const std::string &name, Value v, std::vector<int64_t> dims) {
+      values[name] = b.create<ReshapeOp>(loc, f32(dims), v);
+      return name;
+    };
+    const std::string out = node.output(0);
+    if (op == "GlobalAveragePool" || op == "GlobalMaxPool") {
+      importNode(derivedSpatialNode(node, op, {view(out + "@3d.in", x, {n, c, d, h * w})},
+                                    out + "@3d", {}),
+                 index);
+      values[out] = b.create<ReshapeOp>(loc, f32({n, c, 1, 1, 1}), values.at(out + "@3d"));
+      return true;
+    }
+    if (auto *a = findAttr(node, "auto_pad"); a && a->s() != "NOTSET")
+      refuseAttr(node, "auto_pad", "= " + a->s() + " is not supported; export explicit pads");
+    auto three = [&](const char *name, int64_t dflt) {
+      std::vector<int64_t> v = intsAttr(node, name, {dflt, dflt, dflt});
+      if (v.size() != 3)
+        refuseAttr(node, name, "has " + std::to_string(v.size()) + " values; a 3-D input takes 3");
+      return v;
+    };
+    const std::vector<int64_t> strides = three("strides", 1), dilations = three("dilations", 1);
+    const std::vector<int64_t> pads = intsAttr(node, "pads", {0, 0, 0, 0, 0, 0});
+    if (pads.size() != 6)
+      refuseAttr(node, "pads",
+                 "has " + std::to_string(pads.size()) + " values; a 3-D input takes 6");
+    if (op == "MaxPool" || op == "AveragePool") {
+      const std::vector<int64_t> kernel = intsAttr(node, "kernel_shape", {});
+      if (kernel.size() != 3)
+        refuseAttr(node, "kernel_shape", "must have 3 values for a 3-D input");
+      std::map<std::string, int64_t> flags;
+      for (const char *flag : {"ceil_mode", "count_include_pad", "storage_order"})
+        if (findAttr(node, flag))
+          flags[flag] = intAttr(node, flag, 0);
+      auto twoD = [&](int64_t first, int64_t second) {
+        return std::vector<int64_t>{first, second};
+      };
+      std::map<std::string, std::vector<int64_t>> planar = {
+          {"kernel_shape", twoD(kernel[1], kernel[2])},
+          {"strides", twoD(strides[1], strides[2])},
+          {"pads", {pads[1], pads[2], pads[4], pads[5]}}};
+      std::map<std::string, std::vector<int64_t>> deep = {{"kernel_shape", twoD(kernel[0], 1)},
+                                                          {"strides", twoD(strides[0], 1)},
+                                                          {"pads", {pads[0], 0, pads[3], 0}}};
+      if (findAttr(node, "dilations")) {
+        planar["dilations"] = twoD(dilations[1], dilations[2]);
+        deep["dilations"] = twoD(dilations[0], 1);
+      }
+      importNode(derivedSpatialNode(node, op, {view(out + "@3d.in", x, {n, c * d, h, w})},
+                                    out + "@3d.hw", planar, flags),
+                 index);
+      const std::vector<int64_t> hw = shapeOf(values.at(out + "@3d.hw"));
+      importNode(derivedSpatialNode(
+                     node, op,
+                     {view(out + "@3d.d", values.at(out + "@3d.hw"), {n, c, d, hw[2] * hw[3]})},
+                     out + "@3d", deep, flags),
+                 index);
+      const std::vector<int64_t> pooled = shapeOf(values.at(out + "@3d"));
+      values[out] =
+          b.create<ReshapeOp>(loc, f32({n, c, pooled[2], hw[2], hw[3]}), values.at(out + "@3d"));
+      return true;
+    }
+
+    // Conv.
+    Value weight = parameterOf(node, 1);
+    const std::vector<int64_t> ws = shapeOf(weight);
+    const int64_t groups = intAttr(node, "group", 1);
+    if (ws.size() != 5)
+      fail(nodeLabel(node) + ": a 3-D input needs an [O, I, kD, kH, kW] weight, got " +
+           typeString(weight.getType()));
+    if (groups < 1 || ws[0] % groups != 0 || c != ws[1] * groups)
+      refuseAttr(node, "group",
+                 "= " + std::to_string(groups) + " does not fit input channels " +
+                     std::to_string(c) + " and filter " + typeString(weight.getType()));
+    if (intsAttr(node, "kernel_shape", {ws[2], ws[3], ws[4]}) !=
+        std::vector<int64_t>{ws[2], ws[3], ws[4]})
+      refuseAttr(node, "kernel_shape", "does not match the weight " + typeString(weight.getType()));
+    const int64_t kd = ws[2], sd = strides[0], dd = dilations[0];
+    if (sd < 1 || dd < 1 || pads[0] < 0 || pads[3] < 0)
+      fail(nodeLabel(node) + ": depth stride and dilation must be at least 1 and its pads not "
+                             "negative");
+    const int64_t padded = d + pads[0] + pads[3], reach = dd * (kd - 1) + 1;
+    if (padded < reach)
+      fail(nodeLabel(node) + ": filter does not fit its input");
+    const int64_t depth = (padded - reach) / sd + 1; // D'
+    // Tap k reads padded depths k dd + sd j, j < D': the slice [k dd, k dd + sd D') viewed as
+    // [D', sd], its first column. Zeros pad the front, and the back up to the last slice's end.
+    const int64_t length = dd * (kd - 1) + sd * depth;
+    const int64_t back = pads[3] + std::max<int64_t>(0, length - padded);
+    Value volume = x;
+    if (pads[0] > 0 || back > 0) {
+      SmallVector<Value> parts;
+      if (pads[0] > 0)
+        parts.push_back(b.create<FillOp>(loc, f32({n, c, pads[0], h, w}), b.getF32FloatAttr(0)));
+      parts.push_back(x);
+      if (back > 0)
+        parts.push_back(b.create<FillOp>(loc, f32({n, c, back, h, w}), b.getF32FloatAttr(0)));
+      volume = b.create<ConcatOp>(loc, f32({n, c, d + pads[0] + back, h, w}), parts,
+                                  b.getI64IntegerAttr(2));
+    }
+    const int64_t perGroup = c / groups;
+    SmallVector<Value> taps;
+    for (int64_t k = 0; k < kd; ++k) {
+      Value tap = b.create<SliceOp>(loc, f32({n, c, sd * depth, h, w}), volume,
+                                    b.getI64IntegerAttr(2), b.getI64IntegerAttr(k * dd));
+      if (sd > 1) {
+        tap = b.create<ReshapeOp>(loc, f32({n, c, depth, sd, h, w}), tap);
+        tap = b.create<SliceOp>(loc, f32({n, c, depth, 1, h, w}), tap, b.getI64IntegerAttr(3),
+                                b.getI64IntegerAttr(0));
+      }
+      taps.push_back(b.create<ReshapeOp>(loc, f32({n, groups, 1, perGroup, depth, h, w}), tap));
+    }
+    Value stacked = taps.size() == 1
+                        ? taps.front()
+                        : b.create<ConcatOp>(loc, f32({n, groups, kd, perGroup, depth, h, w}), taps,
+                                             b.getI64IntegerAttr(2))
+                              .getResult();
+    Value moved = b.create<TransposeOp>(loc, f32({n, depth, groups, kd, perGroup, h, w}), stacked,
+                                        b.getDenseI64ArrayAttr({0, 4, 1, 2, 3, 5, 6}));
+    const std::string in2 = view(out + "@3d.in", moved, {n * depth, kd * c, h, w});
+    Value filter = b.create<TransposeOp>(loc, f32({ws[0], kd, ws[1], ws[3], ws[4]}), weight,
+                                         b.getDenseI64ArrayAttr({0, 2, 1, 3, 4}));
+    const std::string w2 = view(out + "@3d.w", filter, {ws[0], kd * ws[1], ws[3], ws[4]});
+    std::vector<std::string> inputs = {in2, w2};
+    if (node.input_size() > 2 && !node.input(2).empty())
+      inputs.push_back(node.input(2));
+    importNode(derivedSpatialNode(node, "Conv", inputs, out + "@3d",
+                                  {{"strides", {strides[1], strides[2]}},
+                                   {"pads", {pads[1], pads[2], pads[4], pads[5]}},
+                                   {"dilations", {dilations[1], dilations[2]}},
+                                   {"kernel_shape", {ws[3], ws[4]}}},
+                                  {{"group", groups}}),
+               index);
+    const std::vector<int64_t> planes = shapeOf(values.at(out + "@3d")); // [N D', O, H', W']
+    Value split = b.create<ReshapeOp>(loc, f32({n, depth, ws[0], planes[2], planes[3]}),
+                                      values.at(out + "@3d"));
+    values[out] = b.create<TransposeOp>(loc, f32({n, ws[0], depth, planes[2], planes[3]}), split,
+                                        b.getDenseI64ArrayAttr({0, 2, 1, 3, 4}));
+    return true;
+  }
+
   void importNode(const onnx::NodeProto &node, int index) {
-    if (importOneD(node, index))
+    if (importOneD(node, index) || importThreeD(node, index))
       return;
     std::string name = node.name().empty() ? node.op_type() + "_" + std::to_string(index)
                                            : node.name();

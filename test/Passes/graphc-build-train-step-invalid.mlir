@@ -79,20 +79,6 @@ module {
 
 // -----
 
-// Overlapping slices would need their gradients added where they overlap, which graphc does
-// not express: refused, not silently dropped.
-func.func @forward(%x: tensor<4x8xf32> {graph.kind = "input", graph.name = "x"},
-                   %w: tensor<8x24xf32> {graph.kind = "parameter", graph.name = "w"}) -> tensor<4x8xf32> {
-  %h = graph.dense %x, %w : (tensor<4x8xf32>, tensor<8x24xf32>) -> tensor<4x24xf32>
-  // expected-error @+1 {{graphc-build-train-step: the slices of 'tensor<4x24xf32>' along axis 1 overlap; graphc gives a gradient only to slices that do not}}
-  %a = graph.slice %h {axis = 1 : i64, offset = 0 : i64} : (tensor<4x24xf32>) -> tensor<4x8xf32>
-  %b = graph.slice %h {axis = 1 : i64, offset = 4 : i64} : (tensor<4x24xf32>) -> tensor<4x8xf32>
-  %s = graph.add %a, %b : tensor<4x8xf32>
-  return %s : tensor<4x8xf32>
-}
-
-// -----
-
 // graph.rotary's tables are constants of the step: a trained table is refused, not given a
 // gradient that graphc does not compute.
 func.func @forward(%x: tensor<2x4x8xf32> {graph.kind = "input", graph.name = "x"},

@@ -141,3 +141,25 @@ func.func @forward(%x: tensor<8x8xf32> {graph.kind = "input", graph.name = "x"},
   %logits = graph.dense %rows, %fc : (tensor<8x8xf32>, tensor<8x3xf32>) -> tensor<8x3xf32>
   return %logits : tensor<8x3xf32>
 }
+
+// -----
+
+// Overlapping slices (a 3-D convolution's depth taps) are dealt into layers of disjoint ones:
+// [0, 8) with zeros for [8, 24), then zeros for [0, 4), [4, 12) and zeros for [12, 24); the
+// layers' concats are added into the input's one gradient.
+// CHECK-LABEL: func.func @train_step
+//       CHECK:   %[[Z1:.*]] = graph.fill {value = 0.000000e+00 : f32} : tensor<4x16xf32>
+//       CHECK:   %[[L1:.*]] = graph.concat %[[GA:.*]], %[[Z1]] {axis = 1 : i64} : (tensor<4x8xf32>, tensor<4x16xf32>) -> tensor<4x24xf32>
+//       CHECK:   %[[Z2:.*]] = graph.fill {value = 0.000000e+00 : f32} : tensor<4x4xf32>
+//       CHECK:   %[[Z3:.*]] = graph.fill {value = 0.000000e+00 : f32} : tensor<4x12xf32>
+//       CHECK:   %[[L2:.*]] = graph.concat %[[Z2]], %{{.*}}, %[[Z3]] {axis = 1 : i64} : (tensor<4x4xf32>, tensor<4x8xf32>, tensor<4x12xf32>) -> tensor<4x24xf32>
+//       CHECK:   %[[SUM:.*]] = graph.add %[[L1]], %[[L2]] : tensor<4x24xf32>
+//       CHECK:   graph.matmul %{{.*}}, %[[SUM]] {transpose_lhs}
+func.func @forward(%x: tensor<4x8xf32> {graph.kind = "input", graph.name = "x"},
+                   %w: tensor<8x24xf32> {graph.kind = "parameter", graph.name = "w"}) -> tensor<4x8xf32> {
+  %h = graph.dense %x, %w : (tensor<4x8xf32>, tensor<8x24xf32>) -> tensor<4x24xf32>
+  %a = graph.slice %h {axis = 1 : i64, offset = 0 : i64} : (tensor<4x24xf32>) -> tensor<4x8xf32>
+  %b = graph.slice %h {axis = 1 : i64, offset = 4 : i64} : (tensor<4x24xf32>) -> tensor<4x8xf32>
+  %s = graph.add %a, %b : tensor<4x8xf32>
+  return %s : tensor<4x8xf32>
+}

@@ -40,7 +40,7 @@ SEEDS = {"mlp": 1, "cnn": 2, "cnn_bce": 3, "resmlp": 4,
          "causal_cls": 30, "causal_lm": 31, "nano_gpt": 32, "nano_gpt_tied": 32,
          "nano_gpt_trilu": 32, "llama": 33, "llama_gqa": 34, "row_mlp": 35,
          "llama_hf": 36, "math_mlp": 37, "pad_cls": 38, "mask_cls": 39, "mask_cls_hf": 39,
-         "kpm_cls": 40, "norm_unet": 41, "shuffle_sr": 42, "ops20": 43, "ops24": 44, "attn23": 45, "attn23_pad": 46, "rope23": 47, "ops28": 48, "local_fn": 49, "sdpa18": 50, "pad_modes": 51, "einsum_attn": 52, "space_depth": 53, "prelu_cnn": 54, "merge_ops": 55, "shrink": 56, "noise_mlp": 57, "resample": 58, "tile": 59, "compare": 60, "cumsum": 61, "conv1d": 62}
+         "kpm_cls": 40, "norm_unet": 41, "shuffle_sr": 42, "ops20": 43, "ops24": 44, "attn23": 45, "attn23_pad": 46, "rope23": 47, "ops28": 48, "local_fn": 49, "sdpa18": 50, "pad_modes": 51, "einsum_attn": 52, "space_depth": 53, "prelu_cnn": 54, "merge_ops": 55, "shrink": 56, "noise_mlp": 57, "resample": 58, "tile": 59, "compare": 60, "cumsum": 61, "conv1d": 62, "conv3d": 63}
 
 # torchvision models (issue #6), small so that a test takes seconds: 10 classes, 32x32 images,
 # batch 4, exported in training mode (BatchNormalization with batch statistics and running-stat
@@ -146,7 +146,7 @@ DROPOUT_TRANSFORMERS = {
 BATCHES.update({name: 4 for name in DROPOUT})
 TRAINING_EXPORT = (TORCHVISION + TRANSFORMERS + ("unet", "causal_cls", "causal_lm", "nano_gpt",
                                                  "nano_gpt_tied", "nano_gpt_trilu", "llama",
-                   "llama_gqa", "llama_hf", "kpm_cls", "conv1d")
+                   "llama_gqa", "llama_hf", "kpm_cls", "conv1d", "conv3d")
                    + RECURRENT + DROPOUT)
 
 # Which loss graphc is asked to use for each model.
@@ -167,6 +167,7 @@ LOSSES = {
     "compare": "sparse_categorical_crossentropy",
     "cumsum": "sparse_categorical_crossentropy",
     "conv1d": "sparse_categorical_crossentropy",
+    "conv3d": "sparse_categorical_crossentropy",
     "arith_mlp": "sparse_categorical_crossentropy",
     "bcast_mlp": "sparse_categorical_crossentropy",
     "row_mlp": "sparse_categorical_crossentropy",
@@ -1614,6 +1615,33 @@ class Conv1dNet(nn.Module):
         return torch.softmax(x, dim=1) if self.head else x
 
 
+class Conv3dNet(nn.Module):
+    """The 3-D layers of video and volume models on [N, 2, 6, 8, 8] (depth 6):
+    Conv3d(2, 4, 3, padding 1) -> BatchNorm3d -> ReLU -> MaxPool3d(2) (3 x 4 x 4)
+    -> Conv3d(4, 8, 3, stride (2, 1, 1), padding 1, groups 2) (2 x 4 x 4) -> ReLU
+    -> Conv3d(8, 8, (3, 1, 3), padding (2, 0, 1), dilation (2, 1, 1), no bias) (2 x 4 x 4)
+    -> AvgPool3d((1, 2, 2)) (2 x 2 x 2) -> AdaptiveAvgPool3d(1) + AdaptiveMaxPool3d(1)
+    -> Linear(8, 10)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv3d(2, 4, 3, padding=1)
+        self.bn1 = nn.BatchNorm3d(4)
+        self.conv2 = nn.Conv3d(4, 8, 3, stride=(2, 1, 1), padding=1, groups=2)
+        self.conv3 = nn.Conv3d(8, 8, (3, 1, 3), padding=(2, 0, 1), dilation=(2, 1, 1),
+                               bias=False)
+        self.fc = nn.Linear(8, 10)
+        self.head = True
+
+    def forward(self, x):
+        x = F.max_pool3d(F.relu(self.bn1(self.conv1(x))), 2)
+        x = self.conv3(F.relu(self.conv2(x)))
+        x = F.avg_pool3d(x, (1, 2, 2))
+        x = F.adaptive_avg_pool3d(x, 1) + F.adaptive_max_pool3d(x, 1)
+        x = self.fc(torch.flatten(x, 1))
+        return torch.softmax(x, dim=1) if self.head else x
+
+
 class NormUNet(nn.Module):
     """A small U-Net of the normalizations and resamplings that segmentation and diffusion
     models use: the input normalised by constant per-channel mean and std tables, Conv ->
@@ -1786,6 +1814,8 @@ def input_shape(name, batch=None):
         return (batch, 8)
     if name == "conv1d":
         return (batch, 4, 32)
+    if name == "conv3d":
+        return (batch, 2, 6, 8, 8)
     if name in ("ops20", "space_depth"):
         return (batch, 4, 6, 6)
     if name == "ops24":
@@ -1921,6 +1951,8 @@ def build(name):
         return CumSumNet()
     if name == "conv1d":
         return Conv1dNet()
+    if name == "conv3d":
+        return Conv3dNet()
     if name == "cnn_bn":
         return CNNBN()
     if name in DROPOUT_TRANSFORMERS:
