@@ -3139,6 +3139,13 @@ private:
     base.cubicA = float(floatAttr(node, "cubic_coeff_a", -0.75f));
     base.excludeOutside = intAttr(node, "exclude_outside", 0) != 0;
     auto axis = [&](size_t a) {
+      // The interpolation along an axis is a frozen [out, in] matrix: refuse one that no
+      // model needs (a malformed size) before allocating it.
+      constexpr int64_t kMaxMatrix = int64_t(1) << 26;
+      if (outs[a] < 1 || xs[a] < 1 || outs[a] > kMaxMatrix / xs[a])
+        fail(nodeLabel(node) + ": resizing axis " + std::to_string(a) + " from " +
+             std::to_string(xs[a]) + " to " + std::to_string(outs[a]) +
+             " needs an interpolation matrix of more than 2^26 elements; resize in steps");
       ResizeAxis r = base;
       r.in = xs[a];
       r.out = outs[a];
