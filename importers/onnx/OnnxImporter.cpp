@@ -4086,6 +4086,163 @@ private:
     return node;
   }
 
+  /// The depth taps of a convolution over `volume` [N, C, Dp, H, W] (already padded): for tap
+  /// k < kd the depths k dd + sd j, j < `depth`, (the slice [k dd, k dd + sd depth) viewed as
+  /// [depth, sd], its first column), stacked as [N, depth, groups, kd, C / groups, H, W]: one
+  /// 2-D image per output depth whose channels are grouped as (group, tap, channel). The
+  /// caller pads Dp to at least dd (kd - 1) + sd depth.
+  Value stackDepthTaps(Location loc, Value volume, int64_t kd, int64_t dd, int64_t sd,
+                       int64_t depth, int64_t groups) {
+    const std::vector<int64_t> vs = shapeOf(volume);
+    const int64_t n = vs[0], c = vs[1], h = vs[3], w = vs[4], perGroup = c / groups;
+    SmallVector<Value> taps;
+    for (int64_t k = 0; k < kd; ++k) {
+      Value tap = b.create<SliceOp>(loc, f32({n, c, sd * depth, h, w}), volume,
+                                    b.getI64IntegerAttr(2), b.getI64IntegerAttr(k * dd));
+      if (sd > 1) {
+        tap = b.create<ReshapeOp>(loc, f32({n, c, depth, sd, h, w}), tap);
+        tap = b.create<SliceOp>(loc, f32({n, c, depth, 1, h, w}), tap, b.getI64IntegerAttr(3),
+                                b.getI64IntegerAttr(0));
+      }
+      taps.push_back(b.create<ReshapeOp>(loc, f32({n, groups, 1, perGroup, depth, h, w}), tap));
+    }
+    Value stacked = taps.size() == 1
+                        ? taps.front()
+                        : b.create<ConcatOp>(loc, f32({n, groups, kd, perGroup, depth, h, w}), taps,
+                                             b.getI64IntegerAttr(2))
+                              .getResult();
+    return b.create<TransposeOp>(loc, f32({n, depth, groups, kd, perGroup, h, w}), stacked,
+                                 b.getDenseI64ArrayAttr({0, 4, 1, 2, 3, 5, 6}));
+  }
+
+  /// `x` [N, C, D, H, W] with `front` and `back` depths of zeros added (or, where negative,
+  /// that many depths cropped).
+  Value padDepth(Location loc, Value x, int64_t front, int64_t back) {
+    std::vector<int64_t> xs = shapeOf(x);
+    auto withDepth = [&](int64_t depth) {
+      std::vector<int64_t> dims = xs;
+      dims[2] = depth;
+      return f32(dims);
+    };
+    if (front < 0 || back < 0) {
+      const int64_t keep = xs[2] + std::min<int64_t>(front, 0) + std::min<int64_t>(back, 0);
+      x = b.create<SliceOp>(loc, withDepth(keep), x, b.getI64IntegerAttr(2),
+                            b.getI64IntegerAttr(std::max<int64_t>(-front, 0)));
+      xs[2] = keep;
+    }
+    SmallVector<Value> parts;
+    if (front > 0)
+      parts.push_back(b.create<FillOp>(loc, withDepth(front), b.getF32FloatAttr(0)));
+    parts.push_back(x);
+    if (back > 0)
+      parts.push_back(b.create<FillOp>(loc, withDepth(back), b.getF32FloatAttr(0)));
+    if (parts.size() == 1)
+      return x;
+    return b.create<ConcatOp>(
+        loc, withDepth(xs[2] + std::max<int64_t>(front, 0) + std::max<int64_t>(back, 0)), parts,
+        b.getI64IntegerAttr(2));
+  }
+
+  /// nn.ConvTranspose3d on `x` [N, C, D, H, W] (see importThreeD).
+  void convTransposeThreeD(const onnx::NodeProto &node, int index, Value x,
+                           const std::vector<int64_t> &strides,
+                           const std::vector<int64_t> &dilations,
+                           const std::vector<int64_t> &pads) {
+    Location loc =
+        NameLoc::get(b.getStringAttr(node.name().empty() ? "ConvTranspose" : node.name()));
+    const std::string out = node.output(0);
+    const std::vector<int64_t> xs = shapeOf(x);
+    const int64_t n = xs[0], c = xs[1], d = xs[2], h = xs[3], w = xs[4];
+    Value weight = parameterOf(node, 1);
+    const std::vector<int64_t> ws = shapeOf(weight); // [C_in, C_out / g, kd, kh, kw]
+    const int64_t groups = intAttr(node, "group", 1);
+    if (ws.size() != 5 || ws[0] != c)
+      fail(nodeLabel(node) + ": a 3-D input " + typeString(x.getType()) +
+           " needs a [C_in, C_out / g, kD, kH, kW] weight, got " + typeString(weight.getType()));
+    if (groups < 1 || c % groups != 0)
+      refuseAttr(node, "group",
+                 "= " + std::to_string(groups) + " does not divide the " + std::to_string(c) +
+                     " input channels");
+    if (findAttr(node, "output_shape"))
+      refuseAttr(node, "output_shape", "is not supported; export pads and output_padding");
+    if (intsAttr(node, "kernel_shape", {ws[2], ws[3], ws[4]}) !=
+        std::vector<int64_t>{ws[2], ws[3], ws[4]})
+      refuseAttr(node, "kernel_shape", "does not match the weight " + typeString(weight.getType()));
+    const std::vector<int64_t> outPad = intsAttr(node, "output_padding", {0, 0, 0});
+    if (outPad.size() != 3)
+      refuseAttr(node, "output_padding",
+                 "has " + std::to_string(outPad.size()) + " values; a 3-D input takes 3");
+    const int64_t kd = ws[2], sd = strides[0], dd = dilations[0];
+    if (sd < 1 || dd < 1 || pads[0] < 0 || pads[3] < 0 || outPad[0] < 0 ||
+        outPad[0] >= std::max(sd, dd))
+      fail(nodeLabel(node) + ": depth stride and dilation must be at least 1, its pads not "
+                             "negative, its output_padding below the stride or dilation");
+    // The input spread by the stride: [N, C, (D - 1) sd + 1, H, W].
+    Value spread = x;
+    if (sd > 1 && d > 1) {
+      Value column = b.create<ReshapeOp>(loc, f32({n, c, d, 1, h, w}), x);
+      Value zeros = b.create<FillOp>(loc, f32({n, c, d, sd - 1, h, w}), b.getF32FloatAttr(0));
+      Value interleaved = b.create<ConcatOp>(loc, f32({n, c, d, sd, h, w}),
+                                             ValueRange{column, zeros}, b.getI64IntegerAttr(3));
+      spread = b.create<SliceOp>(
+          loc, f32({n, c, (d - 1) * sd + 1, h, w}),
+          b.create<ReshapeOp>(loc, f32({n, c, d * sd, h, w}), interleaved).getResult(),
+          b.getI64IntegerAttr(2), b.getI64IntegerAttr(0));
+    }
+    const int64_t reach = dd * (kd - 1);
+    const int64_t depth = (d - 1) * sd + 1 + 2 * reach - pads[0] - pads[3] + outPad[0] - reach;
+    if (depth < 1)
+      fail(nodeLabel(node) + ": its pads leave no output depth");
+    Value volume = padDepth(loc, spread, reach - pads[0], reach - pads[3] + outPad[0]);
+    const std::string in2 = out + "@3d.in";
+    values[in2] = b.create<ReshapeOp>(loc, f32({n * depth, kd * c, h, w}),
+                                      stackDepthTaps(loc, volume, kd, dd, 1, depth, groups));
+    // The filter's taps reversed, rows as (group, tap, channel).
+    Value flipped = weight;
+    if (kd > 1) {
+      SmallVector<Value> reversed;
+      for (int64_t k = kd - 1; k >= 0; --k)
+        reversed.push_back(b.create<SliceOp>(loc, f32({ws[0], ws[1], 1, ws[3], ws[4]}), weight,
+                                             b.getI64IntegerAttr(2), b.getI64IntegerAttr(k)));
+      flipped = b.create<ConcatOp>(loc, f32(ws), reversed, b.getI64IntegerAttr(2));
+    }
+    const int64_t perGroup = c / groups;
+    Value grouped =
+        b.create<ReshapeOp>(loc, f32({groups, perGroup, ws[1], kd, ws[3], ws[4]}), flipped);
+    Value moved = b.create<TransposeOp>(loc, f32({groups, kd, perGroup, ws[1], ws[3], ws[4]}),
+                                        grouped, b.getDenseI64ArrayAttr({0, 3, 1, 2, 4, 5}));
+    const std::string w2 = out + "@3d.w";
+    values[w2] = b.create<ReshapeOp>(loc, f32({kd * c, ws[1], ws[3], ws[4]}), moved);
+    convOverDepth(node, index, "ConvTranspose", in2, w2,
+                  {{"strides", {strides[1], strides[2]}},
+                   {"pads", {pads[1], pads[2], pads[4], pads[5]}},
+                   {"dilations", {dilations[1], dilations[2]}},
+                   {"output_padding", {outPad[1], outPad[2]}},
+                   {"kernel_shape", {ws[3], ws[4]}}},
+                  groups, n, depth, loc);
+  }
+
+  /// The 2-D `op` (Conv or ConvTranspose) derived from `node`, with `planar` attributes, on
+  /// the stacked depth taps `stacked` [N * depth, ...] and the filter view `filter` (and the
+  /// node's bias); defines the node's output as its [N * depth, O, H', W'] result moved to
+  /// [N, O, depth, H', W'].
+  void convOverDepth(const onnx::NodeProto &node, int index, const std::string &op,
+                     const std::string &stacked, const std::string &filter,
+                     const std::map<std::string, std::vector<int64_t>> &planar, int64_t groups,
+                     int64_t n, int64_t depth, Location loc) {
+    const std::string out = node.output(0);
+    std::vector<std::string> inputs = {stacked, filter};
+    if (node.input_size() > 2 && !node.input(2).empty())
+      inputs.push_back(node.input(2));
+    importNode(derivedSpatialNode(node, op, inputs, out + "@3d", planar, {{"group", groups}}),
+               index);
+    const std::vector<int64_t> planes = shapeOf(values.at(out + "@3d")); // [N D', O, H', W']
+    Value split = b.create<ReshapeOp>(loc, f32({n, depth, planes[1], planes[2], planes[3]}),
+                                      values.at(out + "@3d"));
+    values[out] = b.create<TransposeOp>(loc, f32({n, planes[1], depth, planes[2], planes[3]}),
+                                        split, b.getDenseI64ArrayAttr({0, 2, 1, 3, 4}));
+  }
+
   /// 3-D convolutions and pooling (PyTorch's nn.Conv3d, MaxPool3d, AvgPool3d and
   /// AdaptiveAvg/MaxPool3d(1): an [N, C, D, H, W] input) from the 2-D ops, so that their
   /// kernels, gradients and plans serve volumes too:
@@ -4101,15 +4258,18 @@ private:
   ///   weight, which keeps its ONNX shape); its output [N * D', O, H', W'] is transposed to
   ///   [N, O, D', H', W']. The stack holds kd copies of the (depth-strided) input: im2col
   ///   along depth only, the 2-D convolution doing the rest.
-  /// Returns false for anything else; ConvTranspose on a volume is refused.
+  /// - a transposed convolution (nn.ConvTranspose3d) is, along depth, the stride-1 convolution
+  ///   with the flipped taps of the input spread by the stride (zeros between its depths) and
+  ///   padded by dd (kd - 1) - pads (cropped where negative), output_padding more at the back;
+  ///   its taps are stacked as above under one 2-D transposed convolution, whose filter is the
+  ///   [C_in, C_out / g, kd, kh, kw] weight with its taps reversed, viewed as
+  ///   [kd * C_in, C_out / g, kh, kw] (rows as group, tap, channel).
+  /// Returns false for anything else.
   bool importThreeD(const onnx::NodeProto &node, int index) {
     if (spatialInputRank(node) != 5)
       return false;
     const std::string &op = node.op_type();
     Location loc = NameLoc::get(b.getStringAttr(node.name().empty() ? op : node.name()));
-    if (op == "ConvTranspose")
-      fail(nodeLabel(node) + ": 3-D transposed convolution (an [N, C, D, H, W] input) is not "
-                             "supported; 1-D and 2-D are");
     if (node.output_size() > 1 && !node.output(1).empty())
       fail(nodeLabel(node) + ": the Indices output is not supported");
     Value x = valueOf(node, 0);
@@ -4177,6 +4337,9 @@ private:
       return true;
     }
 
+    if (op == "ConvTranspose")
+      return convTransposeThreeD(node, index, x, strides, dilations, pads), true;
+
     // Conv.
     Value weight = parameterOf(node, 1);
     const std::vector<int64_t> ws = shapeOf(weight);
@@ -4203,55 +4366,19 @@ private:
     // [D', sd], its first column. Zeros pad the front, and the back up to the last slice's end.
     const int64_t length = dd * (kd - 1) + sd * depth;
     const int64_t back = pads[3] + std::max<int64_t>(0, length - padded);
-    Value volume = x;
-    if (pads[0] > 0 || back > 0) {
-      SmallVector<Value> parts;
-      if (pads[0] > 0)
-        parts.push_back(b.create<FillOp>(loc, f32({n, c, pads[0], h, w}), b.getF32FloatAttr(0)));
-      parts.push_back(x);
-      if (back > 0)
-        parts.push_back(b.create<FillOp>(loc, f32({n, c, back, h, w}), b.getF32FloatAttr(0)));
-      volume = b.create<ConcatOp>(loc, f32({n, c, d + pads[0] + back, h, w}), parts,
-                                  b.getI64IntegerAttr(2));
-    }
-    const int64_t perGroup = c / groups;
-    SmallVector<Value> taps;
-    for (int64_t k = 0; k < kd; ++k) {
-      Value tap = b.create<SliceOp>(loc, f32({n, c, sd * depth, h, w}), volume,
-                                    b.getI64IntegerAttr(2), b.getI64IntegerAttr(k * dd));
-      if (sd > 1) {
-        tap = b.create<ReshapeOp>(loc, f32({n, c, depth, sd, h, w}), tap);
-        tap = b.create<SliceOp>(loc, f32({n, c, depth, 1, h, w}), tap, b.getI64IntegerAttr(3),
-                                b.getI64IntegerAttr(0));
-      }
-      taps.push_back(b.create<ReshapeOp>(loc, f32({n, groups, 1, perGroup, depth, h, w}), tap));
-    }
-    Value stacked = taps.size() == 1
-                        ? taps.front()
-                        : b.create<ConcatOp>(loc, f32({n, groups, kd, perGroup, depth, h, w}), taps,
-                                             b.getI64IntegerAttr(2))
-                              .getResult();
-    Value moved = b.create<TransposeOp>(loc, f32({n, depth, groups, kd, perGroup, h, w}), stacked,
-                                        b.getDenseI64ArrayAttr({0, 4, 1, 2, 3, 5, 6}));
-    const std::string in2 = view(out + "@3d.in", moved, {n * depth, kd * c, h, w});
+    Value volume = padDepth(loc, x, pads[0], back);
+    const std::string in2 =
+        view(out + "@3d.in", stackDepthTaps(loc, volume, kd, dd, sd, depth, groups),
+             {n * depth, kd * c, h, w});
     Value filter = b.create<TransposeOp>(loc, f32({ws[0], kd, ws[1], ws[3], ws[4]}), weight,
                                          b.getDenseI64ArrayAttr({0, 2, 1, 3, 4}));
     const std::string w2 = view(out + "@3d.w", filter, {ws[0], kd * ws[1], ws[3], ws[4]});
-    std::vector<std::string> inputs = {in2, w2};
-    if (node.input_size() > 2 && !node.input(2).empty())
-      inputs.push_back(node.input(2));
-    importNode(derivedSpatialNode(node, "Conv", inputs, out + "@3d",
-                                  {{"strides", {strides[1], strides[2]}},
-                                   {"pads", {pads[1], pads[2], pads[4], pads[5]}},
-                                   {"dilations", {dilations[1], dilations[2]}},
-                                   {"kernel_shape", {ws[3], ws[4]}}},
-                                  {{"group", groups}}),
-               index);
-    const std::vector<int64_t> planes = shapeOf(values.at(out + "@3d")); // [N D', O, H', W']
-    Value split = b.create<ReshapeOp>(loc, f32({n, depth, ws[0], planes[2], planes[3]}),
-                                      values.at(out + "@3d"));
-    values[out] = b.create<TransposeOp>(loc, f32({n, ws[0], depth, planes[2], planes[3]}), split,
-                                        b.getDenseI64ArrayAttr({0, 2, 1, 3, 4}));
+    convOverDepth(node, index, "Conv", in2, w2,
+                  {{"strides", {strides[1], strides[2]}},
+                   {"pads", {pads[1], pads[2], pads[4], pads[5]}},
+                   {"dilations", {dilations[1], dilations[2]}},
+                   {"kernel_shape", {ws[3], ws[4]}}},
+                  groups, n, depth, loc);
     return true;
   }
 

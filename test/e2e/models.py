@@ -40,7 +40,7 @@ SEEDS = {"mlp": 1, "cnn": 2, "cnn_bce": 3, "resmlp": 4,
          "causal_cls": 30, "causal_lm": 31, "nano_gpt": 32, "nano_gpt_tied": 32,
          "nano_gpt_trilu": 32, "llama": 33, "llama_gqa": 34, "row_mlp": 35,
          "llama_hf": 36, "math_mlp": 37, "pad_cls": 38, "mask_cls": 39, "mask_cls_hf": 39,
-         "kpm_cls": 40, "norm_unet": 41, "shuffle_sr": 42, "ops20": 43, "ops24": 44, "attn23": 45, "attn23_pad": 46, "rope23": 47, "ops28": 48, "local_fn": 49, "sdpa18": 50, "pad_modes": 51, "einsum_attn": 52, "space_depth": 53, "prelu_cnn": 54, "merge_ops": 55, "shrink": 56, "noise_mlp": 57, "resample": 58, "tile": 59, "compare": 60, "cumsum": 61, "conv1d": 62, "conv3d": 63}
+         "kpm_cls": 40, "norm_unet": 41, "shuffle_sr": 42, "ops20": 43, "ops24": 44, "attn23": 45, "attn23_pad": 46, "rope23": 47, "ops28": 48, "local_fn": 49, "sdpa18": 50, "pad_modes": 51, "einsum_attn": 52, "space_depth": 53, "prelu_cnn": 54, "merge_ops": 55, "shrink": 56, "noise_mlp": 57, "resample": 58, "tile": 59, "compare": 60, "cumsum": 61, "conv1d": 62, "conv3d": 63, "unet3d": 64}
 
 # torchvision models (issue #6), small so that a test takes seconds: 10 classes, 32x32 images,
 # batch 4, exported in training mode (BatchNormalization with batch statistics and running-stat
@@ -146,7 +146,7 @@ DROPOUT_TRANSFORMERS = {
 BATCHES.update({name: 4 for name in DROPOUT})
 TRAINING_EXPORT = (TORCHVISION + TRANSFORMERS + ("unet", "causal_cls", "causal_lm", "nano_gpt",
                                                  "nano_gpt_tied", "nano_gpt_trilu", "llama",
-                   "llama_gqa", "llama_hf", "kpm_cls", "conv1d", "conv3d")
+                   "llama_gqa", "llama_hf", "kpm_cls", "conv1d", "conv3d", "unet3d")
                    + RECURRENT + DROPOUT)
 
 # Which loss graphc is asked to use for each model.
@@ -175,6 +175,7 @@ LOSSES = {
 }
 LOSSES.update({name: "sparse_categorical_crossentropy"
                for name in TORCHVISION + TRANSFORMERS + RECURRENT + tuple(TOKEN_MODELS)})
+LOSSES.update({"unet3d": "binary_crossentropy"})
 LOSSES.update({"unet": "binary_crossentropy", "tconv": "binary_crossentropy",
                "norm_unet": "binary_crossentropy", "shuffle_sr": "binary_crossentropy"})
 LOSSES.update({name: "sparse_categorical_crossentropy" for name in DROPOUT})
@@ -1642,6 +1643,34 @@ class Conv3dNet(nn.Module):
         return torch.softmax(x, dim=1) if self.head else x
 
 
+class UNet3d(nn.Module):
+    """A small 3-D U-Net with a per-voxel binary head on [N, 1, 8, 8, 8] volumes:
+    Conv3d(1, 4, 3, padding 1) -> BatchNorm3d -> ReLU (the skip) -> MaxPool3d(2) (4^3)
+    -> Conv3d(4, 8, 3, padding 1) -> ReLU -> ConvTranspose3d(8, 4, 2, stride 2) (8^3)
+    -> concat the skip (8 channels) -> Conv3d(8, 4, 3, stride (2, 1, 1), padding 1) (4 x 8^2)
+    -> ReLU -> ConvTranspose3d(4, 4, 3, stride (2, 1, 1), padding 1, output_padding (1, 0, 0),
+    groups 2) (8^3) -> ReLU -> Conv3d(4, 1, 1) (-> Sigmoid)."""
+
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Conv3d(1, 4, 3, padding=1)
+        self.bn = nn.BatchNorm3d(4)
+        self.mid = nn.Conv3d(4, 8, 3, padding=1)
+        self.up = nn.ConvTranspose3d(8, 4, 2, stride=2)
+        self.dec = nn.Conv3d(8, 4, 3, stride=(2, 1, 1), padding=1)
+        self.up2 = nn.ConvTranspose3d(4, 4, 3, stride=(2, 1, 1), padding=1,
+                                      output_padding=(1, 0, 0), groups=2)
+        self.head_conv = nn.Conv3d(4, 1, 1)
+        self.head = True
+
+    def forward(self, x):
+        skip = F.relu(self.bn(self.enc(x)))
+        x = self.up(F.relu(self.mid(F.max_pool3d(skip, 2))))
+        x = F.relu(self.dec(torch.cat([x, skip], dim=1)))
+        x = self.head_conv(F.relu(self.up2(x)))
+        return torch.sigmoid(x) if self.head else x
+
+
 class NormUNet(nn.Module):
     """A small U-Net of the normalizations and resamplings that segmentation and diffusion
     models use: the input normalised by constant per-channel mean and std tables, Conv ->
@@ -1816,6 +1845,8 @@ def input_shape(name, batch=None):
         return (batch, 4, 32)
     if name == "conv3d":
         return (batch, 2, 6, 8, 8)
+    if name == "unet3d":
+        return (batch, 1, 8, 8, 8)
     if name in ("ops20", "space_depth"):
         return (batch, 4, 6, 6)
     if name == "ops24":
@@ -1953,6 +1984,8 @@ def build(name):
         return Conv1dNet()
     if name == "conv3d":
         return Conv3dNet()
+    if name == "unet3d":
+        return UNet3d()
     if name == "cnn_bn":
         return CNNBN()
     if name in DROPOUT_TRANSFORMERS:
