@@ -245,6 +245,10 @@ std::vector<float> resizeMatrix(const ResizeAxis &axis) {
 }
 
 /// Whether `matrix`, an axis's [in, out] resizeMatrix, keeps every element where it is.
+/// An axis kept as it is (scale 1, every mode and coordinate transform maps output o to input
+/// o), known without building its matrix.
+static bool keptAxis(const ResizeAxis &axis) { return axis.in == axis.out && axis.scale == 1.0; }
+
 static bool isIdentity(const ResizeAxis &axis, const std::vector<float> &matrix) {
   if (axis.in != axis.out)
     return false;
@@ -270,11 +274,12 @@ Value buildResize(OpBuilder &b, Location loc, Value x, const ResizeAxis &h, cons
     Value flat = b.create<ReshapeOp>(loc, f32(b, {rows, axis.in}), v);
     return b.create<DenseOp>(loc, f32(b, {rows, axis.out}), flat, taps, Value(), UnitAttr());
   };
-  const std::vector<float> rowTaps = resizeMatrix(h), columnTaps = resizeMatrix(w);
+  const std::vector<float> rowTaps = keptAxis(h) ? std::vector<float>() : resizeMatrix(h),
+                           columnTaps = keptAxis(w) ? std::vector<float>() : resizeMatrix(w);
   Value v = b.create<ReshapeOp>(loc, f32(b, {N * C, H, W}), x);
-  if (!isIdentity(w, columnTaps))
+  if (!keptAxis(w) && !isIdentity(w, columnTaps))
     v = b.create<ReshapeOp>(loc, f32(b, {N * C, H, w.out}), resizeRows(v, w, columnTaps, 1));
-  if (!isIdentity(h, rowTaps)) {
+  if (!keptAxis(h) && !isIdentity(h, rowTaps)) {
     Value heightLast =
         b.create<TransposeOp>(loc, f32(b, {N * C, w.out, H}), v, b.getDenseI64ArrayAttr({0, 2, 1}));
     Value resized = b.create<ReshapeOp>(loc, f32(b, {N * C, w.out, h.out}),

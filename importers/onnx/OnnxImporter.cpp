@@ -2790,14 +2790,63 @@ private:
   /// matrices. tf_crop_and_resize, antialias when shrinking and the batch and channel axes are
   /// refused naming the node. (graphc reads opsets 11 to 28, so Upsample and Resize-10 never
   /// occur.)
+  /// A volume [N, C, D, H, W] resized (nn.Upsample and F.interpolate on 5-D: nearest,
+  /// trilinear, tricubic): every mode and coordinate transform is separable, so it is the
+  /// image resize of (H, W) on the [N, C * D, H, W] view, then of depth on the
+  /// [N, C, D, H' * W'] view (its width kept), each a Resize node derived from this one with
+  /// its scales (or, when the node gives sizes, its sizes) for those axes.
+  Value resizeVolume(const onnx::NodeProto &node, Location loc, Value x,
+                     const std::vector<double> &factors, const std::vector<int64_t> &outs,
+                     bool byScales) {
+    const std::vector<int64_t> xs = shapeOf(x);
+    const std::string out = node.output(0);
+    auto pass = [&](const std::string &tag, Value input, std::vector<double> scales,
+                    std::vector<int64_t> sizes) {
+      const std::string inputName = out + "@" + tag + ".in", target = out + "@" + tag + ".to";
+      values[inputName] = input;
+      HostTensor table;
+      table.dims = {4};
+      if (byScales) {
+        table.dataType = onnx::TensorProto::FLOAT;
+        for (double f : scales)
+          table.floats.push_back(float(f));
+      } else {
+        table.dataType = onnx::TensorProto::INT64;
+        table.ints = sizes;
+      }
+      constants[target] = table;
+      onnx::NodeProto derived = node;
+      derived.clear_input();
+      derived.add_input(inputName);
+      derived.add_input("");
+      derived.add_input(byScales ? target : "");
+      if (!byScales)
+        derived.add_input(target);
+      derived.clear_output();
+      derived.add_output(out + "@" + tag);
+      for (int i = derived.attribute_size() - 1; i >= 0; --i)
+        if (derived.attribute(i).name() == "axes" ||
+            derived.attribute(i).name() == "keep_aspect_ratio_policy")
+          derived.mutable_attribute()->DeleteSubrange(i, 1);
+      return resize(derived, loc);
+    };
+    const int64_t n = xs[0], c = xs[1], d = xs[2];
+    Value planes = pass("hw", b.create<ReshapeOp>(loc, f32({n, c * d, xs[3], xs[4]}), x),
+                        {1.0, 1.0, factors[3], factors[4]}, {n, c * d, outs[3], outs[4]});
+    const int64_t area = outs[3] * outs[4];
+    Value deep = pass("d", b.create<ReshapeOp>(loc, f32({n, c, d, area}), planes),
+                      {1.0, 1.0, factors[2], 1.0}, {n, c, outs[2], area});
+    return b.create<ReshapeOp>(loc, f32({n, c, outs[2], outs[3], outs[4]}), deep);
+  }
+
   Value resize(const onnx::NodeProto &node, Location loc) {
     Value x = valueOf(node, 0);
     const auto xs = shapeOf(x);
     const size_t rank = xs.size();
-    if (rank != 3 && rank != 4)
+    if (rank != 3 && rank != 4 && rank != 5)
       fail(nodeLabel(node) +
-           ": only [N, C, H, W] images and [N, C, L] sequences can be resized; "
-           "the input is " +
+           ": only [N, C, D, H, W] volumes, [N, C, H, W] images and [N, C, L] sequences can be "
+           "resized; the input is " +
            typeString(x.getType()));
     const std::string mode = strAttr(node, "mode", "nearest");
     if (mode != "nearest" && mode != "linear" && mode != "cubic")
@@ -2895,6 +2944,8 @@ private:
     const bool anyShrinks = llvm::any_of(factors, [](double f) { return f < 1; });
     if (intAttr(node, "antialias", 0) != 0 && anyShrinks)
       refuseAttr(node, "antialias", "= 1 is not supported when shrinking");
+    if (rank == 5)
+      return resizeVolume(node, loc, x, factors, outs, present(2));
     // The strided convolutions below cover whole factors with the common modes; anything else
     // (fractional factors, cubic, align_corners, a nearest rounding that does not repeat each
     // element, an axis shrunk while another grows) is resizeAny's interpolation matrices.
@@ -3142,7 +3193,8 @@ private:
       // The interpolation along an axis is a frozen [out, in] matrix: refuse one that no
       // model needs (a malformed size) before allocating it.
       constexpr int64_t kMaxMatrix = int64_t(1) << 26;
-      if (outs[a] < 1 || xs[a] < 1 || outs[a] > kMaxMatrix / xs[a])
+      const bool kept = outs[a] == xs[a] && factors[a] == 1.0; // (no matrix: buildResize)
+      if (outs[a] < 1 || xs[a] < 1 || (!kept && outs[a] > kMaxMatrix / xs[a]))
         fail(nodeLabel(node) + ": resizing axis " + std::to_string(a) + " from " +
              std::to_string(xs[a]) + " to " + std::to_string(outs[a]) +
              " needs an interpolation matrix of more than 2^26 elements; resize in steps");

@@ -40,7 +40,7 @@ SEEDS = {"mlp": 1, "cnn": 2, "cnn_bce": 3, "resmlp": 4,
          "causal_cls": 30, "causal_lm": 31, "nano_gpt": 32, "nano_gpt_tied": 32,
          "nano_gpt_trilu": 32, "llama": 33, "llama_gqa": 34, "row_mlp": 35,
          "llama_hf": 36, "math_mlp": 37, "pad_cls": 38, "mask_cls": 39, "mask_cls_hf": 39,
-         "kpm_cls": 40, "norm_unet": 41, "shuffle_sr": 42, "ops20": 43, "ops24": 44, "attn23": 45, "attn23_pad": 46, "rope23": 47, "ops28": 48, "local_fn": 49, "sdpa18": 50, "pad_modes": 51, "einsum_attn": 52, "space_depth": 53, "prelu_cnn": 54, "merge_ops": 55, "shrink": 56, "noise_mlp": 57, "resample": 58, "tile": 59, "compare": 60, "cumsum": 61, "conv1d": 62, "conv3d": 63, "unet3d": 64}
+         "kpm_cls": 40, "norm_unet": 41, "shuffle_sr": 42, "ops20": 43, "ops24": 44, "attn23": 45, "attn23_pad": 46, "rope23": 47, "ops28": 48, "local_fn": 49, "sdpa18": 50, "pad_modes": 51, "einsum_attn": 52, "space_depth": 53, "prelu_cnn": 54, "merge_ops": 55, "shrink": 56, "noise_mlp": 57, "resample": 58, "tile": 59, "compare": 60, "cumsum": 61, "conv1d": 62, "conv3d": 63, "unet3d": 64, "resize3d": 65}
 
 # torchvision models (issue #6), small so that a test takes seconds: 10 classes, 32x32 images,
 # batch 4, exported in training mode (BatchNormalization with batch statistics and running-stat
@@ -168,6 +168,7 @@ LOSSES = {
     "cumsum": "sparse_categorical_crossentropy",
     "conv1d": "sparse_categorical_crossentropy",
     "conv3d": "sparse_categorical_crossentropy",
+    "resize3d": "sparse_categorical_crossentropy",
     "arith_mlp": "sparse_categorical_crossentropy",
     "bcast_mlp": "sparse_categorical_crossentropy",
     "row_mlp": "sparse_categorical_crossentropy",
@@ -1671,6 +1672,30 @@ class UNet3d(nn.Module):
         return torch.sigmoid(x) if self.head else x
 
 
+class Resize3dNet(nn.Module):
+    """Volume resizing as 3-D U-Nets and video models upsample, on [N, 2, 3, 4, 4]:
+    Conv3d(2, 4, 1) -> nearest x2 (6 x 8 x 8) -> Conv3d(4, 4, 3, padding 1) -> ReLU
+    -> trilinear to (9, 10, 12) (align_corners False) -> Conv3d(4, 4, 3) (7 x 8 x 10)
+    -> trilinear down to (4, 4, 5) with align_corners True -> AdaptiveAvgPool3d(1)
+    -> Linear(4, 10)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv3d(2, 4, 1)
+        self.conv2 = nn.Conv3d(4, 4, 3, padding=1)
+        self.conv3 = nn.Conv3d(4, 4, 3)
+        self.fc = nn.Linear(4, 10)
+        self.head = True
+
+    def forward(self, x):
+        x = F.interpolate(self.conv1(x), scale_factor=2, mode="nearest")
+        x = F.relu(self.conv2(x))
+        x = F.interpolate(x, size=(9, 10, 12), mode="trilinear", align_corners=False)
+        x = F.interpolate(self.conv3(x), size=(4, 4, 5), mode="trilinear", align_corners=True)
+        x = self.fc(torch.flatten(F.adaptive_avg_pool3d(x, 1), 1))
+        return torch.softmax(x, dim=1) if self.head else x
+
+
 class NormUNet(nn.Module):
     """A small U-Net of the normalizations and resamplings that segmentation and diffusion
     models use: the input normalised by constant per-channel mean and std tables, Conv ->
@@ -1847,6 +1872,8 @@ def input_shape(name, batch=None):
         return (batch, 2, 6, 8, 8)
     if name == "unet3d":
         return (batch, 1, 8, 8, 8)
+    if name == "resize3d":
+        return (batch, 2, 3, 4, 4)
     if name in ("ops20", "space_depth"):
         return (batch, 4, 6, 6)
     if name == "ops24":
@@ -1986,6 +2013,8 @@ def build(name):
         return Conv3dNet()
     if name == "unet3d":
         return UNet3d()
+    if name == "resize3d":
+        return Resize3dNet()
     if name == "cnn_bn":
         return CNNBN()
     if name in DROPOUT_TRANSFORMERS:

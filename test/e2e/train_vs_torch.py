@@ -109,7 +109,7 @@ DATA_SEED = {"mlp": 101, "cnn": 202, "cnn_bce": 303, "resmlp": 404, "resnet18": 
              "nano_gpt": 2929, "nano_gpt_tied": 2929,
              "nano_gpt_trilu": 2929, "llama": 3030, "llama_gqa": 3131, "llama_hf": 3030,
              "row_mlp": 3232, "math_mlp": 3233, "pad_cls": 3434, "mask_cls": 3535, "mask_cls_hf": 3535,
-             "kpm_cls": 3434, "norm_unet": 3636, "shuffle_sr": 3737, "ops20": 3838, "ops24": 3939, "attn23": 4040, "attn23_pad": 4141, "rope23": 4242, "ops28": 4343, "local_fn": 4444, "sdpa18": 4545, "pad_modes": 4646, "einsum_attn": 4747, "space_depth": 4848, "prelu_cnn": 4949, "merge_ops": 5050, "shrink": 5151, "noise_mlp": 5252, "resample": 5353, "tile": 5454, "compare": 5555, "cumsum": 5656, "conv1d": 5757, "conv3d": 5858, "unet3d": 5959}
+             "kpm_cls": 3434, "norm_unet": 3636, "shuffle_sr": 3737, "ops20": 3838, "ops24": 3939, "attn23": 4040, "attn23_pad": 4141, "rope23": 4242, "ops28": 4343, "local_fn": 4444, "sdpa18": 4545, "pad_modes": 4646, "einsum_attn": 4747, "space_depth": 4848, "prelu_cnn": 4949, "merge_ops": 5050, "shrink": 5151, "noise_mlp": 5252, "resample": 5353, "tile": 5454, "compare": 5555, "cumsum": 5656, "conv1d": 5757, "conv3d": 5858, "unet3d": 5959, "resize3d": 6060}
 B = models.BATCH  # set per model in main()
 # Eval-mode exports whose BatchNorms the exporter folds: PyTorch trains the folded model.
 FOLDED_EVAL_EXPORTS = ("resnet18", "mobilenet_v2")
@@ -421,7 +421,7 @@ def first_loss_check(args, name, model, onnx_path, wd, training):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", required=True,
-                    choices=["mlp", "cnn", "cnn_bce", "resmlp", "split_mlp", "act_mlp", "pad_cnn", "pad_modes", "einsum_attn", "prelu_cnn", "shrink", "resample", "tile", "compare", "cumsum", "conv1d", "conv3d", "unet3d", "arith_mlp", "row_mlp", "math_mlp",
+                    choices=["mlp", "cnn", "cnn_bce", "resmlp", "split_mlp", "act_mlp", "pad_cnn", "pad_modes", "einsum_attn", "prelu_cnn", "shrink", "resample", "tile", "compare", "cumsum", "conv1d", "conv3d", "unet3d", "resize3d", "arith_mlp", "row_mlp", "math_mlp",
                              "bcast_mlp"] + list(models.TORCHVISION)
                     + list(models.TRANSFORMERS) + ["unet", "tconv", "norm_unet", "shuffle_sr"] + list(models.RECURRENT)
                     + list(models.HANDWRITTEN)
