@@ -85,6 +85,27 @@ def cnn256():
                              nn.Linear(64 * 62 * 62, 1)), sigmoid=True)
 
 
+def m5():
+    # M5 (Dai et al. 2017), the 1-D CNN of raw-audio keyword spotting: 16000 samples (1 s at 16
+    # kHz), Conv1d(1, 32, 80, stride 4) then three Conv1d 3, each BatchNorm, ReLU, MaxPool1d(4),
+    # a global average, 35 classes (Speech Commands).
+    def block(cin, cout, k, stride=1):
+        return [nn.Conv1d(cin, cout, k, stride=stride), nn.BatchNorm1d(cout), nn.ReLU(),
+                nn.MaxPool1d(4)]
+    return Head(nn.Sequential(*block(1, 32, 80, 4), *block(32, 32, 3), *block(32, 64, 3),
+                             *block(64, 64, 3), nn.AdaptiveAvgPool1d(1), nn.Flatten(),
+                             nn.Linear(64, 35)))
+
+
+def c3d_small():
+    # A small C3D-style video classifier on 16 frames of 56x56: Conv3d 3x3x3 (32, 64, 128
+    # channels, padded) with ReLU, MaxPool3d (1, 2, 2) then 2, a global average, 10 classes.
+    return Head(nn.Sequential(nn.Conv3d(3, 32, 3, padding=1), nn.ReLU(), nn.MaxPool3d((1, 2, 2)),
+                             nn.Conv3d(32, 64, 3, padding=1), nn.ReLU(), nn.MaxPool3d(2),
+                             nn.Conv3d(64, 128, 3, padding=1), nn.ReLU(),
+                             nn.AdaptiveAvgPool3d(1), nn.Flatten(), nn.Linear(128, 10)))
+
+
 def tv(name):
     def make():
         import torchvision
@@ -183,6 +204,9 @@ MODELS = [
     ("lstm", "Embedding 20000x256 + LSTM 64 classifier, seq 128", LSTMClassifier, (128,), 32, SCE, True, False),
     ("resnet152", "torchvision resnet152, 224x224", tv("resnet152"), (3, 224, 224), 32, SCE,
      False, True),
+    ("m5", "M5 1-D audio CNN, 16000 samples", m5, (1, 16000), 32, SCE, False, True),
+    ("c3d", "C3D-style 3-D CNN, 16 frames of 56x56", c3d_small, (3, 16, 56, 56), 4, SCE, False,
+     True),
 ]
 
 
