@@ -216,6 +216,12 @@ CORRECTNESS = [
     ("cnn_bce-sample-weights", "e2e:cnn_bce",
      ["--loss", BCE, "--graphc-flag=--sample-weights", "--graphc-flag=--pos-weight=2.5",
       "--optimizer", "adam", "--lr", "0.01", "--steps", "8"]),
+    # ... and 1-D and 3-D CNNs from the 2-D kernels: cuDNN on height-1 images, a volume's
+    # depth taps through 7-D transposes, a 3-D U-Net's transposed convolutions, volume resizing.
+    ("conv1d-adam", "e2e:conv1d", ["--optimizer", "adam", "--lr", "0.01", "--steps", "8"]),
+    ("unet3d-adam", "e2e:unet3d", ["--loss", BCE, "--optimizer", "adam", "--lr", "0.01",
+                                   "--steps", "8"]),
+    ("resize3d-adam", "e2e:resize3d", ["--optimizer", "adam", "--lr", "0.01", "--steps", "8"]),
 ]
 # The cases also trained by PyTorch on the GPU (test/e2e/models.py's name): the models of #2 and
 # three of #6, from the same initial weights on the same batches, TF32 off; issue #3 asks for
