@@ -322,4 +322,113 @@ Value buildPerChannelAffine(OpBuilder &b, Location loc, Value x, Value scale, Va
                             b.getI64IntegerAttr(channels));
 }
 
+Value stackDepthTaps(OpBuilder &b, Location loc, Value volume, int64_t kd, int64_t dd, int64_t sd,
+                     int64_t depth, int64_t groups) {
+  const std::vector<int64_t> vs = dimsOf(volume);
+  const int64_t n = vs[0], c = vs[1], h = vs[3], w = vs[4], perGroup = c / groups;
+  SmallVector<Value> taps;
+  for (int64_t k = 0; k < kd; ++k) {
+    Value tap = b.create<SliceOp>(loc, f32(b, {n, c, sd * depth, h, w}), volume,
+                                  b.getI64IntegerAttr(2), b.getI64IntegerAttr(k * dd));
+    if (sd > 1) {
+      tap = b.create<ReshapeOp>(loc, f32(b, {n, c, depth, sd, h, w}), tap);
+      tap = b.create<SliceOp>(loc, f32(b, {n, c, depth, 1, h, w}), tap, b.getI64IntegerAttr(3),
+                              b.getI64IntegerAttr(0));
+    }
+    taps.push_back(b.create<ReshapeOp>(loc, f32(b, {n, groups, 1, perGroup, depth, h, w}), tap));
+  }
+  Value stacked = taps.size() == 1
+                      ? taps.front()
+                      : b.create<ConcatOp>(loc, f32(b, {n, groups, kd, perGroup, depth, h, w}),
+                                           taps, b.getI64IntegerAttr(2))
+                            .getResult();
+  return b.create<TransposeOp>(loc, f32(b, {n, depth, groups, kd, perGroup, h, w}), stacked,
+                               b.getDenseI64ArrayAttr({0, 4, 1, 2, 3, 5, 6}));
+}
+
+Value padDepth(OpBuilder &b, Location loc, Value x, int64_t front, int64_t back) {
+  std::vector<int64_t> xs = dimsOf(x);
+  auto withDepth = [&](int64_t depth) {
+    std::vector<int64_t> dims = xs;
+    dims[2] = depth;
+    return f32(b, dims);
+  };
+  if (front < 0 || back < 0) {
+    const int64_t keep = xs[2] + std::min<int64_t>(front, 0) + std::min<int64_t>(back, 0);
+    x = b.create<SliceOp>(loc, withDepth(keep), x, b.getI64IntegerAttr(2),
+                          b.getI64IntegerAttr(std::max<int64_t>(-front, 0)));
+    xs[2] = keep;
+  }
+  SmallVector<Value> parts;
+  if (front > 0)
+    parts.push_back(b.create<FillOp>(loc, withDepth(front), b.getF32FloatAttr(0)));
+  parts.push_back(x);
+  if (back > 0)
+    parts.push_back(b.create<FillOp>(loc, withDepth(back), b.getF32FloatAttr(0)));
+  if (parts.size() == 1)
+    return x;
+  return b.create<ConcatOp>(
+      loc, withDepth(xs[2] + std::max<int64_t>(front, 0) + std::max<int64_t>(back, 0)), parts,
+      b.getI64IntegerAttr(2));
+}
+
+/// Output length of a window of k taps spaced d apart, stride s, pads p0 and p1, over n.
+static int64_t windowOutput(int64_t n, int64_t k, int64_t s, int64_t p0, int64_t p1, int64_t d) {
+  const int64_t reach = d * (k - 1) + 1, padded = n + p0 + p1;
+  return padded < reach ? 0 : (padded - reach) / s + 1;
+}
+
+Value buildConv3d(OpBuilder &b, Location loc, Value x, Value filter, Value bias,
+                  ArrayRef<int64_t> strides, ArrayRef<int64_t> pads, ArrayRef<int64_t> dilations,
+                  int64_t groups) {
+  const std::vector<int64_t> xs = dimsOf(x), ws = dimsOf(filter);
+  const int64_t n = xs[0], c = xs[1], d = xs[2], h = xs[3], w = xs[4];
+  const int64_t kd = ws[2], sd = strides[0], dd = dilations[0];
+  const int64_t depth = windowOutput(d, kd, sd, pads[0], pads[3], dd);
+  // Zeros pad the front, and the back up to the last tap's strided slice's end.
+  const int64_t length = dd * (kd - 1) + sd * depth;
+  const int64_t back = pads[3] + std::max<int64_t>(0, length - (d + pads[0] + pads[3]));
+  Value stacked =
+      stackDepthTaps(b, loc, padDepth(b, loc, x, pads[0], back), kd, dd, sd, depth, groups);
+  Value images = b.create<ReshapeOp>(loc, f32(b, {n * depth, kd * c, h, w}), stacked);
+  Value moved = b.create<TransposeOp>(loc, f32(b, {ws[0], kd, ws[1], ws[3], ws[4]}), filter,
+                                      b.getDenseI64ArrayAttr({0, 2, 1, 3, 4}));
+  Value planar = b.create<ReshapeOp>(loc, f32(b, {ws[0], kd * ws[1], ws[3], ws[4]}), moved);
+  const int64_t oh = windowOutput(h, ws[3], strides[1], pads[1], pads[4], dilations[1]);
+  const int64_t ow = windowOutput(w, ws[4], strides[2], pads[2], pads[5], dilations[2]);
+  Value y = b.create<Conv2dOp>(loc, f32(b, {n * depth, ws[0], oh, ow}), images, planar, bias,
+                               b.getDenseI64ArrayAttr({strides[1], strides[2]}),
+                               b.getDenseI64ArrayAttr({pads[1], pads[2], pads[4], pads[5]}),
+                               b.getDenseI64ArrayAttr({dilations[1], dilations[2]}),
+                               b.getI64IntegerAttr(groups));
+  Value split = b.create<ReshapeOp>(loc, f32(b, {n, depth, ws[0], oh, ow}), y);
+  return b.create<TransposeOp>(loc, f32(b, {n, ws[0], depth, oh, ow}), split,
+                               b.getDenseI64ArrayAttr({0, 2, 1, 3, 4}));
+}
+
+Value buildPool3d(OpBuilder &b, Location loc, Value x, bool max, ArrayRef<int64_t> kernel,
+                  ArrayRef<int64_t> strides, ArrayRef<int64_t> pads, bool countIncludePad) {
+  const std::vector<int64_t> xs = dimsOf(x);
+  const int64_t n = xs[0], c = xs[1], d = xs[2];
+  auto pool = [&](Value v, RankedTensorType type, ArrayRef<int64_t> k, ArrayRef<int64_t> s,
+                  ArrayRef<int64_t> p) -> Value {
+    if (max)
+      return b.create<MaxPool2dOp>(loc, type, v, b.getDenseI64ArrayAttr(k),
+                                   b.getDenseI64ArrayAttr(s), b.getDenseI64ArrayAttr(p));
+    return b.create<AvgPool2dOp>(loc, type, v, b.getDenseI64ArrayAttr(k), b.getDenseI64ArrayAttr(s),
+                                 b.getDenseI64ArrayAttr(p),
+                                 countIncludePad ? b.getUnitAttr() : UnitAttr());
+  };
+  const int64_t oh = windowOutput(xs[3], kernel[1], strides[1], pads[1], pads[4], 1);
+  const int64_t ow = windowOutput(xs[4], kernel[2], strides[2], pads[2], pads[5], 1);
+  const int64_t od = windowOutput(d, kernel[0], strides[0], pads[0], pads[3], 1);
+  Value planes = pool(b.create<ReshapeOp>(loc, f32(b, {n, c * d, xs[3], xs[4]}), x),
+                      f32(b, {n, c * d, oh, ow}), {kernel[1], kernel[2]}, {strides[1], strides[2]},
+                      {pads[1], pads[2], pads[4], pads[5]});
+  Value deep =
+      pool(b.create<ReshapeOp>(loc, f32(b, {n, c, d, oh * ow}), planes),
+           f32(b, {n, c, od, oh * ow}), {kernel[0], 1}, {strides[0], 1}, {pads[0], 0, pads[3], 0});
+  return b.create<ReshapeOp>(loc, f32(b, {n, c, od, oh, ow}), deep);
+}
+
 } // namespace graphc

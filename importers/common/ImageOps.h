@@ -1,7 +1,8 @@
 // Image layers that the ONNX and Keras importers both lower onto existing graph-dialect ops:
 // upsampling by integer factors (nearest and bilinear) as depthwise transposed convolutions,
 // group and instance normalization as layer norms of channel groups, and per-channel affine
-// maps (a scale and a shift per channel) as depthwise 1x1 convolutions.
+// maps (a scale and a shift per channel) as depthwise 1x1 convolutions, and 3-D convolutions
+// and pooling over [N, C, D, H, W] volumes as 2-D ones (see buildConv3d and buildPool3d).
 //
 // Lowering rather than new ops keeps every target, autodiff, liveness, the planner and the fit
 // as they are: a transposed convolution's backward is a strided convolution, a layer norm's is
@@ -119,5 +120,39 @@ mlir::Value buildGroupNorm(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x
 /// backward pass keeps x and the C factors, not a broadcast copy.
 mlir::Value buildPerChannelAffine(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
                                   mlir::Value scale, mlir::Value shift);
+
+/// The depth taps of a convolution over `volume` [N, C, Dp, H, W] (already padded): for tap
+/// k < kd the depths k dd + sd j, j < `depth` (the slice [k dd, k dd + sd depth) viewed as
+/// [depth, sd], its first column), stacked as [N, depth, groups, kd, C / groups, H, W]: one 2-D
+/// image per output depth whose channels are grouped as (group, tap, channel). The caller pads
+/// Dp to at least dd (kd - 1) + sd depth. The stack holds kd copies of the strided input.
+mlir::Value stackDepthTaps(mlir::OpBuilder &b, mlir::Location loc, mlir::Value volume, int64_t kd,
+                           int64_t dd, int64_t sd, int64_t depth, int64_t groups);
+
+/// `x` [N, C, D, H, W] with `front` and `back` depths of zeros added (or, where negative, that
+/// many depths cropped).
+mlir::Value padDepth(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x, int64_t front,
+                     int64_t back);
+
+/// A 3-D convolution of `x` [N, C, D, H, W] by `filter` [O, C / groups, kd, kh, kw] (and `bias`
+/// [O], or null): `strides` and `dilations` (d, h, w), `pads` (d, h, w before, then after).
+/// The depth taps (stackDepthTaps) of the zero-padded input, as [N * D', kd * C, H, W], under
+/// one graph.conv2d whose filter is `filter` transposed and viewed as [O, kd * C / g, kh, kw];
+/// its [N * D', O, H', W'] output transposed to [N, O, D', H', W']. The caller checks that
+/// the window fits (D' >= 1).
+mlir::Value buildConv3d(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x, mlir::Value filter,
+                        mlir::Value bias, llvm::ArrayRef<int64_t> strides,
+                        llvm::ArrayRef<int64_t> pads, llvm::ArrayRef<int64_t> dilations,
+                        int64_t groups);
+
+/// A 3-D max or average pool of `x` [N, C, D, H, W], separably: the 2-D pool over (H, W) of
+/// the [N, C * D, H, W] view, then over depth by a (kd, 1) window on the [N, C, D, H' * W']
+/// view. A box's maximum is the maximum over its depths of the (H, W) windows' maxima; its
+/// average the average of theirs, the divisor without `countIncludePad` the product of the
+/// per-axis counts of input cells, which is the box's. `kernel`, `strides` (d, h, w), `pads`
+/// (d, h, w before, then after).
+mlir::Value buildPool3d(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x, bool max,
+                        llvm::ArrayRef<int64_t> kernel, llvm::ArrayRef<int64_t> strides,
+                        llvm::ArrayRef<int64_t> pads, bool countIncludePad);
 
 } // namespace graphc

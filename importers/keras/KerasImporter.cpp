@@ -59,7 +59,9 @@ namespace json = llvm::json;
 namespace {
 
 constexpr const char *kSupported =
-    "InputLayer (rank 2 to 4; rank 5: frames for TimeDistributed), Dense, EinsumDense (dense "
+    "InputLayer (rank 2 to 4; rank 5: a volume for the 3-D layers, or frames for "
+    "TimeDistributed), Conv3D, MaxPooling3D, AveragePooling3D, GlobalAveragePooling3D, "
+    "GlobalMaxPooling3D, SpatialDropout3D, Dense, EinsumDense (dense "
     "products), Conv2D, DepthwiseConv2D, MaxPooling2D, AveragePooling2D, "
     "GlobalAveragePooling2D, GlobalMaxPooling2D, Flatten, Reshape, Activation (relu, relu6, "
     "sigmoid, hard_sigmoid, tanh, softmax, gelu, elu, selu, swish/silu, softplus, softsign, "
@@ -106,6 +108,8 @@ struct Tensor {
                              // Embedding's mask_zero), for the recurrent layers that read it
   int64_t timeSteps = 0;     // nonzero: v holds N * timeSteps rows (frames of a (batch, time,
                              // ...) tensor, sample-major) for TimeDistributed layers
+  bool volume = false;       // v is [N, C, D, H, W]; Keras sees [N, D, H, W, C] (the 3-D
+                             // layers' volumes)
   bool hasFlat() const { return flat[0] != 0; }
   bool padded() const { return pad[0] || pad[1] || pad[2] || pad[3]; }
 };
@@ -342,6 +346,8 @@ private:
       k = {s[0], s[3], s[1]};
     else if (t.image)
       k = {s[0], s[2], s[3], s[1]};
+    else if (t.volume)
+      k = {s[0], s[2], s[3], s[4], s[1]};
     if (t.timeSteps) { // (batch * time, ...) seen as (batch, time, ...)
       k[0] /= t.timeSteps;
       k.insert(k.begin() + 1, t.timeSteps);
@@ -887,6 +893,18 @@ private:
     return mult;
   }
 
+  /// A convolution's filter `var` (in graphc's layout `shape`) and its bias (null without
+  /// `biasValues`) as the layer's persistent parameters.
+  std::pair<Value, Value> convParameters(const Layer &l, const std::string &var,
+                                         ArrayRef<int64_t> shape, const std::vector<float> &filter,
+                                         const std::vector<float> *biasValues) {
+    Value f = persistent(l, var, shape, filter, l.trainable, "parameter");
+    Value bias;
+    if (biasValues)
+      bias = persistent(l, "bias", {shape[0]}, *biasValues, l.trainable, "parameter");
+    return {f, bias};
+  }
+
   /// Conv2D, DepthwiseConv2D, and with `oneD` Conv1D (on the [N, C, 1, L] view asSequence
   /// gives; its kernel (K, I, O) is the (1, K, I, O) HWIO kernel of a height-1 window).
   Tensor conv(const Layer &l, const Tensor &in, bool depthwise, Location loc, bool oneD = false) {
@@ -946,11 +964,8 @@ private:
     int64_t inPerGroup = depthwise ? 1 : c / groups;
     auto filter = kernelToOihw(w[0].values, kernel[0], kernel[1], depthwise ? c : inPerGroup,
                                depthwise ? outC / c : outC, depthwise);
-    Value f = persistent(l, vars[0].name, {outC, inPerGroup, kernel[0], kernel[1]}, filter,
-                         l.trainable, "parameter");
-    Value bias;
-    if (useBias)
-      bias = persistent(l, "bias", {outC}, w[1].values, l.trainable, "parameter");
+    auto [f, bias] = convParameters(l, vars[0].name, {outC, inPerGroup, kernel[0], kernel[1]},
+                                    filter, useBias ? &w[1].values : nullptr);
     Tensor out;
     out.image = true;
     out.seq = oneD;
@@ -1380,9 +1395,11 @@ private:
     }
     if (axis < 0)
       axis += rank;
-    if (rank < 2 || axis != rank - 1 || (!in.image && rank != 2))
-      refuseAttr(l, "axis", "= " + show(av) + " is not supported: only the channels (last) "
-                                              "axis of a 2-D or 4-D input");
+    if (rank < 2 || axis != rank - 1 || (!in.image && !in.volume && rank != 2))
+      refuseAttr(l, "axis",
+                 "= " + show(av) +
+                     " is not supported: only the channels (last) "
+                     "axis of a 2-D, 4-D or 5-D input");
     if (boolAttr(l, "renorm", false))
       refuseAttr(l, "renorm", "= true is not supported");
     if (const json::Value *v = l.config->get("virtual_batch_size"); v && !v->getAsNull())
@@ -1420,6 +1437,7 @@ private:
     Tensor out;
     out.image = in.image;
     out.seq = in.seq;
+    out.volume = in.volume;
     out.v = bn.getResult();
     return out;
   }
@@ -3852,6 +3870,17 @@ private:
 
   static bool isKnownLayer(const std::string &c) {
     static const std::set<std::string> known = {"Dense",
+                                                "Conv3D",
+                                                "Convolution3D",
+                                                "MaxPooling3D",
+                                                "MaxPool3D",
+                                                "AveragePooling3D",
+                                                "AvgPool3D",
+                                                "GlobalAveragePooling3D",
+                                                "GlobalAvgPool3D",
+                                                "GlobalMaxPooling3D",
+                                                "GlobalMaxPool3D",
+                                                "SpatialDropout3D",
                                                 "Conv2D",
                                                 "Convolution2D",
                                                 "DepthwiseConv2D",
@@ -4015,6 +4044,209 @@ private:
     fail(label(l) + " is not supported: graphc has no op for it yet");
   }
 
+  /// A volume [N, C, D, H, W] as the image [N, C, D, H * W] that per-channel and element-wise
+  /// layers treat alike (Keras sees (batch, D, H * W, C)), and back.
+  Tensor volumeAsImage(const Tensor &t, Location loc) {
+    auto xs = shapeOf(t.v);
+    Tensor image;
+    image.image = true;
+    image.nonNegative = t.nonNegative;
+    image.v = b.create<ReshapeOp>(loc, f32({xs[0], xs[1], xs[2], xs[3] * xs[4]}), t.v);
+    return image;
+  }
+  Tensor imageAsVolume(const Layer &l, const Tensor &image, ArrayRef<int64_t> like, Location loc) {
+    auto ys = shapeOf(image.v);
+    if (!image.image || image.seq || ys.size() != 4 || ys[2] != like[2] ||
+        ys[3] != like[3] * like[4])
+      failLayer(l, "changes the shape of a 3-D volume in a way graphc does not follow");
+    Tensor out;
+    out.volume = true;
+    out.nonNegative = image.nonNegative;
+    out.v = b.create<ReshapeOp>(loc, f32({ys[0], ys[1], like[2], like[3], like[4]}), image.v);
+    return out;
+  }
+
+  /// The pads (d, h, w before, then after) of a 3-D window on `xs` [N, C, D, H, W].
+  std::vector<int64_t> volumePadding(const Layer &l, ArrayRef<int64_t> xs, ArrayRef<int64_t> kernel,
+                                     ArrayRef<int64_t> strides, ArrayRef<int64_t> dilations) {
+    const std::string mode = strAttr(l, "padding", "valid");
+    if (mode != "valid" && mode != "same")
+      refuseAttr(l, "padding", "= " + mode + " is not supported (valid or same)");
+    std::vector<int64_t> pads(6, 0);
+    if (mode == "same")
+      for (size_t a = 0; a < 3; ++a)
+        std::tie(pads[a], pads[a + 3]) =
+            samePadding(xs[2 + a], kernel[a], strides[a], dilations[a]);
+    return pads;
+  }
+
+  /// Conv3D on a volume: buildConv3d (importers/common/ImageOps.h) with the Keras kernel
+  /// (kd, kh, kw, I / g, O) as the OIDHW filter.
+  Tensor conv3d(const Layer &l, const Tensor &in, Location loc) {
+    auto xs = shapeOf(in.v); // N C D H W
+    const int64_t c = xs[1];
+    const auto kernel = intsAttr(l, "kernel_size", 3, {});
+    const auto strides = intsAttr(l, "strides", 3, {1, 1, 1});
+    const auto dilations = intsAttr(l, "dilation_rate", 3, {1, 1, 1});
+    if (llvm::any_of(strides, [](int64_t v) { return v > 1; }) &&
+        llvm::any_of(dilations, [](int64_t v) { return v > 1; }))
+      refuseAttr(l, "dilation_rate",
+                 "> 1 together with strides > 1 is not supported (Keras "
+                 "refuses it too)");
+    const int64_t filters = intAttr(l, "filters", 0), groups = intAttr(l, "groups", 1);
+    if (filters < 1 || filters > (int64_t{1} << 24))
+      refuseAttr(l, "filters", "must be positive");
+    if (groups < 1 || c % groups || filters % groups)
+      refuseAttr(l, "groups",
+                 "= " + std::to_string(groups) + " must divide the " + std::to_string(c) +
+                     " input channels and the filters");
+    const bool useBias = boolAttr(l, "use_bias", true);
+    const int64_t perGroup = c / groups;
+    const double receptive = double(kernel[0] * kernel[1] * kernel[2]);
+    std::vector<VarSpec> vars = {{"kernel",
+                                  {kernel[0], kernel[1], kernel[2], perGroup, filters},
+                                  "kernel_initializer",
+                                  "glorot_uniform",
+                                  receptive * double(perGroup),
+                                  receptive * double(filters)}};
+    if (useBias)
+      vars.push_back({"bias", {filters}, "bias_initializer", "zeros"});
+    checkSize(l, vars[0].shape);
+    const auto pads = volumePadding(l, xs, kernel, strides, dilations);
+    for (size_t a = 0; a < 3; ++a)
+      if (xs[2 + a] + pads[a] + pads[a + 3] < (kernel[a] - 1) * dilations[a] + 1)
+        failLayer(l, "the kernel does not fit the input of shape " + shapeText(kerasShape(in)));
+    auto w = layerWeights(l, vars);
+    // (kd, kh, kw, I, O) -> (O, I, kd, kh, kw).
+    const int64_t taps = kernel[0] * kernel[1] * kernel[2];
+    std::vector<float> filter(w[0].values.size());
+    for (int64_t t = 0; t < taps; ++t)
+      for (int64_t i = 0; i < perGroup; ++i)
+        for (int64_t o = 0; o < filters; ++o)
+          filter[size_t((o * perGroup + i) * taps + t)] =
+              w[0].values[size_t((t * perGroup + i) * filters + o)];
+    auto [f, bias] =
+        convParameters(l, "kernel", {filters, perGroup, kernel[0], kernel[1], kernel[2]}, filter,
+                       useBias ? &w[1].values : nullptr);
+    Tensor out;
+    out.volume = true;
+    out.v = buildConv3d(b, loc, in.v, f, bias, strides, pads, dilations, groups);
+    return imageAsVolume(l, layerActivation(l, volumeAsImage(out, loc), loc), shapeOf(out.v), loc);
+  }
+
+  /// MaxPooling3D and AveragePooling3D: buildPool3d; with "same", padded cells never win a
+  /// maximum and the average's divisor counts only input cells (TensorFlow's rule).
+  Tensor pool3d(const Layer &l, const Tensor &in, bool max, Location loc) {
+    auto xs = shapeOf(in.v);
+    const auto kernel = intsAttr(l, "pool_size", 3, {2, 2, 2});
+    const json::Value *sv = l.config->get("strides");
+    const auto strides = (!sv || sv->getAsNull()) ? kernel : intsAttr(l, "strides", 3, kernel);
+    const auto pads = volumePadding(l, xs, kernel, strides, {1, 1, 1});
+    for (size_t a = 0; a < 3; ++a)
+      if (xs[2 + a] + pads[a] + pads[a + 3] < kernel[a])
+        failLayer(l, "the window does not fit the input of shape " + shapeText(kerasShape(in)));
+    Tensor out;
+    out.volume = true;
+    out.nonNegative = in.nonNegative;
+    out.v = buildPool3d(b, loc, in.v, max, kernel, strides, pads, /*countIncludePad=*/false);
+    return out;
+  }
+
+  /// A layer reading 3-D volumes (Keras's [N, D, H, W, C], graphc's [N, C, D, H, W]): the 3-D
+  /// convolution and pools, their global forms, Flatten (Keras's (D, H, W, C) order),
+  /// Concatenate, BatchNormalization; per-channel and element-wise layers (activations,
+  /// Dropout, SpatialDropout3D as SpatialDropout2D over (D, H * W), noise, the merges) on the
+  /// [N, C, D, H * W] image view. Anything else is refused, naming the layer.
+  Tensor volumeLayer(const Layer &l, const std::vector<Tensor> &ins, Location loc) {
+    const std::string &c = l.cls;
+    for (const Tensor &t : ins)
+      if (!t.volume)
+        failLayer(l, "mixes a 3-D volume with a tensor of shape " + shapeText(kerasShape(t)) +
+                         ", which graphc does not support");
+    const Tensor &in = ins[0];
+    auto xs = shapeOf(in.v);
+    if (c == "Concatenate") {
+      int64_t axis = intAttr(l, "axis", -1);
+      if (axis < 0)
+        axis += 5;
+      if (axis <= 0 || axis >= 5)
+        refuseAttr(l, "axis", "= " + std::to_string(axis) + " is out of range");
+      const int64_t graphAxis = axis == 4 ? 1 : axis + 1;
+      SmallVector<Value> parts;
+      std::vector<int64_t> shape = xs;
+      shape[graphAxis] = 0;
+      Tensor out;
+      out.volume = true;
+      out.nonNegative = true;
+      for (const Tensor &t : ins) {
+        auto ts = shapeOf(t.v);
+        for (size_t d = 0; d < 5; ++d)
+          if (int64_t(d) != graphAxis && ts[d] != xs[d])
+            failLayer(l, "concatenates inputs of incompatible shapes " + shapeText(kerasShape(in)) +
+                             " and " + shapeText(kerasShape(t)));
+        shape[graphAxis] += ts[graphAxis];
+        parts.push_back(t.v);
+        out.nonNegative = out.nonNegative && t.nonNegative;
+      }
+      out.v = b.create<ConcatOp>(loc, f32(shape), parts, b.getI64IntegerAttr(graphAxis));
+      return out;
+    }
+    if (ins.size() != 1 && c != "Add" && c != "Subtract" && c != "Multiply" && c != "Average" &&
+        c != "Maximum" && c != "Minimum")
+      failLayer(l, "expects one input, got " + std::to_string(ins.size()));
+    if (c == "Conv3D" || c == "Convolution3D")
+      return conv3d(l, in, loc);
+    if (c == "MaxPooling3D" || c == "MaxPool3D")
+      return pool3d(l, in, true, loc);
+    if (c == "AveragePooling3D" || c == "AvgPool3D")
+      return pool3d(l, in, false, loc);
+    if (c == "GlobalAveragePooling3D" || c == "GlobalAvgPool3D" || c == "GlobalMaxPooling3D" ||
+        c == "GlobalMaxPool3D") {
+      if (boolAttr(l, "keepdims", false))
+        refuseAttr(l, "keepdims", "= true is not supported on a volume");
+      const bool max = c.find("Max") != std::string::npos;
+      auto kernel = b.getDenseI64ArrayAttr({xs[2], xs[3] * xs[4]});
+      auto ones = b.getDenseI64ArrayAttr({1, 1});
+      auto none = b.getDenseI64ArrayAttr({0, 0, 0, 0});
+      Value view = b.create<ReshapeOp>(loc, f32({xs[0], xs[1], xs[2], xs[3] * xs[4]}), in.v);
+      auto type = f32({xs[0], xs[1], 1, 1});
+      Value pooled =
+          max ? b.create<MaxPool2dOp>(loc, type, view, kernel, ones, none).getResult()
+              : b.create<AvgPool2dOp>(loc, type, view, kernel, ones, none, UnitAttr()).getResult();
+      Tensor out;
+      out.nonNegative = in.nonNegative;
+      out.v = b.create<ReshapeOp>(loc, f32({xs[0], xs[1]}), pooled);
+      return out;
+    }
+    if (c == "Flatten") {
+      Tensor out;
+      out.nonNegative = in.nonNegative;
+      out.v = b.create<ReshapeOp>(loc, f32({xs[0], xs[1] * xs[2] * xs[3] * xs[4]}),
+                                  transposed(in.v, {0, 2, 3, 4, 1}, loc));
+      return out;
+    }
+    if (c == "BatchNormalization")
+      return batchNorm(l, in, loc);
+    static const std::set<std::string> perElement = {
+        "Activation",       "ReLU",          "LeakyReLU",       "ELU",     "Dropout",
+        "SpatialDropout3D", "GaussianNoise", "GaussianDropout", "Add",     "Subtract",
+        "Multiply",         "Average",       "Maximum",         "Minimum", "Identity"};
+    if (perElement.count(c)) {
+      std::vector<Tensor> images;
+      for (const Tensor &t : ins)
+        images.push_back(volumeAsImage(t, loc));
+      Layer asImage = l;
+      if (c == "SpatialDropout3D")
+        asImage.cls = "SpatialDropout2D"; // one draw per sample and channel over (D, H * W)
+      return imageAsVolume(l, applyLayer(asImage, images), xs, loc);
+    }
+    failLayer(l, "on a 3-D volume " + shapeText(kerasShape(in)) +
+                     " is not supported (graphc supports Conv3D, MaxPooling3D, "
+                     "AveragePooling3D, their global forms, BatchNormalization, Flatten, "
+                     "Concatenate, activations, Dropout, SpatialDropout3D, noise and the merge "
+                     "layers on volumes)");
+  }
+
   /// Applies a (non-model) layer to its inputs.
   Tensor applyLayer(const Layer &l, const std::vector<Tensor> &ins) {
     Location loc = NameLoc::get(b.getStringAttr(l.name));
@@ -4071,6 +4303,8 @@ private:
                      "attention and GlobalAveragePooling1D layers that read it (after "
                      "Dropout, SpatialDropout1D, noise, Dense, Activation, LayerNormalization "
                      "or merge layers, which pass it on)");
+    if (llvm::any_of(ins, [](const Tensor &t) { return t.volume; }))
+      return volumeLayer(l, ins, loc);
     if (op)
       return kerasOp(l, ins, loc);
     if (c == "MultiHeadAttention" || c == "GroupedQueryAttention")
@@ -4445,7 +4679,13 @@ private:
       shape = {dims[0], dims[3], dims[1], dims[2]}; // declared NCHW
       t.image = true;
     }
-    if (dims.size() == 5) // frames (batch, time, H, W, C): declared (batch, time, C, H, W)
+    // Rank 5: a volume (batch, D, H, W, C), declared (batch, C, D, H, W), unless the model
+    // has TimeDistributed layers, which read frames (batch, time, H, W, C), declared
+    // (batch, time, C, H, W).
+    const bool volume = dims.size() == 5 && !framesModel;
+    if (volume)
+      shape = {dims[0], dims[4], dims[1], dims[2], dims[3]};
+    else if (dims.size() == 5)
       shape = {dims[0], dims[1], dims[4], dims[2], dims[3]};
     int64_t count = 1;
     for (int64_t d : shape)
@@ -4453,7 +4693,8 @@ private:
         fail("input \"" + name + "\" is too large");
     t.v = argument(f32(shape), {b.getNamedAttr(kKindAttr, b.getStringAttr("input")),
                                 b.getNamedAttr(kNameAttr, b.getStringAttr(name))});
-    if (dims.size() == 5) { // the frames as one batch of N * T NCHW images
+    t.volume = volume;
+    if (dims.size() == 5 && !volume) { // the frames as one batch of N * T NCHW images
       t.v = b.create<ReshapeOp>(b.getUnknownLoc(),
                                 f32({shape[0] * shape[1], shape[2], shape[3], shape[4]}), t.v);
       t.image = true;
@@ -4899,6 +5140,7 @@ private:
     keras3 = kv.rfind("3.", 0) == 0 ||
              (kv.empty() && (mentions(rootValue, "__keras_tensor__") ||
                              mentions(rootValue, "DTypePolicy")));
+    framesModel = mentions(rootValue, "TimeDistributed");
 
     if (!options.weightsPath.empty()) {
       std::string error;
@@ -4997,6 +5239,8 @@ private:
   MLIRContext &ctx;
   OpBuilder b;
   bool keras3 = false;
+  // The model has TimeDistributed layers: a rank-5 input is frames, not a volume.
+  bool framesModel = false;
   std::string path;
   const KerasImportOptions &options;
   KerasTrainingDefaults &defaults;

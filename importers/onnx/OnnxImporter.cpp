@@ -4138,63 +4138,6 @@ private:
     return node;
   }
 
-  /// The depth taps of a convolution over `volume` [N, C, Dp, H, W] (already padded): for tap
-  /// k < kd the depths k dd + sd j, j < `depth`, (the slice [k dd, k dd + sd depth) viewed as
-  /// [depth, sd], its first column), stacked as [N, depth, groups, kd, C / groups, H, W]: one
-  /// 2-D image per output depth whose channels are grouped as (group, tap, channel). The
-  /// caller pads Dp to at least dd (kd - 1) + sd depth.
-  Value stackDepthTaps(Location loc, Value volume, int64_t kd, int64_t dd, int64_t sd,
-                       int64_t depth, int64_t groups) {
-    const std::vector<int64_t> vs = shapeOf(volume);
-    const int64_t n = vs[0], c = vs[1], h = vs[3], w = vs[4], perGroup = c / groups;
-    SmallVector<Value> taps;
-    for (int64_t k = 0; k < kd; ++k) {
-      Value tap = b.create<SliceOp>(loc, f32({n, c, sd * depth, h, w}), volume,
-                                    b.getI64IntegerAttr(2), b.getI64IntegerAttr(k * dd));
-      if (sd > 1) {
-        tap = b.create<ReshapeOp>(loc, f32({n, c, depth, sd, h, w}), tap);
-        tap = b.create<SliceOp>(loc, f32({n, c, depth, 1, h, w}), tap, b.getI64IntegerAttr(3),
-                                b.getI64IntegerAttr(0));
-      }
-      taps.push_back(b.create<ReshapeOp>(loc, f32({n, groups, 1, perGroup, depth, h, w}), tap));
-    }
-    Value stacked = taps.size() == 1
-                        ? taps.front()
-                        : b.create<ConcatOp>(loc, f32({n, groups, kd, perGroup, depth, h, w}), taps,
-                                             b.getI64IntegerAttr(2))
-                              .getResult();
-    return b.create<TransposeOp>(loc, f32({n, depth, groups, kd, perGroup, h, w}), stacked,
-                                 b.getDenseI64ArrayAttr({0, 4, 1, 2, 3, 5, 6}));
-  }
-
-  /// `x` [N, C, D, H, W] with `front` and `back` depths of zeros added (or, where negative,
-  /// that many depths cropped).
-  Value padDepth(Location loc, Value x, int64_t front, int64_t back) {
-    std::vector<int64_t> xs = shapeOf(x);
-    auto withDepth = [&](int64_t depth) {
-      std::vector<int64_t> dims = xs;
-      dims[2] = depth;
-      return f32(dims);
-    };
-    if (front < 0 || back < 0) {
-      const int64_t keep = xs[2] + std::min<int64_t>(front, 0) + std::min<int64_t>(back, 0);
-      x = b.create<SliceOp>(loc, withDepth(keep), x, b.getI64IntegerAttr(2),
-                            b.getI64IntegerAttr(std::max<int64_t>(-front, 0)));
-      xs[2] = keep;
-    }
-    SmallVector<Value> parts;
-    if (front > 0)
-      parts.push_back(b.create<FillOp>(loc, withDepth(front), b.getF32FloatAttr(0)));
-    parts.push_back(x);
-    if (back > 0)
-      parts.push_back(b.create<FillOp>(loc, withDepth(back), b.getF32FloatAttr(0)));
-    if (parts.size() == 1)
-      return x;
-    return b.create<ConcatOp>(
-        loc, withDepth(xs[2] + std::max<int64_t>(front, 0) + std::max<int64_t>(back, 0)), parts,
-        b.getI64IntegerAttr(2));
-  }
-
   /// nn.ConvTranspose3d on `x` [N, C, D, H, W] (see importThreeD).
   void convTransposeThreeD(const onnx::NodeProto &node, int index, Value x,
                            const std::vector<int64_t> &strides,
@@ -4245,10 +4188,10 @@ private:
     const int64_t depth = (d - 1) * sd + 1 + 2 * reach - pads[0] - pads[3] + outPad[0] - reach;
     if (depth < 1)
       fail(nodeLabel(node) + ": its pads leave no output depth");
-    Value volume = padDepth(loc, spread, reach - pads[0], reach - pads[3] + outPad[0]);
+    Value volume = padDepth(b, loc, spread, reach - pads[0], reach - pads[3] + outPad[0]);
     const std::string in2 = out + "@3d.in";
     values[in2] = b.create<ReshapeOp>(loc, f32({n * depth, kd * c, h, w}),
-                                      stackDepthTaps(loc, volume, kd, dd, 1, depth, groups));
+                                      stackDepthTaps(b, loc, volume, kd, dd, 1, depth, groups));
     // The filter's taps reversed, rows as (group, tap, channel).
     Value flipped = weight;
     if (kd > 1) {
@@ -4418,9 +4361,9 @@ private:
     // [D', sd], its first column. Zeros pad the front, and the back up to the last slice's end.
     const int64_t length = dd * (kd - 1) + sd * depth;
     const int64_t back = pads[3] + std::max<int64_t>(0, length - padded);
-    Value volume = padDepth(loc, x, pads[0], back);
+    Value volume = padDepth(b, loc, x, pads[0], back);
     const std::string in2 =
-        view(out + "@3d.in", stackDepthTaps(loc, volume, kd, dd, sd, depth, groups),
+        view(out + "@3d.in", stackDepthTaps(b, loc, volume, kd, dd, sd, depth, groups),
              {n * depth, kd * c, h, w});
     Value filter = b.create<TransposeOp>(loc, f32({ws[0], kd, ws[1], ws[3], ws[4]}), weight,
                                          b.getDenseI64ArrayAttr({0, 2, 1, 3, 4}));

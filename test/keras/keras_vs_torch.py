@@ -90,6 +90,34 @@ def conv1d(x, k, b, stride=1, padding="valid", dilation=1, groups=1):
     return y.permute(0, 2, 1)
 
 
+def conv3d(x, k, b, strides=(1, 1, 1), padding="valid", dilation=(1, 1, 1), groups=1):
+    """Keras Conv3D: x NDHWC, k (D, H, W, I, O)."""
+    xc = x.permute(0, 4, 1, 2, 3)
+    if padding == "same":
+        p = [same_pad(xc.shape[2 + a], k.shape[a], strides[a], dilation[a]) for a in range(3)]
+        xc = F.pad(xc, p[2] + p[1] + p[0])
+    y = F.conv3d(xc, k.permute(4, 3, 0, 1, 2), b, stride=strides, dilation=dilation,
+                 groups=groups)
+    return y.permute(0, 2, 3, 4, 1)
+
+
+def pool3d(x, size, strides, padding="valid", maximum=True):
+    """Keras MaxPooling3D / AveragePooling3D on NDHWC: with "same", padded cells never win a
+    maximum and the average's divisor counts only input cells (TF's rule)."""
+    xc = x.permute(0, 4, 1, 2, 3)
+    ones = torch.ones_like(xc[:, :1])
+    if padding == "same":
+        p = [same_pad(xc.shape[2 + a], size[a], strides[a]) for a in range(3)]
+        pads = p[2] + p[1] + p[0]
+        xc = F.pad(xc, pads, value=float("-inf") if maximum else 0.0)
+        ones = F.pad(ones, pads)
+    if maximum:
+        return F.max_pool3d(xc, size, strides).permute(0, 2, 3, 4, 1)
+    s = F.avg_pool3d(xc, size, strides, divisor_override=1)
+    n = F.avg_pool3d(ones, size, strides, divisor_override=1)
+    return (s / n).permute(0, 2, 3, 4, 1)
+
+
 def pool1d(pool, x, size, stride, padding="valid"):
     """A 1-D Keras pooling layer on x (N, L, C): the 2-D one over a height-1 image."""
     return pool(x.unsqueeze(1), (1, size), (1, stride), padding).squeeze(1)
@@ -502,6 +530,24 @@ def k3_conv1d_forward(x, P, S, step):
     return h @ P["logits/kernel"] + P["logits/bias"]
 
 
+def k3_conv3d_forward(x, P, S, step):
+    h = torch.relu(conv3d(x, P["conv3d/kernel"], P["conv3d/bias"], padding="same"))
+    h = BN(P, S, "batch_normalization")(h)
+    h = pool3d(h, (2, 2, 2), (2, 2, 2))
+    c1 = torch.tanh(conv3d(h, P["conv3d_1/kernel"], P["conv3d_1/bias"], strides=(1, 2, 2),
+                           padding="same", groups=2))
+    a = pool3d(c1, (2, 2, 2), (1, 1, 1), padding="same", maximum=False)
+    c2 = conv3d(c1 + a, P["conv3d_2/kernel"], None)
+    d = torch.relu(c2.reshape(c2.shape[0], -1) @ P["dense/kernel"] + P["dense/bias"])
+    h = torch.cat([c2.mean(dim=(1, 2, 3)), a.amax(dim=(1, 2, 3)), d], dim=-1)
+    return h @ P["logits/kernel"] + P["logits/bias"]
+
+
+def conv3d_kernel(a):
+    """Keras Conv3D kernel (D, H, W, I, O) -> graphc's (O, I, D, H, W)."""
+    return a.transpose(4, 3, 0, 1, 2)
+
+
 def tf2_seq1d_forward(x, P, S, step):
     h = torch.relu(conv1d(x, P["conv1d/kernel"], P["conv1d/bias"]))
     h = F.layer_norm(h, (6,), P["layer_normalization/gamma"], P["layer_normalization/beta"], eps=1e-3)
@@ -649,6 +695,22 @@ CASES = {
         graphc={}),
 }
 CASES.update({
+    "k3_conv3d": dict(
+        layout="keras3", input=(4, 6, 6, 2), classes=3, loss="sparse", opt=("adam", 0.01, 0.0),
+        flags=[], forward=k3_conv3d_forward, volume=True,
+        weights=[("layers/conv3d", None, "conv3d", [("kernel", (3, 3, 3, 2, 4)), ("bias", (4,))]),
+                 ("layers/batch_normalization", None, "batch_normalization",
+                  [("gamma", (4,)), ("beta", (4,)), ("moving_mean", (4,)), ("moving_variance", (4,))]),
+                 ("layers/conv3d_1", None, "conv3d_1", [("kernel", (2, 3, 3, 2, 6)), ("bias", (6,))]),
+                 ("layers/conv3d_2", None, "conv3d_2", [("kernel", (1, 2, 2, 6, 5))]),
+                 ("layers/dense", None, "dense", [("kernel", (10, 4)), ("bias", (4,))]),
+                 ("layers/dense_1", None, "logits", [("kernel", (15, 3)), ("bias", (3,))])],
+        empty=["layers/input_layer", "layers/max_pooling3d", "layers/average_pooling3d",
+               "layers/add", "layers/global_average_pooling3d", "layers/global_max_pooling3d",
+               "layers/flatten", "layers/concatenate", "optimizer"],
+        # Flatten of a volume keeps Keras's (D, H, W, C) order: the Dense reads it as it is.
+        graphc={"conv3d/kernel": conv3d_kernel, "conv3d_1/kernel": conv3d_kernel,
+                "conv3d_2/kernel": conv3d_kernel}),
     "k3_conv1d": dict(
         layout="keras3", input=(16, 3), classes=3, loss="sparse", opt=("adam", 0.01, 0.0),
         flags=[], forward=k3_conv1d_forward,
@@ -2291,8 +2353,8 @@ def main():
     data_args = []  # one --data per input, in the model's input order
     for i, x in enumerate(xs):
         path = os.path.join(wd, "x%s.npy" % (i or ""))
-        # graphc declares images NCHW, and frames (batch, time, C, H, W).
-        layouts = {4: (0, 3, 1, 2), 5: (0, 1, 4, 2, 3)}
+        # graphc declares images NCHW, frames (batch, time, C, H, W) and volumes NCDHW.
+        layouts = {4: (0, 3, 1, 2), 5: (0, 4, 1, 2, 3) if case.get("volume") else (0, 1, 4, 2, 3)}
         np.save(path, x.transpose(layouts[x.ndim]).copy() if x.ndim in layouts else x)
         data_args += ["--data", path]
     np.save(os.path.join(wd, "y.npy"), y)

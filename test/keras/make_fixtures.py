@@ -86,6 +86,11 @@ class Style:
                   "kernel_constraint": None, "bias_constraint": None})
         return self.entry(cls, c, shape)
 
+    def conv3d(self, name, filters, kernel, strides=(1, 1, 1), padding="valid",
+               dilation=(1, 1, 1), **kw):
+        """Conv3D: Conv2D's config with three-element tuples."""
+        return self.conv2d(name, filters, kernel, strides, padding, dilation, cls="Conv3D", **kw)
+
     def conv1d(self, name, filters, kernel, strides=1, padding="valid", dilation=1, **kw):
         """Conv1D: Conv2D's config with one-element tuples (padding may be causal)."""
         return self.conv2d(name, filters, (kernel,), (strides,), padding, (dilation,),
@@ -500,6 +505,46 @@ def write(name, model):
     with open(os.path.join(HERE, name + ".json"), "w") as f:
         json.dump(model, f, indent=1)
         f.write("\n")
+
+
+def volume_fixtures(k3):
+    """Conv3D, the 3-D pools and their global forms over a volume (batch, D, H, W, C)."""
+    N = None
+
+    # Keras 3 Functional over a (batch, 4, 6, 6, 2) volume: a same Conv3D (relu),
+    # BatchNormalization, MaxPooling3D, a strided same Conv3D with groups 2 (tanh), a same
+    # AveragePooling3D of stride 1 (TF divisor), a valid Conv3D without bias, both global 3-D
+    # pools, Flatten of a volume into a Dense (Keras's (D, H, W, C) order), Add of two volumes,
+    # Concatenate; compile_config: Adam and SparseCategoricalCrossentropy(from_logits=True).
+    s = k3
+    L = [s.input_layer("volume", [N, 4, 6, 6, 2])]
+    L[0]["name"] = "volume"
+    L[0]["inbound_nodes"] = []
+
+    def add(entry, *inputs):
+        L.append(s.wire(entry, [[(i, 0, 0, None) for i in inputs]]))
+
+    add(s.conv3d("conv3d", 4, (3, 3, 3), padding="same", activation="relu", shape=[N, 4, 6, 6, 2]), "volume")
+    add(s.batchnorm("batch_normalization", shape=[N, 4, 6, 6, 4]), "conv3d")
+    add(s.pool("MaxPooling3D", "max_pooling3d", (2, 2, 2), shape=[N, 4, 6, 6, 4]), "batch_normalization")
+    add(s.conv3d("conv3d_1", 6, (2, 3, 3), strides=(1, 2, 2), padding="same", groups=2, activation="tanh", shape=[N, 2, 3, 3, 4]), "max_pooling3d")
+    add(s.pool("AveragePooling3D", "average_pooling3d", (2, 2, 2), strides=(1, 1, 1), padding="same", shape=[N, 2, 2, 2, 6]), "conv3d_1")
+    add(s.merge("Add", "add"), "conv3d_1", "average_pooling3d")
+    add(s.conv3d("conv3d_2", 5, (1, 2, 2), use_bias=False, shape=[N, 2, 2, 2, 6]), "add")
+    add(s.global_pool("GlobalAveragePooling3D", "global_average_pooling3d", [N, 2, 1, 1, 5]), "conv3d_2")
+    add(s.global_pool("GlobalMaxPooling3D", "global_max_pooling3d", [N, 2, 2, 2, 6]), "average_pooling3d")
+    add(s.flatten("flatten", [N, 2, 1, 1, 5]), "conv3d_2")
+    add(s.dense("dense", 4, "relu", shape=[N, 10]), "flatten")
+    add(s.merge("Concatenate", "concatenate", axis=-1), "global_average_pooling3d", "global_max_pooling3d", "dense")
+    add(s.dense("logits", 3, shape=[N, 15]), "concatenate")
+    write("k3_conv3d", s.functional("functional", L, [("volume", 0, 0)], [("logits", 0, 0)],
+                                    k3_adam(0.01, SPARSE_FROM_LOGITS)))
+
+    # A Dense straight on a volume (Keras maps its last axis): refused, naming the layer, after
+    # a SpatialDropout3D that graphc takes.
+    L = [s.spatial_dropout("SpatialDropout3D", "spatial_dropout3d", 0.2, [N, 4, 6, 6, 2]),
+         s.dense("dense", 3, shape=[N, 4, 6, 6, 2])]
+    write("err_volume_dense", s.sequential("sequential", L, [N, 4, 6, 6, 2]))
 
 
 def crop_pad_upsample_fixtures(k3, k2):
@@ -2080,6 +2125,7 @@ def main():
     masked_rnn_fixtures(k3, k2)
     masked_output_fixtures(k3, k2)
     conv1d_transpose_fixtures(k2)
+    volume_fixtures(k3)
 
     # MultiHeadAttention calls graphc refuses: a value_mask tensor, an attention mask of 3 keys
     # for 5, the attention scores as a second output.
