@@ -431,4 +431,63 @@ Value buildPool3d(OpBuilder &b, Location loc, Value x, bool max, ArrayRef<int64_
   return b.create<ReshapeOp>(loc, f32(b, {n, c, od, oh, ow}), deep);
 }
 
+Value transposedDepthTaps(OpBuilder &b, Location loc, Value x, int64_t kd, int64_t sd, int64_t dd,
+                          int64_t front, int64_t depth, int64_t groups) {
+  const std::vector<int64_t> xs = dimsOf(x);
+  const int64_t n = xs[0], c = xs[1], d = xs[2], h = xs[3], w = xs[4];
+  // The input spread by the stride: [N, C, (D - 1) sd + 1, H, W].
+  Value spread = x;
+  if (sd > 1 && d > 1) {
+    Value column = b.create<ReshapeOp>(loc, f32(b, {n, c, d, 1, h, w}), x);
+    Value zeros = b.create<FillOp>(loc, f32(b, {n, c, d, sd - 1, h, w}), b.getF32FloatAttr(0));
+    Value interleaved = b.create<ConcatOp>(loc, f32(b, {n, c, d, sd, h, w}),
+                                           ValueRange{column, zeros}, b.getI64IntegerAttr(3));
+    spread = b.create<SliceOp>(
+        loc, f32(b, {n, c, (d - 1) * sd + 1, h, w}),
+        b.create<ReshapeOp>(loc, f32(b, {n, c, d * sd, h, w}), interleaved).getResult(),
+        b.getI64IntegerAttr(2), b.getI64IntegerAttr(0));
+  }
+  const int64_t reach = dd * (kd - 1), spreadDepth = (d - 1) * sd + 1;
+  const int64_t before = reach - front, after = depth + reach - spreadDepth - before;
+  Value volume = padDepth(b, loc, spread, before, after);
+  return b.create<ReshapeOp>(loc, f32(b, {n * depth, kd * c, h, w}),
+                             stackDepthTaps(b, loc, volume, kd, dd, 1, depth, groups));
+}
+
+Value transposedDepthFilter(OpBuilder &b, Location loc, Value weight, int64_t groups) {
+  const std::vector<int64_t> ws = dimsOf(weight);
+  const int64_t kd = ws[2], perGroup = ws[0] / groups;
+  Value flipped = weight;
+  if (kd > 1) {
+    SmallVector<Value> reversed;
+    for (int64_t k = kd - 1; k >= 0; --k)
+      reversed.push_back(b.create<SliceOp>(loc, f32(b, {ws[0], ws[1], 1, ws[3], ws[4]}), weight,
+                                           b.getI64IntegerAttr(2), b.getI64IntegerAttr(k)));
+    flipped = b.create<ConcatOp>(loc, f32(b, ws), reversed, b.getI64IntegerAttr(2));
+  }
+  Value grouped =
+      b.create<ReshapeOp>(loc, f32(b, {groups, perGroup, ws[1], kd, ws[3], ws[4]}), flipped);
+  Value moved = b.create<TransposeOp>(loc, f32(b, {groups, kd, perGroup, ws[1], ws[3], ws[4]}),
+                                      grouped, b.getDenseI64ArrayAttr({0, 3, 1, 2, 4, 5}));
+  return b.create<ReshapeOp>(loc, f32(b, {kd * ws[0], ws[1], ws[3], ws[4]}), moved);
+}
+
+Value buildConvTranspose3d(OpBuilder &b, Location loc, Value x, Value weight, Value bias,
+                           ArrayRef<int64_t> strides, ArrayRef<int64_t> pads,
+                           ArrayRef<int64_t> dilations, ArrayRef<int64_t> out, int64_t groups) {
+  const std::vector<int64_t> xs = dimsOf(x), ws = dimsOf(weight);
+  const int64_t n = xs[0], outC = ws[1] * groups;
+  Value images =
+      transposedDepthTaps(b, loc, x, ws[2], strides[0], dilations[0], pads[0], out[0], groups);
+  Value y = b.create<Conv2dBackwardDataOp>(
+      loc, f32(b, {n * out[0], outC, out[1], out[2]}), images,
+      transposedDepthFilter(b, loc, weight, groups), bias,
+      b.getDenseI64ArrayAttr({strides[1], strides[2]}),
+      b.getDenseI64ArrayAttr({pads[1], pads[2], pads[4], pads[5]}),
+      b.getDenseI64ArrayAttr({dilations[1], dilations[2]}), b.getI64IntegerAttr(groups));
+  Value split = b.create<ReshapeOp>(loc, f32(b, {n, out[0], outC, out[1], out[2]}), y);
+  return b.create<TransposeOp>(loc, f32(b, {n, outC, out[0], out[1], out[2]}), split,
+                               b.getDenseI64ArrayAttr({0, 2, 1, 3, 4}));
+}
+
 } // namespace graphc

@@ -155,4 +155,29 @@ mlir::Value buildPool3d(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x, b
                         llvm::ArrayRef<int64_t> kernel, llvm::ArrayRef<int64_t> strides,
                         llvm::ArrayRef<int64_t> pads, bool countIncludePad);
 
+/// A 3-D transposed convolution's input as 2-D images: along depth it is the stride-1
+/// convolution, with its taps reversed, of `x` [N, C, D, H, W] spread by the stride `sd` (zeros
+/// between its depths) and padded by dd (kd - 1) - `front` in front (cropped where negative)
+/// and as much at the back as `depth` outputs need; its taps (stackDepthTaps) as
+/// [N * depth, kd * C, H, W]. `front` is the forward convolution's depth padding before.
+mlir::Value transposedDepthTaps(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x, int64_t kd,
+                                int64_t sd, int64_t dd, int64_t front, int64_t depth,
+                                int64_t groups);
+
+/// The filter of transposedDepthTaps's images: `weight` [C_in, C_out / g, kd, kh, kw] with its
+/// taps reversed, rows as (group, tap, channel): [kd * C_in, C_out / g, kh, kw].
+mlir::Value transposedDepthFilter(mlir::OpBuilder &b, mlir::Location loc, mlir::Value weight,
+                                  int64_t groups);
+
+/// A 3-D transposed convolution of `x` [N, C, D, H, W] by `weight` [C, C_out / g, kd, kh, kw]
+/// (and `bias`): the transpose of the convolution with `strides`, `dilations` and `pads` (d, h,
+/// w before, then after) whose input is [N, C_out, out...]; `out` the (D', H', W') it produces.
+/// transposedDepthTaps's images under one graph.conv2d_backward_data by
+/// transposedDepthFilter's filter, the result transposed to [N, C_out, D', H', W'].
+mlir::Value buildConvTranspose3d(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
+                                 mlir::Value weight, mlir::Value bias,
+                                 llvm::ArrayRef<int64_t> strides, llvm::ArrayRef<int64_t> pads,
+                                 llvm::ArrayRef<int64_t> dilations, llvm::ArrayRef<int64_t> out,
+                                 int64_t groups);
+
 } // namespace graphc

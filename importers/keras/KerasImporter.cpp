@@ -60,8 +60,9 @@ namespace {
 
 constexpr const char *kSupported =
     "InputLayer (rank 2 to 4; rank 5: a volume for the 3-D layers, or frames for "
-    "TimeDistributed), Conv3D, MaxPooling3D, AveragePooling3D, GlobalAveragePooling3D, "
-    "GlobalMaxPooling3D, SpatialDropout3D, Dense, EinsumDense (dense "
+    "TimeDistributed), Conv3D, Conv3DTranspose, MaxPooling3D, AveragePooling3D, "
+    "GlobalAveragePooling3D, GlobalMaxPooling3D, UpSampling3D, ZeroPadding3D, Cropping3D, "
+    "SpatialDropout3D, Dense, EinsumDense (dense "
     "products), Conv2D, DepthwiseConv2D, MaxPooling2D, AveragePooling2D, "
     "GlobalAveragePooling2D, GlobalMaxPooling2D, Flatten, Reshape, Activation (relu, relu6, "
     "sigmoid, hard_sigmoid, tanh, softmax, gelu, elu, selu, swish/silu, softplus, softsign, "
@@ -3216,6 +3217,30 @@ private:
     return std::array<int64_t, 3>{len, 0, 0};
   }
 
+  /// transposedAxis for spatial axis `a` of a transposed-convolution layer reading `in` (an
+  /// axis of `length`), its output_padding checked against the stride; refused, naming the
+  /// layer, where TensorFlow cannot compute it.
+  std::array<int64_t, 3> layerTransposedAxis(const Layer &l, const Tensor &in, int64_t length,
+                                             int64_t k, int64_t s, int64_t d,
+                                             const std::string &mode,
+                                             const std::optional<std::vector<int64_t>> &outPad,
+                                             size_t a) {
+    if (outPad && (*outPad)[a] >= s)
+      refuseAttr(l, "output_padding",
+                 "= " + show(l.config->get("output_padding")) +
+                     " must be less than the strides (Keras refuses it "
+                     "too)");
+    auto axis = transposedAxis(length, k, s, d, mode == "same",
+                               outPad ? std::optional<int64_t>((*outPad)[a]) : std::nullopt);
+    if (!axis)
+      failLayer(l, "TensorFlow cannot compute it on an input of shape " +
+                       shapeText(kerasShape(in)) +
+                       ": its output length would not map back "
+                       "to the input under " +
+                       mode + " padding");
+    return *axis;
+  }
+
   /// Conv2DTranspose as graph.conv2d_backward_data: the transpose of the convolution whose
   /// filter [C, filters, H, W] is the Keras kernel (H, W, filters, C) read as HWIO.
   /// With `oneD`, Conv1DTranspose on the 1-D feature map [N, C, 1, L]: the same with a
@@ -3246,19 +3271,11 @@ private:
     bool useBias = boolAttr(l, "use_bias", true);
     std::vector<int64_t> outShape = {xs[0], filters, 0, 0}, pad(4, 0);
     for (size_t a = 0; a < 2; ++a) {
-      if (outPad && (*outPad)[a] >= strides[a])
-        refuseAttr(l, "output_padding", "= " + show(l.config->get("output_padding")) +
-                                            " must be less than the strides (Keras refuses it "
-                                            "too)");
-      auto axis = transposedAxis(xs[2 + a], kernel[a], strides[a], dilations[a], mode == "same",
-                                 outPad ? std::optional<int64_t>((*outPad)[a]) : std::nullopt);
-      if (!axis)
-        failLayer(l, "TensorFlow cannot compute it on an input of shape " +
-                         shapeText(kerasShape(in)) + ": its output length would not map back "
-                         "to the input under " + mode + " padding");
-      outShape[2 + a] = (*axis)[0];
-      pad[a] = (*axis)[1];
-      pad[2 + a] = (*axis)[2];
+      const auto axis = layerTransposedAxis(l, in, xs[2 + a], kernel[a], strides[a], dilations[a],
+                                            mode, outPad, a);
+      outShape[2 + a] = axis[0];
+      pad[a] = axis[1];
+      pad[2 + a] = axis[2];
     }
     double receptive = double(kernel[0] * kernel[1]);
     // Keras's fans read (H, W, filters, C) as HWIO too: fan_in = H·W·filters.
@@ -3881,6 +3898,11 @@ private:
                                                 "GlobalMaxPooling3D",
                                                 "GlobalMaxPool3D",
                                                 "SpatialDropout3D",
+                                                "Conv3DTranspose",
+                                                "Convolution3DTranspose",
+                                                "UpSampling3D",
+                                                "ZeroPadding3D",
+                                                "Cropping3D",
                                                 "Conv2D",
                                                 "Convolution2D",
                                                 "DepthwiseConv2D",
@@ -4080,19 +4102,37 @@ private:
     return pads;
   }
 
-  /// Conv3D on a volume: buildConv3d (importers/common/ImageOps.h) with the Keras kernel
-  /// (kd, kh, kw, I / g, O) as the OIDHW filter.
-  Tensor conv3d(const Layer &l, const Tensor &in, Location loc) {
-    auto xs = shapeOf(in.v); // N C D H W
-    const int64_t c = xs[1];
-    const auto kernel = intsAttr(l, "kernel_size", 3, {});
-    const auto strides = intsAttr(l, "strides", 3, {1, 1, 1});
-    const auto dilations = intsAttr(l, "dilation_rate", 3, {1, 1, 1});
+  /// A 3-D convolution's kernel_size, strides and dilation_rate (strides and dilation both
+  /// above 1 refused, as Keras does).
+  std::array<std::vector<int64_t>, 3> window3d(const Layer &l) {
+    auto kernel = intsAttr(l, "kernel_size", 3, {});
+    auto strides = intsAttr(l, "strides", 3, {1, 1, 1});
+    auto dilations = intsAttr(l, "dilation_rate", 3, {1, 1, 1});
     if (llvm::any_of(strides, [](int64_t v) { return v > 1; }) &&
         llvm::any_of(dilations, [](int64_t v) { return v > 1; }))
       refuseAttr(l, "dilation_rate",
                  "> 1 together with strides > 1 is not supported (Keras "
                  "refuses it too)");
+    return {kernel, strides, dilations};
+  }
+
+  /// A Keras 3-D kernel (kd, kh, kw, A, B) as graphc's (B, A, kd, kh, kw): the taps last.
+  static std::vector<float> tapsLastKernel(const std::vector<float> &k, int64_t taps, int64_t a,
+                                           int64_t b) {
+    std::vector<float> out(k.size());
+    for (int64_t t = 0; t < taps; ++t)
+      for (int64_t i = 0; i < a; ++i)
+        for (int64_t o = 0; o < b; ++o)
+          out[size_t((o * a + i) * taps + t)] = k[size_t((t * a + i) * b + o)];
+    return out;
+  }
+
+  /// Conv3D on a volume: buildConv3d (importers/common/ImageOps.h) with the Keras kernel
+  /// (kd, kh, kw, I / g, O) as the OIDHW filter.
+  Tensor conv3d(const Layer &l, const Tensor &in, Location loc) {
+    auto xs = shapeOf(in.v); // N C D H W
+    const int64_t c = xs[1];
+    const auto [kernel, strides, dilations] = window3d(l);
     const int64_t filters = intAttr(l, "filters", 0), groups = intAttr(l, "groups", 1);
     if (filters < 1 || filters > (int64_t{1} << 24))
       refuseAttr(l, "filters", "must be positive");
@@ -4117,14 +4157,8 @@ private:
       if (xs[2 + a] + pads[a] + pads[a + 3] < (kernel[a] - 1) * dilations[a] + 1)
         failLayer(l, "the kernel does not fit the input of shape " + shapeText(kerasShape(in)));
     auto w = layerWeights(l, vars);
-    // (kd, kh, kw, I, O) -> (O, I, kd, kh, kw).
-    const int64_t taps = kernel[0] * kernel[1] * kernel[2];
-    std::vector<float> filter(w[0].values.size());
-    for (int64_t t = 0; t < taps; ++t)
-      for (int64_t i = 0; i < perGroup; ++i)
-        for (int64_t o = 0; o < filters; ++o)
-          filter[size_t((o * perGroup + i) * taps + t)] =
-              w[0].values[size_t((t * perGroup + i) * filters + o)];
+    const auto filter =
+        tapsLastKernel(w[0].values, kernel[0] * kernel[1] * kernel[2], perGroup, filters);
     auto [f, bias] =
         convParameters(l, "kernel", {filters, perGroup, kernel[0], kernel[1], kernel[2]}, filter,
                        useBias ? &w[1].values : nullptr);
@@ -4132,6 +4166,57 @@ private:
     out.volume = true;
     out.v = buildConv3d(b, loc, in.v, f, bias, strides, pads, dilations, groups);
     return imageAsVolume(l, layerActivation(l, volumeAsImage(out, loc), loc), shapeOf(out.v), loc);
+  }
+
+  /// Conv3DTranspose: buildConvTranspose3d (importers/common/ImageOps.h), the transpose of the
+  /// convolution whose filter [C, filters, kd, kh, kw] is the Keras kernel (kd, kh, kw,
+  /// filters, C); each axis's output length and padding as Conv2DTranspose's (transposedAxis).
+  Tensor convTranspose3d(const Layer &l, const Tensor &in, Location loc) {
+    auto xs = shapeOf(in.v);
+    const int64_t c = xs[1], filters = intAttr(l, "filters", 0);
+    if (filters < 1 || filters > (int64_t{1} << 24))
+      refuseAttr(l, "filters", "must be positive");
+    if (int64_t groups = intAttr(l, "groups", 1); groups != 1)
+      refuseAttr(l, "groups", "= " + std::to_string(groups) + " is not supported (1)");
+    const auto [kernel, strides, dilations] = window3d(l);
+    const std::string mode = strAttr(l, "padding", "valid");
+    if (mode != "valid" && mode != "same")
+      refuseAttr(l, "padding", "= " + mode + " is not supported (valid or same)");
+    std::optional<std::vector<int64_t>> outPad;
+    if (const json::Value *v = l.config->get("output_padding"); v && !v->getAsNull())
+      outPad = intsAttr(l, "output_padding", 3, {}, /*min=*/0);
+    std::vector<int64_t> out(3), pads(6);
+    for (size_t a = 0; a < 3; ++a) {
+      const auto axis = layerTransposedAxis(l, in, xs[2 + a], kernel[a], strides[a], dilations[a],
+                                            mode, outPad, a);
+      out[a] = axis[0];
+      pads[a] = axis[1];
+      pads[a + 3] = axis[2];
+    }
+    const bool useBias = boolAttr(l, "use_bias", true);
+    const int64_t taps = kernel[0] * kernel[1] * kernel[2];
+    std::vector<VarSpec> vars = {{"kernel",
+                                  {kernel[0], kernel[1], kernel[2], filters, c},
+                                  "kernel_initializer",
+                                  "glorot_uniform",
+                                  double(taps) * double(filters),
+                                  double(taps) * double(c)}};
+    if (useBias)
+      vars.push_back({"bias", {filters}, "bias_initializer", "zeros"});
+    checkSize(l, vars[0].shape);
+    auto w = layerWeights(l, vars);
+    // (kd, kh, kw, filters, C) -> (C, filters, kd, kh, kw), the bias [filters].
+    Value weight =
+        persistent(l, "kernel", {c, filters, kernel[0], kernel[1], kernel[2]},
+                   tapsLastKernel(w[0].values, taps, filters, c), l.trainable, "parameter");
+    Value bias;
+    if (useBias)
+      bias = persistent(l, "bias", {filters}, w[1].values, l.trainable, "parameter");
+    Tensor result;
+    result.volume = true;
+    result.v = buildConvTranspose3d(b, loc, in.v, weight, bias, strides, pads, dilations, out, 1);
+    return imageAsVolume(l, layerActivation(l, volumeAsImage(result, loc), loc), shapeOf(result.v),
+                         loc);
   }
 
   /// MaxPooling3D and AveragePooling3D: buildPool3d; with "same", padded cells never win a
@@ -4227,6 +4312,63 @@ private:
     }
     if (c == "BatchNormalization")
       return batchNorm(l, in, loc);
+    if (c == "Conv3DTranspose" || c == "Convolution3DTranspose")
+      return convTranspose3d(l, in, loc);
+    if (c == "UpSampling3D") {
+      // Nearest (Keras's only mode): (H, W) on the [N, C * D, H, W] view, then depth on the
+      // [N, C, D, H' * W'] view, each buildUpsample's repeat.
+      const auto size = intsAttr(l, "size", 3, {2, 2, 2});
+      if (llvm::any_of(size, [](int64_t v) { return v > 65536; }))
+        refuseAttr(l, "size", "= " + show(l.config->get("size")) + " is too large");
+      auto repeat = [&](int64_t k) {
+        return upsampleAxis(UpsampleInterpolation::Nearest, SourceCoordinates::HalfPixel, k);
+      };
+      auto noTable = [&](RankedTensorType, ArrayRef<float>) -> Value {
+        failLayer(l, "needs an interpolation table, which nearest upsampling never does");
+      };
+      Value planes = buildUpsample(
+          b, loc, b.create<ReshapeOp>(loc, f32({xs[0], xs[1] * xs[2], xs[3], xs[4]}), in.v),
+          repeat(size[1]), repeat(size[2]), noTable);
+      const int64_t h = xs[3] * size[1], w = xs[4] * size[2];
+      Value deep =
+          buildUpsample(b, loc, b.create<ReshapeOp>(loc, f32({xs[0], xs[1], xs[2], h * w}), planes),
+                        repeat(size[0]), repeat(1), noTable);
+      Tensor out;
+      out.volume = true;
+      out.nonNegative = in.nonNegative;
+      out.v = b.create<ReshapeOp>(loc, f32({xs[0], xs[1], xs[2] * size[0], h, w}), deep);
+      return out;
+    }
+    if (c == "ZeroPadding3D" || c == "Cropping3D") {
+      const bool pad = c == "ZeroPadding3D";
+      auto e = edgesAttr(l, pad ? "padding" : "cropping", 3, pad ? 1 : 0);
+      Tensor out = in;
+      for (int64_t a = 0; a < 3; ++a) {
+        const int64_t axis = 2 + a, before = e[size_t(a)][0], after = e[size_t(a)][1];
+        if (!pad) {
+          if (before + after >= xs[size_t(axis)])
+            refuseAttr(l, "cropping",
+                       "= " + show(l.config->get("cropping")) +
+                           " leaves nothing of the input of shape " + shapeText(kerasShape(in)));
+          out.v = cropAxis(out.v, axis, before, after, loc);
+          continue;
+        }
+        SmallVector<Value> parts;
+        std::vector<int64_t> dims = shapeOf(out.v), zeros = dims;
+        for (int64_t width : {before, int64_t(-1), after}) {
+          if (width < 0) {
+            parts.push_back(out.v);
+          } else if (width > 0) {
+            zeros[size_t(axis)] = width;
+            parts.push_back(b.create<FillOp>(loc, f32(zeros), b.getF32FloatAttr(0)));
+          }
+        }
+        dims[size_t(axis)] += before + after;
+        if (parts.size() > 1)
+          out.v = b.create<ConcatOp>(loc, f32(dims), parts, b.getI64IntegerAttr(axis));
+      }
+      return out;
+    }
     static const std::set<std::string> perElement = {
         "Activation",       "ReLU",          "LeakyReLU",       "ELU",     "Dropout",
         "SpatialDropout3D", "GaussianNoise", "GaussianDropout", "Add",     "Subtract",
@@ -4241,10 +4383,10 @@ private:
       return imageAsVolume(l, applyLayer(asImage, images), xs, loc);
     }
     failLayer(l, "on a 3-D volume " + shapeText(kerasShape(in)) +
-                     " is not supported (graphc supports Conv3D, MaxPooling3D, "
-                     "AveragePooling3D, their global forms, BatchNormalization, Flatten, "
-                     "Concatenate, activations, Dropout, SpatialDropout3D, noise and the merge "
-                     "layers on volumes)");
+                     " is not supported (graphc supports Conv3D, Conv3DTranspose, MaxPooling3D, "
+                     "AveragePooling3D, their global forms, UpSampling3D, ZeroPadding3D, "
+                     "Cropping3D, BatchNormalization, Flatten, Concatenate, activations, "
+                     "Dropout, SpatialDropout3D, noise and the merge layers on volumes)");
   }
 
   /// Applies a (non-model) layer to its inputs.

@@ -4147,7 +4147,7 @@ private:
         NameLoc::get(b.getStringAttr(node.name().empty() ? "ConvTranspose" : node.name()));
     const std::string out = node.output(0);
     const std::vector<int64_t> xs = shapeOf(x);
-    const int64_t n = xs[0], c = xs[1], d = xs[2], h = xs[3], w = xs[4];
+    const int64_t n = xs[0], c = xs[1], d = xs[2];
     Value weight = parameterOf(node, 1);
     const std::vector<int64_t> ws = shapeOf(weight); // [C_in, C_out / g, kd, kh, kw]
     const int64_t groups = intAttr(node, "group", 1);
@@ -4172,42 +4172,13 @@ private:
         outPad[0] >= std::max(sd, dd))
       fail(nodeLabel(node) + ": depth stride and dilation must be at least 1, its pads not "
                              "negative, its output_padding below the stride or dilation");
-    // The input spread by the stride: [N, C, (D - 1) sd + 1, H, W].
-    Value spread = x;
-    if (sd > 1 && d > 1) {
-      Value column = b.create<ReshapeOp>(loc, f32({n, c, d, 1, h, w}), x);
-      Value zeros = b.create<FillOp>(loc, f32({n, c, d, sd - 1, h, w}), b.getF32FloatAttr(0));
-      Value interleaved = b.create<ConcatOp>(loc, f32({n, c, d, sd, h, w}),
-                                             ValueRange{column, zeros}, b.getI64IntegerAttr(3));
-      spread = b.create<SliceOp>(
-          loc, f32({n, c, (d - 1) * sd + 1, h, w}),
-          b.create<ReshapeOp>(loc, f32({n, c, d * sd, h, w}), interleaved).getResult(),
-          b.getI64IntegerAttr(2), b.getI64IntegerAttr(0));
-    }
     const int64_t reach = dd * (kd - 1);
-    const int64_t depth = (d - 1) * sd + 1 + 2 * reach - pads[0] - pads[3] + outPad[0] - reach;
+    const int64_t depth = (d - 1) * sd + 1 + reach - pads[0] - pads[3] + outPad[0];
     if (depth < 1)
       fail(nodeLabel(node) + ": its pads leave no output depth");
-    Value volume = padDepth(b, loc, spread, reach - pads[0], reach - pads[3] + outPad[0]);
-    const std::string in2 = out + "@3d.in";
-    values[in2] = b.create<ReshapeOp>(loc, f32({n * depth, kd * c, h, w}),
-                                      stackDepthTaps(b, loc, volume, kd, dd, 1, depth, groups));
-    // The filter's taps reversed, rows as (group, tap, channel).
-    Value flipped = weight;
-    if (kd > 1) {
-      SmallVector<Value> reversed;
-      for (int64_t k = kd - 1; k >= 0; --k)
-        reversed.push_back(b.create<SliceOp>(loc, f32({ws[0], ws[1], 1, ws[3], ws[4]}), weight,
-                                             b.getI64IntegerAttr(2), b.getI64IntegerAttr(k)));
-      flipped = b.create<ConcatOp>(loc, f32(ws), reversed, b.getI64IntegerAttr(2));
-    }
-    const int64_t perGroup = c / groups;
-    Value grouped =
-        b.create<ReshapeOp>(loc, f32({groups, perGroup, ws[1], kd, ws[3], ws[4]}), flipped);
-    Value moved = b.create<TransposeOp>(loc, f32({groups, kd, perGroup, ws[1], ws[3], ws[4]}),
-                                        grouped, b.getDenseI64ArrayAttr({0, 3, 1, 2, 4, 5}));
-    const std::string w2 = out + "@3d.w";
-    values[w2] = b.create<ReshapeOp>(loc, f32({kd * c, ws[1], ws[3], ws[4]}), moved);
+    const std::string in2 = out + "@3d.in", w2 = out + "@3d.w";
+    values[in2] = transposedDepthTaps(b, loc, x, kd, sd, dd, pads[0], depth, groups);
+    values[w2] = transposedDepthFilter(b, loc, weight, groups);
     convOverDepth(node, index, "ConvTranspose", in2, w2,
                   {{"strides", {strides[1], strides[2]}},
                    {"pads", {pads[1], pads[2], pads[4], pads[5]}},

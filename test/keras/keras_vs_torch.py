@@ -543,6 +543,39 @@ def k3_conv3d_forward(x, P, S, step):
     return h @ P["logits/kernel"] + P["logits/bias"]
 
 
+def conv_transpose3d(x, k, b, strides=(1, 1, 1), padding="valid"):
+    """Keras Conv3DTranspose as TensorFlow defines it: the gradient, with respect to its input,
+    of Keras's Conv3D whose kernel is k (D, H, W, filters, C), for an input of Keras's output
+    size."""
+    n = x.shape[0]
+    size = [deconv_length(n_, k_, s_, 1, padding, None)
+            for n_, k_, s_ in zip(x.shape[1:4], k.shape[:3], strides)]
+    z = torch.zeros(n, *size, k.shape[3], requires_grad=True)
+    y = conv3d(z, k, None, strides, padding)
+    assert y.shape == x.shape, (y.shape, x.shape)
+    (g,) = torch.autograd.grad(y, z, grad_outputs=x, create_graph=True)
+    return g if b is None else g + b
+
+
+def k3_unet3d_forward(x, P, S, step):
+    skip = torch.relu(conv3d(x, P["conv3d/kernel"], P["conv3d/bias"], padding="same"))
+    p = pool3d(skip, (2, 2, 2), (2, 2, 2))
+    m = torch.relu(conv3d(p, P["conv3d_1/kernel"], P["conv3d_1/bias"], padding="same"))
+    u = conv_transpose3d(m, P["conv3d_transpose/kernel"], P["conv3d_transpose/bias"], (2, 2, 2))
+    v = p.repeat_interleave(2, 1).repeat_interleave(2, 2).repeat_interleave(2, 3)
+    h = torch.cat([skip, u, v], dim=-1)
+    h = F.pad(h, (0, 0, 0, 2, 1, 1, 1, 0))  # ZeroPadding3D(((1, 0), (1, 1), (0, 2))) on NDHWC
+    h = torch.tanh(conv_transpose3d(h, P["conv3d_transpose_1/kernel"],
+                                    P["conv3d_transpose_1/bias"], (2, 1, 1), "same"))
+    h = h[:, 2:-3, 1:-1, 2:]  # Cropping3D(((2, 3), (1, 1), (2, 0)))
+    return h.mean(dim=(1, 2, 3)) @ P["logits/kernel"] + P["logits/bias"]
+
+
+def transposed3d_kernel(a):
+    """Keras Conv3DTranspose kernel (D, H, W, filters, C) -> graphc's (C, filters, D, H, W)."""
+    return a.transpose(4, 3, 0, 1, 2)
+
+
 def conv3d_kernel(a):
     """Keras Conv3D kernel (D, H, W, I, O) -> graphc's (O, I, D, H, W)."""
     return a.transpose(4, 3, 0, 1, 2)
@@ -695,6 +728,22 @@ CASES = {
         graphc={}),
 }
 CASES.update({
+    "k3_unet3d": dict(
+        layout="keras3", input=(4, 6, 6, 2), classes=3, loss="sparse", opt=("adam", 0.01, 0.0),
+        flags=[], forward=k3_unet3d_forward, volume=True,
+        weights=[("layers/conv3d", None, "conv3d", [("kernel", (3, 3, 3, 2, 4)), ("bias", (4,))]),
+                 ("layers/conv3d_1", None, "conv3d_1", [("kernel", (1, 3, 3, 4, 8)), ("bias", (8,))]),
+                 ("layers/conv3d_transpose", None, "conv3d_transpose",
+                  [("kernel", (2, 2, 2, 4, 8)), ("bias", (4,))]),
+                 ("layers/conv3d_transpose_1", None, "conv3d_transpose_1",
+                  [("kernel", (3, 3, 3, 3, 12)), ("bias", (3,))]),
+                 ("layers/dense", None, "logits", [("kernel", (3, 3)), ("bias", (3,))])],
+        empty=["layers/input_layer", "layers/max_pooling3d", "layers/up_sampling3d",
+               "layers/concatenate", "layers/zero_padding3d", "layers/cropping3d",
+               "layers/global_average_pooling3d", "optimizer"],
+        graphc={"conv3d/kernel": conv3d_kernel, "conv3d_1/kernel": conv3d_kernel,
+                "conv3d_transpose/kernel": transposed3d_kernel,
+                "conv3d_transpose_1/kernel": transposed3d_kernel}),
     "k3_conv3d": dict(
         layout="keras3", input=(4, 6, 6, 2), classes=3, loss="sparse", opt=("adam", 0.01, 0.0),
         flags=[], forward=k3_conv3d_forward, volume=True,

@@ -540,6 +540,38 @@ def volume_fixtures(k3):
     write("k3_conv3d", s.functional("functional", L, [("volume", 0, 0)], [("logits", 0, 0)],
                                     k3_adam(0.01, SPARSE_FROM_LOGITS)))
 
+    # A Keras 3 Functional 3-D U-Net over (batch, 4, 6, 6, 2): a same Conv3D (relu), MaxPooling3D,
+    # a same Conv3D (relu), a valid Conv3DTranspose of stride 2 and UpSampling3D of the pooled
+    # volume back to the input's size, Concatenate with the first Conv3D's skip, ZeroPadding3D
+    # of uneven widths, a same Conv3DTranspose of depth stride 2 (tanh), Cropping3D,
+    # GlobalAveragePooling3D, Dense; Adam and SparseCategoricalCrossentropy(from_logits=True).
+    L = [s.input_layer("volume", [N, 4, 6, 6, 2])]
+    L[0]["name"] = "volume"
+    L[0]["inbound_nodes"] = []
+    add(s.conv3d("conv3d", 4, (3, 3, 3), padding="same", activation="relu", shape=[N, 4, 6, 6, 2]), "volume")
+    add(s.pool("MaxPooling3D", "max_pooling3d", (2, 2, 2), shape=[N, 4, 6, 6, 4]), "conv3d")
+    add(s.conv3d("conv3d_1", 8, (1, 3, 3), padding="same", activation="relu", shape=[N, 2, 3, 3, 4]), "max_pooling3d")
+    up = s.conv2d("conv3d_transpose", 4, (2, 2, 2), (2, 2, 2), "valid", (1, 1, 1), shape=[N, 2, 3, 3, 8], cls="Conv3DTranspose")
+    del up["config"]["groups"]
+    add(up, "conv3d_1")
+    ups = s.base("up_sampling3d")
+    ups.update({"size": [2, 2, 2], "data_format": "channels_last"})
+    add(s.entry("UpSampling3D", ups, [N, 2, 3, 3, 4]), "max_pooling3d")
+    add(s.merge("Concatenate", "concatenate", axis=-1), "conv3d", "conv3d_transpose", "up_sampling3d")
+    zp = s.base("zero_padding3d")
+    zp.update({"padding": [[1, 0], [1, 1], [0, 2]], "data_format": "channels_last"})
+    add(s.entry("ZeroPadding3D", zp, [N, 4, 6, 6, 12]), "concatenate")
+    up2 = s.conv2d("conv3d_transpose_1", 3, (3, 3, 3), (2, 1, 1), "same", (1, 1, 1), activation="tanh", shape=[N, 5, 8, 8, 12], cls="Conv3DTranspose")
+    del up2["config"]["groups"]
+    add(up2, "zero_padding3d")
+    cr = s.base("cropping3d")
+    cr.update({"cropping": [[2, 3], [1, 1], [2, 0]], "data_format": "channels_last"})
+    add(s.entry("Cropping3D", cr, [N, 10, 8, 8, 3]), "conv3d_transpose_1")
+    add(s.global_pool("GlobalAveragePooling3D", "global_average_pooling3d", [N, 5, 6, 6, 3]), "cropping3d")
+    add(s.dense("logits", 3, shape=[N, 3]), "global_average_pooling3d")
+    write("k3_unet3d", s.functional("functional", L, [("volume", 0, 0)], [("logits", 0, 0)],
+                                    k3_adam(0.01, SPARSE_FROM_LOGITS)))
+
     # A Dense straight on a volume (Keras maps its last axis): refused, naming the layer, after
     # a SpatialDropout3D that graphc takes.
     L = [s.spatial_dropout("SpatialDropout3D", "spatial_dropout3d", 0.2, [N, 4, 6, 6, 2]),
