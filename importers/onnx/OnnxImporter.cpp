@@ -2733,7 +2733,9 @@ private:
     const int64_t groups = intAttr(node, "group", 1);
     auto xs = shapeOf(x), ws = shapeOf(w);
     if (xs.size() != 4 || ws.size() != 4)
-      fail(nodeLabel(node) + ": only 2-D transposed convolution (rank-4 NCHW input) is supported");
+      fail(nodeLabel(node) +
+           ": only 1-D, 2-D and 3-D transposed convolutions ([N, C, L], [N, C, H, W] or [N, C, D, "
+           "H, W] input with a weight of the same rank) are supported");
     if (xs[1] != ws[0])
       fail(nodeLabel(node) + ": input " + typeString(x.getType()) + " and weight " +
            typeString(w.getType()) + " disagree on the input channels");
@@ -4922,7 +4924,9 @@ private:
         refuseAttr(node, "auto_pad", "= " + a->s() + " is not supported; export explicit pads");
       auto xs = shapeOf(x), ws = shapeOf(w);
       if (xs.size() != 4 || ws.size() != 4)
-        fail(nodeLabel(node) + ": only 2-D convolution (rank-4 NCHW input) is supported");
+        fail(nodeLabel(node) +
+             ": only 1-D, 2-D and 3-D convolutions ([N, C, L], [N, C, H, W] or [N, C, D, H, W] "
+             "input with a weight of the same rank) are supported");
       auto strides = intsAttr(node, "strides", {1, 1});
       auto pads = intsAttr(node, "pads", {0, 0, 0, 0});
       auto dilations = intsAttr(node, "dilations", {1, 1});
@@ -4975,7 +4979,8 @@ private:
       auto pads = intsAttr(node, "pads", {0, 0, 0, 0});
       auto xs = shapeOf(x);
       if (xs.size() != 4 || kernel.size() != 2 || strides.size() != 2 || pads.size() != 4)
-        fail(nodeLabel(node) + ": only 2-D max pooling on NCHW input is supported");
+        fail(nodeLabel(node) + ": only 1-D, 2-D and 3-D max pooling ([N, C, L], [N, C, H, W] or "
+                               "[N, C, D, H, W] input) is supported");
       refuseBadWindow(node, strides, pads, {1, 1}, kernel);
       // ceil_mode = 1 becomes extra bottom/right padding: padded cells never win the max.
       auto [oh, padBottom] = poolExtent(xs[2], kernel[0], strides[0], pads[0], pads[2], ceilMode);
@@ -5117,7 +5122,8 @@ private:
       Value x = valueOf(node, 0);
       auto xs = shapeOf(x);
       if (xs.size() != 4)
-        fail(nodeLabel(node) + ": only 2-D pooling on NCHW input is supported");
+        fail(nodeLabel(node) + ": only 1-D, 2-D and 3-D pooling ([N, C, L], [N, C, H, W] or [N, C, "
+                               "D, H, W] input) is supported");
       define(node, b.create<MaxPool2dOp>(
                        loc, f32({xs[0], xs[1], 1, 1}), x, b.getDenseI64ArrayAttr({xs[2], xs[3]}),
                        b.getDenseI64ArrayAttr({1, 1}), b.getDenseI64ArrayAttr({0, 0, 0, 0})));
@@ -5150,7 +5156,8 @@ private:
       Value x = valueOf(node, 0);
       auto xs = shapeOf(x);
       if (xs.size() != 4)
-        fail(nodeLabel(node) + ": only 2-D pooling on NCHW input is supported");
+        fail(nodeLabel(node) + ": only 1-D, 2-D and 3-D pooling ([N, C, L], [N, C, H, W] or [N, C, "
+                               "D, H, W] input) is supported");
       std::vector<int64_t> kernel = {xs[2], xs[3]}, strides = {1, 1}, pads = {0, 0, 0, 0};
       bool countIncludePad = false;
       if (op == "AveragePool") {

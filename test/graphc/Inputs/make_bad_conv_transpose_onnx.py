@@ -4,7 +4,7 @@
 #   output-shape   the output_shape attribute instead of pads
 #   group          group = 3, which does not divide the 4 input channels
 #   output-padding output_padding 2 at stride 2 (rows no input reaches)
-#   rank3          a 1-D transposed convolution (rank-3 input)
+#   rank6          a 4-D transposed convolution (rank-6 input)
 import sys
 
 import numpy as np
@@ -22,8 +22,8 @@ elif kind == "group":
     attrs["group"] = 3
 elif kind == "output-padding":
     attrs["output_padding"] = [2, 2]
-elif kind == "rank3":
-    shape, wshape, attrs = [2, 4, 5], [4, 2, 3], {"strides": [2]}
+elif kind == "rank6":
+    shape, wshape, attrs = [2, 4, 3, 3, 3, 3], [4, 2, 2, 2, 2, 2], {"strides": [1, 1, 1, 2]}
 else:
     raise SystemExit("unknown kind " + kind)
 w = numpy_helper.from_array(np.zeros(wshape, np.float32), "w")
