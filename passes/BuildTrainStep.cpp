@@ -186,9 +186,18 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
     for (BlockArgument input : inputs)
       argTypes.push_back(wholeBatch(input.getType()));
     argTypes.push_back(labelType);
-    if (sampleWeights)
-      argTypes.push_back(
-          RankedTensorType::get({pred.getDimSize(0) * int64_t(microBatches)}, b.getF32Type()));
+    // One weight per sample, or (temporal) per label row: the prediction without its last axis.
+    if (sampleWeights && temporalSampleWeights && pred.getRank() < 2)
+      return forward.emitError() << "temporal sample weights need a prediction with positions "
+                                    "([batch, positions..., classes]); the model returns "
+                                 << predType;
+    if (sampleWeights) {
+      SmallVector<int64_t> weightShape{pred.getDimSize(0)};
+      if (temporalSampleWeights)
+        weightShape.assign(pred.getShape().begin(), pred.getShape().end() - 1);
+      weightShape[0] *= int64_t(microBatches);
+      argTypes.push_back(RankedTensorType::get(weightShape, b.getF32Type()));
+    }
     if (hasStep)
       argTypes.push_back(scalar);
     unsigned numPersistent =

@@ -190,6 +190,9 @@ def BuildTrainStep : Pass<"graphc-build-train-step", "mlir::ModuleOp"> {
            "sample_weights, fed by the binary's --sample-weights): each sample's loss terms are "
            "scaled by its weight, the divisor unchanged (Keras's fit(sample_weight), PyTorch's "
            "(loss(reduction='none') * w).mean())">,
+    Option<"temporalSampleWeights", "temporal-sample-weights", "bool", "false",
+           "with sample-weights: one weight per label row instead (the prediction without its "
+           "last axis: a sequence model's positions), Keras's temporal sample weights">,
     Option<"labelSmoothing", "label-smoothing", "double", "0.0",
            "the crossentropies' label smoothing: categorical targets (1 - e) t + e / classes, "
            "binary targets (1 - e) t + e / 2 (PyTorch's CrossEntropyLoss(label_smoothing), "

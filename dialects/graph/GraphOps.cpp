@@ -935,9 +935,12 @@ static LogicalResult verifyLossRows(Operation *op, LossKind kind, Value predicti
   }
   if (sampleWeights) {
     auto pred = tensorType(prediction), s = tensorType(sampleWeights);
-    if (s.getRank() != 1 || s.getDimSize(0) != pred.getDimSize(0) || !s.getElementType().isF32())
+    const bool perSample = s.getRank() == 1 && s.getDimSize(0) == pred.getDimSize(0);
+    const bool perRow = pred.getRank() >= 2 && s.getShape() == pred.getShape().drop_back();
+    if (!(perSample || perRow) || !s.getElementType().isF32())
       return op->emitOpError() << "sample_weights " << s
-                               << " must be f32 with one weight per sample of the prediction "
+                               << " must be f32 with one weight per sample or per row of the "
+                                  "prediction "
                                << pred;
   }
   if (!count)

@@ -1019,9 +1019,10 @@ def Graph_LossOp : Graph_Op<"loss", [Pure, AttrSizedOperandSegments]> {
     element's loss is -(p y log σ(x) + (1 - y) log(1 - σ(x))), p one value or one per index of
     the prediction's last axis (broadcast over the others).
 
-    `sample_weights` s (f32 [N], one per sample of the prediction [N, ...]; graphc
-    --sample-weights, Keras's `fit(sample_weight=s)`): every loss term of sample i (each of its
-    rows, or elements) is scaled by s[i], and the divisor stays what it is without them (the
+    `sample_weights` s (f32 [N], one per sample of the prediction [N, ...], or one per row: the
+    prediction without its last axis, Keras's temporal weights; graphc --sample-weights, Keras's
+    `fit(sample_weight=s)`): every loss term of sample (row) i (each of its rows, or elements)
+    is scaled by s[i], and the divisor stays what it is without them (the
     rows, elements, counted labels or weights): Keras's sum_over_batch_size reduction,
     PyTorch's `(loss(reduction='none') * s).mean()`.
 

@@ -190,8 +190,8 @@ bool decodeProgramDescriptor(const uint8_t *data, size_t size, const unsigned ch
       staging = &t, ++stagingCount;
   }
   if (sampleWeightsCount > 1 ||
-      (sampleWeights && (sampleWeights->dtype != DType::F32 || sampleWeights->rank != 1))) {
-    error = "a program takes at most one float32 [batch] sample-weights tensor";
+      (sampleWeights && (sampleWeights->dtype != DType::F32 || sampleWeights->rank < 1))) {
+    error = "a program takes at most one float32 [batch, ...] sample-weights tensor";
     return false;
   }
   if (sampleWeights)

@@ -1365,11 +1365,11 @@ int trainMain(int argc, char **argv) {
   int nSampleWeights;
   const TensorInfo *sampleWeightsT = findRole(prog, TensorRole::SampleWeights, nSampleWeights);
   if (nSampleWeights > 1 ||
-      (sampleWeightsT && (sampleWeightsT->dtype != DType::F32 || sampleWeightsT->rank != 1 ||
+      (sampleWeightsT && (sampleWeightsT->dtype != DType::F32 || sampleWeightsT->rank < 1 ||
                           dataTs.empty() || sampleWeightsT->dims[0] != dataTs[0]->dims[0]))) {
     std::fprintf(stderr,
-                 "error: program '%s' is inconsistent: it may take one float32 [batch] tensor of "
-                 "sample weights\n",
+                 "error: program '%s' is inconsistent: it may take one float32 [batch, ...] "
+                 "tensor of sample weights\n",
                  prog.modelName);
     return kExitInternal;
   }
@@ -1526,8 +1526,8 @@ int trainMain(int argc, char **argv) {
       if (path.empty()) {
         out.flag = flag;
         out.ones = true;
-        out.rowElems = 1;
-        out.dstRowBytes = sizeof(float);
+        out.rowElems = product(dimsOf(*sampleWeightsT), 1);
+        out.dstRowBytes = static_cast<size_t>(out.rowElems) * sizeof(float);
         return true;
       }
       if (!openFloatSource(flag, path, *sampleWeightsT, out, error))

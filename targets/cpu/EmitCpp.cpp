@@ -143,7 +143,9 @@ private:
     // its last axis.
     auto [rows, classes] =
         lossRowsAndClasses(l.getKind(), l.getPrediction(), l.getWeights() || l.getSampleWeights());
-    const int64_t samples = tensorDims(l.getPrediction())[0];
+    // Sample weights: one per sample (rows / samples rows each) or one per row.
+    const int64_t samples = l.getSampleWeights() ? tensorElements(l.getSampleWeights())
+                                                 : tensorDims(l.getPrediction())[0];
     std::string selected =
         lossRows(l.getIgnoreIndex(), l.getLabels(), l.getWeights(), l.getCount(),
                  l.getClassWeights(), l.getSampleWeights(), samples > 0 ? rows / samples : 1);

@@ -412,9 +412,9 @@ func.func @weights_shape(%p: tensor<4x5x3xf32>, %l: tensor<4x5x3xf32>, %w: tenso
 // -----
 
 // Sample weights: one f32 per sample, the prediction's first dimension.
-func.func @sample_weights_shape(%p: tensor<4x5x3xf32>, %l: tensor<4x5x3xf32>, %s: tensor<4x5xf32>) -> tensor<f32> {
-  // expected-error @+1 {{'graph.loss' op sample_weights 'tensor<4x5xf32>' must be f32 with one weight per sample of the prediction 'tensor<4x5x3xf32>'}}
-  %0 = graph.loss mse %p, %l sample_weights %s : (tensor<4x5x3xf32>, tensor<4x5x3xf32>, tensor<4x5xf32>) -> tensor<f32>
+func.func @sample_weights_shape(%p: tensor<4x5x3xf32>, %l: tensor<4x5x3xf32>, %s: tensor<5xf32>) -> tensor<f32> {
+  // expected-error @+1 {{'graph.loss' op sample_weights 'tensor<5xf32>' must be f32 with one weight per sample or per row of the prediction 'tensor<4x5x3xf32>'}}
+  %0 = graph.loss mse %p, %l sample_weights %s : (tensor<4x5x3xf32>, tensor<4x5x3xf32>, tensor<5xf32>) -> tensor<f32>
   return %0 : tensor<f32>
 }
 
@@ -596,4 +596,13 @@ func.func @conv_transpose_bias(%x: tensor<2x4x6x6xf32>, %f: tensor<4x3x3x3xf32>,
   // expected-error @+1 {{'graph.conv2d_backward_data' op bias should have shape [3], got 'tensor<4xf32>'}}
   %y = graph.conv2d_backward_data %x, %f, %b {strides = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<2x4x6x6xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<2x3x8x8xf32>
   return %y : tensor<2x3x8x8xf32>
+}
+
+// -----
+
+// Temporal sample weights are one per row: the prediction without its last axis.
+func.func @sample_weights_rows(%p: tensor<4x5x3xf32>, %l: tensor<4x5xi64>, %s: tensor<4x3xf32>) -> tensor<f32> {
+  // expected-error @+1 {{'graph.loss' op sample_weights 'tensor<4x3xf32>' must be f32 with one weight per sample or per row of the prediction 'tensor<4x5x3xf32>'}}
+  %0 = graph.loss sparse_categorical_crossentropy %p, %l sample_weights %s : (tensor<4x5x3xf32>, tensor<4x5xi64>, tensor<4x3xf32>) -> tensor<f32>
+  return %0 : tensor<f32>
 }

@@ -1,5 +1,6 @@
 // RUN: graphc-opt %s --graphc-build-train-step='sample-weights=true' | FileCheck %s --check-prefix=ONE
 // RUN: graphc-opt %s --graphc-build-train-step='sample-weights=true micro-batches=2 optimizer=adam' | FileCheck %s --check-prefix=TWO
+// RUN: graphc-opt %s --graphc-build-train-step='sample-weights=true temporal-sample-weights=true' | FileCheck %s --check-prefix=TEMPORAL
 
 // Sample weights (Keras's fit(sample_weight)): the step takes one f32 per sample after the
 // labels, and the loss and its gradient scale each sample's terms by it.
@@ -20,6 +21,12 @@
 // TWO: graph.scale %[[G0]] {factor = 5.000000e-01 : f32}
 // TWO: %[[S1:.*]] = graph.batch_slice %[[S]] {count = 2 : i64, index = 1 : i64}
 // TWO: graph.loss sparse_categorical_crossentropy %{{.*}}, %{{.*}} sample_weights %[[S1]]
+// Temporal weights: one per label row, here the prediction's [4] rows of 5 classes (a
+// sequence model's [N, positions]).
+// TEMPORAL-LABEL: func.func @train_step(
+// TEMPORAL-SAME: %{{[a-z0-9]*}}: tensor<4xf32> {graph.kind = "input", graph.name = "sample_weight", graph.role = "sample_weights"})
+// TEMPORAL: graph.loss sparse_categorical_crossentropy {{.*}} sample_weights
+
 func.func @forward(%x: tensor<4x3xf32> {graph.kind = "input", graph.name = "x"},
                    %w: tensor<3x5xf32> {graph.kind = "parameter", graph.name = "w"}) -> tensor<4x5xf32> {
   %y = graph.dense %x, %w : (tensor<4x3xf32>, tensor<3x5xf32>) -> tensor<4x5xf32> loc("fc")

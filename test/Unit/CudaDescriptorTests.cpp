@@ -27,7 +27,8 @@ struct Options {
   uint64_t stagingBytes = 0;
   bool labels = true;
   bool secondData = false; // a second data tensor "mask" [2, 3] at 1536 (set `arena` to fit)
-  // Sample weights "sample_weight" [2] (or [2, 1] when rank 2) at 1792, listed before "mask".
+  // Sample weights "sample_weight" [2] (or [2, 1] when rank 2, a scalar when -1) at 1792,
+  // listed before "mask".
   int sampleWeightsRank = 0;
   desc::LossKind loss = desc::LossKind_MeanSquaredError;
   flatbuffers::Optional<int64_t> ignoreIndex = flatbuffers::nullopt; // appended field
@@ -49,10 +50,12 @@ std::vector<uint8_t> build(const Options &o) {
   std::vector<int64_t> sampleShape = {2};
   if (o.sampleWeightsRank == 2)
     sampleShape.push_back(1);
+  if (o.sampleWeightsRank < 0)
+    sampleShape.clear();
   if (o.sampleWeightsRank)
-    tensors.push_back(desc::CreateTensorDirect(fbb, "sample_weight", desc::TensorKind_Input,
-                                               desc::TensorRole_SampleWeights, desc::DType_F32,
-                                               &sampleShape, 1792, 8, -1));
+    tensors.push_back(desc::CreateTensorDirect(
+        fbb, "sample_weight", desc::TensorKind_Input, desc::TensorRole_SampleWeights,
+        desc::DType_F32, &sampleShape, 1792, o.sampleWeightsRank < 0 ? 4 : 8, -1));
   if (o.secondData)
     tensors.push_back(desc::CreateTensorDirect(fbb, "mask", desc::TensorKind_Input,
                                                desc::TensorRole_Data, desc::DType_F32, &xShape,
@@ -279,8 +282,14 @@ TEST(CudaDescriptor, StagingRegion) {
   EXPECT_EQ(d.staging.data[2].stagedOffset, 128u);
   EXPECT_EQ(d.staging.data[2].bytes, 8u);
   EXPECT_EQ(d.staging.dataBytes, 136u);
+  // One weight per label row (temporal: [2, 1]) stages the same way; a scalar is refused.
   o.sampleWeightsRank = 2;
-  EXPECT_EQ(refusal(build(o)), "a program takes at most one float32 [batch] sample-weights tensor");
+  buf = build(o);
+  ASSERT_TRUE(decodeProgramDescriptor(buf.data(), buf.size(), kBlob, 40, d, error)) << error;
+  EXPECT_EQ(d.staging.data[2].bytes, 8u);
+  o.sampleWeightsRank = -1;
+  EXPECT_EQ(refusal(build(o)),
+            "a program takes at most one float32 [batch, ...] sample-weights tensor");
   o.sampleWeightsRank = 0;
   o.secondData = false;
 

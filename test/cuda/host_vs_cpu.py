@@ -246,10 +246,13 @@ def main():
                   [rng.random() * args.label_scale for _ in range(ycount)] * repeats)
 
     if "sample_weights" in shapes:
-        # graphc --sample-weights: weights in [0, 2), every fifth 0 (a sample that counts for
-        # nothing), fed to both binaries by train().
-        write_npy(os.path.join(work, "sample_weights.npy"), [samples], "f4",
-                  [0.0 if i % 5 == 4 else 2.0 * rng.random() for i in range(drawn)] * repeats)
+        # graphc --sample-weights: weights in [0, 2), every fifth 0 (a sample, or with
+        # --temporal-sample-weights a position, that counts for nothing), fed to both binaries
+        # by train().
+        wdims = shapes["sample_weights"][1][1:]
+        write_npy(os.path.join(work, "sample_weights.npy"), [samples] + wdims, "f4",
+                  [0.0 if i % 5 == 4 else 2.0 * rng.random()
+                   for i in range(numel([drawn] + wdims))] * repeats)
 
     outs = {}
     tested_env = dict(os.environ, GRAPHC_HOST_SHIM_LAUNCH_ORDER=args.launch_order,

@@ -257,7 +257,8 @@ def torch_reference(name, optimizer, steps, x, y, init, dtype, autocast=None, ma
                     kept = flat_y != ignore_index
                     divisor = (kept.sum().to(logits.dtype) if cw is None
                                else cw[flat_y[kept]].sum())
-                    per_row = wb.repeat_interleave(flat_y.numel() // wb.numel())
+                    per_row = (wb.reshape(-1) if wb.numel() == flat_y.numel()
+                               else wb.repeat_interleave(flat_y.numel() // wb.numel()))
                     loss = (loss * per_row).sum() / divisor
         opt.zero_grad()
         loss.backward()
@@ -471,6 +472,9 @@ def main():
                     help="graphc --sample-weights, the binary's --sample-weights W.npy (W in "
                     "[0, 2), a fifth 0) against PyTorch's per-sample losses times W over the "
                     "unweighted divisor")
+    ap.add_argument("--temporal-sample-weights", action="store_true",
+                    help="as --sample-weights with one weight per label position (graphc "
+                    "--temporal-sample-weights; sparse crossentropy over positions)")
     ap.add_argument("--micro-batches", type=int, metavar="K",
                     help="graphc --micro-batches=K (PyTorch trains the whole batch)")
     ap.add_argument("--precision", choices=["fp32", "bf16", "fp16"], default="fp32",
@@ -550,10 +554,11 @@ def main():
         print("ignore index %d: %d of %d labels" % (args.ignore_index, drop.sum(), drop.size))
     data_args, yp = save_data(wd, x, y)
     run_args, sample_weights = [], None
-    if args.sample_weights:
-        # Weights in [0, 2), a fifth of them 0 (samples that count for nothing).
+    if args.sample_weights or args.temporal_sample_weights:
+        # Weights in [0, 2), a fifth of them 0 (samples, or positions, that count for nothing).
         rs = np.random.RandomState(DATA_SEED[name] + 2)
-        sample_weights = (2 * rs.rand(y.shape[0]) * (rs.rand(y.shape[0]) >= 0.2)).astype(np.float32)
+        wshape = y.shape if args.temporal_sample_weights else y.shape[:1]
+        sample_weights = (2 * rs.rand(*wshape) * (rs.rand(*wshape) >= 0.2)).astype(np.float32)
         wp = os.path.join(wd, "sample_weights.npy")
         np.save(wp, sample_weights)
         run_args = ["--sample-weights", wp]
@@ -597,6 +602,8 @@ def main():
         precision_flags.append("--pos-weight=" + args.pos_weight)
     if args.sample_weights:
         precision_flags.append("--sample-weights")
+    if args.temporal_sample_weights:
+        precision_flags.append("--temporal-sample-weights")
     lines, losses, wdir = build_and_run(
         "", precision_flags + (["--plan-out=" + plan] if args.check_no_reuse else []))
     weights = load_weights(wdir, mapping)
@@ -611,7 +618,7 @@ def main():
         ignore["class_weights"] = class_weights
     if args.pos_weight:
         ignore["pos_weight"] = [float(v) for v in args.pos_weight.split(",")]
-    if args.sample_weights:
+    if args.sample_weights or args.temporal_sample_weights:
         ignore["sample_weights"] = sample_weights
     ref_losses, ref_sd = torch_reference(name, args.optimizer, steps, x, y, init, torch.float32,
                                          autocast, make_model, freeze=args.freeze, **ignore)

@@ -137,6 +137,8 @@ struct Options {
   // The step takes one weight per sample (--sample-weights), fed by the binary's
   // --sample-weights.
   bool sampleWeights = false;
+  // ... one per label row ([batch, positions...]) instead (--temporal-sample-weights).
+  bool temporalSampleWeights = false;
   uint64_t seed = 0;
   bool verbose = false, lossSet = false, optimizerSet = false, lrSet = false, momentumSet = false;
 };
@@ -768,7 +770,8 @@ private:
     trainOptions.labelSmoothing = opts.labelSmoothing.value_or(0.0);
     trainOptions.classWeights = opts.classWeights;
     trainOptions.posWeight = opts.posWeight;
-    trainOptions.sampleWeights = opts.sampleWeights;
+    trainOptions.sampleWeights = opts.sampleWeights || opts.temporalSampleWeights;
+    trainOptions.temporalSampleWeights = opts.temporalSampleWeights;
     pm.addPass(createBuildTrainStep(trainOptions));
     if (!opts.noSplitDataGradients)
       pm.addNestedPass<func::FuncOp>(createSplitDataGradients());
@@ -2660,6 +2663,11 @@ int runGraphcDriver(int argc, char **argv) {
                "1 for every sample without it): each sample's loss is scaled by its weight and "
                "the mean's divisor stays the same (Keras's fit(sample_weight=W), PyTorch's "
                "(loss(reduction='none') * W).mean())"));
+  cl::opt<bool> temporalSampleWeights(
+      "temporal-sample-weights", cl::cat(category),
+      cl::desc("as --sample-weights with one weight per label position: the binary's "
+               "--sample-weights W.npy is [N, positions...] for a [batch, positions..., classes] "
+               "prediction (Keras's temporal sample weights, a per-token weight)"));
   cl::opt<double> labelSmoothing(
       "label-smoothing",
       cl::desc("the crossentropy losses' label smoothing F in [0, 1): class targets become "
@@ -2779,6 +2787,7 @@ int runGraphcDriver(int argc, char **argv) {
   opts.classWeights.assign(classWeights.begin(), classWeights.end());
   opts.posWeight.assign(posWeight.begin(), posWeight.end());
   opts.sampleWeights = sampleWeights;
+  opts.temporalSampleWeights = temporalSampleWeights;
   opts.offload = offload;
   opts.seed = seed;
   opts.verbose = verbose;
