@@ -4369,10 +4369,12 @@ private:
       }
       return out;
     }
+    // (Dense maps the channels, Keras's last axis: per voxel, as over an image's pixels.)
     static const std::set<std::string> perElement = {
-        "Activation",       "ReLU",          "LeakyReLU",       "ELU",     "Dropout",
-        "SpatialDropout3D", "GaussianNoise", "GaussianDropout", "Add",     "Subtract",
-        "Multiply",         "Average",       "Maximum",         "Minimum", "Identity"};
+        "Dense",    "Activation",       "ReLU",          "LeakyReLU",       "ELU",
+        "Dropout",  "SpatialDropout3D", "GaussianNoise", "GaussianDropout", "Add",
+        "Subtract", "Multiply",         "Average",       "Maximum",         "Minimum",
+        "Identity"};
     if (perElement.count(c)) {
       std::vector<Tensor> images;
       for (const Tensor &t : ins)
@@ -4385,7 +4387,7 @@ private:
     failLayer(l, "on a 3-D volume " + shapeText(kerasShape(in)) +
                      " is not supported (graphc supports Conv3D, Conv3DTranspose, MaxPooling3D, "
                      "AveragePooling3D, their global forms, UpSampling3D, ZeroPadding3D, "
-                     "Cropping3D, BatchNormalization, Flatten, Concatenate, activations, "
+                     "Cropping3D, BatchNormalization, Flatten, Dense, Concatenate, activations, "
                      "Dropout, SpatialDropout3D, noise and the merge layers on volumes)");
   }
 

@@ -1359,6 +1359,17 @@ CASES.update({
         graphc={"conv1d/kernel": conv1d_kernel, "conv1d_transpose/kernel": conv1d_transpose_kernel,
                 "conv1d_transpose_1/kernel": conv1d_transpose_kernel,
                 "dense/kernel": flat_rows(2, 1, 36)}),
+    "k3_volume_dense": dict(
+        layout="keras3", input=(2, 3, 3, 2), classes=3, loss="sparse", opt=("sgd", 0.1, 0.0),
+        flags=[], volume=True,
+        # Dense over the channels of every voxel, the global mean, the classifier.
+        forward=lambda x, P, S, step: (torch.relu(x @ P["dense/kernel"] + P["dense/bias"])
+                                       .mean(dim=(1, 2, 3)) @ P["dense_1/kernel"]
+                                       + P["dense_1/bias"]),
+        weights=[("layers/dense", None, "dense", [("kernel", (2, 4)), ("bias", (4,))]),
+                 ("layers/dense_1", None, "dense_1", [("kernel", (4, 3)), ("bias", (3,))])],
+        empty=["layers/input_layer", "layers/global_average_pooling3d", "optimizer"],
+        graphc={}),
     "k3_ignore_class": dict(
         layout="keras3", input=(12,), classes=3, loss="sparse", opt=("sgd", 0.1, 0.0),
         ignore_class=0, flags=[],

@@ -572,11 +572,20 @@ def volume_fixtures(k3):
     write("k3_unet3d", s.functional("functional", L, [("volume", 0, 0)], [("logits", 0, 0)],
                                     k3_adam(0.01, SPARSE_FROM_LOGITS)))
 
-    # A Dense straight on a volume (Keras maps its last axis): refused, naming the layer, after
-    # a SpatialDropout3D that graphc takes.
+    # A Permute of a volume's axes (graphc holds the channels first): refused, naming the
+    # layer, after a SpatialDropout3D and a Dense over the channels that graphc takes.
     L = [s.spatial_dropout("SpatialDropout3D", "spatial_dropout3d", 0.2, [N, 4, 6, 6, 2]),
-         s.dense("dense", 3, shape=[N, 4, 6, 6, 2])]
-    write("err_volume_dense", s.sequential("sequential", L, [N, 4, 6, 6, 2]))
+         s.dense("dense", 3, shape=[N, 4, 6, 6, 2]),
+         s.permute("permute", (2, 1, 3, 4), [N, 4, 6, 6, 3])]
+    write("err_volume_permute", s.sequential("sequential", L, [N, 4, 6, 6, 2]))
+
+    # A Keras 3 Sequential Dense over a volume's channels (per voxel; relu), then
+    # GlobalAveragePooling3D and a Dense; SGD and SparseCategoricalCrossentropy(from_logits).
+    L = [s.dense("dense", 4, "relu", shape=[N, 2, 3, 3, 2]),
+         s.global_pool("GlobalAveragePooling3D", "global_average_pooling3d", [N, 2, 3, 3, 4]),
+         s.dense("dense_1", 3, shape=[N, 4])]
+    write("k3_volume_dense", s.sequential("sequential", L, [N, 2, 3, 3, 2],
+                                          k3_sgd(0.1, SPARSE_FROM_LOGITS)))
 
 
 def crop_pad_upsample_fixtures(k3, k2):
