@@ -4371,10 +4371,10 @@ private:
     }
     // (Dense maps the channels, Keras's last axis: per voxel, as over an image's pixels.)
     static const std::set<std::string> perElement = {
-        "Dense",    "Activation",       "ReLU",          "LeakyReLU",       "ELU",
-        "Dropout",  "SpatialDropout3D", "GaussianNoise", "GaussianDropout", "Add",
-        "Subtract", "Multiply",         "Average",       "Maximum",         "Minimum",
-        "Identity"};
+        "Dense",    "Activation",        "ReLU",          "LeakyReLU",       "ELU",
+        "Dropout",  "SpatialDropout3D",  "GaussianNoise", "GaussianDropout", "Add",
+        "Subtract", "Multiply",          "Average",       "Maximum",         "Minimum",
+        "Identity", "LayerNormalization"};
     if (perElement.count(c)) {
       std::vector<Tensor> images;
       for (const Tensor &t : ins)
@@ -4384,11 +4384,13 @@ private:
         asImage.cls = "SpatialDropout2D"; // one draw per sample and channel over (D, H * W)
       return imageAsVolume(l, applyLayer(asImage, images), xs, loc);
     }
-    failLayer(l, "on a 3-D volume " + shapeText(kerasShape(in)) +
-                     " is not supported (graphc supports Conv3D, Conv3DTranspose, MaxPooling3D, "
-                     "AveragePooling3D, their global forms, UpSampling3D, ZeroPadding3D, "
-                     "Cropping3D, BatchNormalization, Flatten, Dense, Concatenate, activations, "
-                     "Dropout, SpatialDropout3D, noise and the merge layers on volumes)");
+    failLayer(
+        l, "on a 3-D volume " + shapeText(kerasShape(in)) +
+               " is not supported (graphc supports Conv3D, Conv3DTranspose, MaxPooling3D, "
+               "AveragePooling3D, their global forms, UpSampling3D, ZeroPadding3D, "
+               "Cropping3D, BatchNormalization, LayerNormalization, Flatten, Dense, Concatenate, "
+               "activations, "
+               "Dropout, SpatialDropout3D, noise and the merge layers on volumes)");
   }
 
   /// Applies a (non-model) layer to its inputs.

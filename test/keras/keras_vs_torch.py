@@ -1362,11 +1362,15 @@ CASES.update({
     "k3_volume_dense": dict(
         layout="keras3", input=(2, 3, 3, 2), classes=3, loss="sparse", opt=("sgd", 0.1, 0.0),
         flags=[], volume=True,
-        # Dense over the channels of every voxel, the global mean, the classifier.
-        forward=lambda x, P, S, step: (torch.relu(x @ P["dense/kernel"] + P["dense/bias"])
-                                       .mean(dim=(1, 2, 3)) @ P["dense_1/kernel"]
-                                       + P["dense_1/bias"]),
+        # Dense over the channels of every voxel, LayerNormalization over them, the global
+        # mean, the classifier.
+        forward=lambda x, P, S, step: (F.layer_norm(
+            torch.relu(x @ P["dense/kernel"] + P["dense/bias"]), (4,),
+            P["layer_normalization/gamma"], P["layer_normalization/beta"], eps=1e-3)
+            .mean(dim=(1, 2, 3)) @ P["dense_1/kernel"] + P["dense_1/bias"]),
         weights=[("layers/dense", None, "dense", [("kernel", (2, 4)), ("bias", (4,))]),
+                 ("layers/layer_normalization", None, "layer_normalization",
+                  [("gamma", (4,)), ("beta", (4,))]),
                  ("layers/dense_1", None, "dense_1", [("kernel", (4, 3)), ("bias", (3,))])],
         empty=["layers/input_layer", "layers/global_average_pooling3d", "optimizer"],
         graphc={}),

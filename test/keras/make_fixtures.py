@@ -579,9 +579,11 @@ def volume_fixtures(k3):
          s.permute("permute", (2, 1, 3, 4), [N, 4, 6, 6, 3])]
     write("err_volume_permute", s.sequential("sequential", L, [N, 4, 6, 6, 2]))
 
-    # A Keras 3 Sequential Dense over a volume's channels (per voxel; relu), then
-    # GlobalAveragePooling3D and a Dense; SGD and SparseCategoricalCrossentropy(from_logits).
+    # A Keras 3 Sequential Dense over a volume's channels (per voxel; relu), LayerNormalization
+    # over them, GlobalAveragePooling3D and a Dense; SGD and SparseCategoricalCrossentropy
+    # (from_logits).
     L = [s.dense("dense", 4, "relu", shape=[N, 2, 3, 3, 2]),
+         s.layer_norm("layer_normalization", shape=[N, 2, 3, 3, 4]),
          s.global_pool("GlobalAveragePooling3D", "global_average_pooling3d", [N, 2, 3, 3, 4]),
          s.dense("dense_1", 3, shape=[N, 4])]
     write("k3_volume_dense", s.sequential("sequential", L, [N, 2, 3, 3, 2],
