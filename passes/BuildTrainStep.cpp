@@ -391,6 +391,14 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
                                         cast<RankedTensorType>(wholeBatch(partType)), parts,
                                         b.getI64IntegerAttr(0));
     }
+    // The loss's attributes, the same for every micro-batch.
+    FloatAttr smoothing =
+        labelSmoothing != 0.0 ? b.getF32FloatAttr(float(labelSmoothing)) : FloatAttr();
+    auto f32Array = [&](ArrayRef<double> values) {
+      SmallVector<float> narrowed(values.begin(), values.end());
+      return values.empty() ? DenseF32ArrayAttr() : b.getDenseF32ArrayAttr(narrowed);
+    };
+    DenseF32ArrayAttr perClass = f32Array(classWeights), positive = f32Array(posWeight);
     for (int64_t micro = 0; micro < k; ++micro) {
       IRMapping map;
       for (auto [i, p] : llvm::enumerate(params))
@@ -502,22 +510,6 @@ struct BuildTrainStepPass : graphc::impl::BuildTrainStepBase<BuildTrainStepPass>
       Value count = k == 1                          ? Value()
                     : ignoreLabels || classWeighted ? Value(entry->getArgument(labelsIndex))
                                                     : countWeights;
-      FloatAttr smoothing =
-          labelSmoothing != 0.0 ? b.getF32FloatAttr(float(labelSmoothing)) : FloatAttr();
-      DenseF32ArrayAttr perClass;
-      if (classWeighted) {
-        SmallVector<float> values;
-        for (double w : classWeights)
-          values.push_back(float(w));
-        perClass = b.getDenseF32ArrayAttr(values);
-      }
-      DenseF32ArrayAttr positive;
-      if (!posWeight.empty()) {
-        SmallVector<float> values;
-        for (double w : posWeight)
-          values.push_back(float(w));
-        positive = b.getDenseF32ArrayAttr(values);
-      }
       Value microLoss =
           b.create<LossOp>(lossLoc, scalar, *loss, lossInput, labels, lossWeights, count, perSample,
                            fromLogits, ignored, smoothing, perClass, positive);

@@ -372,30 +372,38 @@ Value padDepth(OpBuilder &b, Location loc, Value x, int64_t front, int64_t back)
       b.getI64IntegerAttr(2));
 }
 
-/// Output length of a window of k taps spaced d apart, stride s, pads p0 and p1, over n.
-static int64_t windowOutput(int64_t n, int64_t k, int64_t s, int64_t p0, int64_t p1, int64_t d) {
-  const int64_t reach = d * (k - 1) + 1, padded = n + p0 + p1;
-  return padded < reach ? 0 : (padded - reach) / s + 1;
+Value convDepthTaps(OpBuilder &b, Location loc, Value x, int64_t kd, int64_t sd, int64_t dd,
+                    int64_t padBefore, int64_t padAfter, int64_t groups) {
+  const std::vector<int64_t> xs = dimsOf(x);
+  const int64_t d = xs[2];
+  const int64_t depth = graph::convOutputSize(d, kd, sd, padBefore, padAfter, dd);
+  // Zeros pad the front, and the back up to the last tap's strided slice's end.
+  const int64_t length = dd * (kd - 1) + sd * depth;
+  const int64_t back = padAfter + std::max<int64_t>(0, length - (d + padBefore + padAfter));
+  Value stacked =
+      stackDepthTaps(b, loc, padDepth(b, loc, x, padBefore, back), kd, dd, sd, depth, groups);
+  return b.create<ReshapeOp>(loc, f32(b, {xs[0] * depth, kd * xs[1], xs[3], xs[4]}), stacked);
+}
+
+Value convDepthFilter(OpBuilder &b, Location loc, Value filter) {
+  const std::vector<int64_t> ws = dimsOf(filter);
+  Value moved = b.create<TransposeOp>(loc, f32(b, {ws[0], ws[2], ws[1], ws[3], ws[4]}), filter,
+                                      b.getDenseI64ArrayAttr({0, 2, 1, 3, 4}));
+  return b.create<ReshapeOp>(loc, f32(b, {ws[0], ws[2] * ws[1], ws[3], ws[4]}), moved);
 }
 
 Value buildConv3d(OpBuilder &b, Location loc, Value x, Value filter, Value bias,
                   ArrayRef<int64_t> strides, ArrayRef<int64_t> pads, ArrayRef<int64_t> dilations,
                   int64_t groups) {
   const std::vector<int64_t> xs = dimsOf(x), ws = dimsOf(filter);
-  const int64_t n = xs[0], c = xs[1], d = xs[2], h = xs[3], w = xs[4];
-  const int64_t kd = ws[2], sd = strides[0], dd = dilations[0];
-  const int64_t depth = windowOutput(d, kd, sd, pads[0], pads[3], dd);
-  // Zeros pad the front, and the back up to the last tap's strided slice's end.
-  const int64_t length = dd * (kd - 1) + sd * depth;
-  const int64_t back = pads[3] + std::max<int64_t>(0, length - (d + pads[0] + pads[3]));
-  Value stacked =
-      stackDepthTaps(b, loc, padDepth(b, loc, x, pads[0], back), kd, dd, sd, depth, groups);
-  Value images = b.create<ReshapeOp>(loc, f32(b, {n * depth, kd * c, h, w}), stacked);
-  Value moved = b.create<TransposeOp>(loc, f32(b, {ws[0], kd, ws[1], ws[3], ws[4]}), filter,
-                                      b.getDenseI64ArrayAttr({0, 2, 1, 3, 4}));
-  Value planar = b.create<ReshapeOp>(loc, f32(b, {ws[0], kd * ws[1], ws[3], ws[4]}), moved);
-  const int64_t oh = windowOutput(h, ws[3], strides[1], pads[1], pads[4], dilations[1]);
-  const int64_t ow = windowOutput(w, ws[4], strides[2], pads[2], pads[5], dilations[2]);
+  const int64_t n = xs[0], h = xs[3], w = xs[4];
+  const int64_t depth =
+      graph::convOutputSize(xs[2], ws[2], strides[0], pads[0], pads[3], dilations[0]);
+  Value images =
+      convDepthTaps(b, loc, x, ws[2], strides[0], dilations[0], pads[0], pads[3], groups);
+  Value planar = convDepthFilter(b, loc, filter);
+  const int64_t oh = graph::convOutputSize(h, ws[3], strides[1], pads[1], pads[4], dilations[1]);
+  const int64_t ow = graph::convOutputSize(w, ws[4], strides[2], pads[2], pads[5], dilations[2]);
   Value y = b.create<Conv2dOp>(loc, f32(b, {n * depth, ws[0], oh, ow}), images, planar, bias,
                                b.getDenseI64ArrayAttr({strides[1], strides[2]}),
                                b.getDenseI64ArrayAttr({pads[1], pads[2], pads[4], pads[5]}),
@@ -419,9 +427,9 @@ Value buildPool3d(OpBuilder &b, Location loc, Value x, bool max, ArrayRef<int64_
                                  b.getDenseI64ArrayAttr(p),
                                  countIncludePad ? b.getUnitAttr() : UnitAttr());
   };
-  const int64_t oh = windowOutput(xs[3], kernel[1], strides[1], pads[1], pads[4], 1);
-  const int64_t ow = windowOutput(xs[4], kernel[2], strides[2], pads[2], pads[5], 1);
-  const int64_t od = windowOutput(d, kernel[0], strides[0], pads[0], pads[3], 1);
+  const int64_t oh = graph::convOutputSize(xs[3], kernel[1], strides[1], pads[1], pads[4], 1);
+  const int64_t ow = graph::convOutputSize(xs[4], kernel[2], strides[2], pads[2], pads[5], 1);
+  const int64_t od = graph::convOutputSize(d, kernel[0], strides[0], pads[0], pads[3], 1);
   Value planes = pool(b.create<ReshapeOp>(loc, f32(b, {n, c * d, xs[3], xs[4]}), x),
                       f32(b, {n, c * d, oh, ow}), {kernel[1], kernel[2]}, {strides[1], strides[2]},
                       {pads[1], pads[2], pads[4], pads[5]});

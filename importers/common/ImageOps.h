@@ -134,6 +134,18 @@ mlir::Value stackDepthTaps(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v
 mlir::Value padDepth(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x, int64_t front,
                      int64_t back);
 
+/// A 3-D convolution's input as 2-D images: the depth taps (stackDepthTaps) of `x`
+/// [N, C, D, H, W] zero-padded by `pads` (d before, d after), for kd taps spaced dd apart at
+/// stride sd, as [N * D', kd * C, H, W]; D' the output depth (at least 1: the caller checks
+/// that the window fits).
+mlir::Value convDepthTaps(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x, int64_t kd,
+                          int64_t sd, int64_t dd, int64_t padBefore, int64_t padAfter,
+                          int64_t groups);
+
+/// The filter of convDepthTaps's images: `filter` [O, C / g, kd, kh, kw] transposed and viewed
+/// as [O, kd * C / g, kh, kw] (channels as tap, channel).
+mlir::Value convDepthFilter(mlir::OpBuilder &b, mlir::Location loc, mlir::Value filter);
+
 /// A 3-D convolution of `x` [N, C, D, H, W] by `filter` [O, C / groups, kd, kh, kw] (and `bias`
 /// [O], or null): `strides` and `dilations` (d, h, w), `pads` (d, h, w before, then after).
 /// The depth taps (stackDepthTaps) of the zero-padded input, as [N * D', kd * C, H, W], under

@@ -4326,21 +4326,12 @@ private:
     if (sd < 1 || dd < 1 || pads[0] < 0 || pads[3] < 0)
       fail(nodeLabel(node) + ": depth stride and dilation must be at least 1 and its pads not "
                              "negative");
-    const int64_t padded = d + pads[0] + pads[3], reach = dd * (kd - 1) + 1;
-    if (padded < reach)
+    const int64_t depth = convOutputSize(d, kd, sd, pads[0], pads[3], dd); // D'
+    if (depth < 1)
       fail(nodeLabel(node) + ": filter does not fit its input");
-    const int64_t depth = (padded - reach) / sd + 1; // D'
-    // Tap k reads padded depths k dd + sd j, j < D': the slice [k dd, k dd + sd D') viewed as
-    // [D', sd], its first column. Zeros pad the front, and the back up to the last slice's end.
-    const int64_t length = dd * (kd - 1) + sd * depth;
-    const int64_t back = pads[3] + std::max<int64_t>(0, length - padded);
-    Value volume = padDepth(b, loc, x, pads[0], back);
-    const std::string in2 =
-        view(out + "@3d.in", stackDepthTaps(b, loc, volume, kd, dd, sd, depth, groups),
-             {n * depth, kd * c, h, w});
-    Value filter = b.create<TransposeOp>(loc, f32({ws[0], kd, ws[1], ws[3], ws[4]}), weight,
-                                         b.getDenseI64ArrayAttr({0, 2, 1, 3, 4}));
-    const std::string w2 = view(out + "@3d.w", filter, {ws[0], kd * ws[1], ws[3], ws[4]});
+    const std::string in2 = out + "@3d.in", w2 = out + "@3d.w";
+    values[in2] = convDepthTaps(b, loc, x, kd, sd, dd, pads[0], pads[3], groups);
+    values[w2] = convDepthFilter(b, loc, weight);
     convOverDepth(node, index, "Conv", in2, w2,
                   {{"strides", {strides[1], strides[2]}},
                    {"pads", {pads[1], pads[2], pads[4], pads[5]}},
